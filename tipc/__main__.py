@@ -1,0 +1,3 @@
+from tipc.cli import console_main
+
+console_main()

@@ -1,0 +1,81 @@
+"""The argparse tree and the one error handler. No logic lives here.
+
+Each verb is a module in `tipc.commands` exposing `HELP`, `add_arguments(parser)` and `run(args) -> int`.
+Command modules keep their top-level imports light (no paddle, no rich) so `tipc --help` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from tipc import __version__
+from tipc.errors import EXIT_INTERNAL, EXIT_USAGE, TipcError
+
+VERBS: tuple[str, ...] = ("lint", "plan", "run", "check", "init", "serve")
+
+
+def _command(verb: str) -> ModuleType:
+    return importlib.import_module(f"tipc.commands.{verb}")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse exits 2 itself; keep that code but route through our format.
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"tipc: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="tipc",
+        description="Check a PaddlePaddle model repo's training and inference pipeline (TIPC).",
+        epilog="Exit codes: 0 ok, 1 a check failed, 2 usage or config error, 3 internal error.",
+    )
+    parser.add_argument("--version", action="version", version=f"tipc {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    for verb in VERBS:
+        module = _command(verb)
+        p = sub.add_parser(verb, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    if args.verb is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        code: int = args._run(args)
+        return code
+    except TipcError as exc:
+        sys.stderr.write(f"tipc: {exc.render()}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("tipc: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        if getattr(args, "debug", False):
+            raise
+        sys.stderr.write(
+            f"tipc: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in tipc; rerun with --debug for the traceback and report it.\n"
+        )
+        return EXIT_INTERNAL
+
+
+def console_main() -> None:
+    sys.exit(main())

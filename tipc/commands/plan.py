@@ -1,0 +1,17 @@
+"""`tipc plan`: placeholder until its issue lands."""
+
+from __future__ import annotations
+
+import argparse
+
+from tipc.errors import UserError
+
+HELP = "plan (not implemented yet)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+
+
+def run(args: argparse.Namespace) -> int:
+    raise UserError("tipc plan is not implemented yet")

@@ -1,0 +1,17 @@
+"""`tipc run`: placeholder until its issue lands."""
+
+from __future__ import annotations
+
+import argparse
+
+from tipc.errors import UserError
+
+HELP = "run (not implemented yet)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+
+
+def run(args: argparse.Namespace) -> int:
+    raise UserError("tipc run is not implemented yet")

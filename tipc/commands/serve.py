@@ -1,0 +1,17 @@
+"""`tipc serve`: placeholder until its issue lands."""
+
+from __future__ import annotations
+
+import argparse
+
+from tipc.errors import UserError
+
+HELP = "serve (not implemented yet)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+
+
+def run(args: argparse.Namespace) -> int:
+    raise UserError("tipc serve is not implemented yet")

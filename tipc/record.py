@@ -1,0 +1,187 @@
+"""The run record: what happened when a plan ran. JSON with a versioned schema.
+
+Written by the runner to `<output_dir>/tipc_run.json`; read by `tipc check`, `--rerun-failed` and resume.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from tipc.errors import ConfigError
+from tipc.steps import Plan, Status
+
+RECORD_SCHEMA = "tipc.run-record/1"
+RECORD_FILENAME = "tipc_run.json"
+
+
+@dataclass(frozen=True)
+class ResourceSample:
+    t: float  # seconds since the step started
+    rss_bytes: int
+    cpu_percent: float
+    gpu_mem_bytes: int | None = None
+    gpu_util_percent: float | None = None
+
+
+@dataclass(frozen=True)
+class Resources:
+    peak_rss_bytes: int | None = None
+    cpu_time_s: float | None = None
+    # GPU figures are None ("n/a") when there is no GPU or no NVML.
+    peak_gpu_mem_bytes: int | None = None
+    mean_gpu_util_percent: float | None = None
+    samples: tuple[ResourceSample, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "peak_rss_bytes": self.peak_rss_bytes,
+            "cpu_time_s": self.cpu_time_s,
+            "peak_gpu_mem_bytes": self.peak_gpu_mem_bytes if self.peak_gpu_mem_bytes is not None else "n/a",
+            "mean_gpu_util_percent": (
+                self.mean_gpu_util_percent if self.mean_gpu_util_percent is not None else "n/a"
+            ),
+            "samples": [
+                [s.t, s.rss_bytes, s.cpu_percent, s.gpu_mem_bytes, s.gpu_util_percent] for s in self.samples
+            ],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Resources:
+        def opt(v: Any) -> Any:
+            return None if v == "n/a" else v
+
+        return cls(
+            peak_rss_bytes=data.get("peak_rss_bytes"),
+            cpu_time_s=data.get("cpu_time_s"),
+            peak_gpu_mem_bytes=opt(data.get("peak_gpu_mem_bytes")),
+            mean_gpu_util_percent=opt(data.get("mean_gpu_util_percent")),
+            samples=tuple(ResourceSample(*row) for row in data.get("samples", ())),
+        )
+
+
+@dataclass(frozen=True)
+class StepResult:
+    step_id: str
+    status: Status
+    exit_code: int | None = None  # None when the step never ran (blocked/skipped)
+    started: float | None = None  # unix time
+    ended: float | None = None
+    log: str | None = None  # repo-relative
+    reason: str = ""  # why blocked/skipped/failed, in words
+    argv: tuple[str, ...] = ()  # what actually ran (after --python and friends)
+    env_delta: tuple[tuple[str, str | None], ...] = ()  # None value = unset
+    resources: Resources = field(default_factory=Resources)
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.started is None or self.ended is None:
+            return None
+        return self.ended - self.started
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "step_id": self.step_id,
+            "status": self.status.value,
+            "exit_code": self.exit_code,
+            "started": self.started,
+            "ended": self.ended,
+            "duration_s": self.duration_s,
+            "log": self.log,
+            "reason": self.reason,
+            "argv": list(self.argv),
+            "env_delta": {k: v for k, v in self.env_delta},
+            "resources": self.resources.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StepResult:
+        return cls(
+            step_id=data["step_id"],
+            status=Status(data["status"]),
+            exit_code=data.get("exit_code"),
+            started=data.get("started"),
+            ended=data.get("ended"),
+            log=data.get("log"),
+            reason=data.get("reason", ""),
+            argv=tuple(data.get("argv", ())),
+            env_delta=tuple(data.get("env_delta", {}).items()),
+            resources=Resources.from_json(data.get("resources", {})),
+        )
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    plan: Plan
+    results: tuple[StepResult, ...]
+    started: float
+    ended: float | None = None
+    tipc_version: str = ""
+    paddle_version: str | None = None  # None when paddle is not importable by the run's python
+    git_commit: str | None = None  # of the user's repo
+    python: str = ""  # the interpreter that ran the steps
+    host: dict[str, Any] = field(default_factory=dict)
+    schema: str = RECORD_SCHEMA
+
+    def result(self, step_id: str) -> StepResult | None:
+        for r in self.results:
+            if r.step_id == step_id:
+                return r
+        return None
+
+    @property
+    def passed(self) -> bool:
+        return all(r.status in (Status.PASSED, Status.SKIPPED) for r in self.results)
+
+    def with_result(self, result: StepResult) -> RunRecord:
+        kept = tuple(r for r in self.results if r.step_id != result.step_id)
+        return replace(self, results=(*kept, result))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": self.schema,
+            "tipc_version": self.tipc_version,
+            "started": self.started,
+            "ended": self.ended,
+            "paddle_version": self.paddle_version,
+            "git_commit": self.git_commit,
+            "python": self.python,
+            "host": self.host,
+            "plan": self.plan.to_json(),
+            "results": [r.to_json() for r in self.results],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunRecord:
+        return cls(
+            schema=data["schema"],
+            tipc_version=data.get("tipc_version", ""),
+            started=data["started"],
+            ended=data.get("ended"),
+            paddle_version=data.get("paddle_version"),
+            git_commit=data.get("git_commit"),
+            python=data.get("python", ""),
+            host=data.get("host", {}),
+            plan=Plan.from_json(data["plan"]),
+            results=tuple(StepResult.from_json(r) for r in data["results"]),
+        )
+
+    def write(self, path: Path) -> None:
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(self.to_json(), indent=2), encoding="utf-8")
+        tmp.replace(path)  # atomic: an interrupted write never leaves half a record
+
+
+def load_record(path: Path) -> RunRecord:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(str(path), None, f"cannot read run record: {exc}") from None
+    if not isinstance(data, dict) or data.get("schema") != RECORD_SCHEMA:
+        raise ConfigError(str(path), None, f"not a run record of schema {RECORD_SCHEMA}")
+    try:
+        return RunRecord.from_json(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(str(path), None, f"malformed run record: {exc!r}") from None
