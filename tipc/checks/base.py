@@ -1,0 +1,61 @@
+"""The value every check returns, and the evidence it carries.
+
+Rule operators (tipc.rules) turn these into verdicts; reporters render them. Checks never raise on bad
+repos: a missing log or a crashed worker is an outcome (FAIL or NA with a reason), not an exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Verdict(str, Enum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    WARN = "WARN"
+    SKIP = "SKIP"  # deliberately not evaluated (e.g. the stage it needs was not run)
+    NA = "N-A"  # does not apply to this repo
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where to look: a file and line, an excerpt, and/or numbers."""
+
+    text: str
+    path: str | None = None
+    line: int | None = None
+    excerpt: str | None = None
+    numbers: tuple[tuple[str, float | int | str | None], ...] = ()
+
+    def location(self) -> str:
+        if self.path is None:
+            return ""
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "path": self.path,
+            "line": self.line,
+            "excerpt": self.excerpt,
+            "numbers": dict(self.numbers),
+        }
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    verdict: Verdict
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+    # Structured figures for reports (e.g. a loss curve, an engine x engine matrix). JSON-serialisable.
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict.value,
+            "summary": self.summary,
+            "evidence": [e.to_json() for e in self.evidence],
+            "data": self.data,
+        }
