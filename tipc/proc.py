@@ -1,0 +1,176 @@
+"""The only module that starts processes.
+
+Every child runs from an argv list in its own process group (a new session), so a timeout or Ctrl-C stops
+the child and everything it spawned, and nothing else. Output is teed line by line to a log file and to an
+optional callback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+# How long a process group gets between SIGTERM and SIGKILL.
+TERM_GRACE_S = 3.0
+
+
+@dataclass(frozen=True)
+class ProcResult:
+    exit_code: int | None  # None if killed before it exited by itself
+    timed_out: bool
+    interrupted: bool
+    started: float
+    ended: float
+    pid: int
+
+    @property
+    def duration_s(self) -> float:
+        return self.ended - self.started
+
+
+def build_env(
+    base: Mapping[str, str] | None, set_vars: Mapping[str, str], unset_vars: Sequence[str] = ()
+) -> dict[str, str]:
+    env = dict(os.environ if base is None else base)
+    for key in unset_vars:
+        env.pop(key, None)
+    env.update(set_vars)
+    return env
+
+
+def kill_group(pid: int, grace_s: float = TERM_GRACE_S) -> None:
+    """SIGTERM the process group led by `pid`, then SIGKILL whatever is left after `grace_s`."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _pump(stream: IO[bytes], sink: IO[bytes] | None, on_line: Callable[[str], None] | None) -> None:
+    for raw in iter(stream.readline, b""):
+        if sink is not None:
+            sink.write(raw)
+            sink.flush()
+        if on_line is not None:
+            on_line(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+    stream.close()
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float | None = None,
+    log_path: str | Path | None = None,
+    on_line: Callable[[str], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+    stdin_data: bytes | None = None,
+) -> ProcResult:
+    """Run `argv` to completion (or timeout/Ctrl-C), teeing stdout+stderr to `log_path` and `on_line`."""
+    sink: IO[bytes] | None = None
+    if log_path is not None:
+        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        sink = open(log_path, "wb")  # noqa: SIM115 - closed in finally
+    started = time.time()
+    try:
+        child = subprocess.Popen(
+            list(argv),
+            cwd=str(cwd),
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        if on_start is not None:
+            on_start(child.pid)
+        if stdin_data is not None and child.stdin is not None:
+            child.stdin.write(stdin_data)
+            child.stdin.close()
+        assert child.stdout is not None
+        pump = threading.Thread(target=_pump, args=(child.stdout, sink, on_line), daemon=True)
+        pump.start()
+        timed_out = interrupted = False
+        try:
+            child.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_group(child.pid)
+            child.wait()
+        except KeyboardInterrupt:
+            interrupted = True
+            kill_group(child.pid)
+            child.wait()
+        else:
+            # The leader exited; stop any of its children still holding the group (e.g. data loaders).
+            kill_group(child.pid, grace_s=1.0)
+        pump.join(timeout=5)
+        code = None if (timed_out or interrupted) else child.returncode
+        return ProcResult(code, timed_out, interrupted, started, time.time(), child.pid)
+    finally:
+        if sink is not None:
+            sink.close()
+
+
+class Background:
+    """A long-running child (a server) in its own process group; stop it by its own group only."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | Path,
+        env: Mapping[str, str] | None = None,
+        log_path: str | Path | None = None,
+    ) -> None:
+        self._sink: IO[bytes] | int = subprocess.DEVNULL
+        if log_path is not None:
+            Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+            self._sink = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.started = time.time()
+        self.child = subprocess.Popen(
+            list(argv),
+            cwd=str(cwd),
+            env=dict(env) if env is not None else None,
+            stdin=subprocess.DEVNULL,
+            stdout=self._sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.child.pid
+
+    def poll(self) -> int | None:
+        return self.child.poll()
+
+    def stop(self, grace_s: float = TERM_GRACE_S) -> int | None:
+        """Stop the server's group; returns its exit code (None if it had to be killed)."""
+        code = self.child.poll()
+        if code is None:
+            kill_group(self.child.pid, grace_s=grace_s)
+            code = self.child.wait()
+        else:
+            kill_group(self.child.pid, grace_s=0.5)
+        if not isinstance(self._sink, int):
+            self._sink.close()
+        return code
