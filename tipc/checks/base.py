@@ -59,3 +59,16 @@ class CheckOutcome:
             "evidence": [e.to_json() for e in self.evidence],
             "data": self.data,
         }
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What every check gets: the repo, the run record (None if nothing ran) and the repo's tipc settings.
+
+    `settings` is the parsed `test_tipc/tipc.yaml` of the repo (an empty mapping when the file is absent);
+    `tipc.checks.settings` validates it.
+    """
+
+    repo: Any  # pathlib.Path; Any keeps this module free of imports
+    record: Any = None  # tipc.record.RunRecord | None
+    settings: Any = field(default_factory=dict)
