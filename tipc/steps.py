@@ -65,6 +65,9 @@ class Step:
     ready_url: str | None = None  # for background steps: poll this URL (or tcp://host:port) until it answers
     source_lines: tuple[int, ...] = ()  # config lines the command was built from
     timeout_s: float | None = None  # per-step override; None = the run's default
+    # The log path the script names in its status line when it differs from `log` (e.g. PaddleOCR's copied
+    # `<save_log>.log` for training, which prints to the console); None = no log field / same as `log`.
+    status_log: str | None = None
 
     @property
     def env_dict(self) -> dict[str, str]:
@@ -87,6 +90,7 @@ class Step:
             "ready_url": self.ready_url,
             "source_lines": list(self.source_lines),
             "timeout_s": self.timeout_s,
+            "status_log": self.status_log,
         }
 
     @classmethod
@@ -107,6 +111,7 @@ class Step:
             ready_url=data.get("ready_url"),
             source_lines=tuple(data.get("source_lines", ())),
             timeout_s=data.get("timeout_s"),
+            status_log=data.get("status_log"),
         )
 
 

@@ -1,0 +1,127 @@
+"""Small, exact emulations of the bash idioms the TIPC scripts build commands with.
+
+Each function mirrors one shell behaviour (word splitting with a non-whitespace IFS, the scripts'
+`func_set_params` / `func_parser_*` helpers, `[ a = b ]` tests on unquoted words). Keeping them here, pure and
+tiny, lets the planner read like the scripts while staying testable.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+OMITTED = " "  # what `func_set_params` prints for an omitted parameter
+
+
+def ifs_split(text: str, sep: str) -> list[str]:
+    """Split like bash does for an unquoted expansion when IFS is one non-whitespace character.
+
+    Every separator ends a field; an empty string yields no field at all and a trailing separator does not
+    start a new one ("a|" -> ["a"]), but a leading or doubled separator yields empty fields.
+    """
+    if text == "":
+        return []
+    parts = text.split(sep)
+    if parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def common_fields(line: str) -> list[str]:
+    """`IFS=":"; array=(${line})` as common_func.sh does it: split on every colon."""
+    return ifs_split(line, ":")
+
+
+def common_key(line: str) -> str:
+    fields = common_fields(line)
+    return fields[0] if fields else ""
+
+
+def common_value(line: str) -> str:
+    """Field 1 of the every-colon split; later fields are dropped (URLs become `https`)."""
+    fields = common_fields(line)
+    return fields[1] if len(fields) > 1 else ""
+
+
+def first_colon_key(line: str) -> str:
+    """PaddleDetection utils_func.sh: the text before the first colon (the whole line without one)."""
+    return line.split(":", 1)[0]
+
+
+def first_colon_value(line: str) -> str:
+    """PaddleDetection utils_func.sh: the text after the first colon, or the whole line without one."""
+    return line.split(":", 1)[1] if ":" in line else line
+
+
+def mode_value(value: str, mode: str) -> str:
+    """`func_parser_params`: the value of the first `mode=value` alternative whose mode equals MODE.
+
+    The value is the text between the first and second `=`; a missing mode (or a plain value) gives "".
+    An empty MODE never matches (PaddleClas calls the helper without one).
+    """
+    for alternative in ifs_split(value, "|"):
+        fields = ifs_split(alternative, "=")
+        alt_mode = fields[0] if fields else ""
+        if mode and alt_mode == mode:
+            return fields[1] if len(fields) > 1 else ""
+    return ""
+
+
+def is_mode_keyed(value: str) -> bool:
+    return any("=" in alt for alt in ifs_split(value, "|"))
+
+
+def set_param(key: str, value: str) -> str:
+    """`func_set_params`: `key=value`, or one space when the key or the value is null/blank/empty."""
+    if key == "null":
+        return OMITTED
+    if value in ("null", " ") or len(value) == 0:
+        return OMITTED
+    return f"{key}={value}"
+
+
+def test_eq(word: str, literal: str) -> bool:
+    """`[ ${word} = "literal" ]` on an unquoted word: an empty word makes the test error out, i.e. false."""
+    return word != "" and word == literal
+
+
+def test_ne(word: str, literal: str) -> bool:
+    """`[ ${word} != "literal" ]`: an empty word errors out (false), so an empty stage script is skipped."""
+    return word != "" and word != literal
+
+
+_REDIRECT = re.compile(r"^\d*>>?|^&>|^\d*<")
+
+
+def split_command(command: str) -> tuple[list[str], bool]:
+    """Split a command string into argv the way `eval` would, dropping redirections.
+
+    Returns (argv, exact): `exact` is False when the string is not valid POSIX shell words (unbalanced
+    quotes) and a plain whitespace split was used instead.
+    """
+    try:
+        tokens = shlex.split(command, posix=True)
+        exact = True
+    except ValueError:
+        tokens = command.split()
+        exact = False
+    argv: list[str] = []
+    skip_next = False
+    for token in tokens:
+        if skip_next:
+            skip_next = False
+            continue
+        if token in ("2>&1", "1>&2"):
+            continue
+        if _REDIRECT.match(token):
+            # `>` alone takes the next word as its target; `>file` carries it.
+            if token.rstrip("0123456789") in (">", ">>", "&>", "<") or re.fullmatch(r"\d*>>?", token):
+                skip_next = True
+            continue
+        argv.append(token)
+    return argv, exact
+
+
+def word_count_nodes(ips: str) -> int:
+    """`IFS=","; ips_array=(${ips}); ${#ips_array[@]}`."""
+    return len(ifs_split(ips, ","))

@@ -1,0 +1,1008 @@
+"""Interpret a dialect profile over a typed config: the steps `test_train_inference_python.sh` would run.
+
+This follows the scripts' control flow (gpu list -> autocast -> trainer -> train/eval/export/inference loops,
+whole_infer branches), reproducing the bash semantics that change commands, and records each such semantic as
+a Finding. Pure: no file is read or written here.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+from tipc.config import bash
+from tipc.config.bash import OMITTED, ifs_split, set_param, test_eq, test_ne
+from tipc.config.dialects import Dialect
+from tipc.config.load import mode_slot_value
+from tipc.config.model import Slot, TipcConfig
+from tipc.findings import Finding, Level
+from tipc.steps import Stage, Step
+
+CUDA = "CUDA_VISIBLE_DEVICES"
+WHOLE_INFER_MODES = ("whole_infer", "klquant_whole_infer")
+
+
+def bash_dirname(path: str) -> str:
+    stripped = path.rstrip("/")
+    if not stripped:
+        return "/" if path else "."
+    if "/" not in stripped:
+        return "."
+    head = stripped.rsplit("/", 1)[0].rstrip("/")
+    return head or "/"
+
+
+@dataclass
+class _Ctx:
+    cfg: TipcConfig
+    d: Dialect
+    mode: str
+    root: str  # absolute repo root (the folder the script runs from)
+    log_root: str = ""
+    steps: list[Step] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    env: dict[str, str | None] = field(default_factory=dict)
+    ids: set[str] = field(default_factory=set)
+    noted: set[str] = field(default_factory=set)
+
+    # -- helpers ---------------------------------------------------------------------------------------
+    def note(self, code: str, level: Level, slot: Slot | None, message: str, once: str | None = None) -> None:
+        key = once or f"{code}:{message}"
+        if key in self.noted:
+            return
+        self.noted.add(key)
+        line = slot.line if slot is not None else 0
+        col = slot.col if slot is not None else 0
+        self.findings.append(Finding(self.cfg.path, line, col, level, code, message))
+
+    def rel(self, path: str | None) -> str | None:
+        if path is None:
+            return None
+        if path.startswith(self.root + "/"):
+            path = path[len(self.root) + 1 :]
+        while path.startswith("./"):
+            path = path[2:]
+        return path
+
+    def unique(self, base: str) -> str:
+        candidate, n = base, 2
+        while candidate in self.ids:
+            candidate = f"{base}#{n}"
+            n += 1
+        self.ids.add(candidate)
+        return candidate
+
+    def add(
+        self,
+        step_id: str,
+        stage: Stage,
+        status_command: str,
+        *,
+        log: str | None,
+        status_log: str | None,
+        trainer: str | None,
+        cwd: str = ".",
+        depends_on: tuple[str, ...] = (),
+        lines: tuple[int, ...] = (),
+    ) -> str:
+        argv, exact = bash.split_command(status_command)
+        if not exact:
+            self.note(
+                "TIPC302",
+                Level.WARNING,
+                None,
+                f"command is not valid shell words (unbalanced quotes); split on whitespace: {status_command.strip()}",
+            )
+        sid = self.unique(step_id)
+        env = tuple(sorted((k, v) for k, v in self.env.items() if v is not None))
+        unset = tuple(sorted(k for k, v in self.env.items() if v is None))
+        self.steps.append(
+            Step(
+                id=sid,
+                stage=stage,
+                argv=tuple(argv),
+                cwd=cwd,
+                env=env,
+                unset_env=unset,
+                log=self.rel(log),
+                depends_on=depends_on,
+                trainer=trainer,
+                status_command=status_command,
+                status_log=self.rel(status_log),
+                source_lines=tuple(sorted({n for n in lines if n > 0})),
+            )
+        )
+        return sid
+
+    def apply_env(self, env: tuple[str, str] | None) -> None:
+        if env is not None:
+            self.env[env[0]] = env[1]
+
+    def unset_cuda(self) -> None:
+        self.env[CUDA] = None
+
+
+def build(cfg: TipcConfig, d: Dialect, mode: str, root: str) -> tuple[list[Step], list[Finding], str]:
+    ctx = _Ctx(cfg, d, mode, root)
+    model_name = cfg.model_name.value
+    ctx.log_root = d.log_root.format(model_name=model_name, mode=mode, root=root)
+    if d.engine == "compact":
+        _compact(ctx)
+    elif mode in WHOLE_INFER_MODES:
+        if d.whole_infer == "clas_klquant":
+            _whole_infer_clas(ctx)
+        elif d.whole_infer == "det":
+            _whole_infer_det(ctx)
+        else:
+            _whole_infer_t51(ctx)
+    else:
+        _train_modes(ctx)
+    return ctx.steps, ctx.findings, ctx.log_root
+
+
+# ---------------------------------------------------------------------------------------------------------
+# device classification (string length, §6.3)
+
+
+def _classify(gpu: str) -> tuple[str, str, tuple[str, str] | None]:
+    """-> (gpu, ips, env) as the scripts compute them from one gpu_list item."""
+    if test_eq(gpu, "-1"):
+        return gpu, "", None
+    if len(gpu) <= 1:
+        return gpu, "", (CUDA, gpu)
+    if len(gpu) <= 15:
+        first = ifs_split(gpu, ",")
+        return gpu, "", (CUDA, first[0] if first else "")
+    parts = ifs_split(gpu, ";")
+    ips = parts[0] if parts else ""
+    gpus = parts[1] if len(parts) > 1 else ""
+    return gpus, ips, None
+
+
+def _amp(ctx: _Ctx, autocast: str) -> dict[str, str]:
+    d, cfg = ctx.d, ctx.cfg
+    out = {"amp": OMITTED, "autocast": OMITTED, "amp_level": OMITTED}
+    if d.amp in ("ocr", "template"):
+        if test_eq(autocast, "amp"):
+            out["amp"] = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
+    if d.emit_autocast:
+        out["autocast"] = set_param(cfg.autocast.key, autocast)
+    if d.amp == "clas":
+        if autocast == "fp16":
+            out["autocast"] = (
+                "-o AMP.use_amp=True -o AMP.scale_loss=128 -o AMP.use_dynamic_loss_scaling=True -o AMP.level=O2"
+            )
+        elif autocast == "amp":
+            out["autocast"] = (
+                "-o AMP.use_amp=True -o AMP.scale_loss=128 -o AMP.use_dynamic_loss_scaling=True -o AMP.level=O1"
+            )
+        else:
+            out["autocast"] = "-o AMP.use_amp=False"
+    elif d.amp == "det":
+        if test_eq(autocast, "amp") or test_eq(autocast, "fp16"):
+            out["autocast"] = "--amp"
+            out["amp_level"] = "amp_level=O1" if autocast == "amp" else "amp_level=O2"
+    elif d.amp == "gan":
+        if test_eq(autocast, "fp16"):
+            out["amp"] = "--amp --amp_level=O2"
+    return out
+
+
+@dataclass(frozen=True)
+class _Dispatch:
+    run_train: str
+    run_export: str
+    quant: bool
+    to_static: str
+    lines: tuple[int, ...]
+
+
+def _dispatch(ctx: _Ctx, trainer: str) -> _Dispatch | None:
+    cfg, d = ctx.cfg, ctx.d
+
+    def is_(slot: Slot) -> bool:
+        return trainer != "" and slot.key != "" and trainer == slot.key
+
+    def pick(train: Slot, export: Slot, quant: bool = False, to_static: str = "") -> _Dispatch:
+        return _Dispatch(train.value, export.value, quant, to_static, (train.line, export.line))
+
+    if d.trainer_fallback == "skip" and is_(cfg.norm_train):
+        return pick(cfg.norm_train, cfg.norm_export)
+    if is_(cfg.pact_train):
+        return pick(cfg.pact_train, cfg.pact_export, quant=True)
+    if is_(cfg.fpgm_train):
+        return pick(cfg.fpgm_train, cfg.fpgm_export)
+    if is_(cfg.distill_train):
+        return pick(cfg.distill_train, cfg.distill_export)
+    if d.trainer1_is_to_static and is_(cfg.trainer1):
+        run = f"{cfg.norm_train.value}  {cfg.trainer1.value}"
+        return _Dispatch(run, cfg.norm_export.value, False, "", (cfg.norm_train.line, cfg.trainer1.line))
+    if d.to_static_from_section:
+        section = cfg.section("to_static_train_benchmark_params")
+        key_slot = section.slots[0] if section and section.slots else None
+        if key_slot is not None and is_(key_slot):
+            return _Dispatch(
+                cfg.norm_train.value, cfg.norm_export.value, False, key_slot.value, (cfg.norm_train.line,)
+            )
+    elif not d.trainer1_is_to_static and is_(cfg.trainer1):
+        return pick(cfg.trainer1, cfg.export1)
+    if is_(cfg.trainer2):
+        return pick(cfg.trainer2, cfg.export2)
+    if d.trainer_fallback == "skip":
+        ctx.note(
+            "TIPC210",
+            Level.WARNING,
+            cfg.trainer_list,
+            f"trainer {trainer!r} matches no trainer slot key; this script skips it",
+        )
+        return None
+    if trainer != cfg.norm_train.key:
+        ctx.note(
+            "TIPC211",
+            Level.INFO,
+            cfg.trainer_list,
+            f"trainer {trainer!r} matches no special trainer key; the script runs norm_train for it",
+        )
+    return pick(cfg.norm_train, cfg.norm_export)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# train modes (51-line family, Clas, Det)
+
+
+def _train_modes(ctx: _Ctx) -> None:
+    cfg, d, mode = ctx.cfg, ctx.d, ctx.mode
+    python = cfg.python.value
+    model_name = cfg.model_name.value
+    epoch_num = mode_slot_value(cfg.epoch, mode, d) if "epoch" in d.mode_keyed else cfg.epoch.value
+    if not epoch_num and d.epoch_default:
+        epoch_num = d.epoch_default
+    batch_value = (
+        mode_slot_value(cfg.train_batch, mode, d) if "train_batch" in d.mode_keyed else cfg.train_batch.value
+    )
+    _note_mode_values(ctx, epoch_num, batch_value)
+    train_model_name = cfg.train_model_name.value
+    use_gpu_items = ifs_split(cfg.train_use_gpu.value, "|")
+    load_norm_train_model = ""
+    fallback_noted = False
+    for count, gpu_item in enumerate(ifs_split(cfg.gpu_list.value, "|")):
+        if d.train_use_gpu_per_item:
+            use_gpu = use_gpu_items[count] if count < len(use_gpu_items) else ""
+        else:
+            use_gpu = cfg.train_use_gpu.value
+        gpu, ips, env = _classify(gpu_item)
+        if d.amp == "det" and test_eq(gpu_item, "-1"):
+            use_gpu = "False"
+        if d.env_at_gpu_loop and env is not None and len(gpu_item) <= 1:
+            ctx.apply_env(env)
+        if len(gpu_item) > 15:
+            ctx.note(
+                "TIPC220",
+                Level.INFO,
+                cfg.gpu_list,
+                f"gpu_list item {gpu_item!r} is longer than 15 characters: the script treats it as "
+                f"multi-node (ips={ips!r}, gpus={gpu!r})",
+            )
+        for autocast in ifs_split(cfg.autocast.value, "|") if d.engine != "compact" else [""]:
+            amp = _amp(ctx, autocast)
+            for trainer in ifs_split(cfg.trainer_list.value, "|"):
+                disp = _dispatch(ctx, trainer)
+                if disp is None:
+                    continue
+                if test_eq(disp.run_train, "null"):
+                    continue
+                if disp.run_train.strip() == "":
+                    ctx.note(
+                        "TIPC212",
+                        Level.ERROR,
+                        cfg.trainer_list,
+                        f"trainer {trainer!r} has an empty script value: the script runs `{python}` with "
+                        "the parameters as its script name",
+                    )
+                set_epoch = set_param(cfg.epoch.key, epoch_num)
+                set_pretrain = set_param(cfg.pretrain.key, cfg.pretrain.value)
+                set_batch = set_param(cfg.train_batch.key, batch_value)
+                set_param1 = set_param(cfg.train_param1.key, cfg.train_param1.value)
+                set_use_gpu = set_param(cfg.train_use_gpu.key, use_gpu)
+                nodes = 1
+                save_log = f"{ctx.log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}"
+                if len(ips) <= d.ips_limit:
+                    if d.save_log_nodes_always:
+                        save_log += "_nodes_1"
+                else:
+                    nodes = bash.word_count_nodes(ips)
+                    save_log += f"_nodes_{nodes}"
+                if (
+                    d.pretrain_from_norm
+                    and (trainer == cfg.pact_train.key or trainer == cfg.fpgm_train.key)
+                    and nodes <= 1
+                ):
+                    set_pretrain = load_norm_train_model
+                    ctx.note(
+                        "TIPC213",
+                        Level.INFO,
+                        cfg.pretrain,
+                        f"trainer {trainer!r} loads the weights of the preceding norm_train run "
+                        f"({load_norm_train_model.strip() or 'none ran first: parameter empty'})",
+                    )
+                set_save_model = set_param(cfg.save_model.key, save_log)
+                fields = {
+                    "python": python,
+                    "run_train": disp.run_train,
+                    "use_gpu": set_use_gpu,
+                    "save_model": set_save_model,
+                    "epoch": set_epoch,
+                    "pretrain": set_pretrain,
+                    "batch": set_batch,
+                    "param1": set_param1,
+                    "launcher": d.launcher,
+                    "gpus": gpu,
+                    "ips": ips,
+                    "filename": set_param("filename", model_name),
+                    "shuffle": OMITTED,
+                    "enable_ce": OMITTED,
+                    "to_static": disp.to_static,
+                    **amp,
+                }
+                if len(gpu) <= 2:
+                    shape = d.train_shape_single
+                elif len(ips) <= d.ips_limit:
+                    shape = d.train_shape_multi
+                else:
+                    shape = d.train_shape_nodes
+                cmd = shape.format(**fields)
+                if d.unset_before_train:
+                    ctx.unset_cuda()
+                names = {
+                    "log_root": ctx.log_root,
+                    "trainer": trainer,
+                    "gpu": gpu,
+                    "autocast": autocast,
+                    "nodes": nodes,
+                    "save_log": save_log,
+                }
+                train_log = d.train_log.format(**names) if d.train_log else None
+                status_log = (
+                    d.train_status_log.format(train_log=train_log, **names) if d.train_status_log else None
+                )
+                base = f"{trainer}/gpus_{gpu}/autocast_{autocast}"
+                lines = (
+                    cfg.python.line,
+                    cfg.epoch.line,
+                    cfg.train_batch.line,
+                    cfg.pretrain.line,
+                    cfg.save_model.line,
+                    *disp.lines[:1],
+                )
+                train_id = ctx.add(
+                    f"train/{base}",
+                    Stage.TRAIN,
+                    cmd,
+                    log=train_log,
+                    status_log=status_log,
+                    trainer=trainer,
+                    lines=lines,
+                )
+                if d.seg_iter_fallback:
+                    # The script falls back when `<save_log>/<train_model_name>` does not exist after training.
+                    train_model_name = f"iter_{epoch_num}/model.pdparams"
+                    if not fallback_noted:
+                        fallback_noted = True
+                        ctx.note(
+                            "TIPC214",
+                            Level.INFO,
+                            cfg.train_model_name,
+                            f"PaddleSeg uses train_model_name {cfg.train_model_name.value!r} only if it exists "
+                            f"after training; otherwise iter_<iters>/model.pdparams ({train_model_name}); "
+                            "planned with the fallback",
+                        )
+                names["train_model_name"] = train_model_name
+                names["model_name"] = model_name
+                weight_slot = cfg.export_weight if d.eval_weight_slot == "export_weight" else cfg.pretrain
+                set_eval_weight = set_param(weight_slot.key, d.eval_weight_path.format(**names))
+                if d.pretrain_from_norm and trainer == cfg.norm_train.key and nodes <= 1:
+                    load_norm_train_model = set_eval_weight
+                if test_ne(cfg.eval.value, "null"):
+                    if d.env_before_eval:
+                        ctx.apply_env(env)
+                    eval_log = d.eval_log.format(**names) if d.eval_log else None
+                    eval_cmd = d.eval_shape.format(
+                        python=python,
+                        eval_py=cfg.eval.value,
+                        weight=set_eval_weight,
+                        use_gpu=set_use_gpu,
+                        param1=set_param(cfg.eval_param1.key, cfg.eval_param1.value),
+                        log=eval_log,
+                    )
+                    ctx.add(
+                        f"eval/{base}",
+                        Stage.EVAL,
+                        eval_cmd,
+                        log=eval_log,
+                        status_log=eval_log,
+                        trainer=trainer,
+                        depends_on=(train_id,),
+                        lines=(cfg.eval.line, weight_slot.line),
+                    )
+                elif cfg.eval.value == "":
+                    ctx.note(
+                        "TIPC215", Level.WARNING, cfg.eval, "eval script is empty: the script skips eval"
+                    )
+                if test_ne(disp.run_export, "null"):
+                    export_id = _export_and_infer(ctx, disp, names, train_id, env, base)
+                    del export_id
+                else:
+                    if disp.run_export.strip() in ("", "null"):
+                        ctx.note(
+                            "TIPC216",
+                            Level.INFO,
+                            None,
+                            f"export script of trainer {trainer!r} is {disp.run_export.strip() or 'empty'}: "
+                            "no export and no inference run after training",
+                            once=f"noexport:{trainer}",
+                        )
+                if d.unset_after_trainer:
+                    ctx.unset_cuda()
+
+
+def _export_and_infer(
+    ctx: _Ctx,
+    disp: _Dispatch,
+    names: dict[str, object],
+    train_id: str,
+    env: tuple[str, str] | None,
+    base: str,
+) -> str:
+    cfg, d = ctx.cfg, ctx.d
+    python = cfg.python.value
+    save_log = str(names["save_log"])
+    model_name = cfg.model_name.value
+    set_export_weight = set_param(cfg.export_weight.key, d.export_weight_path.format(**names))
+    save_infer_value = save_log
+    export_log = d.export_log.format(**names) if d.export_log else None
+    fields = {
+        "python": python,
+        "run_export": disp.run_export,
+        "weight": set_export_weight,
+        "save_infer": set_param(cfg.save_infer.key, save_infer_value),
+        "filename": set_param("filename", model_name),
+        "log": export_log,
+    }
+    export_id = ""
+    if d.whole_infer == "det" and cfg.export2.key == "export_onnx":
+        onnx_log = f"{ctx.log_root}/{names['trainer']}_gpus_{names['gpu']}_autocast_{names['autocast']}_nodes_{names['nodes']}_onnx_export.log"
+        onnx_cmd = (
+            f"{python} {disp.run_export} {fields['weight']} {fields['filename']} export_onnx=True "
+            f"{fields['save_infer']} >{onnx_log} 2>&1"
+        )
+        ctx.add(
+            f"export/{base}/onnx",
+            Stage.EXPORT,
+            onnx_cmd,
+            log=onnx_log,
+            status_log=onnx_log,
+            trainer=str(names["trainer"]),
+            depends_on=(train_id,),
+            lines=(cfg.export2.line,),
+        )
+    export_cmd = d.export_shape.format(**fields)
+    export_id = ctx.add(
+        f"export/{base}",
+        Stage.EXPORT,
+        export_cmd,
+        log=export_log,
+        status_log=export_log,
+        trainer=str(names["trainer"]),
+        depends_on=(train_id,),
+        lines=(cfg.save_infer.line, cfg.export_weight.line, disp.lines[-1]),
+    )
+    ctx.apply_env(env)
+    if d.whole_infer == "det":
+        model_dir = f"{save_log}/{model_name}"
+    elif d.use_inference_dir and cfg.inference_dir.value not in ("null", "##"):
+        model_dir = f"{save_log}/{cfg.inference_dir.value}"
+    else:
+        model_dir = save_log
+    image = cfg.slot(d.train_infer_image_slot).value if d.train_infer_image_slot else ""
+    _inference(
+        ctx,
+        model_dir,
+        image,
+        "True" if disp.quant else "False",
+        str(names["gpu"]),
+        depends=(export_id,),
+        base=base,
+        trainer=str(names["trainer"]),
+    )
+    if not d.unset_after_trainer:
+        ctx.unset_cuda()
+    return export_id
+
+
+def _note_mode_values(ctx: _Ctx, epoch_num: str, batch_value: str) -> None:
+    cfg, d, mode = ctx.cfg, ctx.d, ctx.mode
+    for name, got in (("epoch", epoch_num), ("train_batch", batch_value)):
+        if name not in d.mode_keyed:
+            continue
+        slot = cfg.slot(name)
+        if not got and slot.value not in ("", "null"):
+            if not d.mode_arg_passed and name == "epoch":
+                ctx.note(
+                    "TIPC205",
+                    Level.INFO,
+                    slot,
+                    f"this script reads the epoch line without the mode: the value is ignored "
+                    f"(epochs={epoch_num or 'default'})",
+                )
+            elif bash.is_mode_keyed(slot.value):
+                ctx.note(
+                    "TIPC201",
+                    Level.WARNING,
+                    slot,
+                    f"mode {mode!r} is missing from the mode-keyed value of {slot.key!r}: the parameter is "
+                    "omitted and the training script's default is used",
+                )
+            else:
+                ctx.note(
+                    "TIPC202",
+                    Level.WARNING,
+                    slot,
+                    f"{slot.key!r} holds a plain value on a mode-keyed line: the script passes nothing "
+                    f"(write `{mode}=<value>|...`)",
+                )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# inference loops
+
+
+def _gpu_skip(rule: str, quant: str, precision: str, trt: str) -> bool:
+    if rule == "G1":
+        return quant == "False" and "int8" in precision
+    if rule == "G2":
+        return ("fp16" in precision or "int8" in precision) and test_eq(trt, "False")
+    if rule == "G3and":
+        return trt == "False" and "int8" in precision and test_eq(quant, "True")
+    if rule == "G3or":
+        return (trt == "False" or "int8" in precision) and test_eq(quant, "True")
+    if rule == "Clas":
+        return test_eq(precision, "True") and test_eq(trt, "False")
+    if rule == "Det":
+        if precision != "paddle":
+            if quant == "False" and precision == "trt_int8":
+                return True
+            if quant == "True" and precision != "trt_int8":
+                return True
+        return False
+    raise ValueError(rule)
+
+
+def _cpu_skip(rule: str, quant: str, precision: str, mkldnn: str) -> bool:
+    if rule == "C1":
+        return test_eq(mkldnn, "False") and test_eq(precision, "fp16")
+    if rule == "C2":
+        return test_eq(quant, "True") and test_ne(precision, "int8")
+    if rule == "C4":
+        return test_eq(quant, "False") and test_ne(precision, "fp32")
+    if rule == "C3":
+        return False  # checked at the mkldnn level
+    raise ValueError(rule)
+
+
+def _inference(
+    ctx: _Ctx,
+    model_dir: str,
+    image: str,
+    quant: str,
+    gpu: str,
+    *,
+    depends: tuple[str, ...],
+    base: str,
+    trainer: str | None,
+) -> None:
+    cfg, d = ctx.cfg, ctx.d
+    python = cfg.python.value
+    script = cfg.inference.value
+    model_dir = model_dir + d.model_dir_suffix
+    common = {
+        "python": python,
+        "script": script,
+        "model_dir": set_param(cfg.infer_model_dir.key, model_dir),
+        "image": set_param(cfg.infer_image.key, image),
+        "benchmark": set_param(cfg.infer_benchmark.key, cfg.infer_benchmark.value),
+        "save_log_param": set_param(cfg.infer_save_log.key, ""),
+        "param1": set_param(cfg.infer_param1.key, cfg.infer_param1.value),
+        "param2": set_param(cfg.infer_param2.key, cfg.infer_param2.value),
+    }
+    lines = (cfg.inference.line, cfg.infer_use_gpu.line, cfg.infer_model_dir.line)
+    if test_eq(quant, "True"):
+        ctx.note(
+            "TIPC230", Level.INFO, None, "quantized model: the script's int8-only skip rules apply", once="q"
+        )
+
+    def emit(kind: str, log: str, values: dict[str, str]) -> None:
+        command = (d.cpu_shape if kind == "cpu" else d.gpu_shape).format(**{**common, **values, "log": log})
+        name = posixpath.basename(log)
+        if name.endswith(".log"):
+            name = name[:-4]
+        ctx.add(
+            f"infer/{base}/{name}",
+            Stage.INFER,
+            command,
+            log=log,
+            status_log=log,
+            trainer=trainer,
+            cwd=d.infer_cwd,
+            depends_on=depends,
+            lines=lines,
+        )
+
+    names = {"log_root": ctx.log_root, "gpu": gpu}
+    for use_gpu in ifs_split(cfg.infer_use_gpu.value, "|"):
+        use_gpu_param = f"{cfg.infer_use_gpu.key}={use_gpu}"
+        if test_eq(use_gpu, "False") or test_eq(use_gpu, "cpu"):
+            for mkldnn in ifs_split(cfg.infer_mkldnn.value, "|"):
+                if "C3" in d.cpu_skip and test_eq(mkldnn, "False") and test_eq(quant, "True"):
+                    continue
+                mkldnn_param = (
+                    f"{cfg.infer_mkldnn.key}={mkldnn}"
+                    if d.mkldnn_raw
+                    else set_param(cfg.infer_mkldnn.key, mkldnn)
+                )
+                for threads in ifs_split(cfg.infer_threads.value, "|"):
+                    for batch in ifs_split(cfg.infer_batch.value, "|"):
+                        precisions = (
+                            ifs_split(cfg.infer_precision.value, "|") if d.cpu_precision_loop else [""]
+                        )
+                        for precision in precisions:
+                            if any(_cpu_skip(r, quant, precision, mkldnn) for r in d.cpu_skip):
+                                continue
+                            log = d.cpu_log.format(
+                                **names, mkldnn=mkldnn, threads=threads, precision=precision, batch=batch
+                            )
+                            values = {
+                                "use_gpu": use_gpu_param,
+                                "mkldnn": mkldnn_param,
+                                "threads": set_param(cfg.infer_threads.key, threads),
+                                "batch": set_param(cfg.infer_batch.key, batch),
+                                "precision": set_param(cfg.infer_precision.key, precision),
+                            }
+                            if d.name == "seg":
+                                values["param1"] = set_param(
+                                    cfg.infer_param1.key, log[: -len(".log")] + "_results"
+                                )
+                            emit("cpu", log, values)
+        elif test_eq(use_gpu, "True") or test_eq(use_gpu, "gpu"):
+            trts = [""] if d.whole_infer == "det" else ifs_split(cfg.infer_trt.value, "|")
+            for trt in trts:
+                for precision in ifs_split(cfg.infer_precision.value, "|"):
+                    if any(_gpu_skip(r, quant, precision, trt) for r in d.gpu_skip):
+                        continue
+                    for batch in ifs_split(cfg.infer_batch.value, "|"):
+                        log = d.gpu_log.format(**names, trt=trt, precision=precision, batch=batch)
+                        values = {
+                            "use_gpu": use_gpu_param,
+                            "trt": set_param(cfg.infer_trt.key, trt),
+                            "precision": set_param(cfg.infer_precision.key, precision),
+                            "batch": set_param(cfg.infer_batch.key, batch),
+                        }
+                        if d.name == "seg":
+                            values["param1"] = set_param(
+                                cfg.infer_param1.key, log[: -len(".log")] + "_results"
+                            )
+                        emit("gpu", log, values)
+        else:
+            ctx.note(
+                "TIPC231",
+                Level.ERROR,
+                cfg.infer_use_gpu,
+                f"inference use_gpu value {use_gpu!r} is none of True/False/gpu/cpu: the script prints "
+                "'Does not support hardware other than CPU and GPU' and runs nothing for it",
+            )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# whole_infer
+
+
+def _whole_infer_t51(ctx: _Ctx) -> None:
+    cfg, d = ctx.cfg, ctx.d
+    python = cfg.python.value
+    exports = ifs_split(cfg.infer_export.value, "|")
+    quants = ifs_split(cfg.infer_quant.value, "|")
+    gpu = d.whole_infer_gpu
+    for n, infer_model in enumerate(ifs_split(cfg.infer_model.value, "|")):
+        run_export = exports[n] if n < len(exports) else ""
+        depends: tuple[str, ...] = ()
+        if test_ne(run_export, "null"):
+            save_dir = infer_model if d.whole_infer == "ocr" else bash_dirname(infer_model)
+            log = (
+                d.whole_infer_export_log.format(log_root=ctx.log_root, n=n)
+                if d.whole_infer_export_log
+                else None
+            )
+            cmd = (
+                f"{python} {run_export} {set_param(cfg.export_weight.key, infer_model)} "
+                f"{set_param(cfg.save_infer.key, save_dir)}"
+            )
+            if log is not None:
+                cmd += f" > {log} 2>&1 "
+            depends = (
+                ctx.add(
+                    f"export/whole_infer/{n}",
+                    Stage.EXPORT,
+                    cmd,
+                    log=log,
+                    status_log=log,
+                    trainer=None,
+                    lines=(cfg.infer_model.line, cfg.infer_export.line),
+                ),
+            )
+        else:
+            save_dir = infer_model
+        quant = quants[n] if n < len(quants) else ""
+        if ctx.mode == "klquant_whole_infer" and d.name == "template":
+            quant = "True"
+        this_gpu = gpu
+        if quant == "":
+            # `func_inference ... ${is_quant} "${gpu}"`: the empty unquoted flag vanishes and the gpu id
+            # becomes the quant flag.
+            ctx.note(
+                "TIPC232",
+                Level.WARNING,
+                cfg.infer_quant,
+                f"infer_quant has no item for model {n}: the script shifts its arguments and uses the gpu id "
+                "as the quant flag",
+            )
+            quant, this_gpu = gpu, ""
+        _inference(
+            ctx,
+            save_dir,
+            cfg.infer_image.value,
+            quant,
+            this_gpu,
+            depends=depends,
+            base=f"whole_infer/{n}",
+            trainer=None,
+        )
+
+
+def _whole_infer_clas(ctx: _Ctx) -> None:
+    cfg = ctx.cfg
+    kl = cfg.export1  # Clas reads its KL-quant command from the export1 slot (line 34)
+    if not (test_ne(kl.value, "null") and test_ne(kl.value, "False")):
+        ctx.note(
+            "TIPC240",
+            Level.INFO,
+            kl,
+            "PaddleClas whole_infer runs only the KL-quant command of line 34, which is null/False: "
+            "nothing runs in this mode",
+        )
+        return
+    log = f"{ctx.log_root}/export.log"
+    cmd = f"{cfg.python.value} {kl.value} > {log} 2>&1"
+    export_id = ctx.add(
+        "quant/whole_infer/kl_quant",
+        Stage.QUANT,
+        cmd,
+        log=log,
+        status_log=log,
+        trainer=None,
+        lines=(kl.line,),
+    )
+    ctx.note(
+        "TIPC241",
+        Level.INFO,
+        kl,
+        "the script then symlinks model.pdmodel/.pdiparams to inference.* in "
+        f"{cfg.infer_model.value}/quant_post_static_model before inference",
+    )
+    _inference(
+        ctx,
+        f"../{cfg.infer_model.value}/quant_post_static_model",
+        cfg.infer_image.value,
+        "True",
+        "0",
+        depends=(export_id,),
+        base="whole_infer/kl_quant",
+        trainer=None,
+    )
+
+
+def _whole_infer_det(ctx: _Ctx) -> None:
+    cfg, mode = ctx.cfg, ctx.mode
+    python, model_name = cfg.python.value, cfg.model_name.value
+    quants = ifs_split(cfg.infer_quant.value, "|")
+    count = 0
+    exports = {
+        "norm": cfg.norm_export,
+        "pact": cfg.pact_export,
+        "fpgm": cfg.fpgm_export,
+        "distill": cfg.distill_export,
+        "kl_quant": cfg.kl_quant_export,
+    }
+    for infer_mode in ifs_split(cfg.infer_model.value, "|"):
+        if test_eq(infer_mode, "null"):
+            continue
+        if mode == "klquant_whole_infer" and infer_mode != "kl_quant":
+            continue
+        if mode == "whole_infer" and infer_mode == "kl_quant":
+            continue
+        export = exports.get(infer_mode)
+        if export is None:
+            ctx.note(
+                "TIPC242",
+                Level.ERROR,
+                cfg.infer_model,
+                f"infer_mode {infer_mode!r} is none of norm/pact/fpgm/distill/kl_quant: the script prints "
+                "'Undefined infer_mode!' and exits 1",
+            )
+            return
+        cmd = (
+            f"{python} {export.value} {set_param(cfg.export_weight.key, cfg.export_weight.value)} "
+            f"{set_param('filename', model_name)} {set_param(cfg.save_infer.key, cfg.save_infer.value)} "
+        )
+        export_id = ctx.add(
+            f"export/whole_infer/{infer_mode}",
+            Stage.EXPORT,
+            cmd,
+            log=None,
+            status_log=None,
+            trainer=None,
+            lines=(export.line, cfg.export_weight.line),
+        )
+        quant = quants[count] if count < len(quants) else ""
+        if quant == "":
+            quant = "{gpu}"
+        _inference(
+            ctx,
+            f"{cfg.save_infer.value}/{model_name}",
+            cfg.infer_image.value,
+            quant,
+            "0",
+            depends=(export_id,),
+            base=f"whole_infer/{infer_mode}",
+            trainer=None,
+        )
+        count += 1
+
+
+# ---------------------------------------------------------------------------------------------------------
+# compact (32 lines)
+
+
+def _compact(ctx: _Ctx) -> None:
+    cfg, d, mode = ctx.cfg, ctx.d, ctx.mode
+    python = cfg.python.value
+    if mode in WHOLE_INFER_MODES:
+        depends: tuple[str, ...] = ()
+        if test_ne(cfg.infer_export.value, "null"):
+            log = d.whole_infer_export_log.format(log_root=ctx.log_root) if d.whole_infer_export_log else None
+            cmd = (
+                f"{python} {cfg.infer_export.value} {set_param(cfg.export_weight.key, cfg.infer_model.value)} "
+                f"{set_param(cfg.save_infer.key, cfg.save_infer.value)}"
+            )
+            if log:
+                cmd += f" > {log} 2>&1 "
+            depends = (
+                ctx.add(
+                    "export/whole_infer/0",
+                    Stage.EXPORT,
+                    cmd,
+                    log=log,
+                    status_log=None,
+                    trainer=None,
+                    lines=(cfg.infer_model.line, cfg.infer_export.line),
+                ),
+            )
+        _inference(
+            ctx,
+            cfg.save_infer.value,
+            cfg.infer_image.value,
+            "False",
+            "0",
+            depends=depends,
+            base="whole_infer/0",
+            trainer=None,
+        )
+        return
+    epoch_num = mode_slot_value(cfg.epoch, mode, d)
+    batch_value = mode_slot_value(cfg.train_batch, mode, d)
+    _note_mode_values(ctx, epoch_num, batch_value)
+    if cfg.train_use_gpu.present:
+        ctx.note(
+            "TIPC250",
+            Level.INFO,
+            cfg.train_use_gpu,
+            "the compact script parses the train use_gpu line but never passes it to training",
+        )
+    for gpu_item in ifs_split(cfg.gpu_list.value, "|"):
+        gpu, ips, env = _classify(gpu_item)
+        if len(gpu_item) > 15:
+            firsts = ifs_split(gpu, ",")
+            env = (CUDA, firsts[0] if firsts else "")
+        for trainer in ifs_split(cfg.trainer_list.value, "|"):
+            run_train = cfg.norm_train.value
+            run_export = cfg.norm_export.value
+            if test_eq(run_train, "null"):
+                continue
+            autocast = "True" if trainer == "amp_train" else "False"
+            nodes = bash.word_count_nodes(ips) if len(ips) > d.ips_limit else 1
+            save_log = f"{ctx.log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}.log"
+            fields = {
+                "python": python,
+                "run_train": run_train,
+                "save_model": set_param(cfg.save_model.key, save_log),
+                "epoch": set_param(cfg.epoch.key, epoch_num),
+                "pretrain": set_param(cfg.pretrain.key, cfg.pretrain.value),
+                "batch": set_param(cfg.train_batch.key, batch_value),
+                "launcher": d.launcher,
+                "gpus": gpu,
+                "ips": ips,
+            }
+            if len(gpu) <= 2:
+                shape = d.train_shape_single
+            elif len(ips) <= d.ips_limit:
+                shape = d.train_shape_multi
+            else:
+                shape = d.train_shape_nodes
+            base = f"{trainer}/gpus_{gpu}/autocast_{autocast}"
+            train_id = ctx.add(
+                f"train/{base}",
+                Stage.TRAIN,
+                shape.format(**fields),
+                log=None,
+                status_log=None,
+                trainer=trainer,
+                lines=(cfg.norm_train.line, cfg.epoch.line, cfg.train_batch.line),
+            )
+            stem = f"{ctx.log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}"
+            weight = f"{save_log}/{cfg.train_model_name.value}"
+            if test_ne(cfg.eval.value, "null"):
+                ctx.apply_env(env)
+                log = f"{stem}_eval.log"
+                ctx.add(
+                    f"eval/{base}",
+                    Stage.EVAL,
+                    d.eval_shape.format(
+                        python=python,
+                        eval_py=cfg.eval.value,
+                        weight=set_param(cfg.pretrain.key, weight),
+                        log=log,
+                    ),
+                    log=log,
+                    status_log=None,
+                    trainer=trainer,
+                    depends_on=(train_id,),
+                    lines=(cfg.eval.line,),
+                )
+            if test_ne(run_export, "null"):
+                log = f"{stem}_export.log"
+                export_id = ctx.add(
+                    f"export/{base}",
+                    Stage.EXPORT,
+                    d.export_shape.format(
+                        python=python,
+                        run_export=run_export,
+                        weight=set_param(cfg.export_weight.key, weight),
+                        save_infer=set_param(cfg.save_infer.key, save_log),
+                        log=log,
+                    ),
+                    log=log,
+                    status_log=None,
+                    trainer=trainer,
+                    depends_on=(train_id,),
+                    lines=(cfg.norm_export.line,),
+                )
+                ctx.apply_env(env)
+                _inference(
+                    ctx,
+                    save_log,
+                    "",
+                    "False",
+                    gpu,
+                    depends=(export_id,),
+                    base=base,
+                    trainer=trainer,
+                )
+                ctx.unset_cuda()

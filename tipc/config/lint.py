@@ -1,0 +1,370 @@
+"""Static checks of TIPC configs with stable codes (table in docs/lint-codes.md).
+
+`lint_paths(paths, dialect=None)` reads each file the way its dialect's script does and reports every trap the
+script would silently fall into (positions shifted by blank lines, values cut at a second colon, a mode missing
+from a mode-keyed value, ...) plus the bash-semantics findings of planning it in every mode.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from tipc.config import bash
+from tipc.config.discover import classify_chain, find_repo_root
+from tipc.config.model import Slot, TipcConfig
+from tipc.config.parse import ParsedFile, parse_text, read_text
+from tipc.errors import ConfigError
+from tipc.findings import Finding, Level
+from tipc.steps import MODES
+
+TRAIN_MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer")
+KNOWN_MODES = (*MODES, "benchmark_train")
+
+# Slot name -> a pattern its key is expected to match (case-insensitive); None: any key.
+_KEY_EXPECT: dict[str, str] = {
+    "model_name": r"^model_name$",
+    "python": r"^python$",
+    "gpu_list": r"^gpu_list$",
+    "trainer_list": r"^trainer$",
+    "eval": r"^eval$",
+    "inference": r"^inference$",
+    "infer_use_gpu": r"gpu|device",
+    "infer_mkldnn": r"mkldnn|null",
+    "infer_threads": r"thread|cpu_num|null",
+    "infer_trt": r"trt|tensorrt|null",
+    "infer_benchmark": r"benchmark|null",
+    "infer_quant": r"^infer_quant$",
+}
+_BOOL_SLOTS = ("infer_quant", "infer_mkldnn", "infer_trt")
+_BOOLS = {"True", "False", "null"}
+_URL_KEYS = re.compile(r"_url$")
+
+
+def _f(
+    cfg: TipcConfig, slot: Slot | None, level: Level, code: str, message: str, col: int | None = None
+) -> Finding:
+    line = slot.line if slot is not None else 0
+    c = col if col is not None else (slot.col if slot is not None else 0)
+    return Finding(cfg.path, line, c, level, code, message)
+
+
+def _physical_checks(
+    parsed: ParsedFile, cfg: TipcConfig, limit: int | None, last_used_line: int
+) -> list[Finding]:
+    out: list[Finding] = []
+    path = parsed.path
+    if parsed.crlf:
+        out.append(
+            Finding(
+                path,
+                1,
+                0,
+                Level.ERROR,
+                "TIPC101",
+                "CRLF line endings: every value keeps a trailing \\r (`True\\r` is not `True`, `\\r` reaches the "
+                "commands); convert to LF",
+            )
+        )
+    read = parsed.physical if limit is None else parsed.physical[:limit]
+    for number, line in enumerate(read, 1):
+        if line == "":
+            shifted = number < last_used_line
+            out.append(
+                Finding(
+                    path,
+                    number,
+                    1,
+                    Level.ERROR if shifted else Level.INFO,
+                    "TIPC102",
+                    "blank line: the script drops it, so every later line moves one slot up"
+                    if shifted
+                    else "blank line after the last slot the script reads (harmless here)",
+                )
+            )
+    return out
+
+
+def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
+    out: list[Finding] = []
+    for name, slot in cfg.slots().items():
+        if not slot.present:
+            continue
+        raw = slot.raw.rstrip("\r")
+        if splitter == "every_colon" and len(bash.common_fields(raw)) > 2:
+            whole = raw.split(":", 1)[1]
+            level = Level.INFO if _URL_KEYS.search(slot.key) else Level.WARNING
+            out.append(
+                _f(
+                    cfg,
+                    slot,
+                    level,
+                    "TIPC103",
+                    f"value of {slot.key!r} contains a second ':': the script keeps only {slot.value!r} "
+                    f"(not {whole!r})",
+                )
+            )
+        if any(ch in slot.value for ch in "*?") and name not in ("inference",):
+            out.append(
+                _f(
+                    cfg,
+                    slot,
+                    Level.WARNING,
+                    "TIPC104",
+                    f"glob in value {slot.value!r}: bash expands it when reading the config "
+                    "(first match with common_func.sh, all matches with utils_func.sh)",
+                )
+            )
+        expect = _KEY_EXPECT.get(name)
+        if expect and slot.key.strip() and not re.search(expect, slot.key.strip(), re.I):
+            if not (name == "infer_use_gpu" and slot.key.strip() == "null"):
+                out.append(
+                    _f(
+                        cfg,
+                        slot,
+                        Level.ERROR,
+                        "TIPC105",
+                        f"key {slot.key!r} sits in the {name} slot (line {slot.line}); the script uses this "
+                        f"position as {name}",
+                        col=1,
+                    )
+                )
+        if name in _BOOL_SLOTS:
+            for item in slot.items:
+                if item not in _BOOLS and not (name == "infer_trt" and item == ""):
+                    fix = " (typo of False?)" if item.lower().startswith("f") else ""
+                    out.append(
+                        _f(
+                            cfg,
+                            slot,
+                            Level.WARNING,
+                            "TIPC106",
+                            f"{slot.key!r} item {item!r} is not True/False{fix}: the script only tests for 'True'",
+                        )
+                    )
+        if slot.key != slot.key.strip() and slot.key.strip():
+            out.append(
+                _f(
+                    cfg,
+                    slot,
+                    Level.WARNING,
+                    "TIPC107",
+                    f"key {slot.key!r} has surrounding spaces (kept by bash)",
+                    1,
+                )
+            )
+        if slot.value and slot.value.strip() == "" and name not in ("inference_dir",):
+            out.append(
+                _f(
+                    cfg,
+                    slot,
+                    Level.WARNING,
+                    "TIPC108",
+                    f"value of {slot.key!r} is blank (spaces only): parameters are omitted but a stage test "
+                    "does not treat it as null, so that stage would run with an empty script",
+                )
+            )
+        if name in ("epoch", "train_batch") and bash.is_mode_keyed(slot.value):
+            modes = [bash.ifs_split(alt, "=")[0] if alt else "" for alt in slot.items]
+            for mode in modes:
+                if mode not in KNOWN_MODES:
+                    out.append(
+                        _f(
+                            cfg,
+                            slot,
+                            Level.WARNING,
+                            "TIPC109",
+                            f"unknown mode {mode!r} in the mode-keyed value of {slot.key!r}",
+                        )
+                    )
+            missing = [m for m in TRAIN_MODES if m not in modes]
+            if missing:
+                out.append(
+                    _f(
+                        cfg,
+                        slot,
+                        Level.WARNING,
+                        "TIPC110",
+                        f"{slot.key!r} has no value for {', '.join(missing)}: in that mode the parameter is "
+                        "omitted and the training script's default is used",
+                    )
+                )
+    return out
+
+
+def _structure_checks(cfg: TipcConfig) -> list[Finding]:
+    out: list[Finding] = []
+    for trainer in cfg.trainer_list.items:
+        for name in ("norm_train", "pact_train", "fpgm_train", "distill_train", "trainer1", "trainer2"):
+            slot = cfg.slot(name)
+            if slot.key == trainer and slot.value == "null":
+                out.append(
+                    _f(
+                        cfg,
+                        cfg.trainer_list,
+                        Level.WARNING,
+                        "TIPC111",
+                        f"trainer {trainer!r} is listed but its script (line {slot.line}) is null: it is skipped "
+                        "with its eval, export and inference",
+                    )
+                )
+    if (
+        cfg.norm_export.present
+        and cfg.norm_export.value == "null"
+        and cfg.inference.value not in ("", "null")
+        and "norm_train" in cfg.trainer_list.items
+    ):
+        out.append(
+            _f(
+                cfg,
+                cfg.norm_export,
+                Level.WARNING,
+                "TIPC112",
+                "norm_export is null while an inference script is set: in train modes inference runs only after "
+                "export, so no inference runs",
+            )
+        )
+    gpus = cfg.gpu_list.items
+    use = cfg.train_use_gpu.items
+    if (
+        cfg.dialect not in ("clas", "det", "compact")
+        and use
+        and len(use) != len(gpus)
+        and cfg.train_use_gpu.key
+    ):
+        out.append(
+            _f(
+                cfg,
+                cfg.train_use_gpu,
+                Level.WARNING,
+                "TIPC113",
+                f"{len(gpus)} gpu_list item(s) but {len(use)} train use_gpu value(s): they are paired by "
+                "position, missing ones are empty",
+            )
+        )
+    lists = [cfg.infer_model.items, cfg.infer_export.items, cfg.infer_quant.items]
+    if cfg.dialect != "det" and cfg.infer_export.present and len({len(x) for x in lists if x}) > 1:
+        out.append(
+            _f(
+                cfg,
+                cfg.infer_model,
+                Level.WARNING,
+                "TIPC114",
+                "infer_model / infer_export / infer_quant lists have different lengths: they are paired by position",
+            )
+        )
+    for item in gpus:
+        if len(item) > 15 and ";" not in item:
+            out.append(
+                _f(
+                    cfg,
+                    cfg.gpu_list,
+                    Level.WARNING,
+                    "TIPC115",
+                    f"gpu_list item {item!r} is longer than 15 characters: the script classifies it as "
+                    "multi-node by length",
+                )
+            )
+    if cfg.infer_use_gpu.key == "null":
+        out.append(
+            _f(
+                cfg,
+                cfg.infer_use_gpu,
+                Level.WARNING,
+                "TIPC116",
+                "the inference use_gpu key is null: the script passes it raw as `null=<value>`",
+            )
+        )
+    return out
+
+
+def lint_file(path: Path, *, dialect: str | None = None) -> list[Finding]:
+    from tipc.config import detect, dialects
+    from tipc.config import load as load_mod
+
+    text = read_text(path)
+    parsed = parse_text(text, str(path))
+    findings: list[Finding] = list(parsed.issues)
+    if not parsed.physical:
+        return findings
+    chain = classify_chain(path, parsed)
+    if chain != "train_infer_python":
+        level = Level.WARNING if chain == "unknown" else Level.INFO
+        findings.append(
+            Finding(
+                str(path),
+                0,
+                0,
+                level,
+                "TIPC030" if chain != "unknown" else "TIPC031",
+                f"config of the {chain} chain: tipc lints and plans train_infer_python configs only"
+                if chain != "unknown"
+                else "not recognised as a TIPC config of any chain (first line is not a known header)",
+            )
+        )
+        return findings
+    root = find_repo_root(path)
+    name = dialect or detect.detect(parsed, path, root).dialect
+    profile = dialects.get(name)
+    cfg = load_mod.build(parsed, profile)
+    used = max((s.line for s in cfg.slots().values() if s.present), default=0)
+    expected_index = max(profile.slots.values())
+    if profile.read_limit is not None or True:
+        findings.extend(_physical_checks(parsed, cfg, profile.read_limit, used if used else expected_index))
+    findings.extend(_slot_checks(cfg, profile.splitter))
+    findings.extend(_structure_checks(cfg))
+    findings.extend(_plan_findings(path, root, name))
+    return _dedupe(findings)
+
+
+def _plan_findings(path: Path, root: Path, dialect: str) -> list[Finding]:
+    from tipc.plan import plan
+
+    out: list[Finding] = []
+    for mode in MODES:
+        try:
+            result = plan(path, mode, repo=root, dialect=dialect)
+        except ConfigError as exc:  # pragma: no cover - defensive: lint reports, never crashes
+            out.append(Finding(str(path), exc.line or 0, 0, Level.ERROR, "TIPC002", exc.message))
+            continue
+        for f in result.findings:
+            if f.code in ("TIPC000", "TIPC900"):
+                continue
+            if f.code == "TIPC100":
+                f = Finding(f.path, f.line, f.col, Level.INFO, f.code, f.message)
+            out.append(f)
+    return out
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple[int, str, str]] = set()
+    out: list[Finding] = []
+    for f in findings:
+        key = (f.line, f.code, f.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(f)
+    return sorted(out, key=lambda f: (f.path, f.line, f.col, f.code))
+
+
+def lint_paths(paths: Sequence[Path], *, dialect: str | None = None) -> list[Finding]:
+    """Lint every config; a directory means every file under DIR/test_tipc/configs/**.
+
+    Raises ConfigError for a file that cannot be read at all (missing, binary, not UTF-8).
+    """
+    from tipc.config.discover import iter_config_files
+
+    findings: list[Finding] = []
+    for path in paths:
+        path = Path(path)
+        if path.is_dir():
+            files = iter_config_files(path)
+            if not files:
+                raise ConfigError(str(path), None, "no files under test_tipc/configs/ in this folder")
+            for file in files:
+                findings.extend(lint_file(file, dialect=dialect))
+        else:
+            findings.extend(lint_file(path, dialect=dialect))
+    return findings

@@ -1,0 +1,122 @@
+"""Text -> located entries, the way the TIPC scripts see a config (never raises on bad content).
+
+The scripts read a config positionally: `dataline=$(awk 'NR==1, NR==51{print}' F)` (or `cat F`), then
+`IFS=$'\\n'; lines=(${dataline})`. That array drops empty lines (so later slots shift up), keeps `\\r` of CRLF
+files and keeps spaces. `ArrayLine.number` remembers the physical line each array element came from, so every
+value the planner uses can be reported as `path:line:col`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tipc.config import bash
+from tipc.errors import ConfigError
+from tipc.findings import Finding, Level
+
+
+@dataclass(frozen=True)
+class ArrayLine:
+    """One element of the scripts' line array."""
+
+    index: int  # 0-based idx in the array
+    number: int  # 1-based physical line in the file
+    text: str  # the line as bash holds it (\r kept)
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    path: str
+    text: str
+    physical: tuple[str, ...]  # every physical line, \r kept, without \n
+    crlf: bool
+    issues: tuple[Finding, ...] = field(default=())
+
+    def array(self, limit: int | None) -> tuple[ArrayLine, ...]:
+        """The line array a script builds when it reads the first `limit` lines (None: the whole file)."""
+        return array_lines(self.physical, limit)
+
+    def find_header(self, name: str) -> int | None:
+        """1-based physical line of the first line containing the header word `name` (like `grep -n -w`)."""
+        for number, line in enumerate(self.physical, 1):
+            if _has_word(line, name):
+                return number
+        return None
+
+
+def _has_word(line: str, word: str) -> bool:
+    start = 0
+    while True:
+        pos = line.find(word, start)
+        if pos < 0:
+            return False
+        before = line[pos - 1] if pos > 0 else " "
+        end = pos + len(word)
+        after = line[end] if end < len(line) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        start = pos + 1
+
+
+def array_lines(physical: tuple[str, ...], limit: int | None) -> tuple[ArrayLine, ...]:
+    taken = physical if limit is None else physical[:limit]
+    # `$(...)` strips trailing newlines; word splitting on "\n" then drops every empty line.
+    out: list[ArrayLine] = []
+    for number, text in enumerate(taken, 1):
+        if text == "":
+            continue
+        out.append(ArrayLine(len(out), number, text))
+    return tuple(out)
+
+
+def read_text(path: Path) -> str:
+    """Read a config as UTF-8, raising ConfigError for what no script could read either."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(str(path), None, "no such file") from None
+    except IsADirectoryError:
+        raise ConfigError(str(path), None, "is a directory, expected a config file") from None
+    except OSError as exc:
+        raise ConfigError(str(path), None, f"cannot read: {exc.strerror or exc}") from None
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise ConfigError(str(path), line, "binary file (NUL byte), expected a text config")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(str(path), line, f"not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+
+
+def parse_text(text: str, path: str = "<config>") -> ParsedFile:
+    """Split text into physical lines and collect file-level issues. Pure; never raises."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    physical = tuple(text.split("\n"))
+    # A final newline does not start a new line.
+    if physical and physical[-1] == "":
+        physical = physical[:-1]
+    crlf = any(line.endswith("\r") for line in physical)
+    issues: list[Finding] = []
+    if not physical:
+        issues.append(Finding(path, 0, 0, Level.ERROR, "TIPC001", "empty config: no lines to read"))
+    return ParsedFile(path, text, physical, crlf, tuple(issues))
+
+
+def parse_file(path: Path) -> ParsedFile:
+    return parse_text(read_text(path), str(path))
+
+
+def split_key_value(line: str, splitter: str) -> tuple[str, str]:
+    """(key, value) of one array line with the dialect's splitter ("every_colon" or "first_colon")."""
+    if splitter == "first_colon":
+        return bash.first_colon_key(line), bash.first_colon_value(line)
+    return bash.common_key(line), bash.common_value(line)
+
+
+def value_col(line: str, splitter: str) -> int:
+    """1-based column where the value starts (0 when the line has no colon)."""
+    pos = line.find(":")
+    return pos + 2 if pos >= 0 else 0

@@ -1,0 +1,262 @@
+"""Public planning API: config + mode + overrides -> Plan (the commands the repo's own script would run).
+
+    plan(config, mode, *, repo=None, overrides=Overrides(), dialect=None) -> Plan
+    format_plan(plan) -> str                    (what `tipc plan` and `tipc run --dry-run` print)
+    status_line(plan, step, ok=True) -> str     (the step's line in the dialect's results_python.log format)
+
+Pure apart from reading the config (and the repo's script, for dialect detection).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+from tipc.config import chain as chain_mod
+from tipc.config import detect as detect_mod
+from tipc.config import dialects as dialects_mod
+from tipc.config import load as load_mod
+from tipc.config.discover import classify_chain, find_repo_root
+from tipc.config.model import SLOT_NAMES, Slot, TipcConfig
+from tipc.config.parse import parse_file
+from tipc.errors import ConfigError, UserError
+from tipc.findings import Finding, Level
+from tipc.steps import MODES, Overrides, Plan, Step
+
+__all__ = ["Overrides", "Plan", "Step", "apply_overrides", "format_plan", "plan", "status_line"]
+
+
+def plan(
+    config: Path,
+    mode: str,
+    *,
+    repo: Path | None = None,
+    overrides: Overrides = Overrides(),  # noqa: B008 - frozen value
+    dialect: str | None = None,
+) -> Plan:
+    if mode not in MODES:
+        raise UserError(f"unknown mode {mode!r}; expected one of: {', '.join(MODES)}")
+    config = Path(config)
+    parsed = parse_file(config)
+    chain_name = classify_chain(config, parsed)
+    if chain_name != "train_infer_python":
+        raise ConfigError(
+            str(config),
+            None,
+            f"this is a {chain_name} config; tipc plans the train_infer_python chain "
+            "(test_train_inference_python.sh) only",
+        )
+    root = Path(repo) if repo is not None else find_repo_root(config)
+    findings: list[Finding] = list(parsed.issues)
+    if dialect is not None:
+        profile = dialects_mod.get(dialect)
+        reason = "--dialect"
+    else:
+        found = detect_mod.detect(parsed, config, root)
+        profile = dialects_mod.get(found.dialect)
+        reason = found.reason
+    findings.append(Finding(str(config), 0, 0, Level.INFO, "TIPC000", f"dialect {profile.name}: {reason}"))
+    cfg = load_mod.build(parsed, profile)
+    cfg, notes = apply_overrides(cfg, overrides, mode)
+    findings.extend(notes)
+    root_abs = str(root.resolve())
+    steps, chain_findings, log_root = chain_mod.build(cfg, profile, mode, root_abs)
+    findings.extend(chain_findings)
+    if not steps:
+        findings.append(
+            Finding(str(config), 0, 0, Level.WARNING, "TIPC100", f"the script runs nothing in mode {mode}")
+        )
+
+    def rel(path: str) -> str:
+        if path.startswith(root_abs + "/"):
+            path = path[len(root_abs) + 1 :]
+        while path.startswith("./"):
+            path = path[2:]
+        return path
+
+    return Plan(
+        config_path=str(config),
+        repo=root_abs,
+        mode=mode,
+        dialect=profile.name,
+        model_name=cfg.model_name.value,
+        output_dir=rel(log_root),
+        results_log=rel(f"{log_root}/{profile.results_log}"),
+        status_format=profile.status_format,
+        steps=tuple(steps),
+        findings=tuple(findings),
+        overrides=overrides,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# overrides
+
+
+_CPU_VALUE = {"True": "False", "true": "False", "gpu": "cpu", "GPU": "cpu"}
+_CPU_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(--device[ =])gpu\b"), r"\1cpu"),
+    (re.compile(r"(Global\.device=)gpu\b"), r"\1cpu"),
+    (re.compile(r"\b(use_gpu=)True\b"), r"\1False"),
+)
+_SCRIPT_SLOTS = (
+    "norm_train",
+    "pact_train",
+    "fpgm_train",
+    "distill_train",
+    "trainer1",
+    "trainer2",
+    "eval",
+    "norm_export",
+    "pact_export",
+    "fpgm_export",
+    "distill_export",
+    "inference",
+)
+
+
+def _cpu_items(value: str, *, keep_one: bool) -> str:
+    items = value.split("|")
+    mapped = [_CPU_VALUE.get(item, item) for item in items]
+    if keep_one:
+        seen: list[str] = []
+        for item in mapped:
+            if item not in seen:
+                seen.append(item)
+        return "|".join(seen)
+    return "|".join(mapped)
+
+
+def apply_overrides(cfg: TipcConfig, overrides: Overrides, mode: str) -> tuple[TipcConfig, list[Finding]]:
+    """Apply --device / --set in memory; each change is reported as an info finding at its slot."""
+    notes: list[Finding] = []
+    changes: dict[str, Slot] = {}
+
+    def change(name: str, value: str, why: str) -> None:
+        slot = changes.get(name, cfg.slot(name))
+        if slot.value == value:
+            return
+        changes[name] = slot.with_value(value)
+        notes.append(
+            Finding(
+                cfg.path,
+                slot.line,
+                slot.col,
+                Level.INFO,
+                "TIPC900",
+                f"overridden ({why}): {slot.key or name} {slot.value!r} -> {value!r}",
+            )
+        )
+
+    if overrides.device not in (None, "cpu", "gpu"):
+        raise UserError(f"--device {overrides.device!r}: expected cpu or gpu")
+    if overrides.device == "cpu":
+        if cfg.gpu_list.present:
+            change("gpu_list", "-1", "--device cpu")
+        if cfg.train_use_gpu.present and cfg.train_use_gpu.value not in ("", "null", "##"):
+            first = _cpu_items(cfg.train_use_gpu.value, keep_one=False).split("|")[0]
+            change("train_use_gpu", first, "--device cpu")
+        if cfg.infer_use_gpu.present:
+            change("infer_use_gpu", _cpu_items(cfg.infer_use_gpu.value, keep_one=True), "--device cpu")
+        for name in _SCRIPT_SLOTS:
+            slot = changes.get(name, cfg.slot(name))
+            new = slot.value
+            for pattern, repl in _CPU_REWRITES:
+                new = pattern.sub(repl, new)
+            if new != slot.value:
+                change(name, new, "--device cpu")
+    by_key: dict[str, str] = {}
+    for name in SLOT_NAMES:
+        slot = cfg.slot(name)
+        if slot.present and slot.key.strip() and slot.key.strip() not in ("null", "##"):
+            by_key.setdefault(slot.key.strip(), name)
+    for key, value in overrides.sets:
+        name = key if key in SLOT_NAMES else by_key.get(key.strip())
+        if name is None and key == "epochs":
+            name = "epoch"
+        if name is None and key == "batch_size":
+            name = "train_batch"
+        if name is None:
+            raise ConfigError(
+                cfg.path,
+                None,
+                f"--set {key}: no slot with that key or field name "
+                f"(fields: {', '.join(SLOT_NAMES)}; keys: {', '.join(sorted(by_key))})",
+            )
+        slot = changes.get(name, cfg.slot(name))
+        new_value = value
+        if name in ("epoch", "train_batch", "train_model_name") and "=" not in value and "|" not in value:
+            if "=" in slot.value:  # keep a mode-keyed line mode-keyed so the script still picks it
+                new_value = f"{mode}={value}"
+        change(name, new_value, f"--set {key}={value}")
+    if not changes:
+        return cfg, notes
+    return replace(cfg, **changes), notes  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# rendering
+
+
+def _fmt_env(step: Step) -> str:
+    parts = [f"{k}={v}" for k, v in step.env]
+    parts += [f"-{k}" for k in step.unset_env]
+    return " ".join(parts)
+
+
+def format_plan(plan: Plan) -> str:
+    """A readable numbered list of the steps (also `tipc run --dry-run`)."""
+    head = (
+        f"plan: {plan.model_name or '?'} | mode {plan.mode} | dialect {plan.dialect} | "
+        f"{len(plan.steps)} step{'s' if len(plan.steps) != 1 else ''}\n"
+        f"config: {plan.config_path}\nrepo:   {plan.repo}\n"
+        f"output: {plan.output_dir}  (status log {plan.results_log})\n"
+    )
+    lines = [head]
+    width = len(str(len(plan.steps)))
+    for n, step in enumerate(plan.steps, 1):
+        lines.append(f"{n:>{width}}. [{step.stage.value}] {step.id}")
+        pad = " " * (width + 2)
+        lines.append(f"{pad}$ {shlex.join(step.argv)}")
+        extras = []
+        if step.cwd != ".":
+            extras.append(f"cwd: {step.cwd}")
+        env = _fmt_env(step)
+        if env:
+            extras.append(f"env: {env}")
+        extras.append(f"log: {step.log or '(console)'}")
+        if step.depends_on:
+            extras.append(f"after: {', '.join(step.depends_on)}")
+        lines.append(f"{pad}{'  '.join(extras)}")
+    shown = [f for f in plan.findings if f.level is not Level.INFO or f.code.startswith("TIPC9")]
+    if plan.findings:
+        lines.append("")
+        lines.append(f"findings ({len(plan.findings)}, {len(shown)} shown; --format json lists all):")
+        for finding in shown:
+            lines.append(f"  {finding.format()}")
+    return "\n".join(lines) + "\n"
+
+
+_STATUS = {
+    "template": "\x1b[33m Run {ok} with command - {cmd}!  \x1b[0m",
+    "compact": "\x1b[33m Run {ok} with command - {model} - {cmd}!  \x1b[0m",
+    "ocr": "\x1b[33m Run {ok} with command - {model} - {cmd} - {log} \x1b[0m",
+    "seg_det": "\x1b[33m Run {ok} with command - {model} - {cmd} - {log}  \x1b[0m",
+    "clas": "\x1b[33m Run {ok} with command - {model} - {cmd} - {log} ! \x1b[0m",
+    "rec": "\x1b[33m Run {ok} with command - {model} - {cmd} - {log}!  \x1b[0m",
+}
+
+
+def status_line(plan: Plan, step: Step, ok: bool = True) -> str:
+    """The step's status line exactly as the dialect's script appends it to its results log."""
+    template = _STATUS.get(plan.status_format, _STATUS["ocr"])
+    log = step.status_log or ""
+    if log and not log.startswith("/") and plan.status_format == "clas":
+        log = f"{plan.repo}/{log}"
+    elif log and not log.startswith("/"):
+        log = f"./{log}"
+    return template.format(
+        ok="successfully" if ok else "failed", model=plan.model_name, cmd=step.status_command, log=log
+    )
