@@ -638,10 +638,15 @@ def _inference(
         )
 
     names = {"log_root": ctx.log_root, "gpu": gpu}
+
+    def loop(name: str) -> list[str]:
+        # A dialect without the slot (compact: no mkldnn/threads/trt/precision lines) loops once, empty.
+        return ifs_split(cfg.slot(name).value, "|") if name in d.slots else [""]
+
     for use_gpu in ifs_split(cfg.infer_use_gpu.value, "|"):
         use_gpu_param = f"{cfg.infer_use_gpu.key}={use_gpu}"
         if test_eq(use_gpu, "False") or test_eq(use_gpu, "cpu"):
-            for mkldnn in ifs_split(cfg.infer_mkldnn.value, "|"):
+            for mkldnn in loop("infer_mkldnn"):
                 if "C3" in d.cpu_skip and test_eq(mkldnn, "False") and test_eq(quant, "True"):
                     continue
                 mkldnn_param = (
@@ -649,11 +654,9 @@ def _inference(
                     if d.mkldnn_raw
                     else set_param(cfg.infer_mkldnn.key, mkldnn)
                 )
-                for threads in ifs_split(cfg.infer_threads.value, "|"):
+                for threads in loop("infer_threads"):
                     for batch in ifs_split(cfg.infer_batch.value, "|"):
-                        precisions = (
-                            ifs_split(cfg.infer_precision.value, "|") if d.cpu_precision_loop else [""]
-                        )
+                        precisions = loop("infer_precision") if d.cpu_precision_loop else [""]
                         for precision in precisions:
                             if any(_cpu_skip(r, quant, precision, mkldnn) for r in d.cpu_skip):
                                 continue
@@ -673,9 +676,9 @@ def _inference(
                                 )
                             emit("cpu", log, values)
         elif test_eq(use_gpu, "True") or test_eq(use_gpu, "gpu"):
-            trts = [""] if d.whole_infer == "det" else ifs_split(cfg.infer_trt.value, "|")
+            trts = [""] if d.whole_infer == "det" else loop("infer_trt")
             for trt in trts:
-                for precision in ifs_split(cfg.infer_precision.value, "|"):
+                for precision in loop("infer_precision"):
                     if any(_gpu_skip(r, quant, precision, trt) for r in d.gpu_skip):
                         continue
                     for batch in ifs_split(cfg.infer_batch.value, "|"):
