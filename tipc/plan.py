@@ -17,7 +17,7 @@ from pathlib import Path
 from tipc.config import chain as chain_mod
 from tipc.config import detect as detect_mod
 from tipc.config import dialects as dialects_mod
-from tipc.config import load as load_mod
+from tipc.config import reader as load_mod
 from tipc.config.discover import classify_chain, find_repo_root
 from tipc.config.model import SLOT_NAMES, Slot, TipcConfig
 from tipc.config.parse import parse_file

@@ -1,17 +1,61 @@
-"""`tipc plan`: placeholder until its issue lands."""
+"""`tipc plan CONFIG --mode MODE`: the commands the repo's own TIPC script would run, in order."""
 
 from __future__ import annotations
 
 import argparse
 
-from tipc.errors import UserError
+HELP = "show the ordered steps the repo's test_train_inference_python.sh would run"
 
-HELP = "plan (not implemented yet)"
+MODES = (
+    "lite_train_lite_infer",
+    "lite_train_whole_infer",
+    "whole_train_whole_infer",
+    "whole_infer",
+    "klquant_whole_infer",
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parser.add_argument("config", help="a train_infer_python.txt-family config")
+    parser.add_argument("--mode", required=True, choices=MODES)
+    parser.add_argument("--repo", help="folder the script runs from (default: the parent of test_tipc/)")
+    parser.add_argument("--dialect", help="dialect profile to read the config with (default: detected)")
+    parser.add_argument("--device", choices=("cpu",), help="rewrite device slots to their CPU form in memory")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a slot by its config key (e.g. Global.epoch_num) or field name (e.g. epoch); repeatable",
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UserError("tipc plan is not implemented yet")
+    import json
+    import sys
+    from pathlib import Path
+
+    from tipc.errors import UserError
+    from tipc.plan import format_plan, plan
+    from tipc.steps import Overrides
+
+    sets = []
+    for item in args.sets:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UserError(f"--set {item!r}: expected KEY=VALUE")
+        sets.append((key, value))
+    result = plan(
+        Path(args.config),
+        args.mode,
+        repo=Path(args.repo) if args.repo else None,
+        overrides=Overrides(device=args.device, sets=tuple(sets)),
+        dialect=args.dialect,
+    )
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+    else:
+        sys.stdout.write(format_plan(result))
+    return 0

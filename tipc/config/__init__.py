@@ -21,7 +21,7 @@ def load(config: Path, *, repo: Path | None = None, dialect: str | None = None) 
     from dataclasses import replace
 
     from tipc.config import detect, dialects
-    from tipc.config import load as load_mod
+    from tipc.config import reader as load_mod
     from tipc.config.discover import classify_chain, find_repo_root
     from tipc.config.parse import parse_file
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from tipc.config import bash
 from tipc.config.bash import OMITTED, ifs_split, set_param, test_eq, test_ne
 from tipc.config.dialects import Dialect
-from tipc.config.load import mode_slot_value
+from tipc.config.reader import mode_slot_value
 from tipc.config.model import Slot, TipcConfig
 from tipc.findings import Finding, Level
 from tipc.steps import Stage, Step
@@ -697,7 +697,7 @@ def _inference(
         else:
             ctx.note(
                 "TIPC231",
-                Level.ERROR,
+                Level.WARNING if cfg.inference.value in ("null", "") else Level.ERROR,
                 cfg.infer_use_gpu,
                 f"inference use_gpu value {use_gpu!r} is none of True/False/gpu/cpu: the script prints "
                 "'Does not support hardware other than CPU and GPU' and runs nothing for it",

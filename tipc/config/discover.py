@@ -42,7 +42,9 @@ def find_repo_root(config: Path) -> Path:
 
 
 def classify_chain(path: Path, parsed: ParsedFile) -> str:
-    """Which chain a config is for: "train_infer_python" or another chain's name."""
+    """Which chain a config is for: "train_infer_python", another chain's name, "other" (not a .txt config)."""
+    if path.suffix.lower() != ".txt":
+        return "other"
     first = next((line.strip("\r").strip() for line in parsed.physical if line.strip()), "")
     if first.startswith("="):
         word = first.strip("= \t\r")

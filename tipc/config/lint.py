@@ -178,18 +178,6 @@ def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
                             f"unknown mode {mode!r} in the mode-keyed value of {slot.key!r}",
                         )
                     )
-            missing = [m for m in TRAIN_MODES if m not in modes]
-            if missing:
-                out.append(
-                    _f(
-                        cfg,
-                        slot,
-                        Level.WARNING,
-                        "TIPC110",
-                        f"{slot.key!r} has no value for {', '.join(missing)}: in that mode the parameter is "
-                        "omitted and the training script's default is used",
-                    )
-                )
     return out
 
 
@@ -281,8 +269,10 @@ def _structure_checks(cfg: TipcConfig) -> list[Finding]:
 
 def lint_file(path: Path, *, dialect: str | None = None) -> list[Finding]:
     from tipc.config import detect, dialects
-    from tipc.config import load as load_mod
+    from tipc.config import reader as load_mod
 
+    if path.suffix.lower() != ".txt":
+        return [Finding(str(path), 0, 0, Level.INFO, "TIPC032", "not a .txt TIPC config: skipped")]
     text = read_text(path)
     parsed = parse_text(text, str(path))
     findings: list[Finding] = list(parsed.issues)
