@@ -173,18 +173,17 @@ def apply_overrides(cfg: TipcConfig, overrides: Overrides, mode: str) -> tuple[T
         if slot.present and slot.key.strip() and slot.key.strip() not in ("null", "##"):
             by_key.setdefault(slot.key.strip(), name)
     for key, value in overrides.sets:
-        name = key if key in SLOT_NAMES else by_key.get(key.strip())
-        if name is None and key == "epochs":
-            name = "epoch"
-        if name is None and key == "batch_size":
-            name = "train_batch"
-        if name is None:
+        target = key if key in SLOT_NAMES else by_key.get(key.strip())
+        if target is None:
+            target = {"epochs": "epoch", "batch_size": "train_batch"}.get(key)
+        if target is None:
             raise ConfigError(
                 cfg.path,
                 None,
                 f"--set {key}: no slot with that key or field name "
                 f"(fields: {', '.join(SLOT_NAMES)}; keys: {', '.join(sorted(by_key))})",
             )
+        name = target
         slot = changes.get(name, cfg.slot(name))
         new_value = value
         if name in ("epoch", "train_batch", "train_model_name") and "=" not in value and "|" not in value:

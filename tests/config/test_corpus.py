@@ -32,10 +32,18 @@ LITE = "lite_train_lite_infer"
 # (owner/repo, substring of the config path, mode or "" for all) -> why it does not match yet.
 KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     ("PaddlePaddle/PaddleGAN", "", ""): "GAN export passes positional weights; whole_infer CPU shape differs",
-    ("PaddlePaddle/PaddleVideo", "", ""): "Video: --max_iters, -B launcher, plain epoch/batch, dirname export dir",
+    (
+        "PaddlePaddle/PaddleVideo",
+        "",
+        "",
+    ): "Video: --max_iters, -B launcher, plain epoch/batch, dirname export dir",
     ("PaddlePaddle/PaddleRec", "aitm", LITE): "Rec: save_log ends in _nodes_1.log and autocast is emitted",
     ("PaddlePaddle/PaddleRec", "ensfm", LITE): "Rec: save_log ends in _nodes_1.log and autocast is emitted",
-    ("Lieberk/Paddle-Cutpaste", "", LITE): "older compact copy: save_log <trainer>_gpus_<gpu>, edited commands",
+    (
+        "Lieberk/Paddle-Cutpaste",
+        "",
+        LITE,
+    ): "older compact copy: save_log <trainer>_gpus_<gpu>, edited commands",
     ("sldyns/DnCNN_paddle", "", LITE): "competition copy of the compact script, hand-edited",
     ("kongdebug/NAFNet-pd", "", ""): "33-line competition variant, hand-edited script",
     ("lelexx/fastflow_paddle", "", ""): "compact copy with extra mode-keyed lines",
@@ -54,7 +62,9 @@ def _gap(owner_repo: str, config: str, mode: str) -> str | None:
 
 def _params() -> list[object]:
     if CORPUS is None:
-        return [pytest.param(None, None, marks=pytest.mark.skip(reason="corpus not found: shared/tipc-corpus"))]
+        return [
+            pytest.param(None, None, marks=pytest.mark.skip(reason="corpus not found: shared/tipc-corpus"))
+        ]
     out: list[object] = []
     for case in iter_cases(CORPUS):
         for mode in case.expected:

@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a slot by its config key (e.g. Global.epoch_num) or field name (e.g. epoch); repeatable",
+        help="override a slot by config key (e.g. Global.epoch_num) or field name (e.g. epoch); repeatable",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from tipc.config import bash
 from tipc.config.bash import OMITTED, ifs_split, set_param, test_eq, test_ne
 from tipc.config.dialects import Dialect
-from tipc.config.reader import mode_slot_value
 from tipc.config.model import Slot, TipcConfig
+from tipc.config.reader import mode_slot_value
 from tipc.findings import Finding, Level
 from tipc.steps import Stage, Step
 
@@ -162,29 +162,23 @@ def _classify(gpu: str) -> tuple[str, str, tuple[str, str] | None]:
 def _amp(ctx: _Ctx, autocast: str) -> dict[str, str]:
     d, cfg = ctx.d, ctx.cfg
     out = {"amp": OMITTED, "autocast": OMITTED, "amp_level": OMITTED}
-    if d.amp in ("ocr", "template"):
-        if test_eq(autocast, "amp"):
-            out["amp"] = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
+    if d.amp in ("ocr", "template") and test_eq(autocast, "amp"):
+        out["amp"] = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
     if d.emit_autocast:
         out["autocast"] = set_param(cfg.autocast.key, autocast)
+    clas_amp = "-o AMP.use_amp=True -o AMP.scale_loss=128 -o AMP.use_dynamic_loss_scaling=True -o AMP.level="
     if d.amp == "clas":
         if autocast == "fp16":
-            out["autocast"] = (
-                "-o AMP.use_amp=True -o AMP.scale_loss=128 -o AMP.use_dynamic_loss_scaling=True -o AMP.level=O2"
-            )
+            out["autocast"] = clas_amp + "O2"
         elif autocast == "amp":
-            out["autocast"] = (
-                "-o AMP.use_amp=True -o AMP.scale_loss=128 -o AMP.use_dynamic_loss_scaling=True -o AMP.level=O1"
-            )
+            out["autocast"] = clas_amp + "O1"
         else:
             out["autocast"] = "-o AMP.use_amp=False"
-    elif d.amp == "det":
-        if test_eq(autocast, "amp") or test_eq(autocast, "fp16"):
-            out["autocast"] = "--amp"
-            out["amp_level"] = "amp_level=O1" if autocast == "amp" else "amp_level=O2"
-    elif d.amp == "gan":
-        if test_eq(autocast, "fp16"):
-            out["amp"] = "--amp --amp_level=O2"
+    elif d.amp == "det" and (test_eq(autocast, "amp") or test_eq(autocast, "fp16")):
+        out["autocast"] = "--amp"
+        out["amp_level"] = "amp_level=O1" if autocast == "amp" else "amp_level=O2"
+    elif d.amp == "gan" and test_eq(autocast, "fp16"):
+        out["amp"] = "--amp --amp_level=O2"
     return out
 
 

@@ -63,7 +63,7 @@ def build(parsed: ParsedFile, dialect: Dialect, chain: str = "train_infer_python
         crlf=parsed.crlf,
         sections=tuple(sections),
         extra_args=extra,
-        **slots,
+        **slots,  # type: ignore[arg-type]
     )
 
 

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.config.fixtures import OCR_DET, make_repo
+from tipc.config.lint import lint_paths
+from tipc.errors import ConfigError
+from tipc.findings import Level
+
+CONFIG = "test_tipc/configs/demo/train_infer_python.txt"
+
+
+def codes(repo: Path) -> set[str]:
+    return {f.code for f in lint_paths([repo])}
+
+
+def test_clean_config_has_no_errors(ocr_repo: Path) -> None:
+    assert not [f for f in lint_paths([ocr_repo / CONFIG]) if f.level is Level.ERROR]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "code"),
+    [
+        ("Global.auto_cast:null\n", "Global.auto_cast:null\n\n", "TIPC102"),
+        ("Global.pretrained_model:null", "Global.pretrained_model:https://x.y/z.pdparams", "TIPC103"),
+        ("infer_quant:False", "infer_quant:Fasle", "TIPC106"),
+        ("--enable_mkldnn:False", "--benchmark:False", "TIPC105"),
+        ("pact_train:null", "pact_train:null", "TIPC111"),
+        (
+            "Train.loader.batch_size_per_card:lite_train_lite_infer=2",
+            "Train.loader.batch_size_per_card:whole_train_lite_infer=2",
+            "TIPC109",
+        ),
+        ("norm_export:tools/export_model.py -c configs/det.yml -o", "norm_export:null", "TIPC112"),
+        ("train_model_name:latest", "train_model_name:out*/latest", "TIPC104"),
+        ("fpgm_export:null", "fpgm_export: ", "TIPC108"),
+    ],
+)
+def test_each_trap_has_a_stable_code(tmp_path: Path, old: str, new: str, code: str) -> None:
+    text = OCR_DET.replace(old, new, 1)
+    if code == "TIPC111":
+        text = text.replace("trainer:norm_train", "trainer:norm_train|pact_train")
+    repo = make_repo(tmp_path, {CONFIG: text})
+    assert code in codes(repo)
+
+
+def test_crlf_is_an_error(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {CONFIG: OCR_DET.replace("\n", "\r\n")})
+    found = lint_paths([repo])
+    assert any(f.code == "TIPC101" and f.level is Level.ERROR for f in found)
+
+
+def test_other_chains_get_an_info_finding_not_a_crash(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path,
+        {
+            "test_tipc/configs/a/model_linux_gpu_normal_normal_serving_python_linux_gpu_cpu.txt": "===serving_params===\n",
+            "test_tipc/configs/a/model_linux_gpu_normal_normal_infer_cpp_linux_gpu_cpu.txt": "model_name:x\n",
+            "test_tipc/configs/a/x.yml": "a: 1\n",
+        },
+    )
+    found = lint_paths([repo])
+    assert {f.code for f in found} == {"TIPC030", "TIPC032"}
+    assert any("serving" in f.message for f in found)
+
+
+def test_unreadable_input_raises(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        lint_paths([tmp_path / "missing.txt"])
+    with pytest.raises(ConfigError, match="no files"):
+        lint_paths([tmp_path])
+
+
+def test_findings_format(ocr_repo: Path) -> None:
+    text = OCR_DET.replace("infer_quant:False", "infer_quant:Fasle")
+    repo = make_repo(ocr_repo, {CONFIG: text})
+    finding = next(f for f in lint_paths([repo / CONFIG]) if f.code == "TIPC106")
+    assert finding.format().startswith(f"{repo / CONFIG}:39:")
+    assert " WARNING TIPC106 " in finding.format()

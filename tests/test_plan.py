@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.config.fixtures import COMPACT, OCR_DET, make_repo
+from tipc.errors import ConfigError, UserError
+from tipc.plan import format_plan, plan, status_line
+from tipc.steps import Overrides, Plan, Stage
+
+CONFIG = "test_tipc/configs/demo/train_infer_python.txt"
+
+
+@pytest.fixture
+def ocr_repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path, {CONFIG: OCR_DET})
+
+
+@pytest.fixture
+def compact_repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path, {"test_tipc/configs/mnv3/train_infer_python.txt": COMPACT})
+
+
+def test_ocr_plan_steps_and_dependencies(ocr_repo: Path) -> None:
+    result = plan(ocr_repo / CONFIG, "lite_train_lite_infer")
+    stages = [s.stage for s in result.steps]
+    assert stages[:2] == [Stage.TRAIN, Stage.EXPORT]
+    train = result.steps[0]
+    assert train.argv[0] == "python3.7"
+    assert "Global.epoch_num=1" in train.argv and "Train.loader.batch_size_per_card=2" in train.argv
+    assert train.log is None and train.status_log.endswith("norm_train_gpus_0_autocast_null.log")
+    export = result.steps[1]
+    assert export.depends_on == (train.id,)
+    infers = [s for s in result.steps if s.stage is Stage.INFER]
+    assert infers and all(s.depends_on for s in infers)
+    assert ("CUDA_VISIBLE_DEVICES", "0") in infers[0].env
+    assert result.output_dir == "test_tipc/output/demo_det/lite_train_lite_infer"
+    assert result.results_log.endswith("results_python.log") and result.status_format == "ocr"
+    assert len({s.id for s in result.steps}) == len(result.steps)
+    assert Plan.from_json(json.loads(json.dumps(result.to_json()))) == result
+
+
+def test_missing_mode_omits_the_parameter_and_says_so(ocr_repo: Path) -> None:
+    result = plan(ocr_repo / CONFIG, "lite_train_whole_infer")
+    assert not any(a.startswith("Global.epoch_num") for a in result.steps[0].argv)
+    assert any(f.code == "TIPC201" and f.line == 7 for f in result.findings)
+
+
+def test_whole_infer_uses_infer_model_and_image(ocr_repo: Path) -> None:
+    result = plan(ocr_repo / CONFIG, "whole_infer")
+    assert all(s.stage is Stage.INFER for s in result.steps)
+    assert "--det_model_dir=./inference/demo_infer/" in result.steps[0].argv
+
+
+def test_device_cpu_and_set_overrides_are_visible(ocr_repo: Path) -> None:
+    result = plan(
+        ocr_repo / CONFIG,
+        "lite_train_lite_infer",
+        overrides=Overrides(device="cpu", sets=(("Global.epoch_num", "3"), ("batch_size", "8"))),
+    )
+    train = result.steps[0]
+    assert "Global.use_gpu=False" in train.argv and "Global.epoch_num=3" in train.argv
+    assert "Train.loader.batch_size_per_card=8" in train.argv
+    assert all("--use_gpu=True" not in s.argv for s in result.steps)
+    assert len([s for s in result.steps if s.stage is Stage.TRAIN]) == 1
+    assert sum(f.code == "TIPC900" for f in result.findings) >= 4
+
+
+def test_unknown_set_key_is_a_config_error(ocr_repo: Path) -> None:
+    with pytest.raises(ConfigError, match="--set nope"):
+        plan(ocr_repo / CONFIG, "whole_infer", overrides=Overrides(sets=(("nope", "1"),)))
+
+
+def test_unknown_mode_and_other_chain(tmp_path: Path, ocr_repo: Path) -> None:
+    with pytest.raises(UserError):
+        plan(ocr_repo / CONFIG, "fast")
+    repo = make_repo(
+        tmp_path, {"test_tipc/configs/a/serving_infer_python.txt": "===serving_params===\nm:a\n"}
+    )
+    with pytest.raises(ConfigError, match="serving"):
+        plan(repo / "test_tipc/configs/a/serving_infer_python.txt", "whole_infer")
+
+
+def test_null_export_disables_inference(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path,
+        {
+            CONFIG: OCR_DET.replace(
+                "norm_export:tools/export_model.py -c configs/det.yml -o", "norm_export:null"
+            )
+        },
+    )
+    result = plan(repo / CONFIG, "lite_train_lite_infer")
+    assert [s.stage for s in result.steps] == [Stage.TRAIN, Stage.TRAIN]
+    assert any(f.code == "TIPC216" for f in result.findings)
+
+
+def test_compact_plan(compact_repo: Path) -> None:
+    result = plan(compact_repo / "test_tipc/configs/mnv3/train_infer_python.txt", "lite_train_lite_infer")
+    assert result.dialect == "compact"
+    assert [s.stage.value for s in result.steps] == ["train", "eval", "export", "infer", "infer"]
+    assert result.steps[0].argv[-2:] == ("--epochs=5", "--batch-size=4")
+
+
+def test_format_plan_and_status_line(ocr_repo: Path) -> None:
+    result = plan(ocr_repo / CONFIG, "lite_train_lite_infer")
+    text = format_plan(result)
+    assert text.splitlines()[0].startswith("plan: demo_det | mode lite_train_lite_infer | dialect ocr")
+    assert " 1. [train]" in text or "1. [train]" in text
+    line = status_line(result, result.steps[1])
+    assert line.startswith("\x1b[33m Run successfully with command - demo_det - python3.7 ")
+    assert " > ./test_tipc/output/" in line
