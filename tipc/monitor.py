@@ -95,6 +95,8 @@ class Monitor:
         self._t0 = time.monotonic()
         self._rusage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.sampler_cpu_s = 0.0
+        self._base_interval = interval_s
+        self._cost_ema: float | None = None
 
     def start(self) -> Monitor:
         self._t0 = time.monotonic()
@@ -155,10 +157,13 @@ class Monitor:
         )
         cost = time.thread_time() - cost0
         self.sampler_cpu_s += cost
-        # adapt: a sample may cost at most MAX_OVERHEAD of the interval; long steps thin out their series
-        self.interval_s = max(self.interval_s, cost / MAX_OVERHEAD)
+        # Adapt: a sample may cost at most MAX_OVERHEAD of the interval (smoothed; the first sample, which
+        # pays for importing psutil, is ignored); long steps thin out their series.
+        if len(self.samples) > 1:
+            self._cost_ema = cost if self._cost_ema is None else 0.7 * self._cost_ema + 0.3 * cost
         if len(self.samples) % MAX_SAMPLES == 0:
-            self.interval_s *= 2
+            self._base_interval *= 2
+        self.interval_s = max(self._base_interval, (self._cost_ema or 0.0) / MAX_OVERHEAD)
 
     def _loop(self) -> None:
         while True:

@@ -172,11 +172,27 @@ def _substituted(step: Step, mapping: Mapping[str, str]) -> tuple[tuple[str, ...
 # ---------------------------------------------------------------- facts about the run
 
 
+# Package metadata first (milliseconds); importing paddle (seconds) only for builds without metadata.
+_PADDLE_VERSION = """
+try:
+    from importlib.metadata import PackageNotFoundError, version
+except ImportError:
+    version = None
+if version is not None:
+    for dist in ("paddlepaddle-gpu", "paddlepaddle"):
+        try:
+            print(version(dist))
+            raise SystemExit(0)
+        except PackageNotFoundError:
+            pass
+import paddle
+print(paddle.__version__)
+"""
+
+
 def paddle_version(python: str, cwd: Path) -> str | None:
     """Paddle's version as the run's interpreter sees it, asked in a subprocess (never imported here)."""
-    code, out = proc.capture(
-        [python, "-c", "import paddle; print(paddle.__version__)"], cwd=cwd, timeout_s=180
-    )
+    code, out = proc.capture([python, "-c", _PADDLE_VERSION], cwd=cwd, timeout_s=180)
     if code != 0:
         return None
     lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
