@@ -24,3 +24,70 @@ def test_timeout_kills_the_group(tmp_path: Path) -> None:
     assert res.timed_out
     assert res.exit_code is None
     assert res.duration_s < 10
+
+
+def _gone(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def test_grandchild_dies_with_the_group_on_timeout(tmp_path: Path) -> None:
+    pid_file = tmp_path / "g.pid"
+    code = (
+        "import subprocess, sys, time\n"
+        "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(g.pid))\n"
+        "time.sleep(60)\n"
+    )
+    res = proc.run([sys.executable, "-c", code], cwd=tmp_path, timeout_s=1.5)
+    assert res.timed_out and _gone(res.pid)
+    assert _gone(int(pid_file.read_text()))
+
+
+def test_leftover_grandchild_is_stopped_when_the_leader_exits(tmp_path: Path) -> None:
+    pid_file = tmp_path / "g.pid"
+    code = (
+        "import subprocess, sys\n"
+        "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(g.pid))\n"
+    )
+    res = proc.run([sys.executable, "-c", code], cwd=tmp_path)
+    assert res.exit_code == 0
+    assert _gone(int(pid_file.read_text()))
+
+
+def test_sigterm_ignoring_child_is_killed(tmp_path: Path) -> None:
+    code = (
+        "import signal, time\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "print('armed', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    lines: list[str] = []
+    res = proc.run([sys.executable, "-c", code], cwd=tmp_path, timeout_s=1.0, on_line=lines.append)
+    assert res.timed_out and lines == ["armed"] and _gone(res.pid)
+
+
+def test_capture_returns_code_and_output(tmp_path: Path) -> None:
+    assert proc.capture([sys.executable, "-c", "print('v1.2')"], cwd=tmp_path) == (0, "v1.2")
+    code, out = proc.capture(["/nonexistent/binary"], cwd=tmp_path)
+    assert code is None and "nonexistent" in out
+
+
+def test_background_stop_returns_exit_code(tmp_path: Path) -> None:
+    bg = proc.Background([sys.executable, "-c", "import time; time.sleep(60)"], cwd=tmp_path)
+    assert bg.poll() is None
+    code = bg.stop()
+    assert code == -15 and _gone(bg.pid)
+    done = proc.Background([sys.executable, "-c", "raise SystemExit(5)"], cwd=tmp_path)
+    done.child.wait()
+    assert done.stop() == 5
+
+
+def test_build_env_sets_and_unsets() -> None:
+    env = proc.build_env({"A": "1", "B": "2"}, {"C": "3"}, ["B"])
+    assert env == {"A": "1", "C": "3"}

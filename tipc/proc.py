@@ -13,7 +13,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -46,21 +46,61 @@ def build_env(
     return env
 
 
-def kill_group(pid: int, grace_s: float = TERM_GRACE_S) -> None:
-    """SIGTERM the process group led by `pid`, then SIGKILL whatever is left after `grace_s`."""
+def kill_group(pid: int, grace_s: float = TERM_GRACE_S, reap: Callable[[], object] | None = None) -> None:
+    """SIGTERM the process group led by `pid`, then SIGKILL whatever is left after `grace_s`.
+
+    `reap` (e.g. Popen.poll) collects our own exited leader: an unreaped zombie keeps the group "alive" and
+    would otherwise cost the whole grace period.
+    """
     try:
         os.killpg(pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):
         return
     deadline = time.monotonic() + grace_s
+    pause = 0.005
     while time.monotonic() < deadline:
+        if reap is not None:
+            reap()
         try:
             os.killpg(pid, 0)
         except (ProcessLookupError, PermissionError):
             return
-        time.sleep(0.05)
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def shielded() -> Iterator[None]:
+    """Ignore further Ctrl-C while stopping what an earlier Ctrl-C interrupted.
+
+    Main thread only: other threads can neither set handlers nor receive signals.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def capture(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float | None = 60.0,
+) -> tuple[int | None, str]:
+    """Run a short query command; (exit code or None if it could not run or timed out, stdout+stderr)."""
+    lines: list[str] = []
+    try:
+        res = run(argv, cwd=cwd, env=env, timeout_s=timeout_s, on_line=lines.append)
+    except OSError as exc:
+        return None, str(exc)
+    return res.exit_code, "\n".join(lines)
 
 
 def _pump(stream: IO[bytes], sink: IO[bytes] | None, on_line: Callable[[str], None] | None) -> None:
@@ -113,12 +153,13 @@ def run(
             child.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
-            kill_group(child.pid)
+            kill_group(child.pid, reap=child.poll)
             child.wait()
         except KeyboardInterrupt:
             interrupted = True
-            kill_group(child.pid)
-            child.wait()
+            with shielded():  # a second Ctrl-C must not leave the group half-stopped
+                kill_group(child.pid, reap=child.poll)
+                child.wait()
         else:
             # The leader exited; stop any of its children still holding the group (e.g. data loaders).
             kill_group(child.pid, grace_s=1.0)
@@ -167,7 +208,7 @@ class Background:
         """Stop the server's group; returns its exit code (None if it had to be killed)."""
         code = self.child.poll()
         if code is None:
-            kill_group(self.child.pid, grace_s=grace_s)
+            kill_group(self.child.pid, grace_s=grace_s, reap=self.child.poll)
             code = self.child.wait()
         else:
             kill_group(self.child.pid, grace_s=0.5)

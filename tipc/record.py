@@ -74,6 +74,8 @@ class StepResult:
     argv: tuple[str, ...] = ()  # what actually ran (after --python and friends)
     env_delta: tuple[tuple[str, str | None], ...] = ()  # None value = unset
     resources: Resources = field(default_factory=Resources)
+    pid: int | None = None  # process(-group) id of the step's leader, for audits that nothing was left alive
+    reused: bool = False  # taken from an earlier record (--rerun-failed / --resume), not run this time
 
     @property
     def duration_s(self) -> float | None:
@@ -94,6 +96,8 @@ class StepResult:
             "argv": list(self.argv),
             "env_delta": {k: v for k, v in self.env_delta},
             "resources": self.resources.to_json(),
+            "pid": self.pid,
+            "reused": self.reused,
         }
 
     @classmethod
@@ -109,6 +113,8 @@ class StepResult:
             argv=tuple(data.get("argv", ())),
             env_delta=tuple(data.get("env_delta", {}).items()),
             resources=Resources.from_json(data.get("resources", {})),
+            pid=data.get("pid"),
+            reused=bool(data.get("reused", False)),
         )
 
 
@@ -124,6 +130,7 @@ class RunRecord:
     python: str = ""  # the interpreter that ran the steps
     host: dict[str, Any] = field(default_factory=dict)
     schema: str = RECORD_SCHEMA
+    notes: tuple[str, ...] = ()  # things the user must know about this run (interpreter substituted, ...)
 
     def result(self, step_id: str) -> StepResult | None:
         for r in self.results:
@@ -149,6 +156,7 @@ class RunRecord:
             "git_commit": self.git_commit,
             "python": self.python,
             "host": self.host,
+            "notes": list(self.notes),
             "plan": self.plan.to_json(),
             "results": [r.to_json() for r in self.results],
         }
@@ -164,6 +172,7 @@ class RunRecord:
             git_commit=data.get("git_commit"),
             python=data.get("python", ""),
             host=data.get("host", {}),
+            notes=tuple(data.get("notes", ())),
             plan=Plan.from_json(data["plan"]),
             results=tuple(StepResult.from_json(r) for r in data["results"]),
         )

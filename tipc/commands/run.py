@@ -1,17 +1,173 @@
-"""`tipc run`: placeholder until its issue lands."""
+"""`tipc run`: plan a repo's TIPC chain and run it for real, with real exit codes and a run record."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
 
 from tipc.errors import UserError
+from tipc.steps import MODES
 
-HELP = "run (not implemented yet)"
+HELP = "run a repo's TIPC chain for real: steps, real exit codes, timeouts, logs and a run record"
+
+EPILOG = """\
+exit codes: 0 every step passed, 1 a step failed / timed out / was blocked, 2 usage or config error,
+130 interrupted (Ctrl-C; the record is written and --resume continues it)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument(
+        "repo", metavar="REPO", help="the model repo (or a train_infer_python config inside it)"
+    )
+    parser.add_argument(
+        "--config", "-c", help="config file (default: the repo's one train_infer_python config)"
+    )
+    parser.add_argument(
+        "--mode", "-m", default="lite_train_lite_infer", help="TIPC mode (default: %(default)s)"
+    )
+    parser.add_argument("--dialect", help="force a dialect profile instead of detecting it")
+    parser.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
+    parser.add_argument(
+        "--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="override a config value"
+    )
+    parser.add_argument("--python", help="interpreter to run in place of the config's python")
+    parser.add_argument("--timeout", type=float, metavar="S", help="time limit for the whole run in seconds")
+    parser.add_argument(
+        "--step-timeout",
+        type=float,
+        default=1800.0,
+        metavar="S",
+        help="per-step limit (default: %(default)g s)",
+    )
+    parser.add_argument(
+        "--only", action="append", default=[], metavar="STAGE", help="run only this stage (repeatable)"
+    )
+    parser.add_argument("--rerun-failed", action="store_true", help="reuse passed steps of the last run")
+    parser.add_argument("--resume", action="store_true", help="continue an interrupted run from its record")
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and run nothing")
+    parser.add_argument(
+        "--no-color", action="store_true", help="no colour on screen or in results_python.log"
+    )
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+
+
+def _repo_of(config: Path) -> Path:
+    """The folder holding `test_tipc/` above a config path; the config's folder if there is none."""
+    for parent in config.resolve().parents:
+        if parent.name == "test_tipc":
+            return parent.parent
+    return config.resolve().parent
+
+
+def _pick_config(repo: Path) -> Path:
+    from tipc.config.discover import find_configs  # type: ignore  # until the planner lands
+
+    configs = [Path(c) for c in find_configs(repo) if "train_infer_python" in Path(c).name]
+    if len(configs) == 1:
+        return configs[0]
+    if not configs:
+        raise UserError(f"{repo}: no train_infer_python config found under test_tipc/configs; pass --config")
+    named = [c for c in configs if c.name == "train_infer_python.txt"]
+    if len(named) == 1:
+        return named[0]
+    listing = "\n  ".join(str(c) for c in configs)
+    raise UserError(f"{repo}: several train_infer_python configs; pick one with --config:\n  {listing}")
+
+
+def resolve_target(repo_arg: str, config_arg: str | None) -> tuple[Path, Path]:
+    """(repo root, config path) from the REPO argument and --config."""
+    target = Path(repo_arg)
+    if not target.exists():
+        raise UserError(f"{repo_arg}: no such file or directory")
+    if target.is_file():
+        if config_arg is not None:
+            raise UserError("give either a config path as REPO or --config, not both")
+        return _repo_of(target), target
+    repo = target
+    if config_arg is None:
+        return repo, _pick_config(repo)
+    config = Path(config_arg)
+    if not config.is_absolute() and not config.exists() and (repo / config).exists():
+        config = repo / config
+    if not config.is_file():
+        raise UserError(f"{config_arg}: config file not found")
+    return repo, config
+
+
+def _parse_sets(items: list[str]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--set {item!r}: expected KEY=VALUE")
+        out.append((key.strip(), value))
+    return tuple(out)
+
+
+def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UserError("tipc run is not implemented yet")
+    from tipc.steps import Overrides, Stage
+
+    if args.mode not in MODES:
+        raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
+    stages = {s.value for s in Stage}
+    only = tuple(dict.fromkeys(s.strip() for item in args.only for s in item.split(",") if s.strip()))
+    for stage in only:
+        if stage not in stages:
+            raise UserError(f"--only {stage!r}: expected one of {', '.join(sorted(stages))}")
+    if args.rerun_failed and args.resume:
+        raise UserError("--rerun-failed and --resume are alternatives; pick one")
+    for flag, value in (("--timeout", args.timeout), ("--step-timeout", args.step_timeout)):
+        if value is not None and value <= 0:
+            raise UserError(f"{flag} must be a positive number of seconds")
+    repo, config = resolve_target(args.repo, args.config)
+    overrides = Overrides(device=args.device, sets=_parse_sets(args.sets), python=args.python)
+
+    from tipc.plan import format_plan, plan  # type: ignore  # until the planner lands
+
+    the_plan = plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
+    if args.dry_run:
+        if args.format == "json":
+            print(json.dumps(the_plan.to_json(), indent=2))
+        else:
+            print(format_plan(the_plan))
+        return 0
+    if not the_plan.steps:
+        sys.stderr.write(
+            f"tipc: {config}: mode {args.mode} yields no steps; nothing was run, so nothing is verified\n"
+        )
+        return 1
+
+    from tipc.progress import PlainObserver, make_observer
+    from tipc.runner import RunOptions, execute, exit_code
+
+    options = RunOptions(
+        step_timeout_s=args.step_timeout,
+        run_timeout_s=args.timeout,
+        python=args.python,
+        only_stages=only,
+        rerun_failed=args.rerun_failed,
+        resume=args.resume,
+        no_color=args.no_color,
+    )
+    observer = PlainObserver(sys.stderr) if args.format == "json" else make_observer(no_color=args.no_color)
+    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # `kill PID` stops as cleanly as Ctrl-C
+    try:
+        record = execute(the_plan, options, observer)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if args.format == "json":
+        print(json.dumps(record.to_json(), indent=2))
+    code = exit_code(record)
+    if code == 130:
+        sys.stderr.write("tipc: interrupted; the record is written, `tipc run --resume` continues the run\n")
+    return code

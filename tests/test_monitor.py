@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from tipc import monitor, proc
+from tipc.monitor import Monitor, host_info
+
+
+@pytest.fixture
+def no_nvml(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(monitor, "_nvml_state", {"module": None})
+
+
+def _fake_nvml(pids: list[int], used: int, util: float) -> Any:
+    process = [SimpleNamespace(pid=p, usedGpuMemory=used) for p in pids]
+    return SimpleNamespace(
+        nvmlDeviceGetCount=lambda: 2,
+        nvmlDeviceGetHandleByIndex=lambda i: i,
+        # device 0 runs our processes, device 1 someone else's
+        nvmlDeviceGetComputeRunningProcesses=lambda h: (
+            process if h == 0 else [SimpleNamespace(pid=1, usedGpuMemory=5)]
+        ),
+        nvmlDeviceGetGraphicsRunningProcesses=lambda h: [],
+        nvmlDeviceGetUtilizationRates=lambda h: SimpleNamespace(gpu=util if h == 0 else 99.0),
+        nvmlDeviceGetName=lambda h: b"Fake GPU",
+    )
+
+
+def test_without_nvml_gpu_figures_are_none(no_nvml: None, tmp_path: Path) -> None:
+    mons: list[Monitor] = []
+    proc.run(
+        [sys.executable, "-c", "import time; time.sleep(0.3)"],
+        cwd=tmp_path,
+        on_start=lambda pid: mons.append(Monitor(pid).start()),
+    )
+    res = mons[0].stop()
+    assert res.peak_gpu_mem_bytes is None and res.mean_gpu_util_percent is None
+    assert res.to_json()["peak_gpu_mem_bytes"] == "n/a"
+    assert res.peak_rss_bytes is not None and res.peak_rss_bytes > 0
+    assert host_info()["gpus"] == "n/a"
+
+
+def test_gpu_usage_counts_only_our_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    me = os.getpid()
+    monkeypatch.setattr(monitor, "_nvml_state", {"module": _fake_nvml([me], 100 * 2**20, 50.0)})
+    mon = Monitor(me)
+    mon.sample()
+    mon.sample()
+    res = mon.stop()
+    assert res.peak_gpu_mem_bytes == 100 * 2**20
+    assert res.mean_gpu_util_percent == 50.0
+    assert monitor.gpu_names() == ["Fake GPU", "Fake GPU"]
+
+
+def test_broken_nvml_degrades_to_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(h: int) -> Any:
+        raise RuntimeError("driver went away")
+
+    fake = _fake_nvml([os.getpid()], 1, 1.0)
+    fake.nvmlDeviceGetComputeRunningProcesses = boom
+    monkeypatch.setattr(monitor, "_nvml_state", {"module": fake})
+    mon = Monitor(os.getpid())
+    mon.sample()
+    assert mon.stop().peak_gpu_mem_bytes is None
+
+
+def test_interval_backs_off_when_sampling_is_expensive(
+    no_nvml: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ticks = iter([0.0, 0.5, 1.0, 1.02, 2.0, 2.02])  # the first sample (psutil import) is ignored
+    monkeypatch.setattr(monitor.time, "thread_time", lambda: next(ticks))
+    mon = Monitor(os.getpid())
+    mon.sample()
+    assert mon.interval_s == monitor.BASE_INTERVAL_S
+    mon.sample()  # costs 20 ms of CPU
+    assert mon.interval_s == pytest.approx(0.02 / monitor.MAX_OVERHEAD)  # 1% budget => 2 s
+    mon.sample()
+    assert mon.sampler_cpu_s == pytest.approx(0.54)
+
+
+def test_a_vanished_process_is_not_an_error(no_nvml: None, tmp_path: Path) -> None:
+    res = proc.run([sys.executable, "-c", "pass"], cwd=tmp_path)
+    mon = Monitor(res.pid)
+    mon.sample()  # the pid is gone: nothing recorded, nothing raised
+    assert mon.samples == []
+    assert mon.stop().peak_rss_bytes is None

@@ -1,0 +1,517 @@
+"""The runner on tiny `sys.executable -c` steps: real processes, real exit codes, real process groups."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from tipc.console import NullObserver
+from tipc.record import RECORD_FILENAME, StepResult, load_record
+from tipc.results import parse_results_log, status_line
+from tipc.runner import RunOptions, execute, exit_code, find_record, python_substitutions
+from tipc.steps import Plan, Stage, Status, Step
+
+PY = sys.executable
+OUT = "test_tipc/output/m/lite_train_lite_infer"
+FAST = RunOptions(probe_versions=False, step_timeout_s=60)
+
+REPO_FILES = {
+    "train.py": "print('train')\n",
+    "test_tipc/configs/m/train_infer_python.txt": "=" * 27 + "train_params" + "=" * 27 + "\n",
+    "lite_data/a.txt": "1 2 3\n",
+    "sub/keep.txt": "keep\n",
+}
+
+
+def make_repo(root: Path, files: dict[str, str] = REPO_FILES) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def tree_hashes(root: Path, skip: str = OUT) -> dict[str, str]:
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if rel == skip or rel.startswith(skip + "/") or (path.is_dir() and skip.startswith(rel + "/")):
+            continue  # the output dir and the folders created to hold it
+        out[rel] = "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def step(step_id: str, code: str, stage: Stage = Stage.OTHER, **kw: Any) -> Step:
+    return Step(step_id, stage, (PY, "-c", textwrap.dedent(code)), **kw)
+
+
+def make_plan(repo: Path, steps: list[Step], fmt: str = "template") -> Plan:
+    return Plan(
+        config_path="test_tipc/configs/m/train_infer_python.txt",
+        repo=str(repo),
+        mode="lite_train_lite_infer",
+        dialect="template",
+        model_name="m",
+        output_dir=OUT,
+        results_log=f"{OUT}/results_python.log",
+        status_format=fmt,
+        steps=tuple(steps),
+    )
+
+
+def statuses(record: Any) -> dict[str, Status]:
+    return {r.step_id: r.status for r in record.results}
+
+
+def gone(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+def test_real_exit_codes_crashes_and_logs(repo: Path) -> None:
+    before = tree_hashes(repo)
+    plan = make_plan(
+        repo,
+        [
+            step("ok", "print('fine')"),
+            step("exit3", "import sys; print('bye', file=sys.stderr); sys.exit(3)"),
+            step("raise", "raise RuntimeError('boom')"),
+            step("abort", "import os; os.abort()"),
+        ],
+    )
+    record = execute(plan, FAST)
+    assert statuses(record) == {
+        "ok": Status.PASSED,
+        "exit3": Status.FAILED,
+        "raise": Status.FAILED,
+        "abort": Status.FAILED,
+    }
+    by_id = {r.step_id: r for r in record.results}
+    assert by_id["ok"].exit_code == 0
+    assert by_id["exit3"].exit_code == 3 and by_id["exit3"].reason == "exit code 3"
+    assert by_id["raise"].exit_code == 1
+    assert by_id["abort"].exit_code == -signal.SIGABRT and "SIGABRT" in by_id["abort"].reason
+    # stdout and stderr both land in the step's log (the template script loses train stderr: bug 35)
+    assert (repo / str(by_id["exit3"].log)).read_text() == "bye\n"
+    assert "RuntimeError: boom" in (repo / str(by_id["raise"].log)).read_text()
+    assert str(by_id["ok"].log).startswith(f"{OUT}/tipc_logs/")
+    assert exit_code(record) == 1
+    assert tree_hashes(repo) == before
+    assert all(gone(r.pid) for r in record.results if r.pid)
+
+
+def test_failed_input_blocks_dependents_transitively(repo: Path) -> None:
+    plan = make_plan(
+        repo,
+        [
+            step("train", "import sys; sys.exit(2)", Stage.TRAIN),
+            step("eval", "print(1)", Stage.EVAL, depends_on=("train",)),
+            step("export", "print(1)", Stage.EXPORT, depends_on=("train",)),
+            step("infer", "print(1)", Stage.INFER, depends_on=("export",)),
+            step("other", "print(1)"),
+        ],
+        fmt="ocr",
+    )
+    record = execute(plan, FAST)
+    assert statuses(record) == {
+        "train": Status.FAILED,
+        "eval": Status.BLOCKED,
+        "export": Status.BLOCKED,
+        "infer": Status.BLOCKED,
+        "other": Status.PASSED,
+    }
+    infer = record.result("infer")
+    assert infer is not None and infer.exit_code is None and infer.pid is None
+    assert "export" in infer.reason and "root cause: train failed" in infer.reason
+    assert not (repo / OUT / "tipc_logs" / "infer.log").exists()  # never ran
+    lines = parse_results_log((repo / OUT / "results_python.log").read_text().splitlines(), "ocr")
+    # blocked steps are reported as failed, so CI aggregators that count lines still see them
+    assert [p.ok for p in lines] == [False, False, False, False, True]
+    assert exit_code(record) == 1
+
+
+def test_status_lines_use_the_plan_format_and_status_command(repo: Path) -> None:
+    plan = make_plan(
+        repo,
+        [
+            step("a", "print(1)", status_command="python a.py > x.log 2>&1 ", log=f"{OUT}/a.log"),
+            step("b", "raise SystemExit(1)", status_command="python b.py"),
+        ],
+        fmt="clas",
+    )
+    execute(plan, FAST)
+    text = (repo / OUT / "results_python.log").read_text()
+    assert text == (
+        status_line(
+            "clas", ok=True, command="python a.py > x.log 2>&1 ", model_name="m", log_path=f"{OUT}/a.log"
+        )
+        + "\n"
+        + status_line(
+            "clas", ok=False, command="python b.py", model_name="m", log_path=f"{OUT}/tipc_logs/b.log"
+        )
+        + "\n"
+    )
+    execute(plan, RunOptions(probe_versions=False, no_color=True))
+    lines = (repo / OUT / "results_python.log").read_text().splitlines()
+    assert len(lines) == 4  # appended across runs, as the scripts do
+    assert "\x1b" not in lines[2] and "\x1b" not in lines[3]
+
+
+def test_timeout_stops_the_step_and_its_grandchild(repo: Path) -> None:
+    pid_file = repo / OUT / "pids.json"
+    code = f"""
+        import json, subprocess, sys, time
+        g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+        open({str(pid_file)!r}, "w").write(json.dumps([g.pid]))
+        print("spawned", flush=True)
+        time.sleep(120)
+    """
+    plan = make_plan(
+        repo, [step("hang", code, timeout_s=2.0), step("next", "print(1)", depends_on=("hang",))]
+    )
+    record = execute(plan, FAST)
+    hang = record.result("hang")
+    assert hang is not None and hang.status is Status.TIMEOUT and hang.exit_code is None
+    assert "2 s" in hang.reason and "step limit" in hang.reason
+    assert statuses(record)["next"] is Status.BLOCKED
+    grandchild = json.loads(pid_file.read_text())[0]
+    assert hang.pid is not None and gone(hang.pid) and gone(grandchild)
+
+
+def test_run_timeout_blocks_steps_not_started(repo: Path) -> None:
+    plan = make_plan(repo, [step("slow", "import time; time.sleep(60)"), step("later", "print(1)")])
+    record = execute(plan, RunOptions(probe_versions=False, run_timeout_s=1.0))
+    slow, later = record.result("slow"), record.result("later")
+    assert slow is not None and slow.status is Status.TIMEOUT and "run limit" in slow.reason
+    assert later is not None and later.status is Status.BLOCKED and "run limit" in later.reason
+
+
+def test_only_skips_other_stages(repo: Path) -> None:
+    plan = make_plan(
+        repo,
+        [
+            step("train", "print(1)", Stage.TRAIN),
+            step("infer", "print(2)", Stage.INFER, depends_on=("train",)),
+        ],
+    )
+    record = execute(plan, RunOptions(probe_versions=False, only_stages=("infer",)))
+    train = record.result("train")
+    assert train is not None and train.status is Status.SKIPPED and "--only infer" in train.reason
+    assert statuses(record)["infer"] is Status.PASSED  # a stage left out on purpose does not block
+    assert exit_code(record) == 0
+    lines = (repo / OUT / "results_python.log").read_text().splitlines()
+    assert len(lines) == 1  # skipped steps write no status line
+
+
+def test_env_cwd_and_env_delta(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TIPC_TEST_DROP", "x")
+    code = """
+        import os
+        print(os.getcwd())
+        print(os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("TIPC_TEST_DROP"))
+    """
+    plan = make_plan(
+        repo,
+        [step("s", code, cwd="sub", env=(("CUDA_VISIBLE_DEVICES", "0"),), unset_env=("TIPC_TEST_DROP",))],
+    )
+    record = execute(plan, FAST)
+    r = record.result("s")
+    assert r is not None and r.status is Status.PASSED
+    assert (repo / str(r.log)).read_text().splitlines() == [str((repo / "sub").resolve()), "0 None"]
+    delta = dict(r.env_delta)
+    assert delta["CUDA_VISIBLE_DEVICES"] == "0" and delta["TIPC_TEST_DROP"] is None
+
+
+def test_shell_step_runs_through_the_shell(repo: Path) -> None:
+    plan = make_plan(repo, [Step("sh", Stage.OTHER, ("sh", "-c", "echo hello | tr a-z A-Z"), shell=True)])
+    record = execute(plan, FAST)
+    r = record.result("sh")
+    assert r is not None and r.status is Status.PASSED
+    assert (repo / str(r.log)).read_text() == "HELLO\n"
+
+
+def test_missing_interpreter_and_missing_cwd_are_failures_not_crashes(repo: Path) -> None:
+    plan = make_plan(
+        repo,
+        [
+            Step("nobin", Stage.OTHER, ("/nonexistent/tool", "x")),
+            step("nocwd", "print(1)", cwd="no/such/dir"),
+        ],
+    )
+    record = execute(plan, FAST)
+    nobin, nocwd = record.result("nobin"), record.result("nocwd")
+    assert nobin is not None and nobin.status is Status.FAILED and "cannot start" in nobin.reason
+    assert nocwd is not None and nocwd.status is Status.FAILED and "does not exist" in nocwd.reason
+
+
+def test_log_outside_the_output_dir_is_redirected(repo: Path) -> None:
+    before = tree_hashes(repo)
+    plan = make_plan(
+        repo, [step("s", "print(1)", log="test_tipc/output/m/lite_train_lite_infer_export_0.log")]
+    )
+    record = execute(plan, FAST)
+    r = record.result("s")
+    assert r is not None and str(r.log).startswith(f"{OUT}/tipc_logs/")
+    assert any("outside the output dir" in n for n in record.notes)
+    assert tree_hashes(repo) == before
+
+
+def test_python_substitution(repo: Path) -> None:
+    missing = "python3.0"  # a config's interpreter that does not exist here
+    s = Step(
+        "s",
+        Stage.OTHER,
+        (missing, "-c", "import sys; print(sys.executable)"),
+        status_command=f"{missing} -c x",
+    )
+    plan = make_plan(repo, [s])
+    mapping, notes = python_substitutions(plan, FAST)
+    assert mapping == {missing: PY} and "python3.0" in notes[0]
+    record = execute(plan, FAST)
+    r = record.result("s")
+    assert r is not None and r.status is Status.PASSED and r.argv[0] == PY
+    assert any("python3.0" in n for n in record.notes)
+    line = (repo / OUT / "results_python.log").read_text()
+    assert f"{PY} -c x!" in line
+    forced, _ = python_substitutions(make_plan(repo, [step("t", "1")]), RunOptions(python="/opt/py"))
+    assert forced == {PY: "/opt/py"}
+
+
+def test_record_written_and_found(repo: Path) -> None:
+    plan = make_plan(repo, [step("a", "print(1)")])
+    record = execute(plan, FAST)
+    path = repo / OUT / RECORD_FILENAME
+    assert find_record(repo, plan) == path
+    loaded = load_record(path)
+    assert loaded.results == record.results and loaded.ended is not None
+    assert loaded.host["cpu_count"] == os.cpu_count()
+    other = make_plan(repo, [step("a", "print(1)")])
+    assert find_record(repo, Plan(**{**other.__dict__, "mode": "whole_infer"})) is None
+
+
+def test_rerun_failed_reuses_passed_steps(repo: Path) -> None:
+    counter = repo / OUT / "count.txt"
+    flag = repo / OUT / "flag"
+    plan = make_plan(
+        repo,
+        [
+            step(
+                "a",
+                f"p={str(counter)!r}; import os; n=int(open(p).read()) if os.path.exists(p) else 0; "
+                f"open(p,'w').write(str(n+1))",
+            ),
+            step(
+                "b", f"import os,sys; sys.exit(0 if os.path.exists({str(flag)!r}) else 1)", depends_on=("a",)
+            ),
+        ],
+    )
+    first = execute(plan, FAST)
+    assert statuses(first) == {"a": Status.PASSED, "b": Status.FAILED}
+    flag.write_text("")
+    second = execute(plan, RunOptions(probe_versions=False, rerun_failed=True))
+    assert statuses(second) == {"a": Status.PASSED, "b": Status.PASSED}
+    a = second.result("a")
+    assert a is not None and a.reused and counter.read_text() == "1"
+
+
+class _InterruptAt(NullObserver):
+    def __init__(self, step_id: str) -> None:
+        self.step_id = step_id
+
+    def step_started(self, index: int, total: int, step: Step) -> None:
+        if step.id == self.step_id:
+            raise KeyboardInterrupt
+
+
+def test_interrupt_between_steps_writes_record_and_resume_continues(repo: Path) -> None:
+    plan = make_plan(repo, [step("a", "print(1)"), step("b", "print(2)"), step("c", "print(3)")])
+    record = execute(plan, FAST, _InterruptAt("b"))
+    assert statuses(record) == {"a": Status.PASSED, "b": Status.INTERRUPTED}
+    assert exit_code(record) == 130
+    on_disk = load_record(repo / OUT / RECORD_FILENAME)
+    assert statuses(on_disk) == statuses(record)
+    resumed = execute(plan, RunOptions(probe_versions=False, resume=True))
+    assert statuses(resumed) == {"a": Status.PASSED, "b": Status.PASSED, "c": Status.PASSED}
+    assert [r.reused for r in resumed.results] == [True, False, False]
+
+
+class _CtrlCOnLine(NullObserver):
+    """Sends the runner a real SIGINT once the step says it is running (like Ctrl-C in a terminal)."""
+
+    def step_output(self, step: Step, line: str) -> None:
+        if line == "running":
+            os.kill(os.getpid(), signal.SIGINT)
+
+
+def test_sigint_during_a_step_stops_its_group_and_nothing_else(repo: Path) -> None:
+    pid_file = repo / OUT / "pids.json"
+    code = f"""
+        import json, subprocess, sys, time
+        g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+        open({str(pid_file)!r}, "w").write(json.dumps([g.pid]))
+        print("running", flush=True)
+        time.sleep(120)
+    """
+    plan = make_plan(repo, [step("long", code), step("after", "print(1)")])
+    record = execute(plan, FAST, _CtrlCOnLine())
+    assert statuses(record) == {"long": Status.INTERRUPTED}
+    long = record.result("long")
+    assert long is not None and long.pid is not None and gone(long.pid)
+    assert gone(json.loads(pid_file.read_text())[0])
+    assert exit_code(record) == 130
+    assert psutil.Process().is_running()  # the runner itself is untouched
+
+
+SERVER = """
+import http.server, sys
+port = int(sys.argv[1])
+once = len(sys.argv) > 2
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.end_headers(); self.wfile.write(b"ok")
+    def log_message(self, *a):
+        pass
+srv = http.server.HTTPServer(("127.0.0.1", port), H)
+if once:
+    srv.handle_request()  # readiness probe
+    srv.handle_request()  # the first client
+    sys.exit(0)
+srv.serve_forever()
+"""
+
+CLIENT = "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())"
+
+
+def _server_plan(repo: Path, port: int, *, once: bool = False, clients: int = 1, **kw: Any) -> Plan:
+    server_argv = (PY, "-c", SERVER, str(port), *(["once"] if once else []))
+    steps = [
+        Step("serve", Stage.SERVE, server_argv, background=True, ready_url=f"http://127.0.0.1:{port}/", **kw)
+    ]
+    for i in range(clients):
+        steps.append(
+            Step(
+                f"client{i}",
+                Stage.CLIENT,
+                (PY, "-c", CLIENT, f"http://127.0.0.1:{port}/"),
+                depends_on=("serve",),
+            )
+        )
+    steps.append(step("after", "print('no server needed')"))
+    return make_plan(repo, steps)
+
+
+def test_background_server_is_polled_kept_for_dependents_then_stopped(repo: Path) -> None:
+    record = execute(_server_plan(repo, free_port(), clients=2), FAST)
+    assert statuses(record) == {
+        "serve": Status.PASSED,
+        "client0": Status.PASSED,
+        "client1": Status.PASSED,
+        "after": Status.PASSED,
+    }
+    serve = record.result("serve")
+    client1 = record.result("client1")
+    assert serve is not None and client1 is not None
+    assert "stopped by tipc" in serve.reason and serve.pid is not None and gone(serve.pid)
+    assert serve.ended is not None and client1.ended is not None and serve.ended >= client1.ended
+    assert (repo / str(client1.log)).read_text() == "ok\n"
+
+
+def test_server_dying_while_dependents_run_is_a_failure(repo: Path) -> None:
+    record = execute(_server_plan(repo, free_port(), once=True, clients=2), FAST)
+    st = statuses(record)
+    assert st["serve"] is Status.FAILED and st["client0"] is Status.PASSED and st["client1"] is Status.BLOCKED
+    serve = record.result("serve")
+    assert serve is not None and "while its dependents ran" in serve.reason and serve.exit_code == 0
+
+
+def test_server_exiting_before_ready_fails_and_blocks(repo: Path) -> None:
+    port = free_port()
+    plan = make_plan(
+        repo,
+        [
+            Step(
+                "serve",
+                Stage.SERVE,
+                (PY, "-c", "import sys; sys.exit(4)"),
+                background=True,
+                ready_url=f"tcp://127.0.0.1:{port}",
+            ),
+            Step("client", Stage.CLIENT, (PY, "-c", "print(1)"), depends_on=("serve",)),
+        ],
+    )
+    record = execute(plan, FAST)
+    serve = record.result("serve")
+    assert serve is not None and serve.status is Status.FAILED and serve.exit_code == 4
+    assert "exit code 4" in serve.reason
+    assert statuses(record)["client"] is Status.BLOCKED
+
+
+def test_server_never_ready_times_out_and_is_stopped(repo: Path) -> None:
+    port = free_port()  # nobody listens there
+    plan = make_plan(
+        repo,
+        [
+            Step(
+                "serve",
+                Stage.SERVE,
+                (PY, "-c", "import time; time.sleep(120)"),
+                background=True,
+                ready_url=f"tcp://127.0.0.1:{port}",
+                timeout_s=1.0,
+            ),
+            Step("client", Stage.CLIENT, (PY, "-c", "print(1)"), depends_on=("serve",)),
+        ],
+    )
+    record = execute(plan, FAST)
+    serve = record.result("serve")
+    assert serve is not None and serve.status is Status.TIMEOUT and "never answered" in serve.reason
+    assert serve.pid is not None and gone(serve.pid)
+    assert statuses(record)["client"] is Status.BLOCKED
+
+
+def test_unknown_dependency_blocks(repo: Path) -> None:
+    record = execute(make_plan(repo, [step("x", "print(1)", depends_on=("ghost",))]), FAST)
+    x = record.result("x")
+    assert x is not None and x.status is Status.BLOCKED and "ghost" in x.reason
+
+
+def test_resources_are_sampled(repo: Path) -> None:
+    code = "import time; b = bytearray(60 * 1024 * 1024); t = time.time()\nwhile time.time() - t < 1.2: pass"
+    record = execute(make_plan(repo, [step("mem", code)]), FAST)
+    r = record.result("mem")
+    assert r is not None and r.status is Status.PASSED
+    res = r.resources
+    assert res.peak_rss_bytes is not None and res.peak_rss_bytes >= 60 * 1024 * 1024
+    assert res.cpu_time_s is not None and res.cpu_time_s > 0.5
+    assert len(res.samples) >= 2
+    data = json.loads((repo / OUT / RECORD_FILENAME).read_text())
+    step_json = data["results"][0]["resources"]
+    assert step_json["peak_gpu_mem_bytes"] in ("n/a",) or isinstance(step_json["peak_gpu_mem_bytes"], int)
+
+
+def test_step_result_round_trips_new_fields() -> None:
+    r = StepResult("a", Status.PASSED, pid=12, reused=True)
+    assert StepResult.from_json(r.to_json()) == r

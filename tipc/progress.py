@@ -1,0 +1,222 @@
+"""Progress observers for `tipc run`: a rich live view for terminals and plain lines for CI and pipes.
+
+Only this module and console.py import rich, and only when an observer is built.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections import deque
+from typing import IO, TYPE_CHECKING, Any
+
+from tipc.steps import Status
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.live import Live
+
+    from tipc.record import RunRecord, StepResult
+    from tipc.steps import Plan, Step
+
+TAIL_LINES = 8
+
+_STYLE = {
+    Status.PASSED: "green",
+    Status.FAILED: "red",
+    Status.TIMEOUT: "red",
+    Status.INTERRUPTED: "yellow",
+    Status.BLOCKED: "magenta",
+    Status.SKIPPED: "dim",
+}
+
+
+def human_bytes(n: int | None) -> str:
+    if n is None:
+        return "n/a"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
+
+
+def human_seconds(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s < 60:
+        return f"{s:.1f}s"
+    minutes, sec = divmod(round(s), 60)
+    return f"{minutes}m{sec:02d}s"
+
+
+def _status_word(result: StepResult) -> str:
+    return result.status.value + (" (reused)" if result.reused else "")
+
+
+def summary_rows(record: RunRecord) -> list[tuple[str, str, str, str, str, str]]:
+    """(step, status, time, peak memory, log, reason) per step in plan order."""
+    rows = []
+    for step in record.plan.steps:
+        r = record.result(step.id)
+        if r is None:
+            rows.append((step.id, "not run", "-", "n/a", "", ""))
+            continue
+        rows.append(
+            (
+                step.id,
+                _status_word(r),
+                human_seconds(r.duration_s),
+                human_bytes(r.resources.peak_rss_bytes),
+                r.log or "",
+                r.reason,
+            )
+        )
+    return rows
+
+
+def totals_line(record: RunRecord) -> str:
+    counts: dict[str, int] = {}
+    for r in record.results:
+        counts[r.status.value] = counts.get(r.status.value, 0) + 1
+    wall = None if record.ended is None else record.ended - record.started
+    parts = ", ".join(f"{n} {s}" for s, n in counts.items()) or "no steps"
+    return f"{len(record.plan.steps)} steps: {parts} in {human_seconds(wall)}"
+
+
+class PlainObserver:
+    """One line per event, no colour, no cursor movement: for CI logs and pipes."""
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stdout
+        self.record_file = ""
+
+    def _say(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def notice(self, message: str) -> None:
+        self._say(f"tipc: note: {message}")
+
+    def plan_started(self, plan: Plan) -> None:
+        self._say(f"tipc: running {len(plan.steps)} steps of {plan.config_path} ({plan.mode}) in {plan.repo}")
+
+    def step_started(self, index: int, total: int, step: Step) -> None:
+        self._say(f"[{index}/{total}] {step.id} ...")
+
+    def step_output(self, step: Step, line: str) -> None:
+        pass
+
+    def step_finished(self, index: int, total: int, step: Step, result: StepResult) -> None:
+        extra = f" - {result.reason}" if result.reason else ""
+        peak = result.resources.peak_rss_bytes
+        mem = f", peak {human_bytes(peak)}" if peak else ""
+        log = f", log {result.log}" if result.log else ""
+        took = human_seconds(result.duration_s)
+        self._say(f"[{index}/{total}] {step.id}: {_status_word(result).upper()} ({took}{mem}{log}){extra}")
+
+    def plan_finished(self, plan: Plan, results: Any) -> None:
+        self._say("tipc: " + totals_line(results))
+        self._say(f"tipc: run record {plan.output_dir}/tipc_run.json")
+
+
+class RichObserver:
+    """A live panel (step i/N, elapsed time, tail of the current log) and a summary table at the end."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.live: Live | None = None
+        self.tail: deque[str] = deque(maxlen=TAIL_LINES)
+        self.lock = threading.Lock()
+        self.current: tuple[int, int, Step] | None = None
+        self.step_t0 = 0.0
+        self.run_t0 = 0.0
+
+    def __rich__(self) -> Any:
+        from rich.console import Group
+        from rich.panel import Panel
+        from rich.text import Text
+
+        with self.lock:
+            tail = list(self.tail)
+            current = self.current
+        if current is None:
+            return Text("")
+        index, total, step = current
+        now = time.monotonic()
+        title = (
+            f"[{index}/{total}] {step.id}  step {human_seconds(now - self.step_t0)}"
+            f"  run {human_seconds(now - self.run_t0)}"
+        )
+        body = Text("\n".join(line[-200:] for line in tail) or "(no output yet)", style="dim")
+        return Group(Panel(body, title=title, title_align="left"))
+
+    def notice(self, message: str) -> None:
+        self.console.print(f"[yellow]note:[/] {message}", markup=True, highlight=False)
+
+    def plan_started(self, plan: Plan) -> None:
+        from rich.live import Live
+
+        self.run_t0 = time.monotonic()
+        self.console.print(
+            f"Running {len(plan.steps)} steps of {plan.config_path} ({plan.mode})", markup=False
+        )
+        self.live = Live(self, console=self.console, refresh_per_second=4, transient=True)
+        self.live.start()
+
+    def step_started(self, index: int, total: int, step: Step) -> None:
+        with self.lock:
+            self.current = (index, total, step)
+            self.tail.clear()
+        self.step_t0 = time.monotonic()
+
+    def step_output(self, step: Step, line: str) -> None:
+        with self.lock:
+            self.tail.append(line)
+
+    def step_finished(self, index: int, total: int, step: Step, result: StepResult) -> None:
+        from rich.text import Text
+
+        with self.lock:
+            self.current = None
+        line = Text(f"[{index}/{total}] ")
+        line.append(_status_word(result).upper(), style=_STYLE.get(result.status, ""))
+        line.append(f" {step.id} ({human_seconds(result.duration_s)})")
+        if result.reason:
+            line.append(f"  {result.reason}", style="dim")
+        self.console.print(line)
+
+    def plan_finished(self, plan: Plan, results: Any) -> None:
+        from rich.table import Table
+
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+        table = Table(title=totals_line(results), title_justify="left")
+        for col in ("step", "status", "time", "peak memory", "log"):
+            table.add_column(col, overflow="fold")
+        for step_id, status, took, mem, log, _reason in summary_rows(results):
+            style = next((v for k, v in _STYLE.items() if status.startswith(k.value)), "")
+            table.add_row(step_id, f"[{style}]{status}[/]" if style else status, took, mem, log)
+        self.console.print(table)
+        self.console.print(f"run record: {plan.output_dir}/tipc_run.json", markup=False)
+
+
+def wants_plain(stream: IO[str] | None = None) -> bool:
+    stream = stream if stream is not None else sys.stdout
+    ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+    return ci or not stream.isatty()
+
+
+def make_observer(*, no_color: bool = False, plain: bool | None = None, stream: IO[str] | None = None) -> Any:
+    """The rich observer on an interactive terminal, the plain one in CI (CI=true) or when output is piped."""
+    if plain is None:
+        plain = wants_plain(stream)
+    if plain:
+        return PlainObserver(stream)
+    from tipc.console import get_console
+
+    return RichObserver(get_console(no_color=no_color))

@@ -1,0 +1,706 @@
+"""Execute a Plan for real: one step at a time, real exit codes, timeouts, process-group shutdown.
+
+Every step runs from its argv through `tipc.proc` (a shell only where `Step.shell` says so), in its own
+process group, with stdout+stderr in a log file under the plan's output dir. Outcomes are values: a failing,
+crashing or hanging step becomes a StepResult, never an exception. Steps whose inputs did not pass are BLOCKED
+(not run). After every step the run record is written atomically, so an interrupted run can be resumed.
+Nothing here knows about dialects: formats, names and paths all come from the Plan.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from tipc import __version__, proc
+from tipc.console import NullObserver, Observer
+from tipc.errors import ConfigError, UserError
+from tipc.monitor import Monitor, host_info
+from tipc.record import RECORD_FILENAME, Resources, RunRecord, StepResult, load_record
+from tipc.results import append_status_line, status_line
+from tipc.steps import Plan, Status, Step
+
+DEFAULT_STEP_TIMEOUT_S = 1800.0
+DEFAULT_READY_TIMEOUT_S = 120.0
+TIPC_LOG_DIR = "tipc_logs"
+_PYTHON_NAME = re.compile(r"^python[0-9.]*$")
+# Statuses that mean "this step ran to a conclusion"; --resume keeps them, --rerun-failed keeps only PASSED.
+_CONCLUDED = frozenset({Status.PASSED, Status.FAILED, Status.TIMEOUT})
+# A dependency in one of these states lets its dependents run (SKIPPED = left out by --only: its outputs are
+# expected on disk from an earlier run).
+_SATISFIED = frozenset({Status.PASSED, Status.SKIPPED})
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S  # default per step; Step.timeout_s overrides it
+    run_timeout_s: float | None = None  # whole run; steps not started by then are BLOCKED
+    python: str | None = None  # force this interpreter for every python step (--python)
+    only_stages: tuple[str, ...] = ()  # Stage values to run; the others are SKIPPED
+    rerun_failed: bool = False  # reuse PASSED results of the last record of the same config+mode
+    resume: bool = False  # reuse every concluded result of the last record (continue an interrupted run)
+    no_color: bool = False  # write results_python.log without the ANSI codes
+    ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S  # background steps: deadline to answer on ready_url
+    monitor: bool = True  # sample resources (psutil / NVML)
+    probe_versions: bool = True  # ask the run's python for paddle's version, git for the commit
+    extra_env: tuple[tuple[str, str], ...] = field(default=(("PYTHONUNBUFFERED", "1"),))
+
+
+def _notice(observer: Observer, message: str) -> None:
+    notice = getattr(observer, "notice", None)
+    if callable(notice):
+        notice(message)
+
+
+def _sanitise(step_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", step_id).strip("_") or "step"
+
+
+def _rel(repo: Path, path: Path) -> str:
+    try:
+        return str(path.relative_to(repo))
+    except ValueError:
+        return str(path)
+
+
+def _within(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name} (exit {code})"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+# ---------------------------------------------------------------- interpreter substitution
+
+
+def _command_string(step: Step) -> str | None:
+    """The shell command text of a shell step (argv = [sh, -c, cmd])."""
+    if step.shell and len(step.argv) >= 3 and step.argv[-2] == "-c":
+        return step.argv[-1]
+    return None
+
+
+def _interpreter_of(step: Step) -> str | None:
+    cmd = _command_string(step)
+    if cmd is not None:
+        words = cmd.split(None, 1)
+        first = words[0] if words else ""
+    else:
+        first = step.argv[0] if step.argv else ""
+    return first if _PYTHON_NAME.match(os.path.basename(first)) else None
+
+
+def _unusable(interpreter: str) -> str | None:
+    """Why `interpreter` cannot run here, or None if it runs (a pyenv shim can be on PATH and still fail)."""
+    if shutil.which(interpreter) is None:
+        return "is not on PATH"
+    code, out = proc.capture([interpreter, "-c", "pass"], cwd=Path.cwd(), timeout_s=60)
+    if code == 0:
+        return None
+    first = next((ln.strip() for ln in out.splitlines() if ln.strip()), "")
+    return f"is on PATH but does not run (exit {code}{': ' + first if first else ''})"
+
+
+def python_substitutions(plan: Plan, options: RunOptions) -> tuple[dict[str, str], list[str]]:
+    """{interpreter as written in the config: interpreter to run} and a notice per substitution.
+
+    `--python` replaces every python interpreter; otherwise only one that cannot run here is replaced, by
+    sys.executable, because `python3.7` in a config usually means "the python of that CI image".
+    """
+    mapping: dict[str, str] = {}
+    notes: list[str] = []
+    checked: set[str] = set()
+    for step in plan.steps:
+        written = _interpreter_of(step)
+        if written is None or written in checked:
+            continue
+        checked.add(written)
+        if options.python is not None:
+            if options.python != written:
+                mapping[written] = options.python
+                notes.append(f"running '{options.python}' in place of the config's '{written}' (--python)")
+            continue
+        why = _unusable(written)
+        if why is not None:
+            mapping[written] = sys.executable
+            notes.append(
+                f"'{written}' (the config's python) {why}; running {sys.executable} instead "
+                "(choose another with --python)"
+            )
+    return mapping, notes
+
+
+def _substituted(step: Step, mapping: Mapping[str, str]) -> tuple[tuple[str, ...], str]:
+    """(argv to run, status command to print) after interpreter substitution."""
+    status = step.status_command or shlex.join(step.argv)
+    written = _interpreter_of(step)
+    if written is None or written not in mapping:
+        return step.argv, status
+    new = mapping[written]
+    if status.startswith(written + " ") or status == written:
+        status = new + status[len(written) :]
+    cmd = _command_string(step)
+    if cmd is not None:
+        stripped = cmd.lstrip()
+        new_cmd = shlex.quote(new) + stripped[len(written) :]
+        return (*step.argv[:-1], new_cmd), status
+    return (new, *step.argv[1:]), status
+
+
+# ---------------------------------------------------------------- facts about the run
+
+
+# Package metadata first (milliseconds); importing paddle (seconds) only for builds without metadata.
+_PADDLE_VERSION = """
+try:
+    from importlib.metadata import PackageNotFoundError, version
+except ImportError:
+    version = None
+if version is not None:
+    for dist in ("paddlepaddle-gpu", "paddlepaddle"):
+        try:
+            print(version(dist))
+            raise SystemExit(0)
+        except PackageNotFoundError:
+            pass
+import paddle
+print(paddle.__version__)
+"""
+
+
+def paddle_version(python: str, cwd: Path) -> str | None:
+    """Paddle's version as the run's interpreter sees it, asked in a subprocess (never imported here)."""
+    code, out = proc.capture([python, "-c", _PADDLE_VERSION], cwd=cwd, timeout_s=180)
+    if code != 0:
+        return None
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
+    if lines and re.match(r"^\d+\.\d+", lines[-1]):
+        return lines[-1]
+    return None
+
+
+def git_commit(repo: Path) -> str | None:
+    if shutil.which("git") is None:
+        return None
+    code, out = proc.capture(["git", "-C", str(repo), "rev-parse", "HEAD"], cwd=repo, timeout_s=30)
+    sha = out.strip().splitlines()[-1] if out.strip() else ""
+    return sha if code == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
+
+
+def _config_key(plan: Plan) -> tuple[str, str, str, str]:
+    # config_path is "as given by the user" (relative to some cwd), so compare by name, model and mode.
+    return (os.path.basename(plan.config_path), plan.model_name, plan.mode, plan.chain)
+
+
+def record_path(plan: Plan) -> Path:
+    return Path(plan.repo) / plan.output_dir / RECORD_FILENAME
+
+
+def find_record(repo: Path, plan: Plan) -> Path | None:
+    """The run record of the same config and mode under `repo`, if a readable one exists."""
+    path = repo / plan.output_dir / RECORD_FILENAME
+    if not path.is_file():
+        return None
+    try:
+        old = load_record(path)
+    except ConfigError:
+        return None
+    return path if _config_key(old.plan) == _config_key(plan) else None
+
+
+# ---------------------------------------------------------------- readiness
+
+
+def probe(url: str, timeout_s: float) -> bool:
+    """True once something answers at `url`: any HTTP response for http(s)://, an accepted connect for tcp://."""
+    parts = urllib.parse.urlsplit(url)
+    timeout_s = max(0.05, timeout_s)
+    if parts.scheme == "tcp":
+        try:
+            with socket.create_connection(
+                (parts.hostname or "127.0.0.1", parts.port or 0), timeout=timeout_s
+            ):
+                return True
+        except OSError:
+            return False
+    if parts.scheme not in ("http", "https"):
+        raise UserError(f"ready_url {url!r}: expected http://, https:// or tcp://host:port")
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s):
+            return True
+    except urllib.error.HTTPError:
+        return True  # 404 or 500 still means the server is up and answering
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+@dataclass
+class _Server:
+    step: Step
+    index: int
+    handle: proc.Background
+    monitor: Callable[[], Resources]
+    result: StepResult
+    log: Path
+
+
+class _Execution:
+    def __init__(self, plan: Plan, options: RunOptions, observer: Observer) -> None:
+        self.plan = plan
+        self.options = options
+        self.observer = observer
+        self.repo = Path(plan.repo).resolve()
+        self.out_dir = (self.repo / plan.output_dir).resolve()
+        self.record_file = self.out_dir / RECORD_FILENAME
+        self.total = len(plan.steps)
+        self.deadline = (
+            None if options.run_timeout_s is None else time.monotonic() + max(0.0, options.run_timeout_s)
+        )
+        self.servers: dict[str, _Server] = {}
+        self.last_dependent: dict[str, int] = {}
+        for i, step in enumerate(plan.steps):
+            for dep in step.depends_on:
+                self.last_dependent[dep] = i
+        self.notes: list[str] = []
+        self.results_log = self._results_log_path()
+        self.mapping: dict[str, str] = {}
+        self.record: RunRecord
+
+    # ---- paths
+
+    def _results_log_path(self) -> Path:
+        wanted = (self.repo / self.plan.results_log).resolve()
+        if _within(wanted, self.out_dir):
+            return wanted
+        moved = self.out_dir / wanted.name
+        self.notes.append(
+            f"results log {self.plan.results_log} is outside the output dir; writing {_rel(self.repo, moved)}"
+        )
+        return moved
+
+    def _log_path(self, step: Step) -> Path:
+        if step.log:
+            wanted = (self.repo / step.log).resolve()
+            if _within(wanted, self.out_dir):
+                return wanted
+            self.notes.append(
+                f"{step.id}: log {step.log} is outside the output dir; logging under {TIPC_LOG_DIR}/"
+            )
+        return self.out_dir / TIPC_LOG_DIR / f"{_sanitise(step.id)}.log"
+
+    # ---- record keeping
+
+    def _save(self, result: StepResult) -> None:
+        self.record = self.record.with_result(result)
+        self.record = replace(self.record, notes=tuple(dict.fromkeys(self.notes)))
+        self.record.write(self.record_file)
+
+    def _status_line(self, step: Step, result: StepResult, status_command: str) -> None:
+        if result.reused or result.status in (Status.SKIPPED, Status.INTERRUPTED):
+            return
+        line = status_line(
+            self.plan.status_format,
+            ok=result.status is Status.PASSED,
+            command=status_command,
+            model_name=self.plan.model_name,
+            log_path=step.log or result.log or _rel(self.repo, self._log_path(step)),
+            color=not self.options.no_color,
+        )
+        append_status_line(self.results_log, line)
+
+    def _finish(self, index: int, step: Step, result: StepResult, status_command: str) -> None:
+        self._save(result)
+        self._status_line(step, result, status_command)
+        self.observer.step_finished(index, self.total, step, result)
+
+    # ---- environment
+
+    def _env(self, step: Step) -> tuple[dict[str, str], tuple[tuple[str, str | None], ...]]:
+        base = dict(os.environ)
+        extra = {k: v for k, v in self.options.extra_env if k not in base and k not in step.unset_env}
+        wanted = {**extra, **step.env_dict}
+        env = proc.build_env(base, wanted, step.unset_env)
+        delta: list[tuple[str, str | None]] = [(k, v) for k, v in sorted(wanted.items()) if base.get(k) != v]
+        delta += [(k, None) for k in step.unset_env if k in base and k not in wanted]
+        return env, tuple(delta)
+
+    def _timeout(self, step: Step) -> tuple[float, str]:
+        limit = step.timeout_s if step.timeout_s is not None else self.options.step_timeout_s
+        why = f"the step limit of {limit:g} s"
+        if self.deadline is not None:
+            remaining = self.deadline - time.monotonic()
+            if remaining < limit:
+                return max(0.0, remaining), f"the run limit of {self.options.run_timeout_s:g} s"
+        return limit, why
+
+    # ---- the gate before a step
+
+    def _gate(self, step: Step) -> StepResult | None:
+        """A SKIPPED/BLOCKED result if `step` must not run, else None."""
+        only = self.options.only_stages
+        if only and step.stage.value not in only:
+            return StepResult(
+                step.id, Status.SKIPPED, reason=f"stage {step.stage.value} not in --only {','.join(only)}"
+            )
+        for dep in step.depends_on:
+            server = self.servers.get(dep)
+            if server is not None and server.handle.poll() is not None:
+                self._stop_server(dep)  # it died while its dependents ran: record that before blocking
+            dep_result = self.record.result(dep)
+            if dep_result is None:
+                known = any(s.id == dep for s in self.plan.steps)
+                why = "has not run" if known else "is not a step of this plan"
+                return StepResult(step.id, Status.BLOCKED, reason=f"not run: its input step {dep} {why}")
+            if dep_result.status not in _SATISFIED:
+                root = dep_result.reason.split("root cause: ", 1)
+                cause = (
+                    f"root cause: {root[1]}"
+                    if len(root) == 2
+                    else f"root cause: {dep} {dep_result.status.value}"
+                )
+                return StepResult(
+                    step.id,
+                    Status.BLOCKED,
+                    reason=f"not run: its input step {dep} did not pass ({dep_result.status.value}); {cause}",
+                )
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            return StepResult(
+                step.id,
+                Status.BLOCKED,
+                reason=f"not run: the run limit of {self.options.run_timeout_s:g} s was reached",
+            )
+        return None
+
+    # ---- running one step
+
+    def _run_step(self, index: int, step: Step) -> StepResult:
+        argv, _ = _substituted(step, self.mapping)
+        log = self._log_path(step)
+        log_rel = _rel(self.repo, log)
+        env, delta = self._env(step)
+        cwd = self.repo / step.cwd
+        if not cwd.is_dir():
+            return StepResult(
+                step.id,
+                Status.FAILED,
+                log=log_rel,
+                argv=argv,
+                env_delta=delta,
+                reason=f"working directory {step.cwd} does not exist",
+            )
+        timeout_s, limit_why = self._timeout(step)
+        monitors: list[Monitor] = []
+        pids: list[int] = []
+
+        def started(pid: int) -> None:
+            pids.append(pid)
+            if self.options.monitor:
+                monitors.append(Monitor(pid).start())
+
+        def output(line: str) -> None:
+            self.observer.step_output(step, line)
+
+        try:
+            res = proc.run(
+                argv, cwd=cwd, env=env, timeout_s=timeout_s, log_path=log, on_line=output, on_start=started
+            )
+        except OSError as exc:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            log.write_text(f"tipc: cannot start {argv[0]!r}: {exc}\n", encoding="utf-8")
+            return StepResult(
+                step.id,
+                Status.FAILED,
+                started=time.time(),
+                ended=time.time(),
+                log=log_rel,
+                argv=argv,
+                env_delta=delta,
+                reason=f"cannot start {argv[0]!r}: {exc.strerror or exc}",
+            )
+        resources = Resources()
+        if monitors:
+            resources = monitors[0].stop()
+        if res.interrupted:
+            status, reason = Status.INTERRUPTED, "interrupted (Ctrl-C); its process group was stopped"
+        elif res.timed_out:
+            status, reason = (
+                Status.TIMEOUT,
+                f"timed out after {timeout_s:g} s ({limit_why}); its process group was stopped",
+            )
+        elif res.exit_code == 0:
+            status, reason = Status.PASSED, ""
+        else:
+            status, reason = Status.FAILED, _describe_exit(res.exit_code if res.exit_code is not None else -1)
+        return StepResult(
+            step.id,
+            status,
+            exit_code=res.exit_code,
+            started=res.started,
+            ended=res.ended,
+            log=log_rel,
+            reason=reason,
+            argv=argv,
+            env_delta=delta,
+            resources=resources,
+            pid=res.pid,
+        )
+
+    # ---- background steps
+
+    def _start_server(self, index: int, step: Step) -> StepResult:
+        argv, _ = _substituted(step, self.mapping)
+        log = self._log_path(step)
+        log_rel = _rel(self.repo, log)
+        env, delta = self._env(step)
+        cwd = self.repo / step.cwd
+        base = StepResult(step.id, Status.FAILED, log=log_rel, argv=argv, env_delta=delta)
+        if not cwd.is_dir():
+            return replace(base, reason=f"working directory {step.cwd} does not exist")
+        started = time.time()
+        try:
+            handle = proc.Background(argv, cwd=cwd, env=env, log_path=log)
+        except OSError as exc:
+            return replace(
+                base,
+                started=started,
+                ended=time.time(),
+                reason=f"cannot start {argv[0]!r}: {exc.strerror or exc}",
+            )
+        base = replace(base, started=started, pid=handle.pid)
+        if self.options.monitor:
+            mon = Monitor(handle.pid).start()
+            stop_monitor: Callable[[], Resources] = mon.stop
+        else:
+            stop_monitor = Resources
+        limit = step.timeout_s if step.timeout_s is not None else self.options.ready_timeout_s
+        if self.deadline is not None:
+            limit = min(limit, max(0.0, self.deadline - time.monotonic()))
+        url = step.ready_url
+        t0 = time.monotonic()
+        ready = url is None
+        if url is None:
+            self.notes.append(f"{step.id}: background step without ready_url; not polled for readiness")
+        pause = 0.05
+        try:
+            while not ready:
+                code = handle.poll()
+                if code is not None:
+                    break
+                left = limit - (time.monotonic() - t0)
+                if left <= 0:
+                    break
+                if probe(url or "", min(2.0, left)):
+                    ready = True
+                    break
+                time.sleep(min(pause, max(0.0, limit - (time.monotonic() - t0))))
+                pause = min(pause * 1.5, 0.5)
+        except BaseException:
+            with proc.shielded():
+                handle.stop()
+                stop_monitor()
+            raise
+        if ready and handle.poll() is None:
+            waited = time.monotonic() - t0
+            result = replace(
+                base,
+                status=Status.PASSED,
+                reason=f"running; ready after {waited:.1f} s" + (f" at {url}" if url else ""),
+            )
+            self.servers[step.id] = _Server(step, index, handle, stop_monitor, result, log)
+            return result
+        code = handle.poll()
+        with proc.shielded():
+            stopped = handle.stop()
+        resources = stop_monitor()
+        if code is not None:
+            return replace(
+                base,
+                ended=time.time(),
+                exit_code=code,
+                resources=resources,
+                reason=f"server {_describe_exit(code)} before it answered at {url}",
+            )
+        return replace(
+            base,
+            status=Status.TIMEOUT,
+            ended=time.time(),
+            exit_code=None,
+            resources=resources,
+            reason=f"server never answered at {url} within {limit:g} s; stopped (exit {stopped})",
+        )
+
+    def _stop_server(self, step_id: str, *, interrupted: bool = False) -> None:
+        server = self.servers.pop(step_id, None)
+        if server is None:
+            return
+        died = server.handle.poll()
+        with proc.shielded():
+            code = server.handle.stop()
+        resources = server.monitor()
+        if died is not None:
+            result = replace(
+                server.result,
+                status=Status.FAILED,
+                exit_code=died,
+                ended=time.time(),
+                resources=resources,
+                reason=f"server {_describe_exit(died)} while its dependents ran",
+            )
+        else:
+            why = "the run was interrupted" if interrupted else "its last dependent finished"
+            result = replace(
+                server.result,
+                status=Status.PASSED,
+                exit_code=code,
+                ended=time.time(),
+                resources=resources,
+                reason=f"{server.result.reason.replace('running; ', '')}; stopped by tipc after {why}",
+            )
+        _, status_command = _substituted(server.step, self.mapping)
+        self._finish(server.index, server.step, result, status_command)
+
+    def _stop_servers_done_with(self, index: int) -> None:
+        for sid in list(self.servers):
+            if self.last_dependent.get(sid, -1) <= index:
+                self._stop_server(sid)
+
+    # ---- the whole run
+
+    def previous_results(self) -> dict[str, StepResult]:
+        if not (self.options.resume or self.options.rerun_failed) or not self.record_file.is_file():
+            return {}
+        try:
+            old = load_record(self.record_file)
+        except ConfigError as exc:
+            self.notes.append(f"cannot reuse the previous record: {exc.render()}")
+            return {}
+        if _config_key(old.plan) != _config_key(self.plan):
+            self.notes.append("the previous record is of another config or mode; running every step")
+            return {}
+        keep = _CONCLUDED if self.options.resume else frozenset({Status.PASSED})
+        old_steps = {s.id: s for s in old.plan.steps}
+        reusable: dict[str, StepResult] = {}
+        for step in self.plan.steps:
+            prev = old.result(step.id)
+            before = old_steps.get(step.id)
+            if prev is None or before is None or step.background:
+                continue
+            if prev.status in keep and before.argv == step.argv and before.env == step.env:
+                reusable[step.id] = replace(prev, reused=True)
+        return reusable
+
+    def run(self) -> RunRecord:
+        plan, options = self.plan, self.options
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        reusable = self.previous_results()
+        self.mapping, subst_notes = python_substitutions(plan, options)
+        self.notes.extend(subst_notes)
+        for note in self.notes:
+            _notice(self.observer, note)
+        interpreters = [_interpreter_of(s) for s in plan.steps]
+        first = next((p for p in interpreters if p is not None), None)
+        run_python = self.mapping.get(first, first) if first is not None else sys.executable
+        run_python = shutil.which(run_python) or run_python
+
+        self.record = RunRecord(
+            plan=plan,
+            results=(),
+            started=time.time(),
+            tipc_version=__version__,
+            paddle_version=paddle_version(run_python, self.repo) if options.probe_versions else None,
+            git_commit=git_commit(self.repo) if options.probe_versions else None,
+            python=run_python,
+            host=host_info(),
+            notes=tuple(self.notes),
+        )
+        self.record.write(self.record_file)
+        self.observer.plan_started(plan)
+        current: tuple[int, Step] | None = None
+        try:
+            for index, step in enumerate(plan.steps, start=1):
+                current = (index, step)
+                _, status_command = _substituted(step, self.mapping)
+                if step.id in reusable:
+                    self._finish(index, step, reusable[step.id], status_command)
+                    continue
+                gated = self._gate(step)
+                if gated is not None:
+                    self._finish(index, step, gated, status_command)
+                    self._stop_servers_done_with(index - 1)
+                    continue
+                self.observer.step_started(index, self.total, step)
+                if step.background:
+                    result = self._start_server(index, step)
+                    if step.id in self.servers:
+                        self._save(result)  # provisional; the final status is written when it stops
+                        self.observer.step_finished(index, self.total, step, result)
+                    else:
+                        self._finish(index, step, result, status_command)
+                else:
+                    result = self._run_step(index, step)
+                    self._finish(index, step, result, status_command)
+                    if result.status is Status.INTERRUPTED:
+                        raise KeyboardInterrupt
+                self._stop_servers_done_with(index - 1)
+                current = None
+            for sid in list(self.servers):
+                self._stop_server(sid)
+        except KeyboardInterrupt:
+            with proc.shielded():
+                if current is not None and self.record.result(current[1].id) is None:
+                    index, step = current
+                    self._finish(
+                        index,
+                        step,
+                        StepResult(step.id, Status.INTERRUPTED, reason="interrupted (Ctrl-C)"),
+                        "",
+                    )
+                for sid in list(self.servers):
+                    self._stop_server(sid, interrupted=True)
+        finally:
+            with proc.shielded():
+                for sid in list(self.servers):
+                    self._stop_server(sid, interrupted=True)
+                self.record = replace(self.record, ended=time.time(), notes=tuple(dict.fromkeys(self.notes)))
+                self.record.write(self.record_file)
+        self.observer.plan_finished(plan, self.record)
+        return self.record
+
+
+def execute(plan: Plan, options: RunOptions = RunOptions(), observer: Observer | None = None) -> RunRecord:
+    """Run every step of `plan`; returns the run record (also written to `<repo>/<output_dir>/tipc_run.json`).
+
+    Ctrl-C stops the running step's process group, records it INTERRUPTED and returns the record; callers map
+    that to exit 130 (see `exit_code`).
+    """
+    return _Execution(plan, options, observer if observer is not None else NullObserver()).run()
+
+
+def exit_code(record: RunRecord) -> int:
+    """0 all passed (or skipped), 130 interrupted, 1 anything failed, timed out or was blocked."""
+    statuses = {r.status for r in record.results}
+    if Status.INTERRUPTED in statuses:
+        return 130
+    return 0 if statuses <= _SATISFIED else 1
