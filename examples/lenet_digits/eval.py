@@ -1,6 +1,6 @@
 """Evaluate trained weights on lite_data/test_list.txt; prints `[Eval] acc: X`.
 
-    python eval.py --pretrained=./output/latest.pdparams
+python eval.py --pretrained=./output/latest.pdparams
 """
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 
 import paddle
-
 from lenet_digits.engine import evaluate, make_eval_loader
 from lenet_digits.model import LeNet
 from lenet_digits.utils import load_weights, resolve_device
@@ -28,7 +27,8 @@ def main(args: argparse.Namespace) -> None:
     model = LeNet()
     load_weights(model, args.pretrained)
     acc, loss = evaluate(model, make_eval_loader(args.data_dir, args.batch_size))
-    print(f"[Eval] weights: {args.pretrained}, samples: {len(make_eval_loader(args.data_dir, 1))}, loss: {loss:.4f}")
+    num_samples = len(make_eval_loader(args.data_dir, 1))
+    print(f"[Eval] weights: {args.pretrained}, samples: {num_samples}, loss: {loss:.4f}")
     print(f"[Eval] acc: {acc:.4f}")
 
 

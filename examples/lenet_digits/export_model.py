@@ -13,13 +13,12 @@ import os
 # PIR (inference.json) by default. Respect an explicit choice by the user.
 os.environ.setdefault("FLAGS_enable_pir_api", "0")
 
-import argparse  # noqa: E402
+import argparse
 
-import paddle  # noqa: E402
-
-from lenet_digits.model import LeNet, LeNetWithSoftmax  # noqa: E402
-from lenet_digits.transforms import IMAGE_SIZE  # noqa: E402
-from lenet_digits.utils import load_weights  # noqa: E402
+import paddle
+from lenet_digits.model import LeNet, LeNetWithSoftmax
+from lenet_digits.transforms import IMAGE_SIZE
+from lenet_digits.utils import load_weights
 
 
 def get_args(add_help: bool = True) -> argparse.Namespace:
@@ -46,7 +45,9 @@ def main(args: argparse.Namespace) -> None:
     deployed.eval()
     static = paddle.jit.to_static(
         deployed,
-        input_spec=[paddle.static.InputSpec(shape=[None, 1, args.img_size, args.img_size], dtype="float32", name="x")],
+        input_spec=[
+            paddle.static.InputSpec(shape=[None, 1, args.img_size, args.img_size], dtype="float32", name="x")
+        ],
         full_graph=True,
     )
     os.makedirs(args.save_inference_dir, exist_ok=True)

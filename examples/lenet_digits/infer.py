@@ -17,18 +17,23 @@ import time
 
 import numpy as np
 import paddle
-from paddle import inference
-
 from lenet_digits.transforms import format_result, list_images, load_image, postprocess
 from lenet_digits.utils import str2bool
+from paddle import inference
 
 MODEL_NAME = "lenet_digits"
 
 
 def get_args(add_help: bool = True) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="LeNet digits inference (Paddle Inference)", add_help=add_help)
-    parser.add_argument("--model_dir", default="./inference", help="folder with inference.json|.pdmodel + .pdiparams")
-    parser.add_argument("--img_path", default="./lite_data/infer/", help="an image file or a folder of images")
+    parser = argparse.ArgumentParser(
+        description="LeNet digits inference (Paddle Inference)", add_help=add_help
+    )
+    parser.add_argument(
+        "--model_dir", default="./inference", help="folder with inference.json|.pdmodel + .pdiparams"
+    )
+    parser.add_argument(
+        "--img_path", default="./lite_data/infer/", help="an image file or a folder of images"
+    )
     parser.add_argument("--use_gpu", type=str2bool, default=False)
     parser.add_argument("--gpu_id", type=int, default=0)
     parser.add_argument("--gpu_mem", type=int, default=200, help="initial GPU memory pool (MB)")
@@ -39,7 +44,9 @@ def get_args(add_help: bool = True) -> argparse.Namespace:
     parser.add_argument("--precision", default="fp32", choices=["fp32", "fp16", "int8"])
     parser.add_argument("--ir_optim", type=str2bool, default=True)
     parser.add_argument("--benchmark", type=str2bool, default=False, help="print the AutoLog timing block")
-    parser.add_argument("--warmup", type=int, default=0, help="untimed warm-up runs before timing (benchmark)")
+    parser.add_argument(
+        "--warmup", type=int, default=0, help="untimed warm-up runs before timing (benchmark)"
+    )
     return parser.parse_args()
 
 
@@ -50,7 +57,8 @@ def model_files(model_dir: str) -> tuple[str, str]:
         if os.path.isfile(program) and os.path.isfile(params):
             return program, params
     raise FileNotFoundError(
-        f"no exported model in {model_dir}: expected inference.json or inference.pdmodel with inference.pdiparams"
+        f"no exported model in {model_dir}: "
+        "expected inference.json or inference.pdmodel with inference.pdiparams"
     )
 
 
@@ -60,8 +68,8 @@ def create_config(args: argparse.Namespace) -> inference.Config:
     use_gpu = args.use_gpu
     if use_gpu and not paddle.device.is_compiled_with_cuda():
         print(
-            "W: Not compiled with CUDA: PaddlePaddle is installed without GPU support, but --use_gpu=True was "
-            "given; the inference runs on CPU.",
+            "W: Not compiled with CUDA: PaddlePaddle is installed without GPU support, "
+            "but --use_gpu=True was given; the inference runs on CPU.",
             file=sys.stderr,
             flush=True,
         )
@@ -93,7 +101,10 @@ def create_config(args: argparse.Namespace) -> inference.Config:
             # Paddle 3 turns oneDNN on by default for CPU; --enable_mkldnn=False must really mean off.
             config.disable_mkldnn()
             if args.precision != "fp32":
-                print(f"W: --precision={args.precision} needs MKLDNN or TensorRT; running fp32.", file=sys.stderr)
+                print(
+                    f"W: --precision={args.precision} needs MKLDNN or TensorRT; running fp32.",
+                    file=sys.stderr,
+                )
     config.switch_ir_optim(args.ir_optim)
     # Paddle 3.3 fails with "Not find ... memory_optimize_pass" for PIR (.json) programs.
     args.memory_optim = program.endswith(".pdmodel")
@@ -136,7 +147,9 @@ def report(args: argparse.Namespace, config: inference.Config, timer: Timer, dat
     logger.setLevel(logging.INFO)
     if not logger.handlers:
         handler = logging.StreamHandler(sys.stdout)
-        handler.setFormatter(logging.Formatter("[%(asctime)s] root %(levelname)s: %(message)s", "%Y/%m/%d %H:%M:%S"))
+        handler.setFormatter(
+            logging.Formatter("[%(asctime)s] root %(levelname)s: %(message)s", "%Y/%m/%d %H:%M:%S")
+        )
         logger.addHandler(handler)
     rss_mb = "None"
     try:
@@ -168,7 +181,7 @@ def report(args: argparse.Namespace, config: inference.Config, timer: Timer, dat
         f" precision: {args.precision}",
         "----------------------- Data info -----------------------",
         f" batch_size: {args.batch_size}",
-        f" input_shape: dynamic_shape",
+        " input_shape: dynamic_shape",
         f" data_num: {data_num}",
         "----------------------- Perf info -----------------------",
         f" cpu_rss(MB): {rss_mb}, gpu_rss(MB): None, gpu_util: None%",
@@ -211,7 +224,7 @@ def main(args: argparse.Namespace) -> None:
         timer.add("preprocess_time", t1 - t0)
         timer.add("inference_time", t2 - t1)
         timer.add("postprocess_time", t3 - t2)
-        for path, (class_id, prob) in zip(batch_paths, results):
+        for path, (class_id, prob) in zip(batch_paths, results, strict=True):
             print(format_result(path, class_id, prob), flush=True)
 
     if args.benchmark:

@@ -1,6 +1,6 @@
 """Train LeNet on the lite digits data; logs every iteration and evaluates at the end of every epoch.
 
-    python train.py --device=cpu --epochs=5 --batch_size=16 --output_dir=./output/
+python train.py --device=cpu --epochs=5 --batch_size=16 --output_dir=./output/
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import os
 import time
 
 import paddle
-
 from lenet_digits.data import DigitsDataset
 from lenet_digits.engine import evaluate, make_eval_loader
 from lenet_digits.model import LeNet
@@ -20,7 +19,9 @@ from lenet_digits.utils import AverageMeter, load_weights, resolve_device, set_s
 def get_args(add_help: bool = True) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="LeNet digits training", add_help=add_help)
     parser.add_argument("--device", default="cpu", help="cpu or gpu")
-    parser.add_argument("--data_dir", default="./lite_data", help="folder with train_list.txt / test_list.txt")
+    parser.add_argument(
+        "--data_dir", default="./lite_data", help="folder with train_list.txt / test_list.txt"
+    )
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch_size", type=int, default=16)
     parser.add_argument("--lr", type=float, default=0.01, help="initial learning rate (cosine decay to 0)")
@@ -119,8 +120,10 @@ def main(args: argparse.Namespace) -> None:
         if eval_acc > best_acc:
             best_acc = eval_acc
             paddle.save(model.state_dict(), os.path.join(args.output_dir, "best_model.pdparams"))
-            log(f"[Train] best acc {best_acc:.4f}, saved {os.path.join(args.output_dir, 'best_model.pdparams')}")
-    log(f"[Train] done; latest weights: {os.path.join(args.output_dir, 'latest.pdparams')}, best acc: {best_acc:.4f}")
+            best_path = os.path.join(args.output_dir, "best_model.pdparams")
+            log(f"[Train] best acc {best_acc:.4f}, saved {best_path}")
+    latest_path = os.path.join(args.output_dir, "latest.pdparams")
+    log(f"[Train] done; latest weights: {latest_path}, best acc: {best_acc:.4f}")
     log.close()
 
 

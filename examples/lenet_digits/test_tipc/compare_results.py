@@ -24,7 +24,9 @@ import sys
 
 import numpy as np
 
-RESULT_RE = re.compile(r"image_name:\s*(?P<path>\S+),\s*class_id:\s*(?P<class_id>-?\d+),\s*prob:\s*(?P<prob>\S+)")
+RESULT_RE = re.compile(
+    r"image_name:\s*(?P<path>\S+),\s*class_id:\s*(?P<class_id>-?\d+),\s*prob:\s*(?P<prob>\S+)"
+)
 PRECISIONS = ("fp32", "fp16", "int8")
 
 
@@ -70,7 +72,9 @@ def compare(gt_path: str, log_path: str, atol: float, rtol: float) -> bool:
         want = np.array([expected[n] for n in names], dtype=np.float64)
         got = np.array([pred[key].get(n, np.nan) for n in names], dtype=np.float64)
         if not np.allclose(got, want, atol=atol, rtol=rtol, equal_nan=False):
-            print(f"{key}: expected {dict(zip(names, want.tolist()))}, got {dict(zip(names, got.tolist()))}")
+            expected_text = dict(zip(names, want.tolist(), strict=True))
+            got_text = dict(zip(names, got.tolist(), strict=True))
+            print(f"{key}: expected {expected_text}, got {got_text}")
             ok = False
     if ok:
         print(f"Assert allclose passed! The results of {log_path} and {gt_path} are consistent!")
@@ -86,12 +90,16 @@ def make_gt(log_path: str, gt_path: str) -> None:
         raise SystemExit(f"{log_path}: no 'image_name: ..., class_id: ..., prob: ...' lines")
     with open(gt_path, "w", encoding="utf-8") as out:
         for m in matches:
-            out.write(f"{m['path']}\t{json.dumps({'class_id': int(m['class_id']), 'prob': float(m['prob'])})}\n")
+            out.write(
+                f"{m['path']}\t{json.dumps({'class_id': int(m['class_id']), 'prob': float(m['prob'])})}\n"
+            )
     print(f"wrote {len(matches)} results to {gt_path}")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--gt_file", required=True)
     parser.add_argument("--log_file", required=True)
     parser.add_argument("--atol", type=float, default=1e-3)
@@ -105,7 +113,10 @@ def main() -> int:
     gts = {precision_of(p): p for p in sorted(glob.glob(args.gt_file)) if precision_of(p)}
     logs = [p for p in sorted(glob.glob(args.log_file)) if precision_of(p)]
     if not gts or not logs:
-        print(f"nothing to compare: gt {args.gt_file!r} -> {len(gts)} files, log {args.log_file!r} -> {len(logs)}")
+        print(
+            f"nothing to compare: gt {args.gt_file!r} -> {len(gts)} files, "
+            f"log {args.log_file!r} -> {len(logs)} files"
+        )
         return 2
     ok = True
     for log_path in logs:

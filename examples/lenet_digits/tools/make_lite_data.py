@@ -19,7 +19,7 @@ import numpy as np
 from PIL import Image
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from lenet_digits.transforms import load_image  # noqa: E402
+from lenet_digits.transforms import load_image
 
 README = """# lite_data: a small slice of the UCI handwritten digits
 
@@ -66,7 +66,9 @@ def main() -> None:
         idx = np.flatnonzero(digits.target == label)
         idx = rng.permutation(idx)
         train_rows += [(int(i), label) for i in idx[: args.train_per_class]]
-        test_rows += [(int(i), label) for i in idx[args.train_per_class : args.train_per_class + args.test_per_class]]
+        test_rows += [
+            (int(i), label) for i in idx[args.train_per_class : args.train_per_class + args.test_per_class]
+        ]
     # interleave classes so the lists are not sorted by label
     train_rows = [train_rows[i] for i in rng.permutation(len(train_rows))]
     test_rows = [test_rows[i] for i in rng.permutation(len(test_rows))]
