@@ -68,7 +68,8 @@ def create_config(args: argparse.Namespace) -> inference.Config:
     use_gpu = args.use_gpu
     if use_gpu and not paddle.device.is_compiled_with_cuda():
         print(
-            "W: Not compiled with CUDA: PaddlePaddle is installed without GPU support, "
+            # the first sentence is what Paddle Inference itself logs (analysis_config.cc) in this case
+            "W: Please use PaddlePaddle with GPU version. This PaddlePaddle is not compiled with CUDA, "
             "but --use_gpu=True was given; the inference runs on CPU.",
             file=sys.stderr,
             flush=True,

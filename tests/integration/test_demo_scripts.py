@@ -154,7 +154,7 @@ def test_predict_and_infer_agree(repo: Path, trained: tuple[Path, list[str]], pi
     text = "\n".join(infer_lines)
     assert "total time spent(s)" in text and "inference_time(ms)" in text
     if "CUDA_version: False" in text:
-        assert "Not compiled with CUDA" in text and "runtime_device: cpu" in text
+        assert "not compiled with CUDA" in text and "runtime_device: cpu" in text
 
 
 def test_export_without_weights_warns(repo: Path, tmp_path: Path) -> None:

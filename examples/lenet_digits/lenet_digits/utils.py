@@ -30,7 +30,8 @@ def resolve_device(device: str) -> str:
     device = device.lower()
     if device.startswith("gpu") and not paddle.device.is_compiled_with_cuda():
         print(
-            "W: PaddlePaddle is not compiled with CUDA, but --device=gpu was given; falling back to CPU.",
+            "W: Please use PaddlePaddle with GPU version. This PaddlePaddle is not compiled with CUDA, "
+            "but --device=gpu was given; running on CPU.",
             file=sys.stderr,
             flush=True,
         )
