@@ -70,8 +70,11 @@ def settings_of(ctx: CheckContext) -> Settings | CheckOutcome:
     try:
         return as_settings(ctx.settings)
     except ConfigError as exc:
-        return outcome(Verdict.FAIL, f"invalid tipc settings: {exc.render()}",
-                       Evidence(exc.message, path=exc.path, line=exc.line))
+        return outcome(
+            Verdict.FAIL,
+            f"invalid tipc settings: {exc.render()}",
+            Evidence(exc.message, path=exc.path, line=exc.line),
+        )
 
 
 def resolve(repo: Any, rel: str) -> Path:
@@ -109,3 +112,48 @@ def as_float(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{name} must be a number, got {value!r}")
     return float(value)
+
+
+def argv_options(argv: tuple[str, ...] | list[str]) -> list[tuple[str, str]]:
+    """(key, value) pairs from `--k=v`, `--k v`, `-o A.k=v` and bare `k=v` tokens; keys lose dashes."""
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok.startswith("-") and "=" in tok:
+            k, v = tok.lstrip("-").split("=", 1)
+            out.append((k, v))
+        elif tok.startswith("-") and not _is_number(tok):
+            nxt = argv[i + 1] if i + 1 < len(argv) else None
+            if nxt is not None and (not nxt.startswith("-") or _is_number(nxt)):
+                if "=" in nxt and tok in ("-o", "--opt", "--override", "-c"):
+                    k, v = nxt.split("=", 1)
+                    out.append((k, v))
+                else:
+                    out.append((tok.lstrip("-"), nxt))
+                i += 1
+        elif "=" in tok:
+            k, v = tok.split("=", 1)
+            out.append((k, v))
+        i += 1
+    return out
+
+
+def _is_number(tok: str) -> bool:
+    try:
+        float(tok)
+    except ValueError:
+        return False
+    return True
+
+
+def run_python(ctx: CheckContext, settings: Settings, override: Any = None) -> str:
+    """The interpreter for model-side work: rule arg > tipc.yaml `python` > the run's python > ours."""
+    import sys
+
+    if isinstance(override, str) and override:
+        return override
+    if settings.python:
+        return settings.python
+    rec_python = getattr(ctx.record, "python", "") if ctx.record is not None else ""
+    return str(rec_python) if rec_python else sys.executable

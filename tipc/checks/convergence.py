@@ -76,8 +76,13 @@ def analyse_curve(
             "first_window": {"start": curve[0][0], "end": curve[w - 1][0], "mean": first_mean},
             "last_window": {"start": curve[-w][0], "end": curve[-1][0], "mean": last_mean},
             "noise_bound": bound,
-            "mann_kendall": {"s": mk.s, "z": mk.z, "tau": mk.tau, "p_decreasing": mk.p_decreasing,
-                             "p_two_sided": mk.p_two_sided},
+            "mann_kendall": {
+                "s": mk.s,
+                "z": mk.z,
+                "tau": mk.tau,
+                "p_decreasing": mk.p_decreasing,
+                "p_two_sided": mk.p_two_sided,
+            },
             "spearman_rho": rho,
             "alpha": alpha,
         }
@@ -133,7 +138,15 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
     if isinstance(settings, CheckOutcome):
         return settings
     cs = settings.convergence
-    unknown = set(args) - {"max_iters", "window", "alpha", "min_points", "explosion_factor", "noise_k", "step"}
+    unknown = set(args) - {
+        "max_iters",
+        "window",
+        "alpha",
+        "min_points",
+        "explosion_factor",
+        "noise_k",
+        "step",
+    }
     if unknown:
         return bad_args("convergence", f"unknown argument(s) {sorted(unknown)}")
     parsed_args: dict[str, float] = {}
@@ -174,7 +187,9 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
     rel = str(run.log)
     path = resolve(ctx.repo, rel)
     if not path.is_file():
-        return outcome(Verdict.FAIL, f"train log of {run.step.id} not found", Evidence("missing log", path=rel))
+        return outcome(
+            Verdict.FAIL, f"train log of {run.step.id} not found", Evidence("missing log", path=rel)
+        )
     parsed = [parse_line(seg, no) for no, seg in physical_lines(path)]
     full = extract_curve(parsed)
     if not full:

@@ -138,12 +138,15 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
             continue
         if first_bad is not None:
             failed = True
-            bad = sum(
-                1 for p in iters if any(_lookup(p, n, aliases) is None for n in fields)
-            ) + sum(nonfinite_counts.values()) + no_unit
+            bad = (
+                sum(1 for p in iters if any(_lookup(p, n, aliases) is None for n in fields))
+                + sum(nonfinite_counts.values())
+                + no_unit
+            )
             evidence.append(
                 Evidence(
-                    f"{run.step.id}: {first_bad[1]} (first of {bad} problem(s) in {len(iters)} iteration lines)",
+                    f"{run.step.id}: {first_bad[1]} "
+                    f"(first of {bad} problem(s) in {len(iters)} iteration lines)",
                     path=rel,
                     line=first_bad[0].line_no,
                     excerpt=excerpt(first_bad[0].text),
@@ -155,8 +158,11 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
             failed = True
             why = "require_eval is set" if require_eval else "the log mentions evaluation"
             evidence.append(
-                Evidence(f"{run.step.id}: no evaluation metrics in the training log ({why})", path=rel,
-                         numbers=numbers)
+                Evidence(
+                    f"{run.step.id}: no evaluation metrics in the training log ({why})",
+                    path=rel,
+                    numbers=numbers,
+                )
             )
         if first_bad is None and not (want_eval and not evals):
             evidence.append(

@@ -17,14 +17,18 @@ carries at least one numeric field.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
 
-_NUM = r"[-+]?(?:(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|inf|Inf|INF|infinity|Infinity)(?![A-Za-z0-9_:/])"
+_NUM = (
+    r"[-+]?(?:(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|NaN|NAN|inf|Inf|INF|infinity|Infinity)"
+    r"(?![A-Za-z0-9_:/])"  # not part of a word, a time (0:05:00) or a ratio (1/5)
+)
 _LIST = rf"[\[(]\s*{_NUM}(?:\s*[, ]\s*{_NUM})*\s*,?\s*[\])]"
 _UNIT = r"(?:[A-Za-z]+/(?:sec(?:ond)?s?|s)|sec(?:ond)?s?|ms|s)(?![A-Za-z0-9_/])"
-# key, then ':' or '=' (with optional spaces) or bare whitespace, then a number or a list, then an optional unit
+# key, then ':' or '=' or bare whitespace, then a number or a list, then an optional unit
 _FIELD = re.compile(
     rf"(?<![A-Za-z0-9_.])(?P<key>[A-Za-z_][A-Za-z0-9_.]*(?:\([A-Za-z0-9_ ]*\))?)"
     rf"(?:\s*[:=]\s*|\s+)(?P<val>{_LIST}|{_NUM})(?:\s*(?P<unit>{_UNIT}))?"
@@ -43,8 +47,9 @@ _KEY_PROGRESS = re.compile(
     r"(?P<cur>\d+)\s*(?:/\s*(?P<tot>\d+))?",
     re.IGNORECASE,
 )
-_EVAL_WORD = re.compile(r"(?<![A-Za-z])(eval|evaluate|evaluation|evaluating|valid|validation|val|test)(?![A-Za-z])",
-                        re.IGNORECASE)
+_EVAL_WORD = re.compile(
+    r"(?<![A-Za-z])(eval|evaluate|evaluation|evaluating|valid|validation|val|test)(?![A-Za-z])", re.IGNORECASE
+)
 _SPEED_KEY = re.compile(r"cost|ips", re.IGNORECASE)
 _PROGRESS_KEYS = {"epoch", "iter", "iters", "iteration", "global_step", "step", "batch", "batch_id"}
 
@@ -161,6 +166,6 @@ def step_index(lines: list[ParsedLine]) -> list[int]:
         first_epoch = min((p.epoch or 0) for p in lines)
         out = [((p.epoch or 0) - first_epoch) * per_epoch + int(p.iter or 0) for p in lines]
         # only trust it if strictly increasing; otherwise fall back to ordinals
-        if all(b > a for a, b in zip(out, out[1:], strict=False)):
+        if all(b > a for a, b in itertools.pairwise(out)):
             return out
     return list(range(1, len(lines) + 1))

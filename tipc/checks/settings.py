@@ -226,7 +226,9 @@ def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) ->
     tol = Tolerances(
         atol=v.number(tol_raw.get("atol", dt.atol), ("agreement", "tolerances", "atol")),
         rtol=v.number(tol_raw.get("rtol", dt.rtol), ("agreement", "tolerances", "rtol")),
-        cosine_min=v.number(tol_raw.get("cosine_min", dt.cosine_min), ("agreement", "tolerances", "cosine_min")),
+        cosine_min=v.number(
+            tol_raw.get("cosine_min", dt.cosine_min), ("agreement", "tolerances", "cosine_min")
+        ),
     )
     if tol.cosine_min > 1.0:
         raise v.error(("agreement", "tolerances", "cosine_min"), "must be at most 1.0")

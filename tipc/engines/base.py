@@ -1,4 +1,4 @@
-"""The Engine protocol and the exported-model files every engine loads."""
+"""The Engine protocol every model-side engine follows (worker side)."""
 
 from __future__ import annotations
 
@@ -6,58 +6,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from tipc.checks._model import ModelFiles, find_model
+
 if TYPE_CHECKING:
     import numpy as np
 
-MODEL_STEMS = ("inference",)
-
-
-@dataclass(frozen=True)
-class ModelFiles:
-    """An exported inference model: `<dir>/<stem>.json` (PIR) or `.pdmodel` (old program), + `.pdiparams`."""
-
-    model_dir: Path
-    model_file: Path
-    params_file: Path
-
-    @property
-    def format(self) -> str:
-        return "pir-json" if self.model_file.suffix == ".json" else "pdmodel"
-
-    @property
-    def prefix(self) -> Path:
-        return self.model_file.with_suffix("")
-
-    def to_json(self) -> dict[str, str]:
-        return {
-            "dir": str(self.model_dir),
-            "model_file": str(self.model_file),
-            "params_file": str(self.params_file),
-            "format": self.format,
-        }
-
-
-def find_model(model_dir: Path) -> ModelFiles | None:
-    """Find `inference.json|.pdmodel` + `inference.pdiparams` (else any single *.pdiparams pair) in a dir."""
-    model_dir = Path(model_dir)
-    if not model_dir.is_dir():
-        return None
-    stems = list(MODEL_STEMS) + sorted(p.stem for p in model_dir.glob("*.pdiparams") if p.stem not in MODEL_STEMS)
-    for stem in stems:
-        params = model_dir / f"{stem}.pdiparams"
-        if not params.is_file():
-            continue
-        for suffix in (".json", ".pdmodel"):
-            model = model_dir / f"{stem}{suffix}"
-            if model.is_file():
-                return ModelFiles(model_dir, model, params)
-    return None
+__all__ = ["Engine", "InputSpec", "ModelFiles", "find_model"]
 
 
 @dataclass(frozen=True)
 class InputSpec:
     name: str
-    shape: tuple[int | None, ...] | None  # None: unknown rank; None dim: dynamic
+    shape: tuple[int | None, ...] | None  # None: unknown rank; a None dim: dynamic
     dtype: str  # numpy dtype name, e.g. "float32"
 
 
@@ -71,7 +31,7 @@ class Engine(Protocol):
         ...
 
     def input_specs(self) -> list[InputSpec]:
-        """Inputs in feed order (shapes may be unknown)."""
+        """Inputs in feed order (shapes may be unknown: the worker then uses another engine's specs)."""
         ...
 
     def run(self, feeds: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:

@@ -8,7 +8,7 @@ import numpy as np
 
 
 def compare_arrays(ref: np.ndarray, other: np.ndarray, atol: float, rtol: float) -> dict[str, Any]:
-    """Figures for one output: `ref` is the pair's first engine (numpy allclose semantics: |a-b| <= atol+rtol|ref|)."""
+    """Figures for one output; `ref` is the pair's first engine (allclose: |a-b| <= atol + rtol*|ref|)."""
     out: dict[str, Any] = {
         "shape_ref": list(ref.shape),
         "shape_other": list(other.shape),

@@ -12,9 +12,16 @@ import numpy as np
 from tipc.engines.base import InputSpec, ModelFiles
 
 OPSET = 13
-_ORT_DTYPES = {"tensor(float)": "float32", "tensor(double)": "float64", "tensor(int64)": "int64",
-               "tensor(int32)": "int32", "tensor(float16)": "float16", "tensor(uint8)": "uint8",
-               "tensor(int8)": "int8", "tensor(bool)": "bool"}
+_ORT_DTYPES = {
+    "tensor(float)": "float32",
+    "tensor(double)": "float64",
+    "tensor(int64)": "int64",
+    "tensor(int32)": "int32",
+    "tensor(float16)": "float16",
+    "tensor(uint8)": "uint8",
+    "tensor(int8)": "int8",
+    "tensor(bool)": "bool",
+}
 
 
 class OnnxRuntimeEngine:
@@ -67,7 +74,10 @@ class OnnxRuntimeEngine:
         names = [i.name for i in self._session.get_inputs()]
         values = list(feeds.values())
         # feed by name when names match, else by position (paddle and onnx may name inputs differently)
-        feed = {n: feeds[n] for n in names} if all(n in feeds for n in names) else dict(zip(names, values,
-                                                                                             strict=False))
+        feed = (
+            {n: feeds[n] for n in names}
+            if all(n in feeds for n in names)
+            else dict(zip(names, values, strict=False))
+        )
         outs = self._session.run(None, feed)
         return [(o.name, np.asarray(v)) for o, v in zip(self._session.get_outputs(), outs, strict=True)]

@@ -9,8 +9,16 @@ import numpy as np
 
 from tipc.engines.base import InputSpec, ModelFiles
 
-_DTYPES = {"FLOAT32": "float32", "FLOAT64": "float64", "INT64": "int64", "INT32": "int32", "FLOAT16": "float16",
-           "UINT8": "uint8", "INT8": "int8", "BOOL": "bool"}
+_DTYPES = {
+    "FLOAT32": "float32",
+    "FLOAT64": "float64",
+    "INT64": "int64",
+    "INT32": "int32",
+    "FLOAT16": "float16",
+    "UINT8": "uint8",
+    "INT8": "int8",
+    "BOOL": "bool",
+}
 
 
 class PaddleInferenceEngine:
@@ -29,7 +37,7 @@ class PaddleInferenceEngine:
         # ir optimisations and MKLDNN change numerics slightly; keep the plain CPU path for a clean comparison
         config.switch_ir_optim(False)
         self._predictor = pi.create_predictor(config)
-        return {"paddle_version": paddle.__version__, "ir_optim": False}
+        return {"paddle_version": getattr(paddle, "__version__", "?"), "ir_optim": False}
 
     def input_specs(self) -> list[InputSpec]:
         specs = []

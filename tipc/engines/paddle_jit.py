@@ -20,10 +20,10 @@ class PaddleJitEngine:
     def load(self, model: ModelFiles, work_dir: Path) -> dict[str, Any]:
         import paddle
 
-        paddle.set_device("cpu")
+        paddle.set_device("cpu")  # type: ignore[attr-defined]
         self._layer = paddle.jit.load(str(model.prefix))
         self._layer.eval()
-        return {"paddle_version": paddle.__version__}
+        return {"paddle_version": getattr(paddle, "__version__", "?")}
 
     def input_specs(self) -> list[InputSpec]:
         return []  # the translated layer does not expose feed names reliably; the worker feeds positionally

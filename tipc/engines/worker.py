@@ -11,7 +11,7 @@ response = {"protocol": ..., "ok": bool, "error": str|null,
             "model": {"dir", "model_file", "params_file", "format"},
             "inputs": {"source": "file"|"random", "path", "seed", "feeds": {name: {"shape", "dtype"}}},
             "engines": {name: {"ok", "error", "seconds", "details", "outputs": [{"name","shape","dtype"}]}},
-            "pairs": [{"a", "b", "within": bool, "outputs": [figures per output, see compare.compare_arrays]}]}
+            "pairs": [{"a", "b", "within": bool, "outputs": [per-output figures: compare.compare_arrays]}]}
 Outputs are matched by position (engines name outputs differently). The exit code is 0 whenever a response
 was written, whatever the engines did; anything else means the worker itself broke.
 Each engine's outputs are also saved to <work_dir>/outputs_<engine>.npz for inspection.
@@ -45,7 +45,7 @@ def _make_engine(name: str) -> Any:
 def _feeds(request: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     import numpy as np
 
-    specs = []
+    specs: list[Any] = []
     for eng in engines.values():
         s = eng.input_specs()
         if s and (not specs or (all(x.shape is not None for x in s) and any(x.shape is None for x in specs))):
@@ -68,7 +68,9 @@ def _feeds(request: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, 
     else:
         rng = np.random.default_rng(int(request.get("seed", 0)))
         if not specs or any(s.shape is None for s in specs):
-            raise ValueError("no engine reports the model's input shapes; set agreement.inputs to an .npy file")
+            raise ValueError(
+                "no engine reports the model's input shapes; set agreement.inputs to an .npy file"
+            )
         info.update({"source": "random", "note": "seeded standard-normal inputs; dynamic dims set to 1"})
         for s in specs:
             shape = tuple(d if d is not None else 1 for d in (s.shape or ()))
@@ -150,7 +152,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
             figs = []
             for k in range(max(len(oa), len(ob))):
                 if k >= len(oa) or k >= len(ob):
-                    figs.append({"index": k, "shape_match": False, "allclose": False, "error": "output missing"})
+                    figs.append(
+                        {"index": k, "shape_match": False, "allclose": False, "error": "output missing"}
+                    )
                     continue
                 fig = compare_arrays(oa[k][1], ob[k][1], atol, rtol)
                 fig.update({"index": k, "name_a": oa[k][0], "name_b": ob[k][0]})
@@ -171,8 +175,14 @@ def main(argv: list[str] | None = None) -> int:
         request = json.loads(Path(ns.request).read_text(encoding="utf-8"))
         resp = handle(request)
     except Exception as exc:
-        resp = {"protocol": PROTOCOL, "ok": False, "error": f"{type(exc).__name__}: {exc}",
-                "traceback": traceback.format_exc()[-4000:], "engines": {}, "pairs": []}
+        resp = {
+            "protocol": PROTOCOL,
+            "ok": False,
+            "error": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc()[-4000:],
+            "engines": {},
+            "pairs": [],
+        }
     tmp = Path(ns.response + ".tmp")
     tmp.write_text(json.dumps(resp, indent=2, default=str), encoding="utf-8")
     tmp.replace(ns.response)
