@@ -1,1 +1,31 @@
-"""Pure checks over run records, logs and artefacts. Each returns a `CheckOutcome` value."""
+"""Pure checks over run records, logs and artefacts. Each returns a `CheckOutcome` value.
+
+`CHECKS` maps a check name to `fn(ctx: CheckContext, **args) -> CheckOutcome`; args come from YAML rules.
+Bad args give a FAIL outcome naming the problem; no record gives SKIP "no run record". Importing this package
+is light (no numpy/paddle): model-side work runs in `python -m tipc.engines.worker` subprocesses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tipc.checks.agreement import check_agreement
+from tipc.checks.artefacts import check_artefacts, check_gpu_flag_on_cpu_build
+from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.checks.convergence import check_convergence
+from tipc.checks.ground_truth import check_ground_truth
+from tipc.checks.log_fields import check_log_fields
+from tipc.checks.predict_infer import check_predict_infer_agreement
+from tipc.checks.settings import Settings, load_settings
+
+CHECKS: dict[str, Callable[..., CheckOutcome]] = {
+    "log_fields": check_log_fields,
+    "convergence": check_convergence,
+    "artefacts": check_artefacts,
+    "gpu_flag_on_cpu_build": check_gpu_flag_on_cpu_build,
+    "agreement": check_agreement,
+    "predict_infer_agreement": check_predict_infer_agreement,
+    "ground_truth": check_ground_truth,
+}
+
+__all__ = ["CHECKS", "CheckContext", "CheckOutcome", "Evidence", "Settings", "Verdict", "load_settings"]

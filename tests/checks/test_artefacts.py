@@ -1,0 +1,99 @@
+import os
+import time
+from pathlib import Path
+
+from checks_fixtures import OUTPUT_DIR, ctx_for, make_record, write_tree
+
+from tipc.checks import CHECKS
+from tipc.checks.base import Verdict
+from tipc.steps import Stage, Status
+
+EXPORT_LOG = f"{OUTPUT_DIR}/norm_train_gpus_0_autocast_null/export.log"
+INFER_LOG = f"{OUTPUT_DIR}/python_infer_cpu_usemkldnn_False_threads_1_precision_fp32_batchsize_1.log"
+MODEL_DIR = f"{OUTPUT_DIR}/norm_train_gpus_0_autocast_null"
+
+
+def record(tmp_path: Path, *, infer_argv: list[str] | None = None, started: float | None = None,
+           host: dict[str, object] | None = None) -> object:
+    return make_record(
+        tmp_path,
+        [
+            ("export", Stage.EXPORT,
+             ["python", "export_model.py", f"--save_inference_dir={MODEL_DIR}"], EXPORT_LOG, Status.PASSED),
+            ("infer", Stage.INFER,
+             infer_argv or ["python", "infer.py", "--use_gpu=False", f"--model_dir={MODEL_DIR}"],
+             INFER_LOG, Status.PASSED),
+        ],
+        started=started,
+        host=host,
+    )
+
+
+def model_files(mtime: float | None = None) -> dict[str, str | bytes]:
+    return {f"{MODEL_DIR}/inference.json": "{}", f"{MODEL_DIR}/inference.pdiparams": b"\0"}
+
+
+def test_fresh_model_passes(tmp_path: Path) -> None:
+    write_tree(tmp_path, {EXPORT_LOG: "exported to ...\n", INFER_LOG: "class_id: 1\n", **model_files()})
+    out = CHECKS["artefacts"](ctx_for(tmp_path, record(tmp_path, started=time.time() - 5)))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert out.data["model"]["format"] == "pir-json"
+
+
+def test_untrained_export_fails_with_line(tmp_path: Path) -> None:
+    log = "loading config\nW1122 The weight file ./output/best.pdparams does not exist! random init.\nsaved\n"
+    write_tree(tmp_path, {EXPORT_LOG: log, INFER_LOG: "", **model_files()})
+    out = CHECKS["artefacts"](ctx_for(tmp_path, record(tmp_path, started=time.time() - 5)))
+    assert out.verdict is Verdict.FAIL
+    ev = out.evidence[0]
+    assert (ev.path, ev.line) == (EXPORT_LOG, 2) and "weights were not loaded" in ev.text
+    skip = "UserWarning: Skip loading for fc.weight. fc.weight is not found in the provided dict.\n"
+    write_tree(tmp_path, {EXPORT_LOG: skip})
+    assert CHECKS["artefacts"](ctx_for(tmp_path, record(tmp_path, started=time.time() - 5))).verdict is Verdict.FAIL
+
+
+def test_stale_and_missing_model_fail(tmp_path: Path) -> None:
+    write_tree(tmp_path, {EXPORT_LOG: "ok\n", INFER_LOG: "", **model_files()})
+    old = time.time() - 3600
+    for name in ("inference.json", "inference.pdiparams"):
+        os.utime(tmp_path / MODEL_DIR / name, (old, old))
+    out = CHECKS["artefacts"](ctx_for(tmp_path, record(tmp_path, started=time.time() - 5)))
+    assert out.verdict is Verdict.FAIL and out.summary.startswith("stale model file")
+    assert out.evidence[0].path == f"{MODEL_DIR}/inference.json"
+    (tmp_path / MODEL_DIR / "inference.json").unlink()
+    out = CHECKS["artefacts"](ctx_for(tmp_path, record(tmp_path)))
+    assert out.verdict is Verdict.FAIL and "inference model missing" in out.summary
+
+
+def test_pdmodel_format_found(tmp_path: Path) -> None:
+    write_tree(tmp_path, {EXPORT_LOG: "ok\n", INFER_LOG: "", f"{MODEL_DIR}/inference.pdmodel": b"\0",
+                          f"{MODEL_DIR}/inference.pdiparams": b"\0"})
+    out = CHECKS["artefacts"](ctx_for(tmp_path, record(tmp_path, started=time.time() - 5)))
+    assert out.verdict is Verdict.PASS and out.data["model"]["format"] == "pdmodel"
+
+
+def test_gpu_flag_on_cpu_build(tmp_path: Path) -> None:
+    gpu_argv = ["python", "infer.py", "--use_gpu=True", f"--model_dir={MODEL_DIR}"]
+    log = "I1122 loading\nE1122 13:27:28.746031 13066 analysis_config.cc:169] Please use PaddlePaddle with GPU version.\n"
+    write_tree(tmp_path, {EXPORT_LOG: "ok\n", INFER_LOG: log, **model_files()})
+    rec = record(tmp_path, infer_argv=gpu_argv, started=time.time() - 5)
+    out = CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, rec))
+    assert out.verdict is Verdict.FAIL and (out.evidence[0].path, out.evidence[0].line) == (INFER_LOG, 2)
+    assert CHECKS["artefacts"](ctx_for(tmp_path, rec)).verdict is Verdict.FAIL
+    assert CHECKS["artefacts"](ctx_for(tmp_path, rec), gpu=False).verdict is Verdict.PASS
+    # no fall-back message, but the record says Paddle has no CUDA
+    write_tree(tmp_path, {INFER_LOG: "class_id: 1\n"})
+    rec = record(tmp_path, infer_argv=["python", "infer.py", "--device", "gpu"], host={"paddle_cuda": False})
+    out = CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, rec))
+    assert out.verdict is Verdict.FAIL and "CPU-only" in out.evidence[0].text
+    rec = record(tmp_path, infer_argv=["python", "infer.py", "--device", "gpu"], host={"paddle_cuda": True})
+    assert CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, rec)).verdict is Verdict.PASS
+    assert CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, record(tmp_path))).verdict is Verdict.PASS
+
+
+def test_no_record_and_bad_args(tmp_path: Path) -> None:
+    assert CHECKS["artefacts"](ctx_for(tmp_path, None)).verdict is Verdict.SKIP
+    assert CHECKS["artefacts"](ctx_for(tmp_path, None), stale_slack_s=-1).verdict is Verdict.FAIL
+    assert CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, None), x=1).verdict is Verdict.FAIL
+    rec = make_record(tmp_path, [("train", Stage.TRAIN, ["python", "t.py"], None, Status.PASSED)])
+    assert CHECKS["artefacts"](ctx_for(tmp_path, rec)).verdict is Verdict.NA

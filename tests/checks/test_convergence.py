@@ -1,0 +1,107 @@
+import math
+import random
+from pathlib import Path
+
+from checks_fixtures import OUTPUT_DIR, ctx_for, make_record, write_tree
+
+from tipc.checks import CHECKS
+from tipc.checks.base import Verdict
+from tipc.checks.convergence import analyse_curve
+from tipc.steps import Stage, Status
+
+LOG = f"{OUTPUT_DIR}/tipc_logs/train.log"
+
+
+def curve(fn: object, n: int = 100, seed: int = 0) -> list[tuple[int, float]]:
+    rng = random.Random(seed)
+    return [(i, fn(i, rng)) for i in range(1, n + 1)]  # type: ignore[operator]
+
+
+def test_noisy_but_converging_passes() -> None:
+    for seed in range(5):
+        c = curve(lambda i, r: 2.3 * math.exp(-i / 30) + 0.3 + r.gauss(0, 0.3), seed=seed)
+        verdict, summary, data = analyse_curve(c)
+        assert verdict is Verdict.PASS, summary
+        assert data["mann_kendall"]["p_decreasing"] < 0.05
+        assert data["curve"][0] == [1, c[0][1]]
+
+
+def test_slow_real_looking_decrease_passes() -> None:
+    # cross-entropy on 10 classes that drops from 2.30 to ~1.9 with minibatch noise
+    c = curve(lambda i, r: 2.30 - 0.004 * i + r.gauss(0, 0.08), seed=3)
+    assert analyse_curve(c)[0] is Verdict.PASS
+
+
+def test_flat_and_diverging_fail() -> None:
+    flat = curve(lambda i, r: 2.3 + r.gauss(0, 0.2))
+    verdict, summary, _ = analyse_curve(flat)
+    assert verdict is Verdict.FAIL and "does not decrease" in summary
+    constant = [(i, 2.302585) for i in range(100)]
+    assert analyse_curve(constant)[0] is Verdict.FAIL
+    up = curve(lambda i, r: 1.0 + 0.02 * i + r.gauss(0, 0.2))
+    verdict, summary, _ = analyse_curve(up)
+    assert verdict is Verdict.FAIL and "diverges" in summary
+
+
+def test_explosion_fails() -> None:
+    c = [(i, 2.0 - 0.01 * i if i < 90 else 2.0 * 3.0 ** (i - 89)) for i in range(100)]
+    verdict, summary, data = analyse_curve(c)
+    assert verdict is Verdict.FAIL and "exploded" in summary and data["explosion"]["iter"] == 99
+
+
+def test_too_few_points_warn() -> None:
+    verdict, summary, _ = analyse_curve([(1, 2.0), (2, 1.0), (3, 0.5)])
+    assert verdict is Verdict.WARN and "too few" in summary
+
+
+def log_of(losses: list[float], every: int = 1) -> str:
+    lines = []
+    for n, loss in enumerate(losses):
+        it = (n + 1) * every
+        lines.append(f"[Epoch 1/1][Iter {it}/{len(losses) * every}] loss: {loss:.5f}, avg_reader_cost: 0.001 sec, "
+                     "avg_batch_cost: 0.01 sec, avg_samples: 8, avg_ips: 800 images/sec")
+    return "\n".join(lines) + "\n"
+
+
+def run(tmp_path: Path, text: str, **args: object) -> object:
+    write_tree(tmp_path, {LOG: text})
+    rec = make_record(tmp_path, [("train/norm_train", Stage.TRAIN, ["python", "train.py"], LOG, Status.PASSED)])
+    return CHECKS["convergence"](ctx_for(tmp_path, rec), **args)
+
+
+def test_check_reads_the_log_and_uses_the_first_100_iterations(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    losses = [2.3 * math.exp(-i / 25) + 0.2 + rng.gauss(0, 0.1) for i in range(100)]
+    losses += [5.0 + rng.gauss(0, 0.1) for _ in range(100)]  # after iter 100: not judged
+    out = run(tmp_path, log_of(losses))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert out.data["points"] == 100 and out.data["total_points"] == 200
+    assert out.evidence[0].path == LOG and out.evidence[0].line == 1
+    assert out.evidence[1].line == 100
+
+
+def test_sparse_logging_uses_logged_points(tmp_path: Path) -> None:
+    losses = [2.3 - 0.1 * i for i in range(20)]
+    out = run(tmp_path, log_of(losses, every=10))
+    assert out.verdict is Verdict.PASS and out.data["points"] == 10  # iters 10..100
+    out = run(tmp_path, log_of(losses, every=25))
+    assert out.verdict is Verdict.PASS
+    assert "logged points" in out.data["selection"]
+
+
+def test_nan_in_log_fails_with_location(tmp_path: Path) -> None:
+    losses = [2.3 - 0.01 * i for i in range(30)]
+    text = log_of(losses).replace("loss: 2.15000", "loss: nan")
+    out = run(tmp_path, text)
+    assert out.verdict is Verdict.FAIL and "nan" in out.summary
+    assert out.evidence[0].line == 16
+
+
+def test_flat_log_fails_and_args_validate(tmp_path: Path) -> None:
+    rng = random.Random(1)
+    out = run(tmp_path, log_of([2.3 + rng.gauss(0, 0.05) for _ in range(60)]))
+    assert out.verdict is Verdict.FAIL
+    assert run(tmp_path, log_of([1.0] * 5), alpha=2).verdict is Verdict.FAIL
+    assert "bad arguments" in run(tmp_path, log_of([1.0] * 5), window="x").summary
+    assert run(tmp_path, "no losses here\n").verdict is Verdict.WARN
+    assert CHECKS["convergence"](ctx_for(tmp_path, None)).verdict is Verdict.SKIP

@@ -1,0 +1,106 @@
+from pathlib import Path
+
+from checks_fixtures import OUTPUT_DIR, ctx_for, make_record, write_tree
+
+from tipc.checks import CHECKS
+from tipc.checks.base import Verdict
+from tipc.steps import Stage, Status
+
+LOG = f"{OUTPUT_DIR}/tipc_logs/train.log"
+
+
+def demo_line(e: int, i: int, loss: float = 2.0, tail: str = "avg_ips: 1296.5 images/sec") -> str:
+    return (
+        f"[Epoch {e}/2][Iter {i}/4] loss: {loss:.4f}, acc: 0.3125, lr: 0.010000, avg_reader_cost: 0.00012 sec, "
+        f"avg_batch_cost: 0.01234 sec, avg_samples: 16.0, {tail}"
+    )
+
+
+def run(tmp_path: Path, log_text: str, **args: object) -> object:
+    write_tree(tmp_path, {LOG: log_text})
+    rec = make_record(tmp_path, [("train/norm_train", Stage.TRAIN, ["python", "train.py"], LOG, Status.PASSED)])
+    return CHECKS["log_fields"](ctx_for(tmp_path, rec), **args)
+
+
+def test_complete_log_passes(tmp_path: Path) -> None:
+    lines = ["W1122 paddle warning", *[demo_line(e, i) for e in (1, 2) for i in (1, 2, 3, 4)], "[Eval] acc: 0.93"]
+    out = run(tmp_path, "\n".join(lines) + "\n")
+    assert out.verdict is Verdict.PASS, out.summary
+    assert out.data["logs"][0]["iteration_lines"] == 8
+    assert out.data["logs"][0]["eval_lines"] == 1
+
+
+def test_first_offending_line_is_named(tmp_path: Path) -> None:
+    lines = [demo_line(1, 1), demo_line(1, 2), demo_line(1, 3, tail="avg_samples2: 1"), demo_line(1, 4, tail="")]
+    out = run(tmp_path, "\n".join(lines))
+    assert out.verdict is Verdict.FAIL
+    ev = next(e for e in out.evidence if e.line is not None)
+    assert ev.path == LOG and ev.line == 3
+    assert "missing avg_ips" in ev.text and "2 problem" in ev.text
+    assert ev.excerpt is not None and "[Iter 3/4]" in ev.excerpt
+    assert f"{LOG}:3" in out.summary
+
+
+def test_nan_loss_and_missing_unit_fail(tmp_path: Path) -> None:
+    out = run(tmp_path, demo_line(1, 1) + "\n" + demo_line(1, 2).replace("2.0000", "nan"))
+    assert out.verdict is Verdict.FAIL
+    assert "loss is nan" in out.evidence[0].text and out.evidence[0].line == 2
+    out = run(tmp_path, demo_line(1, 1, tail="avg_ips: 1296.5"))
+    assert out.verdict is Verdict.FAIL and "no unit" in out.evidence[0].text
+
+
+def test_progress_bar_rewritten_with_carriage_returns(tmp_path: Path) -> None:
+    text = "\r".join(demo_line(1, i) for i in (1, 2, 3)) + "\r" + demo_line(1, 4, tail="") + "\n"
+    out = run(tmp_path, text)
+    assert out.verdict is Verdict.FAIL
+    assert out.data["logs"][0]["iteration_lines"] == 4
+    assert out.evidence[0].line == 1  # one physical line
+
+
+def test_eval_requirement(tmp_path: Path) -> None:
+    body = "\n".join(demo_line(1, i) for i in (1, 2))
+    assert run(tmp_path, body).verdict is Verdict.PASS
+    out = run(tmp_path, body, require_eval=True)
+    assert out.verdict is Verdict.FAIL and "no evaluation metrics" in out.evidence[-1].text
+    # the log says it evaluates but prints no metric
+    out = run(tmp_path, body + "\nstart eval ...\n")
+    assert out.verdict is Verdict.FAIL
+    assert run(tmp_path, body + "\nstart eval ...\n", require_eval=False).verdict is Verdict.PASS
+
+
+def test_aliases_accept_repo_names(tmp_path: Path) -> None:
+    clas = (
+        "[Train][Epoch 1/2][Iter: 0/10]lr: 0.1, CELoss: 7.1, loss: 7.1, batch_cost: 2.54 s, reader_cost: 1.23 s, "
+        "ips: 12.6 samples/s"
+    )
+    assert run(tmp_path, clas).verdict is Verdict.FAIL
+    assert run(tmp_path, clas, aliases=True).verdict is Verdict.PASS
+
+
+def test_no_iteration_lines_fail(tmp_path: Path) -> None:
+    out = run(tmp_path, "starting\nloading data\ndone\n")
+    assert out.verdict is Verdict.FAIL and "no training-iteration lines" in out.evidence[0].text
+
+
+def test_record_missing_bad_args_and_absent_steps(tmp_path: Path) -> None:
+    fn = CHECKS["log_fields"]
+    assert fn(ctx_for(tmp_path, None)).verdict is Verdict.SKIP
+    assert fn(ctx_for(tmp_path, None)).summary == "no run record"
+    assert fn(ctx_for(tmp_path, None), require_eval="yes").verdict is Verdict.FAIL
+    assert "bad arguments" in fn(ctx_for(tmp_path, None), nope=1).summary
+    rec = make_record(tmp_path, [("export", Stage.EXPORT, ["python", "export.py"], None, Status.PASSED)])
+    assert fn(ctx_for(tmp_path, rec)).verdict is Verdict.NA
+    rec = make_record(tmp_path, [("train", Stage.TRAIN, ["python", "t.py"], LOG, None)])
+    assert fn(ctx_for(tmp_path, rec)).verdict is Verdict.SKIP
+    rec = make_record(tmp_path, [("train", Stage.TRAIN, ["python", "t.py"], "missing.log", Status.FAILED)])
+    out = fn(ctx_for(tmp_path, rec))
+    assert out.verdict is Verdict.FAIL and out.evidence[0].path == "missing.log"
+
+
+def test_settings_supply_defaults(tmp_path: Path) -> None:
+    write_tree(tmp_path, {LOG: demo_line(1, 1)})
+    rec = make_record(tmp_path, [("train", Stage.TRAIN, ["python", "t.py"], LOG, Status.PASSED)])
+    out = CHECKS["log_fields"](ctx_for(tmp_path, rec, {"log_fields": {"require_eval": True}}))
+    assert out.verdict is Verdict.FAIL
+    out = CHECKS["log_fields"](ctx_for(tmp_path, rec, {"log_fields": {"bogus": 1}}))
+    assert out.verdict is Verdict.FAIL and "invalid tipc settings" in out.summary

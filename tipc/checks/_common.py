@@ -1,0 +1,159 @@
+"""Small helpers every check uses: finding steps in a record, reading logs, building outcomes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.checks.settings import Settings, as_settings
+from tipc.errors import ConfigError
+
+NO_RECORD = "no run record"
+
+
+@dataclass(frozen=True)
+class StepRun:
+    """A planned step paired with its result (None when the record has no result for it)."""
+
+    step: Any  # tipc.steps.Step
+    result: Any  # tipc.record.StepResult | None
+
+    @property
+    def log(self) -> str | None:
+        if self.result is not None and self.result.log:
+            return str(self.result.log)
+        return str(self.step.log) if self.step.log else None
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        if self.result is not None and self.result.argv:
+            return tuple(self.result.argv)
+        return tuple(self.step.argv)
+
+    @property
+    def ran(self) -> bool:
+        return self.result is not None and self.result.started is not None
+
+    @property
+    def passed(self) -> bool:
+        from tipc.steps import Status
+
+        return self.result is not None and self.result.status is Status.PASSED
+
+
+def step_runs(record: Any, stage: str) -> list[StepRun]:
+    """Steps of `stage` (a Stage value string such as "train") in plan order, with their results."""
+    out = []
+    for step in record.plan.steps:
+        if getattr(step.stage, "value", step.stage) == stage:
+            out.append(StepRun(step, record.result(step.id)))
+    return out
+
+
+def outcome(verdict: Verdict, summary: str, *evidence: Evidence, **data: Any) -> CheckOutcome:
+    return CheckOutcome(verdict, summary, tuple(evidence), dict(data))
+
+
+def no_record() -> CheckOutcome:
+    return outcome(Verdict.SKIP, NO_RECORD)
+
+
+def bad_args(check: str, message: str) -> CheckOutcome:
+    return outcome(Verdict.FAIL, f"{check}: bad arguments: {message}")
+
+
+def settings_of(ctx: CheckContext) -> Settings | CheckOutcome:
+    """The typed settings, or a FAIL outcome naming the bad settings entry."""
+    try:
+        return as_settings(ctx.settings)
+    except ConfigError as exc:
+        return outcome(
+            Verdict.FAIL,
+            f"invalid tipc settings: {exc.render()}",
+            Evidence(exc.message, path=exc.path, line=exc.line),
+        )
+
+
+def resolve(repo: Any, rel: str) -> Path:
+    p = Path(rel)
+    return p if p.is_absolute() else Path(repo) / p
+
+
+def read_lines(path: Path) -> list[str] | None:
+    """File lines, splitting on \\n and on \\r (progress bars rewrite one line with \\r)."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    text = raw.decode("utf-8", errors="replace")
+    return text.replace("\r\n", "\n").split("\n")
+
+
+def physical_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(1-based line number, segment) for each \\r-separated segment of each \\n line."""
+    lines = read_lines(path)
+    if lines is None:
+        return
+    for no, line in enumerate(lines, start=1):
+        for seg in line.split("\r"):
+            if seg.strip():
+                yield no, seg
+
+
+def excerpt(text: str, limit: int = 200) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def as_float(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    return float(value)
+
+
+def argv_options(argv: tuple[str, ...] | list[str]) -> list[tuple[str, str]]:
+    """(key, value) pairs from `--k=v`, `--k v`, `-o A.k=v` and bare `k=v` tokens; keys lose dashes."""
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok.startswith("-") and "=" in tok:
+            k, v = tok.lstrip("-").split("=", 1)
+            out.append((k, v))
+        elif tok.startswith("-") and not _is_number(tok):
+            nxt = argv[i + 1] if i + 1 < len(argv) else None
+            if nxt is not None and (not nxt.startswith("-") or _is_number(nxt)):
+                if "=" in nxt and tok in ("-o", "--opt", "--override", "-c"):
+                    k, v = nxt.split("=", 1)
+                    out.append((k, v))
+                else:
+                    out.append((tok.lstrip("-"), nxt))
+                i += 1
+        elif "=" in tok:
+            k, v = tok.split("=", 1)
+            out.append((k, v))
+        i += 1
+    return out
+
+
+def _is_number(tok: str) -> bool:
+    try:
+        float(tok)
+    except ValueError:
+        return False
+    return True
+
+
+def run_python(ctx: CheckContext, settings: Settings, override: Any = None) -> str:
+    """The interpreter for model-side work: rule arg > tipc.yaml `python` > the run's python > ours."""
+    import sys
+
+    if isinstance(override, str) and override:
+        return override
+    if settings.python:
+        return settings.python
+    rec_python = getattr(ctx.record, "python", "") if ctx.record is not None else ""
+    return str(rec_python) if rec_python else sys.executable

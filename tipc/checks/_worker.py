@@ -1,0 +1,65 @@
+"""Start the model-side worker (`python -m tipc.engines.worker`) through tipc.proc and read its answer."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tipc
+
+PROTOCOL = "tipc.engines/1"
+
+
+@dataclass(frozen=True)
+class WorkerRun:
+    response: dict[str, Any] | None
+    error: str | None  # why there is no usable response
+    log: Path
+    exit_code: int | None
+
+
+def tipc_pythonpath(env: dict[str, str]) -> dict[str, str]:
+    """Make this tipc importable by another interpreter (the run's python may not have tipc installed)."""
+    root = str(Path(tipc.__file__).resolve().parent.parent)
+    parts = [root, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]]
+    env = dict(env)
+    env["PYTHONPATH"] = os.pathsep.join(parts)
+    return env
+
+
+def run_worker(python: str, request: dict[str, Any], work_dir: Path, timeout_s: float) -> WorkerRun:
+    from tipc import proc
+
+    work_dir.mkdir(parents=True, exist_ok=True)
+    req_path = work_dir / "request.json"
+    resp_path = work_dir / "response.json"
+    log_path = work_dir / "worker.log"
+    if resp_path.exists():
+        resp_path.unlink()
+    req_path.write_text(json.dumps({"protocol": PROTOCOL, **request}, indent=2), encoding="utf-8")
+    env = tipc_pythonpath(proc.build_env(None, {"GLOG_minloglevel": "2", "PYTHONUNBUFFERED": "1"}))
+    try:
+        res = proc.run(
+            [python, "-m", "tipc.engines.worker", "--request", str(req_path), "--response", str(resp_path)],
+            cwd=work_dir,
+            env=env,
+            timeout_s=timeout_s,
+            log_path=log_path,
+        )
+    except OSError as exc:
+        return WorkerRun(None, f"cannot start worker with {python}: {exc}", log_path, None)
+    if res.timed_out:
+        return WorkerRun(None, f"worker timed out after {timeout_s:g} s", log_path, None)
+    if not resp_path.is_file():
+        tail = log_path.read_text(encoding="utf-8", errors="replace")[-800:] if log_path.is_file() else ""
+        return WorkerRun(
+            None, f"worker exited {res.exit_code} without a response: {tail.strip()}", log_path, res.exit_code
+        )
+    try:
+        data = json.loads(resp_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        return WorkerRun(None, f"unreadable worker response: {exc}", log_path, res.exit_code)
+    return WorkerRun(data, None, log_path, res.exit_code)

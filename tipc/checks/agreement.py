@@ -1,0 +1,270 @@
+"""Cross-engine agreement of the exported inference model (Paddle Inference vs ONNX Runtime vs ...).
+
+The model work happens in a worker subprocess (`python -m tipc.engines.worker`, protocol in that module); this
+side only finds the model, writes the request, and judges the figures the worker returns.
+
+Args (override test_tipc/tipc.yaml `agreement`): engines (list, >= 2), atol, rtol, cosine_min, inputs
+(repo-relative .npy/.npz), seed, timeout_s, model_dir (repo-relative; default: found from the plan's export /
+infer steps), python (interpreter with paddle; default: tipc.yaml `python`, then the run's python).
+A pair agrees when, for every output (matched by position): shapes match, |a-b| <= atol + rtol*|a| everywhere
+(a = the pair's first engine), cosine >= cosine_min and the argmax along the last axis agrees on every row.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tipc.checks._common import (
+    as_float,
+    bad_args,
+    no_record,
+    outcome,
+    resolve,
+    run_python,
+    settings_of,
+    step_runs,
+)
+from tipc.checks._model import ModelFiles, find_model, locate_model
+from tipc.checks._worker import run_worker
+from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+
+_ARGS = {
+    "engines",
+    "atol",
+    "rtol",
+    "cosine_min",
+    "inputs",
+    "seed",
+    "timeout_s",
+    "model_dir",
+    "python",
+    "plugins",
+}
+
+
+def work_dir_for(ctx: CheckContext, name: str) -> Path:
+    """Scratch space inside the run's output folder (never elsewhere in the user's repo)."""
+    out = ctx.record.plan.output_dir if ctx.record is not None else "test_tipc/output"
+    return resolve(ctx.repo, out) / name
+
+
+def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: float) -> CheckOutcome:
+    """Turn a worker response into an outcome (pure; unit-tested without the worker)."""
+    evidence: list[Evidence] = []
+    eng_info = resp.get("engines", {})
+    matrix: dict[str, dict[str, Any]] = {a: {b: None for b in engines} for a in engines}
+    pairs = resp.get("pairs", [])
+    all_within = True
+    for pair in pairs:
+        a, b = pair["a"], pair["b"]
+        outs = pair.get("outputs", [])
+        cell = {
+            "within": bool(pair.get("within")),
+            "max_abs": max((o.get("max_abs", float("inf")) for o in outs), default=None),
+            "max_rel": max((o.get("max_rel", float("inf")) for o in outs), default=None),
+            "cosine": min((o.get("cosine", 0.0) for o in outs), default=None),
+            "argmax_agree": min(
+                (o["argmax_agree"] for o in outs if o.get("argmax_agree") is not None), default=None
+            ),
+            "outputs": outs,
+        }
+        if a in matrix and b in matrix:
+            matrix[a][b] = cell
+            matrix[b][a] = cell
+        if not cell["within"]:
+            all_within = False
+            worst: dict[str, Any] = max(outs, key=lambda o: o.get("max_abs", float("inf")), default={})
+            why = []
+            if not worst.get("shape_match", True):
+                why.append(f"shapes {worst.get('shape_ref')} vs {worst.get('shape_other')}")
+            elif worst:
+                why.append(
+                    f"max_abs={worst.get('max_abs'):.3g} max_rel={worst.get('max_rel'):.3g} "
+                    f"cosine={worst.get('cosine'):.8f} argmax_agree={worst.get('argmax_agree')} "
+                    f"mismatched={worst.get('mismatched')}/{worst.get('size')}"
+                )
+            evidence.append(
+                Evidence(
+                    f"{a} vs {b} disagree on output {worst.get('index')}: {'; '.join(why)}",
+                    numbers=tuple(
+                        (k, worst.get(k)) for k in ("max_abs", "max_rel", "cosine", "argmax_agree")
+                    ),
+                )
+            )
+        else:
+            evidence.append(
+                Evidence(
+                    f"{a} vs {b} agree: max_abs={cell['max_abs']:.3g} max_rel={cell['max_rel']:.3g} "
+                    f"cosine={cell['cosine']:.8f}",
+                    numbers=(
+                        ("max_abs", cell["max_abs"]),
+                        ("max_rel", cell["max_rel"]),
+                        ("cosine", cell["cosine"]),
+                    ),
+                )
+            )
+    failed_engines = {n: e.get("error") for n, e in eng_info.items() if not e.get("ok")}
+    for n, err in failed_engines.items():
+        evidence.insert(0, Evidence(f"engine {n} failed: {err}"))
+    inputs = resp.get("inputs", {})
+    if inputs.get("source") == "random":
+        evidence.append(
+            Evidence(
+                f"inputs: {inputs.get('note')} (seed {inputs.get('seed')}); set "
+                "agreement.inputs in test_tipc/tipc.yaml to use real data",
+                numbers=tuple((k, str(v["shape"])) for k, v in inputs.get("feeds", {}).items()),
+            )
+        )
+    elif inputs.get("source") == "file":
+        evidence.append(Evidence("inputs from file", path=inputs.get("path")))
+    data = {
+        "engines": engines,
+        "matrix": matrix,
+        "engine_details": eng_info,
+        "inputs": inputs,
+        "model": resp.get("model"),
+        "cosine_min": cosine_min,
+    }
+    if not resp.get("ok"):
+        return CheckOutcome(
+            Verdict.FAIL, f"agreement worker failed: {resp.get('error')}", tuple(evidence), data
+        )
+    if failed_engines:
+        names = ", ".join(sorted(failed_engines))
+        return CheckOutcome(
+            Verdict.FAIL, f"engine(s) failed on the exported model: {names}", tuple(evidence), data
+        )
+    if not pairs:
+        return CheckOutcome(Verdict.FAIL, "no engine pair to compare", tuple(evidence), data)
+    if not all_within:
+        bad = [f"{p['a']}~{p['b']}" for p in pairs if not p.get("within")]
+        return CheckOutcome(Verdict.FAIL, f"engines disagree: {', '.join(bad)}", tuple(evidence), data)
+    worst_abs = max(o.get("max_abs", 0.0) for p in pairs for o in p.get("outputs", [])) if pairs else 0.0
+    return CheckOutcome(
+        Verdict.PASS,
+        f"{len(engines)} engines agree on every output (worst max_abs {worst_abs:.3g})",
+        tuple(evidence),
+        data,
+    )
+
+
+def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    settings = settings_of(ctx)
+    if isinstance(settings, CheckOutcome):
+        return settings
+    a = settings.agreement
+    unknown = set(args) - _ARGS
+    if unknown:
+        return bad_args("agreement", f"unknown argument(s) {sorted(unknown)}")
+    try:
+        engines = args.get("engines", list(a.engines))
+        if (
+            not isinstance(engines, list | tuple)
+            or len(engines) < 2
+            or not all(isinstance(e, str) for e in engines)
+        ):
+            raise ValueError(f"engines must be a list of at least two names, got {engines!r}")
+        atol = as_float(args.get("atol", a.tolerances.atol), "atol")
+        rtol = as_float(args.get("rtol", a.tolerances.rtol), "rtol")
+        cosine_min = as_float(args.get("cosine_min", a.tolerances.cosine_min), "cosine_min")
+        timeout_s = as_float(args.get("timeout_s", a.timeout_s), "timeout_s")
+        seed = args.get("seed", a.seed)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ValueError(f"seed must be an integer, got {seed!r}")
+        inputs = args.get("inputs", a.inputs)
+        if inputs is not None and not isinstance(inputs, str):
+            raise ValueError(f"inputs must be a path, got {inputs!r}")
+        plugins = args.get("plugins", [])
+        if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
+            raise ValueError(f"plugins must be a list of module names, got {plugins!r}")
+        model_arg = args.get("model_dir")
+        if model_arg is not None and not isinstance(model_arg, str):
+            raise ValueError(f"model_dir must be a path, got {model_arg!r}")
+    except ValueError as exc:
+        return bad_args("agreement", str(exc))
+    if atol < 0 or rtol < 0 or not 0 < cosine_min <= 1 or timeout_s <= 0:
+        return bad_args("agreement", "atol/rtol must be >= 0, cosine_min in (0, 1], timeout_s > 0")
+    if ctx.record is None:
+        return no_record()
+
+    model: ModelFiles | None
+    if model_arg is not None:
+        model = find_model(resolve(ctx.repo, model_arg))
+        if model is None:
+            return outcome(
+                Verdict.FAIL,
+                f"no inference model in {model_arg}",
+                Evidence(
+                    "expected inference.json or inference.pdmodel + inference.pdiparams", path=model_arg
+                ),
+            )
+    else:
+        exports = step_runs(ctx.record, "export")
+        if not exports and not step_runs(ctx.record, "infer"):
+            return outcome(Verdict.NA, "no export or inference step in the plan")
+        if exports and not any(r.passed for r in exports):
+            return outcome(
+                Verdict.SKIP, "the export step did not pass", data={"steps": [r.step.id for r in exports]}
+            )
+        model, cands = locate_model(ctx.record, Path(ctx.repo))
+        if model is None:
+            return outcome(
+                Verdict.FAIL,
+                "exported inference model not found",
+                *(Evidence(f"looked in {p} ({why})") for p, why in cands),
+                Evidence("expected inference.json or inference.pdmodel + inference.pdiparams"),
+            )
+    inputs_path: str | None = None
+    if inputs is not None:
+        ip = resolve(ctx.repo, inputs)
+        if not ip.is_file():
+            return outcome(
+                Verdict.FAIL, f"agreement inputs file not found: {inputs}", Evidence("missing", path=inputs)
+            )
+        inputs_path = str(ip.resolve())
+
+    work = work_dir_for(ctx, "tipc_agreement")
+    run = run_worker(
+        run_python(ctx, settings, args.get("python")),
+        {
+            "op": "agreement",
+            "model_dir": str(model.model_dir),
+            "work_dir": str(work.resolve()),
+            "engines": list(engines),
+            "plugins": list(plugins),
+            "inputs": inputs_path,
+            "seed": seed,
+            "tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min},
+        },
+        work,
+        timeout_s,
+    )
+    rel_log = _rel(ctx.repo, run.log)
+    if run.response is None:
+        return outcome(
+            Verdict.FAIL, f"agreement worker failed: {run.error}", Evidence("worker log", path=rel_log)
+        )
+    result = summarise_response(run.response, list(engines), cosine_min)
+    result.data.update(
+        {"tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min}, "worker_log": rel_log}
+    )
+    return CheckOutcome(
+        result.verdict,
+        result.summary,
+        (
+            *result.evidence,
+            Evidence(
+                f"model {model.format}: {_rel(ctx.repo, model.model_file)}",
+                path=_rel(ctx.repo, model.model_file),
+            ),
+        ),
+        result.data,
+    )
+
+
+def _rel(repo: Any, path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path(repo).resolve()))
+    except ValueError:
+        return str(path)

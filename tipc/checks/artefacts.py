@@ -1,0 +1,242 @@
+"""Artefacts the bash scripts call a success but are not.
+
+- export of an untrained model: the export log warns that the weights were not found / randomly initialised;
+- a stale or missing inference model: the exported files are absent, or older than the export step's start;
+- inference with a GPU flag on a CPU-only Paddle (`gpu_flag_on_cpu_build`): `use_gpu=True` / `--device gpu` in
+  the argv while the run's Paddle has no CUDA (record.host) or the log shows Paddle's fall-back message.
+
+Args of "artefacts": stale_slack_s (default 2: file-system timestamp slack), gpu (default true: include the
+GPU-flag check). "gpu_flag_on_cpu_build" takes no args.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from tipc.checks._common import (
+    StepRun,
+    argv_options,
+    bad_args,
+    excerpt,
+    no_record,
+    outcome,
+    physical_lines,
+    resolve,
+    step_runs,
+)
+from tipc.checks._model import locate_model
+from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+
+# Messages that mean "the weights you asked for were not loaded" (Paddle set_state_dict, common repo loaders).
+UNTRAINED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"weights? (file )?(does not|doesn't|not) exists?",
+        r"random(ly)?[ _-]?init",
+        r"skip loading for",
+        r"(pretrain\w*|weights?|params?|parameters|checkpoint|ckpt|pdparams|model file|state[ _]dict)\b.*"
+        r"(not found|not exist|does not exist|cannot be found|can't be found|no such file|missing)",
+        r"(not found|does not exist|no such file)\b.*(pretrain\w*|weights?|\.pdparams|checkpoint|ckpt)",
+        r"(no|without) (pretrained|trained) (model|weights)",
+        r"train(ing)? from scratch",
+        r"missing keys?",
+    )
+)
+GPU_FALLBACK_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"please use paddlepaddle with gpu version",
+        r"not compiled with cuda",
+        r"compiled without cuda",
+        r"cpu version (of )?paddle",
+        r"gpu (is )?not available",
+        r"fall(ing|s)?[ -]?back to cpu",
+        r"use cpu instead",
+    )
+)
+_TRUE = {"true", "1", "yes", "y", "t"}
+
+
+def _first_match(path: Path, patterns: tuple[re.Pattern[str], ...]) -> tuple[int, str, int] | None:
+    """(line, text, total matching lines) of the first line matching any pattern."""
+    first: tuple[int, str] | None = None
+    count = 0
+    for no, seg in physical_lines(path):
+        if any(p.search(seg) for p in patterns):
+            count += 1
+            if first is None:
+                first = (no, seg)
+    return (first[0], first[1], count) if first is not None else None
+
+
+def _gpu_flag(run: StepRun) -> str | None:
+    for key, value in argv_options(run.argv):
+        k = key.split(".")[-1].lower()
+        v = value.strip().lower()
+        if k in ("use_gpu", "usegpu", "use_cuda") and v in _TRUE:
+            return f"{key}={value}"
+        if k in ("device", "place", "run_device") and v.split(":")[0] in ("gpu", "cuda"):
+            return f"{key}={value}"
+    return None
+
+
+def _paddle_has_cuda(record: Any) -> bool | None:
+    host = getattr(record, "host", {}) or {}
+    for key in ("paddle_cuda", "paddle_compiled_with_cuda", "compiled_with_cuda", "paddle_with_cuda"):
+        if key in host and isinstance(host[key], bool):
+            return bool(host[key])
+    return None
+
+
+def gpu_findings(ctx: CheckContext) -> tuple[list[Evidence], int]:
+    """Evidence per inference step run with a GPU flag on CPU-only Paddle; and how many had the flag."""
+    evidence: list[Evidence] = []
+    flagged = 0
+    has_cuda = _paddle_has_cuda(ctx.record)
+    for run in (
+        step_runs(ctx.record, "infer") + step_runs(ctx.record, "client") + step_runs(ctx.record, "serve")
+    ):
+        if not run.ran:
+            continue
+        flag = _gpu_flag(run)
+        if flag is None:
+            continue
+        flagged += 1
+        hit = None
+        if run.log and resolve(ctx.repo, run.log).is_file():
+            hit = _first_match(resolve(ctx.repo, run.log), GPU_FALLBACK_PATTERNS)
+        if hit is not None:
+            evidence.append(
+                Evidence(
+                    f"{run.step.id} asked for the GPU ({flag}) but Paddle fell back to CPU",
+                    path=run.log,
+                    line=hit[0],
+                    excerpt=excerpt(hit[1]),
+                )
+            )
+        elif has_cuda is False:
+            evidence.append(
+                Evidence(
+                    f"{run.step.id} asked for the GPU ({flag}) but the run's Paddle is CPU-only "
+                    "(its result is a CPU result labelled GPU)",
+                    path=run.log,
+                )
+            )
+    return evidence, flagged
+
+
+def check_gpu_flag_on_cpu_build(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    if args:
+        return bad_args("gpu_flag_on_cpu_build", f"takes no arguments, got {sorted(args)}")
+    if ctx.record is None:
+        return no_record()
+    if not step_runs(ctx.record, "infer"):
+        return outcome(Verdict.NA, "no inference step in the plan")
+    evidence, flagged = gpu_findings(ctx)
+    if evidence:
+        return outcome(
+            Verdict.FAIL,
+            f"{len(evidence)} inference step(s) ran with a GPU flag on CPU-only Paddle",
+            *evidence,
+        )
+    if flagged == 0:
+        return outcome(Verdict.PASS, "no inference step asked for the GPU")
+    return outcome(Verdict.PASS, f"{flagged} GPU inference step(s) ran with no sign of a CPU fall-back")
+
+
+def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    unknown = set(args) - {"stale_slack_s", "gpu"}
+    if unknown:
+        return bad_args("artefacts", f"unknown argument(s) {sorted(unknown)}")
+    slack = args.get("stale_slack_s", 2.0)
+    if isinstance(slack, bool) or not isinstance(slack, int | float) or slack < 0:
+        return bad_args("artefacts", f"stale_slack_s must be a non-negative number, got {slack!r}")
+    include_gpu = args.get("gpu", True)
+    if not isinstance(include_gpu, bool):
+        return bad_args("artefacts", f"gpu must be true or false, got {include_gpu!r}")
+    if ctx.record is None:
+        return no_record()
+
+    exports = step_runs(ctx.record, "export")
+    infers = step_runs(ctx.record, "infer")
+    if not exports and not infers:
+        return outcome(Verdict.NA, "no export or inference step in the plan")
+    problems: list[Evidence] = []
+    notes: list[Evidence] = []
+    data: dict[str, Any] = {}
+
+    for run in exports:
+        if not run.ran or not run.log:
+            continue
+        path = resolve(ctx.repo, run.log)
+        if not path.is_file():
+            problems.append(Evidence(f"export log of {run.step.id} not found", path=run.log))
+            continue
+        hit = _first_match(path, UNTRAINED_PATTERNS)
+        if hit is not None:
+            problems.append(
+                Evidence(
+                    f"{run.step.id} exported a model whose trained weights were not loaded "
+                    f"({hit[2]} warning line(s))",
+                    path=run.log,
+                    line=hit[0],
+                    excerpt=excerpt(hit[1]),
+                    numbers=(("warning_lines", hit[2]),),
+                )
+            )
+
+    ran_exports = [r for r in exports if r.ran]
+    if ran_exports or infers:
+        model, cands = locate_model(ctx.record, Path(ctx.repo))
+        if model is None:
+            if any(r.passed for r in ran_exports) or any(r.ran for r in infers):
+                problems.append(
+                    Evidence(
+                        "inference model missing: no inference.json/.pdmodel + .pdiparams in "
+                        + (
+                            ", ".join(str(p) for p, _ in cands)
+                            or "any directory named by the export/infer steps"
+                        )
+                    )
+                )
+        else:
+            data["model"] = model.to_json()
+            starts = [r.result.started for r in ran_exports if r.result.started is not None]
+            if starts:
+                start = min(starts)
+                for f in model.files:
+                    mtime = f.stat().st_mtime
+                    if mtime < start - float(slack):
+                        rel = _rel(ctx.repo, f)
+                        problems.append(
+                            Evidence(
+                                f"stale model file: {rel} was last written {start - mtime:.0f} s before the "
+                                "export step started (the export did not produce it)",
+                                path=rel,
+                                numbers=(("mtime", mtime), ("export_started", start)),
+                            )
+                        )
+                if not any(p.text.startswith("stale") for p in problems):
+                    notes.append(
+                        Evidence(
+                            f"model files written by this run's export ({model.format})",
+                            path=_rel(ctx.repo, model.model_file),
+                        )
+                    )
+
+    if include_gpu:
+        gpu_ev, _ = gpu_findings(ctx)
+        problems.extend(gpu_ev)
+
+    if problems:
+        return CheckOutcome(Verdict.FAIL, problems[0].text, tuple(problems), data)
+    return CheckOutcome(Verdict.PASS, "export and inference artefacts are this run's own", tuple(notes), data)
+
+
+def _rel(repo: Any, path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path(repo).resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,243 @@
+"""Seed 004 §4.1.3: "前100轮loss收敛正常" (the loss converges normally over the first 100 iterations).
+
+The loss curve comes from the training log's iteration lines (see tipc.checks.logparse). Over the first
+`max_iters` iterations (by logged iteration number; by logged points when numbers are absent or too sparse):
+- any NaN/Inf loss anywhere in the log => FAIL;
+- explosion (a loss above `explosion_factor` x the first window's median) => FAIL;
+- Mann-Kendall trend test (tie-corrected, normal approximation) for a downward trend at level `alpha`, AND the
+  smoothed first-window mean minus last-window mean must exceed `noise_k` standard errors of the window means
+  (the noise bound) => PASS;
+- a significant upward trend with the last window above the first by the noise bound => FAIL (diverging);
+- otherwise FAIL (flat / no significant decrease).
+Fewer than `min_points` points => WARN (cannot judge).
+
+Args (override test_tipc/tipc.yaml `convergence`): max_iters, window, alpha, min_points, explosion_factor
+(default 10), noise_k (default 2), step (substring of the train step id to use; default the first that ran).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tipc.checks._common import (
+    bad_args,
+    excerpt,
+    no_record,
+    outcome,
+    physical_lines,
+    resolve,
+    settings_of,
+    step_runs,
+)
+from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.checks.logparse import ParsedLine, parse_line, step_index
+from tipc.checks.stats import mann_kendall, mean, median, spearman, stdev
+
+
+def _num_arg(args: dict[str, Any], name: str, default: float, *, integer: bool = False) -> float | str:
+    value = args.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"{name} must be a number, got {value!r}"
+    if integer and int(value) != value:
+        return f"{name} must be an integer, got {value!r}"
+    if value <= 0:
+        return f"{name} must be positive, got {value!r}"
+    return float(value)
+
+
+def analyse_curve(
+    curve: list[tuple[int, float]],
+    *,
+    window: int | None = None,
+    alpha: float = 0.05,
+    min_points: int = 8,
+    explosion_factor: float = 10.0,
+    noise_k: float = 2.0,
+) -> tuple[Verdict, str, dict[str, Any]]:
+    """Judge a finite (iter, loss) curve. Pure; returns verdict, summary and figures."""
+    n = len(curve)
+    data: dict[str, Any] = {"curve": [[i, v] for i, v in curve], "points": n}
+    if n < min_points:
+        return Verdict.WARN, f"too few loss points to judge convergence ({n} < {min_points})", data
+    losses = [v for _, v in curve]
+    w = window if window is not None else max(3, n // 5)
+    w = max(1, min(w, n // 2))
+    first, last = losses[:w], losses[-w:]
+    first_mean, last_mean = mean(first), mean(last)
+    # Noise bound: the standard error of the difference of the two window means.
+    se = math.sqrt((stdev(first) ** 2 + stdev(last) ** 2) / w) if w > 1 else 0.0
+    bound = noise_k * se
+    mk = mann_kendall(losses)
+    rho = spearman([float(i) for i, _ in curve], losses)
+    data.update(
+        {
+            "window": w,
+            "first_window": {"start": curve[0][0], "end": curve[w - 1][0], "mean": first_mean},
+            "last_window": {"start": curve[-w][0], "end": curve[-1][0], "mean": last_mean},
+            "noise_bound": bound,
+            "mann_kendall": {
+                "s": mk.s,
+                "z": mk.z,
+                "tau": mk.tau,
+                "p_decreasing": mk.p_decreasing,
+                "p_two_sided": mk.p_two_sided,
+            },
+            "spearman_rho": rho,
+            "alpha": alpha,
+        }
+    )
+    base = median(first)
+    peak_i, peak = max(curve, key=lambda c: c[1])
+    if base > 0 and peak > explosion_factor * base:
+        data["explosion"] = {"iter": peak_i, "loss": peak, "first_window_median": base}
+        return (
+            Verdict.FAIL,
+            f"loss exploded: {peak:.6g} at iter {peak_i} is over {explosion_factor:g}x the first window's "
+            f"median {base:.6g}",
+            data,
+        )
+    drop = first_mean - last_mean
+    if mk.p_decreasing < alpha and drop > bound:
+        return (
+            Verdict.PASS,
+            f"loss decreases: {first_mean:.4g} -> {last_mean:.4g} over {n} points "
+            f"(Mann-Kendall z={mk.z:.2f}, p={mk.p_decreasing:.2g})",
+            data,
+        )
+    p_increasing = 1.0 - mk.p_decreasing
+    if p_increasing < alpha and -drop > bound:
+        return (
+            Verdict.FAIL,
+            f"loss diverges: {first_mean:.4g} -> {last_mean:.4g} over {n} points "
+            f"(Mann-Kendall z={mk.z:.2f}, p={p_increasing:.2g} for an upward trend)",
+            data,
+        )
+    return (
+        Verdict.FAIL,
+        f"loss does not decrease significantly: {first_mean:.4g} -> {last_mean:.4g} over {n} points "
+        f"(Mann-Kendall p={mk.p_decreasing:.2g}, alpha {alpha:g}; window change {drop:.3g}, noise bound "
+        f"{bound:.3g})",
+        data,
+    )
+
+
+def extract_curve(lines: list[ParsedLine]) -> list[tuple[int, float, ParsedLine]]:
+    iters = [p for p in lines if p.is_iteration]
+    idx = step_index(iters)
+    out = []
+    for i, p in zip(idx, iters, strict=True):
+        f = p.loss()
+        if f is not None:
+            out.append((i, f.value, p))
+    return out
+
+
+def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    settings = settings_of(ctx)
+    if isinstance(settings, CheckOutcome):
+        return settings
+    cs = settings.convergence
+    unknown = set(args) - {
+        "max_iters",
+        "window",
+        "alpha",
+        "min_points",
+        "explosion_factor",
+        "noise_k",
+        "step",
+    }
+    if unknown:
+        return bad_args("convergence", f"unknown argument(s) {sorted(unknown)}")
+    parsed_args: dict[str, float] = {}
+    for name, default, integer in (
+        ("max_iters", cs.max_iters, True),
+        ("alpha", cs.alpha, False),
+        ("min_points", cs.min_points, True),
+        ("explosion_factor", 10.0, False),
+        ("noise_k", 2.0, False),
+    ):
+        v = _num_arg(args, name, default, integer=integer)
+        if isinstance(v, str):
+            return bad_args("convergence", v)
+        parsed_args[name] = v
+    if parsed_args["alpha"] >= 1:
+        return bad_args("convergence", "alpha must be below 1")
+    if parsed_args["min_points"] < 3:
+        return bad_args("convergence", "min_points must be at least 3")
+    window: int | None = cs.window
+    if "window" in args:
+        wv = _num_arg(args, "window", 1, integer=True)
+        if isinstance(wv, str):
+            return bad_args("convergence", wv)
+        window = int(wv)
+    step_filter = args.get("step")
+    if step_filter is not None and not isinstance(step_filter, str):
+        return bad_args("convergence", f"step must be a string, got {step_filter!r}")
+    if ctx.record is None:
+        return no_record()
+
+    runs = [r for r in step_runs(ctx.record, "train") if step_filter is None or step_filter in r.step.id]
+    if not runs:
+        return outcome(Verdict.NA, "no train step in the plan")
+    ran = [r for r in runs if r.ran and r.log]
+    if not ran:
+        return outcome(Verdict.SKIP, "no train step ran")
+    run = ran[0]
+    rel = str(run.log)
+    path = resolve(ctx.repo, rel)
+    if not path.is_file():
+        return outcome(
+            Verdict.FAIL, f"train log of {run.step.id} not found", Evidence("missing log", path=rel)
+        )
+    parsed = [parse_line(seg, no) for no, seg in physical_lines(path)]
+    full = extract_curve(parsed)
+    if not full:
+        return outcome(
+            Verdict.WARN,
+            f"no loss values found in the training log of {run.step.id}",
+            Evidence("no iteration line with a loss", path=rel),
+        )
+    for it, value, p in full:
+        if not math.isfinite(value):
+            return outcome(
+                Verdict.FAIL,
+                f"loss is {value} at iter {it} ({rel}:{p.line_no})",
+                Evidence(f"non-finite loss at iter {it}", path=rel, line=p.line_no, excerpt=excerpt(p.text)),
+                curve=[[i, v if math.isfinite(v) else str(v)] for i, v, _ in full[:2000]],
+                step=run.step.id,
+            )
+    max_iters = int(parsed_args["max_iters"])
+    min_points = int(parsed_args["min_points"])
+    first_iter = full[0][0]
+    selected = [c for c in full if c[0] - first_iter < max_iters]
+    selection = f"first {max_iters} iterations"
+    if len(selected) < min_points and len(full) > len(selected):
+        selected = full[:max_iters]
+        selection = f"first {len(selected)} logged points (iterations are logged sparsely)"
+    verdict, summary, data = analyse_curve(
+        [(i, v) for i, v, _ in selected],
+        window=window,
+        alpha=parsed_args["alpha"],
+        min_points=min_points,
+        explosion_factor=parsed_args["explosion_factor"],
+        noise_k=parsed_args["noise_k"],
+    )
+    data.update({"step": run.step.id, "log": rel, "selection": selection, "total_points": len(full)})
+    first_p, last_p = selected[0][2], selected[-1][2]
+    ev = [
+        Evidence(
+            f"{selection} of {run.step.id}: {len(selected)} loss points",
+            path=rel,
+            line=first_p.line_no,
+            excerpt=excerpt(first_p.text),
+            numbers=(
+                ("points", len(selected)),
+                ("first_window_mean", data.get("first_window", {}).get("mean")),
+                ("last_window_mean", data.get("last_window", {}).get("mean")),
+                ("mk_p_decreasing", data.get("mann_kendall", {}).get("p_decreasing")),
+            ),
+        ),
+        Evidence("last point used", path=rel, line=last_p.line_no, excerpt=excerpt(last_p.text)),
+    ]
+    return CheckOutcome(verdict, summary, tuple(ev), data)

@@ -1,0 +1,287 @@
+"""Compare inference logs with test_tipc/results/* ground truth, the way TIPC's compare_results.py does.
+
+compare_results semantics kept: GT files `python_<model>_results_{fp32,fp16,int8}.txt`, one
+`<image path>\\t<result>` line per input keyed by the path's basename; the precision bucket comes from the GT
+file name and from the log file name (`..._precision_fp16_...`); logs without a precision in their name are
+skipped; for each key the FIRST log line containing it (as a whole basename) is used, and the text after the
+key is the prediction; |pred - gt| <= atol + rtol*|gt| element-wise (defaults 1e-3 / 1e-3). Where
+compare_results would crash (a key missing from a log, no fp32 file) this check reports a located FAIL.
+
+Results are parsed as JSON; if that fails, as `name: value` fields (e.g. `class_id: 3, prob: 0.98`), else as
+the list of numbers in the text. Named results are compared by name; otherwise the numbers in order.
+
+Args (override tipc.yaml `ground_truth`): atol, rtol, gt_glob (repo-relative glob; default
+test_tipc/results/python_*results_*.txt, narrowed to files naming the plan's model when any do).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from tipc.checks._common import (
+    as_float,
+    bad_args,
+    excerpt,
+    no_record,
+    outcome,
+    physical_lines,
+    read_lines,
+    resolve,
+    settings_of,
+    step_runs,
+)
+from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.checks.logparse import parse_fields
+
+PRECISIONS = ("fp32", "fp16", "int8")
+DEFAULT_GT_GLOB = "test_tipc/results/python_*results_*.txt"
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+Result = dict[str, list[float]] | list[float]
+
+
+def _flatten(value: Any) -> list[float]:
+    if isinstance(value, bool):
+        return [float(value)]
+    if isinstance(value, int | float):
+        return [float(value)]
+    if isinstance(value, list | tuple):
+        return [x for v in value for x in _flatten(v)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _flatten(v)]
+    if isinstance(value, str):
+        return [float(m) for m in _NUMBER.findall(value)]
+    return []
+
+
+def parse_result(text: str) -> Result:
+    text = text.strip().lstrip(",:;\t ").strip()
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        value = None
+    if isinstance(value, dict):
+        return {str(k): _flatten(v) for k, v in value.items()}
+    if isinstance(value, list | int | float):
+        return _flatten(value)
+    fields = parse_fields(text)
+    if fields:
+        named: dict[str, list[float]] = {}
+        for f in fields:
+            named[f.key] = [f.value]
+        # lists printed after a key (`scores: [0.1, 0.2]`) keep all their numbers
+        for f in fields:
+            tail = f.raw[len(f.key) :].lstrip(" :=")
+            if tail.startswith(("[", "(")):
+                named[f.key] = _flatten(tail)
+        return named
+    return _flatten(text)
+
+
+def precision_of(name: str) -> str | None:
+    for p in PRECISIONS:
+        if p in name:
+            return p
+    return None
+
+
+def compare_results(gt: Result, pred: Result, atol: float, rtol: float) -> tuple[bool, str, float]:
+    """(ok, what differs, worst |diff|) with allclose semantics; names matched when both sides are named."""
+    pairs: list[tuple[str, list[float], list[float]]] = []
+    if isinstance(gt, dict) and isinstance(pred, dict):
+        for k, gv in gt.items():
+            if k not in pred:
+                return False, f"field {k!r} missing from the prediction", math.inf
+            pairs.append((k, gv, pred[k]))
+    else:
+        gv = [x for v in gt.values() for x in v] if isinstance(gt, dict) else gt
+        pv = [x for v in pred.values() for x in v] if isinstance(pred, dict) else pred
+        pairs.append(("values", gv, pv))
+    worst = 0.0
+    for name, g, p in pairs:
+        if len(g) != len(p):
+            return False, f"{name}: {len(p)} value(s) predicted, {len(g)} in the ground truth", math.inf
+        for i, (a, b) in enumerate(zip(g, p, strict=True)):
+            diff = abs(a - b)
+            if not math.isfinite(b) or diff > atol + rtol * abs(a):
+                return (
+                    False,
+                    f"{name}[{i}]: predicted {b:.6g}, ground truth {a:.6g} (|diff| {diff:.3g})",
+                    diff,
+                )
+            worst = max(worst, diff)
+    return True, "", worst
+
+
+def load_gt(path: Path) -> tuple[dict[str, tuple[Result, int]], list[str]]:
+    """key (basename) -> (result, line); plus problems in words."""
+    out: dict[str, tuple[Result, int]] = {}
+    problems: list[str] = []
+    for no, line in enumerate(read_lines(path) or [], start=1):
+        if not line.strip():
+            continue
+        if "\t" in line:
+            key, res = line.split("\t", 1)
+        else:
+            parts = line.split(None, 1)
+            key, res = parts[0], parts[1] if len(parts) > 1 else ""
+        key = Path(key.strip()).name
+        parsed = parse_result(res)
+        if not parsed:
+            problems.append(f"{no}: no result after the key")
+            continue
+        out.setdefault(key, (parsed, no))
+    return out, problems
+
+
+def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    settings = settings_of(ctx)
+    if isinstance(settings, CheckOutcome):
+        return settings
+    unknown = set(args) - {"atol", "rtol", "gt_glob"}
+    if unknown:
+        return bad_args("ground_truth", f"unknown argument(s) {sorted(unknown)}")
+    try:
+        atol = as_float(args.get("atol", settings.ground_truth.atol), "atol")
+        rtol = as_float(args.get("rtol", settings.ground_truth.rtol), "rtol")
+    except ValueError as exc:
+        return bad_args("ground_truth", str(exc))
+    gt_glob = args.get("gt_glob", DEFAULT_GT_GLOB)
+    if not isinstance(gt_glob, str) or not gt_glob:
+        return bad_args("ground_truth", f"gt_glob must be a glob string, got {gt_glob!r}")
+    if atol < 0 or rtol < 0:
+        return bad_args("ground_truth", "atol and rtol must be >= 0")
+
+    repo = Path(ctx.repo)
+    gt_files = sorted(p for p in repo.glob(gt_glob) if p.is_file())
+    if ctx.record is not None and "gt_glob" not in args:
+        named = [p for p in gt_files if ctx.record.plan.model_name and ctx.record.plan.model_name in p.name]
+        gt_files = named or gt_files
+    if not gt_files:
+        return outcome(Verdict.NA, f"no ground-truth files ({gt_glob})")
+    if ctx.record is None:
+        return no_record()
+    by_prec: dict[str, Path] = {}
+    for f in gt_files:
+        p = precision_of(f.name)
+        if p is not None:
+            by_prec.setdefault(p, f)
+    if "fp32" not in by_prec:
+        return outcome(
+            Verdict.FAIL,
+            "no fp32 ground-truth file (compare_results takes its keys from it)",
+            *(Evidence("ground truth file", path=_rel(repo, f)) for f in gt_files),
+        )
+    gts: dict[str, dict[str, tuple[Result, int]]] = {}
+    evidence: list[Evidence] = []
+    for p, f in by_prec.items():
+        gts[p], probs = load_gt(f)
+        for prob in probs:
+            ln = int(prob.split(":", 1)[0])
+            evidence.append(Evidence(f"unparsable ground-truth line: {prob}", path=_rel(repo, f), line=ln))
+    keys = list(gts["fp32"])
+    if not keys:
+        return outcome(
+            Verdict.FAIL,
+            "fp32 ground-truth file has no entries",
+            Evidence("empty", path=_rel(repo, by_prec["fp32"])),
+        )
+
+    infers = [r for r in step_runs(ctx.record, "infer") if r.ran and r.log]
+    if not infers:
+        return outcome(Verdict.SKIP, "no inference step ran")
+    compared = 0
+    failures: list[Evidence] = []
+    rows: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for run in infers:
+        log_rel = str(run.log)
+        prec = precision_of(Path(log_rel).name)
+        if prec is None:
+            skipped.append(log_rel)
+            continue
+        if prec not in gts:
+            skipped.append(log_rel)
+            continue
+        path = resolve(repo, log_rel)
+        if not path.is_file():
+            failures.append(Evidence(f"inference log of {run.step.id} not found", path=log_rel))
+            continue
+        lines = list(physical_lines(path))
+        for key in keys:
+            if key not in gts[prec]:
+                continue
+            gt_res, gt_line = gts[prec][key]
+            # whole-basename match: `0.png` must not match `10.png` (compare_results' substring search would)
+            key_rx = re.compile(r"(?<![\w.-])" + re.escape(key) + r"(?![\w.-])")
+            hit = next(((no, seg, m) for no, seg in lines if (m := key_rx.search(seg))), None)
+            compared += 1
+            gt_file = _rel(repo, by_prec[prec])
+            if hit is None:
+                failures.append(
+                    Evidence(
+                        f"{key}: no prediction in the log (ground truth {gt_file}:{gt_line})", path=log_rel
+                    )
+                )
+                rows.append({"log": log_rel, "key": key, "ok": False, "why": "missing"})
+                continue
+            pred = parse_result(hit[1][hit[2].end() :])
+            ok, why, worst = compare_results(gt_res, pred, atol, rtol)
+            rows.append(
+                {
+                    "log": log_rel,
+                    "line": hit[0],
+                    "key": key,
+                    "precision": prec,
+                    "ok": ok,
+                    "why": why,
+                    "max_abs": None if math.isinf(worst) else worst,
+                }
+            )
+            if not ok:
+                failures.append(
+                    Evidence(
+                        f"{key} differs from {gt_file}:{gt_line}: {why}",
+                        path=log_rel,
+                        line=hit[0],
+                        excerpt=excerpt(hit[1]),
+                        numbers=(
+                            ("atol", atol),
+                            ("rtol", rtol),
+                            ("abs_diff", None if math.isinf(worst) else worst),
+                        ),
+                    )
+                )
+    data = {
+        "rows": rows,
+        "atol": atol,
+        "rtol": rtol,
+        "skipped_logs": skipped,
+        "ground_truth": {p: _rel(repo, f) for p, f in by_prec.items()},
+    }
+    if failures:
+        return CheckOutcome(Verdict.FAIL, failures[0].text, tuple(evidence + failures), data)
+    if compared == 0:
+        return CheckOutcome(
+            Verdict.WARN,
+            "no inference log with a matching precision (fp32/fp16/int8 in its name) to compare",
+            tuple(evidence),
+            data,
+        )
+    return CheckOutcome(
+        Verdict.PASS,
+        f"{compared} prediction(s) match the ground truth within atol {atol:g} / rtol {rtol:g}",
+        tuple(evidence),
+        data,
+    )
+
+
+def _rel(repo: Path, path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(repo.resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,186 @@
+"""Spec 2.2.3: every logged training iteration carries loss, avg_reader_cost, avg_batch_cost, avg_ips.
+
+Args (from rules; each overrides test_tipc/tipc.yaml `log_fields`):
+  fields: list of required field names (default the four above)
+  require_eval: true = the training log must contain eval metrics; false = not checked;
+                absent = required only when the log mentions evaluation at all
+  aliases: accept common aliases (reader_cost/data_cost, batch_cost, ips) for the avg_* names (default false:
+           the spec names the avg_* keys)
+  step: only check train steps whose id contains this string
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from tipc.checks._common import (
+    bad_args,
+    excerpt,
+    no_record,
+    outcome,
+    physical_lines,
+    resolve,
+    settings_of,
+    step_runs,
+)
+from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.checks.logparse import ParsedLine, parse_line
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "avg_reader_cost": ("reader_cost", "data_cost"),
+    "avg_batch_cost": ("batch_cost",),
+    "avg_ips": ("ips",),
+}
+# Fields whose value must carry a unit (images/sec, samples/s, ...).
+UNIT_FIELDS = ("avg_ips", "ips")
+
+
+def _lookup(p: ParsedLine, name: str, aliases: bool) -> Any:
+    if name == "loss":
+        return p.loss()
+    f = p.get(name)
+    if f is None and aliases:
+        for alt in ALIASES.get(name, ()):
+            f = p.get(alt)
+            if f is not None:
+                break
+    return f
+
+
+def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    settings = settings_of(ctx)
+    if isinstance(settings, CheckOutcome):
+        return settings
+    unknown = set(args) - {"fields", "require_eval", "aliases", "step"}
+    if unknown:
+        return bad_args("log_fields", f"unknown argument(s) {sorted(unknown)}")
+    fields = args.get("fields", list(settings.log_fields.fields))
+    if not isinstance(fields, list | tuple) or not fields or not all(isinstance(f, str) for f in fields):
+        return bad_args("log_fields", f"fields must be a non-empty list of names, got {fields!r}")
+    require_eval = args.get("require_eval", settings.log_fields.require_eval)
+    if require_eval is not None and not isinstance(require_eval, bool):
+        return bad_args("log_fields", f"require_eval must be true or false, got {require_eval!r}")
+    aliases = args.get("aliases", False)
+    if not isinstance(aliases, bool):
+        return bad_args("log_fields", f"aliases must be true or false, got {aliases!r}")
+    step_filter = args.get("step")
+    if step_filter is not None and not isinstance(step_filter, str):
+        return bad_args("log_fields", f"step must be a string, got {step_filter!r}")
+    if ctx.record is None:
+        return no_record()
+
+    runs = [r for r in step_runs(ctx.record, "train") if step_filter is None or step_filter in r.step.id]
+    if not runs:
+        return outcome(Verdict.NA, "no train step in the plan")
+    ran = [r for r in runs if r.ran and r.log]
+    if not ran:
+        return outcome(Verdict.SKIP, "no train step ran", data={"steps": [r.step.id for r in runs]})
+
+    evidence: list[Evidence] = []
+    per_log: list[dict[str, Any]] = []
+    failed = False
+    for run in ran:
+        rel = str(run.log)
+        path = resolve(ctx.repo, rel)
+        if not path.is_file():
+            failed = True
+            evidence.append(Evidence(f"train log of {run.step.id} not found", path=rel))
+            continue
+        parsed = [parse_line(seg, no) for no, seg in physical_lines(path)]
+        iters = [p for p in parsed if p.is_iteration]
+        evals = [p for p in parsed if p.is_eval]
+        mentions_eval = any("eval" in p.text.lower() for p in parsed)
+        missing_counts = dict.fromkeys(fields, 0)
+        nonfinite_counts = dict.fromkeys(fields, 0)
+        no_unit = 0
+        first_bad: tuple[ParsedLine, str] | None = None
+        for p in iters:
+            problems = []
+            for name in fields:
+                f = _lookup(p, name, aliases)
+                if f is None:
+                    missing_counts[name] += 1
+                    problems.append(f"missing {name}")
+                elif not math.isfinite(f.value):
+                    nonfinite_counts[name] += 1
+                    problems.append(f"{name} is {f.value}")
+                elif f.key in UNIT_FIELDS and not f.unit:
+                    no_unit += 1
+                    problems.append(f"{f.key} has no unit (e.g. images/sec)")
+            if problems and first_bad is None:
+                first_bad = (p, "; ".join(problems))
+        counts: dict[str, Any] = {
+            "lines": len(parsed),
+            "iteration_lines": len(iters),
+            "eval_lines": len(evals),
+            "missing": missing_counts,
+            "non_finite": nonfinite_counts,
+            "ips_without_unit": no_unit,
+        }
+        per_log.append({"step": run.step.id, "log": rel, **counts})
+        numbers: tuple[tuple[str, float | int | str | None], ...] = (
+            ("iteration_lines", len(iters)),
+            ("eval_lines", len(evals)),
+            *((f"missing_{k}", v) for k, v in missing_counts.items() if v),
+            *((f"non_finite_{k}", v) for k, v in nonfinite_counts.items() if v),
+        )
+        if not iters:
+            failed = True
+            evidence.append(
+                Evidence(
+                    f"{run.step.id}: no training-iteration lines (a line with loss and a speed field or an "
+                    f"epoch/iter marker) in {len(parsed)} lines",
+                    path=rel,
+                    numbers=numbers,
+                )
+            )
+            continue
+        if first_bad is not None:
+            failed = True
+            bad = (
+                sum(1 for p in iters if any(_lookup(p, n, aliases) is None for n in fields))
+                + sum(nonfinite_counts.values())
+                + no_unit
+            )
+            evidence.append(
+                Evidence(
+                    f"{run.step.id}: {first_bad[1]} "
+                    f"(first of {bad} problem(s) in {len(iters)} iteration lines)",
+                    path=rel,
+                    line=first_bad[0].line_no,
+                    excerpt=excerpt(first_bad[0].text),
+                    numbers=numbers,
+                )
+            )
+        want_eval = require_eval if require_eval is not None else mentions_eval
+        if want_eval and not evals:
+            failed = True
+            why = "require_eval is set" if require_eval else "the log mentions evaluation"
+            evidence.append(
+                Evidence(
+                    f"{run.step.id}: no evaluation metrics in the training log ({why})",
+                    path=rel,
+                    numbers=numbers,
+                )
+            )
+        if first_bad is None and not (want_eval and not evals):
+            evidence.append(
+                Evidence(
+                    f"{run.step.id}: {len(iters)} iteration lines carry {', '.join(fields)}"
+                    + (f"; {len(evals)} eval lines" if evals else ""),
+                    path=rel,
+                    numbers=numbers,
+                )
+            )
+    data = {"logs": per_log, "fields": list(fields), "aliases": aliases}
+    if failed:
+        first = next((e for e in evidence if e.line is not None), evidence[0] if evidence else None)
+        where = f" at {first.location()}" if first is not None and first.path else ""
+        return CheckOutcome(Verdict.FAIL, f"training log fields incomplete{where}", tuple(evidence), data)
+    return CheckOutcome(
+        Verdict.PASS,
+        f"every training iteration logs {', '.join(fields)}",
+        tuple(evidence),
+        data,
+    )

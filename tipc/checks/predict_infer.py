@@ -1,0 +1,296 @@
+"""Seed 004 §4.1.3: predict.py (training engine) and infer.py (Paddle Inference) give the same results.
+
+Runs both scripts itself (via tipc.proc, cwd = the repo, logs under <output_dir>/tipc_predict_infer/) on the
+same image(s), parses their `class_id` / `prob` (or `score`) lines and compares class ids exactly and
+probabilities within `prob_atol`.
+
+How the commands are found:
+- infer: `infer_args` (args or tipc.yaml agreement.infer_args; `{image}` is substituted) else the plan's first
+  inference step's argv as recorded (argv[0] replaced by the model-side python);
+- images: `images` (args or agreement.images) else the image value of that inference step (an option whose key
+  mentions image/img); with explicit images the inference step's image option is rewritten per image;
+- predict: `predict_args` (args or agreement.predict_args; `{image}` substituted) else
+  `predict.py --<same image option>=<image>`.
+Args: predict_args, infer_args, images, prob_atol, timeout_s, python.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from tipc.checks._common import (
+    StepRun,
+    argv_options,
+    as_float,
+    bad_args,
+    excerpt,
+    no_record,
+    outcome,
+    physical_lines,
+    resolve,
+    run_python,
+    settings_of,
+    step_runs,
+)
+from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.checks.logparse import parse_fields
+
+_IMAGE_KEY = re.compile(r"image|img", re.IGNORECASE)
+_NAME = re.compile(
+    r"(?:image_name|image_file|image_path|img_path|img_name|image|img|file_name|filename|file)"
+    r"\s*[:=]\s*['\"]?([^,'\"\s]+)",
+    re.IGNORECASE,
+)
+_CLASS_KEYS = ("class_id", "class_ids", "clas_id", "label", "cls_id", "class")
+_PROB_KEYS = ("prob", "probs", "score", "scores", "confidence")
+
+
+def parse_predictions(path: Path) -> list[dict[str, Any]]:
+    """One entry per line that carries a class id: {"line", "text", "image", "class_id", "prob"}."""
+    out = []
+    for no, seg in physical_lines(path):
+        fields = {f.key.lower(): f for f in parse_fields(seg)}
+        cls = next((fields[k] for k in _CLASS_KEYS if k in fields), None)
+        if cls is None:
+            continue
+        prob = next((fields[k] for k in _PROB_KEYS if k in fields), None)
+        m = _NAME.search(seg)
+        out.append(
+            {
+                "line": no,
+                "text": seg,
+                "image": Path(m.group(1)).name if m else None,
+                "class_id": cls.value,
+                "prob": prob.value if prob is not None else None,
+            }
+        )
+    return out
+
+
+def _image_option(run: StepRun) -> tuple[str, str] | None:
+    for key, value in argv_options(run.argv):
+        if _IMAGE_KEY.search(key.split(".")[-1]) and value:
+            return key, value
+    return None
+
+
+def _with_image(argv: list[str], key: str, image: str) -> list[str]:
+    out = []
+    skip = False
+    for i, tok in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        bare = tok.lstrip("-")
+        if bare.startswith(key + "="):
+            out.append(tok.split("=", 1)[0] + "=" + image)
+        elif tok.startswith("-") and bare == key and i + 1 < len(argv):
+            out.extend([tok, image])
+            skip = True
+        else:
+            out.append(tok)
+    return out
+
+
+def _fill(template: tuple[str, ...], image: str) -> list[str]:
+    return [t.replace("{image}", image) for t in template]
+
+
+def _compare(
+    pred: list[dict[str, Any]], inf: list[dict[str, Any]], prob_atol: float
+) -> tuple[list[str], int]:
+    """Differences in words (first ones), and how many pairs were compared."""
+    diffs: list[str] = []
+    if all(p["image"] for p in pred) and all(i["image"] for i in inf):
+        inf_by = {i["image"]: i for i in inf}
+        pairs = []
+        for p in pred:
+            if p["image"] not in inf_by:
+                diffs.append(f"{p['image']}: predicted by predict.py but missing from infer.py's output")
+                continue
+            pairs.append((p, inf_by[p["image"]]))
+        for name in sorted(set(inf_by) - {p["image"] for p in pred}):
+            diffs.append(f"{name}: in infer.py's output but missing from predict.py's")
+    else:
+        if len(pred) != len(inf):
+            diffs.append(f"predict.py printed {len(pred)} result(s), infer.py {len(inf)}")
+        pairs = list(zip(pred, inf, strict=False))
+    for p, i in pairs:
+        label = p["image"] or f"result {pred.index(p) + 1}"
+        if p["class_id"] != i["class_id"]:
+            diffs.append(
+                f"{label}: class_id {int(p['class_id'])} (predict.py) vs {int(i['class_id'])} (infer.py)"
+            )
+        elif p["prob"] is not None and i["prob"] is not None:
+            d = abs(p["prob"] - i["prob"])
+            if not (math.isfinite(d) and d <= prob_atol):
+                diffs.append(
+                    f"{label}: prob {p['prob']:.6g} vs {i['prob']:.6g} (|diff| {d:.3g} > {prob_atol:g})"
+                )
+        elif (p["prob"] is None) != (i["prob"] is None):
+            diffs.append(f"{label}: only one side printed a probability")
+    return diffs, len(pairs)
+
+
+def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    settings = settings_of(ctx)
+    if isinstance(settings, CheckOutcome):
+        return settings
+    a = settings.agreement
+    unknown = set(args) - {"predict_args", "infer_args", "images", "prob_atol", "timeout_s", "python"}
+    if unknown:
+        return bad_args("predict_infer_agreement", f"unknown argument(s) {sorted(unknown)}")
+    try:
+        prob_atol = as_float(args.get("prob_atol", a.prob_atol), "prob_atol")
+        timeout_s = as_float(args.get("timeout_s", a.timeout_s), "timeout_s")
+        predict_args = _argv_arg(args.get("predict_args"), "predict_args") or a.predict_args
+        infer_args = _argv_arg(args.get("infer_args"), "infer_args") or a.infer_args
+        images_raw = args.get("images", list(a.images))
+        if isinstance(images_raw, str):
+            images_raw = [images_raw]
+        if not isinstance(images_raw, list) or not all(isinstance(x, str) for x in images_raw):
+            raise ValueError(f"images must be a list of paths, got {images_raw!r}")
+    except ValueError as exc:
+        return bad_args("predict_infer_agreement", str(exc))
+    if ctx.record is None:
+        return no_record()
+    repo = Path(ctx.repo)
+    script = predict_args[0] if predict_args and predict_args[0].endswith(".py") else "predict.py"
+    if not (repo / script).is_file():
+        return outcome(
+            Verdict.FAIL,
+            f"{script} not found",
+            Evidence(
+                f"{script} not found (the training-engine prediction script of spec 2.2.1)", path=script
+            ),
+        )
+    python = run_python(ctx, settings, args.get("python"))
+    infers = step_runs(ctx.record, "infer")
+    base = next((r for r in infers if r.passed), infers[0] if infers else None)
+    if infer_args is None and base is None:
+        return outcome(Verdict.NA, "no inference step in the plan and no agreement.infer_args")
+    img_opt = _image_option(base) if base is not None else None
+    images = list(images_raw) or ([img_opt[1]] if img_opt else [])
+    if not images:
+        return outcome(
+            Verdict.FAIL,
+            "cannot tell which image(s) to predict: set agreement.images",
+            *([Evidence("inference step has no image option", path=base.log)] if base else []),
+        )
+    cwd = repo / (base.step.cwd if base is not None and infer_args is None else ".")
+    work = resolve(repo, ctx.record.plan.output_dir) / "tipc_predict_infer"
+    from tipc import proc
+
+    evidence: list[Evidence] = []
+    all_pred: list[dict[str, Any]] = []
+    all_inf: list[dict[str, Any]] = []
+    logs: list[str] = []
+    for n, image in enumerate(images):
+        if predict_args is not None:
+            p_argv = [python, *_fill(predict_args, image)]
+        else:
+            p_argv = [python, "predict.py", f"--{img_opt[0] if img_opt else 'img_path'}={image}"]
+        if infer_args is not None:
+            i_argv = [python, *_fill(infer_args, image)]
+        else:
+            assert base is not None
+            i_argv = [python, *base.argv[1:]]
+            if images_raw and img_opt is not None:
+                i_argv = _with_image(i_argv, img_opt[0], image)
+        for kind, argv, sink in (("predict", p_argv, all_pred), ("infer", i_argv, all_inf)):
+            log = work / f"{kind}_{n}.log"
+            rel = _rel(repo, log)
+            logs.append(rel)
+            try:
+                res = proc.run(argv, cwd=cwd if kind == "infer" else repo, timeout_s=timeout_s, log_path=log)
+            except OSError as exc:
+                return outcome(Verdict.FAIL, f"cannot run {kind}: {exc}", Evidence(" ".join(argv)))
+            if res.exit_code != 0:
+                why = "timed out" if res.timed_out else f"exited {res.exit_code}"
+                return outcome(
+                    Verdict.FAIL,
+                    f"{kind} {why} on {image}",
+                    Evidence(" ".join(argv), path=rel),
+                    data={"logs": logs},
+                )
+            got = parse_predictions(log)
+            if not got:
+                return outcome(
+                    Verdict.FAIL,
+                    f"{kind} printed no class_id line for {image}",
+                    Evidence(" ".join(argv), path=rel),
+                    data={"logs": logs},
+                )
+            for g in got:
+                g["log"] = rel
+            sink.extend(got)
+    diffs, compared = _compare(all_pred, all_inf, prob_atol)
+    data = {
+        "predict": [{k: v for k, v in p.items() if k != "text"} for p in all_pred],
+        "infer": [{k: v for k, v in i.items() if k != "text"} for i in all_inf],
+        "prob_atol": prob_atol,
+        "images": images,
+        "logs": logs,
+    }
+    if diffs:
+        evidence = [Evidence(d) for d in diffs[:20]]
+        if all_pred:
+            evidence.append(
+                Evidence(
+                    "first predict.py result",
+                    path=all_pred[0]["log"],
+                    line=all_pred[0]["line"],
+                    excerpt=excerpt(all_pred[0]["text"]),
+                )
+            )
+        if all_inf:
+            evidence.append(
+                Evidence(
+                    "first infer.py result",
+                    path=all_inf[0]["log"],
+                    line=all_inf[0]["line"],
+                    excerpt=excerpt(all_inf[0]["text"]),
+                )
+            )
+        return CheckOutcome(
+            Verdict.FAIL, f"predict.py and infer.py disagree: {diffs[0]}", tuple(evidence), data
+        )
+    worst = max(
+        (
+            abs(p["prob"] - i["prob"])
+            for p, i in zip(all_pred, all_inf, strict=False)
+            if p["prob"] is not None and i["prob"] is not None
+        ),
+        default=0.0,
+    )
+    evidence.append(
+        Evidence(
+            f"{compared} result(s) identical in class_id; probabilities within {prob_atol:g}",
+            numbers=(("compared", compared), ("max_prob_diff", worst)),
+        )
+    )
+    return CheckOutcome(
+        Verdict.PASS, f"predict.py and infer.py agree on {compared} image result(s)", tuple(evidence), data
+    )
+
+
+def _argv_arg(value: Any, name: str) -> tuple[str, ...] | None:
+    import shlex
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return tuple(shlex.split(value))
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError(f"{name} must be a command string or a list of strings, got {value!r}")
+
+
+def _rel(repo: Path, path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(repo.resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,193 @@
+"""The model-side worker: `python -m tipc.engines.worker --request REQ.json --response RESP.json`.
+
+Protocol "tipc.engines/1" (JSON files, so a crash never mixes with the engines' own stdout chatter):
+
+request  = {"protocol": "tipc.engines/1", "op": "agreement",
+            "model_dir": abs path, "work_dir": abs path (scratch inside the run's output dir),
+            "engines": ["paddle_inference", "onnxruntime", ...], "plugins": ["module.registering.engines"],
+            "inputs": abs path to .npy/.npz or null, "seed": 0,
+            "tolerances": {"atol": 1e-5, "rtol": 1e-4, "cosine_min": 0.99999}}
+response = {"protocol": ..., "ok": bool, "error": str|null,
+            "model": {"dir", "model_file", "params_file", "format"},
+            "inputs": {"source": "file"|"random", "path", "seed", "feeds": {name: {"shape", "dtype"}}},
+            "engines": {name: {"ok", "error", "seconds", "details", "outputs": [{"name","shape","dtype"}]}},
+            "pairs": [{"a", "b", "within": bool, "outputs": [per-output figures: compare.compare_arrays]}]}
+Outputs are matched by position (engines name outputs differently). The exit code is 0 whenever a response
+was written, whatever the engines did; anything else means the worker itself broke.
+Each engine's outputs are also saved to <work_dir>/outputs_<engine>.npz for inspection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+PROTOCOL = "tipc.engines/1"
+
+
+def _make_engine(name: str) -> Any:
+    from tipc.engines import engine_factory
+
+    target = engine_factory(name)
+    if target is None:
+        raise KeyError(f"unknown engine {name!r}")
+    module, attr = target.split(":", 1)
+    return getattr(importlib.import_module(module), attr)()
+
+
+def _feeds(request: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    import numpy as np
+
+    specs: list[Any] = []
+    for eng in engines.values():
+        s = eng.input_specs()
+        if s and (not specs or (all(x.shape is not None for x in s) and any(x.shape is None for x in specs))):
+            specs = s
+    names = [s.name for s in specs]
+    info: dict[str, Any] = {"seed": request.get("seed", 0)}
+    path = request.get("inputs")
+    arrays: dict[str, Any] = {}
+    if path:
+        info.update({"source": "file", "path": path})
+        loaded = np.load(path, allow_pickle=False)
+        if isinstance(loaded, np.ndarray):
+            if len(names) > 1:
+                raise ValueError(f"model has {len(names)} inputs {names}; give an .npz with one array each")
+            arrays[names[0] if names else "x"] = loaded
+        else:
+            keys = list(loaded.files)
+            for i, n in enumerate(names or keys):
+                arrays[n] = loaded[n] if n in keys else loaded[keys[i]]
+    else:
+        rng = np.random.default_rng(int(request.get("seed", 0)))
+        if not specs or any(s.shape is None for s in specs):
+            raise ValueError(
+                "no engine reports the model's input shapes; set agreement.inputs to an .npy file"
+            )
+        info.update({"source": "random", "note": "seeded standard-normal inputs; dynamic dims set to 1"})
+        for s in specs:
+            shape = tuple(d if d is not None else 1 for d in (s.shape or ()))
+            if s.dtype.startswith("float"):
+                arrays[s.name] = rng.standard_normal(shape).astype(s.dtype)
+            else:
+                arrays[s.name] = rng.integers(0, 2, size=shape).astype(s.dtype)
+    dtypes = {s.name: s.dtype for s in specs}
+    for n, a in list(arrays.items()):
+        if n in dtypes and str(a.dtype) != dtypes[n]:
+            arrays[n] = a.astype(dtypes[n])
+    info["feeds"] = {n: {"shape": list(a.shape), "dtype": str(a.dtype)} for n, a in arrays.items()}
+    return arrays, info
+
+
+def handle(request: dict[str, Any]) -> dict[str, Any]:
+    import numpy as np
+
+    from tipc.engines.base import find_model
+    from tipc.engines.compare import compare_arrays, within
+
+    resp: dict[str, Any] = {"protocol": PROTOCOL, "ok": False, "error": None, "engines": {}, "pairs": []}
+    if request.get("protocol") != PROTOCOL:
+        resp["error"] = f"unsupported protocol {request.get('protocol')!r} (expected {PROTOCOL})"
+        return resp
+    for plugin in request.get("plugins", []):
+        importlib.import_module(plugin)
+    model = find_model(Path(request["model_dir"]))
+    if model is None:
+        resp["error"] = f"no inference.json/.pdmodel + .pdiparams in {request['model_dir']}"
+        return resp
+    resp["model"] = model.to_json()
+    if model.format == "pdmodel":
+        # old-program models load through the legacy (non-PIR) loaders; must be set before paddle is imported
+        os.environ.setdefault("FLAGS_enable_pir_api", "0")
+    work_dir = Path(request["work_dir"])
+    work_dir.mkdir(parents=True, exist_ok=True)
+    tol = request.get("tolerances", {})
+    atol, rtol = float(tol.get("atol", 1e-5)), float(tol.get("rtol", 1e-4))
+    cosine_min = float(tol.get("cosine_min", 0.99999))
+
+    loaded: dict[str, Any] = {}
+    for name in request["engines"]:
+        entry: dict[str, Any] = {"ok": False, "error": None, "outputs": []}
+        resp["engines"][name] = entry
+        t0 = time.perf_counter()
+        try:
+            eng = _make_engine(name)
+            entry["details"] = eng.load(model, work_dir / name)
+            loaded[name] = eng
+        except Exception as exc:
+            entry["error"] = f"load failed: {type(exc).__name__}: {exc}"[:2000]
+        entry["seconds"] = time.perf_counter() - t0
+    if not loaded:
+        resp["error"] = "no engine could load the model"
+        return resp
+    try:
+        feeds, resp["inputs"] = _feeds(request, loaded)
+    except Exception as exc:
+        resp["error"] = f"cannot build inputs: {type(exc).__name__}: {exc}"
+        return resp
+    results: dict[str, list[tuple[str, Any]]] = {}
+    for name, eng in loaded.items():
+        entry = resp["engines"][name]
+        t0 = time.perf_counter()
+        try:
+            outs = eng.run(feeds)
+            results[name] = outs
+            entry["ok"] = True
+            entry["outputs"] = [{"name": n, "shape": list(a.shape), "dtype": str(a.dtype)} for n, a in outs]
+            np.savez(work_dir / f"outputs_{name}.npz", **{f"out{i}": a for i, (_, a) in enumerate(outs)})
+        except Exception as exc:
+            entry["error"] = f"run failed: {type(exc).__name__}: {exc}"[:2000]
+        entry["run_seconds"] = time.perf_counter() - t0
+    names = [n for n in request["engines"] if n in results]
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            oa, ob = results[a], results[b]
+            figs = []
+            for k in range(max(len(oa), len(ob))):
+                if k >= len(oa) or k >= len(ob):
+                    figs.append(
+                        {"index": k, "shape_match": False, "allclose": False, "error": "output missing"}
+                    )
+                    continue
+                fig = compare_arrays(oa[k][1], ob[k][1], atol, rtol)
+                fig.update({"index": k, "name_a": oa[k][0], "name_b": ob[k][0]})
+                figs.append(fig)
+            resp["pairs"].append(
+                {"a": a, "b": b, "outputs": figs, "within": all(within(f, cosine_min) for f in figs)}
+            )
+    resp["ok"] = True
+    return resp
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tipc.engines.worker")
+    parser.add_argument("--request", required=True)
+    parser.add_argument("--response", required=True)
+    ns = parser.parse_args(argv)
+    try:
+        request = json.loads(Path(ns.request).read_text(encoding="utf-8"))
+        resp = handle(request)
+    except Exception as exc:
+        resp = {
+            "protocol": PROTOCOL,
+            "ok": False,
+            "error": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc()[-4000:],
+            "engines": {},
+            "pairs": [],
+        }
+    tmp = Path(ns.response + ".tmp")
+    tmp.write_text(json.dumps(resp, indent=2, default=str), encoding="utf-8")
+    tmp.replace(ns.response)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
