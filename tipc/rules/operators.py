@@ -365,6 +365,9 @@ def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
         or "all steps"
     )
     if not selected:
+        if stage is None and trainer is None and step_re is None:
+            # An empty chain verifies nothing; passing it would be a check that cannot fail.
+            return _out(Verdict.FAIL, f"the plan has no steps in mode {plan.mode}: nothing was verified")
         return _out(Verdict.NA, f"no step planned for {what} in mode {plan.mode}")
     bad: list[Evidence] = []
     skipped = 0
