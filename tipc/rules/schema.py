@@ -151,7 +151,7 @@ def _check(c: _Ctx, node: Any, line: int, depth: int = 0) -> CheckSpec:
         if name not in raw.items:
             if spec.required:
                 raise c.error(op_line, f"{op} needs parameter {name!r}")
-            args.append((name, spec.default))
+            args.append((name, {} if spec.kind == "mapping" else spec.default))
             continue
         args.append((name, _param(c, op, name, spec, raw.items[name], raw.line_of(name), depth)))
     return CheckSpec(op, tuple(args), op_line)

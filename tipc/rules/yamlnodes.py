@@ -48,9 +48,21 @@ def _line(node: yaml.Node) -> int:
     return int(node.start_mark.line) + 1
 
 
+_PLAIN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq")
+)
+
+
 def _convert(node: yaml.Node, constructor: yaml.SafeLoader, depth: int) -> Any:
     if depth > 64:
         raise YamlShapeError(_line(node), "nesting is deeper than 64 levels")
+    if node.tag not in _PLAIN_TAGS:
+        kind = node.tag.rsplit(":", 1)[-1]
+        raise YamlShapeError(
+            _line(node),
+            f"invalid YAML: unsupported type {kind!r} here (only strings, numbers, booleans, "
+            "lists and mappings; quote dates and similar values)",
+        )
     if isinstance(node, yaml.MappingNode):
         out = LMap({}, _line(node))
         for key_node, value_node in node.value:
@@ -82,7 +94,10 @@ def _convert(node: yaml.Node, constructor: yaml.SafeLoader, depth: int) -> Any:
 
 def load_located(text: str) -> Any:
     """Parse one YAML document into LMap/LSeq/scalars. Raises YamlShapeError on any problem."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.YAMLError as exc:  # the reader rejects control characters up front
+        raise YamlShapeError(None, f"invalid YAML: {exc}") from None
     try:
         try:
             node = loader.get_single_node()
@@ -97,6 +112,8 @@ def load_located(text: str) -> Any:
         if _has_alias(node, set()):
             raise YamlShapeError(_line(node), "YAML anchors/aliases are not supported in rulesets")
         return _convert(node, loader, 0)
+    except yaml.YAMLError as exc:
+        raise YamlShapeError(None, f"invalid YAML: {exc}") from None
     finally:
         loader.dispose()
 
