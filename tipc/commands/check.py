@@ -1,17 +1,328 @@
-"""`tipc check`: placeholder until its issue lands."""
+"""`tipc check`: lint the config, run the chain (or reuse a run), evaluate the spec rules, report a verdict.
+
+Exit codes: 0 every error-severity rule PASSes (SKIP, N-A and WARN allowed) and lint found no error;
+1 a rule FAILed or lint found an error; 2 usage or config error (bad arguments, unreadable config,
+ruleset or tipc.yaml; nothing is run); 3 internal error (a check broke, the runner failed);
+130 interrupted (reports of what ran are still written).
+
+Everything the command writes goes into the report folder (default
+`<repo>/test_tipc/output/<model>/tipc_report/`); the chain itself writes only under its output folder.
+The collaborators (config discovery, lint, planner, runner, check registry) are reached through `Seams`
+so tests can replace them.
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
-from tipc.errors import UserError
+from tipc.errors import InfraError, TipcError, UserError
+from tipc.steps import MODES
 
-HELP = "check (not implemented yet)"
+if TYPE_CHECKING:
+    from tipc.findings import Finding
+    from tipc.rules.model import Ruleset
+    from tipc.steps import Plan
+
+HELP = "check a repo against the TIPC spec: lint, run the chain, evaluate the rules, write a report"
+
+DEFAULT_RULESETS: tuple[str, ...] = ("tipc-basic", "competition")
+FORMAT_CHOICES: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")
+EXIT_INTERRUPTED = 130
+
+EPILOG = """\
+exit codes: 0 every error-severity rule passed (SKIP, N-A and WARN are allowed), 1 a rule failed or the
+config has a lint error, 2 usage or config error (nothing is run), 3 internal error, 130 interrupted.
+Reports (report.json, report.md, report.junit.xml, report.html) go to --report-dir, by default
+<repo>/test_tipc/output/<model>/tipc_report/."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("repo", metavar="REPO", help="the model repo to check")
+    parser.add_argument(
+        "--config", "-c", help="config file (default: the repo's one train_infer_python config)"
+    )
+    parser.add_argument(
+        "--mode", "-m", default="lite_train_lite_infer", help="TIPC mode to run (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--ruleset",
+        action="append",
+        default=[],
+        metavar="NAME|PATH",
+        help="built-in ruleset name (tipc-basic, competition, modelzoo) or a ruleset YAML file; repeatable "
+        f"(default: {' + '.join(DEFAULT_RULESETS)})",
+    )
+    parser.add_argument(
+        "--reuse-run",
+        action="store_true",
+        help="reuse the run record of the same config and mode if there is one",
+    )
+    parser.add_argument("--report-dir", metavar="DIR", help="where to write the report files")
+    parser.add_argument(
+        "--format",
+        choices=FORMAT_CHOICES,
+        default="text",
+        help="what to print on stdout (default: %(default)s)",
+    )
+    parser.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
+    parser.add_argument(
+        "--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="override a config value"
+    )
+    parser.add_argument("--python", help="interpreter to run in place of the config's python")
+    parser.add_argument("--dialect", help="force a dialect profile instead of detecting it")
+    parser.add_argument(
+        "--step-timeout",
+        type=float,
+        default=1800.0,
+        metavar="S",
+        help="per-step limit (default: %(default)g s)",
+    )
+    parser.add_argument("--no-color", action="store_true", help="no colour in the output")
+
+
+# --- seams ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Seams:
+    """What `tipc check` calls outside tipc.rules and tipc.report. Defaults come from `default_seams()`."""
+
+    find_configs: Callable[[Path], list[Path]]
+    lint_paths: Callable[..., list[Finding]]
+    plan: Callable[..., Plan]
+    execute: Callable[..., Any]  # (plan, options, observer) -> RunRecord
+    run_options: Callable[..., Any]  # RunOptions(**kwargs)
+    find_record: Callable[[Path, Plan], Path | None]
+    load_record: Callable[[Path], Any]
+    load_settings: Callable[[Path], Any]
+    checks: Mapping[str, Callable[..., Any]]
+    make_observer: Callable[[bool], Any] = field(default=lambda no_color: _null_observer())
+    notes: list[str] = field(default_factory=list)  # problems found while wiring (shown in the report)
+
+
+def _null_observer() -> Any:
+    from tipc.console import NullObserver
+
+    return NullObserver()
+
+
+def default_seams() -> Seams:
+    """The real collaborators. Imported here, not at module import, so `tipc --help` stays instant."""
+    try:
+        from tipc.config.discover import find_configs  # type: ignore  # lands with its branch
+        from tipc.config.lint import lint_paths  # type: ignore  # lands with its branch
+        from tipc.plan import plan  # type: ignore  # lands with its branch
+        from tipc.runner import RunOptions, execute, find_record  # type: ignore  # lands with its branch
+    except ImportError as exc:
+        raise InfraError(f"this tipc build lacks a component `tipc check` needs: {exc}") from None
+    from tipc.record import load_record
+
+    notes: list[str] = []
+    try:
+        import tipc.checks as checks_pkg
+
+        checks: Mapping[str, Callable[..., Any]] = checks_pkg.CHECKS  # type: ignore
+    except (ImportError, AttributeError):
+        checks = {}
+        notes.append("the check registry tipc.checks.CHECKS is missing: rules that delegate to it are SKIP")
+    try:
+        from tipc.checks.settings import load_settings  # type: ignore  # lands with its branch
+    except ImportError:
+        load_settings = _raw_settings
+
+    def make_observer(no_color: bool) -> Any:
+        try:
+            from tipc.progress import PlainObserver, make_observer  # type: ignore  # lands with its branch
+
+            return make_observer(no_color=no_color) if sys.stderr.isatty() else PlainObserver(sys.stderr)
+        except ImportError:
+            return _null_observer()
+
+    return Seams(
+        find_configs=find_configs,
+        lint_paths=lint_paths,
+        plan=plan,
+        execute=execute,
+        run_options=RunOptions,
+        find_record=find_record,
+        load_record=load_record,
+        load_settings=load_settings,
+        checks=checks,
+        make_observer=make_observer,
+        notes=notes,
+    )
+
+
+def _raw_settings(repo: Path) -> Any:
+    """Fallback when tipc.checks.settings is absent: the raw mapping (checks validate it themselves)."""
+    import yaml
+
+    from tipc.errors import ConfigError
+
+    path = repo / "test_tipc" / "tipc.yaml"
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(str(path), None, f"cannot read tipc settings: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(str(path), 1, "tipc settings must be a mapping")
+    return data
+
+
+# --- the command ----------------------------------------------------------------------------------------
+
+
+def parse_sets(items: list[str]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"--set {item!r}: expected KEY=VALUE")
+        out.append((key.strip(), value))
+    return tuple(out)
+
+
+def pick_config(repo: Path, config_arg: str | None, find_configs: Callable[[Path], list[Path]]) -> Path:
+    if config_arg is not None:
+        config = Path(config_arg)
+        if not config.is_absolute() and not config.exists() and (repo / config).exists():
+            config = repo / config
+        if not config.is_file():
+            raise UserError(f"{config_arg}: config file not found")
+        return config
+    configs = [Path(c) for c in find_configs(repo)]
+    if len(configs) == 1:
+        return configs[0]
+    if not configs:
+        raise UserError(f"{repo}: no train_infer_python config found under test_tipc/configs; pass --config")
+    named = [c for c in configs if c.name == "train_infer_python.txt"]
+    if len(named) == 1:
+        return named[0]
+    listing = "\n  ".join(str(c) for c in configs[:20]) + ("\n  ..." if len(configs) > 20 else "")
+    raise UserError(f"{repo}: several train_infer_python configs; pick one with --config:\n  {listing}")
+
+
+def safe_dirname(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
+    return cleaned or "model"
+
+
+def default_report_dir(repo: Path, model_name: str) -> Path:
+    return repo / "test_tipc" / "output" / safe_dirname(model_name) / "tipc_report"
+
+
+def load_rulesets(names: list[str]) -> list[Ruleset]:
+    from tipc.rules.schema import resolve_ruleset
+
+    chosen = list(dict.fromkeys(names or DEFAULT_RULESETS))
+    rulesets = [resolve_ruleset(n) for n in chosen]
+    seen: dict[str, str] = {}
+    for rs in rulesets:
+        if rs.name in seen:
+            raise UserError(f"two rulesets are named {rs.name!r}: {seen[rs.name]} and {rs.path}")
+        seen[rs.name] = rs.path
+    return rulesets
+
+
+def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) -> list[Finding]:
+    from tipc.findings import Level
+
+    out: list[Finding] = []
+    seen: set[tuple[Any, ...]] = set()
+    for f in [*findings, *plan_findings]:
+        key = (f.path, f.line, f.col, f.code, f.message)
+        if f.level is Level.INFO or key in seen:
+            continue
+        seen.add(key)
+        out.append(f)
+    return out
+
+
+def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
+    from tipc.checks.base import CheckContext
+    from tipc.console import use_color
+    from tipc.report import build_report, render, write_reports
+    from tipc.rules.evaluate import evaluate
+    from tipc.steps import Overrides, Status
+
+    if args.mode not in MODES:
+        raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
+    if args.step_timeout is not None and args.step_timeout <= 0:
+        raise UserError("--step-timeout must be a positive number of seconds")
+    repo = Path(args.repo)
+    if not repo.is_dir():
+        raise UserError(f"{args.repo}: not a folder (REPO is the model repo's root)")
+    repo = repo.resolve()
+    # Everything that can be wrong with the input is found before anything runs.
+    rulesets = load_rulesets(list(args.ruleset))
+    overrides = Overrides(device=args.device, sets=parse_sets(list(args.sets)), python=args.python)
+    config = pick_config(repo, args.config, seams.find_configs)
+    settings = seams.load_settings(repo)
+    findings = list(seams.lint_paths([config], dialect=args.dialect))
+    the_plan = seams.plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
+    report_dir = (
+        Path(args.report_dir).resolve() if args.report_dir else default_report_dir(repo, the_plan.model_name)
+    )
+    notes = list(seams.notes)
+
+    record = None
+    record_path: str | None = None
+    reused = False
+    if args.reuse_run:
+        found = seams.find_record(repo, the_plan)
+        if found is not None:
+            record = seams.load_record(found)
+            record_path, reused = str(found), True
+        else:
+            notes.append("--reuse-run: no run record of this config and mode was found, so the chain was run")
+    if record is None:
+        if not the_plan.steps:
+            notes.append(f"mode {args.mode} yields no steps for this config: nothing was run")
+        options = seams.run_options(
+            step_timeout_s=args.step_timeout, python=args.python, no_color=args.no_color
+        )
+        try:
+            record = seams.execute(the_plan, options, seams.make_observer(args.no_color))
+        except (TipcError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            raise InfraError(f"the runner failed: {type(exc).__name__}: {exc}") from exc
+
+    ctx = CheckContext(repo=repo, record=record, settings=settings)
+    results = evaluate(rulesets, ctx, checks=seams.checks)
+    report = build_report(
+        repo=str(repo),
+        rulesets=[rs.name for rs in rulesets],
+        results=results,
+        record=record,
+        findings=_lint_findings(findings, the_plan.findings),
+        reused=reused,
+        record_path=record_path,
+        notes=notes,
+    )
+    written = write_reports(report, report_dir)
+    color = args.format == "text" and use_color(args.no_color) and stdout.isatty()
+    stdout.write(render(report, args.format, color=color))
+    stdout.flush()
+    stderr.write(f"tipc: reports written to {report_dir} ({', '.join(p.name for p in written)})\n")
+    interrupted = record is not None and any(r.status is Status.INTERRUPTED for r in record.results)
+    if interrupted:
+        stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
+        return EXIT_INTERRUPTED
+    return report.exit_code
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UserError("tipc check is not implemented yet")
+    return check(args, default_seams(), stdout=sys.stdout, stderr=sys.stderr)

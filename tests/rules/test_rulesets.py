@@ -1,0 +1,199 @@
+"""The shipped rulesets: they load, cite their seed sections, pass a repo that follows the spec and fail
+one that does not (so no rule is a check that cannot fail)."""
+
+from __future__ import annotations
+
+import io
+import re
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tipc.checks.base import CheckContext, CheckOutcome, Verdict
+from tipc.rules import builtin_ruleset_names, evaluate, resolve_ruleset
+from tipc.steps import Stage, Status
+
+README = """\
+# LeNet digits
+
+## 1. 简介
+A small CNN. Contributors: the tipc authors. Paper: https://arxiv.org/abs/1234.5678
+
+## 2. 数据集和复现精度
+| model | acc |
+|---|---|
+| lenet | 0.95 |
+Accuracy: top-1 0.95. The lite_data set is sampled from the UCI digits (source: scikit-learn).
+
+## 3. 准备数据与环境
+## 4. 开始使用
+### 4.1 模型训练
+```bash
+python train.py --epochs 5
+```
+### 4.2 模型评估
+```bash
+python eval.py --model ./output/best
+```
+### 4.3 模型预测
+```bash
+python predict.py --img demo/0.png
+```
+![demo](demo/0.png)
+The result: `image_name: demo/0.png, class_id: 0, prob: 0.99`
+
+## 5. 模型推理部署
+```bash
+python export_model.py --save-inference-dir ./inference
+python infer.py --model-dir ./inference --img demo/0.png
+```
+## 6. 自动化测试脚本
+See test_tipc.
+## 7. LICENSE
+Apache 2.0
+## 8. 参考链接与文献
+"""
+
+
+def _tar(names: list[str]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for name in names:
+            info = tarfile.TarInfo(name)
+            info.size = 1
+            tf.addfile(info, io.BytesIO(b"x"))
+    return buf.getvalue()
+
+
+GOOD_REPO: dict[str, Any] = {
+    "README.md": README,
+    "LICENSE": "Apache",
+    "train.py": "",
+    "eval.py": "",
+    "predict.py": "def preprocess(x):\n    return x\n",
+    "export_model.py": "",
+    "infer.py": "",
+    "demo": {"0.png": b"\x89PNG"},
+    "lite_data.tar": _tar(["lite_data/", "lite_data/train.npy"]),
+    "test_log": {"log_train.txt": "loss: 1\n"},
+    "test_tipc": {
+        "configs": {"lenet": {"train_infer_python.txt": "model_name:lenet\n"}},
+        "docs": {
+            "test_train_inference_python.md": (
+                "# Linux GPU/CPU 基础训练推理测试\n```bash\n"
+                "bash test_tipc/test_train_inference_python.sh "
+                "test_tipc/configs/lenet/train_infer_python.txt lite_train_lite_infer\n```\n"
+            )
+        },
+        "README.md": "# TIPC\nSupports train and inference.\n",
+        "test_train_inference_python.sh": "echo run\n",
+        "common_func.sh": "f() { :; }\n",
+    },
+}
+
+
+def _passing_checks() -> dict[str, Callable[..., CheckOutcome]]:
+    names = ("log_fields", "convergence", "artefacts", "agreement", "ground_truth", "predict_infer_agreement")
+    return {n: _passing(n) for n in names}
+
+
+def _passing(name: str) -> Callable[..., CheckOutcome]:
+    def fn(ctx: CheckContext, **args: Any) -> CheckOutcome:
+        return CheckOutcome(Verdict.PASS, f"{name} ok")
+
+    return fn
+
+
+def _record(record_of: Callable[..., Any], repo: Path, status: Status = Status.PASSED) -> Any:
+    return record_of(
+        repo,
+        [
+            ("train", Stage.TRAIN, Status.PASSED),
+            ("export", Stage.EXPORT, Status.PASSED),
+            ("infer", Stage.INFER, status),
+        ],
+    )
+
+
+def test_builtin_rulesets_load_and_cite_seed_sections() -> None:
+    names = builtin_ruleset_names()
+    assert {"tipc-basic", "competition", "modelzoo"} <= set(names)
+    ids: set[str] = set()
+    for name in names:
+        rs = resolve_ruleset(name)
+        assert rs.name == name and rs.rules
+        for rule in rs.rules:
+            assert re.match(r"^seed00[0-4] ", rule.source), rule.source
+            assert rule.id not in ids
+            ids.add(rule.id)
+
+
+@pytest.mark.parametrize("name", ["tipc-basic", "competition", "modelzoo"])
+def test_a_repo_following_the_spec_passes_every_error_rule(
+    name: str, tree: Callable[..., Path], record_of: Callable[..., Any]
+) -> None:
+    repo = tree(GOOD_REPO)
+    rs = resolve_ruleset(name)
+    results = evaluate(
+        [rs], CheckContext(repo=repo, record=_record(record_of, repo)), checks=_passing_checks()
+    )
+    for r in results:
+        if r.rule.severity.value == "error":
+            assert r.verdict in (Verdict.PASS, Verdict.NA), (r.rule.id, r.outcome)
+    # The template rule compares with the shipped hashes; our stub scripts differ, so it warns.
+    if name == "tipc-basic":
+        unchanged = next(r for r in results if r.rule.id == "basic.tipc.scripts_unchanged")
+        assert unchanged.verdict is Verdict.WARN
+
+
+@pytest.mark.parametrize("name", ["tipc-basic", "competition", "modelzoo"])
+def test_an_empty_repo_passes_nothing(name: str, tree: Callable[..., Path]) -> None:
+    repo = tree({})
+    results = evaluate(
+        [resolve_ruleset(name)], CheckContext(repo=repo, record=None), checks=_passing_checks()
+    )
+    for r in results:
+        if r.rule.check.op in ("check", "log_has_fields", "agreement_within"):
+            continue  # delegated to the (fake, passing) check registry
+        assert r.verdict is not Verdict.PASS, r.rule.id
+
+
+def test_a_failing_chain_fails_tipc_basic(tree: Callable[..., Path], record_of: Callable[..., Any]) -> None:
+    repo = tree(GOOD_REPO)
+    record = _record(record_of, repo, Status.FAILED)
+    results = evaluate(
+        [resolve_ruleset("tipc-basic")], CheckContext(repo=repo, record=record), checks=_passing_checks()
+    )
+    failed = {r.rule.id for r in results if r.verdict is Verdict.FAIL}
+    assert failed == {"basic.tipc.chain_passes", "basic.tipc.infer_passes"}
+
+
+def test_serving_rules_never_pass_without_the_serving_check(
+    tree: Callable[..., Path], record_of: Callable[..., Any]
+) -> None:
+    spec = dict(GOOD_REPO)
+    spec["test_tipc"] = dict(GOOD_REPO["test_tipc"], **{"test_serving_infer_python.sh": "echo\n"})
+    repo = tree(spec)
+    results = evaluate(
+        [resolve_ruleset("competition")],
+        CheckContext(repo=repo, record=_record(record_of, repo)),
+        checks=_passing_checks(),
+    )
+    served = next(r for r in results if r.rule.id == "competition.serving.equals_inference")
+    assert served.verdict is Verdict.SKIP and served.outcome.summary == "serving check not available"
+    script = next(r for r in results if r.rule.id == "competition.serving.test_script")
+    assert script.verdict is Verdict.FAIL  # the serving test doc is missing
+
+
+def test_backbone_rules_apply_only_when_a_lightweight_backbone_is_named(tree: Callable[..., Path]) -> None:
+    spec = dict(GOOD_REPO)
+    spec["README.md"] = README + "\n| MobileNetV3_large_x1_0 | 27.1 | batchsize=32 |\n"
+    repo = tree(spec)
+    results = evaluate([resolve_ruleset("competition")], CheckContext(repo=repo), checks=_passing_checks())
+    by_id = {r.rule.id: r for r in results}
+    assert by_id["competition.backbone.results_table"].verdict is Verdict.PASS
+    assert by_id["competition.backbone.train_logs"].verdict is Verdict.FAIL
+    assert by_id["competition.backbone.tipc_configs"].verdict is Verdict.FAIL

@@ -1,0 +1,60 @@
+"""Reporters: pure functions from one `Report` value to text. Writing happens at the edge (write_reports).
+
+Formats: text (rich terminal table), json ("tipc.report/1"), markdown (PR comment / CI summary),
+junit (JUnit XML), html (self-contained page). Each reporter module is imported only when used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tipc.report.model import REPORT_SCHEMA, Report, build_report
+
+FORMATS: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")
+# The files `tipc check` writes into the report folder, by format.
+REPORT_FILES: dict[str, str] = {
+    "json": "report.json",
+    "markdown": "report.md",
+    "junit": "report.junit.xml",
+    "html": "report.html",
+}
+
+
+def render(report: Report, fmt: str, *, color: bool = False, width: int = 110) -> str:
+    if fmt == "text":
+        from tipc.report.terminal import render_terminal
+
+        return render_terminal(report, color=color, width=width)
+    if fmt == "json":
+        from tipc.report.json import render_json
+
+        return render_json(report)
+    if fmt == "markdown":
+        from tipc.report.markdown import render_markdown
+
+        return render_markdown(report)
+    if fmt == "junit":
+        from tipc.report.junit import render_junit
+
+        return render_junit(report)
+    if fmt == "html":
+        from tipc.report.html import render_html
+
+        return render_html(report)
+    raise ValueError(f"unknown report format {fmt!r}; known: {', '.join(FORMATS)}")
+
+
+def write_reports(report: Report, directory: Path) -> list[Path]:
+    """Write every report file into `directory` (created if needed), each atomically. Returns the paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt, name in REPORT_FILES.items():
+        target = directory / name
+        tmp = directory / f".{name}.tmp"
+        tmp.write_text(render(report, fmt), encoding="utf-8")
+        tmp.replace(target)
+        written.append(target)
+    return written
+
+
+__all__ = ["FORMATS", "REPORT_FILES", "REPORT_SCHEMA", "Report", "build_report", "render", "write_reports"]

@@ -1,0 +1,136 @@
+# ruff: noqa: E501  (the inline page template keeps its natural line lengths)
+"""The HTML reporter: one self-contained page (inline CSS and SVG, no scripts, no external requests).
+
+jinja2 autoescapes every value; the only markup built in Python is the loss-curve SVG, made from numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tipc.report.model import Report, curve_points, evidence_text, fmt_bytes, fmt_seconds, matrix_table
+
+_TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<title>tipc check: {{ report.overall }} — {{ report.repo }}</title>
+<style>
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1f2328;max-width:1200px}
+h1 .v{padding:.1em .4em;border-radius:.3em;color:#fff}
+.PASS{background:#1a7f37}.FAIL{background:#cf222e}.ERROR{background:#8250df}.WARN{background:#9a6700}
+.SKIP,.N-A{background:#6e7781}
+table{border-collapse:collapse;width:100%;margin:1rem 0}th,td{border:1px solid #d0d7de;padding:.3rem .5rem;
+text-align:left;vertical-align:top}th{background:#f6f8fa}
+td.v span{color:#fff;padding:.05em .35em;border-radius:.25em;font-weight:600;font-size:.9em}
+pre{background:#f6f8fa;padding:.5rem;overflow:auto;max-height:20rem;font-size:.85em}
+.meta{color:#57606a}.src{color:#57606a;font-size:.85em}details{margin:.3rem 0}
+svg{background:#fff;border:1px solid #d0d7de}
+</style>
+</head>
+<body>
+<h1>tipc check <span class="v {{ report.overall }}">{{ report.overall }}</span></h1>
+<p class="meta">repo <code>{{ report.repo }}</code> · rulesets {{ report.rulesets | join(", ") }}
+{% if report.run %} · config <code>{{ report.run.config }}</code> · mode <code>{{ report.run.mode }}</code>
+{% if report.run.reused %}(reused run record){% endif %}{% endif %} · tipc {{ report.tool_version }}
+· {{ report.created }}</p>
+<p>{% for verdict, n in counts.items() if n %}<b>{{ n }}</b> {{ verdict }}{% if not loop.last %}, {% endif %}{% endfor %}
+{% if report.lint_errors %} · <b>{{ report.lint_errors | length }}</b> lint error(s){% endif %}</p>
+
+<h2>Rules</h2>
+<table>
+<tr><th>Rule</th><th>Verdict</th><th>Evidence</th></tr>
+{% for r in rules %}
+<tr id="{{ r.rule.id }}">
+<td><b>{{ r.rule.id }}</b><br><span class="src">{{ r.rule.source }} · {{ r.rule.severity }}</span>
+<br><span class="src">{{ r.rule.description }}</span></td>
+<td class="v"><span class="{{ r.rule.verdict.value }}">{{ r.rule.verdict.value }}</span></td>
+<td>{{ r.rule.summary }}
+{% if r.rule.error %}<p><b>internal error:</b> <code>{{ r.rule.error }}</code></p>{% endif %}
+{% if r.evidence %}<ul>{% for e in r.evidence %}<li>{{ e.text }}
+{% if e.excerpt %}<details><summary>excerpt</summary><pre>{{ e.excerpt }}</pre></details>{% endif %}</li>
+{% endfor %}</ul>{% endif %}
+{% if r.svg %}<div>{{ r.svg }}</div>{% endif %}
+{% if r.matrix %}<table><tr>{% for h in r.matrix[0] %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for row in r.matrix[1] %}<tr>{% for c in row %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</table>{% endif %}
+</td></tr>
+{% endfor %}
+</table>
+
+{% if report.run %}
+<h2>Steps</h2>
+<table>
+<tr><th>Step</th><th>Stage</th><th>Status</th><th>Exit</th><th>Time</th><th>Peak RSS</th><th>Peak GPU mem</th><th>Log</th></tr>
+{% for s in steps %}
+<tr><td>{{ s.step.id }}</td><td>{{ s.step.stage }}</td><td>{{ s.step.status }}{% if s.step.reason %}
+<br><span class="src">{{ s.step.reason }}</span>{% endif %}</td><td>{{ s.step.exit_code if s.step.exit_code is not none else "" }}</td>
+<td>{{ s.time }}</td><td>{{ s.rss }}</td><td>{{ s.gpu }}</td><td><code>{{ s.step.log or "" }}</code></td></tr>
+{% endfor %}
+</table>
+{% endif %}
+
+{% if report.findings %}
+<h2>Config lint</h2>
+<ul>{% for f in report.findings %}<li><code>{{ f.format() }}</code></li>{% endfor %}</ul>
+{% endif %}
+{% for note in report.notes %}<p class="meta">{{ note }}</p>{% endfor %}
+</body>
+</html>
+"""
+
+
+def loss_curve_svg(points: list[tuple[float, float]], width: int = 480, height: int = 180) -> str:
+    """A polyline of the loss curve; built only from numbers, so it needs no escaping."""
+    if len(points) < 2:
+        return ""
+    pad = 30
+    xs = [p[0] for p in points]
+    ys = [p[1] for p in points]
+    x0, x1 = min(xs), max(xs)
+    y0, y1 = min(ys), max(ys)
+    xspan = (x1 - x0) or 1.0
+    yspan = (y1 - y0) or 1.0
+    coords = " ".join(
+        f"{pad + (x - x0) / xspan * (width - 2 * pad):.1f},{height - pad - (y - y0) / yspan * (height - 2 * pad):.1f}"
+        for x, y in points
+    )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+        f'aria-label="loss curve">'
+        f'<polyline fill="none" stroke="#0969da" stroke-width="1.5" points="{coords}"/>'
+        f'<text x="{pad}" y="14" font-size="11">loss {y1:.4g} (max) … {y0:.4g} (min)</text>'
+        f'<text x="{pad}" y="{height - 8}" font-size="11">iter {x0:.0f}</text>'
+        f'<text x="{width - pad}" y="{height - 8}" font-size="11" text-anchor="end">iter {x1:.0f}</text>'
+        "</svg>"
+    )
+
+
+def render_html(report: Report) -> str:
+    import jinja2
+    from markupsafe import Markup
+
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    template = env.from_string(_TEMPLATE)
+    rules: list[dict[str, Any]] = []
+    for r in report.rules:
+        svg = loss_curve_svg(curve_points(r.data))
+        rules.append(
+            {
+                "rule": r,
+                "evidence": [{"text": evidence_text(e), "excerpt": e.excerpt} for e in r.evidence],
+                "svg": Markup(svg) if svg else "",  # numbers only, see loss_curve_svg
+                "matrix": matrix_table(r.data),
+            }
+        )
+    steps = [
+        {
+            "step": s,
+            "time": fmt_seconds(s.duration_s),
+            "rss": fmt_bytes(s.peak_rss_bytes),
+            "gpu": fmt_bytes(s.peak_gpu_mem_bytes),
+        }
+        for s in (report.run.steps if report.run else ())
+    ]
+    return template.render(report=report, rules=rules, steps=steps, counts=report.counts())

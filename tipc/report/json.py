@@ -1,0 +1,84 @@
+"""The JSON reporter: schema "tipc.report/1", keys in a fixed order, valid JSON (no NaN).
+
+Top-level keys, in order: schema, tool_version, created, repo, rulesets, overall, exit_code, counts, run,
+lint, rules, notes. `run` is null when nothing ran. Each rule: ruleset, id, source, severity, description,
+verdict (PASS/FAIL/WARN/SKIP/N-A), summary, evidence [{text, path, line, excerpt, numbers}], data, error.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tipc.report.model import REPORT_SCHEMA, Report, RunSummary, _finite
+
+
+def _run(run: RunSummary | None) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    return {
+        "config": run.config,
+        "mode": run.mode,
+        "dialect": run.dialect,
+        "model_name": run.model_name,
+        "output_dir": run.output_dir,
+        "reused": run.reused,
+        "record_path": run.record_path,
+        "started": run.started,
+        "ended": run.ended,
+        "duration_s": run.duration_s,
+        "python": run.python,
+        "paddle_version": run.paddle_version,
+        "git_commit": run.git_commit,
+        "status_counts": run.status_counts(),
+        "steps": [
+            {
+                "id": s.id,
+                "stage": s.stage,
+                "trainer": s.trainer,
+                "status": s.status,
+                "exit_code": s.exit_code,
+                "duration_s": s.duration_s,
+                "peak_rss_bytes": s.peak_rss_bytes,
+                "peak_gpu_mem_bytes": s.peak_gpu_mem_bytes,
+                "log": s.log,
+                "reason": s.reason,
+            }
+            for s in run.steps
+        ],
+    }
+
+
+def report_to_dict(report: Report) -> dict[str, Any]:
+    return {
+        "schema": REPORT_SCHEMA,
+        "tool_version": report.tool_version,
+        "created": report.created,
+        "repo": report.repo,
+        "rulesets": list(report.rulesets),
+        "overall": report.overall,
+        "exit_code": report.exit_code,
+        "counts": report.counts(),
+        "run": _run(report.run),
+        "lint": [f.to_json() for f in report.findings],
+        "rules": [
+            {
+                "ruleset": r.ruleset,
+                "id": r.id,
+                "source": r.source,
+                "severity": r.severity,
+                "description": r.description,
+                "verdict": r.verdict.value,
+                "summary": r.summary,
+                "evidence": [e.to_json() for e in r.evidence],
+                "data": r.data,
+                "error": r.error,
+            }
+            for r in report.rules
+        ],
+        "notes": list(report.notes),
+    }
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(_finite(report_to_dict(report)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -1,0 +1,151 @@
+"""The Markdown reporter: a GitHub PR comment / CI step summary ($GITHUB_STEP_SUMMARY).
+
+Failing and warning rules come first with their evidence in <details>; passing rules are listed in one
+table. User text is escaped for table cells and code fences are made longer than any backtick run in the
+excerpt. Output stays under GitHub's 65,536-character comment limit (excerpts are cut first).
+"""
+
+from __future__ import annotations
+
+import re
+
+from tipc.checks.base import Verdict
+from tipc.report.model import (
+    Report,
+    RuleVerdict,
+    curve_points,
+    evidence_text,
+    fmt_bytes,
+    fmt_seconds,
+    matrix_table,
+)
+
+ICON = {"PASS": "✅", "FAIL": "❌", "ERROR": "💥"}
+VERDICT_ICON = {
+    Verdict.PASS: "✅ PASS",
+    Verdict.FAIL: "❌ FAIL",
+    Verdict.WARN: "⚠️ WARN",
+    Verdict.SKIP: "⏭️ SKIP",
+    Verdict.NA: "➖ N-A",
+}
+MAX_CHARS = 60_000
+MAX_EXCERPT_LINES = 20
+
+
+def cell(text: object) -> str:
+    """Safe inside a table cell: one line, pipes and HTML-significant characters escaped."""
+    value = str(text).replace("\r", " ").replace("\n", " ")
+    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return value.replace("|", "\\|")
+
+
+def inline(text: object) -> str:
+    """Inline code that survives backticks in the text."""
+    value = str(text).replace("\n", " ")
+    longest = max((len(m) for m in re.findall(r"`+", value)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
+
+
+def fenced(text: str, max_lines: int = MAX_EXCERPT_LINES) -> str:
+    lines = text.splitlines()
+    if len(lines) > max_lines:
+        lines = [f"... ({len(lines) - max_lines} lines cut)", *lines[-max_lines:]]
+    body = "\n".join(lines)
+    longest = max((len(m) for m in re.findall(r"`{3,}", body)), default=2)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{body}\n{fence}"
+
+
+def _escape_text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _rule_details(r: RuleVerdict, max_lines: int) -> list[str]:
+    out = [
+        f"<details><summary><b>{_escape_text(r.id)}</b> — {VERDICT_ICON[r.verdict]} — "
+        f"{_escape_text(r.summary)}</summary>",
+        "",
+        f"*{_escape_text(r.source)}* ({r.severity}): {_escape_text(r.description)}",
+        "",
+    ]
+    for e in r.evidence:
+        out.append(f"- {_escape_text(evidence_text(e))}")
+        if e.excerpt and max_lines > 0:
+            out.extend(["", fenced(e.excerpt, max_lines), ""])
+    if r.error:
+        out.append(f"- internal error: {inline(r.error)}")
+    points = curve_points(r.data)
+    if points:
+        ys = [y for _, y in points]
+        out.append(
+            f"- loss curve: {len(points)} points, first {ys[0]:.6g}, last {ys[-1]:.6g}, "
+            f"min {min(ys):.6g}, max {max(ys):.6g}"
+        )
+    table = matrix_table(r.data)
+    if table:
+        header, rows = table
+        out.extend(["", "| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)])
+        out.extend("| " + " | ".join(cell(c) for c in row) + " |" for row in rows)
+    out.extend(["", "</details>", ""])
+    return out
+
+
+def _render(report: Report, max_lines: int) -> str:
+    out: list[str] = []
+    counts = ", ".join(f"{n} {v}" for v, n in report.counts().items() if n)
+    out.append(f"## {ICON[report.overall]} tipc check: {report.overall}")
+    out.append("")
+    meta = [f"repo {inline(report.repo)}", f"rulesets {', '.join(inline(r) for r in report.rulesets)}"]
+    if report.run is not None:
+        meta.append(f"config {inline(report.run.config)}")
+        meta.append(f"mode {inline(report.run.mode)}" + (" (reused run)" if report.run.reused else ""))
+    meta.append(f"tipc {report.tool_version}")
+    out.append(" · ".join(meta))
+    out.append("")
+    out.append(
+        f"**Rules:** {counts or 'none'}"
+        + (f" · **lint errors:** {len(report.lint_errors)}" if report.lint_errors else "")
+    )
+    out.append("")
+    attention = [r for r in report.rules if r.verdict in (Verdict.FAIL, Verdict.WARN) or r.error]
+    if attention:
+        out.extend(["### Needs attention", ""])
+        for r in attention:
+            out.extend(_rule_details(r, max_lines))
+    out.extend(["### All rules", "", "| Rule | Verdict | Source | Summary |", "|---|---|---|---|"])
+    for r in report.rules:
+        out.append(f"| {cell(r.id)} | {VERDICT_ICON[r.verdict]} | {cell(r.source)} | {cell(r.summary)} |")
+    out.append("")
+    if report.run is not None:
+        out.extend(
+            [
+                "### Steps",
+                "",
+                "| Step | Stage | Status | Time | Peak RSS | Peak GPU mem |",
+                "|---|---|---|---|---|---|",
+            ]
+        )
+        for s in report.run.steps:
+            status = s.status + (f" (exit {s.exit_code})" if s.exit_code not in (None, 0) else "")
+            out.append(
+                f"| {cell(s.id)} | {cell(s.stage)} | {cell(status)} | {fmt_seconds(s.duration_s)} | "
+                f"{fmt_bytes(s.peak_rss_bytes)} | {fmt_bytes(s.peak_gpu_mem_bytes)} |"
+            )
+        out.append("")
+    if report.findings:
+        out.extend(["### Config lint", ""])
+        out.extend(f"- {inline(f.format())}" for f in report.findings)
+        out.append("")
+    for note in report.notes:
+        out.append(f"> {_escape_text(note)}")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_markdown(report: Report) -> str:
+    for max_lines in (MAX_EXCERPT_LINES, 5, 0):
+        text = _render(report, max_lines)
+        if len(text) <= MAX_CHARS:
+            return text
+    return text[: MAX_CHARS - 80] + "\n\n… (report cut to fit; see report.json for everything)\n"

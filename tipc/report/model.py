@@ -1,0 +1,309 @@
+"""One Report value: everything `tipc check` found, ready for any reporter. Pure data, no I/O.
+
+Overall verdict (and exit code):
+- FAIL (1) when an error-severity rule FAILs or lint found an error-level problem in the config;
+- otherwise ERROR (3) when a check broke internally (the verdict is incomplete);
+- otherwise PASS (0). SKIP, N-A and WARN never fail a check.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tipc.checks.base import Evidence, Verdict
+from tipc.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK
+from tipc.findings import Finding, Level
+
+REPORT_SCHEMA = "tipc.report/1"
+VERDICT_ORDER: tuple[Verdict, ...] = (Verdict.FAIL, Verdict.WARN, Verdict.PASS, Verdict.SKIP, Verdict.NA)
+
+
+@dataclass(frozen=True)
+class StepSummary:
+    id: str
+    stage: str
+    trainer: str | None
+    status: str
+    exit_code: int | None
+    duration_s: float | None
+    peak_rss_bytes: int | None
+    peak_gpu_mem_bytes: int | None
+    log: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    config: str
+    mode: str
+    dialect: str
+    model_name: str
+    output_dir: str
+    started: float | None
+    ended: float | None
+    python: str
+    paddle_version: str | None
+    git_commit: str | None
+    steps: tuple[StepSummary, ...]
+    reused: bool = False  # True when --reuse-run picked up an earlier run record
+    record_path: str | None = None
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.started is None or self.ended is None:
+            return None
+        return self.ended - self.started
+
+    def status_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for s in self.steps:
+            counts[s.status] = counts.get(s.status, 0) + 1
+        return counts
+
+
+@dataclass(frozen=True)
+class RuleVerdict:
+    ruleset: str
+    id: str
+    source: str
+    severity: str
+    description: str
+    verdict: Verdict
+    summary: str
+    evidence: tuple[Evidence, ...] = ()
+    data: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Report:
+    tool_version: str
+    repo: str
+    rulesets: tuple[str, ...]
+    created: str  # ISO 8601, UTC
+    run: RunSummary | None
+    findings: tuple[Finding, ...]
+    rules: tuple[RuleVerdict, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def lint_errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.level is Level.ERROR)
+
+    @property
+    def failed_rules(self) -> tuple[RuleVerdict, ...]:
+        return tuple(r for r in self.rules if r.verdict is Verdict.FAIL)
+
+    @property
+    def broken_rules(self) -> tuple[RuleVerdict, ...]:
+        return tuple(r for r in self.rules if r.error is not None)
+
+    @property
+    def overall(self) -> str:
+        if self.failed_rules or self.lint_errors:
+            return "FAIL"
+        if self.broken_rules:
+            return "ERROR"
+        return "PASS"
+
+    @property
+    def exit_code(self) -> int:
+        return {"PASS": EXIT_OK, "FAIL": EXIT_CHECK_FAILED, "ERROR": EXIT_INTERNAL}[self.overall]
+
+    def counts(self) -> dict[str, int]:
+        counts = {v.value: 0 for v in VERDICT_ORDER}
+        for r in self.rules:
+            counts[r.verdict.value] += 1
+        return counts
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN/Infinity: write them as strings so every reporter's output stays valid."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def steps_of(record: Any) -> tuple[StepSummary, ...]:
+    steps = []
+    for step in record.plan.steps:
+        result = record.result(step.id)
+        if result is None:
+            steps.append(
+                StepSummary(
+                    step.id, step.stage.value, step.trainer, "not run", None, None, None, None, step.log, ""
+                )
+            )
+            continue
+        steps.append(
+            StepSummary(
+                id=step.id,
+                stage=step.stage.value,
+                trainer=step.trainer,
+                status=result.status.value,
+                exit_code=result.exit_code,
+                duration_s=result.duration_s,
+                peak_rss_bytes=result.resources.peak_rss_bytes,
+                peak_gpu_mem_bytes=result.resources.peak_gpu_mem_bytes,
+                log=result.log or step.log,
+                reason=result.reason,
+            )
+        )
+    return tuple(steps)
+
+
+def run_summary(record: Any, *, reused: bool = False, record_path: str | None = None) -> RunSummary:
+    plan = record.plan
+    return RunSummary(
+        config=plan.config_path,
+        mode=plan.mode,
+        dialect=plan.dialect,
+        model_name=plan.model_name,
+        output_dir=plan.output_dir,
+        started=record.started,
+        ended=record.ended,
+        python=record.python,
+        paddle_version=record.paddle_version,
+        git_commit=record.git_commit,
+        steps=steps_of(record),
+        reused=reused,
+        record_path=record_path,
+    )
+
+
+def rule_verdicts(results: Iterable[Any]) -> tuple[RuleVerdict, ...]:
+    """From tipc.rules.RuleResult values."""
+    return tuple(
+        RuleVerdict(
+            ruleset=r.ruleset,
+            id=r.rule.id,
+            source=r.rule.source,
+            severity=r.rule.severity.value,
+            description=r.rule.description,
+            verdict=r.verdict,
+            summary=r.outcome.summary,
+            evidence=tuple(r.outcome.evidence),
+            data=_finite(dict(r.outcome.data)),
+            error=r.error,
+        )
+        for r in results
+    )
+
+
+def build_report(
+    *,
+    repo: str,
+    rulesets: Sequence[str],
+    results: Iterable[Any],
+    record: Any = None,
+    findings: Iterable[Finding] = (),
+    tool_version: str = "",
+    reused: bool = False,
+    record_path: str | None = None,
+    notes: Sequence[str] = (),
+    created: str | None = None,
+) -> Report:
+    if not tool_version:
+        from tipc import __version__
+
+        tool_version = __version__
+    return Report(
+        tool_version=tool_version,
+        repo=repo,
+        rulesets=tuple(rulesets),
+        created=created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        run=run_summary(record, reused=reused, record_path=record_path) if record is not None else None,
+        findings=tuple(findings),
+        rules=rule_verdicts(results),
+        notes=tuple(notes),
+    )
+
+
+# --- small formatting helpers shared by the reporters ---------------------------------------------------
+
+
+def fmt_bytes(n: int | None) -> str:
+    if n is None:
+        return "n/a"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
+
+
+def fmt_seconds(s: float | None) -> str:
+    if s is None:
+        return "-"
+    return f"{s:.1f}s" if s < 600 else f"{s / 60:.1f}min"
+
+
+def fmt_number(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return "n/a" if v is None else str(v)
+
+
+def evidence_text(e: Evidence) -> str:
+    """One line: `path:line text [k=v ...]` (excerpts are rendered separately)."""
+    parts = []
+    if e.location():
+        parts.append(e.location())
+    if e.text:
+        parts.append(e.text)
+    if e.numbers:
+        parts.append("[" + ", ".join(f"{k}={fmt_number(v)}" for k, v in e.numbers) + "]")
+    return " ".join(parts)
+
+
+def curve_points(data: dict[str, Any]) -> list[tuple[float, float]]:
+    """The loss curve in CheckOutcome.data["curve"] ([[iter, loss], ...]), finite points only."""
+    raw = data.get("curve")
+    points: list[tuple[float, float]] = []
+    if not isinstance(raw, list):
+        return points
+    for item in raw:
+        if isinstance(item, (list, tuple)) and len(item) >= 2:
+            x, y = item[0], item[1]
+            if (
+                isinstance(x, (int, float))
+                and isinstance(y, (int, float))
+                and not isinstance(x, bool)
+                and not isinstance(y, bool)
+                and math.isfinite(x)
+                and math.isfinite(y)
+            ):
+                points.append((float(x), float(y)))
+    return points
+
+
+def matrix_table(data: dict[str, Any]) -> tuple[list[str], list[list[str]]] | None:
+    """An agreement matrix as (header, rows), from data["matrix"] in one of two shapes:
+    {"engines": [a, b], "values": [[...], [...]]} or {a: {b: value}}. None when absent or malformed."""
+    m = data.get("matrix")
+    if isinstance(m, dict) and isinstance(m.get("engines"), list) and isinstance(m.get("values"), list):
+        names = [str(x) for x in m["engines"]]
+        rows = []
+        for name, row in zip(names, m["values"], strict=False):
+            if not isinstance(row, list):
+                return None
+            rows.append([name, *(fmt_number(v) for v in row)])
+        return ["", *names], rows
+    if isinstance(m, dict) and m and all(isinstance(v, dict) for v in m.values()):
+        cols: list[str] = []
+        for v in m.values():
+            for k in v:
+                if str(k) not in cols:
+                    cols.append(str(k))
+        rows = [[str(a), *(fmt_number(row.get(c)) for c in cols)] for a, row in m.items()]
+        return ["", *cols], rows
+    return None

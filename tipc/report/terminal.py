@@ -1,0 +1,102 @@
+"""The terminal reporter: rich tables (steps, lint, rules) and the overall verdict, rendered to a string.
+
+rich is imported inside the function so importing tipc.report stays cheap. All user text goes through
+`rich.text.Text`, never markup, so a log line like "[red]" prints as itself.
+"""
+
+from __future__ import annotations
+
+import io
+
+from tipc.checks.base import Verdict
+from tipc.report.model import Report, evidence_text, fmt_bytes, fmt_seconds
+
+VERDICT_STYLE = {
+    Verdict.PASS: "bold green",
+    Verdict.FAIL: "bold red",
+    Verdict.WARN: "bold yellow",
+    Verdict.SKIP: "dim",
+    Verdict.NA: "dim",
+}
+STATUS_STYLE = {
+    "passed": "green",
+    "failed": "red",
+    "timeout": "red",
+    "blocked": "yellow",
+    "interrupted": "red",
+}
+OVERALL_STYLE = {"PASS": "bold green", "FAIL": "bold red", "ERROR": "bold magenta"}
+MAX_EVIDENCE = 3
+
+
+def render_terminal(report: Report, *, color: bool = False, width: int = 110) -> str:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        color_system="standard" if color else None,
+        highlight=False,
+        emoji=False,
+    )
+    console.print(Text(f"tipc {report.tool_version} check of {report.repo}", style="bold"))
+    if report.run is not None:
+        run = report.run
+        reused = " (reused run record)" if run.reused else ""
+        console.print(Text(f"config {run.config}, mode {run.mode}, dialect {run.dialect}{reused}"))
+        steps = Table(title="Steps", box=box.SIMPLE, title_justify="left", expand=False)
+        for column in ("step", "stage", "status", "time", "peak RSS", "peak GPU mem"):
+            steps.add_column(column, overflow="fold")
+        for s in run.steps:
+            status = Text(s.status, style=STATUS_STYLE.get(s.status, ""))
+            if s.exit_code not in (None, 0):
+                status.append(f" (exit {s.exit_code})")
+            steps.add_row(
+                Text(s.id),
+                Text(s.stage),
+                status,
+                Text(fmt_seconds(s.duration_s)),
+                Text(fmt_bytes(s.peak_rss_bytes)),
+                Text(fmt_bytes(s.peak_gpu_mem_bytes)),
+            )
+        console.print(steps)
+    else:
+        console.print(Text("no run: rules that need the chain are SKIP", style="dim"))
+    if report.findings:
+        lint = Table(title="Config lint", box=box.SIMPLE, title_justify="left")
+        lint.add_column("finding", overflow="fold")
+        for f in report.findings:
+            lint.add_row(Text(f.format(), style="red" if f.level.value == "error" else "yellow"))
+        console.print(lint)
+    rules = Table(title="Rules", box=box.SIMPLE, title_justify="left", expand=True)
+    rules.add_column("rule", overflow="fold", ratio=3)
+    rules.add_column("verdict", no_wrap=True)
+    rules.add_column("evidence", overflow="fold", ratio=7)
+    for r in report.rules:
+        rule_cell = Text(r.id)
+        rule_cell.append(f"\n{r.source}" + (" (warning)" if r.severity == "warning" else ""), style="dim")
+        evidence = Text(r.summary)
+        for e in r.evidence[:MAX_EVIDENCE]:
+            evidence.append("\n  " + evidence_text(e), style="dim")
+        if len(r.evidence) > MAX_EVIDENCE:
+            evidence.append(f"\n  ... {len(r.evidence) - MAX_EVIDENCE} more in the report files", style="dim")
+        if r.error:
+            evidence.append(f"\n  internal error: {r.error}", style="magenta")
+        rules.add_row(rule_cell, Text(r.verdict.value, style=VERDICT_STYLE[r.verdict]), evidence)
+    console.print(rules)
+    for note in report.notes:
+        console.print(Text(f"note: {note}", style="dim"))
+    counts = ", ".join(f"{n} {v}" for v, n in report.counts().items() if n)
+    line = Text("Overall: ")
+    line.append(report.overall, style=OVERALL_STYLE[report.overall])
+    line.append(
+        f"  ({counts}" + (f"; {len(report.lint_errors)} lint error(s)" if report.lint_errors else "") + ")"
+    )
+    console.print(line)
+    return buffer.getvalue()

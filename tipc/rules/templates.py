@@ -1,0 +1,186 @@
+"""Canonical TIPC scripts, recognised by the sha256 of their normalised text.
+
+Seed 002 §4.2.1 says test_train_inference_python.sh and common_func.sh need no changes ("无需改动"), so a
+repo's copies should equal a known template. Normalising first (comments, blank lines and surrounding spaces
+dropped, CRLF folded) keeps cosmetic edits from counting as changes. Known hashes are data in
+`specs/templates/<name>.yaml`; add one with `python -m tipc.rules.hash_script --add NAME FILE`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from tipc.checks.base import CheckOutcome, Evidence, Verdict
+from tipc.errors import RuleError
+from tipc.rules.files import is_safe_relative
+from tipc.rules.yamlnodes import LMap, LSeq, YamlShapeError, load_located
+
+TEMPLATE_SCHEMA = "tipc.template-hashes/1"
+
+
+def _strip_comment(line: str) -> str:
+    """Drop a bash comment: `#` starting a word, outside quotes (so `${#a[@]}` and `"#"` stay)."""
+    quote: str | None = None
+    escaped = False
+    for i, ch in enumerate(line):
+        if escaped:
+            escaped = False
+            continue
+        if ch == "\\" and quote != "'":
+            escaped = True
+            continue
+        if quote:
+            if ch == quote:
+                quote = None
+            continue
+        if ch in ("'", '"'):
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1] in " \t;(|&"):
+            return line[:i]
+    return line
+
+
+def normalise(text: str) -> str:
+    lines = []
+    for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        line = _strip_comment(raw).strip()
+        if line:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def script_hash(text: str) -> str:
+    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class KnownHash:
+    sha256: str | None  # of the normalised text
+    origin: str
+    raw_sha256: str | None = None  # of the exact bytes (how the corpus fingerprints official scripts)
+
+    def matches(self, normalised: str, raw: str) -> bool:
+        return self.sha256 == normalised or self.raw_sha256 == raw
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    description: str
+    files: dict[str, tuple[KnownHash, ...]]  # repo-relative script path -> accepted hashes
+    path: str
+
+
+def templates_dir() -> Path:
+    from tipc.resources import data_dir
+
+    return data_dir("specs") / "templates"
+
+
+def load_template(path: Path) -> Template:
+    where = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RuleError(where, None, f"cannot read template hashes: {exc}") from None
+    try:
+        doc = load_located(text)
+    except YamlShapeError as exc:
+        raise RuleError(where, exc.line, exc.message) from None
+    if not isinstance(doc, LMap):
+        raise RuleError(where, 1, "expected a mapping with schema, name, description, files")
+    extra = set(doc.items) - {"schema", "name", "description", "files"}
+    if extra:
+        key = sorted(extra)[0]
+        raise RuleError(where, doc.line_of(key), f"unknown key {key!r}")
+    if doc.items.get("schema") != TEMPLATE_SCHEMA:
+        raise RuleError(where, doc.line_of("schema"), f"schema must be {TEMPLATE_SCHEMA!r}")
+    name = doc.items.get("name")
+    if not isinstance(name, str) or not name:
+        raise RuleError(where, doc.line_of("name"), "name must be a non-empty string")
+    files_node = doc.items.get("files")
+    if not isinstance(files_node, LMap):
+        raise RuleError(
+            where, doc.line_of("files"), "files must map script paths to lists of {sha256, origin}"
+        )
+    files: dict[str, tuple[KnownHash, ...]] = {}
+    for rel, entries in files_node.items.items():
+        line = files_node.line_of(rel)
+        if entries is None:
+            files[rel] = ()
+            continue
+        if not isinstance(entries, LSeq):
+            raise RuleError(where, line, f"{rel}: expected a list of {{sha256, origin}}")
+        if not is_safe_relative(rel):
+            raise RuleError(where, line, f"{rel!r} must be a repo-relative path without '..'")
+        hashes = []
+        for i, entry in enumerate(entries.items):
+            keys = set(entry.items) if isinstance(entry, LMap) else set()
+            if not isinstance(entry, LMap) or "origin" not in keys or not keys & {"sha256", "raw_sha256"}:
+                raise RuleError(
+                    where, entries.line_of(i), f"{rel}: each entry needs origin and sha256 or raw_sha256"
+                )
+            if keys - {"sha256", "raw_sha256", "origin"}:
+                key = sorted(keys - {"sha256", "raw_sha256", "origin"})[0]
+                raise RuleError(where, entry.line_of(key), f"unknown key {key!r}")
+            digests: dict[str, str | None] = {}
+            for key in ("sha256", "raw_sha256"):
+                digest = entry.items.get(key)
+                if digest is not None and not (
+                    isinstance(digest, str)
+                    and len(digest) == 64
+                    and all(c in "0123456789abcdef" for c in digest)
+                ):
+                    raise RuleError(where, entry.line_of(key), f"{key} must be 64 lower-case hex digits")
+                digests[key] = digest
+            hashes.append(KnownHash(digests["sha256"], str(entry.items["origin"]), digests["raw_sha256"]))
+        files[rel] = tuple(hashes)
+    return Template(name, str(doc.items.get("description", "")), files, where)
+
+
+def check_scripts(repo: Path, template_name: str, directory: Path | None = None) -> CheckOutcome:
+    directory = directory or templates_dir()
+    path = directory / f"{template_name}.yaml"
+    if not path.is_file():
+        raise RuleError(str(path), None, f"no template hashes named {template_name!r}")
+    template = load_template(path)
+    if not any(template.files.values()):
+        return CheckOutcome(
+            Verdict.SKIP,
+            f"no canonical hashes shipped for template {template_name!r} yet",
+            (
+                Evidence(
+                    f"add one with: python -m tipc.rules.hash_script --add {template_name} FILE",
+                    path=str(path),
+                ),
+            ),
+        )
+    evidence: list[Evidence] = []
+    mismatched = 0
+    for rel, known in sorted(template.files.items()):
+        target = repo / rel
+        try:
+            data = target.read_bytes()
+        except OSError:
+            mismatched += 1
+            evidence.append(Evidence(f"{rel} is missing", path=rel))
+            continue
+        digest = script_hash(data.decode("utf-8", errors="replace"))
+        raw = hashlib.sha256(data).hexdigest()
+        match = next((k for k in known if k.matches(digest, raw)), None)
+        if match is None:
+            mismatched += 1
+            evidence.append(
+                Evidence(f"{rel} differs from every known template", path=rel, numbers=(("sha256", digest),))
+            )
+        else:
+            evidence.append(
+                Evidence(f"{rel} matches {match.origin}", path=rel, numbers=(("sha256", digest),))
+            )
+    if mismatched:
+        return CheckOutcome(
+            Verdict.FAIL, f"{mismatched} script(s) differ from template {template_name!r}", tuple(evidence)
+        )
+    return CheckOutcome(Verdict.PASS, f"scripts match template {template_name!r}", tuple(evidence))
