@@ -1,0 +1,1 @@
+"""Model-side workers, each run in a child process through tipc.proc."""
