@@ -65,6 +65,10 @@ class Step:
     ready_url: str | None = None  # for background steps: poll this URL (or tcp://host:port) until it answers
     source_lines: tuple[int, ...] = ()  # config lines the command was built from
     timeout_s: float | None = None  # per-step override; None = the run's default
+    # Python modules the step's interpreter must be able to import; when one is missing the runner records the
+    # step SKIPPED with `requires_reason` (e.g. Paddle Serving, which no longer installs) and does not run it.
+    requires_modules: tuple[str, ...] = ()
+    requires_reason: str = ""
 
     @property
     def env_dict(self) -> dict[str, str]:
@@ -87,6 +91,8 @@ class Step:
             "ready_url": self.ready_url,
             "source_lines": list(self.source_lines),
             "timeout_s": self.timeout_s,
+            "requires_modules": list(self.requires_modules),
+            "requires_reason": self.requires_reason,
         }
 
     @classmethod
@@ -107,6 +113,8 @@ class Step:
             ready_url=data.get("ready_url"),
             source_lines=tuple(data.get("source_lines", ())),
             timeout_s=data.get("timeout_s"),
+            requires_modules=tuple(data.get("requires_modules", ())),
+            requires_reason=data.get("requires_reason", ""),
         )
 
 
