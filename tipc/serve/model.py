@@ -136,7 +136,11 @@ def _proto_inputs(model_file: Path) -> list[TensorSpec]:
                 fed.append((col, out))
     specs = []
     for _, name in sorted(fed):
-        tensor = variables[name].type.lod_tensor.tensor
+        var_type = variables[name].type
+        # Paddle >= 3 names the field dense_tensor; older exports say lod_tensor.
+        fields = {f.name for f in var_type.DESCRIPTOR.fields}
+        holder = var_type.dense_tensor if "dense_tensor" in fields else var_type.lod_tensor
+        tensor = holder.tensor
         specs.append(TensorSpec(name, _PROTO_DTYPES.get(tensor.data_type, "float32"), tuple(tensor.dims)))
     return specs
 
