@@ -72,7 +72,18 @@ def start_server(model_dir: Path, log: Path, *extra: str, name: str = "tiny") ->
     from tipc.serve.client import free_port, wait_ready
 
     port = free_port()
-    argv = [sys.executable, "-m", "tipc", "serve", str(model_dir), "--port", str(port), "--name", name, *extra]
+    argv = [
+        sys.executable,
+        "-m",
+        "tipc",
+        "serve",
+        str(model_dir),
+        "--port",
+        str(port),
+        "--name",
+        name,
+        *extra,
+    ]
     background = proc.Background(argv, cwd=log.parent, env=child_env(), log_path=log)
     url = f"http://127.0.0.1:{port}"
     ready, why = wait_ready(f"{url}/v2/health/ready", deadline_s=120, alive=lambda: background.poll() is None)
@@ -85,7 +96,12 @@ def start_server(model_dir: Path, log: Path, *extra: str, name: str = "tiny") ->
 @pytest.fixture(scope="module")
 def server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     running = start_server(
-        tiny_model, tmp_path_factory.mktemp("server") / "server.log", "--workers", "2", "--max-body-bytes", "200000"
+        tiny_model,
+        tmp_path_factory.mktemp("server") / "server.log",
+        "--workers",
+        "2",
+        "--max-body-bytes",
+        "200000",
     )
     try:
         yield running

@@ -65,15 +65,29 @@ def test_v2_infer(client: TestClient) -> None:
 def test_pipeline_predict(client: TestClient) -> None:
     reply = client.post("/double/prediction", json={"key": ["x"], "value": ["[[1, 2, 3]]"], "logid": 7})
     assert reply.status_code == 200
-    assert reply.json() == {"err_no": 0, "err_msg": "", "key": ["y"], "value": ["[[2.0, 4.0, 6.0]]"], "tensors": []}
+    assert reply.json() == {
+        "err_no": 0,
+        "err_msg": "",
+        "key": ["y"],
+        "value": ["[[2.0, 4.0, 6.0]]"],
+        "tensors": [],
+    }
 
 
 @pytest.mark.parametrize(
     ("path", "body", "status"),
     [
         ("/v2/models/double/infer", b"{oops", 400),
-        ("/v2/models/double/infer", b'{"inputs": [{"name": "x", "shape": [1, 2], "datatype": "FP32", "data": [1, 2]}]}', 400),
-        ("/v2/models/double/infer", b'{"inputs": [{"name": "x", "shape": [1, 3], "datatype": "INT64", "data": [1, 2, 3]}]}', 400),
+        (
+            "/v2/models/double/infer",
+            b'{"inputs": [{"name": "x", "shape": [1, 2], "datatype": "FP32", "data": [1, 2]}]}',
+            400,
+        ),
+        (
+            "/v2/models/double/infer",
+            b'{"inputs": [{"name": "x", "shape": [1, 3], "datatype": "INT64", "data": [1, 2, 3]}]}',
+            400,
+        ),
         ("/v2/models/nope/infer", b"{}", 404),
         ("/double/prediction", b"[1, 2]", 400),
         ("/nope/prediction", b"{}", 404),

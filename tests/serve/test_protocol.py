@@ -32,7 +32,13 @@ def test_pipeline_value_as_tensor_object_round_trips_exactly() -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["[[1, 2], [3]]", "not base64 !!", base64.b64encode(b"abc").decode(), '{"shape": [2], "data": [1]}', "[1, \"a\"]"],
+    [
+        "[[1, 2], [3]]",
+        "not base64 !!",
+        base64.b64encode(b"abc").decode(),
+        '{"shape": [2], "data": [1]}',
+        '[1, "a"]',
+    ],
 )
 def test_bad_pipeline_values_are_400(value: str) -> None:
     with pytest.raises(RequestError) as info:
@@ -46,7 +52,14 @@ def test_pipeline_request_maps_a_single_free_key_to_the_single_input() -> None:
 
 
 @pytest.mark.parametrize(
-    "body", [[], {"key": ["x"]}, {"key": ["x", "y"], "value": ["[1]"]}, {"key": [], "value": []}, {"key": [1], "value": ["[1]"]}]
+    "body",
+    [
+        [],
+        {"key": ["x"]},
+        {"key": ["x", "y"], "value": ["[1]"]},
+        {"key": [], "value": []},
+        {"key": [1], "value": ["[1]"]},
+    ],
 )
 def test_malformed_pipeline_requests_are_400(body: object) -> None:
     with pytest.raises(RequestError) as info:
@@ -56,7 +69,13 @@ def test_malformed_pipeline_requests_are_400(body: object) -> None:
 
 def test_pipeline_response_has_paddle_serving_shape() -> None:
     response = protocol.encode_pipeline_response({"prob": np.array([[0.25, 0.75]], dtype=np.float32)})
-    assert response == {"err_no": 0, "err_msg": "", "key": ["prob"], "value": ["[[0.25, 0.75]]"], "tensors": []}
+    assert response == {
+        "err_no": 0,
+        "err_msg": "",
+        "key": ["prob"],
+        "value": ["[[0.25, 0.75]]"],
+        "tensors": [],
+    }
 
 
 def test_v2_request_decodes_flat_data_with_shape_and_datatype() -> None:

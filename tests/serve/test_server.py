@@ -34,7 +34,9 @@ def batch_of(n: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((n, 1, 8, 8)).astype(np.float32)
 
 
-def test_both_protocols_answer_like_paddle_inference(server: RunningServer, tiny_model: Path, tmp_path: Path) -> None:
+def test_both_protocols_answer_like_paddle_inference(
+    server: RunningServer, tiny_model: Path, tmp_path: Path
+) -> None:
     batch = batch_of(5)
     reference = paddle_inference(tiny_model, batch, tmp_path)
     [(out_name, expected)] = reference.items()
@@ -52,7 +54,9 @@ def test_both_protocols_answer_like_paddle_inference(server: RunningServer, tiny
     for reply in (exact, as_list):
         assert reply.ok and reply.body["err_no"] == 0, reply.body
         assert reply.body["key"] == [out_name]
-        np.testing.assert_allclose(np.asarray(json.loads(reply.body["value"][0])), expected, atol=1e-5, rtol=0)
+        np.testing.assert_allclose(
+            np.asarray(json.loads(reply.body["value"][0])), expected, atol=1e-5, rtol=0
+        )
 
 
 def test_bounded_concurrent_load_has_no_errors(server: RunningServer) -> None:
@@ -68,10 +72,20 @@ def test_bounded_concurrent_load_has_no_errors(server: RunningServer) -> None:
     ("path", "body", "status"),
     [
         ("/v2/models/tiny/infer", b"{not json", 400),
-        ("/v2/models/tiny/infer", json.dumps({"inputs": [{"name": "x", "shape": [1, 1, 8, 7], "datatype": "FP32",
-                                                          "data": [0.0] * 56}]}).encode(), 400),  # fmt: skip
-        ("/v2/models/tiny/infer", json.dumps({"inputs": [{"name": "x", "shape": [1, 1, 8, 8], "datatype": "INT32",
-                                                          "data": [0] * 64}]}).encode(), 400),  # fmt: skip
+        (
+            "/v2/models/tiny/infer",
+            json.dumps(
+                {"inputs": [{"name": "x", "shape": [1, 1, 8, 7], "datatype": "FP32", "data": [0.0] * 56}]}
+            ).encode(),
+            400,
+        ),  # fmt: skip
+        (
+            "/v2/models/tiny/infer",
+            json.dumps(
+                {"inputs": [{"name": "x", "shape": [1, 1, 8, 8], "datatype": "INT32", "data": [0] * 64}]}
+            ).encode(),
+            400,
+        ),  # fmt: skip
         ("/v2/models/other/infer", b"{}", 404),
         ("/tiny/prediction", json.dumps({"key": ["x"], "value": ["[[1, 2]]"]}).encode(), 400),
         ("/other/prediction", b"{}", 404),
@@ -95,7 +109,12 @@ def test_sigterm_stops_the_server_and_leaves_no_process(tiny_model: Path, tmp_pa
     pid = running.background.pid
     try:
         with Client(running.url) as client:
-            assert client.post_json("/tiny/prediction", {"key": ["x"], "value": ["[" * 4 + "0," * 600 + "0]]]]"]}).status == 413
+            assert (
+                client.post_json(
+                    "/tiny/prediction", {"key": ["x"], "value": ["[" * 4 + "0," * 600 + "0]]]]"]}
+                ).status
+                == 413
+            )
         running.background.child.send_signal(signal.SIGTERM)
         running.background.child.wait(timeout=30)
     finally:

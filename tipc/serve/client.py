@@ -64,6 +64,9 @@ class Client:
                 if attempt == 2:
                     raise
                 continue
+            except (OSError, http.client.HTTPException):
+                self.close()  # a half-used connection must not be reused
+                raise
             elapsed = time.perf_counter() - started
             if response.getheader("connection", "").lower() == "close":
                 self.close()

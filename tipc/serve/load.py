@@ -87,7 +87,7 @@ def run_load(
                         reply = client.predict_pipeline(
                             name, list(sample), [tensor_value(a) for a in sample.values()]
                         )
-                except OSError as exc:
+                except Exception as exc:  # every request is accounted for: answered or an error
                     with lock:
                         errors.append(f"request {index}: {type(exc).__name__}: {exc}")
                     continue

@@ -379,7 +379,10 @@ def _plan_models(
     while index < len(lines) and not lines[index].key.startswith(("pipline", "pipeline")):
         options.append(lines[index])
         index += 1
-    client_line = _expect(config, lines, index, "the client script", key="pipline")
+    if index >= len(lines):
+        raise ConfigError(str(config), web_line.lineno,
+                          "no client line (pipline:<script>) after web_service: the serving chain has no client")  # fmt: skip
+    client_line = lines[index]
     image_line = lines[index + 1] if index + 1 < len(lines) else None
     device_line = next((ln for ln in options if "devices" in ln.key), None)
     fixed = [a for ln in options if ln is not device_line for a in _set_param(ln.key.strip(), ln.value)]
