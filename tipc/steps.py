@@ -68,6 +68,10 @@ class Step:
     # The log path the script names in its status line when it differs from `log` (e.g. PaddleOCR's copied
     # `<save_log>.log` for training, which prints to the console); None = no log field / same as `log`.
     status_log: str | None = None
+    # Python modules the step's interpreter must be able to import; when one is missing the runner records the
+    # step SKIPPED with `requires_reason` (e.g. Paddle Serving, which no longer installs) and does not run it.
+    requires_modules: tuple[str, ...] = ()
+    requires_reason: str = ""
 
     @property
     def env_dict(self) -> dict[str, str]:
@@ -91,6 +95,8 @@ class Step:
             "source_lines": list(self.source_lines),
             "timeout_s": self.timeout_s,
             "status_log": self.status_log,
+            "requires_modules": list(self.requires_modules),
+            "requires_reason": self.requires_reason,
         }
 
     @classmethod
@@ -112,6 +118,8 @@ class Step:
             source_lines=tuple(data.get("source_lines", ())),
             timeout_s=data.get("timeout_s"),
             status_log=data.get("status_log"),
+            requires_modules=tuple(data.get("requires_modules", ())),
+            requires_reason=data.get("requires_reason", ""),
         )
 
 

@@ -1,17 +1,83 @@
-"""`tipc serve`: placeholder until its issue lands."""
+"""`tipc serve MODEL_DIR`: a reference server for an exported Paddle inference model.
+
+Speaks Paddle Serving's pipeline HTTP protocol (`POST /{name}/prediction`) and the Open Inference Protocol v2
+(`/v2/...`), so a repo's serving client can be checked without Paddle Serving, which no longer installs.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from tipc.errors import UserError
 
-HELP = "serve (not implemented yet)"
+HELP = "serve an exported Paddle inference model over HTTP (Paddle Serving pipeline + Open Inference v2)"
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0..65535, got {value}")
+    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parser.add_argument(
+        "model_dir", type=Path, help="folder with inference.json|.pdmodel + inference.pdiparams"
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=_port, default=9998, help="port (default 9998; 0 picks a free one)")
+    parser.add_argument(
+        "--name", default=None, help="service/model name in the URLs (default: the folder name)"
+    )
+    parser.add_argument(
+        "--workers",
+        "--threads",
+        dest="workers",
+        type=_positive,
+        default=2,
+        help="predictors serving requests concurrently (default 2)",
+    )
+    parser.add_argument(
+        "--cpu-threads", type=_positive, default=1, help="math threads per predictor (default 1)"
+    )
+    parser.add_argument(
+        "--max-body-bytes",
+        type=_positive,
+        default=16 * 1024 * 1024,
+        help="reject larger request bodies with 413 (default 16 MiB)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UserError("tipc serve is not implemented yet")
+    model_dir: Path = args.model_dir
+    from tipc.serve.model import find_model_files
+
+    find_model_files(model_dir)  # a clear exit-2 message before paddle is even imported
+    try:
+        from tipc.serve.server import serve
+    except ImportError as exc:
+        raise UserError(f"tipc serve needs uvicorn, starlette and paddlepaddle: {exc}") from None
+    name = args.name or model_dir.resolve().name
+    return serve(
+        model_dir,
+        host=args.host,
+        port=args.port,
+        name=name,
+        workers=args.workers,
+        cpu_threads=args.cpu_threads,
+        max_body_bytes=args.max_body_bytes,
+    )

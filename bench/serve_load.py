@@ -1,0 +1,55 @@
+"""Load figures for `tipc serve`: N concurrent clients x M requests on loopback, both protocols.
+
+    PYTHONPATH=$PWD python bench/serve_load.py [--clients 8] [--requests 400] [--model DIR]
+
+Builds a tiny exported model (unless --model is given), starts `tipc serve` as a child in its own process group,
+and prints clients, requests, errors, p50/p99 latency and throughput. Not a test: figures depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.serve.conftest import build_model, start_server  # noqa: E402
+from tipc.serve.load import run_load  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--workers", type=int, default=2, help="predictors in the server")
+    parser.add_argument("--model", type=Path, default=None)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        model = args.model or build_model(work / "tiny_infer")
+        server = start_server(model, work / "server.log", "--workers", str(args.workers), name="bench")
+        try:
+            rng = np.random.default_rng(0)
+            samples = [{"x": rng.standard_normal((1, 1, 8, 8)).astype(np.float32)} for _ in range(16)]
+            run_load(server.url, "bench", samples, requests=20, concurrency=2)  # warm-up, not reported
+            print(f"tipc serve bench: model={model} server workers={args.workers}")
+            print(
+                f"{'protocol':<10}{'clients':>8}{'requests':>10}{'errors':>8}{'p50 ms':>10}{'p99 ms':>10}{'req/s':>10}"
+            )
+            for protocol in ("v2", "pipeline"):
+                r = run_load(server.url, "bench", samples, requests=args.requests, concurrency=args.clients,
+                             protocol=protocol)  # fmt: skip
+                print(f"{protocol:<10}{r.concurrency:>8}{r.requests:>10}{r.errors:>8}{r.percentile_ms(50) or 0:>10.2f}"
+                      f"{r.percentile_ms(99) or 0:>10.2f}{r.throughput_rps:>10.1f}")  # fmt: skip
+        finally:
+            server.background.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

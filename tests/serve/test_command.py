@@ -1,0 +1,27 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+from tipc import proc
+from tipc.cli import main
+
+
+def test_serve_cli_module_imports_no_model_stack(tmp_path: Path) -> None:
+    code = (
+        "import sys, tipc.commands.serve, tipc.serve, tipc.serve.plan, tipc.serve.client; "
+        "heavy = [m for m in ('paddle', 'numpy', 'uvicorn', 'starlette') if m in sys.modules]; "
+        "sys.exit(1 if heavy else 0)"
+    )
+    assert proc.run([sys.executable, "-c", code], cwd=tmp_path, timeout_s=60).exit_code == 0
+
+
+@pytest.mark.parametrize("argv", [["--port", "70000"], ["--workers", "0"], ["--max-body-bytes", "-1"]])
+def test_bad_arguments_exit_2(tmp_path: Path, argv: list[str]) -> None:
+    assert main(["serve", str(tmp_path), *argv]) == 2
+
+
+def test_missing_model_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "inference.json").write_text("{}")
+    assert main(["serve", str(tmp_path)]) == 2
+    assert "no inference.pdiparams" in capsys.readouterr().err

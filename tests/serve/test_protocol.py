@@ -1,0 +1,107 @@
+import base64
+import json
+
+import numpy as np
+import pytest
+
+from tipc.serve import protocol
+from tipc.serve.client import tensor_value
+from tipc.serve.model import RequestError, TensorSpec
+
+X = TensorSpec("x", "float32", (-1, 1, 2, 2))
+
+
+def test_pipeline_value_as_json_list_takes_the_model_dtype() -> None:
+    array = protocol.decode_pipeline_value(json.dumps([[[[1, 2], [3, 4]]]]), X)
+    assert array.dtype == np.float32
+    assert array.shape == (1, 1, 2, 2)
+
+
+def test_pipeline_value_as_raw_base64_infers_the_batch_dimension() -> None:
+    data = np.arange(8, dtype="<f4")
+    array = protocol.decode_pipeline_value(base64.b64encode(data.tobytes()).decode(), X)
+    assert array.shape == (2, 1, 2, 2)
+    np.testing.assert_array_equal(array.reshape(-1), data)
+
+
+def test_pipeline_value_as_tensor_object_round_trips_exactly() -> None:
+    data = np.random.default_rng(0).standard_normal((3, 1, 2, 2)).astype(np.float32)
+    array = protocol.decode_pipeline_value(tensor_value(data), X)
+    np.testing.assert_array_equal(array, data)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "[[1, 2], [3]]",
+        "not base64 !!",
+        base64.b64encode(b"abc").decode(),
+        '{"shape": [2], "data": [1]}',
+        '[1, "a"]',
+    ],
+)
+def test_bad_pipeline_values_are_400(value: str) -> None:
+    with pytest.raises(RequestError) as info:
+        protocol.decode_pipeline_value(value, X)
+    assert info.value.status == 400
+
+
+def test_pipeline_request_maps_a_single_free_key_to_the_single_input() -> None:
+    feeds = protocol.decode_pipeline_request({"key": ["image"], "value": ["[[[[1,2],[3,4]]]]"]}, [X])
+    assert list(feeds) == ["x"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        [],
+        {"key": ["x"]},
+        {"key": ["x", "y"], "value": ["[1]"]},
+        {"key": [], "value": []},
+        {"key": [1], "value": ["[1]"]},
+    ],
+)
+def test_malformed_pipeline_requests_are_400(body: object) -> None:
+    with pytest.raises(RequestError) as info:
+        protocol.decode_pipeline_request(body, [X])
+    assert info.value.status == 400
+
+
+def test_pipeline_response_has_paddle_serving_shape() -> None:
+    response = protocol.encode_pipeline_response({"prob": np.array([[0.25, 0.75]], dtype=np.float32)})
+    assert response == {
+        "err_no": 0,
+        "err_msg": "",
+        "key": ["prob"],
+        "value": ["[[0.25, 0.75]]"],
+        "tensors": [],
+    }
+
+
+def test_v2_request_decodes_flat_data_with_shape_and_datatype() -> None:
+    body = {"inputs": [{"name": "x", "shape": [1, 1, 2, 2], "datatype": "FP32", "data": [1, 2, 3, 4]}]}
+    feeds, wanted = protocol.decode_v2_request(body, [X])
+    assert feeds["x"].shape == (1, 1, 2, 2) and feeds["x"].dtype == np.float32
+    assert wanted is None
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"name": "y", "shape": [1], "datatype": "FP32", "data": [1]},
+        {"name": "x", "shape": [2, 2], "datatype": "FP32", "data": [1, 2, 3]},
+        {"name": "x", "shape": [4], "datatype": "FLOAT", "data": [1, 2, 3, 4]},
+        {"name": "x", "shape": [-4], "datatype": "FP32", "data": []},
+        {"name": "x", "shape": [4], "datatype": "FP32"},
+    ],
+)
+def test_bad_v2_inputs_are_400(item: dict[str, object]) -> None:
+    with pytest.raises(RequestError) as info:
+        protocol.decode_v2_request({"inputs": [item]}, [X])
+    assert info.value.status == 400
+
+
+def test_invalid_json_is_400() -> None:
+    with pytest.raises(RequestError) as info:
+        protocol.parse_json(b"{not json")
+    assert info.value.status == 400

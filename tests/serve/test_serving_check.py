@@ -1,0 +1,105 @@
+"""The serving check against a real model: PASS when served == Paddle Inference; FAIL when the server dies."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+import pytest
+
+import tipc.serve.load
+from tipc.checks.base import CheckContext, Verdict
+from tipc.checks.serving import find_model_dir, serving
+from tipc.record import RunRecord
+from tipc.steps import Plan, Stage, Step
+
+pytestmark = pytest.mark.integration
+
+
+def repo_with_model(tmp_path: Path, tiny_model: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "inference").mkdir(parents=True)
+    target = repo / "inference" / "tiny_infer"
+    target.symlink_to(tiny_model, target_is_directory=True)
+    return repo
+
+
+def record_for(repo: Path) -> RunRecord:
+    export = Step(
+        id="export/norm_export",
+        stage=Stage.EXPORT,
+        argv=("python", "export_model.py", "--save_inference_dir=./inference/tiny_infer"),
+    )
+    plan = Plan(
+        config_path="test_tipc/configs/tiny/train_infer_python.txt", repo=str(repo), mode="lite_train_lite_infer",
+        dialect="template", model_name="tiny", output_dir="test_tipc/output/tiny/lite_train_lite_infer",
+        results_log="test_tipc/output/tiny/lite_train_lite_infer/results_python.log", status_format="template",
+        steps=(export,),
+    )  # fmt: skip
+    return RunRecord(plan=plan, results=(), started=0.0)
+
+
+def test_model_dir_is_found_from_the_export_step(tmp_path: Path, tiny_model: Path) -> None:
+    repo = repo_with_model(tmp_path, tiny_model)
+    found, how = find_model_dir(CheckContext(repo=repo, record=record_for(repo)))
+    assert found == (repo / "inference" / "tiny_infer").resolve()
+    assert "export/norm_export" in how
+    missing, why = find_model_dir(CheckContext(repo=tmp_path / "empty"))
+    assert missing is None and "no exported inference model" in why
+
+
+def test_check_passes_and_reports_agreement_and_load(tmp_path: Path, tiny_model: Path) -> None:
+    repo = repo_with_model(tmp_path, tiny_model)
+    inputs = np.random.default_rng(1).standard_normal((6, 1, 8, 8)).astype(np.float32)
+    (repo / "lite_data").mkdir()
+    np.save(repo / "lite_data" / "infer_inputs.npy", inputs)
+    settings = {"agreement": {"inputs": "lite_data/infer_inputs.npy", "tolerances": {"atol": 1e-5}}}
+    outcome = serving(
+        CheckContext(repo=repo, record=record_for(repo), settings=settings), requests=40, concurrency=4
+    )
+    assert outcome.verdict is Verdict.PASS, outcome.to_json()
+    assert "agreement inputs lite_data/infer_inputs.npy" in outcome.data["inputs"]
+    for protocol in ("v2", "pipeline"):
+        [(_, metrics)] = outcome.data["agreement"][protocol].items()
+        assert metrics["max_abs"] <= 1e-5 and metrics["cosine"] >= 0.99999
+    load = outcome.data["load"]
+    assert (load["requests"], load["ok"], load["errors"]) == (40, 40, 0)
+    assert load["p50_ms"] is not None and load["p99_ms"] >= load["p50_ms"]
+    json.dumps(outcome.to_json())  # reports can serialise it
+    # Only the output folder was written to.
+    assert sorted(p.name for p in repo.iterdir()) == ["inference", "lite_data", "test_tipc"]
+    assert (repo / "test_tipc/output/tiny/lite_train_lite_infer/serving_check/server.log").is_file()
+
+
+def test_check_fails_with_evidence_when_the_server_dies_mid_run(
+    tmp_path: Path, tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = repo_with_model(tmp_path, tiny_model)
+    real_run_load = tipc.serve.load.run_load
+
+    def kill_server_then_load(*args: Any, **kwargs: Any) -> Any:
+        # The real server process (a child of ours) dies just as the load loop starts.
+        for child in psutil.Process().children(recursive=True):
+            if "serve" in child.cmdline():
+                os.kill(child.pid, signal.SIGKILL)
+                child.wait(timeout=10)
+        return real_run_load(*args, **kwargs)
+
+    monkeypatch.setattr(tipc.serve.load, "run_load", kill_server_then_load)
+    outcome = serving(CheckContext(repo=repo, record=record_for(repo)), requests=20, concurrency=2)
+    assert outcome.verdict is Verdict.FAIL
+    assert "server died" in outcome.summary
+    assert outcome.evidence[0].path is not None and outcome.evidence[0].path.endswith("server.log")
+    assert "tipc serve: ready on" in (outcome.evidence[0].excerpt or "")
+    assert outcome.data["load"]["errors"] == 20
+
+
+def test_check_skips_without_an_exported_model(tmp_path: Path) -> None:
+    outcome = serving(CheckContext(repo=tmp_path))
+    assert outcome.verdict is Verdict.SKIP
+    assert "no exported inference model" in outcome.summary

@@ -1,0 +1,355 @@
+"""Check: the exported model, served over HTTP, answers like Paddle Inference, under concurrent load.
+
+Register in tipc.checks.CHECKS (lead):  "serving": tipc.checks.serving.serving
+
+What it does: start `tipc serve` on the exported model (a child in its own process group, on a free loopback
+port), poll its readiness under a deadline, send the agreement inputs through both protocols (Open Inference
+v2 and Paddle Serving pipeline), compare with Paddle Inference (a separate worker process) on the same batch
+(max abs/rel error, cosine), then run a bounded load loop (latency p50/p99, throughput, errors). A server that
+dies at any point makes the check FAIL with its log tail as evidence. The server is always stopped.
+
+Arguments (all optional): model_dir, inputs (.npy), requests (200), concurrency (4), ready_deadline_s (120),
+atol / rtol / cosine_min (else the repo's agreement tolerances, else 1e-5 / 1e-4 / 0.99999).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+
+DEFAULT_TOLERANCES = {"atol": 1.0e-5, "rtol": 1.0e-4, "cosine_min": 0.99999}
+_MODEL_DIR_KEYS = ("save_inference", "inference_dir", "model_dir", "output_path")
+_SERVICE_NAME = "tipc_check"
+
+
+def _get(settings: Any, *path: str) -> Any:
+    """settings may be the raw mapping of tipc.yaml or the checks helper's parsed object."""
+    node = settings
+    for key in path:
+        if node is None:
+            return None
+        node = node.get(key) if isinstance(node, Mapping) else getattr(node, key, None)
+    return node
+
+
+def _has_model(folder: Path) -> bool:
+    return (folder / "inference.pdiparams").is_file() and (
+        (folder / "inference.json").is_file() or (folder / "inference.pdmodel").is_file()
+    )
+
+
+def _candidates_from_plan(record: Any) -> list[tuple[str, str]]:
+    """(step id, path) of each model-folder-looking `key=value`: export steps first, then inference."""
+    if record is None:
+        return []
+    found: list[tuple[str, str]] = []
+    steps = list(record.plan.steps)
+    steps.sort(key=lambda s: 0 if s.stage.value == "export" else 1 if s.stage.value == "infer" else 2)
+    for step in steps:
+        tokens = [t for a in step.argv for t in (shlex.split(a) if step.shell else [a])]
+        for i, token in enumerate(tokens):
+            key, sep, value = token.partition("=")
+            if not sep and i + 1 < len(tokens) and token.startswith("-"):
+                key, value = token, tokens[i + 1]
+            norm = key.lower().replace("-", "_")
+            if value and any(k in norm for k in _MODEL_DIR_KEYS):
+                found.append((step.id, value))
+    return found
+
+
+def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path | None, str]:
+    """(model folder or None, how it was found / why not)."""
+    repo = Path(ctx.repo)
+    if explicit:
+        path = (repo / explicit).resolve()
+        return (
+            (path, "given as model_dir")
+            if _has_model(path)
+            else (None, f"{explicit}: no exported model there")
+        )
+    configured = _get(ctx.settings, "serving", "model_dir")
+    if isinstance(configured, str) and _has_model(repo / configured):
+        return (repo / configured).resolve(), "from tipc.yaml serving.model_dir"
+    for step_id, value in _candidates_from_plan(ctx.record):
+        step_cwd = repo
+        if ctx.record is not None:
+            step_cwd = repo / ctx.record.plan.step(step_id).cwd
+        for base in (step_cwd, repo):
+            path = (base / value).resolve()
+            if _has_model(path):
+                return path, f"from step {step_id}"
+    return None, "no exported inference model found (inference.json|.pdmodel + inference.pdiparams)"
+
+
+def _output_dir(ctx: CheckContext) -> Path:
+    repo = Path(ctx.repo)
+    base = Path(ctx.record.plan.output_dir) if ctx.record is not None else Path("test_tipc/output")
+    return repo / base / "serving_check"
+
+
+def _log_tail(path: Path, lines: int = 20) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no server log)"
+    return "\n".join(text.splitlines()[-lines:]) or "(server log is empty)"
+
+
+def _child_env() -> dict[str, str]:
+    import tipc
+
+    root = str(Path(tipc.__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def _compare(served: Any, reference: Any) -> dict[str, float]:
+    import numpy as np
+
+    a = np.asarray(served, dtype=np.float64).reshape(-1)
+    b = np.asarray(reference, dtype=np.float64).reshape(-1)
+    if a.shape != b.shape:
+        return {"max_abs": float("inf"), "max_rel": float("inf"), "cosine": -1.0}
+    diff = np.abs(a - b)
+    rel = diff / np.maximum(np.abs(b), 1e-12)
+    denom = float(np.linalg.norm(a) * np.linalg.norm(b))
+    cosine = float(a @ b / denom) if denom > 0 else (1.0 if not diff.any() else 0.0)
+    return {"max_abs": float(diff.max(initial=0.0)), "max_rel": float(rel.max(initial=0.0)), "cosine": cosine}
+
+
+def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    try:
+        import numpy as np
+    except ImportError:
+        return CheckOutcome(Verdict.SKIP, "numpy is not installed; the serving check needs the model extras")
+    from tipc import proc
+    from tipc.serve.client import Client, free_port, tensor_value, wait_ready
+    from tipc.serve.load import run_load
+
+    repo = Path(ctx.repo)
+    model_dir, how = find_model_dir(ctx, args.get("model_dir"))
+    if model_dir is None:
+        return CheckOutcome(Verdict.SKIP, f"serving not checked: {how}", (Evidence(how),))
+    out = _output_dir(ctx)
+    out.mkdir(parents=True, exist_ok=True)
+    env = _child_env()
+    tolerances = dict(DEFAULT_TOLERANCES)
+    for key in tolerances:
+        value = args.get(key, _get(ctx.settings, "agreement", "tolerances", key))
+        if isinstance(value, (int, float)):
+            tolerances[key] = float(value)
+    requests = int(args.get("requests", 200))
+    concurrency = int(args.get("concurrency", 4))
+    deadline_s = float(args.get("ready_deadline_s", 120.0))
+
+    # 1. Start the server first: it loads while Paddle Inference computes the reference.
+    port = free_port()
+    server_log = out / "server.log"
+    argv = [
+        sys.executable,
+        "-m",
+        "tipc",
+        "serve",
+        str(model_dir),
+        "--port",
+        str(port),
+        "--name",
+        _SERVICE_NAME,
+        "--workers",
+        "2",
+    ]
+    base_url = f"http://127.0.0.1:{port}"
+    server = proc.Background(argv, cwd=out, env=env, log_path=server_log)
+    data: dict[str, Any] = {"model_dir": str(model_dir), "found": how, "server_argv": argv, "port": port}
+
+    def died(stage: str) -> CheckOutcome:
+        code = server.poll()
+        return CheckOutcome(
+            Verdict.FAIL,
+            f"the server died {stage} (exit code {code})",
+            (Evidence("server log tail", path=str(server_log), excerpt=_log_tail(server_log)),),
+            data,
+        )
+
+    try:
+        started = time.monotonic()
+        # 2. Inputs: the repo's agreement batch, or a seeded random batch shaped like the model's input.
+        inputs_rel = args.get("inputs") or _get(ctx.settings, "agreement", "inputs")
+        ready, why = wait_ready(
+            f"{base_url}/v2/health/ready", deadline_s=deadline_s, alive=lambda: server.poll() is None
+        )
+        data["startup_s"] = round(time.monotonic() - started, 3)
+        if not ready:
+            if server.poll() is not None:
+                return died("before it was ready")
+            return CheckOutcome(
+                Verdict.FAIL,
+                f"the server was not ready: {why}",
+                (Evidence("server log tail", path=str(server_log), excerpt=_log_tail(server_log)),),
+                data,
+            )
+        with Client(base_url) as client:
+            meta = client.get(f"/v2/models/{_SERVICE_NAME}")
+        if not meta.ok or len(meta.body.get("inputs", [])) != 1:
+            return CheckOutcome(
+                Verdict.FAIL if not meta.ok else Verdict.SKIP,
+                f"model metadata: HTTP {meta.status}; the serving check handles single-input models",
+                (Evidence(str(meta.body)[:500]),),
+                data,
+            )
+        spec = meta.body["inputs"][0]
+        if isinstance(inputs_rel, str) and (repo / inputs_rel).is_file():
+            batch_path = repo / inputs_rel
+            source = f"agreement inputs {inputs_rel}"
+        else:
+            shape = [4 if d < 0 else d for d in spec["shape"]]
+            if spec["datatype"] not in ("FP32", "FP64", "FP16"):
+                return CheckOutcome(
+                    Verdict.SKIP, "no agreement inputs in tipc.yaml and the input is not float", (), data
+                )
+            rng = np.random.default_rng(0)
+            batch_path = out / "random_inputs.npy"
+            np.save(batch_path, rng.standard_normal(shape).astype(np.float32))
+            source = f"seeded random batch {shape} (no agreement.inputs in tipc.yaml)"
+        batch = np.load(batch_path)
+        data["inputs"] = source
+
+        # 3. Paddle Inference reference, in its own process.
+        ref_path = out / "paddle_inference_outputs.npz"
+        worker = proc.run(
+            [
+                sys.executable,
+                "-m",
+                "tipc.engines.paddle_infer_once",
+                str(model_dir),
+                str(batch_path),
+                str(ref_path),
+            ],
+            cwd=out,
+            env=env,
+            timeout_s=300,
+            log_path=out / "paddle_inference.log",
+        )
+        if worker.exit_code != 0:
+            return CheckOutcome(
+                Verdict.FAIL,
+                "Paddle Inference could not run the exported model (reference for serving)",
+                (
+                    Evidence(
+                        "worker log",
+                        path=str(out / "paddle_inference.log"),
+                        excerpt=_log_tail(out / "paddle_inference.log"),
+                    ),
+                ),
+                data,
+            )
+        reference = dict(np.load(ref_path))
+
+        # 4. Agreement through both protocols.
+        name = spec["name"]
+        feeds = {
+            name: batch.astype(
+                np.dtype(
+                    {"FP32": "float32", "FP64": "float64", "FP16": "float16"}.get(
+                        spec["datatype"], str(batch.dtype)
+                    )
+                )
+            )
+        }
+        metrics: dict[str, dict[str, dict[str, float]]] = {}
+        failures: list[Evidence] = []
+        with Client(base_url, timeout_s=60) as client:
+            v2 = client.infer_v2(_SERVICE_NAME, feeds)
+            pipe = client.predict_pipeline(_SERVICE_NAME, [name], [tensor_value(feeds[name])])
+        if server.poll() is not None:
+            return died("while answering the agreement requests")
+        served: dict[str, dict[str, Any]] = {}
+        if v2.ok:
+            served["v2"] = {o["name"]: np.asarray(o["data"]).reshape(o["shape"]) for o in v2.body["outputs"]}
+        else:
+            failures.append(Evidence(f"v2 infer: HTTP {v2.status}", excerpt=str(v2.body)[:500]))
+        if pipe.ok and pipe.body.get("err_no") == 0:
+            import json
+
+            served["pipeline"] = {
+                k: np.asarray(json.loads(v))
+                for k, v in zip(pipe.body["key"], pipe.body["value"], strict=False)
+            }
+        else:
+            failures.append(Evidence(f"pipeline predict: HTTP {pipe.status}", excerpt=str(pipe.body)[:500]))
+        for proto, outputs in served.items():
+            metrics[proto] = {}
+            for out_name, ref in reference.items():
+                if out_name not in outputs:
+                    failures.append(Evidence(f"{proto}: output {out_name!r} missing from the reply"))
+                    continue
+                m = _compare(outputs[out_name], ref)
+                metrics[proto][out_name] = m
+                within = (
+                    np.allclose(
+                        np.asarray(outputs[out_name], dtype=np.float64).reshape(ref.shape)
+                        if np.asarray(outputs[out_name]).size == ref.size
+                        else np.full(ref.shape, np.inf),
+                        ref,
+                        atol=tolerances["atol"],
+                        rtol=tolerances["rtol"],
+                    )
+                    and m["cosine"] >= tolerances["cosine_min"]
+                )
+                if not within:
+                    failures.append(
+                        Evidence(
+                            f"{proto} output {out_name!r} differs from Paddle Inference beyond tolerance",
+                            numbers=tuple((k, v) for k, v in m.items()),
+                        )
+                    )
+        data["agreement"] = metrics
+        data["tolerances"] = tolerances
+
+        # 5. Bounded load: batch-1 requests cycling over the rows of the batch.
+        samples = [{name: feeds[name][i : i + 1]} for i in range(feeds[name].shape[0])]
+        load = run_load(base_url, _SERVICE_NAME, samples, requests=requests, concurrency=concurrency)
+        data["load"] = load.to_json()
+        if server.poll() is not None:
+            return died(f"during the load loop ({load.ok}/{load.requests} requests answered)")
+        if load.errors:
+            failures.append(
+                Evidence(
+                    f"{load.errors} of {load.requests} requests failed under load",
+                    excerpt="\n".join(load.first_errors),
+                )
+            )
+        p50, p99 = load.percentile_ms(50), load.percentile_ms(99)
+        figures = (
+            f"{load.requests} requests x {load.concurrency} clients: p50 {p50:.2f} ms, p99 {p99:.2f} ms, "
+            f"{load.throughput_rps:.1f} req/s, {load.errors} errors"
+            if p50 is not None and p99 is not None
+            else f"{load.errors} errors, no successful request"
+        )
+        worst = max((m["max_abs"] for per in metrics.values() for m in per.values()), default=float("nan"))
+        evidence = (
+            Evidence(
+                f"served vs Paddle Inference on {source}: worst max abs error {worst:.3g}",
+                numbers=(("max_abs", worst),),
+            ),
+            Evidence(figures, path=str(server_log)),
+        )
+        if failures:
+            return CheckOutcome(Verdict.FAIL, failures[0].text, (*failures, *evidence), data)
+        return CheckOutcome(
+            Verdict.PASS,
+            f"served outputs match Paddle Inference (v2 + pipeline, max abs {worst:.3g}); {figures}",
+            evidence,
+            data,
+        )
+    finally:
+        code = server.stop()
+        data["server_exit_code"] = code
