@@ -35,7 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="OLD.txt",
         help="rewrite an existing hand-edited config into a clean one (mechanical fixes only)",
     )
-    parser.add_argument("--output", metavar="NEW.txt", help="with --from-config: where to write (default: in place)")
+    parser.add_argument(
+        "--output", metavar="NEW.txt", help="with --from-config: where to write (default: in place)"
+    )
 
 
 def _parse_sets(raw: list[str]) -> list[tuple[str, str]]:
@@ -76,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
             if p.old is None:
                 out.write(f"--- would create {label} ---\n{p.text}")
             elif p.changed:
-                out.write(f"--- would {'overwrite' if args.force else 'change (needs --force)'} {label} ---\n")
+                out.write(
+                    f"--- would {'overwrite' if args.force else 'change (needs --force)'} {label} ---\n"
+                )
                 out.write(diff_text(p, label))
             else:
                 out.write(f"--- unchanged {label} ---\n")
@@ -136,9 +140,11 @@ def _from_config(args: argparse.Namespace) -> int:
 
 def _lint_note(text: str, target: Path) -> None:
     """Run the real linter on the cleaned text when it is available (tipc.config.lint, another branch)."""
+    import importlib
+
     try:
-        from tipc.config.lint import lint_paths  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
+        lint_paths = importlib.import_module("tipc.config.lint").lint_paths
+    except (ImportError, AttributeError):
         sys.stderr.write("note: tipc.config.lint is not available; only the mechanical fixes were applied\n")
         return
     import tempfile

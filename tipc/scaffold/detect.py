@@ -34,7 +34,15 @@ SCRIPT_CANDIDATES: dict[str, tuple[str, ...]] = {
 }
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".JPEG", ".JPG", ".PNG")
-WEIGHT_DIRS = ("pretrained", "pretrain", "pretrain_models", "pretrained_models", "weights", "checkpoints", ".")
+WEIGHT_DIRS = (
+    "pretrained",
+    "pretrain",
+    "pretrain_models",
+    "pretrained_models",
+    "weights",
+    "checkpoints",
+    ".",
+)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,16 @@ MODE_KEYS = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_who
 # Synonyms per role, in preference order, normalised (no dashes, lower case, `-` -> `_`).
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "use_gpu": ("use_gpu", "device", "use_cuda", "gpu"),
-    "epoch": ("epochs", "epoch", "epoch_num", "num_epochs", "max_epochs", "max_epoch", "n_epochs", "total_epochs"),
+    "epoch": (
+        "epochs",
+        "epoch",
+        "epoch_num",
+        "num_epochs",
+        "max_epochs",
+        "max_epoch",
+        "n_epochs",
+        "total_epochs",
+    ),
     "batch": ("batch_size", "bs", "batch", "train_batch_size", "batch_size_per_card", "batchsize"),
     "save_model": (
         "output_dir",
@@ -125,7 +134,10 @@ def _is_device_flag(flag: Flag) -> bool:
 def _bool_problem(flag: Flag) -> str | None:
     """Why `--flag=False` would not mean False for this flag, or None when it does."""
     if flag.is_switch:
-        return f"{flag.flag} is a switch (action={flag.action}); TIPC passes `{flag.flag}=False`, which argparse rejects"
+        return (
+            f"{flag.flag} is a switch (action={flag.action}); "
+            f"TIPC passes `{flag.flag}=False`, which argparse rejects"
+        )
     if flag.type_name == "bool":
         return f"{flag.flag} has type=bool, so argparse reads 'False' as True; use a str2bool converter"
     return None
@@ -144,7 +156,9 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
     root = scan.root
     for role, rel in scan.scripts.items():
         out.flags[role] = read_flags(root / rel, root)
-        out.notes.append(f"{role} script: {rel} ({len(out.flags[role].flags)} argparse flags read statically)")
+        out.notes.append(
+            f"{role} script: {rel} ({len(out.flags[role].flags)} argparse flags read statically)"
+        )
         if out.flags[role].error:
             out.todo(None, f"{rel}: {out.flags[role].error}")
     train = out.flags.get("train")
@@ -195,14 +209,20 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
     flag = use("train", find(train, "use_gpu"))
     if flag is None:
         s["train_use_gpu"] = ("null", "null")
-        out.notes.append("train use_gpu: the training script has no device flag; it runs on its default device")
+        out.notes.append(
+            "train use_gpu: the training script has no device flag; it runs on its default device"
+        )
     elif _bool_problem(flag) and not _is_device_flag(flag):
         s["train_use_gpu"] = ("null", "null")
-        out.notes.append(f"train use_gpu: {flag.flag} is not passed ({_bool_problem(flag)}); default device used")
+        out.notes.append(
+            f"train use_gpu: {flag.flag} is not passed ({_bool_problem(flag)}); default device used"
+        )
     else:
-        if evals is not None and scan.scripts.get("eval") and flag.flag not in {
-            o for f in evals.flags for o in f.options
-        }:
+        if (
+            evals is not None
+            and scan.scripts.get("eval")
+            and flag.flag not in {o for f in evals.flags for o in f.options}
+        ):
             out.todo("train_use_gpu", f"{scan.scripts['eval']} has no {flag.flag}, but eval receives it too")
         s["train_use_gpu"] = (flag.flag, "cpu" if _is_device_flag(flag) else "False")
         out.notes.append(f"train use_gpu: {flag.flag} from {_where(flag)}")
@@ -216,14 +236,19 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
         default = _int_default(flag)
         lite_epochs = min(default, 2) if default else 2
         whole = f"|whole_train_whole_infer={default}" if default else ""
-        s["epoch"] = (flag.flag, f"lite_train_lite_infer={lite_epochs}|lite_train_whole_infer={lite_epochs}{whole}")
+        s["epoch"] = (
+            flag.flag,
+            f"lite_train_lite_infer={lite_epochs}|lite_train_whole_infer={lite_epochs}{whole}",
+        )
         out.notes.append(f"epoch: {flag.flag} from {_where(flag)} (script default {flag.default})")
 
     flag = use("train", find(train, "save_model"))
     if flag is None:
         s["save_model"] = ("null", "null")
         if train is not None:
-            out.todo("save_model", "no output-dir flag found: eval and export cannot find the trained weights")
+            out.todo(
+                "save_model", "no output-dir flag found: eval and export cannot find the trained weights"
+            )
     else:
         s["save_model"] = (flag.flag, "./output/")
         out.notes.append(f"save model dir: {flag.flag} from {_where(flag)}")
@@ -235,7 +260,10 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
         default = _int_default(flag)
         lite_bs = min(default, 16) if default else 8
         whole = f"|whole_train_whole_infer={default}" if default else ""
-        s["train_batch"] = (flag.flag, f"lite_train_lite_infer={lite_bs}|lite_train_whole_infer={lite_bs}{whole}")
+        s["train_batch"] = (
+            flag.flag,
+            f"lite_train_lite_infer={lite_bs}|lite_train_whole_infer={lite_bs}{whole}",
+        )
         out.notes.append(f"train batch: {flag.flag} from {_where(flag)} (script default {flag.default})")
 
     # pretrain key: eval reuses it to pass the trained weights, so it must be a flag eval accepts too.
@@ -247,9 +275,14 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
     use("eval", eval_weight)
     if flag is not None:
         s["pretrain"] = (flag.flag, "null")
-        out.notes.append(f"pretrain: {flag.flag} from {_where(flag)}; eval gets the trained weights through it")
+        out.notes.append(
+            f"pretrain: {flag.flag} from {_where(flag)}; eval gets the trained weights through it"
+        )
         if evals is not None and flag.flag not in eval_options:
-            out.todo("pretrain", f"eval receives the weights as {flag.flag}=..., which {evals.path} does not define")
+            out.todo(
+                "pretrain",
+                f"eval receives the weights as {flag.flag}=..., which {evals.path} does not define",
+            )
         elif eval_weight is not None:
             use("eval", next(f for f in evals.flags if flag.flag in f.options) if evals else None)
     elif eval_weight is not None:
@@ -310,8 +343,11 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
         s["norm_export"] = ("norm_export", "null")
         s["save_inference"] = ("null", "null")
         s["export_weight"] = ("null", "null")
-        out.todo("norm_export", "no export script found (export_model.py, tools/export_model.py): "
-                 "without export, train modes run no inference")
+        out.todo(
+            "norm_export",
+            "no export script found (export_model.py, tools/export_model.py): "
+            "without export, train modes run no inference",
+        )
     else:
         s["norm_export"] = ("norm_export", export_script)
         flag = use("export", find(export, "save_inference"))
@@ -342,8 +378,11 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
         if flag is None:
             s[slot] = ("null", "null")
             if raw and infer is not None:
-                out.todo(slot, f"{infer_script} has no {SYNONYMS[role][0]} flag; this slot is always passed as "
-                         f"`key={value}`, so add --{SYNONYMS[role][0]}")
+                out.todo(
+                    slot,
+                    f"{infer_script} has no {SYNONYMS[role][0]} flag; this slot is always passed as "
+                    f"`key={value}`, so add --{SYNONYMS[role][0]}",
+                )
             return
         problem = _bool_problem(flag) if not _is_device_flag(flag) else None
         if problem and not raw:
@@ -374,8 +413,11 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
     if flag is None:
         s["model_dir"] = ("null", "null")
         if infer is not None:
-            out.todo("model_dir", f"{infer_script}: no model-dir flag found (--model_dir); inference cannot "
-                     "be pointed at the exported model")
+            out.todo(
+                "model_dir",
+                f"{infer_script}: no model-dir flag found (--model_dir); inference cannot "
+                "be pointed at the exported model",
+            )
     else:
         s["model_dir"] = (flag.flag, infer_dir if dialect == "compact" else "")
         out.notes.append(f"model dir: {flag.flag} from {_where(flag)}")
@@ -393,8 +435,11 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
             image_value = _rel(flag.default)
             out.notes.append(f"image: {flag.flag}={image_value} (the script's default, present in the repo)")
         elif flag.default is not None or not flag.required:
-            out.todo("image", f"no image found under the lite data; inference uses {flag.flag}'s default "
-                     f"({flag.default!r})")
+            out.todo(
+                "image",
+                f"no image found under the lite data; inference uses {flag.flag}'s default "
+                f"({flag.default!r})",
+            )
         else:
             out.todo("image", f"no image found for {flag.flag}; put a few under the lite data")
         s["image"] = (flag.flag, image_value)
@@ -413,8 +458,11 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
     else:
         s["infer_model"] = ("infer_model" if dialect == "template" else "train_model", "null")
         s["infer_export"] = ("infer_export", "null")
-        out.todo("infer_model", "no pretrained *.pdparams found (pretrained/, weights/, ...): whole_infer has "
-                 "nothing to run until you set infer_model and infer_export")
+        out.todo(
+            "infer_model",
+            "no pretrained *.pdparams found (pretrained/, weights/, ...): whole_infer has "
+            "nothing to run until you set infer_model and infer_export",
+        )
 
     # Anything a script requires that no slot passes.
     for role, script in out.flags.items():
@@ -423,8 +471,11 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
         for flag in script.flags:
             if flag.required and id(flag) not in used.get(role, set()):
                 what = f"positional argument {flag.dest}" if flag.positional else f"required flag {flag.flag}"
-                out.todo(None, f"{script.path}: {what} ({_where(flag)}) is not passed by any slot; "
-                         "add it to the script's value in the config")
+                out.todo(
+                    None,
+                    f"{script.path}: {what} ({_where(flag)}) is not passed by any slot; "
+                    "add it to the script's value in the config",
+                )
     known = slots_of(dialect)
     out.slots = {k: v for k, v in s.items() if k in known}
     missing = set(known) - set(out.slots)
@@ -441,7 +492,9 @@ def apply_sets(filled: Filled, sets: list[tuple[str, str]]) -> list[str]:
     for name, value in sets:
         slot, _, part = name.partition(".")
         if slot not in known or part not in ("", "key", "value"):
-            errors.append(f"unknown slot {name!r}; slots: {', '.join(known)} (use SLOT=VALUE or SLOT.key=KEY)")
+            errors.append(
+                f"unknown slot {name!r}; slots: {', '.join(known)} (use SLOT=VALUE or SLOT.key=KEY)"
+            )
             continue
         key, old = filled.slots[slot]
         filled.slots[slot] = (value, old) if part == "key" else (key, value)

@@ -83,7 +83,9 @@ def fix_text(raw: str, dialect: str | None = None) -> FixReport:
             new_value = value.strip()
             if slot in STAGE_SLOTS and new_value == "":
                 new_value = "null"
-                fixes.append(f"line {number}: blank stage script for {new_key} -> null (only null skips a stage)")
+                fixes.append(
+                    f"line {number}: blank stage script for {new_key} -> null (only null skips a stage)"
+                )
             # Misspellings anywhere; lower-case true/false only where the scripts test the exact words.
             lenient = slot in BOOL_SLOTS
             tokens = new_value.split("|")

@@ -149,7 +149,9 @@ def write_all(dest: Path, planned: list[PlannedFile], *, force: bool) -> list[st
     clashes = [p.target for p in planned if p.old is not None]
     if clashes and not force:
         listing = "\n".join(f"  {c}" for c in clashes)
-        raise UserError(f"these files exist already (use --force to overwrite, --dry-run to see a diff):\n{listing}")
+        raise UserError(
+            f"these files exist already (use --force to overwrite, --dry-run to see a diff):\n{listing}"
+        )
     dest_parent = dest.parent
     dest_parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".tipc-init-", dir=dest_parent))
