@@ -20,7 +20,7 @@ def test_demo_like_repo_fills_every_slot_without_todos(demo_repo: Path) -> None:
     assert s["train_use_gpu"] == ("--use_gpu", "False")
     assert s["epoch"] == (
         "--epochs",
-        "lite_train_lite_infer=2|lite_train_whole_infer=2|whole_train_whole_infer=5",
+        "lite_train_lite_infer=5|lite_train_whole_infer=5|whole_train_whole_infer=5",
     )
     assert s["train_batch"][0] == "--batch_size"
     assert s["save_model"] == ("--output_dir", "./output/")
@@ -55,7 +55,10 @@ def test_dashed_flags_keep_their_spelling(tmp_path: Path) -> None:
     repo = build_tree(tmp_path / "r", files)
     filled = infer_slots(repo, "m", "template")
     s = filled.slots
-    assert s["epoch"][0] == "--max-epochs" and "whole_train_whole_infer=90" in s["epoch"][1]
+    assert s["epoch"] == (
+        "--max-epochs",
+        "lite_train_lite_infer=5|lite_train_whole_infer=5|whole_train_whole_infer=90",
+    )
     assert s["train_batch"] == (
         "--batch-size",
         "lite_train_lite_infer=16|lite_train_whole_infer=16|whole_train_whole_infer=128",
@@ -160,3 +163,14 @@ def test_checkpoint_names_skip_per_epoch_fstrings(tmp_path: Path) -> None:
         "save(os.path.join(d, 'best.pdparams'))\nsave(os.path.join(d, 'latest.pdparams'))\n"
     )
     assert saved_checkpoint_names(script) == ("latest.pdparams", "best.pdparams")
+
+
+def test_image_default_inside_the_lite_data_is_kept(tmp_path: Path) -> None:
+    files = dict(DEMO_FILES)
+    files["infer.py"] = files["infer.py"].replace(
+        'p.add_argument("--img_path", default=None)', 'p.add_argument("--img_path", default="./lite_data/images/")'
+    )
+    repo = build_tree(tmp_path / "r", files)
+    filled = infer_slots(repo, "m", "template")
+    assert filled.slots["image"] == ("--img_path", "./lite_data/images/")
+    assert filled.slots["train_infer_img_dir"] == ("train_infer_img_dir", "./lite_data/images/")

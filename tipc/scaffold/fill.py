@@ -234,7 +234,7 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
             out.todo("epoch", "no epochs flag found in the training script; lite runs use its default epochs")
     else:
         default = _int_default(flag)
-        lite_epochs = min(default, 2) if default else 2
+        lite_epochs = min(default, 5) if default else 2
         whole = f"|whole_train_whole_infer={default}" if default else ""
         s["epoch"] = (
             flag.flag,
@@ -428,11 +428,22 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
     if flag is not None:
         wants_dir = "dir" in flag.flag or flag.flag.endswith("imgs")
         images = lite.images if lite else ()
-        if images:
+        default = flag.default if isinstance(flag.default, str) and flag.default.strip() else None
+        default_in_lite = (
+            default is not None
+            and lite_dir is not None
+            and (root / default).exists()
+            and posixpath.normpath(default).startswith(posixpath.normpath(lite_dir) + "/")
+        )
+        if default_in_lite and default is not None:
+            # The script already points at its own lite inference images: keep its choice (file or folder).
+            image_value = _rel(default)
+            out.notes.append(f"image: {flag.flag}={image_value} (the script's default, inside the lite data)")
+        elif images:
             image_value = _rel(posixpath.dirname(images[0]) + "/") if wants_dir else _rel(images[0])
             out.notes.append(f"image: {flag.flag}={image_value} (from the lite data)")
-        elif isinstance(flag.default, str) and (root / flag.default).exists():
-            image_value = _rel(flag.default)
+        elif default is not None and (root / default).exists():
+            image_value = _rel(default)
             out.notes.append(f"image: {flag.flag}={image_value} (the script's default, present in the repo)")
         elif flag.default is not None or not flag.required:
             out.todo(
