@@ -168,7 +168,8 @@ def test_checkpoint_names_skip_per_epoch_fstrings(tmp_path: Path) -> None:
 def test_image_default_inside_the_lite_data_is_kept(tmp_path: Path) -> None:
     files = dict(DEMO_FILES)
     files["infer.py"] = files["infer.py"].replace(
-        'p.add_argument("--img_path", default=None)', 'p.add_argument("--img_path", default="./lite_data/images/")'
+        'p.add_argument("--img_path", default=None)',
+        'p.add_argument("--img_path", default="./lite_data/images/")',
     )
     repo = build_tree(tmp_path / "r", files)
     filled = infer_slots(repo, "m", "template")

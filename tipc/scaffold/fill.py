@@ -422,28 +422,28 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
         s["model_dir"] = (flag.flag, infer_dir if dialect == "compact" else "")
         out.notes.append(f"model dir: {flag.flag} from {_where(flag)}")
 
-    # image: lite data first (the spec's small inference set), else the script's own default.
+    # image: the script's own default when it lies in the lite data, else a lite image, else its default.
     flag = use("infer", find(infer, "image"))
     image_value = "null"
     if flag is not None:
         wants_dir = "dir" in flag.flag or flag.flag.endswith("imgs")
         images = lite.images if lite else ()
-        default = flag.default if isinstance(flag.default, str) and flag.default.strip() else None
+        image_default = flag.default if isinstance(flag.default, str) and flag.default.strip() else None
         default_in_lite = (
-            default is not None
+            image_default is not None
             and lite_dir is not None
-            and (root / default).exists()
-            and posixpath.normpath(default).startswith(posixpath.normpath(lite_dir) + "/")
+            and (root / image_default).exists()
+            and posixpath.normpath(image_default).startswith(posixpath.normpath(lite_dir) + "/")
         )
-        if default_in_lite and default is not None:
+        if default_in_lite and image_default is not None:
             # The script already points at its own lite inference images: keep its choice (file or folder).
-            image_value = _rel(default)
+            image_value = _rel(image_default)
             out.notes.append(f"image: {flag.flag}={image_value} (the script's default, inside the lite data)")
         elif images:
             image_value = _rel(posixpath.dirname(images[0]) + "/") if wants_dir else _rel(images[0])
             out.notes.append(f"image: {flag.flag}={image_value} (from the lite data)")
-        elif default is not None and (root / default).exists():
-            image_value = _rel(default)
+        elif image_default is not None and (root / image_default).exists():
+            image_value = _rel(image_default)
             out.notes.append(f"image: {flag.flag}={image_value} (the script's default, present in the repo)")
         elif flag.default is not None or not flag.required:
             out.todo(

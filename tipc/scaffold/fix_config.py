@@ -102,4 +102,10 @@ def fix_text(raw: str, dialect: str | None = None) -> FixReport:
         if new != line and not any(f.startswith(f"line {number}:") for f in fixes):
             fixes.append(f"line {number}: {line!r} -> {new!r} (stray spaces)")
         out.append(new)
+    fixes.sort(key=_line_of)
     return FixReport("\n".join(out) + "\n", dialect, fixes)
+
+
+def _line_of(fix: str) -> int:
+    match = re.match(r"line (\d+):", fix)
+    return int(match.group(1)) if match else 0

@@ -102,6 +102,8 @@ def safe_target(dest: Path, rel: str) -> Path:
 def check_destination(repo: Path, dest: Path) -> None:
     repo_real = repo.resolve()
     real = dest.resolve()
+    if dest.exists() and not dest.is_dir():
+        raise UserError(f"refusing to write into {dest}: it exists and is not a folder")
     if real != repo_real and repo_real not in real.parents:
         raise UserError(f"refusing to write into {dest}: it resolves to {real}, outside the repo {repo}")
 
@@ -152,6 +154,13 @@ def write_all(dest: Path, planned: list[PlannedFile], *, force: bool) -> list[st
         raise UserError(
             f"these files exist already (use --force to overwrite, --dry-run to see a diff):\n{listing}"
         )
+    try:
+        return _write_staged(dest, planned)
+    except OSError as exc:
+        raise UserError(f"cannot write {dest}: {exc}") from exc
+
+
+def _write_staged(dest: Path, planned: list[PlannedFile]) -> list[str]:
     dest_parent = dest.parent
     dest_parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".tipc-init-", dir=dest_parent))
