@@ -175,3 +175,19 @@ def test_image_default_inside_the_lite_data_is_kept(tmp_path: Path) -> None:
     filled = infer_slots(repo, "m", "template")
     assert filled.slots["image"] == ("--img_path", "./lite_data/images/")
     assert filled.slots["train_infer_img_dir"] == ("train_infer_img_dir", "./lite_data/images/")
+
+
+def test_set_values_with_a_colon_are_refused(demo_repo: Path) -> None:
+    with pytest.raises(UserError, match="':'"):
+        infer_slots(demo_repo, "lenet_digits", "template", [("infer_model", "https://x/y.pdparams")])
+
+
+def test_subcommand_scripts_run_their_train_command(tmp_path: Path) -> None:
+    files = dict(DEMO_FILES)
+    files["train.py"] = (
+        "import argparse\np = argparse.ArgumentParser()\nsub = p.add_subparsers()\n"
+        "ev = sub.add_parser('eval')\nev.add_argument('--weights')\n"
+        "tr = sub.add_parser('train')\ntr.add_argument('--epochs', type=int, default=3)\n"
+    )
+    repo = build_tree(tmp_path / "r", files)
+    assert infer_slots(repo, "m", "template").slots["norm_train"] == ("norm_train", "train.py train")

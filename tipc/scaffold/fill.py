@@ -202,7 +202,8 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
         out.todo("norm_train", "no training script found (looked for train.py, tools/train.py, ...)")
         s["norm_train"] = ("norm_train", "null")
     else:
-        sub = next((f.subcommand for f in train.flags if f.subcommand), None)
+        subs = [f.subcommand for f in train.flags if f.subcommand]
+        sub = "train" if "train" in subs else (subs[0] if subs else None)
         s["norm_train"] = ("norm_train", train_script + (f" {sub}" if sub else ""))
 
     # use_gpu: eval receives the same parameter, so prefer a flag both scripts accept.
@@ -506,6 +507,10 @@ def apply_sets(filled: Filled, sets: list[tuple[str, str]]) -> list[str]:
             errors.append(
                 f"unknown slot {name!r}; slots: {', '.join(known)} (use SLOT=VALUE or SLOT.key=KEY)"
             )
+            continue
+        if ":" in value:
+            # common_func.sh splits every line on each ':' and keeps only the first value field.
+            errors.append(f"--set {name}={value}: a ':' would be cut off by the TIPC scripts' parser")
             continue
         key, old = filled.slots[slot]
         filled.slots[slot] = (value, old) if part == "key" else (key, value)
