@@ -148,3 +148,13 @@ def test_sandbox_blocks_unsafe_template_code(tmp_path: Path) -> None:
     env = _environment(tmp_path)
     with pytest.raises(SecurityError):
         env.get_template("evil.j2").render()
+
+
+def test_every_rendered_file_ends_with_one_newline(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "train.py").write_text("import argparse\n")
+    for dialect in ("template", "compact"):
+        files = render_test_tipc(infer_slots(repo, "m", dialect), repo)
+        for rel, text in files.items():
+            assert text.endswith("\n") and not text.endswith("\n\n"), rel

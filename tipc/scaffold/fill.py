@@ -490,6 +490,8 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
                 )
     known = slots_of(dialect)
     out.slots = {k: v for k, v in s.items() if k in known}
+    # Config order first, repo-wide items last.
+    out.todos.sort(key=lambda t: known.get(t.slot, 10_000) if t.slot else 10_000)
     missing = set(known) - set(out.slots)
     if missing:  # a bug in this module, not a user problem
         raise AssertionError(f"unfilled slots: {sorted(missing)}")

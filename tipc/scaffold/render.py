@@ -72,9 +72,11 @@ def render_files(dialect: str, model: str, context: Mapping[str, Any]) -> dict[s
     for template_name, pattern in (*MANIFEST[dialect], *COMMON_FILES):
         out = pattern.format(model=model)
         try:
-            files[out] = env.get_template(template_name).render(**context)
+            text = env.get_template(template_name).render(**context)
         except TemplateError as exc:
             raise UserError(f"{root / template_name}: template failed to render: {exc}") from exc
+        # Every generated file ends with exactly one newline (a positional config must).
+        files[out] = text.rstrip("\n") + "\n"
     return files
 
 
