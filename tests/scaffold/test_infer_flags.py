@@ -174,3 +174,33 @@ def test_syntax_error_is_reported_not_raised(tmp_path: Path) -> None:
     _write(tmp_path, {"train.py": "def broken(:\n"})
     flags = read_flags(tmp_path / "train.py", tmp_path)
     assert flags.flags == () and flags.error is not None
+
+
+def test_module_attribute_helpers_and_parser_classes_are_followed(tmp_path: Path) -> None:
+    # PaddleOCR style: tools/train.py calls program.preprocess(), which builds an ArgsParser subclass.
+    _write(
+        tmp_path,
+        {
+            "tools/__init__.py": "",
+            "tools/program.py": """
+            from argparse import ArgumentParser
+
+            class ArgsParser(ArgumentParser):
+                def __init__(self):
+                    super().__init__()
+                    self.add_argument("-c", "--config", help="configuration file")
+                    self.add_argument("-o", "--opt", nargs="+")
+
+            def preprocess(is_train=False):
+                return ArgsParser().parse_args()
+
+            def unrelated():
+                ArgumentParser().add_argument("--not_here")
+            """,
+            "tools/train.py": """
+            import tools.program as program
+            config = program.preprocess(is_train=True)
+            """,
+        },
+    )
+    assert set(_by_flag(tmp_path, "tools/train.py")) == {"--config", "--opt"}

@@ -242,30 +242,82 @@ def read_flags(script: Path, repo: Path | None = None) -> ScriptFlags:
     flags = _flags_in(tree, consts, source, rel)
     uses_argparse = "argparse" in source or bool(flags)
 
-    # Helpers imported from a local module and called here (e.g. `add_common_args(parser)`).
-    called = _called_names(tree)
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ImportFrom):
-            continue
-        wanted = {a.asname or a.name: a.name for a in node.names if (a.asname or a.name) in called}
-        if not wanted:
-            continue
-        module_file = _local_module(repo, script, node.module or "", node.level)
-        if module_file is None or module_file.resolve() == script.resolve():
-            continue
-        try:
-            msource = module_file.read_text(encoding="utf-8", errors="replace")
-            mtree = ast.parse(msource, filename=str(module_file))
-        except (OSError, SyntaxError, ValueError):
-            continue
-        mconsts = _Constants(mtree)
-        for fn in ast.walk(mtree):
-            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name in wanted.values():
-                flags.extend(_flags_in(fn, mconsts, msource, _relative(module_file, repo)))
+    # Helpers from repo-local modules called here: `add_common_args(parser)`, `program.preprocess()`, ...
+    for module_file, name in _imported_calls(tree, repo, script):
+        flags.extend(_flags_of_helper(module_file, name, repo))
     unique: dict[tuple[str, ...], Flag] = {}
     for flag in flags:
         unique.setdefault((*flag.options, flag.dest, flag.subcommand or ""), flag)
     return ScriptFlags(rel, tuple(unique.values()), uses_argparse)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _imported_calls(tree: ast.Module, repo: Path, script: Path) -> list[tuple[Path, str]]:
+    """(module file, top-level name) for every call of a function or class imported from the repo."""
+    functions: dict[str, tuple[Path, str]] = {}
+    modules: dict[str, Path] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                local = alias.asname or alias.name
+                dotted = f"{node.module}.{alias.name}" if node.module else alias.name
+                submodule = _local_module(repo, script, dotted, node.level)
+                if submodule is not None:
+                    modules[local] = submodule
+                    continue
+                parent = _local_module(repo, script, node.module or "", node.level)
+                if parent is not None:
+                    functions[local] = (parent, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                found = _local_module(repo, script, alias.name, 0)
+                if found is not None:
+                    modules[alias.asname or alias.name] = found
+    calls: list[tuple[Path, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Name) and node.func.id in functions:
+            calls.append(functions[node.func.id])
+        elif isinstance(node.func, ast.Attribute):
+            base = _dotted(node.func.value)
+            if base in modules:
+                calls.append((modules[base], node.func.attr))
+    return [c for c in dict.fromkeys(calls) if c[0].resolve() != script.resolve()]
+
+
+def _flags_of_helper(module_file: Path, name: str, repo: Path, depth: int = 3) -> list[Flag]:
+    """Flags added by top-level def/class `name` of `module_file` and the same-module helpers it calls."""
+    try:
+        source = module_file.read_text(encoding="utf-8", errors="replace")
+        tree = ast.parse(source, filename=str(module_file))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    consts = _Constants(tree)
+    defs = {
+        n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+    rel = _relative(module_file, repo)
+    flags: list[Flag] = []
+    seen: set[str] = set()
+    todo = [(name, 0)]
+    while todo:
+        current, level = todo.pop()
+        if current in seen or current not in defs:
+            continue
+        seen.add(current)
+        flags.extend(_flags_in(defs[current], consts, source, rel))
+        if level < depth:
+            todo.extend((called, level + 1) for called in _called_names(defs[current]) if called in defs)
+    return flags
 
 
 def _relative(path: Path, repo: Path) -> str:
