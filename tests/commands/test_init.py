@@ -157,6 +157,26 @@ def test_wrapper_passes_config_mode_and_gpuid_to_tipc_run(repo: Path, tmp_path: 
     assert run.returncode == 2 and "usage" in run.stderr
 
 
+def test_wrapper_falls_back_to_python_m_tipc(repo: Path, tmp_path: Path) -> None:
+    if shutil.which("tipc", path="/usr/bin:/bin"):
+        pytest.skip("a system-wide tipc would be found first")
+    assert main(["init", str(repo), "--model", "lenet_digits"]) == 0
+    fake_python = tmp_path / "fakepython"
+    # Answers the `import tipc` probe, then echoes what `python -m tipc ...` was given.
+    fake_python.write_text('#!/bin/sh\n[ "$1" = "-c" ] && exit 0\nprintf "%s\\n" "$@"\n')
+    fake_python.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": str(fake_python), "HOME": str(tmp_path)}
+    run = subprocess.run(
+        ["bash", "test_tipc/test_train_inference_python.sh", CONFIG, "whole_infer"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[:3] == ["-m", "tipc", "run"]
+
+
 def test_prepare_is_idempotent_and_never_deletes(tmp_path: Path) -> None:
     files = {k: v for k, v in DEMO_FILES.items() if not k.startswith("lite_data/")}
     repo = build_tree(tmp_path / "r", files)
