@@ -1,0 +1,262 @@
+"""`tipc init` end to end through the CLI: writing, refusing, forcing, dry runs, escapes, generated shell."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tipc.cli import main
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scaffold"))
+from scaffold_fixtures import DEMO_FILES, build_tree
+
+CONFIG = "test_tipc/configs/lenet_digits/train_infer_python.txt"
+
+
+def tree_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*")):
+        digest.update(str(path.relative_to(root)).encode())
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return build_tree(tmp_path / "repo", DEMO_FILES)
+
+
+def test_init_writes_a_complete_folder(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", str(repo), "--model", "lenet_digits"]) == 0
+    out = capsys.readouterr().out
+    assert "wrote test_tipc/" + CONFIG.removeprefix("test_tipc/") in out
+    assert (repo / CONFIG).read_text().count("\n") == 51
+    for script in ("test_train_inference_python.sh", "prepare.sh"):
+        assert os.stat(repo / "test_tipc" / script).st_mode & stat.S_IXUSR
+
+
+def test_existing_files_are_not_overwritten_without_force(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["init", str(repo), "--model", "lenet_digits"]) == 0
+    (repo / "test_tipc/README.md").write_text("my own notes\n")
+    capsys.readouterr()
+    before = tree_digest(repo)
+    assert main(["init", str(repo), "--model", "lenet_digits"]) == 2
+    err = capsys.readouterr().err
+    assert "--force" in err and "README.md" in err and "train_infer_python.txt" in err
+    assert tree_digest(repo) == before
+    assert main(["init", str(repo), "--model", "lenet_digits", "--force"]) == 0
+    assert (repo / "test_tipc/README.md").read_text() != "my own notes\n"
+
+
+def test_dry_run_writes_nothing_and_shows_a_diff(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = tree_digest(repo)
+    assert main(["init", str(repo), "--model", "lenet_digits", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "would create test_tipc/" + CONFIG.removeprefix("test_tipc/") in out
+    assert "model_name:lenet_digits" in out
+    assert tree_digest(repo) == before
+    assert main(["init", str(repo), "--model", "lenet_digits"]) == 0
+    (repo / "test_tipc/README.md").write_text("mine\n")
+    before = tree_digest(repo)
+    assert main(["init", str(repo), "--model", "lenet_digits", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "-mine" in out and "+++ b/test_tipc/README.md" in out
+    assert tree_digest(repo) == before
+
+
+@pytest.mark.parametrize("model", ["../../etc", "a/b", "/tmp/x", ".."])
+def test_path_escaping_model_names_exit_2(repo: Path, model: str, capsys: pytest.CaptureFixture[str]) -> None:
+    before = tree_digest(repo.parent)
+    assert main(["init", str(repo), "--model", model]) == 2
+    assert "invalid model name" in capsys.readouterr().err
+    assert tree_digest(repo.parent) == before
+
+
+def test_symlinked_test_tipc_pointing_outside_is_refused(repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, repo / "test_tipc")
+    assert main(["init", str(repo), "--model", "lenet_digits"]) == 2
+    assert list(outside.iterdir()) == []
+
+
+def test_a_failed_render_leaves_nothing(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tipc.resources import data_dir
+    from tipc.scaffold import render
+
+    broken = tmp_path / "templates"
+    shutil.copytree(data_dir("test_tipc_template"), broken)
+    (broken / "prepare.sh.j2").write_text("{{ no_such_variable }}\n")
+    monkeypatch.setattr(render, "data_dir", lambda name: broken)
+    before = tree_digest(repo)
+    assert main(["init", str(repo), "--model", "lenet_digits"]) == 2
+    assert "no_such_variable" in capsys.readouterr().err
+    assert tree_digest(repo) == before
+    assert not (repo / "test_tipc").exists()
+
+
+def test_todos_are_printed_and_exit_is_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = build_tree(tmp_path / "bare", {"train.py": "import argparse\n"})
+    assert main(["init", str(repo), "--model", "m"]) == 0
+    err = capsys.readouterr().err
+    assert "warning:" in err and "TODO norm_export (line 30)" in err
+    assert "TODO" in (repo / "test_tipc/README.md").read_text()
+
+
+def test_unknown_set_slot_is_a_usage_error(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", str(repo), "--model", "m", "--set", "bogus=1"]) == 2
+    assert "unknown slot" in capsys.readouterr().err
+    assert not (repo / "test_tipc").exists()
+
+
+@pytest.mark.parametrize("dialect", ["template", "compact"])
+def test_generated_shell_passes_shellcheck(repo: Path, dialect: str) -> None:
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed (apt-get install -y shellcheck)")
+    assert main(["init", str(repo), "--model", "lenet_digits", "--dialect", dialect]) == 0
+    scripts = [str(repo / "test_tipc" / s) for s in ("test_train_inference_python.sh", "prepare.sh")]
+    result = subprocess.run(["shellcheck", "--severity=style", *scripts], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+
+
+def test_wrapper_passes_config_mode_and_gpuid_to_tipc_run(repo: Path, tmp_path: Path) -> None:
+    assert main(["init", str(repo), "--model", "lenet_digits"]) == 0
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "tipc"
+    fake.write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@"\necho "CVD=${CUDA_VISIBLE_DEVICES:-unset}"\n')
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    script = "test_tipc/test_train_inference_python.sh"
+    run = subprocess.run(
+        ["bash", script, CONFIG, "lite_train_lite_infer"], cwd=repo, env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    args = run.stdout.splitlines()
+    assert args[:6] == ["run", str(repo.resolve()), "--config", CONFIG, "--mode", "lite_train_lite_infer"]
+    assert args[-1] == "CVD=unset"
+    run = subprocess.run(
+        ["bash", script, CONFIG, "whole_infer", "1"], cwd=repo, env=env, capture_output=True, text=True
+    )
+    assert run.stdout.splitlines()[-3:] == ["--set", "gpu_list=1", "CVD=1"]
+    run = subprocess.run(["bash", script, CONFIG], cwd=repo, env=env, capture_output=True, text=True)
+    assert run.returncode == 2 and "usage" in run.stderr
+
+
+def test_wrapper_falls_back_to_python_m_tipc(repo: Path, tmp_path: Path) -> None:
+    if shutil.which("tipc", path="/usr/bin:/bin"):
+        pytest.skip("a system-wide tipc would be found first")
+    assert main(["init", str(repo), "--model", "lenet_digits"]) == 0
+    fake_python = tmp_path / "fakepython"
+    # Answers the `import tipc` probe, then echoes what `python -m tipc ...` was given.
+    fake_python.write_text('#!/bin/sh\n[ "$1" = "-c" ] && exit 0\nprintf "%s\\n" "$@"\n')
+    fake_python.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": str(fake_python), "HOME": str(tmp_path)}
+    run = subprocess.run(
+        ["bash", "test_tipc/test_train_inference_python.sh", CONFIG, "whole_infer"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[:3] == ["-m", "tipc", "run"]
+
+
+def test_prepare_is_idempotent_and_never_deletes(tmp_path: Path) -> None:
+    files = {k: v for k, v in DEMO_FILES.items() if not k.startswith("lite_data/")}
+    repo = build_tree(tmp_path / "r", files)
+    src = build_tree(tmp_path / "src", {"lite_data/images/0.png": "x", "lite_data/train_list.txt": "a\n"})
+    with tarfile.open(repo / "lite_data.tar", "w") as tar:
+        tar.add(src / "lite_data", arcname="lite_data")
+    assert main(["init", str(repo), "--model", "lenet_digits"]) == 0
+    cmd = ["bash", "test_tipc/prepare.sh", CONFIG, "lite_train_lite_infer"]
+    first = subprocess.run(cmd, cwd=repo, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    assert "extracting lite_data.tar" in first.stdout
+    assert (repo / "lite_data/train_list.txt").read_text() == "a\n"
+    (repo / "lite_data/train_list.txt").write_text("edited by the user\n")
+    second = subprocess.run(cmd, cwd=repo, capture_output=True, text=True)
+    assert second.returncode == 0 and "nothing to extract" in second.stdout
+    assert (repo / "lite_data/train_list.txt").read_text() == "edited by the user\n"
+    assert (repo / "lite_data.tar").exists()
+
+
+# ---- --from-config -------------------------------------------------------------------------------------
+
+MESSY = (
+    "===========================train_params===========================\r\n"
+    "model_name:m\r\n"
+    "python : python3.7\r\n"
+    "\r\n"
+    "gpu_list:0\r\n"
+)
+
+
+def _clean_template_config(tmp_path: Path) -> str:
+    repo = build_tree(tmp_path / "clean", DEMO_FILES)
+    assert main(["init", str(repo), "--model", "m"]) == 0
+    return (repo / "test_tipc/configs/m/train_infer_python.txt").read_text()
+
+
+def test_from_config_fixes_mechanical_problems_and_keeps_meaning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clean = _clean_template_config(tmp_path)
+    lines = clean.splitlines()
+    messy_lines = list(lines)
+    messy_lines[2] = "python : python"  # stray spaces
+    messy_lines[38] = "infer_quant:Fasle"  # typo
+    messy_lines[40] = "--use_gpu:false"  # lower case in a slot compared with the word False
+    messy_lines[31] = "fpgm_export: "  # blank stage script
+    messy_lines.insert(10, "")  # a blank line that shifts every later slot in bash
+    old = tmp_path / "old.txt"
+    old.write_bytes(("\r\n".join(messy_lines) + "\r\n").encode())
+    new = tmp_path / "new.txt"
+    capsys.readouterr()
+    assert main(["init", "--from-config", str(old), "--output", str(new)]) == 0
+    out = capsys.readouterr().out
+    assert "CRLF" in out and "blank line" in out and "Fasle" in out
+    fixed = new.read_text().splitlines()
+    assert len(fixed) == 51
+    assert fixed[2] == "python:python" and fixed[38] == "infer_quant:False" and fixed[40] == "--use_gpu:False"
+    assert fixed[31] == "fpgm_export:null"
+    assert [ln for i, ln in enumerate(fixed) if i not in (31,)] == [
+        ln for i, ln in enumerate(lines) if i not in (31,)
+    ]
+    # the source is left alone
+    assert b"\r\n" in old.read_bytes()
+
+
+def test_from_config_never_overwrites_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = tmp_path / "old.txt"
+    old.write_bytes(MESSY.encode())
+    assert main(["init", "--from-config", str(old)]) == 2
+    assert old.read_bytes() == MESSY.encode()
+    assert main(["init", "--from-config", str(old), "--dry-run"]) == 0
+    assert old.read_bytes() == MESSY.encode()
+    assert main(["init", "--from-config", str(old), "--force"]) == 0
+    assert old.read_text() == (
+        "===========================train_params===========================\nmodel_name:m\npython:python3.7\ngpu_list:0\n"
+    )
+
+
+def test_from_config_missing_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "--from-config", str(tmp_path / "nope.txt")]) == 2
+    assert "no such config" in capsys.readouterr().err

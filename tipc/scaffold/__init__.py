@@ -1,0 +1,70 @@
+"""`tipc init`: scaffold a conformant test_tipc/ folder from test_tipc_template/ (jinja2, sandboxed).
+
+detect.py finds entry scripts and lite data, infer_flags.py reads argparse flags statically, fill.py maps
+them onto config slots (and lists TODOs), render.py renders and writes safely, fix_config.py cleans up an
+existing hand-edited config. No module here imports jinja2 at import time except inside functions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tipc.scaffold.detect import scan
+from tipc.scaffold.fill import MODE_KEYS, Filled, apply_sets, fill
+from tipc.scaffold.render import check_model_name, render_files
+from tipc.scaffold.slots import line_count, slots_of
+
+__all__ = ["Filled", "build_context", "infer_slots", "render_test_tipc"]
+
+
+def infer_slots(repo: Path, model: str, dialect: str, sets: list[tuple[str, str]] | None = None) -> Filled:
+    """Scan `repo` and fill every slot of `dialect`; `sets` (`--set slot=value`) win over inference.
+
+    Raises UserError for an invalid model name or an unknown slot in `sets`.
+    """
+    from tipc.errors import UserError
+
+    check_model_name(model)
+    filled = fill(scan(repo, model), model, dialect)
+    errors = apply_sets(filled, list(sets or ()))
+    if errors:
+        raise UserError("; ".join(errors))
+    return filled
+
+
+def build_context(filled: Filled, repo: Path) -> dict[str, Any]:
+    slots = slots_of(filled.dialect)
+    line_slots = {name: filled.line(name) for name in slots}
+    todos = [t.format(slots.get(t.slot) if t.slot else None) for t in filled.todos]
+    lite = None
+    from tipc.scaffold.detect import find_lite_data
+
+    lite = find_lite_data(repo)
+    weights = filled.slots["infer_model"][1]
+    return {
+        "s": line_slots,
+        "model": filled.model,
+        "dialect": filled.dialect,
+        "dialect_title": "51-line template" if filled.dialect == "template" else "32-line compact",
+        "config_lines": line_count(filled.dialect),
+        "todos": todos,
+        "notes": list(filled.notes),
+        "paper": "-",
+        "model_type": "-",
+        "modes": [*MODE_KEYS, "whole_infer"],
+        "gpu_list": filled.slots["gpu_list"][1],
+        "has_mkldnn": filled.slots.get("mkldnn", ("null", "null"))[0] != "null",
+        "has_threads": filled.slots.get("cpu_threads", ("null", "null"))[0] != "null",
+        "train_script": filled.scripts.get("train", "train.py"),
+        "infer_script": filled.scripts.get("infer", "infer.py"),
+        "lite_dir": lite.dir if lite else None,
+        "lite_tar": lite.tar if lite else None,
+        "lite_tar_has_top_dir": lite.tar_has_top_dir if lite else True,
+        "weights": weights.removeprefix("./") if weights != "null" else None,
+    }
+
+
+def render_test_tipc(filled: Filled, repo: Path) -> dict[str, str]:
+    """Every file of test_tipc/ (relative path -> text)."""
+    return render_files(filled.dialect, filled.model, build_context(filled, repo))
