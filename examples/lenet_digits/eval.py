@@ -23,12 +23,12 @@ def get_args(add_help: bool = True) -> argparse.Namespace:
 
 
 def main(args: argparse.Namespace) -> None:
-    paddle.set_device(resolve_device(args.device))
+    paddle.device.set_device(resolve_device(args.device))
     model = LeNet()
     load_weights(model, args.pretrained)
     acc, loss = evaluate(model, make_eval_loader(args.data_dir, args.batch_size))
     num_samples = len(make_eval_loader(args.data_dir, 1))
-    print(f"[Eval] weights: {args.pretrained}, samples: {num_samples}, loss: {loss:.4f}")
+    print(f"evaluated {args.pretrained} on {num_samples} test images, loss: {loss:.4f}")
     print(f"[Eval] acc: {acc:.4f}")
 
 

@@ -31,7 +31,7 @@ def get_args(add_help: bool = True) -> argparse.Namespace:
 
 
 def main(args: argparse.Namespace) -> None:
-    paddle.set_device("cpu")  # exporting needs no accelerator
+    paddle.device.set_device("cpu")  # exporting needs no accelerator
     model = LeNet()
     if args.pretrained and os.path.isfile(args.pretrained):
         load_weights(model, args.pretrained)

@@ -137,7 +137,7 @@ class Timer:
 def report(args: argparse.Namespace, config: inference.Config, timer: Timer, data_num: int) -> None:
     """The AutoLog report block (auto_log is not on PyPI; same lines, printed with logging)."""
     try:
-        import auto_log  # type: ignore[import-not-found]  # noqa: F401
+        import auto_log  # noqa: F401
 
         have_autolog = True
     except ImportError:
@@ -167,7 +167,7 @@ def report(args: argparse.Namespace, config: inference.Config, timer: Timer, dat
         f" CUDNN_version: {paddle.version.cudnn()}",
         " drivier_version: None",
         "---------------------- Paddle info ----------------------",
-        f" paddle_version: {paddle.__version__}",
+        f" paddle_version: {paddle.version.full_version}",
         f" paddle_commit: {paddle.version.commit}",
         f" log_api_version: {'1.0' if have_autolog else '1.0 (built-in, auto_log not installed)'}",
         "----------------------- Conf info -----------------------",

@@ -30,7 +30,7 @@ def get_args(add_help: bool = True) -> argparse.Namespace:
 
 @paddle.no_grad()
 def main(args: argparse.Namespace) -> None:
-    paddle.set_device(resolve_device(args.device))
+    paddle.device.set_device(resolve_device(args.device))
     model = LeNet()
     load_weights(model, args.pretrained)
     model.eval()

@@ -49,7 +49,7 @@ class Logger:
 
 
 def main(args: argparse.Namespace) -> None:
-    paddle.set_device(resolve_device(args.device))
+    paddle.device.set_device(resolve_device(args.device))
     set_seed(args.seed)
     os.makedirs(args.output_dir, exist_ok=True)
     log = Logger(os.path.join(args.output_dir, "train.log"))

@@ -222,3 +222,47 @@ def test_shipped_weights_reproduce_shipped_ground_truth(repo: Path, tmp_path: Pa
         timeout_s=TIMEOUT_S,
     )
     assert result.exit_code == 1
+
+
+CONFIG = "test_tipc/configs/lenet_digits/train_infer_python.txt"
+STATUS_LOG = Path("test_tipc/output/results_python.log")
+
+
+def test_bash_chain_whole_infer_runs_export_and_inference(repo: Path) -> None:
+    (repo / STATUS_LOG).unlink(missing_ok=True)
+    bin_dir = str(Path(sys.executable).parent)  # the config says `python:python`
+    run(
+        repo,
+        ["bash", "test_tipc/test_train_inference_python.sh", CONFIG, "whole_infer"],
+        env={"PATH": f"{bin_dir}:{proc.build_env(None, {})['PATH']}"},
+    )
+    status = (repo / STATUS_LOG).read_text().splitlines()
+    assert len(status) == 2
+    assert all(line.startswith("\x1b[33m Run successfully with command - python ") for line in status)
+    assert "export_model.py --pretrained=./pretrained/lenet_digits_pretrained.pdparams" in status[0]
+    assert (
+        "infer.py --use_gpu=False --enable_mkldnn=False --cpu_threads=1 --model_dir=./pretrained" in status[1]
+    )
+    log = repo / "test_tipc/output/python_infer_cpu_usemkldnn_False_threads_1_precision_fp32_batchsize_1.log"
+    assert len(results(log.read_text().splitlines())) == 10
+
+
+def test_bash_chain_reports_a_failing_command(repo: Path) -> None:
+    lines = (repo / CONFIG).read_text().splitlines()
+    lines[37] = "infer_export:null"
+    lines[39] = "inference:no_such_infer.py"
+    broken = repo / "test_tipc/configs/lenet_digits/broken.txt"
+    broken.write_text("\n".join(lines) + "\n")
+    (repo / STATUS_LOG).unlink(missing_ok=True)
+    bin_dir = str(Path(sys.executable).parent)
+    out: list[str] = []
+    result = proc.run(
+        ["bash", "test_tipc/test_train_inference_python.sh", str(broken.relative_to(repo)), "whole_infer"],
+        cwd=repo,
+        env=proc.build_env(None, {"PATH": f"{bin_dir}:{proc.build_env(None, {})['PATH']}"}),
+        timeout_s=TIMEOUT_S,
+        on_line=out.append,
+    )
+    assert result.exit_code == 1
+    status = (repo / STATUS_LOG).read_text().splitlines()
+    assert len(status) == 1 and "Run failed with command - python no_such_infer.py " in status[0]

@@ -29,7 +29,7 @@ def read_list(data_dir: str, list_name: str) -> list[tuple[str, int]]:
     return samples
 
 
-class DigitsDataset(paddle.io.Dataset):  # type: ignore[misc]
+class DigitsDataset(paddle.io.Dataset):  # type: ignore[type-arg]
     def __init__(self, data_dir: str, list_name: str) -> None:
         super().__init__()
         self.samples = read_list(data_dir, list_name)

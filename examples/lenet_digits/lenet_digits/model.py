@@ -30,7 +30,8 @@ class LeNet(nn.Layer):
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
         x = self.features(x)
         x = paddle.flatten(x, start_axis=1)
-        return self.classifier(x)
+        logits: paddle.Tensor = self.classifier(x)
+        return logits
 
 
 class LeNetWithSoftmax(nn.Layer):
@@ -42,4 +43,5 @@ class LeNetWithSoftmax(nn.Layer):
         self.softmax = nn.Softmax(axis=-1)
 
     def forward(self, x: paddle.Tensor) -> paddle.Tensor:
-        return self.softmax(self.model(x))
+        probs: paddle.Tensor = self.softmax(self.model(x))
+        return probs

@@ -20,7 +20,7 @@ def preprocess(img: Image.Image) -> np.ndarray:
     """PIL image -> float32 array [1, IMAGE_SIZE, IMAGE_SIZE], normalised to about [-1, 1]."""
     img = img.convert("L")
     if img.size != (IMAGE_SIZE, IMAGE_SIZE):
-        img = img.resize((IMAGE_SIZE, IMAGE_SIZE), Image.BILINEAR)
+        img = img.resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BILINEAR)
     arr = np.asarray(img, dtype=np.float32) / 255.0
     arr = (arr - MEAN) / STD
     return arr[np.newaxis, :, :]
@@ -44,7 +44,8 @@ def list_images(img_path: str) -> list[str]:
 def softmax(logits: np.ndarray) -> np.ndarray:
     shifted = logits - logits.max(axis=-1, keepdims=True)
     exp = np.exp(shifted)
-    return exp / exp.sum(axis=-1, keepdims=True)
+    probs: np.ndarray = exp / exp.sum(axis=-1, keepdims=True)
+    return probs
 
 
 def postprocess(probs: np.ndarray) -> list[tuple[int, float]]:

@@ -50,7 +50,8 @@ func_parser_params() {
     echo ""
 }
 
-# Append `ESC[33m Run successfully|failed with command - <command>!  ESC[0m` to the status log (and stdout).
+# Append `ESC[33m Run successfully|failed with command - <command>!  ESC[0m` to the status log (and stdout);
+# count failures in TIPC_FAILED_COUNT.
 status_check() {
     local last_status=$1
     local run_command=$2
@@ -59,5 +60,6 @@ status_check() {
         echo -e "\033[33m Run successfully with command - ${run_command}!  \033[0m" | tee -a "${run_log}"
     else
         echo -e "\033[33m Run failed with command - ${run_command}!  \033[0m" | tee -a "${run_log}"
+        TIPC_FAILED_COUNT=$((${TIPC_FAILED_COUNT:-0} + 1))
     fi
 }

@@ -9,7 +9,8 @@
 # logs to ./test_tipc/output/python_infer_*.log, training outputs to ./test_tipc/output/<trainer>_gpus_*.
 #
 # Our own implementation of the behaviour of PaddlePaddle's TIPC template script (same config slots, same
-# commands, same status lines). One deliberate difference: values are not glob-expanded while parsing.
+# commands, same status lines). Deliberate differences: values are not glob-expanded while parsing, and the
+# exit status is 1 when any command failed.
 # Every value is read by its position (line) in the config, never by its key.
 
 # shellcheck source=test_tipc/common_func.sh
@@ -359,3 +360,10 @@ else
         done
     done
 fi
+
+# Unlike the template (whose exit status says nothing about the commands), report failures in the exit status.
+if [ "${TIPC_FAILED_COUNT:-0}" -gt 0 ]; then
+    echo "${TIPC_FAILED_COUNT} command(s) failed; see ${status_log}"
+    exit 1
+fi
+exit 0
