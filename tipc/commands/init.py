@@ -12,6 +12,17 @@ HELP = "scaffold a test_tipc/ folder (config, scripts, docs) from the repo's own
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from tipc.scaffold.slots import COMPACT_SLOTS, TEMPLATE_SLOTS
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = (
+        "slots for --set (template dialect, by line):\n  "
+        + ", ".join(f"{name}({line})" for name, line in TEMPLATE_SLOTS.items())
+        + "\ncompact dialect: "
+        + ", ".join(f"{name}({line})" for name, line in COMPACT_SLOTS.items())
+        + "\n\nWhat cannot be inferred is printed as TODO and listed in test_tipc/README.md; exit code 0."
+        "\nExisting files are never overwritten without --force (exit 2)."
+    )
     parser.add_argument("repo", nargs="?", help="the model repo (default: current folder)")
     parser.add_argument("--model", help="model name: names configs/<model>/ and the output folder")
     parser.add_argument(
@@ -55,6 +66,8 @@ def _parse_sets(raw: list[str]) -> list[tuple[str, str]]:
 def run(args: argparse.Namespace) -> int:
     if args.from_config:
         return _from_config(args)
+    if args.output:
+        raise UserError("--output goes with --from-config; tipc init writes into REPO/test_tipc/")
     if not args.model:
         raise UserError("tipc init: --model NAME is required (or use --from-config OLD.txt)")
     from tipc.scaffold import infer_slots, render_test_tipc

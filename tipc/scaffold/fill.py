@@ -18,7 +18,7 @@ MODE_KEYS = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_who
 
 # Synonyms per role, in preference order, normalised (no dashes, lower case, `-` -> `_`).
 SYNONYMS: dict[str, tuple[str, ...]] = {
-    "use_gpu": ("use_gpu", "device", "use_cuda", "gpu"),
+    "use_gpu": ("use_gpu", "device", "use_cuda"),
     "epoch": (
         "epochs",
         "epoch",
