@@ -15,13 +15,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from tipc.scaffold.slots import COMPACT_SLOTS, TEMPLATE_SLOTS
 
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    import textwrap
+
+    def listing(slots: dict[str, int]) -> str:
+        text = ", ".join(f"{name}({line})" for name, line in slots.items())
+        return textwrap.fill(text, width=100, initial_indent="  ", subsequent_indent="  ")
+
     parser.epilog = (
-        "slots for --set (template dialect, by line):\n  "
-        + ", ".join(f"{name}({line})" for name, line in TEMPLATE_SLOTS.items())
-        + "\ncompact dialect: "
-        + ", ".join(f"{name}({line})" for name, line in COMPACT_SLOTS.items())
-        + "\n\nWhat cannot be inferred is printed as TODO and listed in test_tipc/README.md; exit code 0."
-        "\nExisting files are never overwritten without --force (exit 2)."
+        "slots for --set SLOT=VALUE or SLOT.key=KEY, with their line in the 51-line template dialect:\n"
+        f"{listing(TEMPLATE_SLOTS)}\nand in the 32-line compact dialect:\n{listing(COMPACT_SLOTS)}\n\n"
+        "What cannot be inferred is printed as TODO and listed in test_tipc/README.md; exit code 0.\n"
+        "Existing files are never overwritten without --force (exit 2)."
     )
     parser.add_argument("repo", nargs="?", help="the model repo (default: current folder)")
     parser.add_argument("--model", help="model name: names configs/<model>/ and the output folder")
