@@ -75,6 +75,7 @@ def test_every_file_of_the_spec_layout_is_rendered(demo_repo: Path) -> None:
     assert set(files) == {
         "configs/lenet_digits/train_infer_python.txt",
         "test_train_inference_python.sh",
+        "common_func.sh",
         "prepare.sh",
         "README.md",
         "docs/test_train_inference_python.md",

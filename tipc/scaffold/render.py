@@ -29,6 +29,7 @@ MANIFEST: dict[str, tuple[tuple[str, str], ...]] = {
 }
 COMMON_FILES: tuple[tuple[str, str], ...] = (
     ("test_train_inference_python.sh.j2", "test_train_inference_python.sh"),
+    ("common_func.sh.j2", "common_func.sh"),
     ("prepare.sh.j2", "prepare.sh"),
     ("README.md.j2", "README.md"),
     ("docs/test_train_inference_python.md.j2", "docs/test_train_inference_python.md"),
