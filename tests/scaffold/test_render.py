@@ -86,6 +86,14 @@ def test_every_file_of_the_spec_layout_is_rendered(demo_repo: Path) -> None:
         assert f"train_infer_python.txt {mode}" in files["docs/test_train_inference_python.md"]
 
 
+def test_tipc_yaml_names_the_lite_input_batch_when_there_is_one(demo_repo: Path) -> None:
+    import yaml
+
+    (demo_repo / "lite_data/infer_inputs.npy").write_bytes(b"\x93NUMPY")
+    files = render_test_tipc(infer_slots(demo_repo, "lenet_digits", "template"), demo_repo)
+    assert yaml.safe_load(files["tipc.yaml"]) == {"agreement": {"inputs": "lite_data/infer_inputs.npy"}}
+
+
 def test_todos_land_in_readme_and_docs_not_in_config(tmp_path: Path) -> None:
     repo = tmp_path / "r"
     repo.mkdir()
