@@ -148,7 +148,16 @@ def test_wrapper_passes_config_mode_and_gpuid_to_tipc_run(repo: Path, tmp_path: 
     )
     assert run.returncode == 0, run.stderr
     args = run.stdout.splitlines()
-    assert args[:6] == ["run", str(repo.resolve()), "--config", CONFIG, "--mode", "lite_train_lite_infer"]
+    assert args[:8] == [
+        "run",
+        str(repo.resolve()),
+        "--config",
+        CONFIG,
+        "--mode",
+        "lite_train_lite_infer",
+        "--dialect",
+        "template",
+    ]
     assert args[-1] == "CVD=unset"
     run = subprocess.run(
         ["bash", script, CONFIG, "whole_infer", "1"], cwd=repo, env=env, capture_output=True, text=True
