@@ -191,3 +191,28 @@ def test_subcommand_scripts_run_their_train_command(tmp_path: Path) -> None:
     )
     repo = build_tree(tmp_path / "r", files)
     assert infer_slots(repo, "m", "template").slots["norm_train"] == ("norm_train", "train.py train")
+
+
+def test_eval_weights_flag_must_match_the_pretrain_key(tmp_path: Path) -> None:
+    files = dict(DEMO_FILES)
+    files["eval.py"] = (
+        "import argparse\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--weights', required=True)\np.add_argument('--use_gpu', default='False')\n"
+    )
+    repo = build_tree(tmp_path / "r", files)
+    filled = infer_slots(repo, "m", "template")
+    assert filled.slots["pretrain"] == ("--pretrained", "null")
+    messages = [t.message for t in filled.todos]
+    assert any("eval receives the weights as --pretrained" in m for m in messages)
+    assert any("--weights" in m and "not passed" in m for m in messages)  # required, and nobody passes it
+
+
+def test_pretrain_prefers_the_most_conventional_shared_flag(tmp_path: Path) -> None:
+    files = dict(DEMO_FILES)
+    files["train.py"] = files["train.py"].replace(
+        'p.add_argument("--pretrained", default=None)',
+        'p.add_argument("--resume", default=None)\n    p.add_argument("--pretrained", default=None)',
+    )
+    files["eval.py"] = files["eval.py"] + 'p.add_argument("--resume")\n'
+    repo = build_tree(tmp_path / "r", files)
+    assert infer_slots(repo, "m", "template").slots["pretrain"][0] == "--pretrained"

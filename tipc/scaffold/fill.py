@@ -225,6 +225,8 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
             and flag.flag not in {o for f in evals.flags for o in f.options}
         ):
             out.todo("train_use_gpu", f"{scan.scripts['eval']} has no {flag.flag}, but eval receives it too")
+        elif evals is not None:
+            use("eval", next(f for f in evals.flags if flag.flag in f.options))
         s["train_use_gpu"] = (flag.flag, "cpu" if _is_device_flag(flag) else "False")
         out.notes.append(f"train use_gpu: {flag.flag} from {_where(flag)}")
 
@@ -268,25 +270,30 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
         out.notes.append(f"train batch: {flag.flag} from {_where(flag)} (script default {flag.default})")
 
     # pretrain key: eval reuses it to pass the trained weights, so it must be a flag eval accepts too.
-    train_weights = [f for f in (train or empty).flags if set(f.names) & set(SYNONYMS["weights"])]
-    eval_options = {o for f in (evals or empty).flags for o in f.options}
-    shared = [f for f in train_weights if f.flag in eval_options]
-    flag = use("train", shared[0] if shared else find(train, "weights"))
+    def preference(f: Flag) -> int:
+        return min(SYNONYMS["weights"].index(n) for n in f.names if n in SYNONYMS["weights"])
+
+    train_weights = sorted(
+        (f for f in (train or empty).flags if set(f.names) & set(SYNONYMS["weights"])), key=preference
+    )
+    eval_by_option = {o: f for f in (evals or empty).flags for o in f.options}
+    shared = [f for f in train_weights if f.flag in eval_by_option]
+    flag = use("train", shared[0] if shared else (train_weights[0] if train_weights else None))
     eval_weight = find(evals, "weights")
-    use("eval", eval_weight)
     if flag is not None:
         s["pretrain"] = (flag.flag, "null")
         out.notes.append(
             f"pretrain: {flag.flag} from {_where(flag)}; eval gets the trained weights through it"
         )
-        if evals is not None and flag.flag not in eval_options:
+        if flag.flag in eval_by_option:
+            use("eval", eval_by_option[flag.flag])
+        elif evals is not None:
             out.todo(
                 "pretrain",
                 f"eval receives the weights as {flag.flag}=..., which {evals.path} does not define",
             )
-        elif eval_weight is not None:
-            use("eval", next(f for f in evals.flags if flag.flag in f.options) if evals else None)
     elif eval_weight is not None:
+        use("eval", eval_weight)
         s["pretrain"] = (eval_weight.flag, "null")
         out.notes.append(f"pretrain: {eval_weight.flag} from {_where(eval_weight)} (eval's weights flag)")
     else:
