@@ -216,3 +216,23 @@ def test_pretrain_prefers_the_most_conventional_shared_flag(tmp_path: Path) -> N
     files["eval.py"] = files["eval.py"] + 'p.add_argument("--resume")\n'
     repo = build_tree(tmp_path / "r", files)
     assert infer_slots(repo, "m", "template").slots["pretrain"][0] == "--pretrained"
+
+
+def test_precision_values_respect_the_flags_choices(tmp_path: Path) -> None:
+    files = dict(DEMO_FILES)
+    files["infer.py"] = files["infer.py"].replace(
+        'p.add_argument("--precision", default="fp32")',
+        'p.add_argument("--run_mode", default="paddle", choices=["paddle", "trt_fp32", "trt_fp16"])',
+    )
+    repo = build_tree(tmp_path / "r", files)
+    assert infer_slots(repo, "m", "template").slots["precision"] == ("--run_mode", "paddle")
+
+
+def test_required_data_flag_without_lite_data_is_a_todo(tmp_path: Path) -> None:
+    files = {k: v for k, v in DEMO_FILES.items() if not k.startswith("lite_data/")}
+    files["train.py"] = files["train.py"].replace(
+        'p.add_argument("--data_dir", default="./lite_data")', 'p.add_argument("--data_dir", required=True)'
+    )
+    repo = build_tree(tmp_path / "r", files)
+    filled = infer_slots(repo, "m", "template")
+    assert any("--data_dir" in t.message for t in filled.todos)

@@ -315,9 +315,10 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
 
     # data dir: pass it only when the script's default does not already point at the lite data.
     def data_arg(script: ScriptFlags | None, role: str) -> tuple[str, str] | None:
-        flag = use(role, find(script, "data"))
+        flag = find(script, "data")
         if flag is None or lite_dir is None:
-            return None
+            return None  # a required data flag nobody passes is reported with the other required flags
+        use(role, flag)
         if _same_path(lite_dir, flag.default):
             out.notes.append(f"{role} data: {flag.flag} already defaults to {flag.default}")
             return None
@@ -408,9 +409,16 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
         bool_slot("tensorrt", "trt", "False", raw=False)
         for slot, role, value in (("cpu_threads", "threads", "1"), ("precision", "precision", "fp32")):
             flag = use("infer", find(infer, role))
-            s[slot] = (flag.flag, value) if flag else ("null", "null")
-            if flag:
-                out.notes.append(f"{slot}: {flag.flag} from {_where(flag)}")
+            if flag is None:
+                s[slot] = ("null", "null")
+                continue
+            choices = [str(c) for c in flag.choices or ()]
+            if choices and value not in choices:
+                # e.g. PaddleDetection's --run_mode (paddle|trt_fp32|...) stands in for precision.
+                value = "paddle" if "paddle" in choices else choices[0]
+                out.notes.append(f"{slot}: {flag.flag} takes {'|'.join(choices)}; using {value}")
+            s[slot] = (flag.flag, value)
+            out.notes.append(f"{slot}: {flag.flag} from {_where(flag)}")
         flag = use("infer", find(infer, "save_log"))
         s["save_log"] = (flag.flag, "null") if flag else ("null", "null")
     bool_slot("benchmark", "benchmark", "False", raw=False)
