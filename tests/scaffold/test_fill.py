@@ -236,3 +236,17 @@ def test_required_data_flag_without_lite_data_is_a_todo(tmp_path: Path) -> None:
     repo = build_tree(tmp_path / "r", files)
     filled = infer_slots(repo, "m", "template")
     assert any("--data_dir" in t.message for t in filled.todos)
+
+
+def test_paths_the_scripts_would_split_become_todos(tmp_path: Path) -> None:
+    files = {k: v for k, v in DEMO_FILES.items() if not k.startswith("lite_data/images")}
+    files["lite_data/my images/0.png"] = "x"
+    repo = build_tree(tmp_path / "r", files)
+    filled = infer_slots(repo, "m", "template")
+    assert filled.slots["image"] == ("--img_path", "null")
+    assert any(t.slot == "image" and "white space" in t.message for t in filled.todos)
+
+
+def test_set_model_name_cannot_escape(demo_repo: Path) -> None:
+    with pytest.raises(UserError, match="invalid model name"):
+        infer_slots(demo_repo, "m", "template", [("model_name", "../../etc")])

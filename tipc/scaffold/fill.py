@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tipc.scaffold.detect import RepoScan, saved_checkpoint_names
 from tipc.scaffold.infer_flags import Flag, ScriptFlags, read_flags
+from tipc.scaffold.render import check_model_name
 from tipc.scaffold.slots import slots_of
 
 MODE_KEYS = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer")
@@ -505,6 +506,13 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
                 )
     known = slots_of(dialect)
     out.slots = {k: v for k, v in s.items() if k in known}
+    # Detected paths end up in a positional line that bash splits on ':' and re-splits on spaces.
+    path_slots = {"image", "train_infer_img_dir", "infer_model", "train_param1", "eval_param1", "data_path"}
+    for name, (key, value) in out.slots.items():
+        spaced = name in path_slots and any(c.isspace() for c in value)
+        if ":" in key + value or spaced:
+            out.todo(name, f"{key}:{value!r} holds ':' or white space, which the TIPC scripts split apart")
+            out.slots[name] = (key if ":" not in key else "null", "null")
     # Config order first, repo-wide items last.
     out.todos.sort(key=lambda t: known.get(t.slot, 10_000) if t.slot else 10_000)
     missing = set(known) - set(out.slots)
@@ -529,6 +537,8 @@ def apply_sets(filled: Filled, sets: list[tuple[str, str]]) -> list[str]:
             # common_func.sh splits every line on each ':' and keeps only the first value field.
             errors.append(f"--set {name}={value}: a ':' would be cut off by the TIPC scripts' parser")
             continue
+        if slot == "model_name" and part != "key":
+            check_model_name(value)  # it names test_tipc/output/<model_name>/
         key, old = filled.slots[slot]
         filled.slots[slot] = (value, old) if part == "key" else (key, value)
         set_names.add(slot)
