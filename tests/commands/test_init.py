@@ -127,7 +127,8 @@ def test_generated_shell_passes_shellcheck(repo: Path, dialect: str) -> None:
     if shutil.which("shellcheck") is None:
         pytest.skip("shellcheck is not installed (apt-get install -y shellcheck)")
     assert main(["init", str(repo), "--model", "lenet_digits", "--dialect", dialect]) == 0
-    scripts = [str(repo / "test_tipc" / s) for s in ("test_train_inference_python.sh", "prepare.sh")]
+    names = ("test_train_inference_python.sh", "prepare.sh", "common_func.sh")
+    scripts = [str(repo / "test_tipc" / s) for s in names]
     result = subprocess.run(["shellcheck", "--severity=style", *scripts], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
 
@@ -147,7 +148,16 @@ def test_wrapper_passes_config_mode_and_gpuid_to_tipc_run(repo: Path, tmp_path: 
     )
     assert run.returncode == 0, run.stderr
     args = run.stdout.splitlines()
-    assert args[:6] == ["run", str(repo.resolve()), "--config", CONFIG, "--mode", "lite_train_lite_infer"]
+    assert args[:8] == [
+        "run",
+        str(repo.resolve()),
+        "--config",
+        CONFIG,
+        "--mode",
+        "lite_train_lite_infer",
+        "--dialect",
+        "template",
+    ]
     assert args[-1] == "CVD=unset"
     run = subprocess.run(
         ["bash", script, CONFIG, "whole_infer", "1"], cwd=repo, env=env, capture_output=True, text=True
@@ -175,6 +185,50 @@ def test_wrapper_falls_back_to_python_m_tipc(repo: Path, tmp_path: Path) -> None
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[:3] == ["-m", "tipc", "run"]
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("func_parser_key 'pretrained_model_url:https://a.b/c.tar'", "pretrained_model_url"),
+        ("func_parser_value 'pretrained_model_url:https://a.b/c.tar'", "https"),
+        ("func_parser_value '--opt:cpu:op.a=0|gpu:op.a=1'", "cpu"),
+        ("func_parser_value 'runner.model_save_path'", ""),
+        ("func_parser_value 'train_model_name:*.py'", "*.py"),  # never glob-expanded
+        ("func_parser_value 'fpgm_export: '", " "),
+        (
+            "func_parser_params '--epochs:lite_train_lite_infer=1|whole_train_whole_infer=50' "
+            "whole_train_whole_infer",
+            "50",
+        ),
+        ("func_parser_params '--epochs:lite_train_lite_infer=a=b' lite_train_lite_infer", "a"),
+        ("func_parser_params '--epochs:lite_train_lite_infer=1' whole_infer", ""),
+        ("func_set_params --epochs 3", "--epochs=3"),
+        ("func_set_params null 3", " "),
+        ("func_set_params --save_log_path null", " "),
+        ("func_set_params --x ' '", " "),
+    ],
+)
+def test_common_func_helpers(repo: Path, call: str, expected: str) -> None:
+    assert main(["init", str(repo), "--model", "lenet_digits"]) == 0
+    (repo / "x.py").write_text("")
+    script = f"source test_tipc/common_func.sh; {call}"
+    run = subprocess.run(["bash", "-c", script], cwd=repo, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == expected + "\n"
+
+
+def test_common_func_status_line(repo: Path) -> None:
+    assert main(["init", str(repo), "--model", "lenet_digits"]) == 0
+    script = (
+        "source test_tipc/common_func.sh; status_check 0 'python train.py' r.log m t.log >/dev/null;"
+        " status_check 1 'python infer.py' r.log m i.log >/dev/null; cat r.log"
+    )
+    run = subprocess.run(["bash", "-c", script], cwd=repo, capture_output=True, text=True)
+    assert run.stdout.split("\n")[:2] == [
+        "\x1b[33m Run successfully with command - m - python train.py - t.log \x1b[0m",
+        "\x1b[33m Run failed with command - m - python infer.py - i.log \x1b[0m",
+    ]
 
 
 def test_prepare_is_idempotent_and_never_deletes(tmp_path: Path) -> None:

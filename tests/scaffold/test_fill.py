@@ -191,3 +191,62 @@ def test_subcommand_scripts_run_their_train_command(tmp_path: Path) -> None:
     )
     repo = build_tree(tmp_path / "r", files)
     assert infer_slots(repo, "m", "template").slots["norm_train"] == ("norm_train", "train.py train")
+
+
+def test_eval_weights_flag_must_match_the_pretrain_key(tmp_path: Path) -> None:
+    files = dict(DEMO_FILES)
+    files["eval.py"] = (
+        "import argparse\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--weights', required=True)\np.add_argument('--use_gpu', default='False')\n"
+    )
+    repo = build_tree(tmp_path / "r", files)
+    filled = infer_slots(repo, "m", "template")
+    assert filled.slots["pretrain"] == ("--pretrained", "null")
+    messages = [t.message for t in filled.todos]
+    assert any("eval receives the weights as --pretrained" in m for m in messages)
+    assert any("--weights" in m and "not passed" in m for m in messages)  # required, and nobody passes it
+
+
+def test_pretrain_prefers_the_most_conventional_shared_flag(tmp_path: Path) -> None:
+    files = dict(DEMO_FILES)
+    files["train.py"] = files["train.py"].replace(
+        'p.add_argument("--pretrained", default=None)',
+        'p.add_argument("--resume", default=None)\n    p.add_argument("--pretrained", default=None)',
+    )
+    files["eval.py"] = files["eval.py"] + 'p.add_argument("--resume")\n'
+    repo = build_tree(tmp_path / "r", files)
+    assert infer_slots(repo, "m", "template").slots["pretrain"][0] == "--pretrained"
+
+
+def test_precision_values_respect_the_flags_choices(tmp_path: Path) -> None:
+    files = dict(DEMO_FILES)
+    files["infer.py"] = files["infer.py"].replace(
+        'p.add_argument("--precision", default="fp32")',
+        'p.add_argument("--run_mode", default="paddle", choices=["paddle", "trt_fp32", "trt_fp16"])',
+    )
+    repo = build_tree(tmp_path / "r", files)
+    assert infer_slots(repo, "m", "template").slots["precision"] == ("--run_mode", "paddle")
+
+
+def test_required_data_flag_without_lite_data_is_a_todo(tmp_path: Path) -> None:
+    files = {k: v for k, v in DEMO_FILES.items() if not k.startswith("lite_data/")}
+    files["train.py"] = files["train.py"].replace(
+        'p.add_argument("--data_dir", default="./lite_data")', 'p.add_argument("--data_dir", required=True)'
+    )
+    repo = build_tree(tmp_path / "r", files)
+    filled = infer_slots(repo, "m", "template")
+    assert any("--data_dir" in t.message for t in filled.todos)
+
+
+def test_paths_the_scripts_would_split_become_todos(tmp_path: Path) -> None:
+    files = {k: v for k, v in DEMO_FILES.items() if not k.startswith("lite_data/images")}
+    files["lite_data/my images/0.png"] = "x"
+    repo = build_tree(tmp_path / "r", files)
+    filled = infer_slots(repo, "m", "template")
+    assert filled.slots["image"] == ("--img_path", "null")
+    assert any(t.slot == "image" and "white space" in t.message for t in filled.todos)
+
+
+def test_set_model_name_cannot_escape(demo_repo: Path) -> None:
+    with pytest.raises(UserError, match="invalid model name"):
+        infer_slots(demo_repo, "m", "template", [("model_name", "../../etc")])

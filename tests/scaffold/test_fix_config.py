@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tipc.scaffold.fix_config import fix_text, guess_dialect
 
 OCR_LIKE = (
@@ -65,3 +68,26 @@ def test_dialect_guess() -> None:
     template = ["==h==", "pact_train:null"] + ["k:v"] * 49
     assert guess_dialect(compact) == "compact"
     assert guess_dialect(template) == "template"
+
+
+line_text = st.text(alphabet="ab:| =\t-TrueFals", max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lines=st.lists(st.one_of(line_text, st.just(""), st.just("##"), st.just("fpgm_export: ")), max_size=60),
+    crlf=st.booleans(),
+    dialect=st.sampled_from(["template", "compact"]),
+)
+def test_fixes_keep_every_slot_and_are_idempotent(lines: list[str], crlf: bool, dialect: str) -> None:
+    raw = ("\r\n" if crlf else "\n").join(lines) + ("\r\n" if crlf else "\n")
+    report = fix_text(raw, dialect)
+    out = report.text.split("\n")[:-1]
+    assert "\r" not in report.text and (report.text.endswith("\n") or report.text == "")
+    assert all(line.strip() for line in out)
+    kept = [ln for ln in lines if ln.strip()]
+    assert len(out) == len(kept)  # one output line per line bash reads: no slot moves
+    for before, after in zip(kept, out, strict=True):
+        assert after.partition(":")[0] == before.partition(":")[0].strip() or ":" not in before
+    again = fix_text(report.text, dialect)
+    assert again.text == report.text and again.fixes == []

@@ -75,6 +75,7 @@ def test_every_file_of_the_spec_layout_is_rendered(demo_repo: Path) -> None:
     assert set(files) == {
         "configs/lenet_digits/train_infer_python.txt",
         "test_train_inference_python.sh",
+        "common_func.sh",
         "prepare.sh",
         "README.md",
         "docs/test_train_inference_python.md",
@@ -83,6 +84,14 @@ def test_every_file_of_the_spec_layout_is_rendered(demo_repo: Path) -> None:
     assert "| 算法论文" in readme and "| lenet_digits |" in readme
     for mode in ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer", "whole_infer"):
         assert f"train_infer_python.txt {mode}" in files["docs/test_train_inference_python.md"]
+
+
+def test_tipc_yaml_names_the_lite_input_batch_when_there_is_one(demo_repo: Path) -> None:
+    import yaml
+
+    (demo_repo / "lite_data/infer_inputs.npy").write_bytes(b"\x93NUMPY")
+    files = render_test_tipc(infer_slots(demo_repo, "lenet_digits", "template"), demo_repo)
+    assert yaml.safe_load(files["tipc.yaml"]) == {"agreement": {"inputs": "lite_data/infer_inputs.npy"}}
 
 
 def test_todos_land_in_readme_and_docs_not_in_config(tmp_path: Path) -> None:

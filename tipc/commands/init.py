@@ -12,6 +12,21 @@ HELP = "scaffold a test_tipc/ folder (config, scripts, docs) from the repo's own
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from tipc.scaffold.slots import COMPACT_SLOTS, TEMPLATE_SLOTS
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    import textwrap
+
+    def listing(slots: dict[str, int]) -> str:
+        text = ", ".join(f"{name}({line})" for name, line in slots.items())
+        return textwrap.fill(text, width=100, initial_indent="  ", subsequent_indent="  ")
+
+    parser.epilog = (
+        "slots for --set SLOT=VALUE or SLOT.key=KEY, with their line in the 51-line template dialect:\n"
+        f"{listing(TEMPLATE_SLOTS)}\nand in the 32-line compact dialect:\n{listing(COMPACT_SLOTS)}\n\n"
+        "What cannot be inferred is printed as TODO and listed in test_tipc/README.md; exit code 0.\n"
+        "Existing files are never overwritten without --force (exit 2)."
+    )
     parser.add_argument("repo", nargs="?", help="the model repo (default: current folder)")
     parser.add_argument("--model", help="model name: names configs/<model>/ and the output folder")
     parser.add_argument(
@@ -55,6 +70,8 @@ def _parse_sets(raw: list[str]) -> list[tuple[str, str]]:
 def run(args: argparse.Namespace) -> int:
     if args.from_config:
         return _from_config(args)
+    if args.output:
+        raise UserError("--output goes with --from-config; tipc init writes into REPO/test_tipc/")
     if not args.model:
         raise UserError("tipc init: --model NAME is required (or use --from-config OLD.txt)")
     from tipc.scaffold import infer_slots, render_test_tipc

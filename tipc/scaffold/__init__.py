@@ -62,6 +62,7 @@ def build_context(filled: Filled, repo: Path) -> dict[str, Any]:
         "lite_tar": lite.tar if lite else None,
         "lite_tar_has_top_dir": lite.tar_has_top_dir if lite else True,
         "weights": weights.removeprefix("./") if weights != "null" else None,
+        "agreement_inputs": lite.input_arrays[0] if lite and lite.input_arrays else None,
     }
 
 

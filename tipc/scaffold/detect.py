@@ -51,6 +51,7 @@ class LiteData:
     tar: str | None  # repo-relative archive, e.g. "lite_data.tar"
     tar_has_top_dir: bool = True  # members of the tar live under `<dir>/`
     images: tuple[str, ...] = ()  # repo-relative image files (from the dir, or listed in the tar)
+    input_arrays: tuple[str, ...] = ()  # repo-relative *input*.npy/.npz: preprocessed batches for agreement
 
 
 @dataclass
@@ -115,8 +116,14 @@ def find_lite_data(root: Path) -> LiteData | None:
     rel_dir = directory.relative_to(root).as_posix()
     images: tuple[str, ...] = ()
     has_top = True
+    arrays: tuple[str, ...] = ()
     if directory.is_dir():
         images = _images_under(directory, root)
+        arrays = tuple(
+            p.relative_to(root).as_posix()
+            for p in sorted(directory.rglob("*"))
+            if p.suffix in (".npy", ".npz") and "input" in p.name and p.is_file()
+        )
     if tar is not None:
         try:
             with tarfile.open(tar) as archive:
@@ -133,6 +140,7 @@ def find_lite_data(root: Path) -> LiteData | None:
         tar=tar.relative_to(root).as_posix() if tar else None,
         tar_has_top_dir=has_top,
         images=images,
+        input_arrays=arrays,
     )
 
 

@@ -12,13 +12,14 @@ from pathlib import Path
 
 from tipc.scaffold.detect import RepoScan, saved_checkpoint_names
 from tipc.scaffold.infer_flags import Flag, ScriptFlags, read_flags
+from tipc.scaffold.render import check_model_name
 from tipc.scaffold.slots import slots_of
 
 MODE_KEYS = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer")
 
 # Synonyms per role, in preference order, normalised (no dashes, lower case, `-` -> `_`).
 SYNONYMS: dict[str, tuple[str, ...]] = {
-    "use_gpu": ("use_gpu", "device", "use_cuda", "gpu"),
+    "use_gpu": ("use_gpu", "device", "use_cuda"),
     "epoch": (
         "epochs",
         "epoch",
@@ -225,6 +226,8 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
             and flag.flag not in {o for f in evals.flags for o in f.options}
         ):
             out.todo("train_use_gpu", f"{scan.scripts['eval']} has no {flag.flag}, but eval receives it too")
+        elif evals is not None:
+            use("eval", next(f for f in evals.flags if flag.flag in f.options))
         s["train_use_gpu"] = (flag.flag, "cpu" if _is_device_flag(flag) else "False")
         out.notes.append(f"train use_gpu: {flag.flag} from {_where(flag)}")
 
@@ -268,25 +271,30 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
         out.notes.append(f"train batch: {flag.flag} from {_where(flag)} (script default {flag.default})")
 
     # pretrain key: eval reuses it to pass the trained weights, so it must be a flag eval accepts too.
-    train_weights = [f for f in (train or empty).flags if set(f.names) & set(SYNONYMS["weights"])]
-    eval_options = {o for f in (evals or empty).flags for o in f.options}
-    shared = [f for f in train_weights if f.flag in eval_options]
-    flag = use("train", shared[0] if shared else find(train, "weights"))
+    def preference(f: Flag) -> int:
+        return min(SYNONYMS["weights"].index(n) for n in f.names if n in SYNONYMS["weights"])
+
+    train_weights = sorted(
+        (f for f in (train or empty).flags if set(f.names) & set(SYNONYMS["weights"])), key=preference
+    )
+    eval_by_option = {o: f for f in (evals or empty).flags for o in f.options}
+    shared = [f for f in train_weights if f.flag in eval_by_option]
+    flag = use("train", shared[0] if shared else (train_weights[0] if train_weights else None))
     eval_weight = find(evals, "weights")
-    use("eval", eval_weight)
     if flag is not None:
         s["pretrain"] = (flag.flag, "null")
         out.notes.append(
             f"pretrain: {flag.flag} from {_where(flag)}; eval gets the trained weights through it"
         )
-        if evals is not None and flag.flag not in eval_options:
+        if flag.flag in eval_by_option:
+            use("eval", eval_by_option[flag.flag])
+        elif evals is not None:
             out.todo(
                 "pretrain",
                 f"eval receives the weights as {flag.flag}=..., which {evals.path} does not define",
             )
-        elif eval_weight is not None:
-            use("eval", next(f for f in evals.flags if flag.flag in f.options) if evals else None)
     elif eval_weight is not None:
+        use("eval", eval_weight)
         s["pretrain"] = (eval_weight.flag, "null")
         out.notes.append(f"pretrain: {eval_weight.flag} from {_where(eval_weight)} (eval's weights flag)")
     else:
@@ -308,9 +316,10 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
 
     # data dir: pass it only when the script's default does not already point at the lite data.
     def data_arg(script: ScriptFlags | None, role: str) -> tuple[str, str] | None:
-        flag = use(role, find(script, "data"))
+        flag = find(script, "data")
         if flag is None or lite_dir is None:
-            return None
+            return None  # a required data flag nobody passes is reported with the other required flags
+        use(role, flag)
         if _same_path(lite_dir, flag.default):
             out.notes.append(f"{role} data: {flag.flag} already defaults to {flag.default}")
             return None
@@ -401,9 +410,16 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
         bool_slot("tensorrt", "trt", "False", raw=False)
         for slot, role, value in (("cpu_threads", "threads", "1"), ("precision", "precision", "fp32")):
             flag = use("infer", find(infer, role))
-            s[slot] = (flag.flag, value) if flag else ("null", "null")
-            if flag:
-                out.notes.append(f"{slot}: {flag.flag} from {_where(flag)}")
+            if flag is None:
+                s[slot] = ("null", "null")
+                continue
+            choices = [str(c) for c in flag.choices or ()]
+            if choices and value not in choices:
+                # e.g. PaddleDetection's --run_mode (paddle|trt_fp32|...) stands in for precision.
+                value = "paddle" if "paddle" in choices else choices[0]
+                out.notes.append(f"{slot}: {flag.flag} takes {'|'.join(choices)}; using {value}")
+            s[slot] = (flag.flag, value)
+            out.notes.append(f"{slot}: {flag.flag} from {_where(flag)}")
         flag = use("infer", find(infer, "save_log"))
         s["save_log"] = (flag.flag, "null") if flag else ("null", "null")
     bool_slot("benchmark", "benchmark", "False", raw=False)
@@ -490,6 +506,13 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
                 )
     known = slots_of(dialect)
     out.slots = {k: v for k, v in s.items() if k in known}
+    # Detected paths end up in a positional line that bash splits on ':' and re-splits on spaces.
+    path_slots = {"image", "train_infer_img_dir", "infer_model", "train_param1", "eval_param1", "data_path"}
+    for name, (key, value) in out.slots.items():
+        spaced = name in path_slots and any(c.isspace() for c in value)
+        if ":" in key + value or spaced:
+            out.todo(name, f"{key}:{value!r} holds ':' or white space, which the TIPC scripts split apart")
+            out.slots[name] = (key if ":" not in key else "null", "null")
     # Config order first, repo-wide items last.
     out.todos.sort(key=lambda t: known.get(t.slot, 10_000) if t.slot else 10_000)
     missing = set(known) - set(out.slots)
@@ -514,6 +537,8 @@ def apply_sets(filled: Filled, sets: list[tuple[str, str]]) -> list[str]:
             # common_func.sh splits every line on each ':' and keeps only the first value field.
             errors.append(f"--set {name}={value}: a ':' would be cut off by the TIPC scripts' parser")
             continue
+        if slot == "model_name" and part != "key":
+            check_model_name(value)  # it names test_tipc/output/<model_name>/
         key, old = filled.slots[slot]
         filled.slots[slot] = (value, old) if part == "key" else (key, value)
         set_names.add(slot)

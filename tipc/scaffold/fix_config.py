@@ -103,7 +103,7 @@ def fix_text(raw: str, dialect: str | None = None) -> FixReport:
             fixes.append(f"line {number}: {line!r} -> {new!r} (stray spaces)")
         out.append(new)
     fixes.sort(key=_line_of)
-    return FixReport("\n".join(out) + "\n", dialect, fixes)
+    return FixReport("".join(line + "\n" for line in out), dialect, fixes)
 
 
 def _line_of(fix: str) -> int:

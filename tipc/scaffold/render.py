@@ -29,8 +29,10 @@ MANIFEST: dict[str, tuple[tuple[str, str], ...]] = {
 }
 COMMON_FILES: tuple[tuple[str, str], ...] = (
     ("test_train_inference_python.sh.j2", "test_train_inference_python.sh"),
+    ("common_func.sh.j2", "common_func.sh"),
     ("prepare.sh.j2", "prepare.sh"),
     ("README.md.j2", "README.md"),
+    ("tipc.yaml.j2", "tipc.yaml"),  # optional: skipped when it renders empty
     ("docs/test_train_inference_python.md.j2", "docs/test_train_inference_python.md"),
 )
 EXECUTABLE_SUFFIXES = (".sh",)
@@ -75,6 +77,8 @@ def render_files(dialect: str, model: str, context: Mapping[str, Any]) -> dict[s
             text = env.get_template(template_name).render(**context)
         except TemplateError as exc:
             raise UserError(f"{root / template_name}: template failed to render: {exc}") from exc
+        if not text.strip():
+            continue  # an optional file with nothing to say
         # Every generated file ends with exactly one newline (a positional config must).
         files[out] = text.rstrip("\n") + "\n"
     return files
