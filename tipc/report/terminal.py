@@ -88,8 +88,8 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
         for e in r.evidence[:shown]:
             evidence.append("\n  " + evidence_text(e), style="dim")
             if r.verdict is Verdict.FAIL and e.excerpt:
-                for line in e.excerpt.splitlines()[-EXCERPT_LINES:]:
-                    evidence.append("\n    | " + line, style="dim")
+                for tail in e.excerpt.splitlines()[-EXCERPT_LINES:]:
+                    evidence.append("\n    | " + tail, style="dim")
         if len(r.evidence) > shown:
             evidence.append(f"\n  ... {len(r.evidence) - shown} more in the report files", style="dim")
         if r.error:
