@@ -197,3 +197,15 @@ def test_backbone_rules_apply_only_when_a_lightweight_backbone_is_named(tree: Ca
     assert by_id["competition.backbone.results_table"].verdict is Verdict.PASS
     assert by_id["competition.backbone.train_logs"].verdict is Verdict.FAIL
     assert by_id["competition.backbone.tipc_configs"].verdict is Verdict.FAIL
+
+
+def test_backbone_rules_ignore_a_passing_mention_of_mobilenet(tree: Callable[..., Path]) -> None:
+    spec = dict(GOOD_REPO)
+    spec["README.md"] = (
+        README + "\nReference code: the `tutorials/mobilenetv3_prod` TIPC tutorial (MobileNetV3).\n"
+    )
+    results = evaluate(
+        [resolve_ruleset("competition")], CheckContext(repo=tree(spec)), checks=_passing_checks()
+    )
+    backbone = [r for r in results if r.rule.id.startswith("competition.backbone.")]
+    assert backbone and all(r.verdict is Verdict.NA for r in backbone)
