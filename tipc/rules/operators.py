@@ -276,7 +276,7 @@ def op_markdown_has_command(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
                 kind = "code block" if code.fenced else "inline code"
                 return _out(
                     Verdict.PASS,
-                    f"command /{args['command']}/ documented in a {kind}",
+                    f"command /{args['command']}/ documented in {'a ' if code.fenced else ''}{kind}",
                     Evidence(kind, path=rel, line=code.line, excerpt=code.text.strip()[:200]),
                 )
     return _out(
