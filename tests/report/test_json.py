@@ -36,3 +36,12 @@ def test_json_schema_and_stable_key_order(report: Report) -> None:
 
 def test_json_has_no_nan_tokens(report: Report) -> None:
     assert "NaN" not in render_json(report)
+
+
+def test_unusual_data_values_do_not_break_the_report(report: Report) -> None:
+    from dataclasses import replace
+    from pathlib import Path
+
+    odd = replace(report.rules[0], data={"path": Path("a/b"), "inf": float("inf"), "pair": (1, 2)})
+    data = json.loads(render_json(replace(report, rules=(odd,))))
+    assert data["rules"][0]["data"] == {"path": "a/b", "inf": "inf", "pair": [1, 2]}
