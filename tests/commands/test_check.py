@@ -343,3 +343,11 @@ def test_check_module_import_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_repo_argument_may_be_the_config_itself(repo: Path, ruleset: Path) -> None:
+    fakes = Fakes(repo)
+    code, _, _ = _run([str(repo / CONFIG), "--ruleset", str(ruleset)], fakes)
+    assert code == 0
+    config, _, planned_repo, _, _ = fakes.planned[0]
+    assert planned_repo == repo.resolve() and config == (repo / CONFIG).resolve()
