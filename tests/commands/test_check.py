@@ -351,3 +351,8 @@ def test_repo_argument_may_be_the_config_itself(repo: Path, ruleset: Path) -> No
     assert code == 0
     config, _, planned_repo, _, _ = fakes.planned[0]
     assert planned_repo == repo.resolve() and config == (repo / CONFIG).resolve()
+
+
+def test_rulesets_can_be_comma_separated(repo: Path) -> None:
+    _, out, _ = _run([str(repo), "--ruleset", "modelzoo,tipc-basic", "--format", "json"], Fakes(repo))
+    assert json.loads(out)["rulesets"] == ["modelzoo", "tipc-basic"]

@@ -234,7 +234,9 @@ def default_report_dir(repo: Path, model_name: str) -> Path:
 def load_rulesets(names: list[str]) -> list[Ruleset]:
     from tipc.rules.schema import resolve_ruleset
 
-    chosen = list(dict.fromkeys(names or DEFAULT_RULESETS))
+    # `--ruleset a,b` is `--ruleset a --ruleset b` (unless the text names an existing file).
+    split = [part for n in names for part in ([n] if Path(n).is_file() else n.split(",")) if part.strip()]
+    chosen = list(dict.fromkeys(p.strip() for p in split or DEFAULT_RULESETS))
     rulesets = [resolve_ruleset(n) for n in chosen]
     seen: dict[str, str] = {}
     for rs in rulesets:
