@@ -72,3 +72,21 @@ def test_curve_and_matrix_helpers() -> None:
         [["a", "0", "1e-07"], ["b", "1e-07", "0"]],
     )
     assert matrix_table({"matrix": "nope"}) is None
+
+
+def test_matrix_cells_from_the_agreement_check() -> None:
+    cell = {
+        "within": True,
+        "max_abs": 3.2e-07,
+        "max_rel": 7.6e-06,
+        "cosine": 0.99999999,
+        "outputs": [{"big": 1}],
+    }
+    header, rows = matrix_table(
+        {"matrix": {"pi": {"pi": None, "ort": cell}, "ort": {"pi": cell, "ort": None}}}
+    ) or (
+        [],
+        [],
+    )
+    assert header == ["", "pi", "ort"]
+    assert rows[0] == ["pi", "—", "agree max_abs=3.2e-07 max_rel=7.6e-06 cos=0.99999999"]
