@@ -196,6 +196,7 @@ def test_step_passed(tree: Callable[..., Path], record_of: Callable[..., Any]) -
     infer = outcome("step_passed: {stage: infer}", repo, record=record)
     assert infer.verdict is Verdict.FAIL and "2 of 2" in infer.summary
     assert infer.evidence[0].excerpt is not None and "Traceback: boom" in infer.evidence[0].excerpt
+    assert infer.evidence[1].path is None and infer.evidence[1].excerpt is None  # blocked: never ran, no log
     assert outcome("step_passed: {}", repo, record=record).verdict is Verdict.FAIL
     assert outcome("step_passed: {stage: serve}", repo, record=record).verdict is Verdict.NA
     assert outcome("step_passed: {step: '^export$'}", repo, record=record).verdict is Verdict.PASS

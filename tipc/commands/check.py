@@ -45,7 +45,7 @@ Reports (report.json, report.md, report.junit.xml, report.html) go to --report-d
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("repo", metavar="REPO", help="the model repo to check")
+    parser.add_argument("repo", metavar="REPO", help="the model repo to check (or a config file inside it)")
     parser.add_argument(
         "--config", "-c", help="config file (default: the repo's one train_infer_python config)"
     )
@@ -214,6 +214,14 @@ def pick_config(repo: Path, config_arg: str | None, find_configs: Callable[[Path
     raise UserError(f"{repo}: several train_infer_python configs; pick one with --config:\n  {listing}")
 
 
+def repo_of_config(config: Path) -> Path:
+    """The folder holding `test_tipc/` above a config; the config's own folder when there is none."""
+    for parent in config.resolve().parents:
+        if parent.name == "test_tipc":
+            return parent.parent
+    return config.resolve().parent
+
+
 def safe_dirname(name: str) -> str:
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
     return cleaned or "model"
@@ -226,7 +234,9 @@ def default_report_dir(repo: Path, model_name: str) -> Path:
 def load_rulesets(names: list[str]) -> list[Ruleset]:
     from tipc.rules.schema import resolve_ruleset
 
-    chosen = list(dict.fromkeys(names or DEFAULT_RULESETS))
+    # `--ruleset a,b` is `--ruleset a --ruleset b` (unless the text names an existing file).
+    split = [part for n in names for part in ([n] if Path(n).is_file() else n.split(",")) if part.strip()]
+    chosen = list(dict.fromkeys(p.strip() for p in split or DEFAULT_RULESETS))
     rulesets = [resolve_ruleset(n) for n in chosen]
     seen: dict[str, str] = {}
     for rs in rulesets:
@@ -262,13 +272,19 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     if args.step_timeout is not None and args.step_timeout <= 0:
         raise UserError("--step-timeout must be a positive number of seconds")
     repo = Path(args.repo)
+    config_arg = args.config
+    if repo.is_file():  # `tipc check path/to/test_tipc/configs/m/train_infer_python.txt`
+        if config_arg is not None:
+            raise UserError("give either a config path as REPO or --config, not both")
+        config_arg = str(repo.resolve())
+        repo = repo_of_config(repo)
     if not repo.is_dir():
-        raise UserError(f"{args.repo}: not a folder (REPO is the model repo's root)")
+        raise UserError(f"{args.repo}: no such folder (REPO is the model repo's root or a config in it)")
     repo = repo.resolve()
     # Everything that can be wrong with the input is found before anything runs.
     rulesets = load_rulesets(list(args.ruleset))
     overrides = Overrides(device=args.device, sets=parse_sets(list(args.sets)), python=args.python)
-    config = pick_config(repo, args.config, seams.find_configs)
+    config = pick_config(repo, config_arg, seams.find_configs)
     settings = seams.load_settings(repo)
     findings = list(seams.lint_paths([config], dialect=args.dialect))
     the_plan = seams.plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)

@@ -81,4 +81,10 @@ def report_to_dict(report: Report) -> dict[str, Any]:
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(_finite(report_to_dict(report)), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    # default=str: a check's data holding a value JSON cannot represent must not lose the whole report.
+    return (
+        json.dumps(
+            _finite(report_to_dict(report)), indent=2, ensure_ascii=False, allow_nan=False, default=str
+        )
+        + "\n"
+    )

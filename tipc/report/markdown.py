@@ -29,12 +29,13 @@ VERDICT_ICON = {
     Verdict.NA: "➖ N-A",
 }
 MAX_CHARS = 60_000
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
 MAX_EXCERPT_LINES = 20
 
 
 def cell(text: object) -> str:
     """Safe inside a table cell: one line, pipes and HTML-significant characters escaped."""
-    value = str(text).replace("\r", " ").replace("\n", " ")
+    value = _ANSI.sub("", str(text).replace("\r", " ").replace("\n", " "))
     value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return value.replace("|", "\\|")
 
@@ -49,7 +50,7 @@ def inline(text: object) -> str:
 
 
 def fenced(text: str, max_lines: int = MAX_EXCERPT_LINES) -> str:
-    lines = text.splitlines()
+    lines = _ANSI.sub("", text).splitlines()
     if len(lines) > max_lines:
         lines = [f"... ({len(lines) - max_lines} lines cut)", *lines[-max_lines:]]
     body = "\n".join(lines)
@@ -59,6 +60,7 @@ def fenced(text: str, max_lines: int = MAX_EXCERPT_LINES) -> str:
 
 
 def _escape_text(text: str) -> str:
+    text = _ANSI.sub("", text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -76,19 +78,26 @@ def _rule_details(r: RuleVerdict, max_lines: int) -> list[str]:
             out.extend(["", fenced(e.excerpt, max_lines), ""])
     if r.error:
         out.append(f"- internal error: {inline(r.error)}")
+    out.extend(["", "</details>", ""])
+    return out
+
+
+def _figures(r: RuleVerdict) -> list[str]:
+    out: list[str] = []
     points = curve_points(r.data)
     if points:
         ys = [y for _, y in points]
         out.append(
-            f"- loss curve: {len(points)} points, first {ys[0]:.6g}, last {ys[-1]:.6g}, "
-            f"min {min(ys):.6g}, max {max(ys):.6g}"
+            f"- **{_escape_text(r.id)}** loss curve: {len(points)} points, first {ys[0]:.6g}, "
+            f"last {ys[-1]:.6g}, min {min(ys):.6g}, max {max(ys):.6g}"
         )
     table = matrix_table(r.data)
     if table:
         header, rows = table
-        out.extend(["", "| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)])
+        out.extend([f"- **{_escape_text(r.id)}** agreement matrix:", ""])
+        out.extend(["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)])
         out.extend("| " + " | ".join(cell(c) for c in row) + " |" for row in rows)
-    out.extend(["", "</details>", ""])
+        out.append("")
     return out
 
 
@@ -118,6 +127,9 @@ def _render(report: Report, max_lines: int) -> str:
     for r in report.rules:
         out.append(f"| {cell(r.id)} | {VERDICT_ICON[r.verdict]} | {cell(r.source)} | {cell(r.summary)} |")
     out.append("")
+    figures = [line for r in report.rules for line in _figures(r)]
+    if figures:
+        out.extend(["### Figures", "", *figures, ""])
     if report.run is not None:
         out.extend(
             [

@@ -286,9 +286,26 @@ def curve_points(data: dict[str, Any]) -> list[tuple[float, float]]:
     return points
 
 
+def matrix_cell(value: Any) -> str:
+    """One engine-pair cell: a number, or the agreement check's {within, max_abs, max_rel, cosine} dict."""
+    if value is None:
+        return "—"
+    if isinstance(value, dict):
+        parts = []
+        if "within" in value:
+            parts.append("agree" if value["within"] else "DIFFER")
+        for key, label in (("max_abs", "max_abs"), ("max_rel", "max_rel"), ("cosine", "cos")):
+            v = value.get(key)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                parts.append(f"{label}={v:.8f}" if key == "cosine" else f"{label}={v:.3g}")
+        return " ".join(parts) or "…"
+    return fmt_number(value)
+
+
 def matrix_table(data: dict[str, Any]) -> tuple[list[str], list[list[str]]] | None:
     """An agreement matrix as (header, rows), from data["matrix"] in one of two shapes:
-    {"engines": [a, b], "values": [[...], [...]]} or {a: {b: value}}. None when absent or malformed."""
+    {"engines": [a, b], "values": [[...], [...]]} or {a: {b: value}} (tipc.checks.agreement's shape, cells
+    {within, max_abs, max_rel, cosine, ...} or null). None when absent or malformed."""
     m = data.get("matrix")
     if isinstance(m, dict) and isinstance(m.get("engines"), list) and isinstance(m.get("values"), list):
         names = [str(x) for x in m["engines"]]
@@ -296,7 +313,7 @@ def matrix_table(data: dict[str, Any]) -> tuple[list[str], list[list[str]]] | No
         for name, row in zip(names, m["values"], strict=False):
             if not isinstance(row, list):
                 return None
-            rows.append([name, *(fmt_number(v) for v in row)])
+            rows.append([name, *(matrix_cell(v) for v in row)])
         return ["", *names], rows
     if isinstance(m, dict) and m and all(isinstance(v, dict) for v in m.values()):
         cols: list[str] = []
@@ -304,6 +321,6 @@ def matrix_table(data: dict[str, Any]) -> tuple[list[str], list[list[str]]] | No
             for k in v:
                 if str(k) not in cols:
                     cols.append(str(k))
-        rows = [[str(a), *(fmt_number(row.get(c)) for c in cols)] for a, row in m.items()]
+        rows = [[str(a), *(matrix_cell(row.get(c)) for c in cols)] for a, row in m.items()]
         return ["", *cols], rows
     return None

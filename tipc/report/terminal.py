@@ -27,6 +27,7 @@ STATUS_STYLE = {
 }
 OVERALL_STYLE = {"PASS": "bold green", "FAIL": "bold red", "ERROR": "bold magenta"}
 MAX_EVIDENCE = 3
+EXCERPT_LINES = 3  # the tail of a failing step's log
 
 
 def render_terminal(report: Report, *, color: bool = False, width: int = 110) -> str:
@@ -75,17 +76,22 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
             lint.add_row(Text(f.format(), style="red" if f.level.value == "error" else "yellow"))
         console.print(lint)
     rules = Table(title="Rules", box=box.SIMPLE, title_justify="left", expand=True)
-    rules.add_column("rule", overflow="fold", ratio=3)
+    id_width = min(max((len(r.id) for r in report.rules), default=10), 44)
+    rules.add_column("rule", overflow="fold", min_width=id_width)
     rules.add_column("verdict", no_wrap=True)
-    rules.add_column("evidence", overflow="fold", ratio=7)
+    rules.add_column("evidence", overflow="fold", ratio=1)
     for r in report.rules:
         rule_cell = Text(r.id)
         rule_cell.append(f"\n{r.source}" + (" (warning)" if r.severity == "warning" else ""), style="dim")
         evidence = Text(r.summary)
-        for e in r.evidence[:MAX_EVIDENCE]:
+        shown = 1 if r.verdict is Verdict.PASS else MAX_EVIDENCE
+        for e in r.evidence[:shown]:
             evidence.append("\n  " + evidence_text(e), style="dim")
-        if len(r.evidence) > MAX_EVIDENCE:
-            evidence.append(f"\n  ... {len(r.evidence) - MAX_EVIDENCE} more in the report files", style="dim")
+            if r.verdict is Verdict.FAIL and e.excerpt:
+                for tail in e.excerpt.splitlines()[-EXCERPT_LINES:]:
+                    evidence.append("\n    | " + tail, style="dim")
+        if len(r.evidence) > shown:
+            evidence.append(f"\n  ... {len(r.evidence) - shown} more in the report files", style="dim")
         if r.error:
             evidence.append(f"\n  internal error: {r.error}", style="magenta")
         rules.add_row(rule_cell, Text(r.verdict.value, style=VERDICT_STYLE[r.verdict]), evidence)

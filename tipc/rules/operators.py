@@ -99,7 +99,7 @@ def op_file_exists(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
     ok = {"file": target.is_file(), "dir": target.is_dir(), "any": target.exists()}[kind]
     noun = {"file": "file", "dir": "folder", "any": "path"}[kind]
     if ok:
-        return _out(Verdict.PASS, f"{noun} {rel} exists", Evidence(f"found {rel}", path=rel))
+        return _out(Verdict.PASS, f"{noun} {rel} exists", Evidence("exists", path=rel))
     if target.exists():
         return _out(
             Verdict.FAIL, f"{rel} exists but is not a {noun}", Evidence(f"{rel} has the wrong type", path=rel)
@@ -135,7 +135,7 @@ def op_glob_matches(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
         return _out(
             Verdict.PASS,
             f"{len(found)} match(es) for {shown}",
-            Evidence(_listing(found) or "no matches", path=found[0] if found else None, numbers=numbers),
+            Evidence(_listing(found) or "no matches", numbers=numbers),
         )
     return _out(
         Verdict.FAIL,
@@ -276,7 +276,7 @@ def op_markdown_has_command(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
                 kind = "code block" if code.fenced else "inline code"
                 return _out(
                     Verdict.PASS,
-                    f"command /{args['command']}/ documented in a {kind}",
+                    f"command /{args['command']}/ documented in {'a ' if code.fenced else ''}{kind}",
                     Evidence(kind, path=rel, line=code.line, excerpt=code.text.strip()[:200]),
                 )
     return _out(
@@ -382,7 +382,8 @@ def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
             continue
         if result.status.value == "skipped":
             skipped += 1
-        log = result.log or step.log
+        ran = result.status.value in ("failed", "timeout", "interrupted")
+        log = (result.log or step.log) if ran else None
         excerpt = _tail(env.repo / log) if log else None
         bad.append(
             Evidence(
@@ -392,6 +393,8 @@ def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
                 numbers=(("exit_code", result.exit_code), ("duration_s", result.duration_s)),
             )
         )
+    # Root causes first: a failed step explains the blocked ones after it.
+    bad.sort(key=lambda e: 0 if any(k == "exit_code" and v is not None for k, v in e.numbers) else 1)
     numbers = (("steps", len(selected)), ("failed", len(bad)), ("seconds", round(total_s, 3)))
     if not bad:
         return _out(

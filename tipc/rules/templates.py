@@ -165,7 +165,7 @@ def check_scripts(repo: Path, template_name: str, directory: Path | None = None)
             data = target.read_bytes()
         except OSError:
             mismatched += 1
-            evidence.append(Evidence(f"{rel} is missing", path=rel))
+            evidence.append(Evidence(f"{rel} is missing"))
             continue
         digest = script_hash(data.decode("utf-8", errors="replace"))
         raw = hashlib.sha256(data).hexdigest()
@@ -173,12 +173,10 @@ def check_scripts(repo: Path, template_name: str, directory: Path | None = None)
         if match is None:
             mismatched += 1
             evidence.append(
-                Evidence(f"{rel} differs from every known template", path=rel, numbers=(("sha256", digest),))
+                Evidence("differs from every known template", path=rel, numbers=(("sha256", digest),))
             )
         else:
-            evidence.append(
-                Evidence(f"{rel} matches {match.origin}", path=rel, numbers=(("sha256", digest),))
-            )
+            evidence.append(Evidence(f"matches {match.origin}", path=rel, numbers=(("sha256", digest),)))
     if mismatched:
         return CheckOutcome(
             Verdict.FAIL, f"{mismatched} script(s) differ from template {template_name!r}", tuple(evidence)

@@ -1,0 +1,358 @@
+"""`tipc check` with fakes at its seams: exit codes 0/1/2/3/130, report files, nothing written elsewhere."""
+
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tipc.commands.check as check_cmd
+from tipc.checks.base import CheckContext, CheckOutcome, Verdict
+from tipc.cli import build_parser, main
+from tipc.commands.check import Seams, check, default_report_dir
+from tipc.findings import Finding, Level
+from tipc.record import RunRecord, StepResult
+from tipc.steps import Plan, Stage, Status, Step
+
+CONFIG = "test_tipc/configs/lenet/train_infer_python.txt"
+RULESET = """\
+schema: tipc.ruleset/1
+name: mini
+rules:
+  - id: mini.train_py
+    source: "seed002 §2.2.1"
+    severity: error
+    description: train.py exists
+    check: {file_exists: {path: train.py}}
+  - id: mini.chain
+    source: "seed002 §4.2.2"
+    severity: error
+    description: the chain passes
+    check: {step_passed: {}}
+  - id: mini.log
+    source: "seed002 §2.2.3"
+    severity: error
+    description: log fields
+    check: {log_has_fields: {}}
+  - id: mini.serving
+    source: "seed004 §4.2.3"
+    severity: error
+    description: serving
+    check: {check: {name: serving}}
+"""
+
+
+class Fakes:
+    def __init__(self, repo: Path, statuses: dict[str, Status] | None = None) -> None:
+        self.repo = repo
+        self.statuses = statuses or {}
+        self.executed: list[Plan] = []
+        self.options: list[dict[str, Any]] = []
+        self.findings: list[Finding] = []
+        self.record_on_disk: RunRecord | None = None
+        self.check_verdict = Verdict.PASS
+        self.planned: list[tuple[Any, ...]] = []
+
+    def plan(self, config: Path, mode: str, *, repo: Path, overrides: Any, dialect: str | None) -> Plan:
+        self.planned.append((config, mode, repo, overrides, dialect))
+        steps = (
+            Step(
+                id="train",
+                stage=Stage.TRAIN,
+                argv=("python", "train.py"),
+                log="test_tipc/output/lenet/train.log",
+            ),
+            Step(id="export", stage=Stage.EXPORT, argv=("python", "export_model.py"), depends_on=("train",)),
+            Step(id="infer", stage=Stage.INFER, argv=("python", "infer.py"), depends_on=("export",)),
+        )
+        return Plan(
+            str(config),
+            str(repo),
+            mode,
+            "template",
+            "lenet",
+            f"test_tipc/output/lenet/{mode}",
+            "r.log",
+            "t",
+            steps,
+        )
+
+    def execute(self, plan: Plan, options: Any, observer: Any) -> RunRecord:
+        self.executed.append(plan)
+        results = tuple(
+            StepResult(s.id, self.statuses.get(s.id, Status.PASSED), 0, 1.0, 2.0, log=s.log)
+            for s in plan.steps
+        )
+        return RunRecord(plan, results, 1.0, 3.0)
+
+    def log_fields(self, ctx: CheckContext, **args: Any) -> CheckOutcome:
+        assert ctx.record is not None and ctx.settings == {"agreement": {}}
+        return CheckOutcome(self.check_verdict, "fields present")
+
+    def seams(self) -> Seams:
+        return Seams(
+            find_configs=lambda repo: [repo / CONFIG],
+            lint_paths=lambda paths, dialect=None: list(self.findings),
+            plan=self.plan,
+            execute=self.execute,
+            run_options=lambda **kw: self.options.append(kw) or kw,
+            find_record=lambda repo, plan: Path("rec.json") if self.record_on_disk else None,
+            load_record=lambda path: self.record_on_disk,
+            load_settings=lambda repo: {"agreement": {}},
+            checks={"log_fields": self.log_fields},
+        )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "test_tipc" / "configs" / "lenet").mkdir(parents=True)
+    (root / CONFIG).write_text("model_name:lenet\n", encoding="utf-8")
+    (root / "train.py").write_text("print('train')\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def ruleset(tmp_path: Path) -> Path:
+    path = tmp_path / "mini.yaml"
+    path.write_text(RULESET, encoding="utf-8")
+    return path
+
+
+def _files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def _run(argv: list[str], fakes: Fakes) -> tuple[int, str, str]:
+    args = build_parser().parse_args(["check", *argv])
+    out, err = io.StringIO(), io.StringIO()
+    code = check(args, fakes.seams(), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_all_error_rules_pass_exits_0_and_writes_only_the_report_dir(repo: Path, ruleset: Path) -> None:
+    before = _files(repo)
+    fakes = Fakes(repo)
+    code, out, err = _run([str(repo), "--ruleset", str(ruleset), "--no-color"], fakes)
+    assert code == 0, out
+    report_dir = repo / "test_tipc" / "output" / "lenet" / "tipc_report"
+    assert report_dir == default_report_dir(repo, "lenet")
+    names = {"report.json", "report.md", "report.junit.xml", "report.html"}
+    assert {p.name for p in report_dir.iterdir()} == names
+    created = _files(repo) - before
+    assert all(
+        c.startswith("test_tipc/output/lenet/tipc_report")
+        or c in ("test_tipc/output", "test_tipc/output/lenet")
+        for c in created
+    )
+    data = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))
+    assert data["overall"] == "PASS" and data["exit_code"] == 0
+    assert {r["id"]: r["verdict"] for r in data["rules"]} == {
+        "mini.train_py": "PASS",
+        "mini.chain": "PASS",
+        "mini.log": "PASS",
+        "mini.serving": "SKIP",
+    }
+    assert "mini.serving" in out and "Overall: PASS" in out
+    assert "reports written to" in err
+    assert fakes.options == [{"step_timeout_s": 1800.0, "python": None, "no_color": True}]
+
+
+def test_a_failing_step_exits_1(repo: Path, ruleset: Path) -> None:
+    fakes = Fakes(repo, {"infer": Status.FAILED})
+    code, out, _ = _run([str(repo), "--ruleset", str(ruleset)], fakes)
+    assert code == 1
+    assert "Overall: FAIL" in out
+
+
+def test_a_failing_check_exits_1_but_a_warning_rule_does_not(
+    repo: Path, ruleset: Path, tmp_path: Path
+) -> None:
+    fakes = Fakes(repo)
+    fakes.check_verdict = Verdict.FAIL
+    assert _run([str(repo), "--ruleset", str(ruleset)], fakes)[0] == 1
+    soft = tmp_path / "soft.yaml"
+    soft.write_text(
+        RULESET.replace(
+            "severity: error\n    description: log fields", "severity: warning\n    description: log fields"
+        )
+    )
+    assert _run([str(repo), "--ruleset", str(soft)], fakes)[0] == 0
+
+
+def test_a_lint_error_exits_1_and_shows_in_the_report(repo: Path, ruleset: Path) -> None:
+    fakes = Fakes(repo)
+    fakes.findings = [Finding(str(repo / CONFIG), 5, 1, Level.ERROR, "TIPC101", "bad slot")]
+    code, _, _ = _run([str(repo), "--ruleset", str(ruleset), "--format", "junit"], fakes)
+    assert code == 1
+    junit = ET.parse(repo / "test_tipc/output/lenet/tipc_report/report.junit.xml").getroot()
+    lint = junit.find("testsuite[@name='lint']")
+    assert lint is not None and lint.get("failures") == "1"
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--mode", "nope"], "--mode"),
+        (["--set", "novalue"], "KEY=VALUE"),
+        (["--config", "missing.txt"], "config file not found"),
+        (["--ruleset", "no-such-ruleset"], "no built-in ruleset"),
+        (["--step-timeout", "0"], "positive"),
+    ],
+)
+def test_usage_errors_exit_2_before_anything_runs(
+    repo: Path,
+    argv: list[str],
+    words: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fakes = Fakes(repo)
+    monkeypatch.setattr(check_cmd, "default_seams", fakes.seams)
+    before = _files(repo)
+    assert main(["check", str(repo), *argv]) == 2
+    assert words in capsys.readouterr().err
+    assert fakes.executed == [] and _files(repo) == before
+
+
+def test_a_bad_ruleset_file_exits_2_with_its_location(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        RULESET.replace("file_exists: {path: train.py}", "file_exist: {path: train.py}"), encoding="utf-8"
+    )
+    fakes = Fakes(repo)
+    monkeypatch.setattr(check_cmd, "default_seams", fakes.seams)
+    assert main(["check", str(repo), "--ruleset", str(bad)]) == 2
+    assert f"{bad}:8: unknown operator 'file_exist'" in capsys.readouterr().err
+    assert fakes.executed == []
+
+
+def test_no_config_and_not_a_folder_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    fakes = Fakes(empty)
+    seams = fakes.seams()
+    seams.find_configs = lambda repo: []
+    monkeypatch.setattr(check_cmd, "default_seams", lambda: seams)
+    assert main(["check", str(empty)]) == 2
+    assert "no train_infer_python config" in capsys.readouterr().err
+    assert main(["check", str(tmp_path / "nope")]) == 2
+
+
+def test_internal_errors_exit_3(repo: Path, ruleset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fakes = Fakes(repo)
+    seams = fakes.seams()
+    seams.checks = {"log_fields": lambda ctx, **a: 1 / 0}
+    args = build_parser().parse_args(["check", str(repo), "--ruleset", str(ruleset)])
+    assert check(args, seams, stdout=io.StringIO(), stderr=io.StringIO()) == 3
+
+    def broken_runner(plan: Plan, options: Any, observer: Any) -> RunRecord:
+        raise RuntimeError("worker pool died")
+
+    seams = fakes.seams()
+    seams.execute = broken_runner
+    monkeypatch.setattr(check_cmd, "default_seams", lambda: seams)
+    assert main(["check", str(repo), "--ruleset", str(ruleset)]) == 3
+
+
+def test_reuse_run_skips_execution(repo: Path, ruleset: Path) -> None:
+    fakes = Fakes(repo)
+    plan = fakes.plan(repo / CONFIG, "lite_train_lite_infer", repo=repo, overrides=None, dialect=None)
+    fakes.record_on_disk = RunRecord(
+        plan, tuple(StepResult(s.id, Status.PASSED, 0, 1.0, 2.0) for s in plan.steps), 1.0, 2.0
+    )
+    code, out, _ = _run([str(repo), "--ruleset", str(ruleset), "--reuse-run", "--format", "json"], fakes)
+    assert code == 0 and fakes.executed == []
+    data = json.loads(out)
+    assert data["run"]["reused"] is True
+
+
+def test_reuse_run_without_a_record_runs_and_says_so(repo: Path, ruleset: Path) -> None:
+    fakes = Fakes(repo)
+    code, out, _ = _run([str(repo), "--ruleset", str(ruleset), "--reuse-run", "--format", "markdown"], fakes)
+    assert code == 0 and len(fakes.executed) == 1
+    assert "no run record of this config and mode" in out
+
+
+def test_report_dir_elsewhere_leaves_the_repo_untouched(repo: Path, ruleset: Path, tmp_path: Path) -> None:
+    before = _files(repo)
+    target = tmp_path / "reports"
+    code, _, _ = _run(
+        [str(repo), "--ruleset", str(ruleset), "--report-dir", str(target), "--format", "html"], Fakes(repo)
+    )
+    assert code == 0
+    assert _files(repo) == before
+    assert (target / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_overrides_reach_the_planner(repo: Path, ruleset: Path) -> None:
+    fakes = Fakes(repo)
+    _run(
+        [
+            str(repo),
+            "--ruleset",
+            str(ruleset),
+            "--device",
+            "cpu",
+            "--set",
+            "epoch=1",
+            "--python",
+            "python3.11",
+            "--mode",
+            "whole_infer",
+        ],
+        fakes,
+    )
+    config, mode, _, overrides, _ = fakes.planned[0]
+    assert config == repo / CONFIG and mode == "whole_infer"
+    assert (
+        overrides.device == "cpu" and overrides.sets == (("epoch", "1"),) and overrides.python == "python3.11"
+    )
+
+
+def test_interrupted_run_exits_130_and_still_reports(repo: Path, ruleset: Path) -> None:
+    fakes = Fakes(repo, {"export": Status.INTERRUPTED})
+    code, _, err = _run([str(repo), "--ruleset", str(ruleset)], fakes)
+    assert code == 130 and "interrupted" in err
+    assert (repo / "test_tipc/output/lenet/tipc_report/report.json").is_file()
+
+
+def test_default_rulesets_are_tipc_basic_and_competition(repo: Path) -> None:
+    code, out, _ = _run([str(repo), "--format", "json"], Fakes(repo))
+    data = json.loads(out)
+    assert data["rulesets"] == ["tipc-basic", "competition"]
+    assert code == 1  # this bare repo lacks most of the spec's files
+    assert {r["ruleset"] for r in data["rules"]} == {"tipc-basic", "competition"}
+
+
+def test_check_module_import_is_light() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tipc.commands.check\n"
+        "print(sorted(m for m in ('rich', 'jinja2', 'yaml', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_repo_argument_may_be_the_config_itself(repo: Path, ruleset: Path) -> None:
+    fakes = Fakes(repo)
+    code, _, _ = _run([str(repo / CONFIG), "--ruleset", str(ruleset)], fakes)
+    assert code == 0
+    config, _, planned_repo, _, _ = fakes.planned[0]
+    assert planned_repo == repo.resolve() and config == (repo / CONFIG).resolve()
+
+
+def test_rulesets_can_be_comma_separated(repo: Path) -> None:
+    _, out, _ = _run([str(repo), "--ruleset", "modelzoo,tipc-basic", "--format", "json"], Fakes(repo))
+    assert json.loads(out)["rulesets"] == ["modelzoo", "tipc-basic"]

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from tipc.checks.base import CheckOutcome, Evidence, Verdict
+from tipc.record import Resources, RunRecord, StepResult
+from tipc.report.model import Report, build_report, curve_points, matrix_table
+from tipc.rules.evaluate import RuleResult
+from tipc.rules.model import CheckSpec, Rule, Severity
+from tipc.steps import Plan, Stage, Status, Step
+
+MakeReport = Callable[..., Report]
+
+
+def test_overall_verdict_and_exit_code(make_report_fn: MakeReport) -> None:
+    assert (make_report_fn(fail=False).overall, make_report_fn(fail=False).exit_code) == ("PASS", 0)
+    assert (make_report_fn().overall, make_report_fn().exit_code) == ("FAIL", 1)
+    assert make_report_fn(fail=False, lint_error=True).exit_code == 1
+    assert (
+        make_report_fn(fail=False, error=True).overall,
+        make_report_fn(fail=False, error=True).exit_code,
+    ) == (
+        "ERROR",
+        3,
+    )
+    assert (
+        make_report_fn(fail=True, error=True).exit_code == 1
+    )  # a definite FAIL outranks an incomplete check
+
+
+def test_counts_cover_every_verdict(make_report_fn: MakeReport) -> None:
+    assert make_report_fn().counts() == {"FAIL": 1, "WARN": 1, "PASS": 3, "SKIP": 1, "N-A": 1}
+
+
+def test_build_report_from_rule_results_and_record(tmp_path: Path) -> None:
+    rule = Rule("r", "seed002 §2.2.1", Severity.WARNING, "d", CheckSpec("file_exists", (("path", "a"),)))
+    result = RuleResult(
+        "rs", rule, Verdict.WARN, CheckOutcome(Verdict.FAIL, "s", (Evidence("e"),), {"x": float("nan")})
+    )
+    step = Step(id="train", stage=Stage.TRAIN, argv=("python", "train.py"), log="train.log")
+    plan = Plan(
+        "c.txt",
+        str(tmp_path),
+        "lite_train_lite_infer",
+        "template",
+        "m",
+        "out",
+        "out/r.log",
+        "template",
+        (step,),
+    )
+    record = RunRecord(
+        plan,
+        (StepResult("train", Status.PASSED, 0, 1.0, 3.5, resources=Resources(peak_rss_bytes=42)),),
+        1.0,
+        4.0,
+    )
+    report = build_report(
+        repo=str(tmp_path), rulesets=["rs"], results=[result], record=record, tool_version="9"
+    )
+    assert report.rules[0].data == {"x": "nan"}  # JSON-safe
+    assert report.run is not None and report.run.steps[0].duration_s == 2.5
+    assert report.run.steps[0].peak_rss_bytes == 42
+    assert report.overall == "PASS"
+
+
+def test_curve_and_matrix_helpers() -> None:
+    assert curve_points({"curve": [[1, 2.0], [2, "nan"], "junk", [3, 1.0]]}) == [(1.0, 2.0), (3.0, 1.0)]
+    assert matrix_table({"matrix": {"engines": ["a", "b"], "values": [[0, 1e-7], [1e-7, 0]]}}) == (
+        ["", "a", "b"],
+        [["a", "0", "1e-07"], ["b", "1e-07", "0"]],
+    )
+    assert matrix_table({"matrix": "nope"}) is None
+
+
+def test_matrix_cells_from_the_agreement_check() -> None:
+    cell = {
+        "within": True,
+        "max_abs": 3.2e-07,
+        "max_rel": 7.6e-06,
+        "cosine": 0.99999999,
+        "outputs": [{"big": 1}],
+    }
+    header, rows = matrix_table(
+        {"matrix": {"pi": {"pi": None, "ort": cell}, "ort": {"pi": cell, "ort": None}}}
+    ) or (
+        [],
+        [],
+    )
+    assert header == ["", "pi", "ort"]
+    assert rows[0] == ["pi", "—", "agree max_abs=3.2e-07 max_rel=7.6e-06 cos=0.99999999"]
