@@ -58,14 +58,18 @@ def log_of(losses: list[float], every: int = 1) -> str:
     lines = []
     for n, loss in enumerate(losses):
         it = (n + 1) * every
-        lines.append(f"[Epoch 1/1][Iter {it}/{len(losses) * every}] loss: {loss:.5f}, avg_reader_cost: 0.001 sec, "
-                     "avg_batch_cost: 0.01 sec, avg_samples: 8, avg_ips: 800 images/sec")
+        lines.append(
+            f"[Epoch 1/1][Iter {it}/{len(losses) * every}] loss: {loss:.5f}, avg_reader_cost: 0.001 sec, "
+            "avg_batch_cost: 0.01 sec, avg_samples: 8, avg_ips: 800 images/sec"
+        )
     return "\n".join(lines) + "\n"
 
 
 def run(tmp_path: Path, text: str, **args: object) -> object:
     write_tree(tmp_path, {LOG: text})
-    rec = make_record(tmp_path, [("train/norm_train", Stage.TRAIN, ["python", "train.py"], LOG, Status.PASSED)])
+    rec = make_record(
+        tmp_path, [("train/norm_train", Stage.TRAIN, ["python", "train.py"], LOG, Status.PASSED)]
+    )
     return CHECKS["convergence"](ctx_for(tmp_path, rec), **args)
 
 

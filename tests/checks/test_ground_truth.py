@@ -22,12 +22,18 @@ def run(tmp_path: Path, files: dict[str, str | bytes], logs: list[str], **args: 
     write_tree(tmp_path, files)
     rec = make_record(
         tmp_path,
-        [(f"infer/{n}", Stage.INFER, ["python", "infer.py"], log, Status.PASSED) for n, log in enumerate(logs)],
+        [
+            (f"infer/{n}", Stage.INFER, ["python", "infer.py"], log, Status.PASSED)
+            for n, log in enumerate(logs)
+        ],
     )
     return CHECKS["ground_truth"](ctx_for(tmp_path, rec), **args)
 
 
-GT = 'lite_data/test/0.png\t{"class_id": 3, "prob": 0.9812}\nlite_data/test/10.png\t{"class_id": 7, "prob": 0.51}\n'
+GT = (
+    'lite_data/test/0.png\t{"class_id": 3, "prob": 0.9812}\n'
+    'lite_data/test/10.png\t{"class_id": 7, "prob": 0.51}\n'
+)
 
 
 def test_parse_results_in_every_shape() -> None:
@@ -64,15 +70,20 @@ def test_difference_is_located_and_sized(tmp_path: Path) -> None:
 def test_missing_key_and_class_change_fail(tmp_path: Path) -> None:
     out = run(tmp_path, {GT32: GT, FP32_LOG: infer_log({"0.png": (3, 0.9812)})}, [FP32_LOG])
     assert out.verdict is Verdict.FAIL and "10.png: no prediction" in out.summary
-    out = run(tmp_path, {GT32: GT, FP32_LOG: infer_log({"0.png": (4, 0.9812), "10.png": (7, 0.51)})}, [FP32_LOG])
+    out = run(
+        tmp_path, {GT32: GT, FP32_LOG: infer_log({"0.png": (4, 0.9812), "10.png": (7, 0.51)})}, [FP32_LOG]
+    )
     assert out.verdict is Verdict.FAIL and "class_id" in out.summary
 
 
 def test_precision_buckets_and_tolerances(tmp_path: Path) -> None:
     gt16 = GT.replace("0.9812", "0.98")
-    files = {GT32: GT, "test_tipc/results/python_demo_results_fp16.txt": gt16,
-             FP32_LOG: infer_log({"0.png": (3, 0.9812), "10.png": (7, 0.51)}),
-             FP16_LOG: infer_log({"0.png": (3, 0.9801), "10.png": (7, 0.51)})}
+    files = {
+        GT32: GT,
+        "test_tipc/results/python_demo_results_fp16.txt": gt16,
+        FP32_LOG: infer_log({"0.png": (3, 0.9812), "10.png": (7, 0.51)}),
+        FP16_LOG: infer_log({"0.png": (3, 0.9801), "10.png": (7, 0.51)}),
+    }
     assert run(tmp_path, files, [FP32_LOG, FP16_LOG]).verdict is Verdict.PASS
     files[FP16_LOG] = infer_log({"0.png": (3, 0.985), "10.png": (7, 0.51)})
     assert run(tmp_path, files, [FP32_LOG, FP16_LOG]).verdict is Verdict.FAIL

@@ -13,7 +13,8 @@ OCR = (
 )
 CLAS = (
     "[2022/05/05 10:00:00] ppcls INFO: [Train][Epoch 1/2][Iter: 0/10]lr(LinearWarmup): 0.00010000, "
-    "CELoss: 7.12345, loss: 7.12345, batch_cost: 2.54 s, reader_cost: 1.23 s, ips: 12.6 samples/s, eta: 0:01:23"
+    "CELoss: 7.12345, loss: 7.12345, batch_cost: 2.54 s, reader_cost: 1.23 s, ips: 12.6 samples/s, "
+    "eta: 0:01:23"
 )
 DET = (
     "[05/05 10:00:00] ppdet.engine INFO: Epoch: [0] [ 0/10] learning_rate: 0.000010 loss: 8.1 loss_cls: 1.0 "
@@ -74,8 +75,11 @@ def test_eval_lines_are_not_iterations() -> None:
 
 
 def test_step_index_uses_epochs_and_falls_back_to_ordinals() -> None:
-    lines = [parse_line(f"[Epoch {e}/2][Iter {i}/40] loss: 1.0 avg_ips: 1 images/sec", 1) for e in (1, 2)
-             for i in (10, 20, 30, 40)]
+    lines = [
+        parse_line(f"[Epoch {e}/2][Iter {i}/40] loss: 1.0 avg_ips: 1 images/sec", 1)
+        for e in (1, 2)
+        for i in (10, 20, 30, 40)
+    ]
     assert step_index(lines) == [10, 20, 30, 40, 50, 60, 70, 80]
     unordered = [parse_line("loss: 1 ips: 2 images/s", 1) for _ in range(3)]
     assert step_index(unordered) == [1, 2, 3]
