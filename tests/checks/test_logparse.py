@@ -83,3 +83,15 @@ def test_step_index_uses_epochs_and_falls_back_to_ordinals() -> None:
     assert step_index(lines) == [10, 20, 30, 40, 50, 60, 70, 80]
     unordered = [parse_line("loss: 1 ips: 2 images/s", 1) for _ in range(3)]
     assert step_index(unordered) == [1, 2, 3]
+
+
+def test_metric_lines_without_eval_word_and_eval_prose() -> None:
+    from tipc.checks.logparse import mentions_eval_run
+
+    ocr = "[2022/05/05 10:00:00] ppocr INFO: cur metric, precision: 0.5, recall: 0.3, hmean: 0.4, fps: 10.2"
+    assert parse_line(ocr, 1).is_eval
+    assert not parse_line(DEMO, 1).is_eval  # acc on an iteration line is a training figure
+    assert mentions_eval_run("start eval ...") and mentions_eval_run("[2022] ppcls INFO: Eval begin")
+    assert mentions_eval_run("Evaluating epoch 1")
+    assert not mentions_eval_run("ppocr INFO:     eval_batch_step : [0, 2000]")
+    assert not mentions_eval_run("Eval :")

@@ -175,7 +175,7 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         inputs = args.get("inputs", a.inputs)
         if inputs is not None and not isinstance(inputs, str):
             raise ValueError(f"inputs must be a path, got {inputs!r}")
-        plugins = args.get("plugins", [])
+        plugins = args.get("plugins", list(a.plugins))
         if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
             raise ValueError(f"plugins must be a list of module names, got {plugins!r}")
         model_arg = args.get("model_dir")

@@ -183,7 +183,7 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
     ran = [r for r in runs if r.ran and r.log]
     if not ran:
         return outcome(Verdict.SKIP, "no train step ran")
-    run = ran[0]
+    run = next((r for r in ran if r.passed), ran[0])
     rel = str(run.log)
     path = resolve(ctx.repo, rel)
     if not path.is_file():

@@ -13,6 +13,7 @@ Schema (every key optional; unknown keys are errors so typos never pass silently
       infer_args: "infer.py --model_dir ... --img_path {image}"
       images: [lite_data/test/0.png]
       prob_atol: 1.0e-5                # predict vs infer probability tolerance
+      plugins: [my_pkg.serving_engine]   # modules the worker imports to register more engines
     log_fields:
       require_eval: true
       fields: [loss, avg_reader_cost, avg_batch_cost, avg_ips]
@@ -62,6 +63,7 @@ class AgreementSettings:
     infer_args: tuple[str, ...] | None = None
     images: tuple[str, ...] = ()
     prob_atol: float = 1e-5
+    plugins: tuple[str, ...] = ()  # modules the worker imports to register extra engines (e.g. serving)
 
 
 @dataclass(frozen=True)
@@ -219,6 +221,7 @@ def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) ->
             "infer_args",
             "images",
             "prob_atol",
+            "plugins",
         },
     )
     tol_raw = v.mapping(a.get("tolerances"), ("agreement", "tolerances"), {"atol", "rtol", "cosine_min"})
@@ -252,6 +255,7 @@ def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) ->
         ),
         images=v.strings(a.get("images", []), ("agreement", "images")),
         prob_atol=v.number(a.get("prob_atol", da.prob_atol), ("agreement", "prob_atol")),
+        plugins=v.strings(a.get("plugins", []), ("agreement", "plugins")),
     )
 
     lf = v.mapping(top.get("log_fields"), ("log_fields",), {"require_eval", "fields"})
