@@ -117,7 +117,13 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
             )
         )
     elif inputs.get("source") == "file":
-        evidence.append(Evidence("inputs from file", path=inputs.get("path")))
+        evidence.append(
+            Evidence(
+                "inputs from file",
+                path=inputs.get("path"),
+                numbers=tuple((k, str(v["shape"])) for k, v in inputs.get("feeds", {}).items()),
+            )
+        )
     data = {
         "engines": engines,
         "matrix": matrix,
@@ -245,6 +251,8 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return outcome(
             Verdict.FAIL, f"agreement worker failed: {run.error}", Evidence("worker log", path=rel_log)
         )
+    if inputs_path is not None and isinstance(run.response.get("inputs"), dict):
+        run.response["inputs"]["path"] = inputs  # as the user wrote it (repo-relative)
     result = summarise_response(run.response, list(engines), cosine_min)
     result.data.update(
         {"tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min}, "worker_log": rel_log}

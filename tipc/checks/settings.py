@@ -25,6 +25,7 @@ Schema (every key optional; unknown keys are errors so typos never pass silently
     ground_truth:
       atol: 1.0e-3
       rtol: 1.0e-3
+      modes: [whole_infer, klquant_whole_infer]   # modes whose inference uses the pretrained model
 
 `CheckContext.settings` may hold either the raw mapping or a `Settings`; checks call `as_settings()`.
 """
@@ -80,10 +81,15 @@ class ConvergenceSettings:
     min_points: int = 8
 
 
+# Ground truth is made from the repo's pretrained model; modes that train first infer with other weights.
+GROUND_TRUTH_MODES: tuple[str, ...] = ("whole_infer", "klquant_whole_infer")
+
+
 @dataclass(frozen=True)
 class GroundTruthSettings:
     atol: float = 1e-3
     rtol: float = 1e-3
+    modes: tuple[str, ...] = GROUND_TRUTH_MODES
 
 
 @dataclass(frozen=True)
@@ -284,11 +290,12 @@ def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) ->
         min_points=v.integer(cv.get("min_points", dc.min_points), ("convergence", "min_points"), minimum=3),
     )
 
-    gt = v.mapping(top.get("ground_truth"), ("ground_truth",), {"atol", "rtol"})
+    gt = v.mapping(top.get("ground_truth"), ("ground_truth",), {"atol", "rtol", "modes"})
     dg = GroundTruthSettings()
     ground_truth = GroundTruthSettings(
         atol=v.number(gt.get("atol", dg.atol), ("ground_truth", "atol")),
         rtol=v.number(gt.get("rtol", dg.rtol), ("ground_truth", "rtol")),
+        modes=v.strings(gt.get("modes", list(dg.modes)), ("ground_truth", "modes")),
     )
     return Settings(
         python=python,
