@@ -124,3 +124,25 @@ def test_no_record_and_bad_args(tmp_path: Path) -> None:
     assert CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, None), x=1).verdict is Verdict.FAIL
     rec = make_record(tmp_path, [("train", Stage.TRAIN, ["python", "t.py"], None, Status.PASSED)])
     assert CHECKS["artefacts"](ctx_for(tmp_path, rec)).verdict is Verdict.NA
+
+
+def test_cpu_wheel_detected_from_package_metadata(tmp_path: Path) -> None:
+    import dataclasses
+
+    from tipc.checks import artefacts
+
+    # a stand-in interpreter answering the metadata probe (which wheel is installed)
+    fake = tmp_path / "fake_python"
+    fake.write_text('#!/bin/sh\necho \'{"cpu": true, "gpu": false}\'\n')
+    fake.chmod(0o755)
+    write_tree(tmp_path, {EXPORT_LOG: "ok\n", INFER_LOG: "class_id: 1\n", **model_files()})
+    rec = record(tmp_path, infer_argv=["python", "infer.py", "--use_gpu=True"])
+    rec = dataclasses.replace(rec, python=str(fake))  # type: ignore[type-var]
+    artefacts._probe_cache.clear()
+    out = CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, rec))
+    assert out.verdict is Verdict.FAIL, out.summary
+    assert "CPU wheel" in out.evidence[0].text and out.evidence[0].path == INFER_LOG
+    fake.write_text('#!/bin/sh\necho \'{"cpu": false, "gpu": true}\'\n')
+    artefacts._probe_cache.clear()
+    assert CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, rec)).verdict is Verdict.PASS
+    artefacts._probe_cache.clear()

@@ -102,3 +102,31 @@ def test_no_record_and_bad_args(tmp_path: Path) -> None:
     fn = CHECKS["predict_infer_agreement"]
     assert fn(ctx_for(tmp_path, None)).verdict is Verdict.SKIP
     assert fn(ctx_for(tmp_path, None), images=3).verdict is Verdict.FAIL
+
+
+def test_predict_gets_the_weights_the_export_used(tmp_path: Path) -> None:
+    r = repo(tmp_path)
+    # predict.py here refuses to run without the exported model's weights
+    (r / "predict.py").write_text(
+        SCRIPT.replace("OFFSET", "0.0").replace(
+            'p.add_argument("--model_dir", default=None)', 'p.add_argument("--pretrained", required=True)'
+        )
+    )
+    weights = f"{OUTPUT_DIR}/norm_train_gpus_0_autocast_null/latest.pdparams"
+    argv = [sys.executable, "infer.py", "--model_dir=./out", "--img_path=lite_data/test"]
+    rec = make_record(
+        r,
+        [
+            (
+                "export",
+                Stage.EXPORT,
+                ["python", "export_model.py", f"--pretrained={weights}", "--save_inference_dir=./out"],
+                None,
+                Status.PASSED,
+            ),
+            ("infer/cpu", Stage.INFER, argv, INFER_LOG, Status.PASSED),
+        ],
+    )
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, rec))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert f"--pretrained={weights}" in out.data["commands"][0]
