@@ -95,3 +95,27 @@ def test_metric_lines_without_eval_word_and_eval_prose() -> None:
     assert mentions_eval_run("Evaluating epoch 1")
     assert not mentions_eval_run("ppocr INFO:     eval_batch_step : [0, 2000]")
     assert not mentions_eval_run("Eval :")
+
+
+def test_more_repo_styles() -> None:
+    video = (
+        "[2021/06/11 14:22:23] epoch:[  1/1  ] train step:0    loss: 2.39258 lr: 0.010000 top1: 0.06250 "
+        "top5: 0.46875 batch_cost: 2.54236 sec, reader_cost: 1.71367 sec, ips: 3.14685 instance/sec."
+    )
+    p = parse_line(video, 1)
+    assert p.is_iteration and not p.is_eval and p.epoch == 1 and p.global_step == 0
+    assert fields(video)["ips"] == (3.14685, "instance/sec")
+    video_val = video.replace("train step", "val step")
+    assert parse_line(video_val, 1).is_eval and not parse_line(video_val, 1).is_iteration
+    gan = (
+        "[04/23 10:24:36] ppgan.engine.trainer INFO: Iter: 10/100 lr: 2.000e-04 D_GAN_loss: 0.693 "
+        "G_GAN_loss: 0.69 batch_cost: 0.86 sec reader_cost: 0.22 sec ips: 1.16 images/s eta: 0:01:17"
+    )
+    g = parse_line(gan, 1)
+    assert g.is_iteration and g.iter == 10 and g.loss() is not None and g.loss().key == "D_GAN_loss"  # type: ignore[union-attr]
+    nlp = "global step 10, epoch: 1, batch: 10, loss: 0.69315, speed: 2.31 step/s"
+    n = parse_line(nlp, 1)
+    assert n.is_iteration and n.global_step == 10 and fields(nlp)["speed"] == (2.31, "step/s")
+    tqdm = "Epoch 1: 100%|##########| 40/40 [00:02<00:00, 15.2it/s, loss=2.1]"
+    t = parse_line(tqdm, 1)
+    assert t.is_iteration and t.loss() is not None and t.loss().value == 2.1  # type: ignore[union-attr]
