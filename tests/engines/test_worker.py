@@ -65,3 +65,90 @@ def test_worker_main_always_writes_a_response(tmp_path: Path) -> None:
     assert res.exit_code == 0
     resp = json.loads((tmp_path / "resp.json").read_text())
     assert resp["ok"] is False and "JSONDecodeError" in resp["error"]
+
+
+FAKE_ENGINES = """\
+import numpy as np
+from tipc.engines import register_engine
+from tipc.engines.base import InputSpec
+
+
+class Doubler:
+    name = "doubler"
+
+    def __init__(self, scale=2.0, dynamic=True):
+        self.scale = scale
+        self.dynamic = dynamic
+
+    def load(self, model, work_dir):
+        return {"scale": self.scale}
+
+    def input_specs(self):
+        return [InputSpec("x", (None, 3) if self.dynamic else None, "float32")]
+
+    def run(self, feeds):
+        x = feeds["x"]
+        return [("y", x * self.scale), ("cls", np.stack([x.sum(1), -x.sum(1)], axis=1))]
+
+
+register_engine("doubler", "fake_engines:Doubler")
+register_engine("doubler2", "fake_engines:Doubler")
+"""
+
+
+def fake_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **extra: object) -> dict[str, object]:
+    (tmp_path / "m").mkdir(exist_ok=True)
+    (tmp_path / "m" / "inference.json").write_text("{}")
+    (tmp_path / "m" / "inference.pdiparams").write_bytes(b"\0")
+    (tmp_path / "fake_engines.py").write_text(FAKE_ENGINES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "fake_engines", raising=False)  # re-run its registrations
+    monkeypatch.setattr(tipc.engines, "_REGISTRY", dict(tipc.engines._REGISTRY))
+    req: dict[str, object] = {
+        "protocol": PROTOCOL,
+        "model_dir": str(tmp_path / "m"),
+        "work_dir": str(tmp_path / "w"),
+        "engines": ["doubler", "doubler2"],
+        "plugins": ["fake_engines"],
+        "seed": 3,
+        "tolerances": {"atol": 1e-5, "rtol": 1e-4, "cosine_min": 0.99999},
+    }
+    req.update(extra)
+    return req
+
+
+def test_random_inputs_with_dynamic_dims_and_agreeing_engines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    resp = handle(fake_request(tmp_path, monkeypatch))
+    assert resp["ok"], resp["error"]
+    assert resp["inputs"]["source"] == "random" and resp["inputs"]["feeds"]["x"]["shape"] == [1, 3]
+    (pair,) = resp["pairs"]
+    assert pair["within"] and len(pair["outputs"]) == 2 and pair["outputs"][0]["max_abs"] == 0.0
+    assert (tmp_path / "w" / "outputs_doubler.npz").is_file()
+
+
+def test_engine_options_make_engines_disagree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    np.save(tmp_path / "in.npy", np.ones((2, 3), dtype=np.float64))
+    req = fake_request(
+        tmp_path, monkeypatch, inputs=str(tmp_path / "in.npy"), engine_options={"doubler2": {"scale": 2.001}}
+    )
+    resp = handle(req)
+    assert resp["ok"] and resp["inputs"]["source"] == "file"
+    assert resp["inputs"]["feeds"]["x"] == {"shape": [2, 3], "dtype": "float32"}  # cast to the model's dtype
+    (pair,) = resp["pairs"]
+    assert not pair["within"]
+    y, cls = pair["outputs"]
+    assert not y["allclose"] and abs(y["max_abs"] - 0.001) < 1e-6
+    assert cls["allclose"] and cls["argmax_agree"] == 1.0
+    assert resp["engines"]["doubler"]["details"] == {"scale": 2.0}
+
+
+def test_no_shapes_and_no_inputs_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    req = fake_request(
+        tmp_path, monkeypatch, engine_options={"doubler": {"dynamic": False}, "doubler2": {"dynamic": False}}
+    )
+    resp = handle(req)
+    assert resp["ok"] is False and "set agreement.inputs" in resp["error"]

@@ -4,7 +4,8 @@ The model work happens in a worker subprocess (`python -m tipc.engines.worker`, 
 side only finds the model, writes the request, and judges the figures the worker returns.
 
 Args (override test_tipc/tipc.yaml `agreement`): engines (list, >= 2), atol, rtol, cosine_min, inputs
-(repo-relative .npy/.npz), seed, timeout_s, model_dir (repo-relative; default: found from the plan's export /
+(repo-relative .npy/.npz), seed, timeout_s, plugins (modules registering more engines), engine_options
+({engine: {factory keyword arguments}}), model_dir (repo-relative; default: found from the plan's export /
 infer steps), python (interpreter with paddle; default: tipc.yaml `python`, then the run's python).
 A pair agrees when, for every output (matched by position): shapes match, |a-b| <= atol + rtol*|a| everywhere
 (a = the pair's first engine), cosine >= cosine_min and the argmax along the last axis agrees on every row.
@@ -30,6 +31,7 @@ from tipc.checks._worker import run_worker
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 
 _ARGS = {
+    "engine_options",
     "engines",
     "atol",
     "rtol",
@@ -184,6 +186,11 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         plugins = args.get("plugins", list(a.plugins))
         if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
             raise ValueError(f"plugins must be a list of module names, got {plugins!r}")
+        engine_options = args.get("engine_options", dict(a.engine_options))
+        if not isinstance(engine_options, dict) or not all(
+            isinstance(k, str) and isinstance(v, dict) for k, v in engine_options.items()
+        ):
+            raise ValueError(f"engine_options must map engine names to mappings, got {engine_options!r}")
         model_arg = args.get("model_dir")
         if model_arg is not None and not isinstance(model_arg, str):
             raise ValueError(f"model_dir must be a path, got {model_arg!r}")
@@ -239,6 +246,7 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
             "work_dir": str(work.resolve()),
             "engines": list(engines),
             "plugins": list(plugins),
+            "engine_options": engine_options,
             "inputs": inputs_path,
             "seed": seed,
             "tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min},

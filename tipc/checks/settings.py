@@ -14,6 +14,7 @@ Schema (every key optional; unknown keys are errors so typos never pass silently
       images: [lite_data/test/0.png]
       prob_atol: 1.0e-5                # predict vs infer probability tolerance
       plugins: [my_pkg.serving_engine]   # modules the worker imports to register more engines
+      engine_options: {serving: {url: "http://127.0.0.1:9393"}}   # keyword arguments per engine factory
     log_fields:
       require_eval: true
       fields: [loss, avg_reader_cost, avg_batch_cost, avg_ips]
@@ -65,6 +66,7 @@ class AgreementSettings:
     images: tuple[str, ...] = ()
     prob_atol: float = 1e-5
     plugins: tuple[str, ...] = ()  # modules the worker imports to register extra engines (e.g. serving)
+    engine_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # engine -> factory kwargs
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,7 @@ def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) ->
             "images",
             "prob_atol",
             "plugins",
+            "engine_options",
         },
     )
     tol_raw = v.mapping(a.get("tolerances"), ("agreement", "tolerances"), {"atol", "rtol", "cosine_min"})
@@ -262,6 +265,7 @@ def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) ->
         images=v.strings(a.get("images", []), ("agreement", "images")),
         prob_atol=v.number(a.get("prob_atol", da.prob_atol), ("agreement", "prob_atol")),
         plugins=v.strings(a.get("plugins", []), ("agreement", "plugins")),
+        engine_options=_engine_options(v, a.get("engine_options")),
     )
 
     lf = v.mapping(top.get("log_fields"), ("log_fields",), {"require_eval", "fields"})
@@ -305,6 +309,20 @@ def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) ->
         ground_truth=ground_truth,
         path=path,
     )
+
+
+def _engine_options(v: _Validator, value: Any) -> dict[str, dict[str, Any]]:
+    keys: tuple[str | int, ...] = ("agreement", "engine_options")
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise v.error(keys, f"expected a mapping of engine name to options, got {value!r}")
+    out: dict[str, dict[str, Any]] = {}
+    for name, opts in value.items():
+        if not isinstance(opts, Mapping) or not all(isinstance(k, str) for k in opts):
+            raise v.error((*keys, str(name)), f"expected a mapping of option names to values, got {opts!r}")
+        out[str(name)] = dict(opts)
+    return out
 
 
 def parse_settings(text: str, path: str = SETTINGS_PATH) -> Settings:

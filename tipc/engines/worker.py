@@ -5,6 +5,7 @@ Protocol "tipc.engines/1" (JSON files, so a crash never mixes with the engines' 
 request  = {"protocol": "tipc.engines/1", "op": "agreement",
             "model_dir": abs path, "work_dir": abs path (scratch inside the run's output dir),
             "engines": ["paddle_inference", "onnxruntime", ...], "plugins": ["module.registering.engines"],
+            "engine_options": {engine name: {keyword arguments for its factory, e.g. a server URL}},
             "inputs": abs path to .npy/.npz or null, "seed": 0,
             "tolerances": {"atol": 1e-5, "rtol": 1e-4, "cosine_min": 0.99999}}
 response = {"protocol": ..., "ok": bool, "error": str|null,
@@ -32,14 +33,14 @@ from typing import Any
 PROTOCOL = "tipc.engines/1"
 
 
-def _make_engine(name: str) -> Any:
+def _make_engine(name: str, options: dict[str, Any] | None = None) -> Any:
     from tipc.engines import engine_factory
 
     target = engine_factory(name)
     if target is None:
         raise KeyError(f"unknown engine {name!r}")
     module, attr = target.split(":", 1)
-    return getattr(importlib.import_module(module), attr)()
+    return getattr(importlib.import_module(module), attr)(**(options or {}))
 
 
 def _feeds(request: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -118,7 +119,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         resp["engines"][name] = entry
         t0 = time.perf_counter()
         try:
-            eng = _make_engine(name)
+            eng = _make_engine(name, request.get("engine_options", {}).get(name))
             entry["details"] = eng.load(model, work_dir / name)
             loaded[name] = eng
         except Exception as exc:
