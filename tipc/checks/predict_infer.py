@@ -184,6 +184,12 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
     base = next((r for r in infers if r.passed), infers[0] if infers else None)
     if infer_args is None and base is None:
         return outcome(Verdict.NA, "no inference step in the plan and no agreement.infer_args")
+    if infer_args is None and base is not None and base.step.shell:
+        return outcome(
+            Verdict.FAIL,
+            "the inference step is a shell command; set agreement.infer_args to run infer.py directly",
+            Evidence(base.step.status_command or " ".join(base.argv), path=base.log),
+        )
     img_opt = _image_option(base) if base is not None else None
     images = list(images_raw) or ([img_opt[1]] if img_opt else [])
     if not images:
