@@ -114,3 +114,22 @@ def test_gating_and_bad_args(tmp_path: Path) -> None:
     assert fn(ctx_for(tmp_path, rec)).verdict is Verdict.NA
     rec = make_record(tmp_path, [("export", Stage.EXPORT, ["python", "e.py"], None, Status.FAILED)])
     assert fn(ctx_for(tmp_path, rec)).verdict is Verdict.SKIP
+
+
+def test_missing_engine_packages_are_not_model_failures() -> None:
+    resp = response([("paddle_inference", "paddle_jit", fig(0.0), True)])
+    resp["engines"]["onnxruntime"] = {
+        "ok": False,
+        "unavailable": True,
+        "error": "not installed: No module 'onnx'",
+    }
+    out = summarise_response(resp, ["paddle_inference", "onnxruntime", "paddle_jit"], 0.99999)
+    assert out.verdict is Verdict.WARN and "not measured: onnxruntime" in out.summary
+    assert out.data["unavailable"] == ["onnxruntime"]
+    only_one = response([])
+    only_one["engines"] = {
+        "paddle_inference": {"ok": True, "error": None},
+        "onnxruntime": {"ok": False, "unavailable": True, "error": "not installed"},
+    }
+    out = summarise_response(only_one, ["paddle_inference", "onnxruntime"], 0.99999)
+    assert out.verdict is Verdict.SKIP and "not installed" in out.summary

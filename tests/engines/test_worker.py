@@ -152,3 +152,11 @@ def test_no_shapes_and_no_inputs_is_a_clear_error(tmp_path: Path, monkeypatch: p
     )
     resp = handle(req)
     assert resp["ok"] is False and "set agreement.inputs" in resp["error"]
+
+
+def test_engine_without_its_packages_is_unavailable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    req = fake_request(tmp_path, monkeypatch, engines=["doubler", "doubler2", "needs_missing"])
+    tipc.engines.register_engine("needs_missing", "tipc_no_such_module_xyz:Engine")
+    resp = handle(req)
+    assert resp["ok"] and resp["engines"]["needs_missing"]["unavailable"] is True
+    assert [(p["a"], p["b"]) for p in resp["pairs"]] == [("doubler", "doubler2")]

@@ -106,9 +106,14 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
                     ),
                 )
             )
-    failed_engines = {n: e.get("error") for n, e in eng_info.items() if not e.get("ok")}
+    unavailable = {n: e.get("error") for n, e in eng_info.items() if e.get("unavailable")}
+    failed_engines = {
+        n: e.get("error") for n, e in eng_info.items() if not e.get("ok") and not e.get("unavailable")
+    }
     for n, err in failed_engines.items():
         evidence.insert(0, Evidence(f"engine {n} failed: {err}"))
+    for n, err in unavailable.items():
+        evidence.insert(0, Evidence(f"engine {n} unavailable: {err}"))
     inputs = resp.get("inputs", {})
     if inputs.get("source") == "random":
         evidence.append(
@@ -134,20 +139,38 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
         "model": resp.get("model"),
         "cosine_min": cosine_min,
     }
-    if not resp.get("ok"):
-        return CheckOutcome(
-            Verdict.FAIL, f"agreement worker failed: {resp.get('error')}", tuple(evidence), data
-        )
+    data["unavailable"] = sorted(unavailable)
     if failed_engines:
         names = ", ".join(sorted(failed_engines))
         return CheckOutcome(
             Verdict.FAIL, f"engine(s) failed on the exported model: {names}", tuple(evidence), data
+        )
+    measured = [n for n in engines if n not in unavailable]
+    if unavailable and (len(measured) < 2 or not resp.get("ok")):
+        names = ", ".join(sorted(unavailable))
+        return CheckOutcome(
+            Verdict.SKIP,
+            f"cannot compare engines: {names} not installed for the model-side python "
+            "(pip install paddlepaddle paddle2onnx onnx onnxruntime)",
+            tuple(evidence),
+            data,
+        )
+    if not resp.get("ok"):
+        return CheckOutcome(
+            Verdict.FAIL, f"agreement worker failed: {resp.get('error')}", tuple(evidence), data
         )
     if not pairs:
         return CheckOutcome(Verdict.FAIL, "no engine pair to compare", tuple(evidence), data)
     if not all_within:
         bad = [f"{p['a']}~{p['b']}" for p in pairs if not p.get("within")]
         return CheckOutcome(Verdict.FAIL, f"engines disagree: {', '.join(bad)}", tuple(evidence), data)
+    if unavailable:
+        return CheckOutcome(
+            Verdict.WARN,
+            f"{', '.join(measured)} agree; not measured: {', '.join(sorted(unavailable))} (not installed)",
+            tuple(evidence),
+            data,
+        )
     worst_abs = max(o.get("max_abs", 0.0) for p in pairs for o in p.get("outputs", [])) if pairs else 0.0
     return CheckOutcome(
         Verdict.PASS,

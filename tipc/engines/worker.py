@@ -11,7 +11,8 @@ request  = {"protocol": "tipc.engines/1", "op": "agreement",
 response = {"protocol": ..., "ok": bool, "error": str|null,
             "model": {"dir", "model_file", "params_file", "format"},
             "inputs": {"source": "file"|"random", "path", "seed", "feeds": {name: {"shape", "dtype"}}},
-            "engines": {name: {"ok", "error", "seconds", "details", "outputs": [{"name","shape","dtype"}]}},
+            "engines": {name: {"ok", "error", "unavailable" (packages missing), "seconds", "details",
+                               "outputs": [{"name","shape","dtype"}]}},
             "pairs": [{"a", "b", "within": bool, "outputs": [per-output figures: compare.compare_arrays]}]}
 Outputs are matched by position (engines name outputs differently). The exit code is 0 whenever a response
 was written, whatever the engines did; anything else means the worker itself broke.
@@ -122,6 +123,10 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
             eng = _make_engine(name, request.get("engine_options", {}).get(name))
             entry["details"] = eng.load(model, work_dir / name)
             loaded[name] = eng
+        except ModuleNotFoundError as exc:
+            # the engine's packages are not installed in this interpreter: not a finding about the model
+            entry["unavailable"] = True
+            entry["error"] = f"not installed: {exc}"[:2000]
         except Exception as exc:
             entry["error"] = f"load failed: {type(exc).__name__}: {exc}"[:2000]
         entry["seconds"] = time.perf_counter() - t0
