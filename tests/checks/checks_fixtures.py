@@ -31,6 +31,7 @@ def make_record(
     started: float | None = None,
     host: dict[str, Any] | None = None,
     model_name: str = "demo",
+    mode: str = "lite_train_lite_infer",
 ) -> RunRecord:
     """steps: (id, stage, argv, log, status or None for "no result")."""
     t0 = started if started is not None else time.time()
@@ -51,7 +52,7 @@ def make_record(
     plan = Plan(
         config_path="test_tipc/configs/demo/train_infer_python.txt",
         repo=str(repo),
-        mode="lite_train_lite_infer",
+        mode=mode,
         dialect="template",
         model_name=model_name,
         output_dir=OUTPUT_DIR,

@@ -13,16 +13,30 @@ INFER_LOG = f"{OUTPUT_DIR}/python_infer_cpu_usemkldnn_False_threads_1_precision_
 MODEL_DIR = f"{OUTPUT_DIR}/norm_train_gpus_0_autocast_null"
 
 
-def record(tmp_path: Path, *, infer_argv: list[str] | None = None, started: float | None = None,
-           host: dict[str, object] | None = None) -> object:
+def record(
+    tmp_path: Path,
+    *,
+    infer_argv: list[str] | None = None,
+    started: float | None = None,
+    host: dict[str, object] | None = None,
+) -> object:
     return make_record(
         tmp_path,
         [
-            ("export", Stage.EXPORT,
-             ["python", "export_model.py", f"--save_inference_dir={MODEL_DIR}"], EXPORT_LOG, Status.PASSED),
-            ("infer", Stage.INFER,
-             infer_argv or ["python", "infer.py", "--use_gpu=False", f"--model_dir={MODEL_DIR}"],
-             INFER_LOG, Status.PASSED),
+            (
+                "export",
+                Stage.EXPORT,
+                ["python", "export_model.py", f"--save_inference_dir={MODEL_DIR}"],
+                EXPORT_LOG,
+                Status.PASSED,
+            ),
+            (
+                "infer",
+                Stage.INFER,
+                infer_argv or ["python", "infer.py", "--use_gpu=False", f"--model_dir={MODEL_DIR}"],
+                INFER_LOG,
+                Status.PASSED,
+            ),
         ],
         started=started,
         host=host,
@@ -49,7 +63,10 @@ def test_untrained_export_fails_with_line(tmp_path: Path) -> None:
     assert (ev.path, ev.line) == (EXPORT_LOG, 2) and "weights were not loaded" in ev.text
     skip = "UserWarning: Skip loading for fc.weight. fc.weight is not found in the provided dict.\n"
     write_tree(tmp_path, {EXPORT_LOG: skip})
-    assert CHECKS["artefacts"](ctx_for(tmp_path, record(tmp_path, started=time.time() - 5))).verdict is Verdict.FAIL
+    assert (
+        CHECKS["artefacts"](ctx_for(tmp_path, record(tmp_path, started=time.time() - 5))).verdict
+        is Verdict.FAIL
+    )
 
 
 def test_stale_and_missing_model_fail(tmp_path: Path) -> None:
@@ -66,15 +83,25 @@ def test_stale_and_missing_model_fail(tmp_path: Path) -> None:
 
 
 def test_pdmodel_format_found(tmp_path: Path) -> None:
-    write_tree(tmp_path, {EXPORT_LOG: "ok\n", INFER_LOG: "", f"{MODEL_DIR}/inference.pdmodel": b"\0",
-                          f"{MODEL_DIR}/inference.pdiparams": b"\0"})
+    write_tree(
+        tmp_path,
+        {
+            EXPORT_LOG: "ok\n",
+            INFER_LOG: "",
+            f"{MODEL_DIR}/inference.pdmodel": b"\0",
+            f"{MODEL_DIR}/inference.pdiparams": b"\0",
+        },
+    )
     out = CHECKS["artefacts"](ctx_for(tmp_path, record(tmp_path, started=time.time() - 5)))
     assert out.verdict is Verdict.PASS and out.data["model"]["format"] == "pdmodel"
 
 
 def test_gpu_flag_on_cpu_build(tmp_path: Path) -> None:
     gpu_argv = ["python", "infer.py", "--use_gpu=True", f"--model_dir={MODEL_DIR}"]
-    log = "I1122 loading\nE1122 13:27:28.746031 13066 analysis_config.cc:169] Please use PaddlePaddle with GPU version.\n"
+    log = (
+        "I1122 loading\n"
+        "E1122 13:27:28.746031 13066 analysis_config.cc:169] Please use PaddlePaddle with GPU version.\n"
+    )
     write_tree(tmp_path, {EXPORT_LOG: "ok\n", INFER_LOG: log, **model_files()})
     rec = record(tmp_path, infer_argv=gpu_argv, started=time.time() - 5)
     out = CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, rec))
@@ -97,3 +124,25 @@ def test_no_record_and_bad_args(tmp_path: Path) -> None:
     assert CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, None), x=1).verdict is Verdict.FAIL
     rec = make_record(tmp_path, [("train", Stage.TRAIN, ["python", "t.py"], None, Status.PASSED)])
     assert CHECKS["artefacts"](ctx_for(tmp_path, rec)).verdict is Verdict.NA
+
+
+def test_cpu_wheel_detected_from_package_metadata(tmp_path: Path) -> None:
+    import dataclasses
+
+    from tipc.checks import artefacts
+
+    # a stand-in interpreter answering the metadata probe (which wheel is installed)
+    fake = tmp_path / "fake_python"
+    fake.write_text('#!/bin/sh\necho \'{"cpu": true, "gpu": false}\'\n')
+    fake.chmod(0o755)
+    write_tree(tmp_path, {EXPORT_LOG: "ok\n", INFER_LOG: "class_id: 1\n", **model_files()})
+    rec = record(tmp_path, infer_argv=["python", "infer.py", "--use_gpu=True"])
+    rec = dataclasses.replace(rec, python=str(fake))  # type: ignore[type-var]
+    artefacts._probe_cache.clear()
+    out = CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, rec))
+    assert out.verdict is Verdict.FAIL, out.summary
+    assert "CPU wheel" in out.evidence[0].text and out.evidence[0].path == INFER_LOG
+    fake.write_text('#!/bin/sh\necho \'{"cpu": false, "gpu": true}\'\n')
+    artefacts._probe_cache.clear()
+    assert CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, rec)).verdict is Verdict.PASS
+    artefacts._probe_cache.clear()

@@ -58,14 +58,18 @@ def log_of(losses: list[float], every: int = 1) -> str:
     lines = []
     for n, loss in enumerate(losses):
         it = (n + 1) * every
-        lines.append(f"[Epoch 1/1][Iter {it}/{len(losses) * every}] loss: {loss:.5f}, avg_reader_cost: 0.001 sec, "
-                     "avg_batch_cost: 0.01 sec, avg_samples: 8, avg_ips: 800 images/sec")
+        lines.append(
+            f"[Epoch 1/1][Iter {it}/{len(losses) * every}] loss: {loss:.5f}, avg_reader_cost: 0.001 sec, "
+            "avg_batch_cost: 0.01 sec, avg_samples: 8, avg_ips: 800 images/sec"
+        )
     return "\n".join(lines) + "\n"
 
 
 def run(tmp_path: Path, text: str, **args: object) -> object:
     write_tree(tmp_path, {LOG: text})
-    rec = make_record(tmp_path, [("train/norm_train", Stage.TRAIN, ["python", "train.py"], LOG, Status.PASSED)])
+    rec = make_record(
+        tmp_path, [("train/norm_train", Stage.TRAIN, ["python", "train.py"], LOG, Status.PASSED)]
+    )
     return CHECKS["convergence"](ctx_for(tmp_path, rec), **args)
 
 
@@ -105,3 +109,26 @@ def test_flat_log_fails_and_args_validate(tmp_path: Path) -> None:
     assert "bad arguments" in run(tmp_path, log_of([1.0] * 5), window="x").summary
     assert run(tmp_path, "no losses here\n").verdict is Verdict.WARN
     assert CHECKS["convergence"](ctx_for(tmp_path, None)).verdict is Verdict.SKIP
+
+
+def test_down_then_back_up_is_divergence() -> None:
+    c = curve(lambda i, r: (2.0 - 0.03 * i if i < 40 else 0.8 + 0.05 * (i - 40)) + r.gauss(0, 0.05))
+    verdict, summary, _ = analyse_curve(c)
+    assert verdict is Verdict.FAIL and "diverges" in summary
+
+
+def test_flat_low_loss_passes_only_when_allowed() -> None:
+    c = curve(lambda i, r: 0.05 + r.gauss(0, 0.01))
+    assert analyse_curve(c)[0] is Verdict.FAIL
+    verdict, summary, _ = analyse_curve(c, flat_ok_below=0.1)
+    assert verdict is Verdict.PASS and "already converged" in summary
+    flat_high = curve(lambda i, r: 2.3 + r.gauss(0, 0.01))
+    assert analyse_curve(flat_high, flat_ok_below=0.1)[0] is Verdict.FAIL
+
+
+def test_flat_ok_below_through_the_check(tmp_path: Path) -> None:
+    rng = random.Random(2)
+    text = log_of([0.05 + rng.gauss(0, 0.01) for _ in range(40)])
+    assert run(tmp_path, text).verdict is Verdict.FAIL
+    assert run(tmp_path, text, flat_ok_below=0.1).verdict is Verdict.PASS
+    assert run(tmp_path, text, flat_ok_below="low").verdict is Verdict.FAIL

@@ -18,16 +18,25 @@ def infer_log(probs: dict[str, tuple[int, float]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(tmp_path: Path, files: dict[str, str | bytes], logs: list[str], **args: object) -> object:
+def run(
+    tmp_path: Path, files: dict[str, str | bytes], logs: list[str], mode: str = "whole_infer", **args: object
+) -> object:
     write_tree(tmp_path, files)
     rec = make_record(
         tmp_path,
-        [(f"infer/{n}", Stage.INFER, ["python", "infer.py"], log, Status.PASSED) for n, log in enumerate(logs)],
+        [
+            (f"infer/{n}", Stage.INFER, ["python", "infer.py"], log, Status.PASSED)
+            for n, log in enumerate(logs)
+        ],
+        mode=mode,
     )
     return CHECKS["ground_truth"](ctx_for(tmp_path, rec), **args)
 
 
-GT = 'lite_data/test/0.png\t{"class_id": 3, "prob": 0.9812}\nlite_data/test/10.png\t{"class_id": 7, "prob": 0.51}\n'
+GT = (
+    'lite_data/test/0.png\t{"class_id": 3, "prob": 0.9812}\n'
+    'lite_data/test/10.png\t{"class_id": 7, "prob": 0.51}\n'
+)
 
 
 def test_parse_results_in_every_shape() -> None:
@@ -64,15 +73,20 @@ def test_difference_is_located_and_sized(tmp_path: Path) -> None:
 def test_missing_key_and_class_change_fail(tmp_path: Path) -> None:
     out = run(tmp_path, {GT32: GT, FP32_LOG: infer_log({"0.png": (3, 0.9812)})}, [FP32_LOG])
     assert out.verdict is Verdict.FAIL and "10.png: no prediction" in out.summary
-    out = run(tmp_path, {GT32: GT, FP32_LOG: infer_log({"0.png": (4, 0.9812), "10.png": (7, 0.51)})}, [FP32_LOG])
+    out = run(
+        tmp_path, {GT32: GT, FP32_LOG: infer_log({"0.png": (4, 0.9812), "10.png": (7, 0.51)})}, [FP32_LOG]
+    )
     assert out.verdict is Verdict.FAIL and "class_id" in out.summary
 
 
 def test_precision_buckets_and_tolerances(tmp_path: Path) -> None:
     gt16 = GT.replace("0.9812", "0.98")
-    files = {GT32: GT, "test_tipc/results/python_demo_results_fp16.txt": gt16,
-             FP32_LOG: infer_log({"0.png": (3, 0.9812), "10.png": (7, 0.51)}),
-             FP16_LOG: infer_log({"0.png": (3, 0.9801), "10.png": (7, 0.51)})}
+    files = {
+        GT32: GT,
+        "test_tipc/results/python_demo_results_fp16.txt": gt16,
+        FP32_LOG: infer_log({"0.png": (3, 0.9812), "10.png": (7, 0.51)}),
+        FP16_LOG: infer_log({"0.png": (3, 0.9801), "10.png": (7, 0.51)}),
+    }
     assert run(tmp_path, files, [FP32_LOG, FP16_LOG]).verdict is Verdict.PASS
     files[FP16_LOG] = infer_log({"0.png": (3, 0.985), "10.png": (7, 0.51)})
     assert run(tmp_path, files, [FP32_LOG, FP16_LOG]).verdict is Verdict.FAIL
@@ -85,6 +99,28 @@ def test_not_applicable_and_unlabelled_logs(tmp_path: Path) -> None:
     plain = f"{OUTPUT_DIR}/infer.log"
     out = run(tmp_path, {GT32: GT, plain: infer_log({"0.png": (3, 0.9812)})}, [plain])
     assert out.verdict is Verdict.WARN and out.data["skipped_logs"] == [plain]
-    out = run(tmp_path / "other", {"test_tipc/results/python_demo_results_fp16.txt": GT}, [FP32_LOG])
+    out = run(
+        tmp_path / "other", {"test_tipc/results/python_demo_results_fp16.txt": GT, FP16_LOG: ""}, [FP16_LOG]
+    )
     assert out.verdict is Verdict.FAIL and "no fp32" in out.summary
     assert run(tmp_path, {GT32: GT}, [FP32_LOG], atol="x").verdict is Verdict.FAIL
+
+
+def test_ground_truth_named_after_the_log(tmp_path: Path) -> None:
+    # the demo's layout: test_tipc/results/<log stem>.txt, no model name in the file name
+    gt = f"test_tipc/results/{Path(FP32_LOG).stem}.txt"
+    files = {gt: GT, FP32_LOG: infer_log({"0.png": (3, 0.9812), "10.png": (7, 0.51)})}
+    out = run(tmp_path, files, [FP32_LOG])
+    assert out.verdict is Verdict.PASS, out.summary
+    assert out.data["ground_truth"] == [gt]
+    write_tree(tmp_path, {FP32_LOG: infer_log({"0.png": (3, 0.9812), "10.png": (7, 0.6)})})
+    out = run(tmp_path, {}, [FP32_LOG])
+    assert out.verdict is Verdict.FAIL and out.evidence[-1].line == 3 and f"{gt}:2" in out.summary
+
+
+def test_only_modes_that_infer_with_the_pretrained_model(tmp_path: Path) -> None:
+    files = {GT32: GT, FP32_LOG: infer_log({"0.png": (3, 0.5), "10.png": (7, 0.51)})}
+    out = run(tmp_path, files, [FP32_LOG], mode="lite_train_lite_infer")
+    assert out.verdict is Verdict.NA and "weights trained during the run" in out.summary
+    assert run(tmp_path, files, [FP32_LOG], mode="lite_train_lite_infer", modes="all").verdict is Verdict.FAIL
+    assert run(tmp_path, files, [FP32_LOG], mode="whole_infer").verdict is Verdict.FAIL

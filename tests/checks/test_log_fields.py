@@ -11,19 +11,26 @@ LOG = f"{OUTPUT_DIR}/tipc_logs/train.log"
 
 def demo_line(e: int, i: int, loss: float = 2.0, tail: str = "avg_ips: 1296.5 images/sec") -> str:
     return (
-        f"[Epoch {e}/2][Iter {i}/4] loss: {loss:.4f}, acc: 0.3125, lr: 0.010000, avg_reader_cost: 0.00012 sec, "
+        f"[Epoch {e}/2][Iter {i}/4] loss: {loss:.4f}, acc: 0.3125, lr: 0.010000, "
+        "avg_reader_cost: 0.00012 sec, "
         f"avg_batch_cost: 0.01234 sec, avg_samples: 16.0, {tail}"
     )
 
 
 def run(tmp_path: Path, log_text: str, **args: object) -> object:
     write_tree(tmp_path, {LOG: log_text})
-    rec = make_record(tmp_path, [("train/norm_train", Stage.TRAIN, ["python", "train.py"], LOG, Status.PASSED)])
+    rec = make_record(
+        tmp_path, [("train/norm_train", Stage.TRAIN, ["python", "train.py"], LOG, Status.PASSED)]
+    )
     return CHECKS["log_fields"](ctx_for(tmp_path, rec), **args)
 
 
 def test_complete_log_passes(tmp_path: Path) -> None:
-    lines = ["W1122 paddle warning", *[demo_line(e, i) for e in (1, 2) for i in (1, 2, 3, 4)], "[Eval] acc: 0.93"]
+    lines = [
+        "W1122 paddle warning",
+        *[demo_line(e, i) for e in (1, 2) for i in (1, 2, 3, 4)],
+        "[Eval] acc: 0.93",
+    ]
     out = run(tmp_path, "\n".join(lines) + "\n")
     assert out.verdict is Verdict.PASS, out.summary
     assert out.data["logs"][0]["iteration_lines"] == 8
@@ -31,7 +38,12 @@ def test_complete_log_passes(tmp_path: Path) -> None:
 
 
 def test_first_offending_line_is_named(tmp_path: Path) -> None:
-    lines = [demo_line(1, 1), demo_line(1, 2), demo_line(1, 3, tail="avg_samples2: 1"), demo_line(1, 4, tail="")]
+    lines = [
+        demo_line(1, 1),
+        demo_line(1, 2),
+        demo_line(1, 3, tail="avg_samples2: 1"),
+        demo_line(1, 4, tail=""),
+    ]
     out = run(tmp_path, "\n".join(lines))
     assert out.verdict is Verdict.FAIL
     ev = next(e for e in out.evidence if e.line is not None)
@@ -70,7 +82,8 @@ def test_eval_requirement(tmp_path: Path) -> None:
 
 def test_aliases_accept_repo_names(tmp_path: Path) -> None:
     clas = (
-        "[Train][Epoch 1/2][Iter: 0/10]lr: 0.1, CELoss: 7.1, loss: 7.1, batch_cost: 2.54 s, reader_cost: 1.23 s, "
+        "[Train][Epoch 1/2][Iter: 0/10]lr: 0.1, CELoss: 7.1, loss: 7.1, batch_cost: 2.54 s, "
+        "reader_cost: 1.23 s, "
         "ips: 12.6 samples/s"
     )
     assert run(tmp_path, clas).verdict is Verdict.FAIL

@@ -13,7 +13,8 @@ OCR = (
 )
 CLAS = (
     "[2022/05/05 10:00:00] ppcls INFO: [Train][Epoch 1/2][Iter: 0/10]lr(LinearWarmup): 0.00010000, "
-    "CELoss: 7.12345, loss: 7.12345, batch_cost: 2.54 s, reader_cost: 1.23 s, ips: 12.6 samples/s, eta: 0:01:23"
+    "CELoss: 7.12345, loss: 7.12345, batch_cost: 2.54 s, reader_cost: 1.23 s, ips: 12.6 samples/s, "
+    "eta: 0:01:23"
 )
 DET = (
     "[05/05 10:00:00] ppdet.engine INFO: Epoch: [0] [ 0/10] learning_rate: 0.000010 loss: 8.1 loss_cls: 1.0 "
@@ -74,8 +75,47 @@ def test_eval_lines_are_not_iterations() -> None:
 
 
 def test_step_index_uses_epochs_and_falls_back_to_ordinals() -> None:
-    lines = [parse_line(f"[Epoch {e}/2][Iter {i}/40] loss: 1.0 avg_ips: 1 images/sec", 1) for e in (1, 2)
-             for i in (10, 20, 30, 40)]
+    lines = [
+        parse_line(f"[Epoch {e}/2][Iter {i}/40] loss: 1.0 avg_ips: 1 images/sec", 1)
+        for e in (1, 2)
+        for i in (10, 20, 30, 40)
+    ]
     assert step_index(lines) == [10, 20, 30, 40, 50, 60, 70, 80]
     unordered = [parse_line("loss: 1 ips: 2 images/s", 1) for _ in range(3)]
     assert step_index(unordered) == [1, 2, 3]
+
+
+def test_metric_lines_without_eval_word_and_eval_prose() -> None:
+    from tipc.checks.logparse import mentions_eval_run
+
+    ocr = "[2022/05/05 10:00:00] ppocr INFO: cur metric, precision: 0.5, recall: 0.3, hmean: 0.4, fps: 10.2"
+    assert parse_line(ocr, 1).is_eval
+    assert not parse_line(DEMO, 1).is_eval  # acc on an iteration line is a training figure
+    assert mentions_eval_run("start eval ...") and mentions_eval_run("[2022] ppcls INFO: Eval begin")
+    assert mentions_eval_run("Evaluating epoch 1")
+    assert not mentions_eval_run("ppocr INFO:     eval_batch_step : [0, 2000]")
+    assert not mentions_eval_run("Eval :")
+
+
+def test_more_repo_styles() -> None:
+    video = (
+        "[2021/06/11 14:22:23] epoch:[  1/1  ] train step:0    loss: 2.39258 lr: 0.010000 top1: 0.06250 "
+        "top5: 0.46875 batch_cost: 2.54236 sec, reader_cost: 1.71367 sec, ips: 3.14685 instance/sec."
+    )
+    p = parse_line(video, 1)
+    assert p.is_iteration and not p.is_eval and p.epoch == 1 and p.global_step == 0
+    assert fields(video)["ips"] == (3.14685, "instance/sec")
+    video_val = video.replace("train step", "val step")
+    assert parse_line(video_val, 1).is_eval and not parse_line(video_val, 1).is_iteration
+    gan = (
+        "[04/23 10:24:36] ppgan.engine.trainer INFO: Iter: 10/100 lr: 2.000e-04 D_GAN_loss: 0.693 "
+        "G_GAN_loss: 0.69 batch_cost: 0.86 sec reader_cost: 0.22 sec ips: 1.16 images/s eta: 0:01:17"
+    )
+    g = parse_line(gan, 1)
+    assert g.is_iteration and g.iter == 10 and g.loss() is not None and g.loss().key == "D_GAN_loss"  # type: ignore[union-attr]
+    nlp = "global step 10, epoch: 1, batch: 10, loss: 0.69315, speed: 2.31 step/s"
+    n = parse_line(nlp, 1)
+    assert n.is_iteration and n.global_step == 10 and fields(nlp)["speed"] == (2.31, "step/s")
+    tqdm = "Epoch 1: 100%|##########| 40/40 [00:02<00:00, 15.2it/s, loss=2.1]"
+    t = parse_line(tqdm, 1)
+    assert t.is_iteration and t.loss() is not None and t.loss().value == 2.1  # type: ignore[union-attr]

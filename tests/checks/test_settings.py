@@ -63,3 +63,15 @@ def test_as_settings_accepts_raw_mappings_and_values() -> None:
     assert as_settings({"log_fields": {"require_eval": False}}).log_fields.require_eval is False
     with pytest.raises(ConfigError):
         as_settings({"log_fields": {"require_eval": "no"}})
+
+
+def test_engine_plugins_and_options() -> None:
+    s = parse_settings(
+        "agreement:\n  plugins: [my_pkg.serving_engine]\n"
+        "  engines: [paddle_inference, serving]\n  engine_options: {serving: {url: 'http://127.0.0.1:9393'}}\n"
+    )
+    assert s.agreement.plugins == ("my_pkg.serving_engine",)
+    assert s.agreement.engine_options == {"serving": {"url": "http://127.0.0.1:9393"}}
+    with pytest.raises(ConfigError) as info:
+        parse_settings("agreement:\n  engine_options:\n    serving: 3\n")
+    assert info.value.line == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +24,9 @@ class StepRun:
 
     @property
     def log(self) -> str | None:
-        if self.result is not None and self.result.log:
-            return str(self.result.log)
-        return str(self.step.log) if self.step.log else None
+        """Repo-relative log path, normalised (`./a/../b.log` -> `b.log`) so evidence locations are clean."""
+        raw = self.result.log if self.result is not None and self.result.log else self.step.log
+        return os.path.normpath(str(raw)) if raw else None
 
     @property
     def argv(self) -> tuple[str, ...]:

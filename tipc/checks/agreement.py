@@ -4,7 +4,8 @@ The model work happens in a worker subprocess (`python -m tipc.engines.worker`, 
 side only finds the model, writes the request, and judges the figures the worker returns.
 
 Args (override test_tipc/tipc.yaml `agreement`): engines (list, >= 2), atol, rtol, cosine_min, inputs
-(repo-relative .npy/.npz), seed, timeout_s, model_dir (repo-relative; default: found from the plan's export /
+(repo-relative .npy/.npz), seed, timeout_s, plugins (modules registering more engines), engine_options
+({engine: {factory keyword arguments}}), model_dir (repo-relative; default: found from the plan's export /
 infer steps), python (interpreter with paddle; default: tipc.yaml `python`, then the run's python).
 A pair agrees when, for every output (matched by position): shapes match, |a-b| <= atol + rtol*|a| everywhere
 (a = the pair's first engine), cosine >= cosine_min and the argmax along the last axis agrees on every row.
@@ -30,6 +31,7 @@ from tipc.checks._worker import run_worker
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 
 _ARGS = {
+    "engine_options",
     "engines",
     "atol",
     "rtol",
@@ -104,9 +106,14 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
                     ),
                 )
             )
-    failed_engines = {n: e.get("error") for n, e in eng_info.items() if not e.get("ok")}
+    unavailable = {n: e.get("error") for n, e in eng_info.items() if e.get("unavailable")}
+    failed_engines = {
+        n: e.get("error") for n, e in eng_info.items() if not e.get("ok") and not e.get("unavailable")
+    }
     for n, err in failed_engines.items():
         evidence.insert(0, Evidence(f"engine {n} failed: {err}"))
+    for n, err in unavailable.items():
+        evidence.insert(0, Evidence(f"engine {n} unavailable: {err}"))
     inputs = resp.get("inputs", {})
     if inputs.get("source") == "random":
         evidence.append(
@@ -117,7 +124,13 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
             )
         )
     elif inputs.get("source") == "file":
-        evidence.append(Evidence("inputs from file", path=inputs.get("path")))
+        evidence.append(
+            Evidence(
+                "inputs from file",
+                path=inputs.get("path"),
+                numbers=tuple((k, str(v["shape"])) for k, v in inputs.get("feeds", {}).items()),
+            )
+        )
     data = {
         "engines": engines,
         "matrix": matrix,
@@ -126,20 +139,38 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
         "model": resp.get("model"),
         "cosine_min": cosine_min,
     }
-    if not resp.get("ok"):
-        return CheckOutcome(
-            Verdict.FAIL, f"agreement worker failed: {resp.get('error')}", tuple(evidence), data
-        )
+    data["unavailable"] = sorted(unavailable)
     if failed_engines:
         names = ", ".join(sorted(failed_engines))
         return CheckOutcome(
             Verdict.FAIL, f"engine(s) failed on the exported model: {names}", tuple(evidence), data
+        )
+    measured = [n for n in engines if n not in unavailable]
+    if unavailable and (len(measured) < 2 or not resp.get("ok")):
+        names = ", ".join(sorted(unavailable))
+        return CheckOutcome(
+            Verdict.SKIP,
+            f"cannot compare engines: {names} not installed for the model-side python "
+            "(pip install paddlepaddle paddle2onnx onnx onnxruntime)",
+            tuple(evidence),
+            data,
+        )
+    if not resp.get("ok"):
+        return CheckOutcome(
+            Verdict.FAIL, f"agreement worker failed: {resp.get('error')}", tuple(evidence), data
         )
     if not pairs:
         return CheckOutcome(Verdict.FAIL, "no engine pair to compare", tuple(evidence), data)
     if not all_within:
         bad = [f"{p['a']}~{p['b']}" for p in pairs if not p.get("within")]
         return CheckOutcome(Verdict.FAIL, f"engines disagree: {', '.join(bad)}", tuple(evidence), data)
+    if unavailable:
+        return CheckOutcome(
+            Verdict.WARN,
+            f"{', '.join(measured)} agree; not measured: {', '.join(sorted(unavailable))} (not installed)",
+            tuple(evidence),
+            data,
+        )
     worst_abs = max(o.get("max_abs", 0.0) for p in pairs for o in p.get("outputs", [])) if pairs else 0.0
     return CheckOutcome(
         Verdict.PASS,
@@ -175,9 +206,14 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         inputs = args.get("inputs", a.inputs)
         if inputs is not None and not isinstance(inputs, str):
             raise ValueError(f"inputs must be a path, got {inputs!r}")
-        plugins = args.get("plugins", [])
+        plugins = args.get("plugins", list(a.plugins))
         if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
             raise ValueError(f"plugins must be a list of module names, got {plugins!r}")
+        engine_options = args.get("engine_options", dict(a.engine_options))
+        if not isinstance(engine_options, dict) or not all(
+            isinstance(k, str) and isinstance(v, dict) for k, v in engine_options.items()
+        ):
+            raise ValueError(f"engine_options must map engine names to mappings, got {engine_options!r}")
         model_arg = args.get("model_dir")
         if model_arg is not None and not isinstance(model_arg, str):
             raise ValueError(f"model_dir must be a path, got {model_arg!r}")
@@ -233,6 +269,7 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
             "work_dir": str(work.resolve()),
             "engines": list(engines),
             "plugins": list(plugins),
+            "engine_options": engine_options,
             "inputs": inputs_path,
             "seed": seed,
             "tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min},
@@ -245,6 +282,8 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return outcome(
             Verdict.FAIL, f"agreement worker failed: {run.error}", Evidence("worker log", path=rel_log)
         )
+    if inputs_path is not None and isinstance(run.response.get("inputs"), dict):
+        run.response["inputs"]["path"] = inputs  # as the user wrote it (repo-relative)
     result = summarise_response(run.response, list(engines), cosine_min)
     result.data.update(
         {"tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min}, "worker_log": rel_log}

@@ -33,7 +33,7 @@ from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 UNTRAINED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
     re.compile(p, re.IGNORECASE)
     for p in (
-        r"weights? (file )?(does not|doesn't|not) exists?",
+        r"weights? (file\b.*\b)?(does not|doesn't|not) exists?",
         r"random(ly)?[ _-]?init",
         r"skip loading for",
         r"(pretrain\w*|weights?|params?|parameters|checkpoint|ckpt|pdparams|model file|state[ _]dict)\b.*"
@@ -82,19 +82,70 @@ def _gpu_flag(run: StepRun) -> str | None:
     return None
 
 
-def _paddle_has_cuda(record: Any) -> bool | None:
+_PROBE = (
+    "import importlib.metadata as m, json\n"
+    "def has(n):\n"
+    "    try:\n"
+    "        m.distribution(n)\n"
+    "        return True\n"
+    "    except m.PackageNotFoundError:\n"
+    "        return False\n"
+    "print(json.dumps({'cpu': has('paddlepaddle'), 'gpu': has('paddlepaddle-gpu')}))\n"
+)
+_probe_cache: dict[str, bool | None] = {}
+
+
+def _probe_wheel(python: str) -> bool | None:
+    """Which Paddle wheel the run's python has (package metadata only: no paddle import, ~50 ms)."""
+    if python in _probe_cache:
+        return _probe_cache[python]
+    import json
+    import tempfile
+
+    from tipc import proc
+
+    answer: bool | None = None
+    with tempfile.TemporaryDirectory() as tmp:
+        lines: list[str] = []
+        try:
+            res = proc.run([python, "-c", _PROBE], cwd=tmp, timeout_s=30, on_line=lines.append)
+        except OSError:
+            res = None
+        if res is not None and res.exit_code == 0 and lines:
+            try:
+                got = json.loads(lines[-1])
+                if got.get("gpu"):
+                    answer = True
+                elif got.get("cpu"):
+                    answer = False
+            except (ValueError, AttributeError):
+                answer = None
+    _probe_cache[python] = answer
+    return answer
+
+
+def _paddle_has_cuda(record: Any) -> tuple[bool | None, str]:
+    """Whether the run's Paddle has CUDA, and how we know: record.host first, else the installed wheel."""
     host = getattr(record, "host", {}) or {}
     for key in ("paddle_cuda", "paddle_compiled_with_cuda", "compiled_with_cuda", "paddle_with_cuda"):
         if key in host and isinstance(host[key], bool):
-            return bool(host[key])
-    return None
+            return bool(host[key]), f"record host.{key}"
+    python = str(getattr(record, "python", "") or "")
+    if python:
+        answer = _probe_wheel(python)
+        if answer is not None:
+            wheel = "paddlepaddle-gpu" if answer else "paddlepaddle (CPU wheel, no paddlepaddle-gpu)"
+            return answer, f"{python} has {wheel} installed"
+    return None, "unknown"
 
 
 def gpu_findings(ctx: CheckContext) -> tuple[list[Evidence], int]:
     """Evidence per inference step run with a GPU flag on CPU-only Paddle; and how many had the flag."""
     evidence: list[Evidence] = []
     flagged = 0
-    has_cuda = _paddle_has_cuda(ctx.record)
+    has_cuda: bool | None = None
+    how = ""
+    probed = False
     for run in (
         step_runs(ctx.record, "infer") + step_runs(ctx.record, "client") + step_runs(ctx.record, "serve")
     ):
@@ -116,11 +167,15 @@ def gpu_findings(ctx: CheckContext) -> tuple[list[Evidence], int]:
                     excerpt=excerpt(hit[1]),
                 )
             )
-        elif has_cuda is False:
+            continue
+        if not probed:  # only when a GPU flag shows no fall-back message in its log
+            has_cuda, how = _paddle_has_cuda(ctx.record)
+            probed = True
+        if has_cuda is False:
             evidence.append(
                 Evidence(
-                    f"{run.step.id} asked for the GPU ({flag}) but the run's Paddle is CPU-only "
-                    "(its result is a CPU result labelled GPU)",
+                    f"{run.step.id} asked for the GPU ({flag}) but the run's Paddle is CPU-only ({how}); "
+                    "its result is a CPU result labelled GPU",
                     path=run.log,
                 )
             )

@@ -65,8 +65,10 @@ class CheckOutcome:
 class CheckContext:
     """What every check gets: the repo, the run record (None if nothing ran) and the repo's tipc settings.
 
-    `settings` is the parsed `test_tipc/tipc.yaml` of the repo (an empty mapping when the file is absent);
-    `tipc.checks.settings` validates it.
+    `settings` is the repo's `test_tipc/tipc.yaml`: preferably the typed value from
+    `tipc.checks.settings.load_settings(repo)` (which raises ConfigError with file:line on a bad file, so the
+    command can exit 2), or the raw mapping / an empty mapping, which each check validates itself (a bad
+    mapping then gives a FAIL outcome naming the problem).
     """
 
     repo: Any  # pathlib.Path; Any keeps this module free of imports

@@ -7,12 +7,15 @@ The loss curve comes from the training log's iteration lines (see tipc.checks.lo
 - Mann-Kendall trend test (tie-corrected, normal approximation) for a downward trend at level `alpha`, AND the
   smoothed first-window mean minus last-window mean must exceed `noise_k` standard errors of the window means
   (the noise bound) => PASS;
-- a significant upward trend with the last window above the first by the noise bound => FAIL (diverging);
+- the last window above the first by more than the noise bound => FAIL (diverging);
+- a flat curve whose last window is below `flat_ok_below` (fine-tuning from converged weights) => PASS, only
+  when that arg is given;
 - otherwise FAIL (flat / no significant decrease).
 Fewer than `min_points` points => WARN (cannot judge).
 
 Args (override test_tipc/tipc.yaml `convergence`): max_iters, window, alpha, min_points, explosion_factor
-(default 10), noise_k (default 2), step (substring of the train step id to use; default the first that ran).
+(default 10), noise_k (default 2), flat_ok_below (default none), step (substring of the train step id to
+use; default the first that passed, else the first that ran).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ def analyse_curve(
     min_points: int = 8,
     explosion_factor: float = 10.0,
     noise_k: float = 2.0,
+    flat_ok_below: float | None = None,
 ) -> tuple[Verdict, str, dict[str, Any]]:
     """Judge a finite (iter, loss) curve. Pure; returns verdict, summary and figures."""
     n = len(curve)
@@ -98,6 +102,15 @@ def analyse_curve(
             data,
         )
     drop = first_mean - last_mean
+    if -drop > bound:
+        p_increasing = 1.0 - mk.p_decreasing
+        return (
+            Verdict.FAIL,
+            f"loss diverges: last window mean {last_mean:.4g} is above the first window's "
+            f"{first_mean:.4g} by more than the noise bound {bound:.3g} "
+            f"(Mann-Kendall p={p_increasing:.2g} for an upward trend)",
+            data,
+        )
     if mk.p_decreasing < alpha and drop > bound:
         return (
             Verdict.PASS,
@@ -105,12 +118,11 @@ def analyse_curve(
             f"(Mann-Kendall z={mk.z:.2f}, p={mk.p_decreasing:.2g})",
             data,
         )
-    p_increasing = 1.0 - mk.p_decreasing
-    if p_increasing < alpha and -drop > bound:
+    if flat_ok_below is not None and last_mean < flat_ok_below:
         return (
-            Verdict.FAIL,
-            f"loss diverges: {first_mean:.4g} -> {last_mean:.4g} over {n} points "
-            f"(Mann-Kendall z={mk.z:.2f}, p={p_increasing:.2g} for an upward trend)",
+            Verdict.PASS,
+            f"loss already converged: flat at {last_mean:.4g}, below flat_ok_below={flat_ok_below:g} "
+            f"(Mann-Kendall p={mk.p_decreasing:.2g})",
             data,
         )
     return (
@@ -146,6 +158,7 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
         "explosion_factor",
         "noise_k",
         "step",
+        "flat_ok_below",
     }
     if unknown:
         return bad_args("convergence", f"unknown argument(s) {sorted(unknown)}")
@@ -174,6 +187,12 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
     step_filter = args.get("step")
     if step_filter is not None and not isinstance(step_filter, str):
         return bad_args("convergence", f"step must be a string, got {step_filter!r}")
+    flat_ok_below: float | None = None
+    if args.get("flat_ok_below") is not None:
+        fv = _num_arg(args, "flat_ok_below", 0.0)
+        if isinstance(fv, str):
+            return bad_args("convergence", fv)
+        flat_ok_below = fv
     if ctx.record is None:
         return no_record()
 
@@ -183,7 +202,7 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
     ran = [r for r in runs if r.ran and r.log]
     if not ran:
         return outcome(Verdict.SKIP, "no train step ran")
-    run = ran[0]
+    run = next((r for r in ran if r.passed), ran[0])
     rel = str(run.log)
     path = resolve(ctx.repo, rel)
     if not path.is_file():
@@ -222,6 +241,7 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
         min_points=min_points,
         explosion_factor=parsed_args["explosion_factor"],
         noise_k=parsed_args["noise_k"],
+        flat_ok_below=flat_ok_below,
     )
     data.update({"step": run.step.id, "log": rel, "selection": selection, "total_points": len(full)})
     first_p, last_p = selected[0][2], selected[-1][2]

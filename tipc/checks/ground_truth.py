@@ -10,8 +10,13 @@ compare_results would crash (a key missing from a log, no fp32 file) this check 
 Results are parsed as JSON; if that fails, as `name: value` fields (e.g. `class_id: 3, prob: 0.98`), else as
 the list of numbers in the text. Named results are compared by name; otherwise the numbers in order.
 
-Args (override tipc.yaml `ground_truth`): atol, rtol, gt_glob (repo-relative glob; default
-test_tipc/results/python_*results_*.txt, narrowed to files naming the plan's model when any do).
+Applies only in `modes` (default whole_infer, klquant_whole_infer): ground truth is made from the repo's
+pretrained model, while other modes infer with weights trained during the run (N-A there, with the reason).
+
+Args (override tipc.yaml `ground_truth`): atol, rtol, modes (mode names, or "all"), gt_glob (repo-relative
+glob; default test_tipc/results/python_*.txt, narrowed to files naming the plan's model when any do).
+A GT file whose stem equals an inference log's stem (`python_infer_cpu_..._precision_fp32_batchsize_1.txt`
+for that log) is used for that log; other logs use the GT file of their precision bucket.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.logparse import parse_fields
 
 PRECISIONS = ("fp32", "fp16", "int8")
-DEFAULT_GT_GLOB = "test_tipc/results/python_*results_*.txt"
+DEFAULT_GT_GLOB = "test_tipc/results/python_*.txt"
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 Result = dict[str, list[float]] | list[float]
@@ -142,7 +147,7 @@ def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
         return settings
-    unknown = set(args) - {"atol", "rtol", "gt_glob"}
+    unknown = set(args) - {"atol", "rtol", "gt_glob", "modes"}
     if unknown:
         return bad_args("ground_truth", f"unknown argument(s) {sorted(unknown)}")
     try:
@@ -155,6 +160,11 @@ def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return bad_args("ground_truth", f"gt_glob must be a glob string, got {gt_glob!r}")
     if atol < 0 or rtol < 0:
         return bad_args("ground_truth", "atol and rtol must be >= 0")
+    modes = args.get("modes", list(settings.ground_truth.modes))
+    if isinstance(modes, str):
+        modes = [modes]
+    if not isinstance(modes, list | tuple) or not all(isinstance(m, str) for m in modes):
+        return bad_args("ground_truth", f"modes must be a list of mode names or 'all', got {modes!r}")
 
     repo = Path(ctx.repo)
     gt_files = sorted(p for p in repo.glob(gt_glob) if p.is_file())
@@ -165,31 +175,31 @@ def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return outcome(Verdict.NA, f"no ground-truth files ({gt_glob})")
     if ctx.record is None:
         return no_record()
+    mode = ctx.record.plan.mode
+    if "all" not in modes and mode not in modes:
+        return outcome(
+            Verdict.NA,
+            f"ground truth is compared in {', '.join(modes)} only: in {mode} inference uses weights trained "
+            "during the run, not the pretrained model the ground truth was made from",
+        )
     by_prec: dict[str, Path] = {}
     for f in gt_files:
         p = precision_of(f.name)
         if p is not None:
             by_prec.setdefault(p, f)
-    if "fp32" not in by_prec:
-        return outcome(
-            Verdict.FAIL,
-            "no fp32 ground-truth file (compare_results takes its keys from it)",
-            *(Evidence("ground truth file", path=_rel(repo, f)) for f in gt_files),
-        )
-    gts: dict[str, dict[str, tuple[Result, int]]] = {}
+    by_stem = {f.stem: f for f in gt_files}
+    loaded: dict[Path, dict[str, tuple[Result, int]]] = {}
     evidence: list[Evidence] = []
-    for p, f in by_prec.items():
-        gts[p], probs = load_gt(f)
-        for prob in probs:
-            ln = int(prob.split(":", 1)[0])
-            evidence.append(Evidence(f"unparsable ground-truth line: {prob}", path=_rel(repo, f), line=ln))
-    keys = list(gts["fp32"])
-    if not keys:
-        return outcome(
-            Verdict.FAIL,
-            "fp32 ground-truth file has no entries",
-            Evidence("empty", path=_rel(repo, by_prec["fp32"])),
-        )
+
+    def gt_of(f: Path) -> dict[str, tuple[Result, int]]:
+        if f not in loaded:
+            loaded[f], probs = load_gt(f)
+            for prob in probs:
+                ln = int(prob.split(":", 1)[0])
+                evidence.append(
+                    Evidence(f"unparsable ground-truth line: {prob}", path=_rel(repo, f), line=ln)
+                )
+        return loaded[f]
 
     infers = [r for r in step_runs(ctx.record, "infer") if r.ran and r.log]
     if not infers:
@@ -201,11 +211,28 @@ def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
     for run in infers:
         log_rel = str(run.log)
         prec = precision_of(Path(log_rel).name)
-        if prec is None:
-            skipped.append(log_rel)
-            continue
-        if prec not in gts:
-            skipped.append(log_rel)
+        gt_path = by_stem.get(Path(log_rel).stem)
+        if gt_path is None:
+            if prec is None or prec not in by_prec:
+                skipped.append(log_rel)
+                continue
+            if "fp32" not in by_prec:
+                failures.append(
+                    Evidence(
+                        f"no fp32 ground-truth file (compare_results takes its keys from it) for {log_rel}",
+                        path=_rel(repo, by_prec[prec]),
+                    )
+                )
+                continue
+            gt_path = by_prec[prec]
+            # compare_results: keys from the fp32 file; ones absent from this precision's file are skipped
+            keys = [k for k in gt_of(by_prec["fp32"]) if k in gt_of(gt_path)]
+        else:
+            keys = list(gt_of(gt_path))
+        gt = gt_of(gt_path)
+        gt_file = _rel(repo, gt_path)
+        if not keys:
+            failures.append(Evidence("ground-truth file has no entries", path=gt_file))
             continue
         path = resolve(repo, log_rel)
         if not path.is_file():
@@ -213,14 +240,11 @@ def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
             continue
         lines = list(physical_lines(path))
         for key in keys:
-            if key not in gts[prec]:
-                continue
-            gt_res, gt_line = gts[prec][key]
+            gt_res, gt_line = gt[key]
             # whole-basename match: `0.png` must not match `10.png` (compare_results' substring search would)
             key_rx = re.compile(r"(?<![\w.-])" + re.escape(key) + r"(?![\w.-])")
             hit = next(((no, seg, m) for no, seg in lines if (m := key_rx.search(seg))), None)
             compared += 1
-            gt_file = _rel(repo, by_prec[prec])
             if hit is None:
                 failures.append(
                     Evidence(
@@ -261,7 +285,7 @@ def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
         "atol": atol,
         "rtol": rtol,
         "skipped_logs": skipped,
-        "ground_truth": {p: _rel(repo, f) for p, f in by_prec.items()},
+        "ground_truth": sorted(_rel(repo, f) for f in loaded),
     }
     if failures:
         return CheckOutcome(Verdict.FAIL, failures[0].text, tuple(evidence + failures), data)

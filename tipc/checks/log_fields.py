@@ -25,7 +25,7 @@ from tipc.checks._common import (
     step_runs,
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
-from tipc.checks.logparse import ParsedLine, parse_line
+from tipc.checks.logparse import ParsedLine, mentions_eval_run, parse_line
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "avg_reader_cost": ("reader_cost", "data_cost"),
@@ -76,6 +76,8 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
     ran = [r for r in runs if r.ran and r.log]
     if not ran:
         return outcome(Verdict.SKIP, "no train step ran", data={"steps": [r.step.id for r in runs]})
+    # A failed training is the runner's verdict; judge the passed trainings' logs when there are any.
+    ran = [r for r in ran if r.passed] or ran
 
     evidence: list[Evidence] = []
     per_log: list[dict[str, Any]] = []
@@ -90,7 +92,7 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
         parsed = [parse_line(seg, no) for no, seg in physical_lines(path)]
         iters = [p for p in parsed if p.is_iteration]
         evals = [p for p in parsed if p.is_eval]
-        mentions_eval = any("eval" in p.text.lower() for p in parsed)
+        mentions_eval = any(mentions_eval_run(p.text) for p in parsed)
         missing_counts = dict.fromkeys(fields, 0)
         nonfinite_counts = dict.fromkeys(fields, 0)
         no_unit = 0

@@ -7,12 +7,14 @@ Accepted shapes (all seen in real repos): `loss: 1.2`, `loss=1.2`, `loss 1.2`, `
 bars (callers split segments on `\\r`).
 
 Heuristic for "an iteration line" (documented, used by log_fields and convergence):
-- it is NOT an eval line (see below), and
+- it is not eval-marked (no eval/evaluation/validation/val/test word, as in `[Eval]`), and
 - it has a loss-like key (`loss`, or a key ending in `loss` such as `CELoss`, `total_loss`), and
 - it has a speed field (a key containing `cost` or `ips`) OR a progress marker (epoch / iter / step /
   global_step / batch, as a key or as a `[Iter 3/40]`-style bracket).
-An eval line mentions eval/evaluation/validation/val/test as a word (e.g. `[Eval]`, `[EVAL]`, `Eval:`) and
-carries at least one numeric field.
+An eval (metrics) line is an eval-marked line with at least one numeric field, or a line with a known metric
+key (acc, top1, mAP, mIoU, hmean, precision, ...; see METRIC_KEYS) that is not shaped like an iteration line
+(PaddleOCR's `cur metric, precision: ..., hmean: ...`). "The log says evaluation runs" is prose such as
+`start eval`, `Eval begin`, `evaluating ...` (not config-dump lines like `eval_batch_step: [0, 2000]`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,44 @@ _EVAL_WORD = re.compile(
     r"(?<![A-Za-z])(eval|evaluate|evaluation|evaluating|valid|validation|val|test)(?![A-Za-z])", re.IGNORECASE
 )
 _SPEED_KEY = re.compile(r"cost|ips", re.IGNORECASE)
+# Metric names that mark an evaluation result even without an eval word (PaddleOCR: "cur metric, hmean: ...").
+METRIC_KEYS = frozenset(
+    k.lower()
+    for k in (
+        "acc",
+        "accuracy",
+        "top1",
+        "top5",
+        "top1_acc",
+        "top5_acc",
+        "mAP",
+        "bbox_mAP",
+        "mIoU",
+        "hmean",
+        "precision",
+        "recall",
+        "f1",
+        "f1_score",
+        "psnr",
+        "ssim",
+        "auc",
+        "norm_edit_dis",
+        "kappa",
+        "fid",
+    )
+)
+# Prose saying evaluation runs ("start eval", "Eval begin", "evaluating ..."), not a config dump line.
+_EVAL_RUNS = re.compile(
+    r"(?i)\b(?:start(?:ing|s)?|begin(?:ning|s)?|run(?:ning|s)?|do(?:ing)?)\s+(?:to\s+)?"
+    r"(?:eval\w*|validat\w*)|\b(?:eval\w*|validation)\s+(?:start\w*|begin\w*|done|finish\w*|end\w*)\b"
+    r"|^\W*evaluating\b"
+)
+
+
+def mentions_eval_run(text: str) -> bool:
+    return _EVAL_RUNS.search(text) is not None
+
+
 _PROGRESS_KEYS = {"epoch", "iter", "iters", "iteration", "global_step", "step", "batch", "batch_id"}
 
 
@@ -90,8 +130,16 @@ class ParsedLine:
         return None
 
     @property
-    def is_eval(self) -> bool:
+    def _eval_marked(self) -> bool:
         return bool(self.fields) and _EVAL_WORD.search(self.text) is not None
+
+    @property
+    def is_eval(self) -> bool:
+        """Evaluation results: an eval-marked line with numbers, or metrics outside an iteration line."""
+        if self._eval_marked:
+            return True
+        has_metric = any(f.key.lower() in METRIC_KEYS for f in self.fields)
+        return has_metric and not self._iteration_shape
 
     @property
     def has_progress(self) -> bool:
@@ -103,11 +151,15 @@ class ParsedLine:
         )
 
     @property
-    def is_iteration(self) -> bool:
-        if self.is_eval or self.loss() is None:
+    def _iteration_shape(self) -> bool:
+        if self.loss() is None:
             return False
         has_speed = any(_SPEED_KEY.search(f.key) for f in self.fields)
         return has_speed or self.has_progress
+
+    @property
+    def is_iteration(self) -> bool:
+        return not self._eval_marked and self._iteration_shape
 
 
 def _to_float(raw: str) -> float:

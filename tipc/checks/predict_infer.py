@@ -10,7 +10,8 @@ How the commands are found:
 - images: `images` (args or agreement.images) else the image value of that inference step (an option whose key
   mentions image/img); with explicit images the inference step's image option is rewritten per image;
 - predict: `predict_args` (args or agreement.predict_args; `{image}` substituted) else
-  `predict.py --<same image option>=<image>`.
+  `predict.py --<same image option>=<image> <the export step's weights option>`: the weights the exported
+  model was made from (e.g. `--pretrained=<output>/latest.pdparams`), so both scripts run the same parameters.
 Args: predict_args, infer_args, images, prob_atol, timeout_s, python.
 """
 
@@ -39,6 +40,7 @@ from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.logparse import parse_fields
 
 _IMAGE_KEY = re.compile(r"image|img", re.IGNORECASE)
+_WEIGHTS_KEY = re.compile(r"pretrain|weights?$|checkpoint|resume|model_path|params$", re.IGNORECASE)
 _NAME = re.compile(
     r"(?:image_name|image_file|image_path|img_path|img_name|image|img|file_name|filename|file)"
     r"\s*[:=]\s*['\"]?([^,'\"\s]+)",
@@ -75,6 +77,16 @@ def _image_option(run: StepRun) -> tuple[str, str] | None:
         if _IMAGE_KEY.search(key.split(".")[-1]) and value:
             return key, value
     return None
+
+
+def weights_option(record: Any) -> list[str]:
+    """The weights option of the export step that made the model (first passed export), as argv tokens."""
+    exports = step_runs(record, "export")
+    for run in sorted(exports, key=lambda r: not r.passed):
+        for key, value in argv_options(run.argv):
+            if value and value.lower() != "null" and _WEIGHTS_KEY.search(key.split(".")[-1]):
+                return ["-o", f"{key}={value}"] if "." in key else [f"--{key}={value}"]
+    return []
 
 
 def _with_image(argv: list[str], key: str, image: str) -> list[str]:
@@ -172,6 +184,12 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
     base = next((r for r in infers if r.passed), infers[0] if infers else None)
     if infer_args is None and base is None:
         return outcome(Verdict.NA, "no inference step in the plan and no agreement.infer_args")
+    if infer_args is None and base is not None and base.step.shell:
+        return outcome(
+            Verdict.FAIL,
+            "the inference step is a shell command; set agreement.infer_args to run infer.py directly",
+            Evidence(base.step.status_command or " ".join(base.argv), path=base.log),
+        )
     img_opt = _image_option(base) if base is not None else None
     images = list(images_raw) or ([img_opt[1]] if img_opt else [])
     if not images:
@@ -188,11 +206,15 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
     all_pred: list[dict[str, Any]] = []
     all_inf: list[dict[str, Any]] = []
     logs: list[str] = []
+    weights = weights_option(ctx.record) if predict_args is None else []
+    # the inference step's environment (e.g. CUDA_VISIBLE_DEVICES) applies to both scripts
+    env = proc.build_env(None, dict(base.step.env), base.step.unset_env) if base is not None else None
+    commands: list[list[str]] = []
     for n, image in enumerate(images):
         if predict_args is not None:
             p_argv = [python, *_fill(predict_args, image)]
         else:
-            p_argv = [python, "predict.py", f"--{img_opt[0] if img_opt else 'img_path'}={image}"]
+            p_argv = [python, "predict.py", f"--{img_opt[0] if img_opt else 'img_path'}={image}", *weights]
         if infer_args is not None:
             i_argv = [python, *_fill(infer_args, image)]
         else:
@@ -205,7 +227,10 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
             rel = _rel(repo, log)
             logs.append(rel)
             try:
-                res = proc.run(argv, cwd=cwd if kind == "infer" else repo, timeout_s=timeout_s, log_path=log)
+                commands.append(list(argv))
+                res = proc.run(
+                    argv, cwd=cwd if kind == "infer" else repo, env=env, timeout_s=timeout_s, log_path=log
+                )
             except OSError as exc:
                 return outcome(Verdict.FAIL, f"cannot run {kind}: {exc}", Evidence(" ".join(argv)))
             if res.exit_code != 0:
@@ -234,6 +259,7 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
         "prob_atol": prob_atol,
         "images": images,
         "logs": logs,
+        "commands": commands,
     }
     if diffs:
         evidence = [Evidence(d) for d in diffs[:20]]

@@ -13,6 +13,8 @@ Schema (every key optional; unknown keys are errors so typos never pass silently
       infer_args: "infer.py --model_dir ... --img_path {image}"
       images: [lite_data/test/0.png]
       prob_atol: 1.0e-5                # predict vs infer probability tolerance
+      plugins: [my_pkg.serving_engine]   # modules the worker imports to register more engines
+      engine_options: {serving: {url: "http://127.0.0.1:9393"}}   # keyword arguments per engine factory
     log_fields:
       require_eval: true
       fields: [loss, avg_reader_cost, avg_batch_cost, avg_ips]
@@ -24,6 +26,7 @@ Schema (every key optional; unknown keys are errors so typos never pass silently
     ground_truth:
       atol: 1.0e-3
       rtol: 1.0e-3
+      modes: [whole_infer, klquant_whole_infer]   # modes whose inference uses the pretrained model
 
 `CheckContext.settings` may hold either the raw mapping or a `Settings`; checks call `as_settings()`.
 """
@@ -62,6 +65,8 @@ class AgreementSettings:
     infer_args: tuple[str, ...] | None = None
     images: tuple[str, ...] = ()
     prob_atol: float = 1e-5
+    plugins: tuple[str, ...] = ()  # modules the worker imports to register extra engines (e.g. serving)
+    engine_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # engine -> factory kwargs
 
 
 @dataclass(frozen=True)
@@ -78,10 +83,15 @@ class ConvergenceSettings:
     min_points: int = 8
 
 
+# Ground truth is made from the repo's pretrained model; modes that train first infer with other weights.
+GROUND_TRUTH_MODES: tuple[str, ...] = ("whole_infer", "klquant_whole_infer")
+
+
 @dataclass(frozen=True)
 class GroundTruthSettings:
     atol: float = 1e-3
     rtol: float = 1e-3
+    modes: tuple[str, ...] = GROUND_TRUTH_MODES
 
 
 @dataclass(frozen=True)
@@ -219,6 +229,8 @@ def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) ->
             "infer_args",
             "images",
             "prob_atol",
+            "plugins",
+            "engine_options",
         },
     )
     tol_raw = v.mapping(a.get("tolerances"), ("agreement", "tolerances"), {"atol", "rtol", "cosine_min"})
@@ -252,6 +264,8 @@ def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) ->
         ),
         images=v.strings(a.get("images", []), ("agreement", "images")),
         prob_atol=v.number(a.get("prob_atol", da.prob_atol), ("agreement", "prob_atol")),
+        plugins=v.strings(a.get("plugins", []), ("agreement", "plugins")),
+        engine_options=_engine_options(v, a.get("engine_options")),
     )
 
     lf = v.mapping(top.get("log_fields"), ("log_fields",), {"require_eval", "fields"})
@@ -280,11 +294,12 @@ def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) ->
         min_points=v.integer(cv.get("min_points", dc.min_points), ("convergence", "min_points"), minimum=3),
     )
 
-    gt = v.mapping(top.get("ground_truth"), ("ground_truth",), {"atol", "rtol"})
+    gt = v.mapping(top.get("ground_truth"), ("ground_truth",), {"atol", "rtol", "modes"})
     dg = GroundTruthSettings()
     ground_truth = GroundTruthSettings(
         atol=v.number(gt.get("atol", dg.atol), ("ground_truth", "atol")),
         rtol=v.number(gt.get("rtol", dg.rtol), ("ground_truth", "rtol")),
+        modes=v.strings(gt.get("modes", list(dg.modes)), ("ground_truth", "modes")),
     )
     return Settings(
         python=python,
@@ -294,6 +309,20 @@ def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) ->
         ground_truth=ground_truth,
         path=path,
     )
+
+
+def _engine_options(v: _Validator, value: Any) -> dict[str, dict[str, Any]]:
+    keys: tuple[str | int, ...] = ("agreement", "engine_options")
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise v.error(keys, f"expected a mapping of engine name to options, got {value!r}")
+    out: dict[str, dict[str, Any]] = {}
+    for name, opts in value.items():
+        if not isinstance(opts, Mapping) or not all(isinstance(k, str) for k in opts):
+            raise v.error((*keys, str(name)), f"expected a mapping of option names to values, got {opts!r}")
+        out[str(name)] = dict(opts)
+    return out
 
 
 def parse_settings(text: str, path: str = SETTINGS_PATH) -> Settings:

@@ -18,7 +18,11 @@ _REGISTRY: dict[str, str] = dict(BUILTIN_ENGINES)
 
 
 def register_engine(name: str, factory: str) -> None:
-    """Register an engine factory by dotted path "package.module:Callable" (called with no arguments)."""
+    """Register an engine factory by dotted path "package.module:Callable".
+
+    The worker calls it with the request's `engine_options[name]` as keyword arguments (none by default) and
+    expects an object following `tipc.engines.base.Engine`.
+    """
     if ":" not in factory:
         raise ValueError(f"engine factory must look like 'module:attr', got {factory!r}")
     _REGISTRY[name] = factory

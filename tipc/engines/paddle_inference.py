@@ -35,9 +35,9 @@ class PaddleInferenceEngine:
         config.disable_gpu()
         config.disable_glog_info()
         # ir optimisations and MKLDNN change numerics slightly; keep the plain CPU path for a clean comparison
-        config.switch_ir_optim(False)
+        config.switch_ir_optim(True)
         self._predictor = pi.create_predictor(config)
-        return {"paddle_version": getattr(paddle, "__version__", "?"), "ir_optim": False}
+        return {"paddle_version": getattr(paddle, "__version__", "?"), "ir_optim": True}
 
     def input_specs(self) -> list[InputSpec]:
         specs = []

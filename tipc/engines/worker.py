@@ -5,12 +5,14 @@ Protocol "tipc.engines/1" (JSON files, so a crash never mixes with the engines' 
 request  = {"protocol": "tipc.engines/1", "op": "agreement",
             "model_dir": abs path, "work_dir": abs path (scratch inside the run's output dir),
             "engines": ["paddle_inference", "onnxruntime", ...], "plugins": ["module.registering.engines"],
+            "engine_options": {engine name: {keyword arguments for its factory, e.g. a server URL}},
             "inputs": abs path to .npy/.npz or null, "seed": 0,
             "tolerances": {"atol": 1e-5, "rtol": 1e-4, "cosine_min": 0.99999}}
 response = {"protocol": ..., "ok": bool, "error": str|null,
             "model": {"dir", "model_file", "params_file", "format"},
             "inputs": {"source": "file"|"random", "path", "seed", "feeds": {name: {"shape", "dtype"}}},
-            "engines": {name: {"ok", "error", "seconds", "details", "outputs": [{"name","shape","dtype"}]}},
+            "engines": {name: {"ok", "error", "unavailable" (packages missing), "seconds", "details",
+                               "outputs": [{"name","shape","dtype"}]}},
             "pairs": [{"a", "b", "within": bool, "outputs": [per-output figures: compare.compare_arrays]}]}
 Outputs are matched by position (engines name outputs differently). The exit code is 0 whenever a response
 was written, whatever the engines did; anything else means the worker itself broke.
@@ -32,14 +34,14 @@ from typing import Any
 PROTOCOL = "tipc.engines/1"
 
 
-def _make_engine(name: str) -> Any:
+def _make_engine(name: str, options: dict[str, Any] | None = None) -> Any:
     from tipc.engines import engine_factory
 
     target = engine_factory(name)
     if target is None:
         raise KeyError(f"unknown engine {name!r}")
     module, attr = target.split(":", 1)
-    return getattr(importlib.import_module(module), attr)()
+    return getattr(importlib.import_module(module), attr)(**(options or {}))
 
 
 def _feeds(request: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -118,9 +120,13 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         resp["engines"][name] = entry
         t0 = time.perf_counter()
         try:
-            eng = _make_engine(name)
+            eng = _make_engine(name, request.get("engine_options", {}).get(name))
             entry["details"] = eng.load(model, work_dir / name)
             loaded[name] = eng
+        except ModuleNotFoundError as exc:
+            # the engine's packages are not installed in this interpreter: not a finding about the model
+            entry["unavailable"] = True
+            entry["error"] = f"not installed: {exc}"[:2000]
         except Exception as exc:
             entry["error"] = f"load failed: {type(exc).__name__}: {exc}"[:2000]
         entry["seconds"] = time.perf_counter() - t0

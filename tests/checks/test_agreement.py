@@ -1,0 +1,135 @@
+"""Agreement: the pure summary of worker responses, plus check-level errors that need no Paddle."""
+
+from pathlib import Path
+from typing import Any
+
+from checks_fixtures import OUTPUT_DIR, ctx_for, make_record, write_tree
+
+from tipc.checks import CHECKS
+from tipc.checks.agreement import summarise_response
+from tipc.checks.base import Verdict
+from tipc.steps import Stage, Status
+
+MODEL_DIR = f"{OUTPUT_DIR}/norm_train_gpus_0_autocast_null"
+
+
+def fig(
+    max_abs: float, cosine: float = 1.0, allclose: bool = True, argmax: float | None = 1.0
+) -> dict[str, Any]:
+    return {
+        "index": 0,
+        "shape_match": True,
+        "finite": True,
+        "size": 10,
+        "max_abs": max_abs,
+        "max_rel": max_abs * 10,
+        "cosine": cosine,
+        "argmax_agree": argmax,
+        "mismatched": 0 if allclose else 3,
+        "allclose": allclose,
+    }
+
+
+def response(pairs: list[tuple[str, str, dict[str, Any], bool]], source: str = "random") -> dict[str, Any]:
+    engines = sorted({p[0] for p in pairs} | {p[1] for p in pairs})
+    return {
+        "protocol": "tipc.engines/1",
+        "ok": True,
+        "error": None,
+        "engines": {e: {"ok": True, "error": None, "outputs": []} for e in engines},
+        "inputs": {
+            "source": source,
+            "seed": 0,
+            "note": "seeded",
+            "feeds": {"x": {"shape": [1, 8], "dtype": "float32"}},
+        },
+        "pairs": [{"a": a, "b": b, "outputs": [f], "within": w} for a, b, f, w in pairs],
+    }
+
+
+def test_all_pairs_within_pass_and_matrix_is_symmetric() -> None:
+    engines = ["paddle_inference", "onnxruntime", "paddle_jit"]
+    resp = response(
+        [
+            ("paddle_inference", "onnxruntime", fig(1e-8), True),
+            ("paddle_inference", "paddle_jit", fig(0.0), True),
+            ("onnxruntime", "paddle_jit", fig(1e-8), True),
+        ]
+    )
+    out = summarise_response(resp, engines, 0.99999)
+    assert out.verdict is Verdict.PASS
+    m = out.data["matrix"]
+    assert m["onnxruntime"]["paddle_inference"]["max_abs"] == 1e-8
+    assert m["paddle_inference"]["paddle_inference"] is None
+    assert any("seeded" in e.text for e in out.evidence)  # random inputs are said so
+
+
+def test_one_bad_pair_fails_naming_it() -> None:
+    resp = response(
+        [("paddle_inference", "onnxruntime", fig(0.2, cosine=0.95, allclose=False, argmax=0.5), False)]
+    )
+    out = summarise_response(resp, ["paddle_inference", "onnxruntime"], 0.99999)
+    assert out.verdict is Verdict.FAIL and "paddle_inference~onnxruntime" in out.summary
+    assert "max_abs=0.2" in out.evidence[0].text
+
+
+def test_engine_failure_and_worker_error_fail() -> None:
+    resp = response([])
+    resp["engines"] = {"onnxruntime": {"ok": False, "error": "load failed: unsupported op"}}
+    out = summarise_response(resp, ["paddle_inference", "onnxruntime"], 0.99999)
+    assert out.verdict is Verdict.FAIL and "onnxruntime" in out.summary
+    out = summarise_response({"ok": False, "error": "boom", "engines": {}, "pairs": []}, ["a", "b"], 0.9)
+    assert out.verdict is Verdict.FAIL and "boom" in out.summary
+
+
+def test_missing_model_and_inputs_fail_without_a_worker(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"export.log": "ok\n"})
+    rec = make_record(
+        tmp_path,
+        [
+            (
+                "export",
+                Stage.EXPORT,
+                ["python", "export_model.py", f"--save_inference_dir={MODEL_DIR}"],
+                "export.log",
+                Status.PASSED,
+            )
+        ],
+    )
+    out = CHECKS["agreement"](ctx_for(tmp_path, rec))
+    assert out.verdict is Verdict.FAIL and out.summary == "exported inference model not found"
+    assert MODEL_DIR in out.evidence[0].text
+    write_tree(tmp_path, {f"{MODEL_DIR}/inference.json": "{}", f"{MODEL_DIR}/inference.pdiparams": b"\0"})
+    out = CHECKS["agreement"](ctx_for(tmp_path, rec, {"agreement": {"inputs": "lite_data/nope.npy"}}))
+    assert out.verdict is Verdict.FAIL and "inputs file not found" in out.summary
+
+
+def test_gating_and_bad_args(tmp_path: Path) -> None:
+    fn = CHECKS["agreement"]
+    assert fn(ctx_for(tmp_path, None)).verdict is Verdict.SKIP
+    assert fn(ctx_for(tmp_path, None), engines=["onnxruntime"]).verdict is Verdict.FAIL
+    assert fn(ctx_for(tmp_path, None), atol="tiny").verdict is Verdict.FAIL
+    assert fn(ctx_for(tmp_path, None), cosine_min=2.0).verdict is Verdict.FAIL
+    rec = make_record(tmp_path, [("train", Stage.TRAIN, ["python", "t.py"], None, Status.PASSED)])
+    assert fn(ctx_for(tmp_path, rec)).verdict is Verdict.NA
+    rec = make_record(tmp_path, [("export", Stage.EXPORT, ["python", "e.py"], None, Status.FAILED)])
+    assert fn(ctx_for(tmp_path, rec)).verdict is Verdict.SKIP
+
+
+def test_missing_engine_packages_are_not_model_failures() -> None:
+    resp = response([("paddle_inference", "paddle_jit", fig(0.0), True)])
+    resp["engines"]["onnxruntime"] = {
+        "ok": False,
+        "unavailable": True,
+        "error": "not installed: No module 'onnx'",
+    }
+    out = summarise_response(resp, ["paddle_inference", "onnxruntime", "paddle_jit"], 0.99999)
+    assert out.verdict is Verdict.WARN and "not measured: onnxruntime" in out.summary
+    assert out.data["unavailable"] == ["onnxruntime"]
+    only_one = response([])
+    only_one["engines"] = {
+        "paddle_inference": {"ok": True, "error": None},
+        "onnxruntime": {"ok": False, "unavailable": True, "error": "not installed"},
+    }
+    out = summarise_response(only_one, ["paddle_inference", "onnxruntime"], 0.99999)
+    assert out.verdict is Verdict.SKIP and "not installed" in out.summary

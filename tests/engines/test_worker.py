@@ -1,0 +1,162 @@
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import tipc.engines
+from tipc import proc
+from tipc.checks._worker import tipc_pythonpath
+from tipc.engines import BUILTIN_ENGINES, engine_factory, engine_names, register_engine
+from tipc.engines.worker import PROTOCOL, handle
+
+
+def test_registry_is_extensible(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tipc.engines, "_REGISTRY", dict(tipc.engines._REGISTRY))
+    assert {"paddle_inference", "onnxruntime", "paddle_jit"} <= set(engine_names())
+    register_engine("serving_test", "some.module:ServingEngine")
+    assert engine_factory("serving_test") == "some.module:ServingEngine"
+    assert "serving_test" not in BUILTIN_ENGINES
+
+
+def test_protocol_errors_are_responses(tmp_path: Path) -> None:
+    assert "unsupported protocol" in handle({"protocol": "x"})["error"]
+    resp = handle(
+        {
+            "protocol": PROTOCOL,
+            "model_dir": str(tmp_path),
+            "work_dir": str(tmp_path / "w"),
+            "engines": ["a", "b"],
+        }
+    )
+    assert resp["ok"] is False and "no inference.json" in resp["error"]
+    (tmp_path / "inference.json").write_text("{}")
+    (tmp_path / "inference.pdiparams").write_bytes(b"\0")
+    resp = handle(
+        {
+            "protocol": PROTOCOL,
+            "model_dir": str(tmp_path),
+            "work_dir": str(tmp_path / "w"),
+            "engines": ["no_such_engine", "other"],
+        }
+    )
+    assert resp["error"] == "no engine could load the model"
+    assert "unknown engine 'no_such_engine'" in resp["engines"]["no_such_engine"]["error"]
+
+
+def test_worker_main_always_writes_a_response(tmp_path: Path) -> None:
+    req = tmp_path / "req.json"
+    req.write_text("not json")
+    env = tipc_pythonpath(proc.build_env(None, {}))
+    res = proc.run(
+        [
+            sys.executable,
+            "-m",
+            "tipc.engines.worker",
+            "--request",
+            str(req),
+            "--response",
+            str(tmp_path / "resp.json"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        timeout_s=60,
+    )
+    assert res.exit_code == 0
+    resp = json.loads((tmp_path / "resp.json").read_text())
+    assert resp["ok"] is False and "JSONDecodeError" in resp["error"]
+
+
+FAKE_ENGINES = """\
+import numpy as np
+from tipc.engines import register_engine
+from tipc.engines.base import InputSpec
+
+
+class Doubler:
+    name = "doubler"
+
+    def __init__(self, scale=2.0, dynamic=True):
+        self.scale = scale
+        self.dynamic = dynamic
+
+    def load(self, model, work_dir):
+        return {"scale": self.scale}
+
+    def input_specs(self):
+        return [InputSpec("x", (None, 3) if self.dynamic else None, "float32")]
+
+    def run(self, feeds):
+        x = feeds["x"]
+        return [("y", x * self.scale), ("cls", np.stack([x.sum(1), -x.sum(1)], axis=1))]
+
+
+register_engine("doubler", "fake_engines:Doubler")
+register_engine("doubler2", "fake_engines:Doubler")
+"""
+
+
+def fake_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **extra: object) -> dict[str, object]:
+    (tmp_path / "m").mkdir(exist_ok=True)
+    (tmp_path / "m" / "inference.json").write_text("{}")
+    (tmp_path / "m" / "inference.pdiparams").write_bytes(b"\0")
+    (tmp_path / "fake_engines.py").write_text(FAKE_ENGINES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "fake_engines", raising=False)  # re-run its registrations
+    monkeypatch.setattr(tipc.engines, "_REGISTRY", dict(tipc.engines._REGISTRY))
+    req: dict[str, object] = {
+        "protocol": PROTOCOL,
+        "model_dir": str(tmp_path / "m"),
+        "work_dir": str(tmp_path / "w"),
+        "engines": ["doubler", "doubler2"],
+        "plugins": ["fake_engines"],
+        "seed": 3,
+        "tolerances": {"atol": 1e-5, "rtol": 1e-4, "cosine_min": 0.99999},
+    }
+    req.update(extra)
+    return req
+
+
+def test_random_inputs_with_dynamic_dims_and_agreeing_engines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    resp = handle(fake_request(tmp_path, monkeypatch))
+    assert resp["ok"], resp["error"]
+    assert resp["inputs"]["source"] == "random" and resp["inputs"]["feeds"]["x"]["shape"] == [1, 3]
+    (pair,) = resp["pairs"]
+    assert pair["within"] and len(pair["outputs"]) == 2 and pair["outputs"][0]["max_abs"] == 0.0
+    assert (tmp_path / "w" / "outputs_doubler.npz").is_file()
+
+
+def test_engine_options_make_engines_disagree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    np.save(tmp_path / "in.npy", np.ones((2, 3), dtype=np.float64))
+    req = fake_request(
+        tmp_path, monkeypatch, inputs=str(tmp_path / "in.npy"), engine_options={"doubler2": {"scale": 2.001}}
+    )
+    resp = handle(req)
+    assert resp["ok"] and resp["inputs"]["source"] == "file"
+    assert resp["inputs"]["feeds"]["x"] == {"shape": [2, 3], "dtype": "float32"}  # cast to the model's dtype
+    (pair,) = resp["pairs"]
+    assert not pair["within"]
+    y, cls = pair["outputs"]
+    assert not y["allclose"] and abs(y["max_abs"] - 0.001) < 1e-6
+    assert cls["allclose"] and cls["argmax_agree"] == 1.0
+    assert resp["engines"]["doubler"]["details"] == {"scale": 2.0}
+
+
+def test_no_shapes_and_no_inputs_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    req = fake_request(
+        tmp_path, monkeypatch, engine_options={"doubler": {"dynamic": False}, "doubler2": {"dynamic": False}}
+    )
+    resp = handle(req)
+    assert resp["ok"] is False and "set agreement.inputs" in resp["error"]
+
+
+def test_engine_without_its_packages_is_unavailable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    req = fake_request(tmp_path, monkeypatch, engines=["doubler", "doubler2", "needs_missing"])
+    tipc.engines.register_engine("needs_missing", "tipc_no_such_module_xyz:Engine")
+    resp = handle(req)
+    assert resp["ok"] and resp["engines"]["needs_missing"]["unavailable"] is True
+    assert [(p["a"], p["b"]) for p in resp["pairs"]] == [("doubler", "doubler2")]
