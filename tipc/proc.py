@@ -100,6 +100,8 @@ def capture(
         res = run(argv, cwd=cwd, env=env, timeout_s=timeout_s, on_line=lines.append)
     except OSError as exc:
         return None, str(exc)
+    if res.interrupted:
+        raise KeyboardInterrupt  # a query is never worth swallowing the user's Ctrl-C
     return res.exit_code, "\n".join(lines)
 
 

@@ -283,6 +283,14 @@ class _Execution:
         for i, step in enumerate(plan.steps):
             for dep in step.depends_on:
                 self.last_dependent[dep] = i
+        # --only still starts the servers that a selected step talks to
+        self.needed_servers = {
+            dep
+            for s in plan.steps
+            if s.stage.value in options.only_stages
+            for dep in s.depends_on
+            if any(t.id == dep and t.background for t in plan.steps)
+        }
         self.notes: list[str] = []
         self.results_log = self._results_log_path()
         self.mapping: dict[str, str] = {}
@@ -360,7 +368,7 @@ class _Execution:
     def _gate(self, step: Step) -> StepResult | None:
         """A SKIPPED/BLOCKED result if `step` must not run, else None."""
         only = self.options.only_stages
-        if only and step.stage.value not in only:
+        if only and step.stage.value not in only and step.id not in self.needed_servers:
             return StepResult(
                 step.id, Status.SKIPPED, reason=f"stage {step.stage.value} not in --only {','.join(only)}"
             )
