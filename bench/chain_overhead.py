@@ -120,9 +120,8 @@ def main() -> None:
     print(f"median of {args.repeat} ({args.mode}):")
     print(f"  tipc wall                 {tipc_wall:8.2f} s")
     print(f"  sum of tipc's steps       {steps:8.2f} s")
-    print(
-        f"  tipc's own time           {tipc_wall - steps:8.2f} s  ({(tipc_wall - steps) / tipc_wall:.1%} of its wall)"
-    )
+    own = tipc_wall - steps
+    print(f"  tipc's own time           {own:8.2f} s  ({own / tipc_wall:.1%} of its wall)")
     print(f"  bash script wall          {bash_wall:8.2f} s")
     print(f"  tipc wall / bash wall     {tipc_wall / bash_wall:8.2f}x")
     print(f"  tipc steps / bash wall    {steps / bash_wall:8.2f}x")
