@@ -29,7 +29,7 @@ from tipc.console import NullObserver, Observer
 from tipc.errors import ConfigError, UserError
 from tipc.monitor import Monitor, host_info
 from tipc.record import RECORD_FILENAME, Resources, RunRecord, StepResult, load_record
-from tipc.results import append_status_line, status_line
+from tipc.results import append_status_line, log_field, status_line
 from tipc.steps import Plan, Status, Step
 
 DEFAULT_STEP_TIMEOUT_S = 1800.0
@@ -169,6 +169,21 @@ def _substituted(step: Step, mapping: Mapping[str, str]) -> tuple[tuple[str, ...
     return (new, *step.argv[1:]), status
 
 
+# Prints the modules it cannot find and exits 1 if any; runs in the step's interpreter (any Python 3).
+_FIND_MODULES = """
+import importlib.util, sys
+missing = []
+for name in sys.argv[1:]:
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        missing.append(name)
+print(" ".join(missing))
+sys.exit(1 if missing else 0)
+"""
+
 # ---------------------------------------------------------------- facts about the run
 
 
@@ -291,6 +306,8 @@ class _Execution:
             for dep in s.depends_on
             if any(t.id == dep and t.background for t in plan.steps)
         }
+        self.unmet_skips: set[str] = set()  # SKIPPED for a missing module: their dependents are skipped too
+        self.requirement_cache: dict[tuple[str, tuple[str, ...]], str | None] = {}
         self.notes: list[str] = []
         self.results_log = self._results_log_path()
         self.mapping: dict[str, str] = {}
@@ -325,6 +342,12 @@ class _Execution:
         self.record = replace(self.record, notes=tuple(dict.fromkeys(self.notes)))
         self.record.write(self.record_file)
 
+    def _status_log(self, step: Step, result: StepResult) -> str:
+        # `status_log` (newer Step field): the log the script names in its status line when it differs from
+        # the one receiving the output (e.g. PaddleOCR's copied train log).
+        named: str | None = getattr(step, "status_log", None)
+        return named or step.log or result.log or _rel(self.repo, self._log_path(step))
+
     def _status_line(self, step: Step, result: StepResult, status_command: str) -> None:
         if result.reused or result.status in (Status.SKIPPED, Status.INTERRUPTED):
             return
@@ -333,7 +356,7 @@ class _Execution:
             ok=result.status is Status.PASSED,
             command=status_command,
             model_name=self.plan.model_name,
-            log_path=step.log or result.log or _rel(self.repo, self._log_path(step)),
+            log_path=log_field(self.plan.status_format, self._status_log(step, result), str(self.repo)),
             color=not self.options.no_color,
         )
         append_status_line(self.results_log, line)
@@ -377,6 +400,12 @@ class _Execution:
             if server is not None and server.handle.poll() is not None:
                 self._stop_server(dep)  # it died while its dependents ran: record that before blocking
             dep_result = self.record.result(dep)
+            if dep in self.unmet_skips and dep_result is not None:
+                return StepResult(
+                    step.id,
+                    Status.SKIPPED,
+                    reason=f"not run: its input step {dep} was skipped ({dep_result.reason})",
+                )
             if dep_result is None:
                 known = any(s.id == dep for s in self.plan.steps)
                 why = "has not run" if known else "is not a step of this plan"
@@ -399,7 +428,38 @@ class _Execution:
                 Status.BLOCKED,
                 reason=f"not run: the run limit of {self.options.run_timeout_s:g} s was reached",
             )
+        unmet = self._unmet_requirement(step)
+        if unmet is not None:
+            self.unmet_skips.add(step.id)
+            return StepResult(step.id, Status.SKIPPED, reason=unmet)
         return None
+
+    def _unmet_requirement(self, step: Step) -> str | None:
+        """Why `step` cannot run here (a module its interpreter cannot import), or None.
+
+        `requires_modules` / `requires_reason` are newer Step fields (e.g. Paddle Serving steps); the step's
+        own interpreter is asked. If it cannot even start, None: the step then runs and fails with the real
+        error.
+        """
+        modules: tuple[str, ...] = tuple(getattr(step, "requires_modules", ()) or ())
+        if not modules:
+            return None
+        written = _interpreter_of(step)
+        interpreter = self.mapping.get(written, written) if written is not None else sys.executable
+        key = (interpreter, modules)
+        if key not in self.requirement_cache:
+            code, out = proc.capture(
+                [interpreter, "-c", _FIND_MODULES, *modules], cwd=self.repo, timeout_s=120
+            )
+            lines = out.strip().splitlines()
+            self.requirement_cache[key] = lines[-1] if code == 1 and lines else None
+        missing = self.requirement_cache[key]
+        if missing is None:
+            return None
+        why: str = (
+            getattr(step, "requires_reason", "") or f"{interpreter} cannot import a module this step needs"
+        )
+        return f"{why} [needs {', '.join(missing.split())}]"
 
     # ---- running one step
 
