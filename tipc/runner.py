@@ -326,16 +326,26 @@ class _Execution:
         return moved
 
     def _log_path(self, step: Step) -> Path:
+        named: str | None = getattr(step, "status_log", None)
+        if not step.log and named and _within(self.repo / named, self.out_dir):
+            # A console step whose status line names a log (PaddleOCR's copied train log): write the output
+            # there, so the path in results_python.log points at a real file.
+            return (self.repo / named).resolve()
         if step.log:
             wanted = (self.repo / step.log).resolve()
             if _within(wanted, self.out_dir):
                 return wanted
-            self.notes.append(
-                f"{step.id}: log {step.log} is outside the output dir; logging under {TIPC_LOG_DIR}/"
-            )
+            self._note(f"{step.id}: log {step.log} is outside the output dir; logging under {TIPC_LOG_DIR}/")
         return self.out_dir / TIPC_LOG_DIR / f"{_sanitise(step.id)}.log"
 
     # ---- record keeping
+
+    def _note(self, message: str) -> None:
+        if message in self.notes:
+            return
+        self.notes.append(message)
+        _notice(self.observer, message)
+        self.record = replace(self.record, notes=tuple(dict.fromkeys(self.notes)))
 
     def _save(self, result: StepResult) -> None:
         self.record = self.record.with_result(result)
@@ -704,6 +714,11 @@ class _Execution:
             notes=tuple(self.notes),
         )
         self.record.write(self.record_file)
+        if options.probe_versions and self.record.paddle_version is None and first is not None:
+            self._note(
+                f"paddle is not importable by {run_python}: steps that import it will fail "
+                "(pick the interpreter with --python)"
+            )
         self.observer.plan_started(plan)
         current: tuple[int, Step] | None = None
         try:
