@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from tipc.console import NullObserver
+from tipc.errors import UserError
 from tipc.record import RECORD_FILENAME, StepResult, load_record
 from tipc.results import parse_results_log, status_line
 from tipc.runner import RunOptions, execute, exit_code, find_record, python_substitutions
@@ -579,3 +580,46 @@ def test_only_keeps_the_server_its_clients_need(repo: Path) -> None:
         "client0": Status.PASSED,
         "after": Status.SKIPPED,
     }
+
+
+def test_interrupt_while_a_server_runs_stops_the_server(repo: Path) -> None:
+    record = execute(_server_plan(repo, free_port()), FAST, _InterruptAt("client0"))
+    serve, client = record.result("serve"), record.result("client0")
+    assert serve is not None and serve.status is Status.PASSED and "interrupted" in serve.reason
+    assert serve.pid is not None and gone(serve.pid)
+    assert client is not None and client.status is Status.INTERRUPTED
+    assert exit_code(record) == 130
+
+
+def test_previous_record_of_another_mode_is_not_reused(repo: Path) -> None:
+    plan = make_plan(repo, [step("a", "print(1)")])
+    execute(plan, FAST)
+    other_mode = Plan(**{**plan.__dict__, "mode": "whole_infer"})
+    record = execute(other_mode, RunOptions(probe_versions=False, rerun_failed=True))
+    a = record.result("a")
+    assert a is not None and not a.reused
+    assert any("another config or mode" in n for n in record.notes)
+
+
+def test_changed_command_is_rerun_on_resume(repo: Path) -> None:
+    execute(make_plan(repo, [step("a", "print(1)")]), FAST)
+    record = execute(make_plan(repo, [step("a", "print(2)")]), RunOptions(probe_versions=False, resume=True))
+    a = record.result("a")
+    assert a is not None and not a.reused and (repo / str(a.log)).read_text() == "2\n"
+
+
+def test_http_probe_counts_any_answer(repo: Path) -> None:
+    from tipc.runner import probe
+
+    port = free_port()
+    assert not probe(f"http://127.0.0.1:{port}/", 0.5)
+    assert not probe(f"tcp://127.0.0.1:{port}", 0.5)
+    with pytest.raises(UserError):
+        probe("ftp://x", 0.5)
+
+
+def test_bad_ready_url_fails_the_step_without_starting_it(repo: Path) -> None:
+    s = Step("serve", Stage.SERVE, (PY, "-c", "print(1)"), background=True, ready_url="ftp://127.0.0.1:1")
+    record = execute(make_plan(repo, [s]), FAST)
+    r = record.result("serve")
+    assert r is not None and r.status is Status.FAILED and "ready_url" in r.reason and r.pid is None

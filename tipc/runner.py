@@ -15,6 +15,7 @@ import shlex
 import shutil
 import signal
 import socket
+import ssl
 import sys
 import time
 import urllib.error
@@ -267,7 +268,12 @@ def probe(url: str, timeout_s: float) -> bool:
             return True
     except urllib.error.HTTPError:
         return True  # 404 or 500 still means the server is up and answering
-    except (urllib.error.URLError, OSError, ValueError):
+    except urllib.error.URLError as exc:
+        # a TLS complaint (self-signed certificate, ...) also means something answered on that port
+        return isinstance(exc.reason, ssl.SSLError)
+    except ssl.SSLError:
+        return True
+    except (OSError, ValueError):
         return False
 
 
@@ -556,6 +562,10 @@ class _Execution:
         base = StepResult(step.id, Status.FAILED, log=log_rel, argv=argv, env_delta=delta)
         if not cwd.is_dir():
             return replace(base, reason=f"working directory {step.cwd} does not exist")
+        if step.ready_url and urllib.parse.urlsplit(step.ready_url).scheme not in ("http", "https", "tcp"):
+            return replace(
+                base, reason=f"ready_url {step.ready_url!r}: expected http://, https:// or tcp://host:port"
+            )
         started = time.time()
         try:
             handle = proc.Background(argv, cwd=cwd, env=env, log_path=log)
