@@ -9,6 +9,7 @@ Nothing here knows about dialects: formats, names and paths all come from the Pl
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -501,7 +502,8 @@ class _Execution:
         def started(pid: int) -> None:
             pids.append(pid)
             if self.options.monitor:
-                monitors.append(Monitor(pid).start())
+                with contextlib.suppress(Exception):  # no sampling is better than a step left running
+                    monitors.append(Monitor(pid).start())
 
         def output(line: str) -> None:
             self.observer.step_output(step, line)
