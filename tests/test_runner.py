@@ -623,3 +623,23 @@ def test_bad_ready_url_fails_the_step_without_starting_it(repo: Path) -> None:
     record = execute(make_plan(repo, [s]), FAST)
     r = record.result("serve")
     assert r is not None and r.status is Status.FAILED and "ready_url" in r.reason and r.pid is None
+
+
+def test_a_second_run_on_the_same_output_dir_is_refused(repo: Path) -> None:
+    from tipc.runner import LOCK_FILENAME, _exclusive
+
+    (repo / OUT).mkdir(parents=True)
+    with _exclusive(repo / OUT / LOCK_FILENAME), pytest.raises(UserError, match="another tipc run"):
+        execute(make_plan(repo, [step("a", "print(1)")]), FAST)
+    record = execute(make_plan(repo, [step("a", "print(1)")]), FAST)  # free again afterwards
+    assert statuses(record) == {"a": Status.PASSED}
+
+
+def test_shell_step_interpreter_is_substituted(repo: Path) -> None:
+    from tipc.runner import _substituted
+
+    s = Step("s", Stage.OTHER, ("bash", "-c", "python3.0 x.py | tee y.log"), shell=True,
+             status_command="python3.0 x.py | tee y.log")  # fmt: skip
+    argv, status = _substituted(s, {"python3.0": "/opt/my python/bin/python"})
+    assert argv == ("bash", "-c", "'/opt/my python/bin/python' x.py | tee y.log")
+    assert status == "/opt/my python/bin/python x.py | tee y.log"

@@ -22,7 +22,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -37,6 +37,7 @@ from tipc.steps import Plan, Status, Step
 DEFAULT_STEP_TIMEOUT_S = 1800.0
 DEFAULT_READY_TIMEOUT_S = 120.0
 TIPC_LOG_DIR = "tipc_logs"
+LOCK_FILENAME = ".tipc_run.lock"
 _PYTHON_NAME = re.compile(r"^python[0-9.]*$")
 # Statuses that mean "this step ran to a conclusion"; --resume keeps them, --rerun-failed keeps only PASSED.
 _CONCLUDED = frozenset({Status.PASSED, Status.FAILED, Status.TIMEOUT})
@@ -790,7 +791,35 @@ def execute(plan: Plan, options: RunOptions = RunOptions(), observer: Observer |
     Ctrl-C stops the running step's process group, records it INTERRUPTED and returns the record; callers map
     that to exit 130 (see `exit_code`).
     """
-    return _Execution(plan, options, observer if observer is not None else NullObserver()).run()
+    execution = _Execution(plan, options, observer if observer is not None else NullObserver())
+    execution.out_dir.mkdir(parents=True, exist_ok=True)
+    with _exclusive(execution.out_dir / LOCK_FILENAME):
+        return execution.run()
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path) -> Iterator[None]:
+    """One run per output dir at a time: two runs would interleave logs and overwrite each other's record."""
+    import fcntl
+
+    with open(lock_path, "a+", encoding="utf-8") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            raise UserError(
+                f"{lock_path.parent}: another tipc run is using this output folder ({holder}); "
+                "wait for it or stop it first"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}\n")
+        fh.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def exit_code(record: RunRecord) -> int:
