@@ -48,6 +48,9 @@ _SATISFIED = frozenset({Status.PASSED, Status.SKIPPED})
 
 @dataclass(frozen=True)
 class RunOptions:
+    """How to run a plan. A background step's `timeout_s` (else `ready_timeout_s`) bounds its readiness wait;
+    once ready it runs until its last dependent finishes."""
+
     step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S  # default per step; Step.timeout_s overrides it
     run_timeout_s: float | None = None  # whole run; steps not started by then are BLOCKED
     python: str | None = None  # force this interpreter for every python step (--python)
