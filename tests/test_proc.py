@@ -91,3 +91,12 @@ def test_background_stop_returns_exit_code(tmp_path: Path) -> None:
 def test_build_env_sets_and_unsets() -> None:
     env = proc.build_env({"A": "1", "B": "2"}, {"C": "3"}, ["B"])
     assert env == {"A": "1", "C": "3"}
+
+
+def test_a_failing_callback_does_not_block_the_child(tmp_path: Path) -> None:
+    def broken(line: str) -> None:
+        raise RuntimeError("observer bug")
+
+    code = "import sys\nfor i in range(20000): print('x' * 100)\nsys.exit(4)"  # ~2 MB: more than a pipe holds
+    res = proc.run([sys.executable, "-c", code], cwd=tmp_path, on_line=broken, timeout_s=120)
+    assert res.exit_code == 4 and not res.timed_out

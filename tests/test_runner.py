@@ -9,6 +9,7 @@ import signal
 import socket
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import psutil
 import pytest
 
 from tipc.console import NullObserver
+from tipc.errors import UserError
 from tipc.record import RECORD_FILENAME, StepResult, load_record
 from tipc.results import parse_results_log, status_line
 from tipc.runner import RunOptions, execute, exit_code, find_record, python_substitutions
@@ -160,17 +162,17 @@ def test_status_lines_use_the_plan_format_and_status_command(repo: Path) -> None
             step("a", "print(1)", status_command="python a.py > x.log 2>&1 ", log=f"{OUT}/a.log"),
             step("b", "raise SystemExit(1)", status_command="python b.py"),
         ],
-        fmt="clas",
+        fmt="seg_det",
     )
     execute(plan, FAST)
     text = (repo / OUT / "results_python.log").read_text()
     assert text == (
         status_line(
-            "clas", ok=True, command="python a.py > x.log 2>&1 ", model_name="m", log_path=f"{OUT}/a.log"
+            "seg_det", ok=True, command="python a.py > x.log 2>&1 ", model_name="m", log_path=f"./{OUT}/a.log"
         )
         + "\n"
         + status_line(
-            "clas", ok=False, command="python b.py", model_name="m", log_path=f"{OUT}/tipc_logs/b.log"
+            "seg_det", ok=False, command="python b.py", model_name="m", log_path=f"./{OUT}/tipc_logs/b.log"
         )
         + "\n"
     )
@@ -499,7 +501,8 @@ def test_unknown_dependency_blocks(repo: Path) -> None:
 
 
 def test_resources_are_sampled(repo: Path) -> None:
-    code = "import time; b = bytearray(60 * 1024 * 1024); t = time.time()\nwhile time.time() - t < 1.2: pass"
+    # burn CPU time (not wall time): on a loaded machine a wall-clock loop gets less CPU
+    code = "import time; b = bytearray(60 * 1024 * 1024)\nwhile time.process_time() < 0.8: pass"
     record = execute(make_plan(repo, [step("mem", code)]), FAST)
     r = record.result("mem")
     assert r is not None and r.status is Status.PASSED
@@ -515,3 +518,128 @@ def test_resources_are_sampled(repo: Path) -> None:
 def test_step_result_round_trips_new_fields() -> None:
     r = StepResult("a", Status.PASSED, pid=12, reused=True)
     assert StepResult.from_json(r.to_json()) == r
+
+
+@dataclass(frozen=True)
+class _NewerStep(Step):
+    """Step fields landing with other branches (status_log, requires_*); the runner reads them if present."""
+
+    status_log: str | None = None
+    requires_modules: tuple[str, ...] = ()
+    requires_reason: str = ""
+
+
+def test_missing_module_skips_the_step_and_its_dependents(repo: Path) -> None:
+    plan = make_plan(
+        repo,
+        [
+            _NewerStep(
+                "serve",
+                Stage.SERVE,
+                (PY, "-c", "print(1)"),
+                requires_modules=("json", "no_such_mod_xyz"),
+                requires_reason="Paddle Serving is not installable here",
+            ),
+            step("client", "print(1)", Stage.CLIENT, depends_on=("serve",)),
+            _NewerStep("ok", Stage.OTHER, (PY, "-c", "print(1)"), requires_modules=("json",)),
+        ],
+    )
+    record = execute(plan, FAST)
+    assert statuses(record) == {"serve": Status.SKIPPED, "client": Status.SKIPPED, "ok": Status.PASSED}
+    serve, client = record.result("serve"), record.result("client")
+    assert (
+        serve is not None and serve.reason == "Paddle Serving is not installable here [needs no_such_mod_xyz]"
+    )
+    assert client is not None and "serve was skipped" in client.reason
+    assert exit_code(record) == 0
+
+
+def test_status_log_names_the_scripts_log_path(repo: Path) -> None:
+    s = _NewerStep("train", Stage.TRAIN, (PY, "-c", "print(1)"), status_command="python train.py",
+                   status_log=f"{OUT}/norm_train_gpus_0_autocast_null.log")  # fmt: skip
+    execute(make_plan(repo, [s], fmt="ocr"), FAST)
+    line = (repo / OUT / "results_python.log").read_text().rstrip("\n")
+    assert line == status_line(
+        "ocr",
+        ok=True,
+        command="python train.py",
+        model_name="m",
+        log_path=f"./{OUT}/norm_train_gpus_0_autocast_null.log",
+    )
+    execute(make_plan(repo, [s], fmt="clas"), FAST)
+    last = (repo / OUT / "results_python.log").read_text().splitlines()[-1]
+    assert f" - {repo.resolve()}/{OUT}/norm_train_gpus_0_autocast_null.log ! " in last
+
+
+def test_only_keeps_the_server_its_clients_need(repo: Path) -> None:
+    port = free_port()
+    plan = _server_plan(repo, port)
+    record = execute(plan, RunOptions(probe_versions=False, only_stages=("client",)))
+    assert statuses(record) == {
+        "serve": Status.PASSED,
+        "client0": Status.PASSED,
+        "after": Status.SKIPPED,
+    }
+
+
+def test_interrupt_while_a_server_runs_stops_the_server(repo: Path) -> None:
+    record = execute(_server_plan(repo, free_port()), FAST, _InterruptAt("client0"))
+    serve, client = record.result("serve"), record.result("client0")
+    assert serve is not None and serve.status is Status.PASSED and "interrupted" in serve.reason
+    assert serve.pid is not None and gone(serve.pid)
+    assert client is not None and client.status is Status.INTERRUPTED
+    assert exit_code(record) == 130
+
+
+def test_previous_record_of_another_mode_is_not_reused(repo: Path) -> None:
+    plan = make_plan(repo, [step("a", "print(1)")])
+    execute(plan, FAST)
+    other_mode = Plan(**{**plan.__dict__, "mode": "whole_infer"})
+    record = execute(other_mode, RunOptions(probe_versions=False, rerun_failed=True))
+    a = record.result("a")
+    assert a is not None and not a.reused
+    assert any("another config or mode" in n for n in record.notes)
+
+
+def test_changed_command_is_rerun_on_resume(repo: Path) -> None:
+    execute(make_plan(repo, [step("a", "print(1)")]), FAST)
+    record = execute(make_plan(repo, [step("a", "print(2)")]), RunOptions(probe_versions=False, resume=True))
+    a = record.result("a")
+    assert a is not None and not a.reused and (repo / str(a.log)).read_text() == "2\n"
+
+
+def test_http_probe_counts_any_answer(repo: Path) -> None:
+    from tipc.runner import probe
+
+    port = free_port()
+    assert not probe(f"http://127.0.0.1:{port}/", 0.5)
+    assert not probe(f"tcp://127.0.0.1:{port}", 0.5)
+    with pytest.raises(UserError):
+        probe("ftp://x", 0.5)
+
+
+def test_bad_ready_url_fails_the_step_without_starting_it(repo: Path) -> None:
+    s = Step("serve", Stage.SERVE, (PY, "-c", "print(1)"), background=True, ready_url="ftp://127.0.0.1:1")
+    record = execute(make_plan(repo, [s]), FAST)
+    r = record.result("serve")
+    assert r is not None and r.status is Status.FAILED and "ready_url" in r.reason and r.pid is None
+
+
+def test_a_second_run_on_the_same_output_dir_is_refused(repo: Path) -> None:
+    from tipc.runner import LOCK_FILENAME, _exclusive
+
+    (repo / OUT).mkdir(parents=True)
+    with _exclusive(repo / OUT / LOCK_FILENAME), pytest.raises(UserError, match="another tipc run"):
+        execute(make_plan(repo, [step("a", "print(1)")]), FAST)
+    record = execute(make_plan(repo, [step("a", "print(1)")]), FAST)  # free again afterwards
+    assert statuses(record) == {"a": Status.PASSED}
+
+
+def test_shell_step_interpreter_is_substituted(repo: Path) -> None:
+    from tipc.runner import _substituted
+
+    s = Step("s", Stage.OTHER, ("bash", "-c", "python3.0 x.py | tee y.log"), shell=True,
+             status_command="python3.0 x.py | tee y.log")  # fmt: skip
+    argv, status = _substituted(s, {"python3.0": "/opt/my python/bin/python"})
+    assert argv == ("bash", "-c", "'/opt/my python/bin/python' x.py | tee y.log")
+    assert status == "/opt/my python/bin/python x.py | tee y.log"

@@ -180,9 +180,8 @@ class Monitor:
         # Children reaped since start() (the step leader and whatever it waited for): exact CPU time.
         reaped_cpu = (rusage.ru_utime - self._rusage0.ru_utime) + (rusage.ru_stime - self._rusage0.ru_stime)
         sampled_cpu = sum(self._cpu_by_pid.values())
+        # Not ru_maxrss: it counts a forked child's copy of tipc itself before exec, so it overstates.
         peak_rss = self.peak_rss
-        if rusage.ru_maxrss > self._rusage0.ru_maxrss:  # a child of this step set a new high (KiB on Linux)
-            peak_rss = max(peak_rss, rusage.ru_maxrss * 1024)
         mean_util = sum(self.gpu_utils) / len(self.gpu_utils) if self.gpu_utils else None
         return Resources(
             peak_rss_bytes=peak_rss or None,

@@ -100,16 +100,25 @@ def capture(
         res = run(argv, cwd=cwd, env=env, timeout_s=timeout_s, on_line=lines.append)
     except OSError as exc:
         return None, str(exc)
+    if res.interrupted:
+        raise KeyboardInterrupt  # a query is never worth swallowing the user's Ctrl-C
     return res.exit_code, "\n".join(lines)
 
 
 def _pump(stream: IO[bytes], sink: IO[bytes] | None, on_line: Callable[[str], None] | None) -> None:
+    # Keep draining whatever happens to the log or the callback: a pipe nobody reads blocks the child.
     for raw in iter(stream.readline, b""):
         if sink is not None:
-            sink.write(raw)
-            sink.flush()
+            try:
+                sink.write(raw)
+                sink.flush()
+            except (OSError, ValueError):
+                sink = None
         if on_line is not None:
-            on_line(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+            try:
+                on_line(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+            except Exception:
+                on_line = None
     stream.close()
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from tipc.steps import Plan, Step
 
 TAIL_LINES = 8
+FAILURE_TAIL_LINES = 20
 
 _STYLE = {
     Status.PASSED: "green",
@@ -55,6 +56,26 @@ def human_seconds(s: float | None) -> str:
 
 def _status_word(result: StepResult) -> str:
     return result.status.value + (" (reused)" if result.reused else "")
+
+
+def log_tail(repo: str, log: str | None, lines: int = FAILURE_TAIL_LINES) -> list[str]:
+    """The last `lines` lines of a step's log (repo-relative or absolute path); [] if it cannot be read."""
+    if not log:
+        return []
+    path = os.path.join(repo, log)
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 64 * 1024))
+            text = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    return text.splitlines()[-lines:]
+
+
+def _shows_tail(result: StepResult) -> bool:
+    return result.status in (Status.FAILED, Status.TIMEOUT) and not result.reused
 
 
 def summary_rows(record: RunRecord) -> list[tuple[str, str, str, str, str, str]]:
@@ -92,7 +113,7 @@ class PlainObserver:
 
     def __init__(self, stream: IO[str] | None = None) -> None:
         self.stream = stream if stream is not None else sys.stdout
-        self.record_file = ""
+        self.repo = "."
 
     def _say(self, text: str) -> None:
         self.stream.write(text + "\n")
@@ -102,6 +123,7 @@ class PlainObserver:
         self._say(f"tipc: note: {message}")
 
     def plan_started(self, plan: Plan) -> None:
+        self.repo = plan.repo
         self._say(f"tipc: running {len(plan.steps)} steps of {plan.config_path} ({plan.mode}) in {plan.repo}")
 
     def step_started(self, index: int, total: int, step: Step) -> None:
@@ -117,10 +139,13 @@ class PlainObserver:
         log = f", log {result.log}" if result.log else ""
         took = human_seconds(result.duration_s)
         self._say(f"[{index}/{total}] {step.id}: {_status_word(result).upper()} ({took}{mem}{log}){extra}")
+        if _shows_tail(result):
+            for line in log_tail(self.repo, result.log):
+                self._say(f"    | {line}")
 
     def plan_finished(self, plan: Plan, results: Any) -> None:
         self._say("tipc: " + totals_line(results))
-        self._say(f"tipc: run record {plan.output_dir}/tipc_run.json")
+        self._say(f"tipc: run record {os.path.join(plan.repo, plan.output_dir, 'tipc_run.json')}")
 
 
 class RichObserver:
@@ -134,6 +159,7 @@ class RichObserver:
         self.current: tuple[int, int, Step] | None = None
         self.step_t0 = 0.0
         self.run_t0 = 0.0
+        self.repo = "."
 
     def __rich__(self) -> Any:
         from rich.console import Group
@@ -161,6 +187,7 @@ class RichObserver:
         from rich.live import Live
 
         self.run_t0 = time.monotonic()
+        self.repo = plan.repo
         self.console.print(
             f"Running {len(plan.steps)} steps of {plan.config_path} ({plan.mode})", markup=False
         )
@@ -188,6 +215,10 @@ class RichObserver:
         if result.reason:
             line.append(f"  {result.reason}", style="dim")
         self.console.print(line)
+        if _shows_tail(result):
+            tail = log_tail(self.repo, result.log)
+            if tail:
+                self.console.print(Text("\n".join(f"    | {t}" for t in tail), style="dim"))
 
     def plan_finished(self, plan: Plan, results: Any) -> None:
         from rich.table import Table
@@ -202,7 +233,9 @@ class RichObserver:
             style = next((v for k, v in _STYLE.items() if status.startswith(k.value)), "")
             table.add_row(step_id, f"[{style}]{status}[/]" if style else status, took, mem, log)
         self.console.print(table)
-        self.console.print(f"run record: {plan.output_dir}/tipc_run.json", markup=False)
+        self.console.print(
+            f"run record: {os.path.join(plan.repo, plan.output_dir, 'tipc_run.json')}", markup=False
+        )
 
 
 def wants_plain(stream: IO[str] | None = None) -> bool:

@@ -32,6 +32,9 @@ class StatusFormat:
     has_model: bool
     has_log: bool
     suffix: str  # text between the last field and ESC[0m
+    # How the script's LOG_PATH spells a log: "./test_tipc/output/..." everywhere except PaddleClas, whose
+    # LOG_PATH is "$(pwd)/test_tipc/output/..." (absolute, because inference runs after `cd deploy`).
+    absolute_log: bool = False
 
 
 STATUS_FORMATS: dict[str, StatusFormat] = {
@@ -39,9 +42,22 @@ STATUS_FORMATS: dict[str, StatusFormat] = {
     "compact": StatusFormat("compact", has_model=True, has_log=False, suffix="!  "),
     "ocr": StatusFormat("ocr", has_model=True, has_log=True, suffix=" "),
     "seg_det": StatusFormat("seg_det", has_model=True, has_log=True, suffix="  "),
-    "clas": StatusFormat("clas", has_model=True, has_log=True, suffix=" ! "),
+    "clas": StatusFormat("clas", has_model=True, has_log=True, suffix=" ! ", absolute_log=True),
     "rec": StatusFormat("rec", has_model=True, has_log=True, suffix="!  "),
 }
+
+
+def log_field(fmt: str, log: str | None, repo: str) -> str:
+    """A repo-relative log path spelled as the dialect's script prints it in the status line."""
+    if not log:
+        return ""
+    if log.startswith("/"):
+        return log
+    spec = STATUS_FORMATS.get(fmt)
+    if spec is not None and spec.absolute_log:
+        return f"{repo.rstrip('/')}/{log}"
+    return log if log.startswith("./") else f"./{log}"
+
 
 _SIMPLE_ESCAPES = {
     "\\": "\\",

@@ -9,18 +9,20 @@ Nothing here knows about dialects: formats, names and paths all come from the Pl
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
 import shutil
 import signal
 import socket
+import ssl
 import sys
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -29,12 +31,13 @@ from tipc.console import NullObserver, Observer
 from tipc.errors import ConfigError, UserError
 from tipc.monitor import Monitor, host_info
 from tipc.record import RECORD_FILENAME, Resources, RunRecord, StepResult, load_record
-from tipc.results import append_status_line, status_line
+from tipc.results import append_status_line, log_field, status_line
 from tipc.steps import Plan, Status, Step
 
 DEFAULT_STEP_TIMEOUT_S = 1800.0
 DEFAULT_READY_TIMEOUT_S = 120.0
 TIPC_LOG_DIR = "tipc_logs"
+LOCK_FILENAME = ".tipc_run.lock"
 _PYTHON_NAME = re.compile(r"^python[0-9.]*$")
 # Statuses that mean "this step ran to a conclusion"; --resume keeps them, --rerun-failed keeps only PASSED.
 _CONCLUDED = frozenset({Status.PASSED, Status.FAILED, Status.TIMEOUT})
@@ -45,6 +48,9 @@ _SATISFIED = frozenset({Status.PASSED, Status.SKIPPED})
 
 @dataclass(frozen=True)
 class RunOptions:
+    """How to run a plan. A background step's `timeout_s` (else `ready_timeout_s`) bounds its readiness wait;
+    once ready it runs until its last dependent finishes."""
+
     step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S  # default per step; Step.timeout_s overrides it
     run_timeout_s: float | None = None  # whole run; steps not started by then are BLOCKED
     python: str | None = None  # force this interpreter for every python step (--python)
@@ -169,6 +175,21 @@ def _substituted(step: Step, mapping: Mapping[str, str]) -> tuple[tuple[str, ...
     return (new, *step.argv[1:]), status
 
 
+# Prints the modules it cannot find and exits 1 if any; runs in the step's interpreter (any Python 3).
+_FIND_MODULES = """
+import importlib.util, sys
+missing = []
+for name in sys.argv[1:]:
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        missing.append(name)
+print(" ".join(missing))
+sys.exit(1 if missing else 0)
+"""
+
 # ---------------------------------------------------------------- facts about the run
 
 
@@ -252,7 +273,12 @@ def probe(url: str, timeout_s: float) -> bool:
             return True
     except urllib.error.HTTPError:
         return True  # 404 or 500 still means the server is up and answering
-    except (urllib.error.URLError, OSError, ValueError):
+    except urllib.error.URLError as exc:
+        # a TLS complaint (self-signed certificate, ...) also means something answered on that port
+        return isinstance(exc.reason, ssl.SSLError)
+    except ssl.SSLError:
+        return True
+    except (OSError, ValueError):
         return False
 
 
@@ -283,6 +309,16 @@ class _Execution:
         for i, step in enumerate(plan.steps):
             for dep in step.depends_on:
                 self.last_dependent[dep] = i
+        # --only still starts the servers that a selected step talks to
+        self.needed_servers = {
+            dep
+            for s in plan.steps
+            if s.stage.value in options.only_stages
+            for dep in s.depends_on
+            if any(t.id == dep and t.background for t in plan.steps)
+        }
+        self.unmet_skips: set[str] = set()  # SKIPPED for a missing module: their dependents are skipped too
+        self.requirement_cache: dict[tuple[str, tuple[str, ...]], str | None] = {}
         self.notes: list[str] = []
         self.results_log = self._results_log_path()
         self.mapping: dict[str, str] = {}
@@ -301,21 +337,37 @@ class _Execution:
         return moved
 
     def _log_path(self, step: Step) -> Path:
+        named: str | None = getattr(step, "status_log", None)
+        if not step.log and named and _within(self.repo / named, self.out_dir):
+            # A console step whose status line names a log (PaddleOCR's copied train log): write the output
+            # there, so the path in results_python.log points at a real file.
+            return (self.repo / named).resolve()
         if step.log:
             wanted = (self.repo / step.log).resolve()
             if _within(wanted, self.out_dir):
                 return wanted
-            self.notes.append(
-                f"{step.id}: log {step.log} is outside the output dir; logging under {TIPC_LOG_DIR}/"
-            )
+            self._note(f"{step.id}: log {step.log} is outside the output dir; logging under {TIPC_LOG_DIR}/")
         return self.out_dir / TIPC_LOG_DIR / f"{_sanitise(step.id)}.log"
 
     # ---- record keeping
+
+    def _note(self, message: str) -> None:
+        if message in self.notes:
+            return
+        self.notes.append(message)
+        _notice(self.observer, message)
+        self.record = replace(self.record, notes=tuple(dict.fromkeys(self.notes)))
 
     def _save(self, result: StepResult) -> None:
         self.record = self.record.with_result(result)
         self.record = replace(self.record, notes=tuple(dict.fromkeys(self.notes)))
         self.record.write(self.record_file)
+
+    def _status_log(self, step: Step, result: StepResult) -> str:
+        # `status_log` (newer Step field): the log the script names in its status line when it differs from
+        # the one receiving the output (e.g. PaddleOCR's copied train log).
+        named: str | None = getattr(step, "status_log", None)
+        return named or step.log or result.log or _rel(self.repo, self._log_path(step))
 
     def _status_line(self, step: Step, result: StepResult, status_command: str) -> None:
         if result.reused or result.status in (Status.SKIPPED, Status.INTERRUPTED):
@@ -325,7 +377,7 @@ class _Execution:
             ok=result.status is Status.PASSED,
             command=status_command,
             model_name=self.plan.model_name,
-            log_path=step.log or result.log or _rel(self.repo, self._log_path(step)),
+            log_path=log_field(self.plan.status_format, self._status_log(step, result), str(self.repo)),
             color=not self.options.no_color,
         )
         append_status_line(self.results_log, line)
@@ -360,7 +412,7 @@ class _Execution:
     def _gate(self, step: Step) -> StepResult | None:
         """A SKIPPED/BLOCKED result if `step` must not run, else None."""
         only = self.options.only_stages
-        if only and step.stage.value not in only:
+        if only and step.stage.value not in only and step.id not in self.needed_servers:
             return StepResult(
                 step.id, Status.SKIPPED, reason=f"stage {step.stage.value} not in --only {','.join(only)}"
             )
@@ -369,6 +421,12 @@ class _Execution:
             if server is not None and server.handle.poll() is not None:
                 self._stop_server(dep)  # it died while its dependents ran: record that before blocking
             dep_result = self.record.result(dep)
+            if dep in self.unmet_skips and dep_result is not None:
+                return StepResult(
+                    step.id,
+                    Status.SKIPPED,
+                    reason=f"not run: its input step {dep} was skipped ({dep_result.reason})",
+                )
             if dep_result is None:
                 known = any(s.id == dep for s in self.plan.steps)
                 why = "has not run" if known else "is not a step of this plan"
@@ -391,7 +449,38 @@ class _Execution:
                 Status.BLOCKED,
                 reason=f"not run: the run limit of {self.options.run_timeout_s:g} s was reached",
             )
+        unmet = self._unmet_requirement(step)
+        if unmet is not None:
+            self.unmet_skips.add(step.id)
+            return StepResult(step.id, Status.SKIPPED, reason=unmet)
         return None
+
+    def _unmet_requirement(self, step: Step) -> str | None:
+        """Why `step` cannot run here (a module its interpreter cannot import), or None.
+
+        `requires_modules` / `requires_reason` are newer Step fields (e.g. Paddle Serving steps); the step's
+        own interpreter is asked. If it cannot even start, None: the step then runs and fails with the real
+        error.
+        """
+        modules: tuple[str, ...] = tuple(getattr(step, "requires_modules", ()) or ())
+        if not modules:
+            return None
+        written = _interpreter_of(step)
+        interpreter = self.mapping.get(written, written) if written is not None else sys.executable
+        key = (interpreter, modules)
+        if key not in self.requirement_cache:
+            code, out = proc.capture(
+                [interpreter, "-c", _FIND_MODULES, *modules], cwd=self.repo, timeout_s=120
+            )
+            lines = out.strip().splitlines()
+            self.requirement_cache[key] = lines[-1] if code == 1 and lines else None
+        missing = self.requirement_cache[key]
+        if missing is None:
+            return None
+        why: str = (
+            getattr(step, "requires_reason", "") or f"{interpreter} cannot import a module this step needs"
+        )
+        return f"{why} [needs {', '.join(missing.split())}]"
 
     # ---- running one step
 
@@ -417,7 +506,8 @@ class _Execution:
         def started(pid: int) -> None:
             pids.append(pid)
             if self.options.monitor:
-                monitors.append(Monitor(pid).start())
+                with contextlib.suppress(Exception):  # no sampling is better than a step left running
+                    monitors.append(Monitor(pid).start())
 
         def output(line: str) -> None:
             self.observer.step_output(step, line)
@@ -478,6 +568,10 @@ class _Execution:
         base = StepResult(step.id, Status.FAILED, log=log_rel, argv=argv, env_delta=delta)
         if not cwd.is_dir():
             return replace(base, reason=f"working directory {step.cwd} does not exist")
+        if step.ready_url and urllib.parse.urlsplit(step.ready_url).scheme not in ("http", "https", "tcp"):
+            return replace(
+                base, reason=f"ready_url {step.ready_url!r}: expected http://, https:// or tcp://host:port"
+            )
         started = time.time()
         try:
             handle = proc.Background(argv, cwd=cwd, env=env, log_path=log)
@@ -636,6 +730,11 @@ class _Execution:
             notes=tuple(self.notes),
         )
         self.record.write(self.record_file)
+        if options.probe_versions and self.record.paddle_version is None and first is not None:
+            self._note(
+                f"paddle is not importable by {run_python}: steps that import it will fail "
+                "(pick the interpreter with --python)"
+            )
         self.observer.plan_started(plan)
         current: tuple[int, Step] | None = None
         try:
@@ -695,7 +794,35 @@ def execute(plan: Plan, options: RunOptions = RunOptions(), observer: Observer |
     Ctrl-C stops the running step's process group, records it INTERRUPTED and returns the record; callers map
     that to exit 130 (see `exit_code`).
     """
-    return _Execution(plan, options, observer if observer is not None else NullObserver()).run()
+    execution = _Execution(plan, options, observer if observer is not None else NullObserver())
+    execution.out_dir.mkdir(parents=True, exist_ok=True)
+    with _exclusive(execution.out_dir / LOCK_FILENAME):
+        return execution.run()
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path) -> Iterator[None]:
+    """One run per output dir at a time: two runs would interleave logs and overwrite each other's record."""
+    import fcntl
+
+    with open(lock_path, "a+", encoding="utf-8") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            raise UserError(
+                f"{lock_path.parent}: another tipc run is using this output folder ({holder}); "
+                "wait for it or stop it first"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}\n")
+        fh.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def exit_code(record: RunRecord) -> int:

@@ -155,3 +155,24 @@ def test_bad_arguments_exit_2(
 
 def test_missing_repo_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", str(tmp_path / "nope")]) == 2
+
+
+def test_config_warnings_are_shown_before_running(
+    tmp_path: Path, planner: FakePlanner, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tipc.findings import Finding, Level
+
+    original = planner.plan
+    warning = Finding("cfg.txt", 14, 0, Level.WARNING, "TIPC201", "blank line shifts every later slot")
+    info = Finding("cfg.txt", 0, 0, Level.INFO, "TIPC000", "dialect template")
+
+    def with_findings(config: Path, mode: str, **kw: Any) -> Plan:
+        p = original(config, mode, **kw)
+        return Plan(**{**p.__dict__, "findings": (warning, info)})
+
+    monkeypatch.setattr(sys.modules["tipc.plan"], "plan", with_findings)
+    repo = make_repo(tmp_path, ["m/train_infer_python.txt"])
+    assert main(["run", str(repo)]) == 0
+    err = capsys.readouterr().err
+    assert "cfg.txt:14:0: WARNING TIPC201 blank line shifts every later slot" in err
+    assert "TIPC000" not in err

@@ -8,6 +8,7 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
+from typing import Any, TextIO
 
 from tipc.errors import UserError
 from tipc.steps import MODES
@@ -110,6 +111,20 @@ def _parse_sets(items: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+MAX_FINDINGS_SHOWN = 10
+
+
+def _show_findings(the_plan: Any, stream: TextIO) -> None:
+    """Warnings and errors the planner found in the config (the full list is `tipc lint`'s job)."""
+    from tipc.findings import Level
+
+    shown = [f for f in the_plan.findings if f.level in (Level.ERROR, Level.WARNING)]
+    for finding in shown[:MAX_FINDINGS_SHOWN]:
+        stream.write(f"tipc: {finding.format()}\n")
+    if len(shown) > MAX_FINDINGS_SHOWN:
+        stream.write(f"tipc: ... and {len(shown) - MAX_FINDINGS_SHOWN} more; `tipc lint` lists them all\n")
+
+
 def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
@@ -141,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(format_plan(the_plan))
         return 0
+    _show_findings(the_plan, sys.stderr)
     if not the_plan.steps:
         sys.stderr.write(
             f"tipc: {config}: mode {args.mode} yields no steps; nothing was run, so nothing is verified\n"
