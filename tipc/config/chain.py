@@ -177,6 +177,8 @@ def _amp(ctx: _Ctx, autocast: str) -> dict[str, str]:
     elif d.amp == "det" and (test_eq(autocast, "amp") or test_eq(autocast, "fp16")):
         out["autocast"] = "--amp"
         out["amp_level"] = "amp_level=O1" if autocast == "amp" else "amp_level=O2"
+    elif d.amp == "video" and test_eq(autocast, "fp16"):
+        out["amp"] = "--amp"
     elif d.amp == "gan" and test_eq(autocast, "fp16"):
         out["amp"] = "--amp --amp_level=O2"
     return out
@@ -219,7 +221,7 @@ def _dispatch(ctx: _Ctx, trainer: str) -> _Dispatch | None:
                 cfg.norm_train.value, cfg.norm_export.value, False, key_slot.value, (cfg.norm_train.line,)
             )
     elif not d.trainer1_is_to_static and is_(cfg.trainer1):
-        return pick(cfg.trainer1, cfg.export1)
+        return pick(cfg.trainer1, cfg.norm_export if d.trainer1_export == "norm" else cfg.export1)
     if is_(cfg.trainer2):
         return pick(cfg.trainer2, cfg.export2)
     if d.trainer_fallback == "skip":
@@ -293,10 +295,16 @@ def _train_modes(ctx: _Ctx) -> None:
                         f"trainer {trainer!r} has an empty script value: the script runs `{python}` with "
                         "the parameters as its script name",
                     )
+                run_train = disp.run_train
+                if d.train_script_suffix and mode != "benchmark_train" and "whole_train" not in mode:
+                    run_train += d.train_script_suffix
                 set_epoch = set_param(cfg.epoch.key, epoch_num)
                 set_pretrain = set_param(cfg.pretrain.key, cfg.pretrain.value)
                 set_batch = set_param(cfg.train_batch.key, batch_value)
                 set_param1 = set_param(cfg.train_param1.key, cfg.train_param1.value)
+                set_param2 = set_param(cfg.train_param2.key, cfg.train_param2.value)
+                if d.whole_train_drops_params and "whole_train" in mode:
+                    set_epoch, set_batch, set_param1, set_param2 = "", OMITTED, OMITTED, OMITTED
                 set_use_gpu = set_param(cfg.train_use_gpu.key, use_gpu)
                 nodes = 1
                 save_log = f"{ctx.log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}"
@@ -322,13 +330,14 @@ def _train_modes(ctx: _Ctx) -> None:
                 set_save_model = set_param(cfg.save_model.key, save_log)
                 fields = {
                     "python": python,
-                    "run_train": disp.run_train,
+                    "run_train": run_train,
                     "use_gpu": set_use_gpu,
                     "save_model": set_save_model,
                     "epoch": set_epoch,
                     "pretrain": set_pretrain,
                     "batch": set_batch,
                     "param1": set_param1,
+                    "param2": set_param2,
                     "launcher": d.launcher,
                     "gpus": gpu,
                     "ips": ips,
@@ -394,13 +403,27 @@ def _train_modes(ctx: _Ctx) -> None:
                 names["model_name"] = model_name
                 weight_slot = cfg.export_weight if d.eval_weight_slot == "export_weight" else cfg.pretrain
                 set_eval_weight = set_param(weight_slot.key, d.eval_weight_path.format(**names))
-                if d.pretrain_from_norm and trainer == cfg.norm_train.key and nodes <= 1:
+                if d.eval_style == "video":
+                    real_model_name = model_name.replace("PP-", "pp", 1)
+                    video_weight = f"{save_log}/{real_model_name}_epoch_00001.pdparams"
+                    set_eval_weight = set_param(cfg.eval_param1.key, video_weight)
+                    names["video_weight"] = video_weight
+                if (
+                    d.pretrain_from_norm
+                    and d.record_norm_weights
+                    and trainer == cfg.norm_train.key
+                    and nodes <= 1
+                ):
                     load_norm_train_model = set_eval_weight
                 if test_ne(cfg.eval.value, "null"):
                     if d.env_before_eval:
                         ctx.apply_env(env)
                     eval_log = d.eval_log.format(**names) if d.eval_log else None
+                    video_extra = ""
+                    if d.eval_style == "video" and "lite_infer" in mode and cfg.train_param1.key != "null":
+                        video_extra = f"{cfg.train_param1.key}={cfg.train_param1.value}"
                     eval_cmd = d.eval_shape.format(
+                        extra=video_extra,
                         python=python,
                         eval_py=cfg.eval.value,
                         weight=set_eval_weight,
@@ -451,7 +474,10 @@ def _export_and_infer(
     python = cfg.python.value
     save_log = str(names["save_log"])
     model_name = cfg.model_name.value
-    set_export_weight = set_param(cfg.export_weight.key, d.export_weight_path.format(**names))
+    weight_path = d.export_weight_path.format(**names)
+    if d.eval_style == "video":
+        weight_path = str(names["video_weight"])
+    set_export_weight = set_param(cfg.export_weight.key, weight_path)
     save_infer_value = save_log
     export_log = d.export_log.format(**names) if d.export_log else None
     fields = {
@@ -598,14 +624,19 @@ def _inference(
     python = cfg.python.value
     script = cfg.inference.value
     model_dir = model_dir + d.model_dir_suffix
+    param1_value = cfg.infer_param1.value
+    model_dir_value = model_dir
+    if d.infer_dir_joins_value:
+        model_dir_value = f"{model_dir}/{cfg.infer_model_dir.value}"
+        param1_value = f"{model_dir}/{cfg.infer_param1.value}"
     common = {
         "python": python,
         "script": script,
-        "model_dir": set_param(cfg.infer_model_dir.key, model_dir),
+        "model_dir": set_param(cfg.infer_model_dir.key, model_dir_value),
         "image": set_param(cfg.infer_image.key, image),
         "benchmark": set_param(cfg.infer_benchmark.key, cfg.infer_benchmark.value),
         "save_log_param": set_param(cfg.infer_save_log.key, ""),
-        "param1": set_param(cfg.infer_param1.key, cfg.infer_param1.value),
+        "param1": set_param(cfg.infer_param1.key, param1_value),
         "param2": set_param(cfg.infer_param2.key, cfg.infer_param2.value),
     }
     lines = (cfg.inference.line, cfg.infer_use_gpu.line, cfg.infer_model_dir.line)

@@ -131,6 +131,11 @@ class Dialect:
     )
     trainer_fallback: str = "norm"  # "norm" | "skip" (Det skips unknown trainer names)
     trainer1_is_to_static: bool = False  # Clas: line 20 is the to-static key
+    trainer1_export: str = "export1"  # export paired with the line-20 trainer ("norm": PaddleVideo amp_train)
+    train_script_suffix: str = ""  # appended to the train script outside benchmark/whole_train (Video)
+    whole_train_drops_params: bool = False  # Video: whole_train drops epoch, batch and train params
+    record_norm_weights: bool = True  # False: the norm-weights hand-over never fires (Video's broken test)
+    eval_style: str = "default"  # "video": -w=<save_log>/<model>_epoch_00001.pdparams + train param1
     to_static_from_section: bool = False  # Det/GAN/Video: key from to_static_train_benchmark_params
     train_shape_single: str = (
         "{python} {run_train} {use_gpu}  {save_model} {epoch} {pretrain}  {batch} {param1} {amp} "
@@ -155,6 +160,7 @@ class Dialect:
     seg_iter_fallback: bool = False  # Seg: train_model_name -> iter_<epoch>/model.pdparams when missing
     # inference
     use_inference_dir: bool = True
+    infer_dir_joins_value: bool = False  # Video: model-dir and param1 values are <dir>/<slot value>
     model_dir_suffix: str = ""  # Seg: "/deploy.yaml"
     infer_cwd: str = "."
     train_infer_image_slot: str | None = "train_infer_img_dir"  # Clas: infer_image; compact: None

@@ -234,7 +234,53 @@ COMPACT = Dialect(
 ALL: tuple[Dialect, ...] = (OCR, TEMPLATE, SEG, CLAS, DET, COMPACT)
 
 # Families not tuned yet start from the closest profile; refined below as their corpora are matched.
-VIDEO = OCR.with_(name="video", description="PaddleVideo test_tipc", status_format="ocr")
+VIDEO = OCR.with_(
+    name="video",
+    description="PaddleVideo test_tipc (--max_iters, -B launcher, amp_train slot, <dir>/<file> model paths)",
+    slots={**SLOTS_51, "train_param1": 12, "train_param2": 11},
+    mode_keyed=(),
+    launcher="--devices",
+    amp="video",
+    save_log_nodes_always=True,
+    env_at_gpu_loop=True,
+    env_before_eval=False,
+    unset_before_train=True,
+    pretrain_from_norm=True,
+    record_norm_weights=False,
+    trainer1_export="norm",
+    train_script_suffix=" --max_iters=30",
+    whole_train_drops_params=True,
+    eval_style="video",
+    train_shape_single=(
+        "{python} {run_train} {amp} {use_gpu}  {save_model} {epoch} {pretrain} {batch} {param1} {param2}  "
+    ),
+    train_shape_multi=(
+        '{python} -B -m paddle.distributed.launch {launcher}="{gpus}" {run_train} {amp} {use_gpu} {save_model} '
+        "{epoch} {pretrain} {batch} {param1} {param2} "
+    ),
+    train_shape_nodes=(
+        '{python} -B -m paddle.distributed.launch --ips={ips} {launcher}="{gpus}" {run_train} {amp} {use_gpu} '
+        "{save_model} {pretrain} {epoch} {batch} {param1} {param2} "
+    ),
+    train_status_log="{log_root}/train.log",
+    eval_shape="{python} {eval_py} {use_gpu} {weight} {extra} > {log} 2>&1 ",
+    use_inference_dir=False,
+    infer_dir_joins_value=True,
+    train_infer_image_slot="infer_image",
+    cpu_shape=(
+        "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {precision} "
+        "{param1} > {log} 2>&1 "
+    ),
+    gpu_shape=(
+        "{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {benchmark} {param1} "
+        "> {log} 2>&1 "
+    ),
+    mkldnn_raw=True,
+    cpu_skip=("C1", "C2", "C3"),
+    gpu_skip=("G1", "G2", "G3or"),
+    whole_infer="template",
+    fingerprints=("a21316a142",),
+)
 GAN = OCR.with_(name="gan", description="PaddleGAN test_tipc", status_format="ocr")
 REC = OCR.with_(name="rec", description="PaddleRec test_tipc", status_format="rec", results_log="results.log")
 P3D = TEMPLATE.with_(name="3d", description="Paddle3D test_tipc")
