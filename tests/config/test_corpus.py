@@ -31,7 +31,6 @@ CORPUS = _corpus()
 LITE = "lite_train_lite_infer"
 # (owner/repo, substring of the config path, mode or "" for all) -> why it does not match yet.
 KNOWN_GAPS: dict[tuple[str, str, str], str] = {
-    ("PaddlePaddle/PaddleGAN", "", ""): "GAN export passes positional weights; whole_infer CPU shape differs",
     (
         "PaddlePaddle/PaddleVideo",
         "",

@@ -202,6 +202,9 @@ def _dispatch(ctx: _Ctx, trainer: str) -> _Dispatch | None:
     def pick(train: Slot, export: Slot, quant: bool = False, to_static: str = "") -> _Dispatch:
         return _Dispatch(train.value, export.value, quant, to_static, (train.line, export.line))
 
+    if d.trainer_dispatch == "norm_only":
+        return pick(cfg.norm_train, cfg.norm_export)
+
     if d.trainer_fallback == "skip" and is_(cfg.norm_train):
         return pick(cfg.norm_train, cfg.norm_export)
     if is_(cfg.pact_train):
@@ -484,6 +487,9 @@ def _export_and_infer(
         "python": python,
         "run_export": disp.run_export,
         "weight": set_export_weight,
+        "weight_path": weight_path,
+        "save_infer_key": cfg.save_infer.key,
+        "save_log": save_log,
         "save_infer": set_param(cfg.save_infer.key, save_infer_value),
         "filename": set_param("filename", model_name),
         "log": export_log,
@@ -519,7 +525,11 @@ def _export_and_infer(
     ctx.apply_env(env)
     if d.whole_infer == "det":
         model_dir = f"{save_log}/{model_name}"
-    elif d.use_inference_dir and cfg.inference_dir.value not in ("null", "##"):
+    elif (
+        d.use_inference_dir
+        and cfg.inference_dir.value not in ("null", "##")
+        and not (d.inference_dir_single_bracket and cfg.inference_dir.value == "")
+    ):
         model_dir = f"{save_log}/{cfg.inference_dir.value}"
     else:
         model_dir = save_log
@@ -634,7 +644,9 @@ def _inference(
         "script": script,
         "model_dir": set_param(cfg.infer_model_dir.key, model_dir_value),
         "image": set_param(cfg.infer_image.key, image),
-        "benchmark": set_param(cfg.infer_benchmark.key, cfg.infer_benchmark.value),
+        "benchmark": (
+            set_param(cfg.infer_benchmark.key, cfg.infer_benchmark.value) if d.benchmark_parsed else OMITTED
+        ),
         "save_log_param": set_param(cfg.infer_save_log.key, ""),
         "param1": set_param(cfg.infer_param1.key, param1_value),
         "param2": set_param(cfg.infer_param2.key, cfg.infer_param2.value),
@@ -772,7 +784,9 @@ def _whole_infer_t51(ctx: _Ctx) -> None:
         if ctx.mode == "klquant_whole_infer" and d.name == "template":
             quant = "True"
         this_gpu = gpu
-        if quant == "":
+        if d.whole_infer == "gan":
+            quant = ""  # PaddleGAN passes no quant flag at all
+        elif quant == "":
             # `func_inference ... ${is_quant} "${gpu}"`: the empty unquoted flag vanishes and the gpu id
             # becomes the quant flag.
             ctx.note(

@@ -129,6 +129,7 @@ class Dialect:
     unset_after_trainer: bool = (
         False  # Clas: unset at the end of every trainer iteration (not only after export)
     )
+    trainer_dispatch: str = "full"  # "norm_only": every trainer runs line 16 (PaddleGAN, compact)
     trainer_fallback: str = "norm"  # "norm" | "skip" (Det skips unknown trainer names)
     trainer1_is_to_static: bool = False  # Clas: line 20 is the to-static key
     trainer1_export: str = "export1"  # export paired with the line-20 trainer ("norm": PaddleVideo amp_train)
@@ -160,6 +161,8 @@ class Dialect:
     seg_iter_fallback: bool = False  # Seg: train_model_name -> iter_<epoch>/model.pdparams when missing
     # inference
     use_inference_dir: bool = True
+    inference_dir_single_bracket: bool = False  # `[ ${inference_dir} != null ]`: an empty value counts as null
+    benchmark_parsed: bool = True  # False: the script never reads the benchmark slot (PaddleGAN)
     infer_dir_joins_value: bool = False  # Video: model-dir and param1 values are <dir>/<slot value>
     model_dir_suffix: str = ""  # Seg: "/deploy.yaml"
     infer_cwd: str = "."

@@ -281,7 +281,42 @@ VIDEO = OCR.with_(
     whole_infer="template",
     fingerprints=("a21316a142",),
 )
-GAN = OCR.with_(name="gan", description="PaddleGAN test_tipc", status_format="ocr")
+GAN = OCR.with_(
+    name="gan",
+    description="PaddleGAN test_tipc (no trainer dispatch, positional export weights, minimal CPU command)",
+    trainer_dispatch="norm_only",
+    amp="gan",
+    env_at_gpu_loop=True,
+    env_before_eval=False,
+    unset_before_train=True,
+    ips_limit=26,
+    train_shape_single="{python} {run_train} {use_gpu}  {save_model} {epoch} {pretrain} {batch} {param1} {amp}",
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {use_gpu} {save_model} {epoch} "
+        "{pretrain} {batch} {param1} {amp}"
+    ),
+    train_shape_nodes=(
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{pretrain} {epoch} {batch} {param1} {amp}"
+    ),
+    export_shape="{python} {run_export}  {weight_path} {save_infer_key} {save_log} > {log} 2>&1 ",
+    inference_dir_single_bracket=True,
+    benchmark_parsed=False,
+    cpu_shape="{python} {script} {use_gpu} {model_dir} > {log} 2>&1 ",
+    gpu_shape=(
+        "{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {benchmark} {param1} "
+        "> {log} 2>&1 "
+    ),
+    cpu_log=(
+        "{log_root}/python_infer_cpu_usemkldnn_{mkldnn}_threads_{threads}_precision_{precision}"
+        "_batchsize_{batch}.log"
+    ),
+    gpu_log="{log_root}/python_infer_gpu_usetrt_{trt}_precision_{precision}_batchsize_{batch}.log",
+    cpu_skip=("C3",),
+    gpu_skip=("G1", "G2", "G3or"),
+    whole_infer="gan",
+    fingerprints=("4978967d0a",),
+)
 REC = OCR.with_(name="rec", description="PaddleRec test_tipc", status_format="rec", results_log="results.log")
 P3D = TEMPLATE.with_(name="3d", description="Paddle3D test_tipc")
 SPEECH = TEMPLATE.with_(name="speech", description="PaddleSpeech tests/test_tipc")
