@@ -31,8 +31,6 @@ CORPUS = _corpus()
 LITE = "lite_train_lite_infer"
 # (owner/repo, substring of the config path, mode or "" for all) -> why it does not match yet.
 KNOWN_GAPS: dict[tuple[str, str, str], str] = {
-    ("PaddlePaddle/PaddleRec", "aitm", LITE): "Rec: save_log ends in _nodes_1.log and autocast is emitted",
-    ("PaddlePaddle/PaddleRec", "ensfm", LITE): "Rec: save_log ends in _nodes_1.log and autocast is emitted",
     (
         "Lieberk/Paddle-Cutpaste",
         "",

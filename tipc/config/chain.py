@@ -260,7 +260,11 @@ def _train_modes(ctx: _Ctx) -> None:
         mode_slot_value(cfg.train_batch, mode, d) if "train_batch" in d.mode_keyed else cfg.train_batch.value
     )
     _note_mode_values(ctx, epoch_num, batch_value)
-    train_model_name = cfg.train_model_name.value
+    train_model_name = (
+        mode_slot_value(cfg.train_model_name, mode, d)
+        if "train_model_name" in d.mode_keyed
+        else cfg.train_model_name.value
+    )
     use_gpu_items = ifs_split(cfg.train_use_gpu.value, "|")
     load_norm_train_model = ""
     fallback_noted = False
@@ -317,6 +321,7 @@ def _train_modes(ctx: _Ctx) -> None:
                 else:
                     nodes = bash.word_count_nodes(ips)
                     save_log += f"_nodes_{nodes}"
+                save_log += d.save_log_suffix
                 if (
                     d.pretrain_from_norm
                     and (trainer == cfg.pact_train.key or trainer == cfg.fpgm_train.key)
@@ -682,6 +687,8 @@ def _inference(
 
     for use_gpu in ifs_split(cfg.infer_use_gpu.value, "|"):
         use_gpu_param = f"{cfg.infer_use_gpu.key}={use_gpu}"
+        if d.infer_log_gpu_is_use_gpu:
+            names["gpu"] = use_gpu
         if test_eq(use_gpu, "False") or test_eq(use_gpu, "cpu"):
             for mkldnn in loop("infer_mkldnn"):
                 if "C3" in d.cpu_skip and test_eq(mkldnn, "False") and test_eq(quant, "True"):

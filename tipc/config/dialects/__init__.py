@@ -121,6 +121,8 @@ class Dialect:
     train_use_gpu_per_item: bool = True  # False: the whole line-5 value (PaddleClas, Det)
     amp: str = "ocr"  # "ocr" | "clas" | "det" | "gan" | "none"
     emit_autocast: bool = False  # pass `<autocast_key>=<autocast>` (template, Seg)
+    save_log_suffix: str = ""  # PaddleRec: ".log" (the model dir's name ends in .log)
+    infer_log_gpu_is_use_gpu: bool = False  # PaddleRec: inference log names carry the use_gpu value
     save_log_nodes_always: bool = False  # `_nodes_1` in save_log even on one node (Clas, Video)
     pretrain_from_norm: bool = False  # pact/fpgm load the preceding norm_train's weights (template, Seg)
     env_at_gpu_loop: bool = False  # export CUDA_VISIBLE_DEVICES for one card before training (Clas, Det, Seg)

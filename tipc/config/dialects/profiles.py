@@ -317,7 +317,31 @@ GAN = OCR.with_(
     whole_infer="gan",
     fingerprints=("4978967d0a",),
 )
-REC = OCR.with_(name="rec", description="PaddleRec test_tipc", status_format="rec", results_log="results.log")
+REC = OCR.with_(
+    name="rec",
+    description="PaddleRec test_tipc (results.log, <save_log>.log model dirs, mode-keyed train_model_name)",
+    status_format="rec",
+    results_log="results.log",
+    mode_keyed=("epoch", "train_batch", "train_model_name"),
+    emit_autocast=True,
+    save_log_nodes_always=True,
+    save_log_suffix=".log",
+    infer_log_gpu_is_use_gpu=True,
+    train_shape_single=(
+        "{python} {run_train} {use_gpu}  {save_model} {epoch} {pretrain} {autocast} {batch} {param1} {amp} "
+    ),
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {use_gpu} {save_model} {epoch} "
+        "{pretrain} {autocast} {batch} {param1} {amp}"
+    ),
+    train_shape_nodes=(
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{pretrain} {epoch} {autocast} {batch} {param1} {amp}"
+    ),
+    cpu_skip=("C1", "C2", "C3"),
+    gpu_skip=("G1", "G2", "G3or"),
+    fingerprints=("6e2d1ef692",),
+)
 P3D = TEMPLATE.with_(name="3d", description="Paddle3D test_tipc")
 SPEECH = TEMPLATE.with_(name="speech", description="PaddleSpeech tests/test_tipc")
 
