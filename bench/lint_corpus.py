@@ -37,9 +37,9 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     findings = 0
     for case in cases:
-        findings += len(lint_paths([case.config]))
+        findings += len(lint_paths([case.config], dialect=case.dialect))
         for mode, expected in case.expected.items():
-            result = compare(plan(case.config, mode, repo=case.repo), expected)
+            result = compare(plan(case.config, mode, repo=case.repo, dialect=case.dialect), expected)
             counts[case.owner_repo][1] += 1
             if result.ok:
                 counts[case.owner_repo][0] += 1

@@ -634,6 +634,7 @@ def _inference(
     depends: tuple[str, ...],
     base: str,
     trainer: str | None,
+    whole: bool = False,
 ) -> None:
     cfg, d = ctx.cfg, ctx.d
     python = cfg.python.value
@@ -644,6 +645,8 @@ def _inference(
     if d.infer_dir_joins_value:
         model_dir_value = f"{model_dir}/{cfg.infer_model_dir.value}"
         param1_value = f"{model_dir}/{cfg.infer_param1.value}"
+    if whole and d.param1_only_in_train:
+        param1_value = ""
     common = {
         "python": python,
         "script": script,
@@ -944,15 +947,17 @@ def _compact(ctx: _Ctx) -> None:
                     lines=(cfg.infer_model.line, cfg.infer_export.line),
                 ),
             )
+        image = cfg.slot(d.whole_infer_image_slot).value if d.whole_infer_image_slot else ""
         _inference(
             ctx,
             cfg.save_infer.value,
-            cfg.infer_image.value,
+            image,
             "False",
             "0",
             depends=depends,
             base="whole_infer/0",
             trainer=None,
+            whole=True,
         )
         return
     epoch_num = mode_slot_value(cfg.epoch, mode, d)
@@ -967,9 +972,11 @@ def _compact(ctx: _Ctx) -> None:
         )
     for gpu_item in ifs_split(cfg.gpu_list.value, "|"):
         gpu, ips, env = _classify(gpu_item)
-        if len(gpu_item) > 15:
+        if len(gpu_item) > 15 and d.compact_multinode:
             firsts = ifs_split(gpu, ",")
             env = (CUDA, firsts[0] if firsts else "")
+        elif len(gpu_item) > 15:
+            gpu, ips, env = gpu_item, "", (CUDA, ifs_split(gpu_item, ",")[0])
         for trainer in ifs_split(cfg.trainer_list.value, "|"):
             run_train = cfg.norm_train.value
             run_export = cfg.norm_export.value
@@ -977,7 +984,15 @@ def _compact(ctx: _Ctx) -> None:
                 continue
             autocast = "True" if trainer == "amp_train" else "False"
             nodes = bash.word_count_nodes(ips) if len(ips) > d.ips_limit else 1
-            save_log = f"{ctx.log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}.log"
+            names: dict[str, object] = {
+                "log_root": ctx.log_root,
+                "trainer": trainer,
+                "gpu": gpu,
+                "autocast": autocast,
+                "nodes": nodes,
+                "nodes_suffix": f"_nodes_{nodes}" if len(ips) > d.ips_limit else "",
+            }
+            save_log = d.compact_save_log.format(**names)
             fields = {
                 "python": python,
                 "run_train": run_train,
@@ -1005,20 +1020,14 @@ def _compact(ctx: _Ctx) -> None:
                 trainer=trainer,
                 lines=(cfg.norm_train.line, cfg.epoch.line, cfg.train_batch.line),
             )
-            stem = f"{ctx.log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}"
-            weight = f"{save_log}/{cfg.train_model_name.value}"
+            weight = set_param(cfg.pretrain.key, f"{save_log}/{cfg.train_model_name.value}")
             if test_ne(cfg.eval.value, "null"):
                 ctx.apply_env(env)
-                log = f"{stem}_eval.log"
+                log = d.eval_log.format(**names) if d.eval_log else None
                 ctx.add(
                     f"eval/{base}",
                     Stage.EVAL,
-                    d.eval_shape.format(
-                        python=python,
-                        eval_py=cfg.eval.value,
-                        weight=set_param(cfg.pretrain.key, weight),
-                        log=log,
-                    ),
+                    d.eval_shape.format(python=python, eval_py=cfg.eval.value, weight=weight, log=log),
                     log=log,
                     status_log=None,
                     trainer=trainer,
@@ -1026,14 +1035,15 @@ def _compact(ctx: _Ctx) -> None:
                     lines=(cfg.eval.line,),
                 )
             if test_ne(run_export, "null"):
-                log = f"{stem}_export.log"
+                log = d.export_log.format(**names) if d.export_log else None
+                export_weight = set_param(cfg.export_weight.key, f"{save_log}/{cfg.train_model_name.value}")
                 export_id = ctx.add(
                     f"export/{base}",
                     Stage.EXPORT,
                     d.export_shape.format(
                         python=python,
                         run_export=run_export,
-                        weight=set_param(cfg.export_weight.key, weight),
+                        weight=export_weight,
                         save_infer=set_param(cfg.save_infer.key, save_log),
                         log=log,
                     ),
@@ -1044,10 +1054,11 @@ def _compact(ctx: _Ctx) -> None:
                     lines=(cfg.norm_export.line,),
                 )
                 ctx.apply_env(env)
+                image = cfg.slot(d.train_infer_image_slot).value if d.train_infer_image_slot else ""
                 _inference(
                     ctx,
                     save_log,
-                    "",
+                    image,
                     "False",
                     gpu,
                     depends=(export_id,),

@@ -182,6 +182,11 @@ class Dialect:
     cpu_skip: tuple[str, ...] = ("C1", "C2")
     gpu_skip: tuple[str, ...] = ("G1", "G2", "G3and")
     cpu_precision_loop: bool = True
+    # compact family
+    compact_save_log: str = "{log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}.log"
+    compact_multinode: bool = True  # False: no multi-node branch (older Step6 copies)
+    whole_infer_image_slot: str | None = "infer_image"
+    param1_only_in_train: bool = False  # NAFNet: the second image dir is passed only after training
     # whole_infer
     whole_infer: str = "ocr"  # "ocr" | "template" | "clas_klquant" | "det" | "compact"
     whole_infer_export_log: str | None = "{log_root}_export_{n}.log"

@@ -217,6 +217,8 @@ COMPACT = Dialect(
     train_status_log=None,
     eval_shape="{python} {eval_py} {weight} > {log} 2>&1 ",
     export_shape="{python} {run_export} {weight} {save_infer} > {log} 2>&1 ",
+    eval_log="{log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}_eval.log",
+    export_log="{log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}_export.log",
     use_inference_dir=False,
     train_infer_image_slot=None,
     cpu_shape="{python} {script} {use_gpu} {model_dir} {batch} {image} {benchmark} > {log} 2>&1 ",
@@ -231,7 +233,46 @@ COMPACT = Dialect(
     fingerprints=("8d76e63f50",),
 )
 
-ALL: tuple[Dialect, ...] = (OCR, TEMPLATE, SEG, CLAS, DET, COMPACT)
+# The older Step6 script most competition repos copied: save_log <trainer>_gpus_<gpu>, no logs for
+# eval/export, status lines without the model name.
+COMPACT_V1 = COMPACT.with_(
+    name="compact_v1",
+    description="older Step6 compact script (competition copies, e.g. Lieberk/Paddle-Cutpaste)",
+    status_format="template",
+    ips_limit=26,
+    compact_multinode=False,
+    compact_save_log="{log_root}/{trainer}_gpus_{gpu}{nodes_suffix}",
+    eval_shape="{python} {eval_py} {weight}",
+    export_shape="{python} {run_export} {weight} {save_infer}",
+    eval_log=None,
+    export_log=None,
+    whole_infer_export_log=None,
+    fingerprints=("1240f8214f",),
+)
+# sldyns/DnCNN_paddle, kongdebug/NAFNet-pd: LOG_PATH without the mode; eval and export get no weights.
+COMPACT_NOWEIGHTS = COMPACT_V1.with_(
+    name="compact_noweights",
+    description="competition compact copies whose eval/export pass no trained weights (DnCNN, NAFNet)",
+    log_root="./test_tipc/output/{model_name}",
+    ips_limit=15,
+    compact_multinode=True,
+    eval_shape="{python} {eval_py}",
+    export_shape="{python} {run_export} {save_infer}",
+    fingerprints=("eaaf506052",),
+)
+COMPACT_NAFNET = COMPACT_NOWEIGHTS.with_(
+    name="compact_nafnet",
+    description="kongdebug/NAFNet-pd: clean and noisy image dirs on lines 31-32 (33-line config)",
+    slots={**SLOTS_32, "infer_image": 30, "infer_param1": 31, "infer_benchmark": 32},
+    train_infer_image_slot="infer_image",
+    whole_infer_image_slot=None,
+    param1_only_in_train=True,
+    cpu_shape="{python} {script} {use_gpu} {model_dir} {batch} {image} {param1} {benchmark} > {log} 2>&1 ",
+    gpu_shape="{python} {script} {use_gpu} {model_dir} {batch} {image} {param1} {benchmark} > {log} 2>&1 ",
+    fingerprints=("177476a617",),
+)
+
+ALL: tuple[Dialect, ...] = (OCR, TEMPLATE, SEG, CLAS, DET, COMPACT, COMPACT_V1, COMPACT_NOWEIGHTS, COMPACT_NAFNET)
 
 # Families not tuned yet start from the closest profile; refined below as their corpora are matched.
 VIDEO = OCR.with_(
@@ -342,7 +383,21 @@ REC = OCR.with_(
     gpu_skip=("G1", "G2", "G3or"),
     fingerprints=("6e2d1ef692",),
 )
-P3D = TEMPLATE.with_(name="3d", description="Paddle3D test_tipc")
-SPEECH = TEMPLATE.with_(name="speech", description="PaddleSpeech tests/test_tipc")
+P3D = TEMPLATE.with_(
+    name="3d",
+    description="Paddle3D test_tipc (template family; multi-card passes param1 where save_model belongs)",
+    log_root="./test_tipc/output/{model_name}/{mode}",
+    amp="gan",
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {use_gpu} {param1} {epoch} "
+        "{pretrain} {autocast} {batch} {param1} {amp}"
+    ),
+    fingerprints=("ae7f0007c1",),
+)
+SPEECH = TEMPLATE.with_(
+    name="speech",
+    description="PaddleSpeech tests/test_tipc (template family, training/benchmark only)",
+    fingerprints=("41b0c794b2",),
+)
 
 ALL = (*ALL, VIDEO, GAN, REC, P3D, SPEECH)
