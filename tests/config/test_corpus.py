@@ -34,7 +34,6 @@ KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     ("lelexx/fastflow_paddle", "", ""): "compact copy with extra mode-keyed lines",
     ("renmada/RD4AD-paddle", "", ""): "51-line copy with a repurposed export1 slot",
     ("justld/DMNet_paddle", "", ""): "52-line hand-edited template copy",
-    ("txyugood/PaddleC3D", "", ""): "51-line hand-edited template copy",
 }
 
 

@@ -645,6 +645,8 @@ def _inference(
     if d.infer_dir_joins_value:
         model_dir_value = f"{model_dir}/{cfg.infer_model_dir.value}"
         param1_value = f"{model_dir}/{cfg.infer_param1.value}"
+    if d.infer_model_dir_from_slot:
+        model_dir_value = cfg.infer_model_dir.value
     if whole and d.param1_only_in_train:
         param1_value = ""
     common = {

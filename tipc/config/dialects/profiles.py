@@ -272,7 +272,38 @@ COMPACT_NAFNET = COMPACT_NOWEIGHTS.with_(
     fingerprints=("177476a617",),
 )
 
-ALL: tuple[Dialect, ...] = (OCR, TEMPLATE, SEG, CLAS, DET, COMPACT, COMPACT_V1, COMPACT_NOWEIGHTS, COMPACT_NAFNET)
+# txyugood/PaddleC3D: the template script with train/export reduced to the bare scripts, the inference model
+# path taken from line 47 as written, and no benchmark flag on GPU.
+TEMPLATE_C3D = TEMPLATE.with_(
+    name="template_c3d",
+    description="txyugood/PaddleC3D hand-edited template copy",
+    train_shape_single="{python} {run_train}",
+    export_shape="{python} {run_export}",
+    eval_shape="{python} {eval_py} {weight} {use_gpu} {param1}",
+    eval_log=None,
+    export_log=None,
+    infer_model_dir_from_slot=True,
+    train_infer_image_slot="infer_image",
+    cpu_shape=(
+        "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {precision} "
+        "{param1} > {log} 2>&1 "
+    ),
+    gpu_shape="{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {param1} > {log} 2>&1 ",
+    fingerprints=("2939c3ef1d",),
+)
+
+ALL: tuple[Dialect, ...] = (
+    OCR,
+    TEMPLATE,
+    SEG,
+    CLAS,
+    DET,
+    COMPACT,
+    COMPACT_V1,
+    COMPACT_NOWEIGHTS,
+    COMPACT_NAFNET,
+    TEMPLATE_C3D,
+)
 
 # Families not tuned yet start from the closest profile; refined below as their corpora are matched.
 VIDEO = OCR.with_(
