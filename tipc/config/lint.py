@@ -267,6 +267,67 @@ def _structure_checks(cfg: TipcConfig) -> list[Finding]:
     return out
 
 
+_BENCH_ORDER_CLAS = (
+    "batch_size",
+    "fp_items",
+    "epoch",
+    "model_type",
+    "num_workers",
+    "--profiler_options",
+    "flags",
+)
+
+
+def _section_checks(parsed: ParsedFile, cfg: TipcConfig, expected_lines: int) -> list[Finding]:
+    out: list[Finding] = []
+    path = parsed.path
+    for section in cfg.sections:
+        blanks = [n for n, line in enumerate(parsed.physical[: section.header_line - 1], 1) if line == ""]
+        if blanks:
+            out.append(
+                Finding(
+                    path,
+                    section.header_line,
+                    1,
+                    Level.WARNING,
+                    "TIPC118",
+                    f"{len(blanks)} blank line(s) before the {section.name} header (first at line {blanks[0]}): "
+                    "scripts index the blank-free array with the header's line number, so its fields are read "
+                    f"{len(blanks)} line(s) off",
+                )
+            )
+        if section.name == "train_benchmark_params" and cfg.dialect == "clas":
+            keys = [s.key for s in section.slots]
+            for index, (want, slot) in enumerate(zip(_BENCH_ORDER_CLAS, section.slots, strict=False)):
+                if slot.key != want:
+                    out.append(
+                        _f(
+                            cfg,
+                            slot,
+                            Level.WARNING,
+                            "TIPC117",
+                            f"benchmark field {index + 1} is {slot.key!r} but PaddleClas benchmark_train.sh reads "
+                            f"{want!r} there (fields are positional: {', '.join(_BENCH_ORDER_CLAS)}; "
+                            f"this section has {', '.join(keys)})",
+                            col=1,
+                        )
+                    )
+                    break
+    if 0 < len(parsed.physical) < expected_lines:
+        out.append(
+            Finding(
+                path,
+                len(parsed.physical),
+                0,
+                Level.INFO,
+                "TIPC119",
+                f"the config has {len(parsed.physical)} lines but the {cfg.dialect} layout reads up to line "
+                f"{expected_lines}: later slots are empty",
+            )
+        )
+    return out
+
+
 def lint_file(path: Path, *, dialect: str | None = None) -> list[Finding]:
     from tipc.config import detect, dialects
     from tipc.config import reader as load_mod
@@ -303,6 +364,7 @@ def lint_file(path: Path, *, dialect: str | None = None) -> list[Finding]:
     if profile.read_limit is not None or True:
         findings.extend(_physical_checks(parsed, cfg, profile.read_limit, used if used else expected_index))
     findings.extend(_slot_checks(cfg, profile.splitter))
+    findings.extend(_section_checks(parsed, cfg, max(i for i in profile.slots.values() if i < 999) + 1))
     findings.extend(_structure_checks(cfg))
     findings.extend(_plan_findings(path, root, name))
     return _dedupe(findings)

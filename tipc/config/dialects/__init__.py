@@ -163,7 +163,9 @@ class Dialect:
     seg_iter_fallback: bool = False  # Seg: train_model_name -> iter_<epoch>/model.pdparams when missing
     # inference
     use_inference_dir: bool = True
-    inference_dir_single_bracket: bool = False  # `[ ${inference_dir} != null ]`: an empty value counts as null
+    inference_dir_single_bracket: bool = (
+        False  # `[ ${inference_dir} != null ]`: an empty value counts as null
+    )
     benchmark_parsed: bool = True  # False: the script never reads the benchmark slot (PaddleGAN)
     infer_model_dir_from_slot: bool = False  # PaddleC3D: the model-dir value comes from its own slot
     infer_dir_joins_value: bool = False  # Video: model-dir and param1 values are <dir>/<slot value>
