@@ -186,9 +186,10 @@ def apply_overrides(cfg: TipcConfig, overrides: Overrides, mode: str) -> tuple[T
         name = target
         slot = changes.get(name, cfg.slot(name))
         new_value = value
-        if name in ("epoch", "train_batch", "train_model_name") and "=" not in value and "|" not in value:
-            if "=" in slot.value:  # keep a mode-keyed line mode-keyed so the script still picks it
-                new_value = f"{mode}={value}"
+        plain = "=" not in value and "|" not in value
+        # Keep a mode-keyed line mode-keyed so the script still picks the value in this mode.
+        if name in ("epoch", "train_batch", "train_model_name") and plain and "=" in slot.value:
+            new_value = f"{mode}={value}"
         change(name, new_value, f"--set {key}={value}")
     if not changes:
         return cfg, notes

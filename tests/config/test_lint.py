@@ -56,7 +56,9 @@ def test_other_chains_get_an_info_finding_not_a_crash(tmp_path: Path) -> None:
     repo = make_repo(
         tmp_path,
         {
-            "test_tipc/configs/a/model_linux_gpu_normal_normal_serving_python_linux_gpu_cpu.txt": "===serving_params===\n",
+            "test_tipc/configs/a/model_linux_gpu_normal_normal_serving_python_linux_gpu_cpu.txt": (
+                "===serving_params===\n"
+            ),
             "test_tipc/configs/a/model_linux_gpu_normal_normal_infer_cpp_linux_gpu_cpu.txt": "model_name:x\n",
             "test_tipc/configs/a/x.yml": "a: 1\n",
         },

@@ -91,7 +91,8 @@ class _Ctx:
                 "TIPC302",
                 Level.WARNING,
                 None,
-                f"command is not valid shell words (unbalanced quotes); split on whitespace: {status_command.strip()}",
+                f"command is not valid shell words (unbalanced quotes); split on whitespace: "
+                f"{status_command.strip()}",
             )
         sid = self.unique(step_id)
         env = tuple(sorted((k, v) for k, v in self.env.items() if v is not None))
@@ -395,7 +396,7 @@ def _train_modes(ctx: _Ctx) -> None:
                     lines=lines,
                 )
                 if d.seg_iter_fallback:
-                    # The script falls back when `<save_log>/<train_model_name>` does not exist after training.
+                    # The script falls back when `<save_log>/<train_model_name>` is missing after training.
                     train_model_name = f"iter_{epoch_num}/model.pdparams"
                     if not fallback_noted:
                         fallback_noted = True
@@ -403,7 +404,8 @@ def _train_modes(ctx: _Ctx) -> None:
                             "TIPC214",
                             Level.INFO,
                             cfg.train_model_name,
-                            f"PaddleSeg uses train_model_name {cfg.train_model_name.value!r} only if it exists "
+                            f"PaddleSeg uses train_model_name {cfg.train_model_name.value!r} only "
+                            f"if it exists "
                             f"after training; otherwise iter_<iters>/model.pdparams ({train_model_name}); "
                             "planned with the fallback",
                         )
@@ -501,7 +503,8 @@ def _export_and_infer(
     }
     export_id = ""
     if d.whole_infer == "det" and cfg.export2.key == "export_onnx":
-        onnx_log = f"{ctx.log_root}/{names['trainer']}_gpus_{names['gpu']}_autocast_{names['autocast']}_nodes_{names['nodes']}_onnx_export.log"
+        stem = d.export_log.format(**names)[: -len("_export.log")] if d.export_log else ctx.log_root
+        onnx_log = f"{stem}_onnx_export.log"
         onnx_cmd = (
             f"{python} {disp.run_export} {fields['weight']} {fields['filename']} export_onnx=True "
             f"{fields['save_infer']} >{onnx_log} 2>&1"
@@ -932,10 +935,9 @@ def _compact(ctx: _Ctx) -> None:
         depends: tuple[str, ...] = ()
         if test_ne(cfg.infer_export.value, "null"):
             log = d.whole_infer_export_log.format(log_root=ctx.log_root) if d.whole_infer_export_log else None
-            cmd = (
-                f"{python} {cfg.infer_export.value} {set_param(cfg.export_weight.key, cfg.infer_model.value)} "
-                f"{set_param(cfg.save_infer.key, cfg.save_infer.value)}"
-            )
+            weight = set_param(cfg.export_weight.key, cfg.infer_model.value)
+            save = set_param(cfg.save_infer.key, cfg.save_infer.value)
+            cmd = f"{python} {cfg.infer_export.value} {weight} {save}"
             if log:
                 cmd += f" > {log} 2>&1 "
             depends = (

@@ -1,7 +1,7 @@
 """The stable finding codes of `tipc lint` / `tipc plan` (docs/lint-codes.md is generated from this table).
 
-Codes never change meaning once released; retired codes stay reserved. Level is the default level; a few checks
-lower it where the trap cannot bite (noted in the text).
+Codes never change meaning once released; retired codes stay reserved. Level is the default level; a few
+checks lower it where the trap cannot bite (noted in the text).
 """
 
 from __future__ import annotations

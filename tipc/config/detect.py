@@ -1,8 +1,9 @@
 """Which dialect a config is read with: script fingerprint first, then script and config content cues.
 
-Order of evidence: an explicit `--dialect`, the sha256 of the repo's `test_tipc/test_train_inference_python.sh`
-(known scripts), cues in that script's text (launcher flag, read limit, helper file), then the config's shape.
-Every decision returns its reason so `plan` and `lint` can show why.
+Order of evidence: an explicit `--dialect`, the sha256 of the repo's
+`test_tipc/test_train_inference_python.sh` (known scripts), cues in that script's text (launcher flag, read
+limit, helper file), then the config's shape. Every decision returns its reason so `plan` and `lint` can
+show why.
 """
 
 from __future__ import annotations

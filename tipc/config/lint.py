@@ -1,8 +1,8 @@
 """Static checks of TIPC configs with stable codes (table in docs/lint-codes.md).
 
-`lint_paths(paths, dialect=None)` reads each file the way its dialect's script does and reports every trap the
-script would silently fall into (positions shifted by blank lines, values cut at a second colon, a mode missing
-from a mode-keyed value, ...) plus the bash-semantics findings of planning it in every mode.
+`lint_paths(paths, dialect=None)` reads each file the way its dialect's script does and reports every trap
+the script would silently fall into (positions shifted by blank lines, values cut at a second colon, a mode
+missing from a mode-keyed value, ...) plus the bash-semantics findings of planning it in every mode.
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ def _physical_checks(
                 0,
                 Level.ERROR,
                 "TIPC101",
-                "CRLF line endings: every value keeps a trailing \\r (`True\\r` is not `True`, `\\r` reaches the "
+                "CRLF line endings: every value keeps a trailing \\r (`True\\r` is not `True`, "
+                "`\\r` reaches the "
                 "commands); convert to LF",
             )
         )
@@ -117,19 +118,19 @@ def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
                 )
             )
         expect = _KEY_EXPECT.get(name)
-        if expect and slot.key.strip() and not re.search(expect, slot.key.strip(), re.I):
-            if not (name == "infer_use_gpu" and slot.key.strip() == "null"):
-                out.append(
-                    _f(
-                        cfg,
-                        slot,
-                        Level.ERROR,
-                        "TIPC105",
-                        f"key {slot.key!r} sits in the {name} slot (line {slot.line}); the script uses this "
-                        f"position as {name}",
-                        col=1,
-                    )
+        misplaced = expect and slot.key.strip() and not re.search(expect, slot.key.strip(), re.I)
+        if misplaced and not (name == "infer_use_gpu" and slot.key.strip() == "null"):
+            out.append(
+                _f(
+                    cfg,
+                    slot,
+                    Level.ERROR,
+                    "TIPC105",
+                    f"key {slot.key!r} sits in the {name} slot (line {slot.line}); the script uses this "
+                    f"position as {name}",
+                    col=1,
                 )
+            )
         if name in _BOOL_SLOTS:
             for item in slot.items:
                 if item not in _BOOLS and not (name == "infer_trt" and item == ""):
@@ -140,7 +141,8 @@ def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
                             slot,
                             Level.WARNING,
                             "TIPC106",
-                            f"{slot.key!r} item {item!r} is not True/False{fix}: the script only tests for 'True'",
+                            f"{slot.key!r} item {item!r} is not True/False{fix}: the script only "
+                            f"tests for 'True'",
                         )
                     )
         if slot.key != slot.key.strip() and slot.key.strip():
@@ -193,7 +195,8 @@ def _structure_checks(cfg: TipcConfig) -> list[Finding]:
                         cfg.trainer_list,
                         Level.WARNING,
                         "TIPC111",
-                        f"trainer {trainer!r} is listed but its script (line {slot.line}) is null: it is skipped "
+                        f"trainer {trainer!r} is listed but its script (line {slot.line}) is null: "
+                        f"it is skipped "
                         "with its eval, export and inference",
                     )
                 )
@@ -209,7 +212,8 @@ def _structure_checks(cfg: TipcConfig) -> list[Finding]:
                 cfg.norm_export,
                 Level.WARNING,
                 "TIPC112",
-                "norm_export is null while an inference script is set: in train modes inference runs only after "
+                "norm_export is null while an inference script is set: in train modes inference "
+                "runs only after "
                 "export, so no inference runs",
             )
         )
@@ -239,7 +243,8 @@ def _structure_checks(cfg: TipcConfig) -> list[Finding]:
                 cfg.infer_model,
                 Level.WARNING,
                 "TIPC114",
-                "infer_model / infer_export / infer_quant lists have different lengths: they are paired by position",
+                "infer_model / infer_export / infer_quant lists have different lengths: they are "
+                "paired by position",
             )
         )
     for item in gpus:
@@ -291,8 +296,10 @@ def _section_checks(parsed: ParsedFile, cfg: TipcConfig, expected_lines: int) ->
                     1,
                     Level.WARNING,
                     "TIPC118",
-                    f"{len(blanks)} blank line(s) before the {section.name} header (first at line {blanks[0]}): "
-                    "scripts index the blank-free array with the header's line number, so its fields are read "
+                    f"{len(blanks)} blank line(s) before the {section.name} header (first at line "
+                    f"{blanks[0]}): "
+                    "scripts index the blank-free array with the header's line number, so its "
+                    "fields are read "
                     f"{len(blanks)} line(s) off",
                 )
             )
@@ -306,7 +313,8 @@ def _section_checks(parsed: ParsedFile, cfg: TipcConfig, expected_lines: int) ->
                             slot,
                             Level.WARNING,
                             "TIPC117",
-                            f"benchmark field {index + 1} is {slot.key!r} but PaddleClas benchmark_train.sh reads "
+                            f"benchmark field {index + 1} is {slot.key!r} but PaddleClas "
+                            f"benchmark_train.sh reads "
                             f"{want!r} there (fields are positional: {', '.join(_BENCH_ORDER_CLAS)}; "
                             f"this section has {', '.join(keys)})",
                             col=1,
@@ -361,8 +369,7 @@ def lint_file(path: Path, *, dialect: str | None = None) -> list[Finding]:
     cfg = load_mod.build(parsed, profile)
     used = max((s.line for s in cfg.slots().values() if s.present), default=0)
     expected_index = max(profile.slots.values())
-    if profile.read_limit is not None or True:
-        findings.extend(_physical_checks(parsed, cfg, profile.read_limit, used if used else expected_index))
+    findings.extend(_physical_checks(parsed, cfg, profile.read_limit, used if used else expected_index))
     findings.extend(_slot_checks(cfg, profile.splitter))
     findings.extend(_section_checks(parsed, cfg, max(i for i in profile.slots.values() if i < 999) + 1))
     findings.extend(_structure_checks(cfg))

@@ -1,8 +1,8 @@
 """The typed config: every slot a script reads, by name, with its source line and column.
 
 A `Slot` holds what the dialect's splitter gives for one array element (key and value exactly as bash sees
-them, `\\r` and spaces kept). Slots a dialect does not use, or that fall past the end of the array (after blank
-lines shifted everything up), are present but empty with `line == 0`.
+them, `\\r` and spaces kept). Slots a dialect does not use, or that fall past the end of the array (after
+blank lines shifted everything up), are present but empty with `line == 0`.
 """
 
 from __future__ import annotations

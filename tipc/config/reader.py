@@ -43,7 +43,7 @@ def build(parsed: ParsedFile, dialect: Dialect, chain: str = "train_infer_python
         number = parsed.find_header(header)
         if number is None:
             continue
-        # The scripts index the blank-free array with the header's physical line number (off by one per blank).
+        # Scripts index the blank-free array with the header's physical line number (one off per blank).
         body: list[Slot] = []
         for line in whole[number:]:
             if _is_header(line.text):

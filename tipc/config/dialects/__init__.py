@@ -148,7 +148,8 @@ class Dialect:
         "{pretrain}  {batch} {param1} {amp}"
     )
     train_shape_nodes: str = (
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} "
+        "{save_model} "
         "{pretrain} {epoch}  {batch} {param1} {amp}"
     )
     train_log: str | None = None  # redirect target of training (None: console)

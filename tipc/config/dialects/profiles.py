@@ -29,7 +29,8 @@ TEMPLATE = Dialect(
         "{pretrain} {autocast} {batch} {param1} {amp}"
     ),
     train_shape_nodes=(
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} "
+        "{save_model} "
         "{pretrain} {epoch} {autocast} {batch} {param1} {amp}"
     ),
     amp="template",
@@ -68,7 +69,8 @@ SEG = Dialect(
         "{pretrain} {autocast} {batch} {param1} {amp}"
     ),
     train_shape_nodes=(
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} "
+        "{save_model} "
         "{pretrain} {epoch} {autocast} {batch} {param1} {amp}"
     ),
     train_log="{log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}.log",
@@ -122,10 +124,12 @@ CLAS = Dialect(
     ),
     train_shape_multi=(
         "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {use_gpu} {save_model} {epoch} "
-        "{pretrain} {autocast} {batch} {param1} -o Global.print_mem_info=True -o Global.log_ranks=0,1,2,3,4,5,6,7"
+        "{pretrain} {autocast} {batch} {param1} -o Global.print_mem_info=True -o "
+        "Global.log_ranks=0,1,2,3,4,5,6,7"
     ),
     train_shape_nodes=(
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} "
+        "{save_model} "
         "{pretrain} {epoch} {autocast} {batch} {param1} -o Global.print_mem_info=True "
         "-o Global.log_ranks=0,1,2,3,4,5,6,7"
     ),
@@ -140,7 +144,9 @@ CLAS = Dialect(
         "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {param1} "
         "> {log} 2>&1 "
     ),
-    gpu_shape="{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {benchmark} > {log} 2>&1 ",
+    gpu_shape=(
+        "{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {benchmark} > {log} 2>&1 "
+    ),
     mkldnn_raw=True,
     cpu_skip=(),
     gpu_skip=("Clas",),
@@ -163,15 +169,19 @@ DET = Dialect(
     env_at_gpu_loop=True,
     env_before_eval=False,
     train_shape_single=(
-        "{python} {run_train} LearningRate.base_lr=0.0001 log_iter=1 {use_gpu} {save_model} {epoch} {pretrain} "
+        "{python} {run_train} LearningRate.base_lr=0.0001 log_iter=1 {use_gpu} {save_model} {epoch} "
+        "{pretrain} "
         "{batch} {filename} {shuffle} {amp_level} {enable_ce} {autocast} {to_static} {param1}"
     ),
     train_shape_multi=(
-        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} log_iter=1 {use_gpu} {save_model} "
-        "{epoch} {pretrain} {batch} {filename} {shuffle} {amp_level} {enable_ce} {autocast} {to_static} {param1}"
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} log_iter=1 {use_gpu} "
+        "{save_model} "
+        "{epoch} {pretrain} {batch} {filename} {shuffle} {amp_level} {enable_ce} {autocast} "
+        "{to_static} {param1}"
     ),
     train_shape_nodes=(
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} log_iter=1 {use_gpu} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} log_iter=1 "
+        "{use_gpu} "
         "{save_model} {epoch} {pretrain} {batch} {filename} {shuffle} {amp_level} {enable_ce} {autocast} "
         "{to_static} {param1}"
     ),
@@ -187,7 +197,10 @@ DET = Dialect(
         "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {param1} "
         "> {log} 2>&1 "
     ),
-    gpu_shape="{python} {script} {use_gpu} {precision} {model_dir} {batch} {image} {benchmark} {param1} > {log} 2>&1 ",
+    gpu_shape=(
+        "{python} {script} {use_gpu} {precision} {model_dir} {batch} {image} {benchmark} "
+        "{param1} > {log} 2>&1 "
+    ),
     mkldnn_raw=True,
     cpu_log=(
         "{log_root}/python_infer_cpu_gpus_{gpu}_usemkldnn_{mkldnn}_threads_{threads}_mode_paddle"
@@ -209,9 +222,13 @@ COMPACT = Dialect(
     slots=SLOTS_32,
     status_format="compact",
     train_shape_single="{python} {run_train} {save_model} {epoch} {pretrain} {batch}",
-    train_shape_multi="{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {save_model} {epoch} {pretrain} {batch}",
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} "
+        "{save_model} {epoch} {pretrain} {batch}"
+    ),
     train_shape_nodes=(
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {save_model} {epoch} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} "
+        "{save_model} {epoch} "
         "{pretrain} {batch}"
     ),
     train_status_log=None,
@@ -288,7 +305,9 @@ TEMPLATE_C3D = TEMPLATE.with_(
         "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {precision} "
         "{param1} > {log} 2>&1 "
     ),
-    gpu_shape="{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {param1} > {log} 2>&1 ",
+    gpu_shape=(
+        "{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {param1} > {log} 2>&1 "
+    ),
     fingerprints=("2939c3ef1d",),
 )
 
@@ -327,12 +346,12 @@ VIDEO = OCR.with_(
         "{python} {run_train} {amp} {use_gpu}  {save_model} {epoch} {pretrain} {batch} {param1} {param2}  "
     ),
     train_shape_multi=(
-        '{python} -B -m paddle.distributed.launch {launcher}="{gpus}" {run_train} {amp} {use_gpu} {save_model} '
-        "{epoch} {pretrain} {batch} {param1} {param2} "
+        '{python} -B -m paddle.distributed.launch {launcher}="{gpus}" {run_train} {amp} {use_gpu} '
+        "{save_model} {epoch} {pretrain} {batch} {param1} {param2} "
     ),
     train_shape_nodes=(
-        '{python} -B -m paddle.distributed.launch --ips={ips} {launcher}="{gpus}" {run_train} {amp} {use_gpu} '
-        "{save_model} {pretrain} {epoch} {batch} {param1} {param2} "
+        '{python} -B -m paddle.distributed.launch --ips={ips} {launcher}="{gpus}" {run_train} {amp} '
+        "{use_gpu} {save_model} {pretrain} {epoch} {batch} {param1} {param2} "
     ),
     train_status_log="{log_root}/train.log",
     eval_shape="{python} {eval_py} {use_gpu} {weight} {extra} > {log} 2>&1 ",
@@ -362,13 +381,16 @@ GAN = OCR.with_(
     env_before_eval=False,
     unset_before_train=True,
     ips_limit=26,
-    train_shape_single="{python} {run_train} {use_gpu}  {save_model} {epoch} {pretrain} {batch} {param1} {amp}",
+    train_shape_single=(
+        "{python} {run_train} {use_gpu}  {save_model} {epoch} {pretrain} {batch} {param1} {amp}"
+    ),
     train_shape_multi=(
         "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {use_gpu} {save_model} {epoch} "
         "{pretrain} {batch} {param1} {amp}"
     ),
     train_shape_nodes=(
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} "
+        "{save_model} "
         "{pretrain} {epoch} {batch} {param1} {amp}"
     ),
     export_shape="{python} {run_export}  {weight_path} {save_infer_key} {save_log} > {log} 2>&1 ",
@@ -407,7 +429,8 @@ REC = OCR.with_(
         "{pretrain} {autocast} {batch} {param1} {amp}"
     ),
     train_shape_nodes=(
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} "
+        "{save_model} "
         "{pretrain} {epoch} {autocast} {batch} {param1} {amp}"
     ),
     cpu_skip=("C1", "C2", "C3"),
