@@ -58,7 +58,25 @@ def plan(
         profile = dialects_mod.get(found.dialect)
         reason = found.reason
     findings.append(Finding(str(config), 0, 0, Level.INFO, "TIPC000", f"dialect {profile.name}: {reason}"))
-    cfg = load_mod.build(parsed, profile)
+    cfg = load_mod.build(parsed, profile, root=root)
+    findings.extend(cfg.findings)
+    if mode == "klquant_whole_infer" and profile.klquant_slots and profile.klquant_branch == "whole_infer":
+        legacy = load_mod.build(
+            parsed, profile.with_(slots=profile.klquant_slots, read_limit=profile.klquant_read_limit)
+        )
+        cfg = replace(cfg, **{name: legacy.slot(name) for name in profile.klquant_slots})  # type: ignore[arg-type]
+        limit = f"the first {profile.klquant_read_limit} lines" if profile.klquant_read_limit else "the file"
+        findings.append(
+            Finding(
+                str(config),
+                0,
+                0,
+                Level.INFO,
+                "TIPC207",
+                f"klquant_whole_infer re-reads {limit} with the legacy klquant layout (model_name, python, "
+                "infer_model ... at lines 2..); the 51-line slots are not used in this mode",
+            )
+        )
     cfg, notes = apply_overrides(cfg, overrides, mode)
     findings.extend(notes)
     root_abs = str(root.resolve())

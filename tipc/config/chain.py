@@ -94,6 +94,26 @@ class _Ctx:
                 f"command is not valid shell words (unbalanced quotes); split on whitespace: "
                 f"{status_command.strip()}",
             )
+        for word in status_command.split():
+            if word.startswith((">", "'", '"')) or word == "2>&1":
+                continue
+            if "*" in word or "?" in word:
+                self.note(
+                    "TIPC303",
+                    Level.WARNING,
+                    None,
+                    f"{word!r} is expanded by bash when the script evals the command (pathname expansion at run "
+                    "time); the planned argv keeps it literally",
+                    once=f"glob:{word}",
+                )
+            elif "$" in word:
+                self.note(
+                    "TIPC304",
+                    Level.WARNING,
+                    None,
+                    f"{word!r} contains `$`: the script's eval expands it from the environment at run time",
+                    once=f"var:{word}",
+                )
         sid = self.unique(step_id)
         env = tuple(sorted((k, v) for k, v in self.env.items() if v is not None))
         unset = tuple(sorted(k for k, v in self.env.items() if v is None))
@@ -127,9 +147,17 @@ def build(cfg: TipcConfig, d: Dialect, mode: str, root: str) -> tuple[list[Step]
     ctx = _Ctx(cfg, d, mode, root)
     model_name = cfg.model_name.value
     ctx.log_root = d.log_root.format(model_name=model_name, mode=mode, root=root)
+    whole = mode == "whole_infer" or (mode == "klquant_whole_infer" and d.klquant_branch == "whole_infer")
+    if mode == "klquant_whole_infer" and not whole:
+        ctx.note(
+            "TIPC206",
+            Level.WARNING,
+            None,
+            "this script has no klquant_whole_infer branch: the mode falls through to the training branch",
+        )
     if d.engine == "compact":
-        _compact(ctx)
-    elif mode in WHOLE_INFER_MODES:
+        _compact(ctx, whole)
+    elif whole:
         if d.whole_infer == "clas_klquant":
             _whole_infer_clas(ctx)
         elif d.whole_infer == "det":
@@ -796,7 +824,7 @@ def _whole_infer_t51(ctx: _Ctx) -> None:
         else:
             save_dir = infer_model
         quant = quants[n] if n < len(quants) else ""
-        if ctx.mode == "klquant_whole_infer" and d.name == "template":
+        if ctx.mode == "klquant_whole_infer" and d.klquant_forces_quant:
             quant = "True"
         this_gpu = gpu
         if d.whole_infer == "gan":
@@ -928,10 +956,10 @@ def _whole_infer_det(ctx: _Ctx) -> None:
 # compact (32 lines)
 
 
-def _compact(ctx: _Ctx) -> None:
+def _compact(ctx: _Ctx, whole: bool) -> None:
     cfg, d, mode = ctx.cfg, ctx.d, ctx.mode
     python = cfg.python.value
-    if mode in WHOLE_INFER_MODES:
+    if whole:
         depends: tuple[str, ...] = ()
         if test_ne(cfg.infer_export.value, "null"):
             log = d.whole_infer_export_log.format(log_root=ctx.log_root) if d.whole_infer_export_log else None

@@ -82,6 +82,11 @@ CODES: dict[str, tuple[Level, str]] = {
         Level.INFO,
         "the script reads the epoch line without the mode (PaddleClas): default epochs used",
     ),
+    "TIPC206": (
+        Level.WARNING,
+        "the script has no klquant_whole_infer branch: that mode runs the training branch",
+    ),
+    "TIPC207": (Level.INFO, "klquant_whole_infer re-reads the config with the legacy klquant layout"),
     "TIPC210": (
         Level.WARNING,
         "trainer name matches no trainer slot and this script skips it (PaddleDetection)",
@@ -117,6 +122,14 @@ CODES: dict[str, tuple[Level, str]] = {
     "TIPC250": (Level.INFO, "compact script parses the train use_gpu line but never passes it"),
     "TIPC260": (Level.INFO, "whole_infer export: this script exits before running it (hand-edited copy)"),
     "TIPC302": (Level.WARNING, "command is not valid shell words (unbalanced quotes): split on whitespace"),
+    "TIPC303": (
+        Level.WARNING,
+        "unquoted glob in a command: bash expands it at run time; argv keeps it literally",
+    ),
+    "TIPC304": (
+        Level.WARNING,
+        "`$` in a command: the script's eval expands it from the environment at run time",
+    ),
     "TIPC900": (Level.INFO, "value overridden in memory by --device / --set (the file is not edited)"),
 }
 

@@ -89,6 +89,49 @@ SLOTS_32: Mapping[str, int] = {
     "infer_benchmark": 31,
 }
 
+# The legacy klquant layout the template re-reads from the first 17 lines (notes §2.2).
+SLOTS_KLQUANT_TEMPLATE: Mapping[str, int] = {
+    "model_name": 1,
+    "python": 2,
+    "export_weight": 3,
+    "save_infer": 4,
+    "infer_model": 5,
+    "infer_export": 6,
+    "infer_quant": 7,
+    "inference": 8,
+    "infer_use_gpu": 9,
+    "infer_mkldnn": 10,
+    "infer_threads": 11,
+    "infer_batch": 12,
+    "infer_trt": 13,
+    "infer_precision": 14,
+    "infer_model_dir": 15,
+    "infer_image": 16,
+    "infer_save_log": 17,
+    "infer_benchmark": 18,
+    "infer_param1": 19,
+}
+# PaddleSeg / PaddleVideo variant (no export keys; `awk 'NR==1 NR==17'` reads the whole file).
+SLOTS_KLQUANT_SEG: Mapping[str, int] = {
+    "model_name": 1,
+    "python": 2,
+    "infer_model": 3,
+    "infer_export": 4,
+    "infer_quant": 5,
+    "inference": 6,
+    "infer_use_gpu": 7,
+    "infer_mkldnn": 8,
+    "infer_threads": 9,
+    "infer_batch": 10,
+    "infer_trt": 11,
+    "infer_precision": 12,
+    "infer_model_dir": 13,
+    "infer_image": 14,
+    "infer_save_log": 15,
+    "infer_benchmark": 16,
+    "infer_param1": 17,
+}
+
 # Inference command shapes: `{name}` placeholders joined exactly as the scripts join them.
 CPU_OCR = (
     "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {save_log_param} {image} "
@@ -191,6 +234,11 @@ class Dialect:
     compact_multinode: bool = True  # False: no multi-node branch (older Step6 copies)
     whole_infer_image_slot: str | None = "infer_image"
     param1_only_in_train: bool = False  # NAFNet: the second image dir is passed only after training
+    # klquant_whole_infer
+    klquant_branch: str = "train"  # "whole_infer": handled by the whole_infer branch; "train": falls through
+    klquant_slots: Mapping[str, int] | None = None  # legacy re-read layout used in klquant_whole_infer
+    klquant_read_limit: int | None = 17
+    klquant_forces_quant: bool = False  # template: every model is treated as quantized
     # whole_infer
     whole_infer: str = "ocr"  # "ocr" | "template" | "clas_klquant" | "det" | "compact"
     whole_infer_export_log: str | None = "{log_root}_export_{n}.log"

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from tipc.config.dialects import SLOTS_32, SLOTS_51, Dialect
+from tipc.config.dialects import (
+    SLOTS_32,
+    SLOTS_51,
+    SLOTS_KLQUANT_SEG,
+    SLOTS_KLQUANT_TEMPLATE,
+    Dialect,
+)
 
 OCR = Dialect(
     name="ocr",
@@ -44,6 +50,9 @@ TEMPLATE = Dialect(
     gpu_skip=("G1", "G2", "G3or"),
     whole_infer="template",
     whole_infer_export_log=None,
+    klquant_branch="whole_infer",
+    klquant_slots=SLOTS_KLQUANT_TEMPLATE,
+    klquant_forces_quant=True,
     status_model_name=False,
     status_log_path=False,
 )
@@ -96,6 +105,9 @@ SEG = Dialect(
     gpu_skip=("G1", "G2", "G3or"),
     whole_infer="template",
     whole_infer_export_log=None,
+    klquant_branch="whole_infer",
+    klquant_slots=SLOTS_KLQUANT_SEG,
+    klquant_read_limit=None,
     fingerprints=("8c492e3142",),
 )
 
@@ -211,6 +223,7 @@ DET = Dialect(
     gpu_skip=("Det",),
     cpu_precision_loop=False,
     whole_infer="det",
+    klquant_branch="whole_infer",
     fingerprints=("7539bfa0df",),
 )
 
@@ -370,6 +383,9 @@ VIDEO = OCR.with_(
     cpu_skip=("C1", "C2", "C3"),
     gpu_skip=("G1", "G2", "G3or"),
     whole_infer="template",
+    klquant_branch="whole_infer",
+    klquant_slots=SLOTS_KLQUANT_SEG,
+    klquant_read_limit=None,
     fingerprints=("a21316a142",),
 )
 GAN = OCR.with_(
