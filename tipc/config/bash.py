@@ -99,11 +99,17 @@ def split_command(command: str) -> tuple[list[str], bool]:
     Returns (argv, exact): `exact` is False when the string is not valid POSIX shell words (unbalanced
     quotes) and a plain whitespace split was used instead.
     """
+    # bash splits words on space, tab and newline only: a CRLF file's `\r` stays inside the words.
+    lexer = shlex.shlex(command, posix=True)
+    lexer.whitespace = " \t\n"
+    lexer.whitespace_split = True
+    lexer.commenters = ""
     try:
-        tokens = shlex.split(command, posix=True)
+        tokens = list(lexer)
         exact = True
     except ValueError:
-        tokens = command.split()
+        tokens = command.split(" ")
+        tokens = [t for t in tokens if t]
         exact = False
     argv: list[str] = []
     skip_next = False

@@ -102,8 +102,8 @@ class _Ctx:
                     "TIPC303",
                     Level.WARNING,
                     None,
-                    f"{word!r} is expanded by bash when the script evals the command (pathname expansion at run "
-                    "time); the planned argv keeps it literally",
+                    f"{word!r} is expanded by bash when the script evals the command (pathname expansion "
+                    "at run time); the planned argv keeps it literally",
                     once=f"glob:{word}",
                 )
             elif "$" in word:
@@ -283,12 +283,12 @@ def _train_modes(ctx: _Ctx) -> None:
     python = cfg.python.value
     model_name = cfg.model_name.value
     epoch_num = mode_slot_value(cfg.epoch, mode, d) if "epoch" in d.mode_keyed else cfg.epoch.value
-    if not epoch_num and d.epoch_default:
-        epoch_num = d.epoch_default
     batch_value = (
         mode_slot_value(cfg.train_batch, mode, d) if "train_batch" in d.mode_keyed else cfg.train_batch.value
     )
     _note_mode_values(ctx, epoch_num, batch_value)
+    if not epoch_num and d.epoch_default:
+        epoch_num = d.epoch_default
     train_model_name = (
         mode_slot_value(cfg.train_model_name, mode, d)
         if "train_model_name" in d.mode_keyed

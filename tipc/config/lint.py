@@ -69,21 +69,33 @@ def _physical_checks(
             )
         )
     read = parsed.physical if limit is None else parsed.physical[:limit]
+    lost = parsed.physical[limit:] if limit is not None else ()
     for number, line in enumerate(read, 1):
-        if line == "":
-            shifted = number < last_used_line
+        if line != "":
+            continue
+        if number >= last_used_line:
             out.append(
                 Finding(
                     path,
                     number,
                     1,
-                    Level.ERROR if shifted else Level.INFO,
+                    Level.INFO,
                     "TIPC102",
-                    "blank line: the script drops it, so every later line moves one slot up"
-                    if shifted
-                    else "blank line after the last slot the script reads (harmless here)",
+                    "blank line after the last slot the script reads (harmless here)",
                 )
             )
+            continue
+        message = (
+            f"blank line: the script drops it, so from line {number + 1} on every line fills the slot of the "
+            "line above it (slots no longer match the documented line numbers)"
+        )
+        level = Level.WARNING
+        if limit is not None and lost and lost[0].strip():
+            level = Level.ERROR
+            message += (
+                f"; with the {limit}-line read limit line {limit + 1} ({lost[0].strip()[:40]!r}) is cut off"
+            )
+        out.append(Finding(path, number, 1, level, "TIPC102", message))
     return out
 
 

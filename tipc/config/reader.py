@@ -87,7 +87,8 @@ def build(
                         slot.col,
                         Level.WARNING,
                         "TIPC104",
-                        f"glob {slot.value!r} expands to {expanded!r} in {root} when the script reads the config",
+                        f"glob {slot.value!r} expands to {expanded!r} in {root} when the script reads "
+                        "the config",
                     )
                 )
     extra = ""
