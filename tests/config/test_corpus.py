@@ -33,7 +33,6 @@ LITE = "lite_train_lite_infer"
 KNOWN_GAPS: dict[tuple[str, str, str], str] = {
     ("lelexx/fastflow_paddle", "", ""): "compact copy with extra mode-keyed lines",
     ("renmada/RD4AD-paddle", "", ""): "51-line copy with a repurposed export1 slot",
-    ("justld/DMNet_paddle", "", ""): "52-line hand-edited template copy",
 }
 
 

@@ -689,6 +689,8 @@ def _inference(
             set_param(cfg.infer_benchmark.key, cfg.infer_benchmark.value) if d.benchmark_parsed else OMITTED
         ),
         "save_log_param": set_param(cfg.infer_save_log.key, ""),
+        # Hand-edited copies (e.g. justld/DMNet_paddle) pass the save-log slot with its written value.
+        "save_log_value": set_param(cfg.infer_save_log.key, cfg.infer_save_log.value),
         "param1": set_param(cfg.infer_param1.key, param1_value),
         "param2": set_param(cfg.infer_param2.key, cfg.infer_param2.value),
     }

@@ -33,7 +33,7 @@ FINGERPRINTS: dict[str, str] = {
     "890fe908754620e207209cdbbc8b6c2b23d4fa514e1013a85f56160c8da0f25c": "compact",
     "814d7d0325ee3fe46eca382566d008837b25e6d3e8b18fcfbf4bf012f0e590a9": "template",
     "2939c3ef1d580d0ea67bebb8bdf243e5e4a4bb4804cfafa096fe89b3036de76e": "template_c3d",
-    "1eaec006f9dfecc6ff4c5359ee53972d8a725576826410707320f031305ab8c2": "template",
+    "1eaec006f9dfecc6ff4c5359ee53972d8a725576826410707320f031305ab8c2": "template_dmnet",
 }
 
 SCRIPT = Path("test_tipc") / "test_train_inference_python.sh"

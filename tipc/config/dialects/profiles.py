@@ -324,7 +324,27 @@ TEMPLATE_C3D = TEMPLATE.with_(
     fingerprints=("2939c3ef1d",),
 )
 
+# justld/DMNet_paddle: the template script with line 49 passed as a second extra inference argument.
+TEMPLATE_DMNET = TEMPLATE.with_(
+    name="template_dmnet",
+    description="justld/DMNet_paddle hand-edited template copy (line 49 is an extra inference argument)",
+    inference_dir_single_bracket=True,
+    cpu_shape=(
+        "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {precision} "
+        "{param1} {save_log_value} > {log} 2>&1 "
+    ),
+    gpu_shape=(
+        "{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {benchmark} {param1} "
+        "{save_log_value} > {log} 2>&1 "
+    ),
+    klquant_slots=SLOTS_KLQUANT_SEG,
+    klquant_read_limit=None,
+    klquant_forces_quant=False,
+    fingerprints=("1eaec006f9",),
+)
+
 ALL: tuple[Dialect, ...] = (
+    TEMPLATE_DMNET,
     OCR,
     TEMPLATE,
     SEG,
