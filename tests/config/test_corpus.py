@@ -31,7 +31,6 @@ CORPUS = _corpus()
 LITE = "lite_train_lite_infer"
 # (owner/repo, substring of the config path, mode or "" for all) -> why it does not match yet.
 KNOWN_GAPS: dict[tuple[str, str, str], str] = {
-    ("lelexx/fastflow_paddle", "", ""): "compact copy with extra mode-keyed lines",
     ("renmada/RD4AD-paddle", "", ""): "51-line copy with a repurposed export1 slot",
 }
 

@@ -666,6 +666,7 @@ def _inference(
     base: str,
     trainer: str | None,
     whole: bool = False,
+    extra: dict[str, str] | None = None,
 ) -> None:
     cfg, d = ctx.cfg, ctx.d
     python = cfg.python.value
@@ -693,6 +694,8 @@ def _inference(
         "save_log_value": set_param(cfg.infer_save_log.key, cfg.infer_save_log.value),
         "param1": set_param(cfg.infer_param1.key, param1_value),
         "param2": set_param(cfg.infer_param2.key, cfg.infer_param2.value),
+        "image_value": set_param(cfg.infer_image.key, cfg.infer_image.value),
+        **(extra or {}),
     }
     lines = (cfg.inference.line, cfg.infer_use_gpu.line, cfg.infer_model_dir.line)
     if test_eq(quant, "True"):
@@ -963,6 +966,15 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
     python = cfg.python.value
     if whole:
         depends: tuple[str, ...] = ()
+        if d.whole_infer_exits_before_export and test_ne(cfg.infer_export.value, "null"):
+            ctx.note(
+                "TIPC260",
+                Level.WARNING,
+                cfg.infer_export,
+                "this script prints the whole_infer export command and exits 0 before running it: "
+                "nothing runs in whole_infer",
+            )
+            return
         if test_ne(cfg.infer_export.value, "null"):
             log = d.whole_infer_export_log.format(log_root=ctx.log_root) if d.whole_infer_export_log else None
             weight = set_param(cfg.export_weight.key, cfg.infer_model.value)
@@ -992,6 +1004,7 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
             base="whole_infer/0",
             trainer=None,
             whole=True,
+            extra={"save_infer_param": set_param(cfg.save_infer.key, "")},
         )
         return
     epoch_num = mode_slot_value(cfg.epoch, mode, d)
@@ -1027,9 +1040,13 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
                 "nodes_suffix": f"_nodes_{nodes}" if len(ips) > d.ips_limit else "",
             }
             save_log = d.compact_save_log.format(**names)
+            exp_dir = set_param(cfg.save_model.key, mode_slot_value(cfg.save_model, mode, d))
+            data_dir = set_param(cfg.data_path.key, mode_slot_value(cfg.data_path, mode, d))
             fields = {
                 "python": python,
                 "run_train": run_train,
+                "exp_dir": exp_dir,
+                "data_dir": data_dir,
                 "save_model": set_param(cfg.save_model.key, save_log),
                 "epoch": set_param(cfg.epoch.key, epoch_num),
                 "pretrain": set_param(cfg.pretrain.key, cfg.pretrain.value),
@@ -1061,7 +1078,14 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
                 ctx.add(
                     f"eval/{base}",
                     Stage.EVAL,
-                    d.eval_shape.format(python=python, eval_py=cfg.eval.value, weight=weight, log=log),
+                    d.eval_shape.format(
+                        python=python,
+                        eval_py=cfg.eval.value,
+                        weight=weight,
+                        log=log,
+                        exp_dir=exp_dir,
+                        data_dir=data_dir,
+                    ),
                     log=log,
                     status_log=None,
                     trainer=trainer,
@@ -1080,6 +1104,7 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
                         weight=export_weight,
                         save_infer=set_param(cfg.save_infer.key, save_log),
                         log=log,
+                        exp_dir=exp_dir,
                     ),
                     log=log,
                     status_log=None,
@@ -1098,5 +1123,6 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
                     depends=(export_id,),
                     base=base,
                     trainer=trainer,
+                    extra={"save_infer_param": set_param(cfg.save_infer.key, save_log)},
                 )
                 ctx.unset_cuda()

@@ -233,6 +233,7 @@ class Dialect:
     compact_save_log: str = "{log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}.log"
     compact_multinode: bool = True  # False: no multi-node branch (older Step6 copies)
     whole_infer_image_slot: str | None = "infer_image"
+    whole_infer_exits_before_export: bool = False  # lelexx/fastflow_paddle: `exit 0` before the export
     param1_only_in_train: bool = False  # NAFNet: the second image dir is passed only after training
     # klquant_whole_infer
     klquant_branch: str = "train"  # "whole_infer": handled by the whole_infer branch; "train": falls through

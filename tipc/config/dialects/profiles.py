@@ -302,6 +302,29 @@ COMPACT_NAFNET = COMPACT_NOWEIGHTS.with_(
     fingerprints=("177476a617",),
 )
 
+# lelexx/fastflow_paddle: mode-keyed --exp_dir (save slot) and --data (data-path slot) replace the save dir.
+COMPACT_FASTFLOW = COMPACT_NOWEIGHTS.with_(
+    name="compact_fastflow",
+    description="lelexx/fastflow_paddle compact copy (mode-keyed exp_dir/data, whole_infer exits early)",
+    log_root="./test_tipc/output/{model_name}/{mode}",
+    train_shape_single="{python} {run_train} {exp_dir} {epoch} {batch} {data_dir}",
+    train_shape_multi="{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {exp_dir} {epoch}  {batch} {data_dir}",
+    train_shape_nodes=(
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {exp_dir} {epoch}  "
+        "{batch} {data_dir}"
+    ),
+    eval_shape="{python} {eval_py}  {data_dir}  {exp_dir} ",
+    export_shape="{python} {run_export} {exp_dir} {save_infer}",
+    cpu_shape=(
+        "{python} {script} {use_gpu} {save_infer_param} {batch} {image} {benchmark} {image_value} > {log} 2>&1 "
+    ),
+    gpu_shape=(
+        "{python} {script} {use_gpu} {save_infer_param} {batch} {image} {benchmark} {image_value} > {log} 2>&1 "
+    ),
+    whole_infer_exits_before_export=True,
+    fingerprints=("890fe90875",),
+)
+
 # txyugood/PaddleC3D: the template script with train/export reduced to the bare scripts, the inference model
 # path taken from line 47 as written, and no benchmark flag on GPU.
 TEMPLATE_C3D = TEMPLATE.with_(
@@ -345,6 +368,7 @@ TEMPLATE_DMNET = TEMPLATE.with_(
 
 ALL: tuple[Dialect, ...] = (
     TEMPLATE_DMNET,
+    COMPACT_FASTFLOW,
     OCR,
     TEMPLATE,
     SEG,
