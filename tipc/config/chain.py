@@ -462,6 +462,7 @@ def _train_modes(ctx: _Ctx) -> None:
                         video_extra = f"{cfg.train_param1.key}={cfg.train_param1.value}"
                     eval_cmd = d.eval_shape.format(
                         extra=video_extra,
+                        save_log=save_log,
                         python=python,
                         eval_py=cfg.eval.value,
                         weight=set_eval_weight,

@@ -31,7 +31,7 @@ FINGERPRINTS: dict[str, str] = {
     "eaaf50605278fa7bc2de5024edc1bd48099d2af59f759e07b9aabae72d490572": "compact_noweights",
     "177476a617b52e150a5716b20b52695f93e759eae16a1df5492db1390f74b673": "compact_nafnet",
     "890fe908754620e207209cdbbc8b6c2b23d4fa514e1013a85f56160c8da0f25c": "compact_fastflow",
-    "814d7d0325ee3fe46eca382566d008837b25e6d3e8b18fcfbf4bf012f0e590a9": "template",
+    "814d7d0325ee3fe46eca382566d008837b25e6d3e8b18fcfbf4bf012f0e590a9": "template_rd4ad",
     "2939c3ef1d580d0ea67bebb8bdf243e5e4a4bb4804cfafa096fe89b3036de76e": "template_c3d",
     "1eaec006f9dfecc6ff4c5359ee53972d8a725576826410707320f031305ab8c2": "template_dmnet",
 }

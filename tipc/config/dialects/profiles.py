@@ -308,7 +308,10 @@ COMPACT_FASTFLOW = COMPACT_NOWEIGHTS.with_(
     description="lelexx/fastflow_paddle compact copy (mode-keyed exp_dir/data, whole_infer exits early)",
     log_root="./test_tipc/output/{model_name}/{mode}",
     train_shape_single="{python} {run_train} {exp_dir} {epoch} {batch} {data_dir}",
-    train_shape_multi="{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {exp_dir} {epoch}  {batch} {data_dir}",
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {exp_dir} {epoch}  {batch} "
+        "{data_dir}"
+    ),
     train_shape_nodes=(
         "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {exp_dir} {epoch}  "
         "{batch} {data_dir}"
@@ -316,13 +319,32 @@ COMPACT_FASTFLOW = COMPACT_NOWEIGHTS.with_(
     eval_shape="{python} {eval_py}  {data_dir}  {exp_dir} ",
     export_shape="{python} {run_export} {exp_dir} {save_infer}",
     cpu_shape=(
-        "{python} {script} {use_gpu} {save_infer_param} {batch} {image} {benchmark} {image_value} > {log} 2>&1 "
+        "{python} {script} {use_gpu} {save_infer_param} {batch} {image} {benchmark} {image_value} "
+        "> {log} 2>&1 "
     ),
     gpu_shape=(
-        "{python} {script} {use_gpu} {save_infer_param} {batch} {image} {benchmark} {image_value} > {log} 2>&1 "
+        "{python} {script} {use_gpu} {save_infer_param} {batch} {image} {benchmark} {image_value} "
+        "> {log} 2>&1 "
     ),
     whole_infer_exits_before_export=True,
     fingerprints=("890fe90875",),
+)
+
+# renmada/RD4AD-paddle: train gets only the save dir and epochs, export only the save dir, eval the save dir as
+# `--output_dir <dir>`, inference only device/mkldnn/threads/model dir/benchmark. The script at the corpus
+# commit could not be read; these shapes are the ones its recorded commands pin down.
+TEMPLATE_RD4AD = TEMPLATE.with_(
+    name="template_rd4ad",
+    description="renmada/RD4AD-paddle hand-edited template copy",
+    log_root="./test_tipc/output/{model_name}/{mode}",
+    train_shape_single="{python} {run_train} {save_model} {epoch}",
+    eval_shape="{python} {eval_py} {weight} {use_gpu} {param1} --output_dir {save_log}",
+    export_shape="{python} {run_export} {save_infer}",
+    eval_log=None,
+    export_log=None,
+    cpu_shape="{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {benchmark} > {log} 2>&1 ",
+    gpu_shape="{python} {script} {use_gpu} {model_dir} {benchmark} > {log} 2>&1 ",
+    fingerprints=("814d7d0325",),
 )
 
 # txyugood/PaddleC3D: the template script with train/export reduced to the bare scripts, the inference model
@@ -367,6 +389,7 @@ TEMPLATE_DMNET = TEMPLATE.with_(
 )
 
 ALL: tuple[Dialect, ...] = (
+    TEMPLATE_RD4AD,
     TEMPLATE_DMNET,
     COMPACT_FASTFLOW,
     OCR,
