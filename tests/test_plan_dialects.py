@@ -164,3 +164,23 @@ def test_every_51_line_dialect_plans_every_mode_without_crashing(tmp_path: Path,
         for step in result.steps:  # type: ignore[attr-defined]
             assert step.argv and step.argv[0] == "python3.7"
             assert all(dep in ids for dep in step.depends_on)
+
+
+def test_clas_recmodel_models_and_npu_epochs(tmp_path: Path) -> None:
+    text = CLAS.replace("model_name:demo_det", "model_name:GeneralRecognition_PPLCNet_x2_5").replace(
+        "eval:null", "eval:tools/eval.py -c x.yml"
+    )
+    result = _plan(tmp_path, text, "lite_train_lite_infer", "clas")
+    evals = [s for s in result.steps if s.stage is Stage.EVAL]  # type: ignore[attr-defined]
+    exports = [s for s in result.steps if s.stage is Stage.EXPORT]  # type: ignore[attr-defined]
+    assert evals and any("/RecModel/latest" in a for a in evals[0].argv)
+    # The first export gets no weight parameter at all (the script set the wrong variable).
+    assert exports and not any(a.startswith("Global.checkpoints=") for a in exports[0].argv)
+    assert any(f.code == "TIPC217" for f in result.findings)  # type: ignore[attr-defined]
+    npu = _plan(
+        tmp_path / "n",
+        CLAS.replace("-o Global.device:gpu", "-o Global.device:npu"),
+        "lite_train_lite_infer",
+        "clas",
+    )
+    assert "-o Global.epochs=1" in npu.steps[0].status_command  # type: ignore[attr-defined]

@@ -44,6 +44,7 @@ class _Ctx:
     env: dict[str, str | None] = field(default_factory=dict)
     ids: set[str] = field(default_factory=set)
     noted: set[str] = field(default_factory=set)
+    last_export_weight: str = ""
 
     # -- helpers ---------------------------------------------------------------------------------------
     def note(self, code: str, level: Level, slot: Slot | None, message: str, once: str | None = None) -> None:
@@ -289,6 +290,8 @@ def _train_modes(ctx: _Ctx) -> None:
     _note_mode_values(ctx, epoch_num, batch_value)
     if not epoch_num and d.epoch_default:
         epoch_num = d.epoch_default
+    if d.epoch_one_on_device and cfg.train_use_gpu.value == d.epoch_one_on_device:
+        epoch_num = "1"
     train_model_name = (
         mode_slot_value(cfg.train_model_name, mode, d)
         if "train_model_name" in d.mode_keyed
@@ -440,7 +443,13 @@ def _train_modes(ctx: _Ctx) -> None:
                 names["train_model_name"] = train_model_name
                 names["model_name"] = model_name
                 weight_slot = cfg.export_weight if d.eval_weight_slot == "export_weight" else cfg.pretrain
-                set_eval_weight = set_param(weight_slot.key, d.eval_weight_path.format(**names))
+                eval_weight_path = d.eval_weight_path.format(**names)
+                rec_model = any(n in model_name for n in d.rec_model_names)
+                if rec_model:
+                    # PaddleClas saves these models under RecModel/ instead of <model_name>/.
+                    eval_weight_path = f"{save_log}/RecModel/{train_model_name}"
+                names["rec_model"] = rec_model
+                set_eval_weight = set_param(weight_slot.key, eval_weight_path)
                 if d.eval_style == "video":
                     real_model_name = model_name.replace("PP-", "pp", 1)
                     video_weight = f"{save_log}/{real_model_name}_epoch_00001.pdparams"
@@ -517,6 +526,18 @@ def _export_and_infer(
     if d.eval_style == "video":
         weight_path = str(names["video_weight"])
     set_export_weight = set_param(cfg.export_weight.key, weight_path)
+    if names.get("rec_model"):
+        # The script assigns the RecModel weights to the eval variable by mistake, so export keeps the weight
+        # parameter of the previous export (none on the first one).
+        set_export_weight = ctx.last_export_weight
+        ctx.note(
+            "TIPC217",
+            Level.WARNING,
+            cfg.export_weight,
+            f"for {model_name} PaddleClas sets the eval weights instead of the export weights: export reuses "
+            f"the previous export's weight parameter ({set_export_weight.strip() or 'none'})",
+        )
+    ctx.last_export_weight = set_export_weight
     save_infer_value = save_log
     export_log = d.export_log.format(**names) if d.export_log else None
     fields = {

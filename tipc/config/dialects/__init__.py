@@ -154,6 +154,8 @@ class Dialect:
     mode_keyed: tuple[str, ...] = ("epoch", "train_batch")  # slots read with func_parser_params
     mode_arg_passed: bool = True  # False: the helper gets no MODE (PaddleClas epoch) -> always empty
     epoch_default: str = ""  # PaddleClas: 2 when the epoch came out empty
+    epoch_one_on_device: str = ""  # PaddleClas: epochs forced to 1 when the train device value is "npu"
+    rec_model_names: tuple[str, ...] = ()  # PaddleClas models saved under RecModel/
     log_root: str = "./test_tipc/output/{model_name}/{mode}"
     log_root_absolute: bool = False  # PaddleClas: $(pwd)/test_tipc/output/...
     results_log: str = "results_python.log"
