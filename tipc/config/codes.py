@@ -103,7 +103,10 @@ CODES: dict[str, tuple[Level, str]] = {
     ),
     "TIPC215": (Level.WARNING, "empty eval script: the stage test errors and eval is skipped"),
     "TIPC216": (Level.INFO, "export of a trainer is null/empty: no export and no inference after training"),
-    "TIPC217": (Level.WARNING, "PaddleClas RecModel models: export reuses the previous export's weight parameter"),
+    "TIPC217": (
+        Level.WARNING,
+        "PaddleClas RecModel models: export reuses the previous export's weight argument",
+    ),
     "TIPC220": (Level.INFO, "gpu_list item classified multi-node by its length (ips/gpus split shown)"),
     "TIPC230": (Level.INFO, "quantized model: the int8-only skip rules apply"),
     "TIPC231": (Level.ERROR, "inference use_gpu value is none of True/False/gpu/cpu: nothing runs for it"),

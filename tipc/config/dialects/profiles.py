@@ -332,8 +332,8 @@ COMPACT_FASTFLOW = COMPACT_NOWEIGHTS.with_(
     fingerprints=("890fe90875",),
 )
 
-# renmada/RD4AD-paddle: train gets only the save dir and epochs, export only the save dir, eval the save dir as
-# `--output_dir <dir>`, inference only device/mkldnn/threads/model dir/benchmark. The script at the corpus
+# renmada/RD4AD-paddle: train gets only the save dir and epochs, export only the save dir, eval the save dir
+# as `--output_dir <dir>`, inference only device/mkldnn/threads/model dir/benchmark. The script at the corpus
 # commit could not be read; these shapes are the ones its recorded commands pin down.
 TEMPLATE_RD4AD = TEMPLATE.with_(
     name="template_rd4ad",
