@@ -33,3 +33,10 @@ def test_every_corpus_config_lints_with_documented_codes_only() -> None:
         for finding in lint_paths([case.config], dialect=case.dialect):
             assert finding.code in CODES, finding.format()
             assert finding.line >= 0 and finding.col >= 0
+
+
+def test_dialect_table_in_docs_is_in_sync() -> None:
+    from tipc.config.dialects import render_markdown as dialect_table
+
+    doc = (Path(__file__).parents[2] / "docs" / "config.md").read_text(encoding="utf-8")
+    assert doc.endswith(dialect_table())

@@ -274,3 +274,18 @@ def names() -> list[str]:
 
 def all_dialects() -> list[Dialect]:
     return list(_registry().values())
+
+
+def render_markdown() -> str:
+    """The dialect table of docs/config.md (kept in sync by a test)."""
+    lines = [
+        "| dialect | engine | splitter | lines read | output root | status format | description |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for d in all_dialects():
+        limit = str(d.read_limit) if d.read_limit else "all"
+        root = d.log_root.replace("{root}", "<abs cwd>")
+        lines.append(
+            f"| {d.name} | {d.engine} | {d.splitter} | {limit} | `{root}` | {d.status_format} | {d.description} |"
+        )
+    return "\n".join(lines) + "\n"
