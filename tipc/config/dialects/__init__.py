@@ -285,7 +285,6 @@ def render_markdown() -> str:
     for d in all_dialects():
         limit = str(d.read_limit) if d.read_limit else "all"
         root = d.log_root.replace("{root}", "<abs cwd>")
-        lines.append(
-            f"| {d.name} | {d.engine} | {d.splitter} | {limit} | `{root}` | {d.status_format} | {d.description} |"
-        )
+        cells = (d.name, d.engine, d.splitter, limit, f"`{root}`", d.status_format, d.description)
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
