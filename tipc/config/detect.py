@@ -38,6 +38,18 @@ FINGERPRINTS: dict[str, str] = {
 
 SCRIPT = Path("test_tipc") / "test_train_inference_python.sh"
 
+# Weak last-resort cues from the checkout's folder name, used only when the config's shape is generic.
+_REPO_NAME_CUES: tuple[tuple[str, str], ...] = (
+    ("paddleclas", "clas"),
+    ("paddledetection", "det"),
+    ("paddleseg", "seg"),
+    ("paddlevideo", "video"),
+    ("paddlegan", "gan"),
+    ("paddlerec", "rec"),
+    ("paddle3d", "3d"),
+    ("paddlespeech", "speech"),
+)
+
 
 @dataclass(frozen=True)
 class Detection:
@@ -113,6 +125,11 @@ def _from_config(parsed: ParsedFile, path: Path) -> Detection:
         if key(29) == "load" or "--load" in text:
             return Detection("gan", "no train use_gpu line and a load export key (PaddleGAN)")
         return Detection("3d", "no train use_gpu line (Paddle3D)")
+    for part in reversed(path.resolve().parts[:-1]):
+        lowered = part.lower()
+        for cue, name in _REPO_NAME_CUES:
+            if cue in lowered:
+                return Detection(name, f"51-line layout inside a folder named {part!r}")
     return Detection("ocr", "51-line layout (template / PaddleOCR family)")
 
 
