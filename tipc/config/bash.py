@@ -57,12 +57,12 @@ def mode_value(value: str, mode: str) -> str:
     """`func_parser_params`: the value of the first `mode=value` alternative whose mode equals MODE.
 
     The value is the text between the first and second `=`; a missing mode (or a plain value) gives "".
-    An empty MODE never matches (PaddleClas calls the helper without one).
+    An empty MODE (PaddleClas calls the helper without one) matches only an alternative with an empty mode.
     """
     for alternative in ifs_split(value, "|"):
         fields = ifs_split(alternative, "=")
         alt_mode = fields[0] if fields else ""
-        if mode and alt_mode == mode:
+        if alt_mode == mode:
             return fields[1] if len(fields) > 1 else ""
     return ""
 
