@@ -77,3 +77,20 @@ def test_plan_matches_corpus(case: object, mode: str) -> None:
         case.expected[mode],  # type: ignore[attr-defined]
     )
     assert result.ok, result.detail
+
+
+def test_device_cpu_leaves_no_gpu_flag_in_any_corpus_plan() -> None:
+    if CORPUS is None:
+        pytest.skip("corpus not found: shared/tipc-corpus")
+    import re
+
+    from tipc.steps import Overrides
+
+    gpu = re.compile(r"(use_gpu=True|device=gpu|--device gpu|distributed\.launch|Global\.device=gpu)")
+    for case in iter_cases(CORPUS):
+        for mode in case.expected:
+            result = plan(
+                case.config, mode, repo=case.repo, dialect=case.dialect, overrides=Overrides(device="cpu")
+            )
+            for step in result.steps:
+                assert not gpu.search(" ".join(step.argv)), (case.name, mode, step.id)
