@@ -76,6 +76,10 @@ CODES: dict[str, tuple[Level, str]] = {
     ),
     "TIPC119": (Level.INFO, "config has a different number of lines than the dialect's layout"),
     # bash semantics recorded while planning
+    "TIPC120": (
+        Level.WARNING,
+        "a listed trainer's export value is empty: export and inference silently skipped",
+    ),
     "TIPC201": (Level.WARNING, "mode missing from a mode-keyed value: the parameter is omitted in that mode"),
     "TIPC202": (Level.WARNING, "plain value on a mode-keyed line: the script passes nothing"),
     "TIPC205": (

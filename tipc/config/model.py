@@ -178,6 +178,11 @@ class TipcConfig:
     findings: tuple[Finding, ...] = ()
     extra_args: str = ""  # PaddleSeg: `key:value;key:value` on the file's last line
 
+    @property
+    def engine_51(self) -> bool:
+        """True for the 51-line family (trainer/export dispatch by slot key)."""
+        return not self.dialect.startswith("compact")
+
     def slot(self, name: str) -> Slot:
         value = getattr(self, name)
         assert isinstance(value, Slot)
