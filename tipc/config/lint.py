@@ -261,8 +261,9 @@ def _structure_checks(cfg: TipcConfig) -> list[Finding]:
                             export_slot,
                             Level.WARNING,
                             "TIPC120",
-                            f"export of trainer {trainer!r} ({export_slot.key!r}) is empty: the script's stage test "
-                            "errors out, so export and inference are silently skipped (write null or a script)",
+                            f"export of trainer {trainer!r} ({export_slot.key!r}) is empty: the script's "
+                            "stage test errors out, so export and inference are silently skipped "
+                            "(write null or a script)",
                         )
                     )
     if (
