@@ -41,7 +41,9 @@ def plan(
     config = Path(config)
     parsed = parse_file(config)
     chain_name = classify_chain(config, parsed)
-    if chain_name != "train_infer_python":
+    # PTQ/KL-quant configs are what the template's klquant_whole_infer branch reads; unknown files are read
+    # as the script would read them. Other chains have their own scripts.
+    if chain_name not in ("train_infer_python", "ptq", "unknown"):
         raise ConfigError(
             str(config),
             None,
@@ -50,6 +52,19 @@ def plan(
         )
     root = Path(repo) if repo is not None else find_repo_root(config)
     findings: list[Finding] = list(parsed.issues)
+    if chain_name != "train_infer_python":
+        findings.append(
+            Finding(
+                str(config),
+                0,
+                0,
+                Level.WARNING,
+                "TIPC033",
+                f"this looks like a {chain_name} config; planned as test_train_inference_python.sh "
+                "would read it"
+                + (" (its klquant_whole_infer layout)" if chain_name == "ptq" else ""),
+            )
+        )
     if dialect is not None:
         profile = dialects_mod.get(dialect)
         reason = "--dialect"

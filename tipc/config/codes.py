@@ -25,6 +25,10 @@ CODES: dict[str, tuple[Level, str]] = {
         "file under test_tipc/configs that is not recognised as a config of any chain",
     ),
     "TIPC032": (Level.INFO, "not a .txt file (model YAML, data list...): skipped"),
+    "TIPC033": (
+        Level.WARNING,
+        "planned although the file looks like a PTQ or unknown config (read positionally)",
+    ),
     "TIPC100": (Level.WARNING, "the script runs nothing in this mode (info when linting all modes)"),
     # static traps (lint)
     "TIPC101": (Level.ERROR, "CRLF line endings: every value keeps a trailing \\r"),
