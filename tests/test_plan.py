@@ -112,3 +112,40 @@ def test_format_plan_and_status_line(ocr_repo: Path) -> None:
     line = status_line(result, result.steps[1])
     assert line.startswith("\x1b[33m Run successfully with command - demo_det - python3.7 ")
     assert " > ./test_tipc/output/" in line
+
+
+def test_ptq_config_is_planned_with_the_klquant_layout(tmp_path: Path) -> None:
+    ptq = """\
+===========================kl_quant_params===========================
+model_name:demo_KL
+python:python3.7
+Global.pretrained_model:null
+Global.save_inference_dir:null
+infer_model:./inference/demo_infer/
+infer_export:deploy/slim/quant_kl.py -c a.yml -o
+infer_quant:True
+inference:tools/infer/predict_det.py
+--use_gpu:False|True
+--enable_mkldnn:True
+--cpu_threads:6
+--rec_batch_num:1
+--use_tensorrt:False
+--precision:int8
+--det_model_dir:
+--image_dir:./imgs/
+null:null
+--benchmark:True
+null:null
+"""
+    repo = make_repo(tmp_path, {"test_tipc/configs/demo/train_ptq_infer_python.txt": ptq})
+    result = plan(
+        repo / "test_tipc/configs/demo/train_ptq_infer_python.txt", "klquant_whole_infer", dialect="template"
+    )
+    assert any(f.code == "TIPC033" for f in result.findings)
+    export = result.steps[0]
+    assert export.argv[:2] == ("python3.7", "deploy/slim/quant_kl.py")
+    # Quantized: CPU int8 with mkldnn runs, GPU without TensorRT is skipped. The template reads only 17
+    # lines here, so the benchmark flag (line 19) is lost.
+    infers = [s for s in result.steps if s.stage is Stage.INFER]
+    assert infers and all("--precision=int8" in s.argv for s in infers)
+    assert all("--benchmark=True" not in s.argv for s in infers)

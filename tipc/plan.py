@@ -41,7 +41,9 @@ def plan(
     config = Path(config)
     parsed = parse_file(config)
     chain_name = classify_chain(config, parsed)
-    if chain_name != "train_infer_python":
+    # PTQ/KL-quant configs are what the template's klquant_whole_infer branch reads; unknown files are read
+    # as the script would read them. Other chains have their own scripts.
+    if chain_name not in ("train_infer_python", "ptq", "unknown"):
         raise ConfigError(
             str(config),
             None,
@@ -50,6 +52,19 @@ def plan(
         )
     root = Path(repo) if repo is not None else find_repo_root(config)
     findings: list[Finding] = list(parsed.issues)
+    if chain_name != "train_infer_python":
+        findings.append(
+            Finding(
+                str(config),
+                0,
+                0,
+                Level.WARNING,
+                "TIPC033",
+                f"this looks like a {chain_name} config; planned as test_train_inference_python.sh "
+                "would read it"
+                + (" (its klquant_whole_infer layout)" if chain_name == "ptq" else ""),
+            )
+        )
     if dialect is not None:
         profile = dialects_mod.get(dialect)
         reason = "--dialect"
@@ -58,7 +73,25 @@ def plan(
         profile = dialects_mod.get(found.dialect)
         reason = found.reason
     findings.append(Finding(str(config), 0, 0, Level.INFO, "TIPC000", f"dialect {profile.name}: {reason}"))
-    cfg = load_mod.build(parsed, profile)
+    cfg = load_mod.build(parsed, profile, root=root)
+    findings.extend(cfg.findings)
+    if mode == "klquant_whole_infer" and profile.klquant_slots and profile.klquant_branch == "whole_infer":
+        legacy = load_mod.build(
+            parsed, profile.with_(slots=profile.klquant_slots, read_limit=profile.klquant_read_limit)
+        )
+        cfg = replace(cfg, **{name: legacy.slot(name) for name in profile.klquant_slots})  # type: ignore[arg-type]
+        limit = f"the first {profile.klquant_read_limit} lines" if profile.klquant_read_limit else "the file"
+        findings.append(
+            Finding(
+                str(config),
+                0,
+                0,
+                Level.INFO,
+                "TIPC207",
+                f"klquant_whole_infer re-reads {limit} with the legacy klquant layout (model_name, python, "
+                "infer_model ... at lines 2..); the 51-line slots are not used in this mode",
+            )
+        )
     cfg, notes = apply_overrides(cfg, overrides, mode)
     findings.extend(notes)
     root_abs = str(root.resolve())
@@ -186,9 +219,10 @@ def apply_overrides(cfg: TipcConfig, overrides: Overrides, mode: str) -> tuple[T
         name = target
         slot = changes.get(name, cfg.slot(name))
         new_value = value
-        if name in ("epoch", "train_batch", "train_model_name") and "=" not in value and "|" not in value:
-            if "=" in slot.value:  # keep a mode-keyed line mode-keyed so the script still picks it
-                new_value = f"{mode}={value}"
+        plain = "=" not in value and "|" not in value
+        # Keep a mode-keyed line mode-keyed so the script still picks the value in this mode.
+        if name in ("epoch", "train_batch", "train_model_name") and plain and "=" in slot.value:
+            new_value = f"{mode}={value}"
         change(name, new_value, f"--set {key}={value}")
     if not changes:
         return cfg, notes

@@ -31,6 +31,7 @@ def test_mode_value_selection() -> None:
     assert bash.mode_value("lite_train_lite_infer=a=b", "lite_train_lite_infer") == "a"
     assert bash.mode_value("2", "lite_train_lite_infer") == ""
     assert bash.mode_value(value, "") == ""
+    assert bash.mode_value("=5|lite_train_lite_infer=1", "") == "5"  # `[[ "" = "" ]]` is true
 
 
 def test_set_param_omits_null_blank_and_empty() -> None:

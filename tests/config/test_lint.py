@@ -36,12 +36,19 @@ def test_clean_config_has_no_errors(ocr_repo: Path) -> None:
         ("norm_export:tools/export_model.py -c configs/det.yml -o", "norm_export:null", "TIPC112"),
         ("train_model_name:latest", "train_model_name:out*/latest", "TIPC104"),
         ("fpgm_export:null", "fpgm_export: ", "TIPC108"),
+        # WenmuZhou/DBNet.paddle: an export line inside the trainer block.
+        ("pact_train:null", "quant_export:null", "TIPC105"),
+        ("quant_export:null", "quant_export:", "TIPC120"),
     ],
 )
 def test_each_trap_has_a_stable_code(tmp_path: Path, old: str, new: str, code: str) -> None:
     text = OCR_DET.replace(old, new, 1)
     if code == "TIPC111":
         text = text.replace("trainer:norm_train", "trainer:norm_train|pact_train")
+    if code == "TIPC120":
+        text = text.replace("trainer:norm_train", "trainer:norm_train|pact_train").replace(
+            "pact_train:null", "pact_train:tools/train.py -c q.yml"
+        )
     repo = make_repo(tmp_path, {CONFIG: text})
     assert code in codes(repo)
 
@@ -56,7 +63,9 @@ def test_other_chains_get_an_info_finding_not_a_crash(tmp_path: Path) -> None:
     repo = make_repo(
         tmp_path,
         {
-            "test_tipc/configs/a/model_linux_gpu_normal_normal_serving_python_linux_gpu_cpu.txt": "===serving_params===\n",
+            "test_tipc/configs/a/model_linux_gpu_normal_normal_serving_python_linux_gpu_cpu.txt": (
+                "===serving_params===\n"
+            ),
             "test_tipc/configs/a/model_linux_gpu_normal_normal_infer_cpp_linux_gpu_cpu.txt": "model_name:x\n",
             "test_tipc/configs/a/x.yml": "a: 1\n",
         },

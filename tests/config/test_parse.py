@@ -71,3 +71,17 @@ def test_parser_and_planner_never_crash(text: str) -> None:
             steps, findings, _ = build_chain(cfg, profile, mode, "/repo")
             assert all(f.line >= 0 for f in findings)
             assert len({s.id for s in steps}) == len(steps)
+
+
+def test_entries_classify_every_line() -> None:
+    parsed = parse_text("====train_params====\nmodel_name:x\n##\n\nrunner.model_save_path\nurl:https://a\n")
+    kinds = [(e.line, e.kind, e.key, e.value) for e in parsed.entries()]
+    assert kinds == [
+        (1, "header", "train_params", ""),
+        (2, "kv", "model_name", "x"),
+        (3, "separator", "##", ""),
+        (4, "blank", "", ""),
+        (5, "bare", "runner.model_save_path", ""),
+        (6, "kv", "url", "https"),
+    ]
+    assert parsed.entries("first_colon")[5].value == "https://a"

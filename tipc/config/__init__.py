@@ -29,5 +29,5 @@ def load(config: Path, *, repo: Path | None = None, dialect: str | None = None) 
     parsed = parse_file(path)
     root = repo if repo is not None else find_repo_root(path)
     name = dialect if dialect is not None else detect.detect(parsed, path, root).dialect
-    cfg = load_mod.build(parsed, dialects.get(name), chain=classify_chain(path, parsed))
+    cfg = load_mod.build(parsed, dialects.get(name), chain=classify_chain(path, parsed), root=root)
     return replace(cfg, findings=cfg.findings + parsed.issues)

@@ -57,12 +57,12 @@ def mode_value(value: str, mode: str) -> str:
     """`func_parser_params`: the value of the first `mode=value` alternative whose mode equals MODE.
 
     The value is the text between the first and second `=`; a missing mode (or a plain value) gives "".
-    An empty MODE never matches (PaddleClas calls the helper without one).
+    An empty MODE (PaddleClas calls the helper without one) matches only an alternative with an empty mode.
     """
     for alternative in ifs_split(value, "|"):
         fields = ifs_split(alternative, "=")
         alt_mode = fields[0] if fields else ""
-        if mode and alt_mode == mode:
+        if alt_mode == mode:
             return fields[1] if len(fields) > 1 else ""
     return ""
 
@@ -99,11 +99,17 @@ def split_command(command: str) -> tuple[list[str], bool]:
     Returns (argv, exact): `exact` is False when the string is not valid POSIX shell words (unbalanced
     quotes) and a plain whitespace split was used instead.
     """
+    # bash splits words on space, tab and newline only: a CRLF file's `\r` stays inside the words.
+    lexer = shlex.shlex(command, posix=True)
+    lexer.whitespace = " \t\n"
+    lexer.whitespace_split = True
+    lexer.commenters = ""
     try:
-        tokens = shlex.split(command, posix=True)
+        tokens = list(lexer)
         exact = True
     except ValueError:
-        tokens = command.split()
+        tokens = command.split(" ")
+        tokens = [t for t in tokens if t]
         exact = False
     argv: list[str] = []
     skip_next = False

@@ -44,6 +44,7 @@ class _Ctx:
     env: dict[str, str | None] = field(default_factory=dict)
     ids: set[str] = field(default_factory=set)
     noted: set[str] = field(default_factory=set)
+    last_export_weight: str = ""
 
     # -- helpers ---------------------------------------------------------------------------------------
     def note(self, code: str, level: Level, slot: Slot | None, message: str, once: str | None = None) -> None:
@@ -91,8 +92,29 @@ class _Ctx:
                 "TIPC302",
                 Level.WARNING,
                 None,
-                f"command is not valid shell words (unbalanced quotes); split on whitespace: {status_command.strip()}",
+                f"command is not valid shell words (unbalanced quotes); split on whitespace: "
+                f"{status_command.strip()}",
             )
+        for word in status_command.split():
+            if word.startswith((">", "'", '"')) or word == "2>&1":
+                continue
+            if "*" in word or "?" in word:
+                self.note(
+                    "TIPC303",
+                    Level.WARNING,
+                    None,
+                    f"{word!r} is expanded by bash when the script evals the command (pathname expansion "
+                    "at run time); the planned argv keeps it literally",
+                    once=f"glob:{word}",
+                )
+            elif "$" in word:
+                self.note(
+                    "TIPC304",
+                    Level.WARNING,
+                    None,
+                    f"{word!r} contains `$`: the script's eval expands it from the environment at run time",
+                    once=f"var:{word}",
+                )
         sid = self.unique(step_id)
         env = tuple(sorted((k, v) for k, v in self.env.items() if v is not None))
         unset = tuple(sorted(k for k, v in self.env.items() if v is None))
@@ -126,9 +148,17 @@ def build(cfg: TipcConfig, d: Dialect, mode: str, root: str) -> tuple[list[Step]
     ctx = _Ctx(cfg, d, mode, root)
     model_name = cfg.model_name.value
     ctx.log_root = d.log_root.format(model_name=model_name, mode=mode, root=root)
+    whole = mode == "whole_infer" or (mode == "klquant_whole_infer" and d.klquant_branch == "whole_infer")
+    if mode == "klquant_whole_infer" and not whole:
+        ctx.note(
+            "TIPC206",
+            Level.WARNING,
+            None,
+            "this script has no klquant_whole_infer branch: the mode falls through to the training branch",
+        )
     if d.engine == "compact":
-        _compact(ctx)
-    elif mode in WHOLE_INFER_MODES:
+        _compact(ctx, whole)
+    elif whole:
         if d.whole_infer == "clas_klquant":
             _whole_infer_clas(ctx)
         elif d.whole_infer == "det":
@@ -177,6 +207,8 @@ def _amp(ctx: _Ctx, autocast: str) -> dict[str, str]:
     elif d.amp == "det" and (test_eq(autocast, "amp") or test_eq(autocast, "fp16")):
         out["autocast"] = "--amp"
         out["amp_level"] = "amp_level=O1" if autocast == "amp" else "amp_level=O2"
+    elif d.amp == "video" and test_eq(autocast, "fp16"):
+        out["amp"] = "--amp"
     elif d.amp == "gan" and test_eq(autocast, "fp16"):
         out["amp"] = "--amp --amp_level=O2"
     return out
@@ -200,6 +232,9 @@ def _dispatch(ctx: _Ctx, trainer: str) -> _Dispatch | None:
     def pick(train: Slot, export: Slot, quant: bool = False, to_static: str = "") -> _Dispatch:
         return _Dispatch(train.value, export.value, quant, to_static, (train.line, export.line))
 
+    if d.trainer_dispatch == "norm_only":
+        return pick(cfg.norm_train, cfg.norm_export)
+
     if d.trainer_fallback == "skip" and is_(cfg.norm_train):
         return pick(cfg.norm_train, cfg.norm_export)
     if is_(cfg.pact_train):
@@ -219,7 +254,7 @@ def _dispatch(ctx: _Ctx, trainer: str) -> _Dispatch | None:
                 cfg.norm_train.value, cfg.norm_export.value, False, key_slot.value, (cfg.norm_train.line,)
             )
     elif not d.trainer1_is_to_static and is_(cfg.trainer1):
-        return pick(cfg.trainer1, cfg.export1)
+        return pick(cfg.trainer1, cfg.norm_export if d.trainer1_export == "norm" else cfg.export1)
     if is_(cfg.trainer2):
         return pick(cfg.trainer2, cfg.export2)
     if d.trainer_fallback == "skip":
@@ -249,13 +284,19 @@ def _train_modes(ctx: _Ctx) -> None:
     python = cfg.python.value
     model_name = cfg.model_name.value
     epoch_num = mode_slot_value(cfg.epoch, mode, d) if "epoch" in d.mode_keyed else cfg.epoch.value
-    if not epoch_num and d.epoch_default:
-        epoch_num = d.epoch_default
     batch_value = (
         mode_slot_value(cfg.train_batch, mode, d) if "train_batch" in d.mode_keyed else cfg.train_batch.value
     )
     _note_mode_values(ctx, epoch_num, batch_value)
-    train_model_name = cfg.train_model_name.value
+    if not epoch_num and d.epoch_default:
+        epoch_num = d.epoch_default
+    if d.epoch_one_on_device and cfg.train_use_gpu.value == d.epoch_one_on_device:
+        epoch_num = "1"
+    train_model_name = (
+        mode_slot_value(cfg.train_model_name, mode, d)
+        if "train_model_name" in d.mode_keyed
+        else cfg.train_model_name.value
+    )
     use_gpu_items = ifs_split(cfg.train_use_gpu.value, "|")
     load_norm_train_model = ""
     fallback_noted = False
@@ -293,10 +334,16 @@ def _train_modes(ctx: _Ctx) -> None:
                         f"trainer {trainer!r} has an empty script value: the script runs `{python}` with "
                         "the parameters as its script name",
                     )
+                run_train = disp.run_train
+                if d.train_script_suffix and mode != "benchmark_train" and "whole_train" not in mode:
+                    run_train += d.train_script_suffix
                 set_epoch = set_param(cfg.epoch.key, epoch_num)
                 set_pretrain = set_param(cfg.pretrain.key, cfg.pretrain.value)
                 set_batch = set_param(cfg.train_batch.key, batch_value)
                 set_param1 = set_param(cfg.train_param1.key, cfg.train_param1.value)
+                set_param2 = set_param(cfg.train_param2.key, cfg.train_param2.value)
+                if d.whole_train_drops_params and "whole_train" in mode:
+                    set_epoch, set_batch, set_param1, set_param2 = "", OMITTED, OMITTED, OMITTED
                 set_use_gpu = set_param(cfg.train_use_gpu.key, use_gpu)
                 nodes = 1
                 save_log = f"{ctx.log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}"
@@ -306,6 +353,7 @@ def _train_modes(ctx: _Ctx) -> None:
                 else:
                     nodes = bash.word_count_nodes(ips)
                     save_log += f"_nodes_{nodes}"
+                save_log += d.save_log_suffix
                 if (
                     d.pretrain_from_norm
                     and (trainer == cfg.pact_train.key or trainer == cfg.fpgm_train.key)
@@ -322,13 +370,14 @@ def _train_modes(ctx: _Ctx) -> None:
                 set_save_model = set_param(cfg.save_model.key, save_log)
                 fields = {
                     "python": python,
-                    "run_train": disp.run_train,
+                    "run_train": run_train,
                     "use_gpu": set_use_gpu,
                     "save_model": set_save_model,
                     "epoch": set_epoch,
                     "pretrain": set_pretrain,
                     "batch": set_batch,
                     "param1": set_param1,
+                    "param2": set_param2,
                     "launcher": d.launcher,
                     "gpus": gpu,
                     "ips": ips,
@@ -378,7 +427,7 @@ def _train_modes(ctx: _Ctx) -> None:
                     lines=lines,
                 )
                 if d.seg_iter_fallback:
-                    # The script falls back when `<save_log>/<train_model_name>` does not exist after training.
+                    # The script falls back when `<save_log>/<train_model_name>` is missing after training.
                     train_model_name = f"iter_{epoch_num}/model.pdparams"
                     if not fallback_noted:
                         fallback_noted = True
@@ -386,21 +435,43 @@ def _train_modes(ctx: _Ctx) -> None:
                             "TIPC214",
                             Level.INFO,
                             cfg.train_model_name,
-                            f"PaddleSeg uses train_model_name {cfg.train_model_name.value!r} only if it exists "
+                            f"PaddleSeg uses train_model_name {cfg.train_model_name.value!r} only "
+                            f"if it exists "
                             f"after training; otherwise iter_<iters>/model.pdparams ({train_model_name}); "
                             "planned with the fallback",
                         )
                 names["train_model_name"] = train_model_name
                 names["model_name"] = model_name
                 weight_slot = cfg.export_weight if d.eval_weight_slot == "export_weight" else cfg.pretrain
-                set_eval_weight = set_param(weight_slot.key, d.eval_weight_path.format(**names))
-                if d.pretrain_from_norm and trainer == cfg.norm_train.key and nodes <= 1:
+                eval_weight_path = d.eval_weight_path.format(**names)
+                rec_model = any(n in model_name for n in d.rec_model_names)
+                if rec_model:
+                    # PaddleClas saves these models under RecModel/ instead of <model_name>/.
+                    eval_weight_path = f"{save_log}/RecModel/{train_model_name}"
+                names["rec_model"] = rec_model
+                set_eval_weight = set_param(weight_slot.key, eval_weight_path)
+                if d.eval_style == "video":
+                    real_model_name = model_name.replace("PP-", "pp", 1)
+                    video_weight = f"{save_log}/{real_model_name}_epoch_00001.pdparams"
+                    set_eval_weight = set_param(cfg.eval_param1.key, video_weight)
+                    names["video_weight"] = video_weight
+                if (
+                    d.pretrain_from_norm
+                    and d.record_norm_weights
+                    and trainer == cfg.norm_train.key
+                    and nodes <= 1
+                ):
                     load_norm_train_model = set_eval_weight
                 if test_ne(cfg.eval.value, "null"):
                     if d.env_before_eval:
                         ctx.apply_env(env)
                     eval_log = d.eval_log.format(**names) if d.eval_log else None
+                    video_extra = ""
+                    if d.eval_style == "video" and "lite_infer" in mode and cfg.train_param1.key != "null":
+                        video_extra = f"{cfg.train_param1.key}={cfg.train_param1.value}"
                     eval_cmd = d.eval_shape.format(
+                        extra=video_extra,
+                        save_log=save_log,
                         python=python,
                         eval_py=cfg.eval.value,
                         weight=set_eval_weight,
@@ -451,20 +522,39 @@ def _export_and_infer(
     python = cfg.python.value
     save_log = str(names["save_log"])
     model_name = cfg.model_name.value
-    set_export_weight = set_param(cfg.export_weight.key, d.export_weight_path.format(**names))
+    weight_path = d.export_weight_path.format(**names)
+    if d.eval_style == "video":
+        weight_path = str(names["video_weight"])
+    set_export_weight = set_param(cfg.export_weight.key, weight_path)
+    if names.get("rec_model"):
+        # The script assigns the RecModel weights to the eval variable by mistake, so export keeps the weight
+        # parameter of the previous export (none on the first one).
+        set_export_weight = ctx.last_export_weight
+        ctx.note(
+            "TIPC217",
+            Level.WARNING,
+            cfg.export_weight,
+            f"for {model_name} PaddleClas sets the eval weights instead of the export weights: export reuses "
+            f"the previous export's weight parameter ({set_export_weight.strip() or 'none'})",
+        )
+    ctx.last_export_weight = set_export_weight
     save_infer_value = save_log
     export_log = d.export_log.format(**names) if d.export_log else None
     fields = {
         "python": python,
         "run_export": disp.run_export,
         "weight": set_export_weight,
+        "weight_path": weight_path,
+        "save_infer_key": cfg.save_infer.key,
+        "save_log": save_log,
         "save_infer": set_param(cfg.save_infer.key, save_infer_value),
         "filename": set_param("filename", model_name),
         "log": export_log,
     }
     export_id = ""
     if d.whole_infer == "det" and cfg.export2.key == "export_onnx":
-        onnx_log = f"{ctx.log_root}/{names['trainer']}_gpus_{names['gpu']}_autocast_{names['autocast']}_nodes_{names['nodes']}_onnx_export.log"
+        stem = d.export_log.format(**names)[: -len("_export.log")] if d.export_log else ctx.log_root
+        onnx_log = f"{stem}_onnx_export.log"
         onnx_cmd = (
             f"{python} {disp.run_export} {fields['weight']} {fields['filename']} export_onnx=True "
             f"{fields['save_infer']} >{onnx_log} 2>&1"
@@ -493,7 +583,11 @@ def _export_and_infer(
     ctx.apply_env(env)
     if d.whole_infer == "det":
         model_dir = f"{save_log}/{model_name}"
-    elif d.use_inference_dir and cfg.inference_dir.value not in ("null", "##"):
+    elif (
+        d.use_inference_dir
+        and cfg.inference_dir.value not in ("null", "##")
+        and not (d.inference_dir_single_bracket and cfg.inference_dir.value == "")
+    ):
         model_dir = f"{save_log}/{cfg.inference_dir.value}"
     else:
         model_dir = save_log
@@ -593,20 +687,37 @@ def _inference(
     depends: tuple[str, ...],
     base: str,
     trainer: str | None,
+    whole: bool = False,
+    extra: dict[str, str] | None = None,
 ) -> None:
     cfg, d = ctx.cfg, ctx.d
     python = cfg.python.value
     script = cfg.inference.value
     model_dir = model_dir + d.model_dir_suffix
+    param1_value = cfg.infer_param1.value
+    model_dir_value = model_dir
+    if d.infer_dir_joins_value:
+        model_dir_value = f"{model_dir}/{cfg.infer_model_dir.value}"
+        param1_value = f"{model_dir}/{cfg.infer_param1.value}"
+    if d.infer_model_dir_from_slot:
+        model_dir_value = cfg.infer_model_dir.value
+    if whole and d.param1_only_in_train:
+        param1_value = ""
     common = {
         "python": python,
         "script": script,
-        "model_dir": set_param(cfg.infer_model_dir.key, model_dir),
+        "model_dir": set_param(cfg.infer_model_dir.key, model_dir_value),
         "image": set_param(cfg.infer_image.key, image),
-        "benchmark": set_param(cfg.infer_benchmark.key, cfg.infer_benchmark.value),
+        "benchmark": (
+            set_param(cfg.infer_benchmark.key, cfg.infer_benchmark.value) if d.benchmark_parsed else OMITTED
+        ),
         "save_log_param": set_param(cfg.infer_save_log.key, ""),
-        "param1": set_param(cfg.infer_param1.key, cfg.infer_param1.value),
+        # Hand-edited copies (e.g. justld/DMNet_paddle) pass the save-log slot with its written value.
+        "save_log_value": set_param(cfg.infer_save_log.key, cfg.infer_save_log.value),
+        "param1": set_param(cfg.infer_param1.key, param1_value),
         "param2": set_param(cfg.infer_param2.key, cfg.infer_param2.value),
+        "image_value": set_param(cfg.infer_image.key, cfg.infer_image.value),
+        **(extra or {}),
     }
     lines = (cfg.inference.line, cfg.infer_use_gpu.line, cfg.infer_model_dir.line)
     if test_eq(quant, "True"):
@@ -639,6 +750,8 @@ def _inference(
 
     for use_gpu in ifs_split(cfg.infer_use_gpu.value, "|"):
         use_gpu_param = f"{cfg.infer_use_gpu.key}={use_gpu}"
+        if d.infer_log_gpu_is_use_gpu:
+            names["gpu"] = use_gpu
         if test_eq(use_gpu, "False") or test_eq(use_gpu, "cpu"):
             for mkldnn in loop("infer_mkldnn"):
                 if "C3" in d.cpu_skip and test_eq(mkldnn, "False") and test_eq(quant, "True"):
@@ -738,10 +851,12 @@ def _whole_infer_t51(ctx: _Ctx) -> None:
         else:
             save_dir = infer_model
         quant = quants[n] if n < len(quants) else ""
-        if ctx.mode == "klquant_whole_infer" and d.name == "template":
+        if ctx.mode == "klquant_whole_infer" and d.klquant_forces_quant:
             quant = "True"
         this_gpu = gpu
-        if quant == "":
+        if d.whole_infer == "gan":
+            quant = ""  # PaddleGAN passes no quant flag at all
+        elif quant == "":
             # `func_inference ... ${is_quant} "${gpu}"`: the empty unquoted flag vanishes and the gpu id
             # becomes the quant flag.
             ctx.note(
@@ -868,17 +983,25 @@ def _whole_infer_det(ctx: _Ctx) -> None:
 # compact (32 lines)
 
 
-def _compact(ctx: _Ctx) -> None:
+def _compact(ctx: _Ctx, whole: bool) -> None:
     cfg, d, mode = ctx.cfg, ctx.d, ctx.mode
     python = cfg.python.value
-    if mode in WHOLE_INFER_MODES:
+    if whole:
         depends: tuple[str, ...] = ()
+        if d.whole_infer_exits_before_export and test_ne(cfg.infer_export.value, "null"):
+            ctx.note(
+                "TIPC260",
+                Level.WARNING,
+                cfg.infer_export,
+                "this script prints the whole_infer export command and exits 0 before running it: "
+                "nothing runs in whole_infer",
+            )
+            return
         if test_ne(cfg.infer_export.value, "null"):
             log = d.whole_infer_export_log.format(log_root=ctx.log_root) if d.whole_infer_export_log else None
-            cmd = (
-                f"{python} {cfg.infer_export.value} {set_param(cfg.export_weight.key, cfg.infer_model.value)} "
-                f"{set_param(cfg.save_infer.key, cfg.save_infer.value)}"
-            )
+            weight = set_param(cfg.export_weight.key, cfg.infer_model.value)
+            save = set_param(cfg.save_infer.key, cfg.save_infer.value)
+            cmd = f"{python} {cfg.infer_export.value} {weight} {save}"
             if log:
                 cmd += f" > {log} 2>&1 "
             depends = (
@@ -892,15 +1015,18 @@ def _compact(ctx: _Ctx) -> None:
                     lines=(cfg.infer_model.line, cfg.infer_export.line),
                 ),
             )
+        image = cfg.slot(d.whole_infer_image_slot).value if d.whole_infer_image_slot else ""
         _inference(
             ctx,
             cfg.save_infer.value,
-            cfg.infer_image.value,
+            image,
             "False",
             "0",
             depends=depends,
             base="whole_infer/0",
             trainer=None,
+            whole=True,
+            extra={"save_infer_param": set_param(cfg.save_infer.key, "")},
         )
         return
     epoch_num = mode_slot_value(cfg.epoch, mode, d)
@@ -915,9 +1041,11 @@ def _compact(ctx: _Ctx) -> None:
         )
     for gpu_item in ifs_split(cfg.gpu_list.value, "|"):
         gpu, ips, env = _classify(gpu_item)
-        if len(gpu_item) > 15:
+        if len(gpu_item) > 15 and d.compact_multinode:
             firsts = ifs_split(gpu, ",")
             env = (CUDA, firsts[0] if firsts else "")
+        elif len(gpu_item) > 15:
+            gpu, ips, env = gpu_item, "", (CUDA, ifs_split(gpu_item, ",")[0])
         for trainer in ifs_split(cfg.trainer_list.value, "|"):
             run_train = cfg.norm_train.value
             run_export = cfg.norm_export.value
@@ -925,10 +1053,22 @@ def _compact(ctx: _Ctx) -> None:
                 continue
             autocast = "True" if trainer == "amp_train" else "False"
             nodes = bash.word_count_nodes(ips) if len(ips) > d.ips_limit else 1
-            save_log = f"{ctx.log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}.log"
+            names: dict[str, object] = {
+                "log_root": ctx.log_root,
+                "trainer": trainer,
+                "gpu": gpu,
+                "autocast": autocast,
+                "nodes": nodes,
+                "nodes_suffix": f"_nodes_{nodes}" if len(ips) > d.ips_limit else "",
+            }
+            save_log = d.compact_save_log.format(**names)
+            exp_dir = set_param(cfg.save_model.key, mode_slot_value(cfg.save_model, mode, d))
+            data_dir = set_param(cfg.data_path.key, mode_slot_value(cfg.data_path, mode, d))
             fields = {
                 "python": python,
                 "run_train": run_train,
+                "exp_dir": exp_dir,
+                "data_dir": data_dir,
                 "save_model": set_param(cfg.save_model.key, save_log),
                 "epoch": set_param(cfg.epoch.key, epoch_num),
                 "pretrain": set_param(cfg.pretrain.key, cfg.pretrain.value),
@@ -953,19 +1093,20 @@ def _compact(ctx: _Ctx) -> None:
                 trainer=trainer,
                 lines=(cfg.norm_train.line, cfg.epoch.line, cfg.train_batch.line),
             )
-            stem = f"{ctx.log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}"
-            weight = f"{save_log}/{cfg.train_model_name.value}"
+            weight = set_param(cfg.pretrain.key, f"{save_log}/{cfg.train_model_name.value}")
             if test_ne(cfg.eval.value, "null"):
                 ctx.apply_env(env)
-                log = f"{stem}_eval.log"
+                log = d.eval_log.format(**names) if d.eval_log else None
                 ctx.add(
                     f"eval/{base}",
                     Stage.EVAL,
                     d.eval_shape.format(
                         python=python,
                         eval_py=cfg.eval.value,
-                        weight=set_param(cfg.pretrain.key, weight),
+                        weight=weight,
                         log=log,
+                        exp_dir=exp_dir,
+                        data_dir=data_dir,
                     ),
                     log=log,
                     status_log=None,
@@ -974,16 +1115,18 @@ def _compact(ctx: _Ctx) -> None:
                     lines=(cfg.eval.line,),
                 )
             if test_ne(run_export, "null"):
-                log = f"{stem}_export.log"
+                log = d.export_log.format(**names) if d.export_log else None
+                export_weight = set_param(cfg.export_weight.key, f"{save_log}/{cfg.train_model_name.value}")
                 export_id = ctx.add(
                     f"export/{base}",
                     Stage.EXPORT,
                     d.export_shape.format(
                         python=python,
                         run_export=run_export,
-                        weight=set_param(cfg.export_weight.key, weight),
+                        weight=export_weight,
                         save_infer=set_param(cfg.save_infer.key, save_log),
                         log=log,
+                        exp_dir=exp_dir,
                     ),
                     log=log,
                     status_log=None,
@@ -992,14 +1135,16 @@ def _compact(ctx: _Ctx) -> None:
                     lines=(cfg.norm_export.line,),
                 )
                 ctx.apply_env(env)
+                image = cfg.slot(d.train_infer_image_slot).value if d.train_infer_image_slot else ""
                 _inference(
                     ctx,
                     save_log,
-                    "",
+                    image,
                     "False",
                     gpu,
                     depends=(export_id,),
                     base=base,
                     trainer=trainer,
+                    extra={"save_infer_param": set_param(cfg.save_infer.key, save_log)},
                 )
                 ctx.unset_cuda()

@@ -28,6 +28,14 @@ class Case:
     owner_repo: str
     expected: dict[str, list[str]]  # mode -> normalised command strings
     python: str | None
+    script_sha256: str | None = None  # of the repo's test_train_inference_python.sh
+
+    @property
+    def dialect(self) -> str | None:
+        """The dialect its script fingerprint names (what detection gives inside the real repo)."""
+        from tipc.config.detect import from_fingerprint
+
+        return from_fingerprint(self.script_sha256)
 
     @property
     def name(self) -> str:
@@ -40,7 +48,8 @@ def iter_cases(corpus: Path) -> Iterator[Case]:
         folder = exp_path.relative_to(corpus).parts[0]
         repo = corpus / folder / data.get("root", ".")
         config = repo / data["config"]
-        yield Case(config, repo.resolve(), data["repo"], data["modes"], data.get("python"))
+        sha = data.get("script_sha256", {}).get("test_train_inference_python.sh")
+        yield Case(config, repo.resolve(), data["repo"], data["modes"], data.get("python"), sha)
 
 
 def status_text(line: str, model_name: str) -> str:

@@ -1,8 +1,9 @@
 """Which dialect a config is read with: script fingerprint first, then script and config content cues.
 
-Order of evidence: an explicit `--dialect`, the sha256 of the repo's `test_tipc/test_train_inference_python.sh`
-(known scripts), cues in that script's text (launcher flag, read limit, helper file), then the config's shape.
-Every decision returns its reason so `plan` and `lint` can show why.
+Order of evidence: an explicit `--dialect`, the sha256 of the repo's
+`test_tipc/test_train_inference_python.sh` (known scripts), cues in that script's text (launcher flag, read
+limit, helper file), then the config's shape. Every decision returns its reason so `plan` and `lint` can
+show why.
 """
 
 from __future__ import annotations
@@ -26,16 +27,28 @@ FINGERPRINTS: dict[str, str] = {
     "6e2d1ef692b6538e7e2313042b2e26c03578491d6efefd132fe90888caf1d278": "rec",
     "ae7f0007c1bc88c861d49f9d72ab8385d013e23f6edf37598e2ec434724489fc": "3d",
     "41b0c794b25603408119c3554949c17d9d263ba24b7fdea0576d61ffcb8df337": "speech",
-    "1240f8214fb3a1e0478db94c4895aa150e43ef5699c3779f361da1003c8f35c7": "compact",
-    "eaaf50605278fa7bc2de5024edc1bd48099d2af59f759e07b9aabae72d490572": "compact",
-    "177476a617b52e150a5716b20b52695f93e759eae16a1df5492db1390f74b673": "compact",
-    "890fe908754620e207209cdbbc8b6c2b23d4fa514e1013a85f56160c8da0f25c": "compact",
-    "814d7d0325ee3fe46eca382566d008837b25e6d3e8b18fcfbf4bf012f0e590a9": "template",
-    "2939c3ef1d580d0ea67bebb8bdf243e5e4a4bb4804cfafa096fe89b3036de76e": "template",
-    "1eaec006f9dfecc6ff4c5359ee53972d8a725576826410707320f031305ab8c2": "template",
+    "1240f8214fb3a1e0478db94c4895aa150e43ef5699c3779f361da1003c8f35c7": "compact_v1",
+    "eaaf50605278fa7bc2de5024edc1bd48099d2af59f759e07b9aabae72d490572": "compact_noweights",
+    "177476a617b52e150a5716b20b52695f93e759eae16a1df5492db1390f74b673": "compact_nafnet",
+    "890fe908754620e207209cdbbc8b6c2b23d4fa514e1013a85f56160c8da0f25c": "compact_fastflow",
+    "814d7d0325ee3fe46eca382566d008837b25e6d3e8b18fcfbf4bf012f0e590a9": "template_rd4ad",
+    "2939c3ef1d580d0ea67bebb8bdf243e5e4a4bb4804cfafa096fe89b3036de76e": "template_c3d",
+    "1eaec006f9dfecc6ff4c5359ee53972d8a725576826410707320f031305ab8c2": "template_dmnet",
 }
 
 SCRIPT = Path("test_tipc") / "test_train_inference_python.sh"
+
+# Weak last-resort cues from the checkout's folder name, used only when the config's shape is generic.
+_REPO_NAME_CUES: tuple[tuple[str, str], ...] = (
+    ("paddleclas", "clas"),
+    ("paddledetection", "det"),
+    ("paddleseg", "seg"),
+    ("paddlevideo", "video"),
+    ("paddlegan", "gan"),
+    ("paddlerec", "rec"),
+    ("paddle3d", "3d"),
+    ("paddlespeech", "speech"),
+)
 
 
 @dataclass(frozen=True)
@@ -67,7 +80,14 @@ def _from_script(repo: Path) -> Detection | None:
         return Detection("clas", f"{SCRIPT} runs inference from deploy/ (PaddleClas)")
     match = re.search(r"NR==1,\s*NR==(\d+)", text)
     if match and int(match.group(1)) <= 35:
-        return Detection("compact", f"{SCRIPT} reads {match.group(1)} lines (compact)")
+        reason = f"{SCRIPT} reads {match.group(1)} lines"
+        if "clean_dir_key" in text:
+            return Detection("compact_nafnet", f"{reason}, clean/noisy image dirs (NAFNet copy)")
+        if 'eval_cmd="${python} ${eval_py}"' in text:
+            return Detection("compact_noweights", f"{reason}, eval/export without trained weights")
+        if '_gpus_${gpu}"' in text and "autocast" not in text:
+            return Detection("compact_v1", f"{reason}, save_log <trainer>_gpus_<gpu> (older Step6 copy)")
+        return Detection("compact", f"{reason} (compact)")
     if "deploy.yaml" in text:
         return Detection("seg", f"{SCRIPT} passes <dir>/deploy.yaml (PaddleSeg)")
     if "max_iters" in text:
@@ -105,7 +125,17 @@ def _from_config(parsed: ParsedFile, path: Path) -> Detection:
         if key(29) == "load" or "--load" in text:
             return Detection("gan", "no train use_gpu line and a load export key (PaddleGAN)")
         return Detection("3d", "no train use_gpu line (Paddle3D)")
+    for part in reversed(path.resolve().parts[:-1]):
+        lowered = part.lower()
+        for cue, name in _REPO_NAME_CUES:
+            if cue in lowered:
+                return Detection(name, f"51-line layout inside a folder named {part!r}")
     return Detection("ocr", "51-line layout (template / PaddleOCR family)")
+
+
+def from_fingerprint(digest: str | None) -> str | None:
+    """The dialect of a known script sha256 (None: unknown)."""
+    return FINGERPRINTS.get(digest or "")
 
 
 def detect(parsed: ParsedFile, path: Path, repo: Path | None) -> Detection:

@@ -42,7 +42,7 @@ def find_repo_root(config: Path) -> Path:
 
 
 def classify_chain(path: Path, parsed: ParsedFile) -> str:
-    """Which chain a config is for: "train_infer_python", another chain's name, "other" (not a .txt config)."""
+    """Which chain a config is for: "train_infer_python", another chain's name, or "other" (not .txt)."""
     if path.suffix.lower() != ".txt":
         return "other"
     first = next((line.strip("\r").strip() for line in parsed.physical if line.strip()), "")

@@ -1,8 +1,8 @@
 """The typed config: every slot a script reads, by name, with its source line and column.
 
 A `Slot` holds what the dialect's splitter gives for one array element (key and value exactly as bash sees
-them, `\\r` and spaces kept). Slots a dialect does not use, or that fall past the end of the array (after blank
-lines shifted everything up), are present but empty with `line == 0`.
+them, `\\r` and spaces kept). Slots a dialect does not use, or that fall past the end of the array (after
+blank lines shifted everything up), are present but empty with `line == 0`.
 """
 
 from __future__ import annotations
@@ -177,6 +177,11 @@ class TipcConfig:
     sections: tuple[Section, ...] = ()
     findings: tuple[Finding, ...] = ()
     extra_args: str = ""  # PaddleSeg: `key:value;key:value` on the file's last line
+
+    @property
+    def engine_51(self) -> bool:
+        """True for the 51-line family (trainer/export dispatch by slot key)."""
+        return not self.dialect.startswith("compact")
 
     def slot(self, name: str) -> Slot:
         value = getattr(self, name)

@@ -26,6 +26,18 @@ class ArrayLine:
 
 
 @dataclass(frozen=True)
+class Entry:
+    """One physical line, classified (what a reader sees before any positional meaning is applied)."""
+
+    line: int  # 1-based physical line
+    kind: str  # "header" | "separator" | "kv" | "bare" (no colon) | "blank"
+    key: str
+    value: str
+    col: int  # 1-based column of the value (0 without a colon)
+    text: str
+
+
+@dataclass(frozen=True)
 class ParsedFile:
     path: str
     text: str
@@ -36,6 +48,23 @@ class ParsedFile:
     def array(self, limit: int | None) -> tuple[ArrayLine, ...]:
         """The line array a script builds when it reads the first `limit` lines (None: the whole file)."""
         return array_lines(self.physical, limit)
+
+    def entries(self, splitter: str = "every_colon") -> tuple[Entry, ...]:
+        """Every physical line classified, with key/value as the given splitter produces them."""
+        out: list[Entry] = []
+        for number, text in enumerate(self.physical, 1):
+            bare = text.rstrip("\r").strip()
+            if bare == "":
+                out.append(Entry(number, "blank", "", "", 0, text))
+            elif bare.startswith("="):
+                out.append(Entry(number, "header", bare.strip("= "), "", 0, text))
+            elif bare.startswith("#") and ":" not in bare:
+                out.append(Entry(number, "separator", bare, "", 0, text))
+            else:
+                key, value = split_key_value(text, splitter)
+                kind = "kv" if ":" in text else "bare"
+                out.append(Entry(number, kind, key, value, value_col(text, splitter), text))
+        return tuple(out)
 
     def find_header(self, name: str) -> int | None:
         """1-based physical line of the first line containing the header word `name` (like `grep -n -w`)."""

@@ -89,6 +89,49 @@ SLOTS_32: Mapping[str, int] = {
     "infer_benchmark": 31,
 }
 
+# The legacy klquant layout the template re-reads from the first 17 lines (notes §2.2).
+SLOTS_KLQUANT_TEMPLATE: Mapping[str, int] = {
+    "model_name": 1,
+    "python": 2,
+    "export_weight": 3,
+    "save_infer": 4,
+    "infer_model": 5,
+    "infer_export": 6,
+    "infer_quant": 7,
+    "inference": 8,
+    "infer_use_gpu": 9,
+    "infer_mkldnn": 10,
+    "infer_threads": 11,
+    "infer_batch": 12,
+    "infer_trt": 13,
+    "infer_precision": 14,
+    "infer_model_dir": 15,
+    "infer_image": 16,
+    "infer_save_log": 17,
+    "infer_benchmark": 18,
+    "infer_param1": 19,
+}
+# PaddleSeg / PaddleVideo variant (no export keys; `awk 'NR==1 NR==17'` reads the whole file).
+SLOTS_KLQUANT_SEG: Mapping[str, int] = {
+    "model_name": 1,
+    "python": 2,
+    "infer_model": 3,
+    "infer_export": 4,
+    "infer_quant": 5,
+    "inference": 6,
+    "infer_use_gpu": 7,
+    "infer_mkldnn": 8,
+    "infer_threads": 9,
+    "infer_batch": 10,
+    "infer_trt": 11,
+    "infer_precision": 12,
+    "infer_model_dir": 13,
+    "infer_image": 14,
+    "infer_save_log": 15,
+    "infer_benchmark": 16,
+    "infer_param1": 17,
+}
+
 # Inference command shapes: `{name}` placeholders joined exactly as the scripts join them.
 CPU_OCR = (
     "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {save_log_param} {image} "
@@ -111,6 +154,8 @@ class Dialect:
     mode_keyed: tuple[str, ...] = ("epoch", "train_batch")  # slots read with func_parser_params
     mode_arg_passed: bool = True  # False: the helper gets no MODE (PaddleClas epoch) -> always empty
     epoch_default: str = ""  # PaddleClas: 2 when the epoch came out empty
+    epoch_one_on_device: str = ""  # PaddleClas: epochs forced to 1 when the train device value is "npu"
+    rec_model_names: tuple[str, ...] = ()  # PaddleClas models saved under RecModel/
     log_root: str = "./test_tipc/output/{model_name}/{mode}"
     log_root_absolute: bool = False  # PaddleClas: $(pwd)/test_tipc/output/...
     results_log: str = "results_python.log"
@@ -121,6 +166,8 @@ class Dialect:
     train_use_gpu_per_item: bool = True  # False: the whole line-5 value (PaddleClas, Det)
     amp: str = "ocr"  # "ocr" | "clas" | "det" | "gan" | "none"
     emit_autocast: bool = False  # pass `<autocast_key>=<autocast>` (template, Seg)
+    save_log_suffix: str = ""  # PaddleRec: ".log" (the model dir's name ends in .log)
+    infer_log_gpu_is_use_gpu: bool = False  # PaddleRec: inference log names carry the use_gpu value
     save_log_nodes_always: bool = False  # `_nodes_1` in save_log even on one node (Clas, Video)
     pretrain_from_norm: bool = False  # pact/fpgm load the preceding norm_train's weights (template, Seg)
     env_at_gpu_loop: bool = False  # export CUDA_VISIBLE_DEVICES for one card before training (Clas, Det, Seg)
@@ -129,8 +176,14 @@ class Dialect:
     unset_after_trainer: bool = (
         False  # Clas: unset at the end of every trainer iteration (not only after export)
     )
+    trainer_dispatch: str = "full"  # "norm_only": every trainer runs line 16 (PaddleGAN, compact)
     trainer_fallback: str = "norm"  # "norm" | "skip" (Det skips unknown trainer names)
     trainer1_is_to_static: bool = False  # Clas: line 20 is the to-static key
+    trainer1_export: str = "export1"  # export paired with the line-20 trainer ("norm": PaddleVideo amp_train)
+    train_script_suffix: str = ""  # appended to the train script outside benchmark/whole_train (Video)
+    whole_train_drops_params: bool = False  # Video: whole_train drops epoch, batch and train params
+    record_norm_weights: bool = True  # False: the norm-weights hand-over never fires (Video's broken test)
+    eval_style: str = "default"  # "video": -w=<save_log>/<model>_epoch_00001.pdparams + train param1
     to_static_from_section: bool = False  # Det/GAN/Video: key from to_static_train_benchmark_params
     train_shape_single: str = (
         "{python} {run_train} {use_gpu}  {save_model} {epoch} {pretrain}  {batch} {param1} {amp} "
@@ -140,7 +193,8 @@ class Dialect:
         "{pretrain}  {batch} {param1} {amp}"
     )
     train_shape_nodes: str = (
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} "
+        "{save_model} "
         "{pretrain} {epoch}  {batch} {param1} {amp}"
     )
     train_log: str | None = None  # redirect target of training (None: console)
@@ -155,6 +209,12 @@ class Dialect:
     seg_iter_fallback: bool = False  # Seg: train_model_name -> iter_<epoch>/model.pdparams when missing
     # inference
     use_inference_dir: bool = True
+    inference_dir_single_bracket: bool = (
+        False  # `[ ${inference_dir} != null ]`: an empty value counts as null
+    )
+    benchmark_parsed: bool = True  # False: the script never reads the benchmark slot (PaddleGAN)
+    infer_model_dir_from_slot: bool = False  # PaddleC3D: the model-dir value comes from its own slot
+    infer_dir_joins_value: bool = False  # Video: model-dir and param1 values are <dir>/<slot value>
     model_dir_suffix: str = ""  # Seg: "/deploy.yaml"
     infer_cwd: str = "."
     train_infer_image_slot: str | None = "train_infer_img_dir"  # Clas: infer_image; compact: None
@@ -171,6 +231,17 @@ class Dialect:
     cpu_skip: tuple[str, ...] = ("C1", "C2")
     gpu_skip: tuple[str, ...] = ("G1", "G2", "G3and")
     cpu_precision_loop: bool = True
+    # compact family
+    compact_save_log: str = "{log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}.log"
+    compact_multinode: bool = True  # False: no multi-node branch (older Step6 copies)
+    whole_infer_image_slot: str | None = "infer_image"
+    whole_infer_exits_before_export: bool = False  # lelexx/fastflow_paddle: `exit 0` before the export
+    param1_only_in_train: bool = False  # NAFNet: the second image dir is passed only after training
+    # klquant_whole_infer
+    klquant_branch: str = "train"  # "whole_infer": handled by the whole_infer branch; "train": falls through
+    klquant_slots: Mapping[str, int] | None = None  # legacy re-read layout used in klquant_whole_infer
+    klquant_read_limit: int | None = 17
+    klquant_forces_quant: bool = False  # template: every model is treated as quantized
     # whole_infer
     whole_infer: str = "ocr"  # "ocr" | "template" | "clas_klquant" | "det" | "compact"
     whole_infer_export_log: str | None = "{log_root}_export_{n}.log"
@@ -203,3 +274,17 @@ def names() -> list[str]:
 
 def all_dialects() -> list[Dialect]:
     return list(_registry().values())
+
+
+def render_markdown() -> str:
+    """The dialect table of docs/config.md (kept in sync by a test)."""
+    lines = [
+        "| dialect | engine | splitter | lines read | output root | status format | description |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for d in all_dialects():
+        limit = str(d.read_limit) if d.read_limit else "all"
+        root = d.log_root.replace("{root}", "<abs cwd>")
+        cells = (d.name, d.engine, d.splitter, limit, f"`{root}`", d.status_format, d.description)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

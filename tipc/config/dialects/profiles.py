@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from tipc.config.dialects import SLOTS_32, SLOTS_51, Dialect
+from tipc.config.dialects import (
+    SLOTS_32,
+    SLOTS_51,
+    SLOTS_KLQUANT_SEG,
+    SLOTS_KLQUANT_TEMPLATE,
+    Dialect,
+)
 
 OCR = Dialect(
     name="ocr",
@@ -29,7 +35,8 @@ TEMPLATE = Dialect(
         "{pretrain} {autocast} {batch} {param1} {amp}"
     ),
     train_shape_nodes=(
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} "
+        "{save_model} "
         "{pretrain} {epoch} {autocast} {batch} {param1} {amp}"
     ),
     amp="template",
@@ -43,6 +50,9 @@ TEMPLATE = Dialect(
     gpu_skip=("G1", "G2", "G3or"),
     whole_infer="template",
     whole_infer_export_log=None,
+    klquant_branch="whole_infer",
+    klquant_slots=SLOTS_KLQUANT_TEMPLATE,
+    klquant_forces_quant=True,
     status_model_name=False,
     status_log_path=False,
 )
@@ -68,7 +78,8 @@ SEG = Dialect(
         "{pretrain} {autocast} {batch} {param1} {amp}"
     ),
     train_shape_nodes=(
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} "
+        "{save_model} "
         "{pretrain} {epoch} {autocast} {batch} {param1} {amp}"
     ),
     train_log="{log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}.log",
@@ -94,6 +105,9 @@ SEG = Dialect(
     gpu_skip=("G1", "G2", "G3or"),
     whole_infer="template",
     whole_infer_export_log=None,
+    klquant_branch="whole_infer",
+    klquant_slots=SLOTS_KLQUANT_SEG,
+    klquant_read_limit=None,
     fingerprints=("8c492e3142",),
 )
 
@@ -105,6 +119,8 @@ CLAS = Dialect(
     mode_keyed=("epoch",),
     mode_arg_passed=False,
     epoch_default="2",
+    epoch_one_on_device="npu",
+    rec_model_names=("GeneralRecognition", "MetaBIN_ResNet50"),
     log_root="{root}/test_tipc/output/{model_name}/{mode}",
     log_root_absolute=True,
     status_format="clas",
@@ -122,10 +138,12 @@ CLAS = Dialect(
     ),
     train_shape_multi=(
         "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {use_gpu} {save_model} {epoch} "
-        "{pretrain} {autocast} {batch} {param1} -o Global.print_mem_info=True -o Global.log_ranks=0,1,2,3,4,5,6,7"
+        "{pretrain} {autocast} {batch} {param1} -o Global.print_mem_info=True -o "
+        "Global.log_ranks=0,1,2,3,4,5,6,7"
     ),
     train_shape_nodes=(
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} {save_model} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} "
+        "{save_model} "
         "{pretrain} {epoch} {autocast} {batch} {param1} -o Global.print_mem_info=True "
         "-o Global.log_ranks=0,1,2,3,4,5,6,7"
     ),
@@ -140,7 +158,9 @@ CLAS = Dialect(
         "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {param1} "
         "> {log} 2>&1 "
     ),
-    gpu_shape="{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {benchmark} > {log} 2>&1 ",
+    gpu_shape=(
+        "{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {benchmark} > {log} 2>&1 "
+    ),
     mkldnn_raw=True,
     cpu_skip=(),
     gpu_skip=("Clas",),
@@ -163,15 +183,19 @@ DET = Dialect(
     env_at_gpu_loop=True,
     env_before_eval=False,
     train_shape_single=(
-        "{python} {run_train} LearningRate.base_lr=0.0001 log_iter=1 {use_gpu} {save_model} {epoch} {pretrain} "
+        "{python} {run_train} LearningRate.base_lr=0.0001 log_iter=1 {use_gpu} {save_model} {epoch} "
+        "{pretrain} "
         "{batch} {filename} {shuffle} {amp_level} {enable_ce} {autocast} {to_static} {param1}"
     ),
     train_shape_multi=(
-        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} log_iter=1 {use_gpu} {save_model} "
-        "{epoch} {pretrain} {batch} {filename} {shuffle} {amp_level} {enable_ce} {autocast} {to_static} {param1}"
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} log_iter=1 {use_gpu} "
+        "{save_model} "
+        "{epoch} {pretrain} {batch} {filename} {shuffle} {amp_level} {enable_ce} {autocast} "
+        "{to_static} {param1}"
     ),
     train_shape_nodes=(
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} log_iter=1 {use_gpu} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} log_iter=1 "
+        "{use_gpu} "
         "{save_model} {epoch} {pretrain} {batch} {filename} {shuffle} {amp_level} {enable_ce} {autocast} "
         "{to_static} {param1}"
     ),
@@ -187,7 +211,10 @@ DET = Dialect(
         "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {param1} "
         "> {log} 2>&1 "
     ),
-    gpu_shape="{python} {script} {use_gpu} {precision} {model_dir} {batch} {image} {benchmark} {param1} > {log} 2>&1 ",
+    gpu_shape=(
+        "{python} {script} {use_gpu} {precision} {model_dir} {batch} {image} {benchmark} "
+        "{param1} > {log} 2>&1 "
+    ),
     mkldnn_raw=True,
     cpu_log=(
         "{log_root}/python_infer_cpu_gpus_{gpu}_usemkldnn_{mkldnn}_threads_{threads}_mode_paddle"
@@ -198,6 +225,7 @@ DET = Dialect(
     gpu_skip=("Det",),
     cpu_precision_loop=False,
     whole_infer="det",
+    klquant_branch="whole_infer",
     fingerprints=("7539bfa0df",),
 )
 
@@ -209,14 +237,20 @@ COMPACT = Dialect(
     slots=SLOTS_32,
     status_format="compact",
     train_shape_single="{python} {run_train} {save_model} {epoch} {pretrain} {batch}",
-    train_shape_multi="{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {save_model} {epoch} {pretrain} {batch}",
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} "
+        "{save_model} {epoch} {pretrain} {batch}"
+    ),
     train_shape_nodes=(
-        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {save_model} {epoch} "
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} "
+        "{save_model} {epoch} "
         "{pretrain} {batch}"
     ),
     train_status_log=None,
     eval_shape="{python} {eval_py} {weight} > {log} 2>&1 ",
     export_shape="{python} {run_export} {weight} {save_infer} > {log} 2>&1 ",
+    eval_log="{log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}_eval.log",
+    export_log="{log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}_nodes_{nodes}_export.log",
     use_inference_dir=False,
     train_infer_image_slot=None,
     cpu_shape="{python} {script} {use_gpu} {model_dir} {batch} {image} {benchmark} > {log} 2>&1 ",
@@ -231,13 +265,282 @@ COMPACT = Dialect(
     fingerprints=("8d76e63f50",),
 )
 
-ALL: tuple[Dialect, ...] = (OCR, TEMPLATE, SEG, CLAS, DET, COMPACT)
+# The older Step6 script most competition repos copied: save_log <trainer>_gpus_<gpu>, no logs for
+# eval/export, status lines without the model name.
+COMPACT_V1 = COMPACT.with_(
+    name="compact_v1",
+    description="older Step6 compact script (competition copies, e.g. Lieberk/Paddle-Cutpaste)",
+    status_format="template",
+    ips_limit=26,
+    compact_multinode=False,
+    compact_save_log="{log_root}/{trainer}_gpus_{gpu}{nodes_suffix}",
+    eval_shape="{python} {eval_py} {weight}",
+    export_shape="{python} {run_export} {weight} {save_infer}",
+    eval_log=None,
+    export_log=None,
+    whole_infer_export_log=None,
+    fingerprints=("1240f8214f",),
+)
+# sldyns/DnCNN_paddle, kongdebug/NAFNet-pd: LOG_PATH without the mode; eval and export get no weights.
+COMPACT_NOWEIGHTS = COMPACT_V1.with_(
+    name="compact_noweights",
+    description="competition compact copies whose eval/export pass no trained weights (DnCNN, NAFNet)",
+    log_root="./test_tipc/output/{model_name}",
+    ips_limit=15,
+    compact_multinode=True,
+    eval_shape="{python} {eval_py}",
+    export_shape="{python} {run_export} {save_infer}",
+    fingerprints=("eaaf506052",),
+)
+COMPACT_NAFNET = COMPACT_NOWEIGHTS.with_(
+    name="compact_nafnet",
+    description="kongdebug/NAFNet-pd: clean and noisy image dirs on lines 31-32 (33-line config)",
+    slots={**SLOTS_32, "infer_image": 30, "infer_param1": 31, "infer_benchmark": 32},
+    train_infer_image_slot="infer_image",
+    whole_infer_image_slot=None,
+    param1_only_in_train=True,
+    cpu_shape="{python} {script} {use_gpu} {model_dir} {batch} {image} {param1} {benchmark} > {log} 2>&1 ",
+    gpu_shape="{python} {script} {use_gpu} {model_dir} {batch} {image} {param1} {benchmark} > {log} 2>&1 ",
+    fingerprints=("177476a617",),
+)
 
-# Families not tuned yet start from the closest profile; refined below as their corpora are matched.
-VIDEO = OCR.with_(name="video", description="PaddleVideo test_tipc", status_format="ocr")
-GAN = OCR.with_(name="gan", description="PaddleGAN test_tipc", status_format="ocr")
-REC = OCR.with_(name="rec", description="PaddleRec test_tipc", status_format="rec", results_log="results.log")
-P3D = TEMPLATE.with_(name="3d", description="Paddle3D test_tipc")
-SPEECH = TEMPLATE.with_(name="speech", description="PaddleSpeech tests/test_tipc")
+# lelexx/fastflow_paddle: mode-keyed --exp_dir (save slot) and --data (data-path slot) replace the save dir.
+COMPACT_FASTFLOW = COMPACT_NOWEIGHTS.with_(
+    name="compact_fastflow",
+    description="lelexx/fastflow_paddle compact copy (mode-keyed exp_dir/data, whole_infer exits early)",
+    log_root="./test_tipc/output/{model_name}/{mode}",
+    train_shape_single="{python} {run_train} {exp_dir} {epoch} {batch} {data_dir}",
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {exp_dir} {epoch}  {batch} "
+        "{data_dir}"
+    ),
+    train_shape_nodes=(
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {exp_dir} {epoch}  "
+        "{batch} {data_dir}"
+    ),
+    eval_shape="{python} {eval_py}  {data_dir}  {exp_dir} ",
+    export_shape="{python} {run_export} {exp_dir} {save_infer}",
+    cpu_shape=(
+        "{python} {script} {use_gpu} {save_infer_param} {batch} {image} {benchmark} {image_value} "
+        "> {log} 2>&1 "
+    ),
+    gpu_shape=(
+        "{python} {script} {use_gpu} {save_infer_param} {batch} {image} {benchmark} {image_value} "
+        "> {log} 2>&1 "
+    ),
+    whole_infer_exits_before_export=True,
+    fingerprints=("890fe90875",),
+)
 
-ALL = (*ALL, VIDEO, GAN, REC, P3D, SPEECH)
+# renmada/RD4AD-paddle: train gets only the save dir and epochs, export only the save dir, eval the save dir
+# as `--output_dir <dir>`, inference only device/mkldnn/threads/model dir/benchmark. The script at the corpus
+# commit could not be read; these shapes are the ones its recorded commands pin down.
+TEMPLATE_RD4AD = TEMPLATE.with_(
+    name="template_rd4ad",
+    description="renmada/RD4AD-paddle hand-edited template copy",
+    log_root="./test_tipc/output/{model_name}/{mode}",
+    train_shape_single="{python} {run_train} {save_model} {epoch}",
+    eval_shape="{python} {eval_py} {weight} {use_gpu} {param1} --output_dir {save_log}",
+    export_shape="{python} {run_export} {save_infer}",
+    eval_log=None,
+    export_log=None,
+    cpu_shape="{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {benchmark} > {log} 2>&1 ",
+    gpu_shape="{python} {script} {use_gpu} {model_dir} {benchmark} > {log} 2>&1 ",
+    fingerprints=("814d7d0325",),
+)
+
+# txyugood/PaddleC3D: the template script with train/export reduced to the bare scripts, the inference model
+# path taken from line 47 as written, and no benchmark flag on GPU.
+TEMPLATE_C3D = TEMPLATE.with_(
+    name="template_c3d",
+    description="txyugood/PaddleC3D hand-edited template copy",
+    train_shape_single="{python} {run_train}",
+    export_shape="{python} {run_export}",
+    eval_shape="{python} {eval_py} {weight} {use_gpu} {param1}",
+    eval_log=None,
+    export_log=None,
+    infer_model_dir_from_slot=True,
+    train_infer_image_slot="infer_image",
+    cpu_shape=(
+        "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {precision} "
+        "{param1} > {log} 2>&1 "
+    ),
+    gpu_shape=(
+        "{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {param1} > {log} 2>&1 "
+    ),
+    fingerprints=("2939c3ef1d",),
+)
+
+# justld/DMNet_paddle: the template script with line 49 passed as a second extra inference argument.
+TEMPLATE_DMNET = TEMPLATE.with_(
+    name="template_dmnet",
+    description="justld/DMNet_paddle hand-edited template copy (line 49 is an extra inference argument)",
+    inference_dir_single_bracket=True,
+    cpu_shape=(
+        "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {precision} "
+        "{param1} {save_log_value} > {log} 2>&1 "
+    ),
+    gpu_shape=(
+        "{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {benchmark} {param1} "
+        "{save_log_value} > {log} 2>&1 "
+    ),
+    klquant_slots=SLOTS_KLQUANT_SEG,
+    klquant_read_limit=None,
+    klquant_forces_quant=False,
+    fingerprints=("1eaec006f9",),
+)
+
+
+VIDEO = OCR.with_(
+    name="video",
+    description="PaddleVideo test_tipc (--max_iters, -B launcher, amp_train slot, <dir>/<file> model paths)",
+    slots={**SLOTS_51, "train_param1": 12, "train_param2": 11},
+    mode_keyed=(),
+    launcher="--devices",
+    amp="video",
+    save_log_nodes_always=True,
+    env_at_gpu_loop=True,
+    env_before_eval=False,
+    unset_before_train=True,
+    pretrain_from_norm=True,
+    record_norm_weights=False,
+    trainer1_export="norm",
+    train_script_suffix=" --max_iters=30",
+    whole_train_drops_params=True,
+    eval_style="video",
+    train_shape_single=(
+        "{python} {run_train} {amp} {use_gpu}  {save_model} {epoch} {pretrain} {batch} {param1} {param2}  "
+    ),
+    train_shape_multi=(
+        '{python} -B -m paddle.distributed.launch {launcher}="{gpus}" {run_train} {amp} {use_gpu} '
+        "{save_model} {epoch} {pretrain} {batch} {param1} {param2} "
+    ),
+    train_shape_nodes=(
+        '{python} -B -m paddle.distributed.launch --ips={ips} {launcher}="{gpus}" {run_train} {amp} '
+        "{use_gpu} {save_model} {pretrain} {epoch} {batch} {param1} {param2} "
+    ),
+    train_status_log="{log_root}/train.log",
+    eval_shape="{python} {eval_py} {use_gpu} {weight} {extra} > {log} 2>&1 ",
+    use_inference_dir=False,
+    infer_dir_joins_value=True,
+    train_infer_image_slot="infer_image",
+    cpu_shape=(
+        "{python} {script} {use_gpu} {mkldnn} {threads} {model_dir} {batch} {image} {benchmark} {precision} "
+        "{param1} > {log} 2>&1 "
+    ),
+    gpu_shape=(
+        "{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {benchmark} {param1} "
+        "> {log} 2>&1 "
+    ),
+    mkldnn_raw=True,
+    cpu_skip=("C1", "C2", "C3"),
+    gpu_skip=("G1", "G2", "G3or"),
+    whole_infer="template",
+    klquant_branch="whole_infer",
+    klquant_slots=SLOTS_KLQUANT_SEG,
+    klquant_read_limit=None,
+    fingerprints=("a21316a142",),
+)
+GAN = OCR.with_(
+    name="gan",
+    description="PaddleGAN test_tipc (no trainer dispatch, positional export weights, minimal CPU command)",
+    trainer_dispatch="norm_only",
+    amp="gan",
+    env_at_gpu_loop=True,
+    env_before_eval=False,
+    unset_before_train=True,
+    ips_limit=26,
+    train_shape_single=(
+        "{python} {run_train} {use_gpu}  {save_model} {epoch} {pretrain} {batch} {param1} {amp}"
+    ),
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {use_gpu} {save_model} {epoch} "
+        "{pretrain} {batch} {param1} {amp}"
+    ),
+    train_shape_nodes=(
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} "
+        "{save_model} "
+        "{pretrain} {epoch} {batch} {param1} {amp}"
+    ),
+    export_shape="{python} {run_export}  {weight_path} {save_infer_key} {save_log} > {log} 2>&1 ",
+    inference_dir_single_bracket=True,
+    benchmark_parsed=False,
+    cpu_shape="{python} {script} {use_gpu} {model_dir} > {log} 2>&1 ",
+    gpu_shape=(
+        "{python} {script} {use_gpu} {trt} {precision} {model_dir} {batch} {image} {benchmark} {param1} "
+        "> {log} 2>&1 "
+    ),
+    cpu_log=(
+        "{log_root}/python_infer_cpu_usemkldnn_{mkldnn}_threads_{threads}_precision_{precision}"
+        "_batchsize_{batch}.log"
+    ),
+    gpu_log="{log_root}/python_infer_gpu_usetrt_{trt}_precision_{precision}_batchsize_{batch}.log",
+    cpu_skip=("C3",),
+    gpu_skip=("G1", "G2", "G3or"),
+    whole_infer="gan",
+    fingerprints=("4978967d0a",),
+)
+REC = OCR.with_(
+    name="rec",
+    description="PaddleRec test_tipc (results.log, <save_log>.log model dirs, mode-keyed train_model_name)",
+    status_format="rec",
+    results_log="results.log",
+    mode_keyed=("epoch", "train_batch", "train_model_name"),
+    emit_autocast=True,
+    save_log_nodes_always=True,
+    save_log_suffix=".log",
+    infer_log_gpu_is_use_gpu=True,
+    train_shape_single=(
+        "{python} {run_train} {use_gpu}  {save_model} {epoch} {pretrain} {autocast} {batch} {param1} {amp} "
+    ),
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {use_gpu} {save_model} {epoch} "
+        "{pretrain} {autocast} {batch} {param1} {amp}"
+    ),
+    train_shape_nodes=(
+        "{python} -m paddle.distributed.launch --ips={ips} {launcher}={gpus} {run_train} {use_gpu} "
+        "{save_model} "
+        "{pretrain} {epoch} {autocast} {batch} {param1} {amp}"
+    ),
+    cpu_skip=("C1", "C2", "C3"),
+    gpu_skip=("G1", "G2", "G3or"),
+    fingerprints=("6e2d1ef692",),
+)
+P3D = TEMPLATE.with_(
+    name="3d",
+    description="Paddle3D test_tipc (template family; multi-card passes param1 where save_model belongs)",
+    log_root="./test_tipc/output/{model_name}/{mode}",
+    amp="gan",
+    train_shape_multi=(
+        "{python} -m paddle.distributed.launch {launcher}={gpus} {run_train} {use_gpu} {param1} {epoch} "
+        "{pretrain} {autocast} {batch} {param1} {amp}"
+    ),
+    fingerprints=("ae7f0007c1",),
+)
+SPEECH = TEMPLATE.with_(
+    name="speech",
+    description="PaddleSpeech tests/test_tipc (template family, training/benchmark only)",
+    fingerprints=("41b0c794b2",),
+)
+
+# Main families first, then the repo-specific copies (recognised by their script fingerprint).
+ALL: tuple[Dialect, ...] = (
+    TEMPLATE,
+    OCR,
+    COMPACT,
+    CLAS,
+    DET,
+    SEG,
+    VIDEO,
+    GAN,
+    REC,
+    P3D,
+    SPEECH,
+    COMPACT_V1,
+    COMPACT_NOWEIGHTS,
+    COMPACT_NAFNET,
+    COMPACT_FASTFLOW,
+    TEMPLATE_C3D,
+    TEMPLATE_DMNET,
+    TEMPLATE_RD4AD,
+)

@@ -1,0 +1,162 @@
+"""The stable finding codes of `tipc lint` / `tipc plan` (docs/lint-codes.md is generated from this table).
+
+Codes never change meaning once released; retired codes stay reserved. Level is the default level; a few
+checks lower it where the trap cannot bite (noted in the text).
+"""
+
+from __future__ import annotations
+
+from tipc.findings import Level
+
+CODES: dict[str, tuple[Level, str]] = {
+    # file and chain
+    "TIPC000": (
+        Level.INFO,
+        "which dialect reads the config, and why (fingerprint, script cue or config shape)",
+    ),
+    "TIPC001": (Level.ERROR, "empty config: nothing for the script to read"),
+    "TIPC002": (Level.ERROR, "the config could not be planned while linting (message says why)"),
+    "TIPC030": (
+        Level.INFO,
+        "config of another chain (serving, cpp, paddle2onnx, lite, ptq, dy2static...): not planned",
+    ),
+    "TIPC031": (
+        Level.WARNING,
+        "file under test_tipc/configs that is not recognised as a config of any chain",
+    ),
+    "TIPC032": (Level.INFO, "not a .txt file (model YAML, data list...): skipped"),
+    "TIPC033": (
+        Level.WARNING,
+        "planned although the file looks like a PTQ or unknown config (read positionally)",
+    ),
+    "TIPC100": (Level.WARNING, "the script runs nothing in this mode (info when linting all modes)"),
+    # static traps (lint)
+    "TIPC101": (Level.ERROR, "CRLF line endings: every value keeps a trailing \\r"),
+    "TIPC102": (
+        Level.ERROR,
+        "blank line inside the read range: every later line moves one slot up (info after the last slot)",
+    ),
+    "TIPC103": (
+        Level.WARNING,
+        "value contains a second ':' and is cut there by common_func.sh (info for *_url keys)",
+    ),
+    "TIPC104": (Level.WARNING, "glob characters in a value: bash expands them when reading the config"),
+    "TIPC105": (
+        Level.ERROR,
+        "a key sits in a slot meant for something else (e.g. --benchmark in the mkldnn slot)",
+    ),
+    "TIPC106": (Level.WARNING, "not a True/False value in a boolean slot (e.g. infer_quant:Fasle)"),
+    "TIPC107": (Level.WARNING, "key with surrounding spaces (bash keeps them in the emitted parameter)"),
+    "TIPC108": (
+        Level.WARNING,
+        "blank (spaces-only) value: parameters omit it but stage tests do not treat it as null",
+    ),
+    "TIPC109": (Level.WARNING, "unknown mode name in a mode-keyed value"),
+    "TIPC111": (
+        Level.WARNING,
+        "trainer listed on the trainer line but its script is null: skipped with eval/export/infer",
+    ),
+    "TIPC112": (
+        Level.WARNING,
+        "norm_export is null while inference is configured: no inference runs after training",
+    ),
+    "TIPC113": (Level.WARNING, "gpu_list and train use_gpu lists differ in length (paired by position)"),
+    "TIPC114": (
+        Level.WARNING,
+        "infer_model / infer_export / infer_quant lists differ in length (paired by position)",
+    ),
+    "TIPC115": (
+        Level.WARNING,
+        "gpu_list item longer than 15 characters without ';': classified multi-node by length",
+    ),
+    "TIPC116": (Level.WARNING, "inference use_gpu key is null: passed raw as null=<value>"),
+    "TIPC117": (
+        Level.WARNING,
+        "benchmark section field out of the order its reader expects (read positionally)",
+    ),
+    "TIPC118": (
+        Level.WARNING,
+        "blank line before a trailing section header: its fields are read one line off",
+    ),
+    "TIPC119": (Level.INFO, "config has a different number of lines than the dialect's layout"),
+    # bash semantics recorded while planning
+    "TIPC120": (
+        Level.WARNING,
+        "a listed trainer's export value is empty: export and inference silently skipped",
+    ),
+    "TIPC201": (Level.WARNING, "mode missing from a mode-keyed value: the parameter is omitted in that mode"),
+    "TIPC202": (Level.WARNING, "plain value on a mode-keyed line: the script passes nothing"),
+    "TIPC205": (
+        Level.INFO,
+        "the script reads the epoch line without the mode (PaddleClas): default epochs used",
+    ),
+    "TIPC206": (
+        Level.WARNING,
+        "the script has no klquant_whole_infer branch: that mode runs the training branch",
+    ),
+    "TIPC207": (Level.INFO, "klquant_whole_infer re-reads the config with the legacy klquant layout"),
+    "TIPC210": (
+        Level.WARNING,
+        "trainer name matches no trainer slot and this script skips it (PaddleDetection)",
+    ),
+    "TIPC211": (Level.INFO, "trainer name matches no special trainer key: the script runs norm_train for it"),
+    "TIPC212": (
+        Level.ERROR,
+        "trainer with an empty script value: the script runs the interpreter with parameters only",
+    ),
+    "TIPC213": (Level.INFO, "pact/fpgm trainer loads the weights of the preceding norm_train run"),
+    "TIPC214": (
+        Level.INFO,
+        "PaddleSeg falls back to iter_<iters>/model.pdparams when train_model_name is missing",
+    ),
+    "TIPC215": (Level.WARNING, "empty eval script: the stage test errors and eval is skipped"),
+    "TIPC216": (Level.INFO, "export of a trainer is null/empty: no export and no inference after training"),
+    "TIPC217": (
+        Level.WARNING,
+        "PaddleClas RecModel models: export reuses the previous export's weight argument",
+    ),
+    "TIPC220": (Level.INFO, "gpu_list item classified multi-node by its length (ips/gpus split shown)"),
+    "TIPC230": (Level.INFO, "quantized model: the int8-only skip rules apply"),
+    "TIPC231": (Level.ERROR, "inference use_gpu value is none of True/False/gpu/cpu: nothing runs for it"),
+    "TIPC232": (
+        Level.WARNING,
+        "missing infer_quant item: the script shifts its arguments (gpu id used as quant flag)",
+    ),
+    "TIPC240": (
+        Level.INFO,
+        "PaddleClas whole_infer runs only the KL-quant command, which is null: nothing runs",
+    ),
+    "TIPC241": (Level.INFO, "PaddleClas KL-quant: the script symlinks the quantized model before inference"),
+    "TIPC242": (
+        Level.ERROR,
+        "PaddleDetection infer_mode value is not norm/pact/fpgm/distill/kl_quant: script exits 1",
+    ),
+    "TIPC250": (Level.INFO, "compact script parses the train use_gpu line but never passes it"),
+    "TIPC260": (Level.INFO, "whole_infer export: this script exits before running it (hand-edited copy)"),
+    "TIPC302": (Level.WARNING, "command is not valid shell words (unbalanced quotes): split on whitespace"),
+    "TIPC303": (
+        Level.WARNING,
+        "unquoted glob in a command: bash expands it at run time; argv keeps it literally",
+    ),
+    "TIPC304": (
+        Level.WARNING,
+        "`$` in a command: the script's eval expands it from the environment at run time",
+    ),
+    "TIPC900": (Level.INFO, "value overridden in memory by --device / --set (the file is not edited)"),
+}
+
+
+def render_markdown() -> str:
+    lines = [
+        "# tipc finding codes",
+        "",
+        "Generated from `tipc/config/codes.py` (a test keeps this file in sync). Findings print as",
+        "`path:line:col: LEVEL CODE message`; `tipc lint` exits 1 when any ERROR is reported, 0 otherwise,",
+        "2 when an input cannot be read.",
+        "",
+        "| code | default level | meaning |",
+        "|---|---|---|",
+    ]
+    for code, (level, text) in CODES.items():
+        lines.append(f"| {code} | {level.value} | {text.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
