@@ -19,7 +19,7 @@ def _corpus(argv: list[str]) -> Path:
     env = os.environ.get("TIPC_CORPUS")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[1] / ".." / "shared" / "tipc-corpus"
+    return Path(__file__).resolve().parents[2] / "shared" / "tipc-corpus"
 
 
 def main(argv: list[str]) -> int:

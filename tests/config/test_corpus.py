@@ -19,7 +19,7 @@ REPO_ROOT = Path(__file__).parents[2]
 
 
 def _corpus() -> Path | None:
-    candidates = [os.environ.get("TIPC_CORPUS", ""), REPO_ROOT / ".." / "shared" / "tipc-corpus"]
+    candidates = [os.environ.get("TIPC_CORPUS", ""), (REPO_ROOT.parent / "shared" / "tipc-corpus").resolve()]
     for candidate in candidates:
         if candidate and Path(candidate).is_dir():
             return Path(candidate)
