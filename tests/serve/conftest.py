@@ -49,8 +49,13 @@ def build_model(folder: Path, *, pir: bool = True) -> Path:
     env["FLAGS_enable_pir_api"] = "1" if pir else "0"
     script = folder.parent / f"build_{folder.name}.py"  # dy2static reads the source, so not `python -c`
     script.write_text(_BUILD, encoding="utf-8")
-    result = proc.run([sys.executable, str(script), str(folder)], cwd=folder, env=env, timeout_s=300,
-                      log_path=folder.parent / f"build_{folder.name}.log")  # fmt: skip
+    result = proc.run(
+        [sys.executable, str(script), str(folder)],
+        cwd=folder,
+        env=env,
+        timeout_s=300,
+        log_path=folder.parent / f"build_{folder.name}.log",
+    )
     assert result.exit_code == 0, (folder.parent / f"build_{folder.name}.log").read_text()
     return folder
 
@@ -114,5 +119,5 @@ def _no_orphans() -> Iterator[None]:
     """After every test module: no child process of ours is left running (servers, workers)."""
     yield
     leftovers = [p for p in psutil.Process().children(recursive=True) if p.is_running()]
-    gone, alive = psutil.wait_procs(leftovers, timeout=5)
+    _, alive = psutil.wait_procs(leftovers, timeout=5)
     assert not alive, f"orphan processes: {[(p.pid, p.cmdline()) for p in alive]}"

@@ -18,9 +18,10 @@ from tipc.serve.model import RequestError, TensorSpec
 class DoubleIt:
     """y = 2 * x, with the same validation contract as PredictorPool."""
 
-    size = 2
-    inputs = [TensorSpec("x", "float32", (-1, 3))]
-    outputs = [TensorSpec("y", "float32", (-1, 3))]
+    def __init__(self) -> None:
+        self.size = 2
+        self.inputs = [TensorSpec("x", "float32", (-1, 3))]
+        self.outputs = [TensorSpec("y", "float32", (-1, 3))]
 
     def validate(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         array = feeds["x"]

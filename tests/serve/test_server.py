@@ -23,8 +23,14 @@ def paddle_inference(model_dir: Path, batch: np.ndarray, work: Path) -> dict[str
     """Reference outputs from Paddle Inference in its own process."""
     work.mkdir(parents=True, exist_ok=True)
     np.save(work / "in.npy", batch)
-    argv = [sys.executable, "-m", "tipc.engines.paddle_infer_once", str(model_dir), str(work / "in.npy"),
-            str(work / "out.npz")]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "tipc.engines.paddle_infer_once",
+        str(model_dir),
+        str(work / "in.npy"),
+        str(work / "out.npz"),
+    ]
     result = proc.run(argv, cwd=work, env=child_env(), timeout_s=300, log_path=work / "worker.log")
     assert result.exit_code == 0, (work / "worker.log").read_text()
     return dict(np.load(work / "out.npz"))
@@ -78,14 +84,14 @@ def test_bounded_concurrent_load_has_no_errors(server: RunningServer) -> None:
                 {"inputs": [{"name": "x", "shape": [1, 1, 8, 7], "datatype": "FP32", "data": [0.0] * 56}]}
             ).encode(),
             400,
-        ),  # fmt: skip
+        ),
         (
             "/v2/models/tiny/infer",
             json.dumps(
                 {"inputs": [{"name": "x", "shape": [1, 1, 8, 8], "datatype": "INT32", "data": [0] * 64}]}
             ).encode(),
             400,
-        ),  # fmt: skip
+        ),
         ("/v2/models/other/infer", b"{}", 404),
         ("/tiny/prediction", json.dumps({"key": ["x"], "value": ["[[1, 2]]"]}).encode(), 400),
         ("/other/prediction", b"{}", 404),
@@ -138,7 +144,12 @@ def test_pdmodel_export_is_served_with_its_declared_input(tmp_path: Path) -> Non
 
 def test_cli_rejects_a_folder_without_a_model(tmp_path: Path) -> None:
     lines: list[str] = []
-    result = proc.run([sys.executable, "-m", "tipc", "serve", str(tmp_path)], cwd=tmp_path, env=child_env(),
-                      timeout_s=60, on_line=lines.append)  # fmt: skip
+    result = proc.run(
+        [sys.executable, "-m", "tipc", "serve", str(tmp_path)],
+        cwd=tmp_path,
+        env=child_env(),
+        timeout_s=60,
+        on_line=lines.append,
+    )
     assert result.exit_code == 2
     assert any("no inference.json or inference.pdmodel" in line for line in lines)

@@ -36,11 +36,16 @@ def record_for(repo: Path) -> RunRecord:
         argv=("python", "export_model.py", "--save_inference_dir=./inference/tiny_infer"),
     )
     plan = Plan(
-        config_path="test_tipc/configs/tiny/train_infer_python.txt", repo=str(repo), mode="lite_train_lite_infer",
-        dialect="template", model_name="tiny", output_dir="test_tipc/output/tiny/lite_train_lite_infer",
-        results_log="test_tipc/output/tiny/lite_train_lite_infer/results_python.log", status_format="template",
+        config_path="test_tipc/configs/tiny/train_infer_python.txt",
+        repo=str(repo),
+        mode="lite_train_lite_infer",
+        dialect="template",
+        model_name="tiny",
+        output_dir="test_tipc/output/tiny/lite_train_lite_infer",
+        results_log="test_tipc/output/tiny/lite_train_lite_infer/results_python.log",
+        status_format="template",
         steps=(export,),
-    )  # fmt: skip
+    )
     return RunRecord(plan=plan, results=(), started=0.0)
 
 

@@ -380,8 +380,11 @@ def _plan_models(
         options.append(lines[index])
         index += 1
     if index >= len(lines):
-        raise ConfigError(str(config), web_line.lineno,
-                          "no client line (pipline:<script>) after web_service: the serving chain has no client")  # fmt: skip
+        raise ConfigError(
+            str(config),
+            web_line.lineno,
+            "no client line (pipline:<script>) after web_service: the serving chain has no client",
+        )
     client_line = lines[index]
     image_line = lines[index + 1] if index + 1 < len(lines) else None
     device_line = next((ln for ln in options if "devices" in ln.key), None)
