@@ -31,6 +31,11 @@ class _Server(uvicorn.Server):
                     host, port = sock.getsockname()[:2]
                     print(f"tipc serve: ready on http://{host}:{port} model={self.name}", flush=True)
 
+    async def shutdown(self, sockets: Any = None) -> None:
+        print("tipc serve: shutting down (finishing in-flight requests)", flush=True)
+        await super().shutdown(sockets=sockets)
+        print("tipc serve: stopped", flush=True)
+
 
 def serve(
     model_dir: Path,
@@ -40,9 +45,10 @@ def serve(
     name: str = "model",
     workers: int = 2,
     cpu_threads: int = 1,
+    mkldnn: bool = False,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> int:
-    pool = PredictorPool(model_dir, size=workers, cpu_threads=cpu_threads)
+    pool = PredictorPool(model_dir, size=workers, cpu_threads=cpu_threads, mkldnn=mkldnn)
     app = build_app(pool, name=name, max_body_bytes=max_body_bytes)
     inputs = ", ".join(f"{s.name}:{s.datatype}{list(s.shape)}" for s in pool.inputs)
     outputs = ", ".join(f"{s.name}:{s.datatype}{list(s.shape)}" for s in pool.outputs)
