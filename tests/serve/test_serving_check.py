@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,8 @@ import pytest
 import tipc.serve.load
 from tipc.checks.base import CheckContext, Verdict
 from tipc.checks.serving import find_model_dir, serving
-from tipc.record import RunRecord
-from tipc.steps import Plan, Stage, Step
+from tipc.record import RunRecord, StepResult
+from tipc.steps import Plan, Stage, Status, Step
 
 pytestmark = pytest.mark.integration
 
@@ -56,6 +57,17 @@ def test_model_dir_is_found_from_the_export_step(tmp_path: Path, tiny_model: Pat
     assert "export/norm_export" in how
     missing, why = find_model_dir(CheckContext(repo=tmp_path / "empty"))
     assert missing is None and "no exported inference model" in why
+
+
+def test_a_failed_export_is_never_replaced_by_a_stale_model(tmp_path: Path, tiny_model: Path) -> None:
+    repo = repo_with_model(tmp_path, tiny_model)
+    record = record_for(repo)
+    failed = StepResult("export/norm_export", Status.FAILED, exit_code=1)
+    found, why = find_model_dir(CheckContext(repo=repo, record=replace(record, results=(failed,))))
+    assert found is None
+    assert "export/norm_export failed" in why
+    outcome = serving(CheckContext(repo=repo, record=replace(record, results=(failed,))))
+    assert outcome.verdict is Verdict.SKIP and "did not pass" in outcome.summary
 
 
 def test_check_passes_and_reports_agreement_and_load(tmp_path: Path, tiny_model: Path) -> None:

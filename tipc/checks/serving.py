@@ -77,15 +77,22 @@ def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path
     configured = _get(ctx.settings, "serving", "model_dir")
     if isinstance(configured, str) and _has_model(repo / configured):
         return (repo / configured).resolve(), "from tipc.yaml serving.model_dir"
+    not_passed: list[str] = []
     for step_id, value in _candidates_from_plan(ctx.record):
-        step_cwd = repo
-        if ctx.record is not None:
-            step_cwd = repo / ctx.record.plan.step(step_id).cwd
+        result = ctx.record.result(step_id)
+        if result is not None and result.status.value != "passed":
+            # A folder left by an earlier run would be stale: never serve it in place of this run's export.
+            not_passed.append(f"{step_id} {result.status.value}")
+            continue
+        step_cwd = repo / ctx.record.plan.step(step_id).cwd
         for base in (step_cwd, repo):
             path = (base / value).resolve()
             if _has_model(path):
                 return path, f"from step {step_id}"
-    return None, "no exported inference model found (inference.json|.pdmodel + inference.pdiparams)"
+    why = "no exported inference model found (inference.json|.pdmodel + inference.pdiparams)"
+    if not_passed:
+        why += "; steps that would have written one did not pass: " + ", ".join(dict.fromkeys(not_passed))
+    return None, why
 
 
 def _output_dir(ctx: CheckContext) -> Path:
