@@ -67,6 +67,8 @@ def serve(
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=GRACEFUL_S,
+        # Backpressure: beyond this many open connections/requests uvicorn answers 503 instead of queueing.
+        limit_concurrency=max(64, 16 * workers),
         lifespan="off",
     )
     server = _Server(config)
