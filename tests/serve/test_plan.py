@@ -272,3 +272,26 @@ def test_unmet_requirement_asks_the_interpreter(tmp_path: Path) -> None:
 def test_plan_round_trips_through_json(tmp_path: Path) -> None:
     plan = plan_of(tmp_path, TUTORIAL, {"deploy/serving_python/web_service.py": SERVING_SERVER_PY})
     assert Plan.from_json(plan.to_json()) == plan
+
+
+def test_the_demo_serving_config_needs_no_paddle_serving() -> None:
+    root = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
+    plan = plan_serving(root / "test_tipc/configs/lenet_digits/serving_infer_python.txt")
+    assert plan.repo == str(root)
+    export, server, client = plan.steps
+    assert export.argv[:2] == ("python", "export_model.py")
+    assert "--save_inference_dir=./inference/lenet_digits_infer/" in export.argv
+    assert server.argv == (
+        "python",
+        "-m",
+        "tipc",
+        "serve",
+        "../../inference/lenet_digits_infer",
+        "--port",
+        "18093",
+        "--name",
+        "lenet_digits",
+    )
+    assert server.ready_url == "http://127.0.0.1:18093/v2/health/ready"
+    assert client.argv == ("python", "pipeline_http_client.py", "--image_dir=../../lite_data/infer/")
+    assert not any(s.requires_modules for s in plan.steps)

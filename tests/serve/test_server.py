@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -153,3 +154,34 @@ def test_cli_rejects_a_folder_without_a_model(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert any("no inference.json or inference.pdmodel" in line for line in lines)
+
+
+def test_sigterm_lets_in_flight_requests_finish(tiny_model: Path, tmp_path: Path) -> None:
+    running = start_server(tiny_model, tmp_path / "server.log", "--workers", "1")
+    statuses: list[int] = []
+    failures: list[str] = []
+    answered = threading.Event()
+
+    def client_loop() -> None:
+        with Client(running.url, timeout_s=30) as client:
+            for _ in range(200):
+                try:
+                    statuses.append(client.infer_v2("tiny", {"x": batch_of(8)}).status)
+                except OSError as exc:  # refused/reset once the server has closed its socket
+                    failures.append(type(exc).__name__)
+                    return
+                answered.set()
+
+    thread = threading.Thread(target=client_loop)
+    try:
+        thread.start()
+        assert answered.wait(timeout=60)
+        running.background.child.send_signal(signal.SIGTERM)
+        running.background.child.wait(timeout=30)
+        thread.join(timeout=60)
+    finally:
+        running.background.stop()
+    assert statuses and set(statuses) == {200}  # nothing half-served: every answer that came back is complete
+    assert len(statuses) + len(failures) <= 200
+    log = running.log.read_text()
+    assert "tipc serve: shutting down" in log and "tipc serve: stopped" in log
