@@ -225,6 +225,7 @@ def test_ocr_det_config_converts_det_only(tmp_path: Path) -> None:
             "pipline",
         ),
         ("===serving_infer_python_params===\nmodel_name:x\n", 1, "PaddleDetection"),
+        (TUTORIAL.replace("web_service:web_service.py", "--op:GeneralClasOp"), 1, "C++ serving"),
     ],
 )
 def test_bad_configs_give_located_errors(tmp_path: Path, text: str, line: int, message: str) -> None:

@@ -204,6 +204,12 @@ def plan_serving(
             lines[0].lineno,
             "PaddleDetection serving layout (serving_infer_python_params) is not supported yet",
         )
+    if "cpp" in config.name.lower() or any(ln.key.strip() in ("cpp_client", "--op") for ln in lines):
+        raise ConfigError(
+            str(config),
+            lines[0].lineno,
+            "C++ serving config (test_serving_infer_cpp.sh): only the Python serving chain is planned",
+        )
     root = (repo or _find_repo(config)).resolve()
     model = _expect(config, lines, 1, "the model name", key="model_name").value.strip()
     python_line = _expect(config, lines, 2, "the interpreter", key="python")
