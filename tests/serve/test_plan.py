@@ -93,7 +93,7 @@ def test_tutorial_config_plans_convert_server_client(tmp_path: Path) -> None:
             "deploy/serving_python/pipeline_http_client.py": "import requests\n",
         },
     )
-    assert plan.chain == "serving" and plan.dialect == "models_serving"
+    assert plan.chain == "serving" and plan.dialect == "models_serving" and plan.status_format == "compact"
     assert plan.repo == str(tmp_path.resolve())
     assert plan.output_dir == "log/mobilenet_v3_small/serving_infer"
     convert, server, client = plan.steps
@@ -163,7 +163,7 @@ def test_ocr_system_config_converts_det_and_rec_and_loops_devices(tmp_path: Path
             "deploy/pdserving/config.yml": "http_port: 9998\n",
         },
     )
-    assert plan.dialect == "ocr_serving"
+    assert plan.dialect == "ocr_serving" and plan.status_format == "ocr"
     assert plan.output_dir == "test_tipc/output/ch_PP-OCRv3/serving_infer/python"
     ids = [s.id for s in plan.steps]
     assert ids == [

@@ -228,7 +228,8 @@ def plan_serving(
         model_name=model,
         output_dir=output_dir,
         results_log=results_log,
-        status_format="common_func",
+        # status_check gets the model name: compact (models) / ocr lines (tipc.results.STATUS_FORMATS).
+        status_format="ocr" if is_ocr else "compact",
         steps=tuple(steps),
         findings=tuple(dict.fromkeys(findings + more)),  # one finding per line, not one per variant
         overrides=overrides,
