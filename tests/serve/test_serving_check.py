@@ -70,17 +70,22 @@ def test_a_failed_export_is_never_replaced_by_a_stale_model(tmp_path: Path, tiny
     assert outcome.verdict is Verdict.SKIP and "did not pass" in outcome.summary
 
 
-def test_check_passes_and_reports_agreement_and_load(tmp_path: Path, tiny_model: Path) -> None:
+@pytest.mark.parametrize("suffix", ["npy", "npz"])
+def test_check_passes_and_reports_agreement_and_load(tmp_path: Path, tiny_model: Path, suffix: str) -> None:
     repo = repo_with_model(tmp_path, tiny_model)
     inputs = np.random.default_rng(1).standard_normal((6, 1, 8, 8)).astype(np.float32)
     (repo / "lite_data").mkdir()
-    np.save(repo / "lite_data" / "infer_inputs.npy", inputs)
-    settings = {"agreement": {"inputs": "lite_data/infer_inputs.npy", "tolerances": {"atol": 1e-5}}}
+    if suffix == "npy":
+        np.save(repo / "lite_data" / "infer_inputs.npy", inputs)
+    else:
+        np.savez(repo / "lite_data" / "infer_inputs.npz", batch=inputs)
+    rel = f"lite_data/infer_inputs.{suffix}"
+    settings = {"agreement": {"inputs": rel, "tolerances": {"atol": 1e-5}}}
     outcome = serving(
         CheckContext(repo=repo, record=record_for(repo), settings=settings), requests=40, concurrency=4
     )
     assert outcome.verdict is Verdict.PASS, outcome.to_json()
-    assert "agreement inputs lite_data/infer_inputs.npy" in outcome.data["inputs"]
+    assert f"agreement inputs {rel}" in outcome.data["inputs"]
     for protocol in ("v2", "pipeline"):
         [(_, metrics)] = outcome.data["agreement"][protocol].items()
         assert metrics["max_abs"] <= 1e-5 and metrics["cosine"] >= 0.99999

@@ -160,8 +160,10 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     # 1. Start the server first: it loads while Paddle Inference computes the reference.
     port = free_port()
     server_log = out / "server.log"
+    python = _get(ctx.settings, "python")
+    python = python if isinstance(python, str) and python else sys.executable  # tipc.yaml `python:`
     argv = [
-        sys.executable,
+        python,
         "-m",
         "tipc",
         "serve",
@@ -226,14 +228,20 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
             batch_path = out / "random_inputs.npy"
             np.save(batch_path, rng.standard_normal(shape).astype(np.float32))
             source = f"seeded random batch {shape} (no agreement.inputs in tipc.yaml)"
-        batch = np.load(batch_path)
+        loaded = np.load(batch_path)
+        if not isinstance(loaded, np.ndarray):  # an .npz: its first array, as the agreement check reads it
+            loaded = loaded[loaded.files[0]]
+        batch = loaded
+        if batch_path.suffix != ".npy":  # the worker reads one .npy: hand it exactly the batch served
+            batch_path = out / "agreement_inputs.npy"
+            np.save(batch_path, batch)
         data["inputs"] = source
 
         # 3. Paddle Inference reference, in its own process.
         ref_path = out / "paddle_inference_outputs.npz"
         worker = proc.run(
             [
-                sys.executable,
+                python,
                 "-m",
                 "tipc.engines.paddle_infer_once",
                 str(model_dir),
