@@ -71,8 +71,11 @@ def test_a_failed_export_is_never_replaced_by_a_stale_model(tmp_path: Path, tiny
 
 
 @pytest.mark.parametrize("suffix", ["npy", "npz"])
-def test_check_passes_and_reports_agreement_and_load(tmp_path: Path, tiny_model: Path, suffix: str) -> None:
+def test_check_passes_and_reports_agreement_and_load(
+    tmp_path: Path, tiny_model: Path, suffix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     repo = repo_with_model(tmp_path, tiny_model)
+    monkeypatch.chdir(tmp_path)  # `tipc check .`: the repo path is relative, the children run elsewhere
     inputs = np.random.default_rng(1).standard_normal((6, 1, 8, 8)).astype(np.float32)
     (repo / "lite_data").mkdir()
     if suffix == "npy":
@@ -81,9 +84,8 @@ def test_check_passes_and_reports_agreement_and_load(tmp_path: Path, tiny_model:
         np.savez(repo / "lite_data" / "infer_inputs.npz", batch=inputs)
     rel = f"lite_data/infer_inputs.{suffix}"
     settings = {"agreement": {"inputs": rel, "tolerances": {"atol": 1e-5}}}
-    outcome = serving(
-        CheckContext(repo=repo, record=record_for(repo), settings=settings), requests=40, concurrency=4
-    )
+    context = CheckContext(repo=Path("repo"), record=record_for(Path("repo")), settings=settings)
+    outcome = serving(context, requests=40, concurrency=4)
     assert outcome.verdict is Verdict.PASS, outcome.to_json()
     assert f"agreement inputs {rel}" in outcome.data["inputs"]
     for protocol in ("v2", "pipeline"):

@@ -66,7 +66,7 @@ def _candidates_from_plan(record: Any) -> list[tuple[str, str]]:
 
 def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path | None, str]:
     """(model folder or None, how it was found / why not)."""
-    repo = Path(ctx.repo)
+    repo = Path(ctx.repo).resolve()  # children run elsewhere: every path handed to them is absolute
     if explicit:
         path = (repo / explicit).resolve()
         return (
@@ -96,7 +96,7 @@ def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path
 
 
 def _output_dir(ctx: CheckContext) -> Path:
-    repo = Path(ctx.repo)
+    repo = Path(ctx.repo).resolve()  # children run elsewhere: every path handed to them is absolute
     base = Path(ctx.record.plan.output_dir) if ctx.record is not None else Path("test_tipc/output")
     return repo / base / "serving_check"
 
@@ -141,7 +141,7 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     from tipc.serve.client import Client, free_port, tensor_value, wait_ready
     from tipc.serve.load import run_load
 
-    repo = Path(ctx.repo)
+    repo = Path(ctx.repo).resolve()  # children run elsewhere: every path handed to them is absolute
     model_dir, how = find_model_dir(ctx, args.get("model_dir"))
     if model_dir is None:
         return CheckOutcome(Verdict.SKIP, f"serving not checked: {how}", (Evidence(how),))
