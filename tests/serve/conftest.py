@@ -74,28 +74,13 @@ class RunningServer:
 
 
 def start_server(model_dir: Path, log: Path, *extra: str, name: str = "tiny") -> RunningServer:
-    from tipc.serve.client import free_port, wait_ready
+    from tipc.serve.launcher import launch
 
-    port = free_port()
-    argv = [
-        sys.executable,
-        "-m",
-        "tipc",
-        "serve",
-        str(model_dir),
-        "--port",
-        str(port),
-        "--name",
-        name,
-        *extra,
-    ]
-    background = proc.Background(argv, cwd=log.parent, env=child_env(), log_path=log)
-    url = f"http://127.0.0.1:{port}"
-    ready, why = wait_ready(f"{url}/v2/health/ready", deadline_s=120, alive=lambda: background.poll() is None)
-    if not ready:
-        background.stop()
-        pytest.fail(f"server not ready: {why}\n{log.read_text()}")
-    return RunningServer(url, name, background, log)
+    launched = launch(model_dir, log=log, name=name, extra=extra, env=child_env(), deadline_s=120)
+    if not launched.ready or launched.url is None:
+        launched.background.stop()
+        pytest.fail(f"server not ready: {launched.problem}\n{log.read_text()}")
+    return RunningServer(launched.url, name, launched.background, log)
 
 
 @pytest.fixture(scope="module")

@@ -185,3 +185,20 @@ def test_sigterm_lets_in_flight_requests_finish(tiny_model: Path, tmp_path: Path
     assert len(statuses) + len(failures) <= 200
     log = running.log.read_text()
     assert "tipc serve: shutting down" in log and "tipc serve: stopped" in log
+
+
+def test_a_server_that_cannot_load_is_reported_with_its_log(tmp_path: Path) -> None:
+    from tipc.serve.launcher import launch, log_tail
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "inference.json").write_text("{not a program")
+    (broken / "inference.pdiparams").write_bytes(b"\0" * 16)
+    launched = launch(broken, log=tmp_path / "server.log", name="broken", env=child_env(), deadline_s=120)
+    try:
+        assert not launched.ready
+        assert "exited" in launched.problem
+        assert "Paddle Inference cannot load this model" in log_tail(launched.log)
+        assert launched.background.poll() == 2  # a user error (exit 2), not an internal one
+    finally:
+        launched.background.stop()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -101,14 +100,6 @@ def _output_dir(ctx: CheckContext) -> Path:
     return repo / base / "serving_check"
 
 
-def _log_tail(path: Path, lines: int = 20) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return "(no server log)"
-    return "\n".join(text.splitlines()[-lines:]) or "(server log is empty)"
-
-
 def _child_env() -> dict[str, str]:
     import tipc
 
@@ -138,7 +129,8 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     except ImportError:
         return CheckOutcome(Verdict.SKIP, "numpy is not installed; the serving check needs the model extras")
     from tipc import proc
-    from tipc.serve.client import Client, free_port, tensor_value, wait_ready
+    from tipc.serve.client import Client, tensor_value
+    from tipc.serve.launcher import launch, log_tail
     from tipc.serve.load import run_load
 
     repo = Path(ctx.repo).resolve()  # children run elsewhere: every path handed to them is absolute
@@ -157,54 +149,49 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     concurrency = int(args.get("concurrency", 4))
     deadline_s = float(args.get("ready_deadline_s", 120.0))
 
-    # 1. Start the server first: it loads while Paddle Inference computes the reference.
-    port = free_port()
+    # 1. The server, on a port it picks itself (no race for a pre-chosen free port).
     server_log = out / "server.log"
     python = _get(ctx.settings, "python")
     python = python if isinstance(python, str) and python else sys.executable  # tipc.yaml `python:`
-    argv = [
-        python,
-        "-m",
-        "tipc",
-        "serve",
-        str(model_dir),
-        "--port",
-        str(port),
-        "--name",
-        _SERVICE_NAME,
-        "--workers",
-        "2",
-    ]
-    base_url = f"http://127.0.0.1:{port}"
-    server = proc.Background(argv, cwd=out, env=env, log_path=server_log)
-    data: dict[str, Any] = {"model_dir": str(model_dir), "found": how, "server_argv": argv, "port": port}
+    launched = launch(
+        model_dir,
+        log=server_log,
+        name=_SERVICE_NAME,
+        extra=("--workers", "2"),
+        python=python,
+        env=env,
+        deadline_s=deadline_s,
+    )
+    server = launched.background
+    data: dict[str, Any] = {
+        "model_dir": str(model_dir),
+        "found": how,
+        "url": launched.url,
+        "startup_s": round(launched.waited_s, 3),
+    }
 
     def died(stage: str) -> CheckOutcome:
         code = server.poll()
         return CheckOutcome(
             Verdict.FAIL,
             f"the server died {stage} (exit code {code})",
-            (Evidence("server log tail", path=str(server_log), excerpt=_log_tail(server_log)),),
+            (Evidence("server log tail", path=str(server_log), excerpt=log_tail(server_log)),),
             data,
         )
 
     try:
-        started = time.monotonic()
-        # 2. Inputs: the repo's agreement batch, or a seeded random batch shaped like the model's input.
-        inputs_rel = args.get("inputs") or _get(ctx.settings, "agreement", "inputs")
-        ready, why = wait_ready(
-            f"{base_url}/v2/health/ready", deadline_s=deadline_s, alive=lambda: server.poll() is None
-        )
-        data["startup_s"] = round(time.monotonic() - started, 3)
-        if not ready:
+        if not launched.ready or launched.url is None:
             if server.poll() is not None:
                 return died("before it was ready")
             return CheckOutcome(
                 Verdict.FAIL,
-                f"the server was not ready: {why}",
-                (Evidence("server log tail", path=str(server_log), excerpt=_log_tail(server_log)),),
+                f"the server was not ready: {launched.problem}",
+                (Evidence("server log tail", path=str(server_log), excerpt=log_tail(server_log)),),
                 data,
             )
+        base_url = launched.url
+        # 2. Inputs: the repo's agreement batch, or a seeded random batch shaped like the model's input.
+        inputs_rel = args.get("inputs") or _get(ctx.settings, "agreement", "inputs")
         with Client(base_url) as client:
             meta = client.get(f"/v2/models/{_SERVICE_NAME}")
         if not meta.ok or len(meta.body.get("inputs", [])) != 1:
@@ -261,7 +248,7 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
                     Evidence(
                         "worker log",
                         path=str(out / "paddle_inference.log"),
-                        excerpt=_log_tail(out / "paddle_inference.log"),
+                        excerpt=log_tail(out / "paddle_inference.log"),
                     ),
                 ),
                 data,

@@ -12,6 +12,7 @@ from typing import Any
 
 import uvicorn
 
+from tipc.errors import UserError
 from tipc.serve.app import DEFAULT_MAX_BODY_BYTES, build_app
 from tipc.serve.model import PredictorPool
 
@@ -48,7 +49,14 @@ def serve(
     mkldnn: bool = False,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> int:
-    pool = PredictorPool(model_dir, size=workers, cpu_threads=cpu_threads, mkldnn=mkldnn)
+    try:
+        pool = PredictorPool(model_dir, size=workers, cpu_threads=cpu_threads, mkldnn=mkldnn)
+    except UserError:
+        raise
+    except Exception as exc:  # Paddle raises RuntimeError/ValueError/... for corrupt or incompatible models
+        raise UserError(
+            f"{model_dir}: Paddle Inference cannot load this model: {type(exc).__name__}: {exc}"
+        ) from None
     app = build_app(pool, name=name, max_body_bytes=max_body_bytes)
     inputs = ", ".join(f"{s.name}:{s.datatype}{list(s.shape)}" for s in pool.inputs)
     outputs = ", ".join(f"{s.name}:{s.datatype}{list(s.shape)}" for s in pool.outputs)
