@@ -5,6 +5,7 @@ Needs the demo (examples/lenet_digits, written on another branch); skipped with 
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -65,3 +66,24 @@ def test_demo_serving_chain_matches_paddle_inference(tmp_path: Path) -> None:
     assert infer.exit_code == 0
     served = image_lines(client_log.read_text())
     assert served and served == image_lines("\n".join(infer_lines))
+
+
+@pytest.mark.skipif(not (DEMO / "infer.py").is_file(), reason="the lenet_digits demo is not in this tree")
+def test_demo_serving_script_runs_the_chain(tmp_path: Path) -> None:
+    repo = tmp_path / "lenet_digits"
+    shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns("output", "inference", "log", "__pycache__"))
+    env = child_env()
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")  # the config's `python`
+    lines: list[str] = []
+    config = "test_tipc/configs/lenet_digits/serving_infer_python.txt"
+    result = proc.run(
+        ["bash", "test_tipc/test_serving_infer_python.sh", config, "serving_infer"],
+        cwd=repo,
+        env=env,
+        timeout_s=300,
+        on_line=lines.append,
+    )
+    assert result.exit_code == 0, "\n".join(lines)
+    status = (repo / "log/lenet_digits/serving_infer/results_serving.log").read_text()
+    assert status.count("Run successfully") == 3 and "Run failed" not in status
+    assert len(image_lines("\n".join(lines))) == len(list((repo / "lite_data/infer").glob("*.png")))
