@@ -2,8 +2,9 @@
 
     PYTHONPATH=$PWD python bench/serve_load.py [--clients 8] [--requests 400] [--model DIR]
 
-Builds a tiny exported model (unless --model is given), starts `tipc serve` as a child in its own process group,
-and prints clients, requests, errors, p50/p99 latency and throughput. Not a test: figures depend on the machine.
+Builds a tiny exported model (unless --model is given), starts `tipc serve` as a child in its own process
+group, and prints clients, requests, errors, p50/p99 latency and throughput. Not a test: figures depend on
+the machine.
 """
 
 from __future__ import annotations
@@ -38,14 +39,20 @@ def main() -> int:
             samples = [{"x": rng.standard_normal((1, 1, 8, 8)).astype(np.float32)} for _ in range(16)]
             run_load(server.url, "bench", samples, requests=20, concurrency=2)  # warm-up, not reported
             print(f"tipc serve bench: model={model} server workers={args.workers}")
-            print(
-                f"{'protocol':<10}{'clients':>8}{'requests':>10}{'errors':>8}{'p50 ms':>10}{'p99 ms':>10}{'req/s':>10}"
-            )
+            header = ("protocol", "clients", "requests", "errors", "p50 ms", "p99 ms", "req/s")
+            print(f"{header[0]:<10}" + "".join(f"{h:>10}" for h in header[1:]))
             for protocol in ("v2", "pipeline"):
-                r = run_load(server.url, "bench", samples, requests=args.requests, concurrency=args.clients,
-                             protocol=protocol)  # fmt: skip
-                print(f"{protocol:<10}{r.concurrency:>8}{r.requests:>10}{r.errors:>8}{r.percentile_ms(50) or 0:>10.2f}"
-                      f"{r.percentile_ms(99) or 0:>10.2f}{r.throughput_rps:>10.1f}")  # fmt: skip
+                r = run_load(
+                    server.url,
+                    "bench",
+                    samples,
+                    requests=args.requests,
+                    concurrency=args.clients,
+                    protocol=protocol,
+                )
+                p50, p99 = r.percentile_ms(50) or 0.0, r.percentile_ms(99) or 0.0
+                row = f"{r.concurrency:>10}{r.requests:>10}{r.errors:>10}{p50:>10.2f}{p99:>10.2f}"
+                print(f"{protocol:<10}{row}{r.throughput_rps:>10.1f}")
         finally:
             server.background.stop()
     return 0

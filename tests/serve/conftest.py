@@ -49,8 +49,13 @@ def build_model(folder: Path, *, pir: bool = True) -> Path:
     env["FLAGS_enable_pir_api"] = "1" if pir else "0"
     script = folder.parent / f"build_{folder.name}.py"  # dy2static reads the source, so not `python -c`
     script.write_text(_BUILD, encoding="utf-8")
-    result = proc.run([sys.executable, str(script), str(folder)], cwd=folder, env=env, timeout_s=300,
-                      log_path=folder.parent / f"build_{folder.name}.log")  # fmt: skip
+    result = proc.run(
+        [sys.executable, str(script), str(folder)],
+        cwd=folder,
+        env=env,
+        timeout_s=300,
+        log_path=folder.parent / f"build_{folder.name}.log",
+    )
     assert result.exit_code == 0, (folder.parent / f"build_{folder.name}.log").read_text()
     return folder
 
@@ -69,28 +74,13 @@ class RunningServer:
 
 
 def start_server(model_dir: Path, log: Path, *extra: str, name: str = "tiny") -> RunningServer:
-    from tipc.serve.client import free_port, wait_ready
+    from tipc.serve.launcher import launch
 
-    port = free_port()
-    argv = [
-        sys.executable,
-        "-m",
-        "tipc",
-        "serve",
-        str(model_dir),
-        "--port",
-        str(port),
-        "--name",
-        name,
-        *extra,
-    ]
-    background = proc.Background(argv, cwd=log.parent, env=child_env(), log_path=log)
-    url = f"http://127.0.0.1:{port}"
-    ready, why = wait_ready(f"{url}/v2/health/ready", deadline_s=120, alive=lambda: background.poll() is None)
-    if not ready:
-        background.stop()
-        pytest.fail(f"server not ready: {why}\n{log.read_text()}")
-    return RunningServer(url, name, background, log)
+    launched = launch(model_dir, log=log, name=name, extra=extra, env=child_env(), deadline_s=120)
+    if not launched.ready or launched.url is None:
+        launched.background.stop()
+        pytest.fail(f"server not ready: {launched.problem}\n{log.read_text()}")
+    return RunningServer(launched.url, name, launched.background, log)
 
 
 @pytest.fixture(scope="module")
@@ -114,5 +104,5 @@ def _no_orphans() -> Iterator[None]:
     """After every test module: no child process of ours is left running (servers, workers)."""
     yield
     leftovers = [p for p in psutil.Process().children(recursive=True) if p.is_running()]
-    gone, alive = psutil.wait_procs(leftovers, timeout=5)
+    _, alive = psutil.wait_procs(leftovers, timeout=5)
     assert not alive, f"orphan processes: {[(p.pid, p.cmdline()) for p in alive]}"

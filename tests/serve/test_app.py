@@ -18,9 +18,10 @@ from tipc.serve.model import RequestError, TensorSpec
 class DoubleIt:
     """y = 2 * x, with the same validation contract as PredictorPool."""
 
-    size = 2
-    inputs = [TensorSpec("x", "float32", (-1, 3))]
-    outputs = [TensorSpec("y", "float32", (-1, 3))]
+    def __init__(self) -> None:
+        self.size = 2
+        self.inputs = [TensorSpec("x", "float32", (-1, 3))]
+        self.outputs = [TensorSpec("y", "float32", (-1, 3))]
 
     def validate(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         array = feeds["x"]
@@ -111,3 +112,24 @@ def test_unknown_route_and_method_are_json(client: TestClient) -> None:
     assert client.get("/nowhere").status_code == 404
     assert client.get("/v2/models/double/infer").status_code == 405
     assert "error" in client.get("/nowhere").json()
+
+
+class Explodes(DoubleIt):
+    """The model itself fails on some inputs validation cannot foresee (e.g. a kernel error)."""
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        if float(feeds["x"].sum()) < 0:
+            raise ValueError("kernel error")
+        return super().run(feeds)
+
+
+def test_a_model_failure_is_a_json_500_and_the_app_keeps_serving() -> None:
+    client = TestClient(build_app(Explodes(), name="double"))
+    bad = client.post("/double/prediction", json={"key": ["x"], "value": ["[[-1, -1, -1]]"]})
+    assert bad.status_code == 500 and bad.json()["err_no"] == 9000 and "kernel error" in bad.json()["err_msg"]
+    v2 = client.post(
+        "/v2/models/double/infer",
+        json={"inputs": [{"name": "x", "shape": [1, 3], "datatype": "FP32", "data": [-1, -1, -1]}]},
+    )
+    assert v2.status_code == 500 and "kernel error" in v2.json()["error"]
+    assert client.post("/double/prediction", json={"key": ["x"], "value": ["[[1, 1, 1]]"]}).status_code == 200

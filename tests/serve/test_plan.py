@@ -1,4 +1,4 @@
-"""Serving-config planning: the models tutorial and PaddleOCR layouts, located errors, the Paddle Serving skip."""
+"""Serving-config planning: models tutorial and PaddleOCR layouts, located errors, the Paddle Serving skip."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from tipc.errors import ConfigError, UserError
 from tipc.serve.plan import PADDLE_SERVING_REASON, plan_serving, unmet_requirement
 from tipc.steps import Overrides, Plan, Stage, Step
 
-# PaddlePaddle/models tutorials/mobilenetv3_prod/Step6/test_tipc/configs/mobilenet_v3_small/serving_infer_python.txt
+# PaddlePaddle/models tutorials/mobilenetv3_prod/Step6:
+# test_tipc/configs/mobilenet_v3_small/serving_infer_python.txt
 TUTORIAL = """===========================serving_params===========================
 model_name:mobilenet_v3_small
 python:python3.7
@@ -83,21 +84,29 @@ SERVING_SERVER_PY = "from paddle_serving_server.web_service import WebService, O
 
 
 def test_tutorial_config_plans_convert_server_client(tmp_path: Path) -> None:
-    plan = plan_of(tmp_path, TUTORIAL, {
-        "deploy/serving_python/web_service.py": SERVING_SERVER_PY,
-        "deploy/serving_python/config.yml": "worker_num: 20\nhttp_port: 18093\nrpc_port: 9993\n",
-        "deploy/serving_python/pipeline_http_client.py": "import requests\n",
-    })  # fmt: skip
-    assert plan.chain == "serving" and plan.dialect == "models_serving"
+    plan = plan_of(
+        tmp_path,
+        TUTORIAL,
+        {
+            "deploy/serving_python/web_service.py": SERVING_SERVER_PY,
+            "deploy/serving_python/config.yml": "worker_num: 20\nhttp_port: 18093\nrpc_port: 9993\n",
+            "deploy/serving_python/pipeline_http_client.py": "import requests\n",
+        },
+    )
+    assert plan.chain == "serving" and plan.dialect == "models_serving" and plan.status_format == "compact"
     assert plan.repo == str(tmp_path.resolve())
     assert plan.output_dir == "log/mobilenet_v3_small/serving_infer"
     convert, server, client = plan.steps
     assert convert.argv == (
-        "python3.7", "-m", "paddle_serving_client.convert", "--dirname=./inference/mobilenet_v3_small_infer/",
-        "--model_filename=inference.pdmodel", "--params_filename=inference.pdiparams",
+        "python3.7",
+        "-m",
+        "paddle_serving_client.convert",
+        "--dirname=./inference/mobilenet_v3_small_infer/",
+        "--model_filename=inference.pdmodel",
+        "--params_filename=inference.pdiparams",
         "--serving_server=./deploy/serving_python/serving_server/",
         "--serving_client=./deploy/serving_python/serving_client/",
-    )  # fmt: skip
+    )
     assert convert.stage is Stage.EXPORT and convert.source_lines == (4, 5, 6, 7, 8, 9)
     assert server.stage is Stage.SERVE and server.background
     assert server.argv == ("python3.7", "web_service.py") and server.cwd == "deploy/serving_python"
@@ -120,8 +129,13 @@ def test_python_override_and_device_loop(tmp_path: Path) -> None:
     plan = plan_of(tmp_path, TEMPLATE_WITH_DEVICES, overrides=Overrides(python=sys.executable))
     servers = [s for s in plan.steps if s.stage is Stage.SERVE]
     assert [s.id for s in servers] == ["serving/server/gpu", "serving/server/cpu"]
-    assert servers[0].argv == (sys.executable, "web_service.py", "--config=config.yml", "--opt",
-                               "op.imagenet.local_service_conf.devices=0")  # fmt: skip
+    assert servers[0].argv == (
+        sys.executable,
+        "web_service.py",
+        "--config=config.yml",
+        "--opt",
+        "op.imagenet.local_service_conf.devices=0",
+    )
     assert servers[1].argv[-1] == "op.imagenet.local_service_conf.devices="
     assert plan.results_log.endswith("serving_infer_python.log")
     cpu_only = plan_of(tmp_path / "b", TEMPLATE_WITH_DEVICES, overrides=Overrides(device="cpu"))
@@ -141,29 +155,44 @@ def test_tipc_serve_as_web_service_needs_no_paddle_serving(tmp_path: Path) -> No
 
 
 def test_ocr_system_config_converts_det_and_rec_and_loops_devices(tmp_path: Path) -> None:
-    plan = plan_of(tmp_path, OCR, {"deploy/pdserving/web_service.py": SERVING_SERVER_PY,
-                                   "deploy/pdserving/config.yml": "http_port: 9998\n"})  # fmt: skip
-    assert plan.dialect == "ocr_serving"
+    plan = plan_of(
+        tmp_path,
+        OCR,
+        {
+            "deploy/pdserving/web_service.py": SERVING_SERVER_PY,
+            "deploy/pdserving/config.yml": "http_port: 9998\n",
+        },
+    )
+    assert plan.dialect == "ocr_serving" and plan.status_format == "ocr"
     assert plan.output_dir == "test_tipc/output/ch_PP-OCRv3/serving_infer/python"
     ids = [s.id for s in plan.steps]
     assert ids == [
-        "serving/convert_det", "serving/convert_rec",
+        "serving/convert_det",
+        "serving/convert_rec",
         "serving/server/gpu/usetrt_False/precision_fp32",
         "serving/client/gpu/usetrt_False/precision_fp32/pipeline_http_client.py",
         "serving/server/cpu/usemkldnn_False/threads_6",
         "serving/client/cpu/usemkldnn_False/threads_6/pipeline_http_client.py",
-    ]  # fmt: skip
+    ]
     rec = plan.step("serving/convert_rec")
     assert "--dirname=./inference/ch_PP-OCRv3_rec_infer/" in rec.argv
     assert "--serving_server=./deploy/pdserving/ppocr_rec_v3_serving/" in rec.argv
     cpu = plan.step("serving/server/cpu/usemkldnn_False/threads_6")
-    assert cpu.argv[:6] == ("python3.7", "web_service.py", "--config=config.yml", "--opt", "op.det.concurrency=1",
-                            "op.rec.concurrency=1")  # fmt: skip
+    assert cpu.argv[:6] == (
+        "python3.7",
+        "web_service.py",
+        "--config=config.yml",
+        "--opt",
+        "op.det.concurrency=1",
+        "op.rec.concurrency=1",
+    )
     assert cpu.argv[6:] == (
-        "op.det.local_service_conf.devices=", "op.det.local_service_conf.use_mkldnn=False",
-        "op.det.local_service_conf.thread_num=6", "op.det.local_service_conf.model_config=ppocr_det_v3_serving",
+        "op.det.local_service_conf.devices=",
+        "op.det.local_service_conf.use_mkldnn=False",
+        "op.det.local_service_conf.thread_num=6",
+        "op.det.local_service_conf.model_config=ppocr_det_v3_serving",
         "op.rec.local_service_conf.model_config=ppocr_rec_v3_serving",
-    )  # fmt: skip
+    )
     assert cpu.ready_url == "tcp://127.0.0.1:9998"
     client = plan.step("serving/client/cpu/usemkldnn_False/threads_6/pipeline_http_client.py")
     assert client.log == (
@@ -196,6 +225,7 @@ def test_ocr_det_config_converts_det_only(tmp_path: Path) -> None:
             "pipline",
         ),
         ("===serving_infer_python_params===\nmodel_name:x\n", 1, "PaddleDetection"),
+        (TUTORIAL.replace("web_service:web_service.py", "--op:GeneralClasOp"), 1, "C++ serving"),
     ],
 )
 def test_bad_configs_give_located_errors(tmp_path: Path, text: str, line: int, message: str) -> None:
@@ -222,8 +252,13 @@ def test_set_override_and_unknown_key(tmp_path: Path) -> None:
 
 
 def test_unmet_requirement_asks_the_interpreter(tmp_path: Path) -> None:
-    needs = Step(id="s", stage=Stage.SERVE, argv=(sys.executable, "web_service.py"),
-                 requires_modules=("paddle_serving_server",), requires_reason=PADDLE_SERVING_REASON)  # fmt: skip
+    needs = Step(
+        id="s",
+        stage=Stage.SERVE,
+        argv=(sys.executable, "web_service.py"),
+        requires_modules=("paddle_serving_server",),
+        requires_reason=PADDLE_SERVING_REASON,
+    )
     reason = unmet_requirement(needs, tmp_path)
     assert (
         reason is not None and reason.startswith(PADDLE_SERVING_REASON) and "paddle_serving_server" in reason
@@ -238,3 +273,26 @@ def test_unmet_requirement_asks_the_interpreter(tmp_path: Path) -> None:
 def test_plan_round_trips_through_json(tmp_path: Path) -> None:
     plan = plan_of(tmp_path, TUTORIAL, {"deploy/serving_python/web_service.py": SERVING_SERVER_PY})
     assert Plan.from_json(plan.to_json()) == plan
+
+
+def test_the_demo_serving_config_needs_no_paddle_serving() -> None:
+    root = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
+    plan = plan_serving(root / "test_tipc/configs/lenet_digits/serving_infer_python.txt")
+    assert plan.repo == str(root)
+    export, server, client = plan.steps
+    assert export.argv[:2] == ("python", "export_model.py")
+    assert "--save_inference_dir=./inference/lenet_digits_infer/" in export.argv
+    assert server.argv == (
+        "python",
+        "-m",
+        "tipc",
+        "serve",
+        "../../inference/lenet_digits_infer",
+        "--port",
+        "18093",
+        "--name",
+        "lenet_digits",
+    )
+    assert server.ready_url == "http://127.0.0.1:18093/v2/health/ready"
+    assert client.argv == ("python", "pipeline_http_client.py", "--image_dir=../../lite_data/infer/")
+    assert not any(s.requires_modules for s in plan.steps)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +24,14 @@ def paddle_inference(model_dir: Path, batch: np.ndarray, work: Path) -> dict[str
     """Reference outputs from Paddle Inference in its own process."""
     work.mkdir(parents=True, exist_ok=True)
     np.save(work / "in.npy", batch)
-    argv = [sys.executable, "-m", "tipc.engines.paddle_infer_once", str(model_dir), str(work / "in.npy"),
-            str(work / "out.npz")]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "tipc.engines.paddle_infer_once",
+        str(model_dir),
+        str(work / "in.npy"),
+        str(work / "out.npz"),
+    ]
     result = proc.run(argv, cwd=work, env=child_env(), timeout_s=300, log_path=work / "worker.log")
     assert result.exit_code == 0, (work / "worker.log").read_text()
     return dict(np.load(work / "out.npz"))
@@ -78,14 +85,14 @@ def test_bounded_concurrent_load_has_no_errors(server: RunningServer) -> None:
                 {"inputs": [{"name": "x", "shape": [1, 1, 8, 7], "datatype": "FP32", "data": [0.0] * 56}]}
             ).encode(),
             400,
-        ),  # fmt: skip
+        ),
         (
             "/v2/models/tiny/infer",
             json.dumps(
                 {"inputs": [{"name": "x", "shape": [1, 1, 8, 8], "datatype": "INT32", "data": [0] * 64}]}
             ).encode(),
             400,
-        ),  # fmt: skip
+        ),
         ("/v2/models/other/infer", b"{}", 404),
         ("/tiny/prediction", json.dumps({"key": ["x"], "value": ["[[1, 2]]"]}).encode(), 400),
         ("/other/prediction", b"{}", 404),
@@ -138,7 +145,60 @@ def test_pdmodel_export_is_served_with_its_declared_input(tmp_path: Path) -> Non
 
 def test_cli_rejects_a_folder_without_a_model(tmp_path: Path) -> None:
     lines: list[str] = []
-    result = proc.run([sys.executable, "-m", "tipc", "serve", str(tmp_path)], cwd=tmp_path, env=child_env(),
-                      timeout_s=60, on_line=lines.append)  # fmt: skip
+    result = proc.run(
+        [sys.executable, "-m", "tipc", "serve", str(tmp_path)],
+        cwd=tmp_path,
+        env=child_env(),
+        timeout_s=60,
+        on_line=lines.append,
+    )
     assert result.exit_code == 2
     assert any("no inference.json or inference.pdmodel" in line for line in lines)
+
+
+def test_sigterm_lets_in_flight_requests_finish(tiny_model: Path, tmp_path: Path) -> None:
+    running = start_server(tiny_model, tmp_path / "server.log", "--workers", "1")
+    statuses: list[int] = []
+    failures: list[str] = []
+    answered = threading.Event()
+
+    def client_loop() -> None:
+        with Client(running.url, timeout_s=30) as client:
+            for _ in range(200):
+                try:
+                    statuses.append(client.infer_v2("tiny", {"x": batch_of(8)}).status)
+                except OSError as exc:  # refused/reset once the server has closed its socket
+                    failures.append(type(exc).__name__)
+                    return
+                answered.set()
+
+    thread = threading.Thread(target=client_loop)
+    try:
+        thread.start()
+        assert answered.wait(timeout=60)
+        running.background.child.send_signal(signal.SIGTERM)
+        running.background.child.wait(timeout=30)
+        thread.join(timeout=60)
+    finally:
+        running.background.stop()
+    assert statuses and set(statuses) == {200}  # nothing half-served: every answer that came back is complete
+    assert len(statuses) + len(failures) <= 200
+    log = running.log.read_text()
+    assert "tipc serve: shutting down" in log and "tipc serve: stopped" in log
+
+
+def test_a_server_that_cannot_load_is_reported_with_its_log(tmp_path: Path) -> None:
+    from tipc.serve.launcher import launch, log_tail
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "inference.json").write_text("{not a program")
+    (broken / "inference.pdiparams").write_bytes(b"\0" * 16)
+    launched = launch(broken, log=tmp_path / "server.log", name="broken", env=child_env(), deadline_s=120)
+    try:
+        assert not launched.ready
+        assert "exited" in launched.problem
+        assert "Paddle Inference cannot load this model" in log_tail(launched.log)
+        assert launched.background.poll() == 2  # a user error (exit 2), not an internal one
+    finally:
+        launched.background.stop()

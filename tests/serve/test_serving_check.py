@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,8 @@ import pytest
 import tipc.serve.load
 from tipc.checks.base import CheckContext, Verdict
 from tipc.checks.serving import find_model_dir, serving
-from tipc.record import RunRecord
-from tipc.steps import Plan, Stage, Step
+from tipc.record import RunRecord, StepResult
+from tipc.steps import Plan, Stage, Status, Step
 
 pytestmark = pytest.mark.integration
 
@@ -36,11 +37,16 @@ def record_for(repo: Path) -> RunRecord:
         argv=("python", "export_model.py", "--save_inference_dir=./inference/tiny_infer"),
     )
     plan = Plan(
-        config_path="test_tipc/configs/tiny/train_infer_python.txt", repo=str(repo), mode="lite_train_lite_infer",
-        dialect="template", model_name="tiny", output_dir="test_tipc/output/tiny/lite_train_lite_infer",
-        results_log="test_tipc/output/tiny/lite_train_lite_infer/results_python.log", status_format="template",
+        config_path="test_tipc/configs/tiny/train_infer_python.txt",
+        repo=str(repo),
+        mode="lite_train_lite_infer",
+        dialect="template",
+        model_name="tiny",
+        output_dir="test_tipc/output/tiny/lite_train_lite_infer",
+        results_log="test_tipc/output/tiny/lite_train_lite_infer/results_python.log",
+        status_format="template",
         steps=(export,),
-    )  # fmt: skip
+    )
     return RunRecord(plan=plan, results=(), started=0.0)
 
 
@@ -53,17 +59,35 @@ def test_model_dir_is_found_from_the_export_step(tmp_path: Path, tiny_model: Pat
     assert missing is None and "no exported inference model" in why
 
 
-def test_check_passes_and_reports_agreement_and_load(tmp_path: Path, tiny_model: Path) -> None:
+def test_a_failed_export_is_never_replaced_by_a_stale_model(tmp_path: Path, tiny_model: Path) -> None:
     repo = repo_with_model(tmp_path, tiny_model)
+    record = record_for(repo)
+    failed = StepResult("export/norm_export", Status.FAILED, exit_code=1)
+    found, why = find_model_dir(CheckContext(repo=repo, record=replace(record, results=(failed,))))
+    assert found is None
+    assert "export/norm_export failed" in why
+    outcome = serving(CheckContext(repo=repo, record=replace(record, results=(failed,))))
+    assert outcome.verdict is Verdict.SKIP and "did not pass" in outcome.summary
+
+
+@pytest.mark.parametrize("suffix", ["npy", "npz"])
+def test_check_passes_and_reports_agreement_and_load(
+    tmp_path: Path, tiny_model: Path, suffix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = repo_with_model(tmp_path, tiny_model)
+    monkeypatch.chdir(tmp_path)  # `tipc check .`: the repo path is relative, the children run elsewhere
     inputs = np.random.default_rng(1).standard_normal((6, 1, 8, 8)).astype(np.float32)
     (repo / "lite_data").mkdir()
-    np.save(repo / "lite_data" / "infer_inputs.npy", inputs)
-    settings = {"agreement": {"inputs": "lite_data/infer_inputs.npy", "tolerances": {"atol": 1e-5}}}
-    outcome = serving(
-        CheckContext(repo=repo, record=record_for(repo), settings=settings), requests=40, concurrency=4
-    )
+    if suffix == "npy":
+        np.save(repo / "lite_data" / "infer_inputs.npy", inputs)
+    else:
+        np.savez(repo / "lite_data" / "infer_inputs.npz", batch=inputs)
+    rel = f"lite_data/infer_inputs.{suffix}"
+    settings = {"agreement": {"inputs": rel, "tolerances": {"atol": 1e-5}}}
+    context = CheckContext(repo=Path("repo"), record=record_for(Path("repo")), settings=settings)
+    outcome = serving(context, requests=40, concurrency=4)
     assert outcome.verdict is Verdict.PASS, outcome.to_json()
-    assert "agreement inputs lite_data/infer_inputs.npy" in outcome.data["inputs"]
+    assert f"agreement inputs {rel}" in outcome.data["inputs"]
     for protocol in ("v2", "pipeline"):
         [(_, metrics)] = outcome.data["agreement"][protocol].items()
         assert metrics["max_abs"] <= 1e-5 and metrics["cosine"] >= 0.99999

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -66,7 +65,7 @@ def _candidates_from_plan(record: Any) -> list[tuple[str, str]]:
 
 def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path | None, str]:
     """(model folder or None, how it was found / why not)."""
-    repo = Path(ctx.repo)
+    repo = Path(ctx.repo).resolve()  # children run elsewhere: every path handed to them is absolute
     if explicit:
         path = (repo / explicit).resolve()
         return (
@@ -77,29 +76,28 @@ def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path
     configured = _get(ctx.settings, "serving", "model_dir")
     if isinstance(configured, str) and _has_model(repo / configured):
         return (repo / configured).resolve(), "from tipc.yaml serving.model_dir"
+    not_passed: list[str] = []
     for step_id, value in _candidates_from_plan(ctx.record):
-        step_cwd = repo
-        if ctx.record is not None:
-            step_cwd = repo / ctx.record.plan.step(step_id).cwd
+        result = ctx.record.result(step_id)
+        if result is not None and result.status.value != "passed":
+            # A folder left by an earlier run would be stale: never serve it in place of this run's export.
+            not_passed.append(f"{step_id} {result.status.value}")
+            continue
+        step_cwd = repo / ctx.record.plan.step(step_id).cwd
         for base in (step_cwd, repo):
             path = (base / value).resolve()
             if _has_model(path):
                 return path, f"from step {step_id}"
-    return None, "no exported inference model found (inference.json|.pdmodel + inference.pdiparams)"
+    why = "no exported inference model found (inference.json|.pdmodel + inference.pdiparams)"
+    if not_passed:
+        why += "; steps that would have written one did not pass: " + ", ".join(dict.fromkeys(not_passed))
+    return None, why
 
 
 def _output_dir(ctx: CheckContext) -> Path:
-    repo = Path(ctx.repo)
+    repo = Path(ctx.repo).resolve()  # children run elsewhere: every path handed to them is absolute
     base = Path(ctx.record.plan.output_dir) if ctx.record is not None else Path("test_tipc/output")
     return repo / base / "serving_check"
-
-
-def _log_tail(path: Path, lines: int = 20) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return "(no server log)"
-    return "\n".join(text.splitlines()[-lines:]) or "(server log is empty)"
 
 
 def _child_env() -> dict[str, str]:
@@ -131,10 +129,11 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     except ImportError:
         return CheckOutcome(Verdict.SKIP, "numpy is not installed; the serving check needs the model extras")
     from tipc import proc
-    from tipc.serve.client import Client, free_port, tensor_value, wait_ready
+    from tipc.serve.client import Client, tensor_value
+    from tipc.serve.launcher import launch, log_tail
     from tipc.serve.load import run_load
 
-    repo = Path(ctx.repo)
+    repo = Path(ctx.repo).resolve()  # children run elsewhere: every path handed to them is absolute
     model_dir, how = find_model_dir(ctx, args.get("model_dir"))
     if model_dir is None:
         return CheckOutcome(Verdict.SKIP, f"serving not checked: {how}", (Evidence(how),))
@@ -150,52 +149,49 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     concurrency = int(args.get("concurrency", 4))
     deadline_s = float(args.get("ready_deadline_s", 120.0))
 
-    # 1. Start the server first: it loads while Paddle Inference computes the reference.
-    port = free_port()
+    # 1. The server, on a port it picks itself (no race for a pre-chosen free port).
     server_log = out / "server.log"
-    argv = [
-        sys.executable,
-        "-m",
-        "tipc",
-        "serve",
-        str(model_dir),
-        "--port",
-        str(port),
-        "--name",
-        _SERVICE_NAME,
-        "--workers",
-        "2",
-    ]
-    base_url = f"http://127.0.0.1:{port}"
-    server = proc.Background(argv, cwd=out, env=env, log_path=server_log)
-    data: dict[str, Any] = {"model_dir": str(model_dir), "found": how, "server_argv": argv, "port": port}
+    python = _get(ctx.settings, "python")
+    python = python if isinstance(python, str) and python else sys.executable  # tipc.yaml `python:`
+    launched = launch(
+        model_dir,
+        log=server_log,
+        name=_SERVICE_NAME,
+        extra=("--workers", "2"),
+        python=python,
+        env=env,
+        deadline_s=deadline_s,
+    )
+    server = launched.background
+    data: dict[str, Any] = {
+        "model_dir": str(model_dir),
+        "found": how,
+        "url": launched.url,
+        "startup_s": round(launched.waited_s, 3),
+    }
 
     def died(stage: str) -> CheckOutcome:
         code = server.poll()
         return CheckOutcome(
             Verdict.FAIL,
             f"the server died {stage} (exit code {code})",
-            (Evidence("server log tail", path=str(server_log), excerpt=_log_tail(server_log)),),
+            (Evidence("server log tail", path=str(server_log), excerpt=log_tail(server_log)),),
             data,
         )
 
     try:
-        started = time.monotonic()
-        # 2. Inputs: the repo's agreement batch, or a seeded random batch shaped like the model's input.
-        inputs_rel = args.get("inputs") or _get(ctx.settings, "agreement", "inputs")
-        ready, why = wait_ready(
-            f"{base_url}/v2/health/ready", deadline_s=deadline_s, alive=lambda: server.poll() is None
-        )
-        data["startup_s"] = round(time.monotonic() - started, 3)
-        if not ready:
+        if not launched.ready or launched.url is None:
             if server.poll() is not None:
                 return died("before it was ready")
             return CheckOutcome(
                 Verdict.FAIL,
-                f"the server was not ready: {why}",
-                (Evidence("server log tail", path=str(server_log), excerpt=_log_tail(server_log)),),
+                f"the server was not ready: {launched.problem}",
+                (Evidence("server log tail", path=str(server_log), excerpt=log_tail(server_log)),),
                 data,
             )
+        base_url = launched.url
+        # 2. Inputs: the repo's agreement batch, or a seeded random batch shaped like the model's input.
+        inputs_rel = args.get("inputs") or _get(ctx.settings, "agreement", "inputs")
         with Client(base_url) as client:
             meta = client.get(f"/v2/models/{_SERVICE_NAME}")
         if not meta.ok or len(meta.body.get("inputs", [])) != 1:
@@ -219,14 +215,20 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
             batch_path = out / "random_inputs.npy"
             np.save(batch_path, rng.standard_normal(shape).astype(np.float32))
             source = f"seeded random batch {shape} (no agreement.inputs in tipc.yaml)"
-        batch = np.load(batch_path)
+        loaded = np.load(batch_path)
+        if not isinstance(loaded, np.ndarray):  # an .npz: its first array, as the agreement check reads it
+            loaded = loaded[loaded.files[0]]
+        batch = loaded
+        if batch_path.suffix != ".npy":  # the worker reads one .npy: hand it exactly the batch served
+            batch_path = out / "agreement_inputs.npy"
+            np.save(batch_path, batch)
         data["inputs"] = source
 
         # 3. Paddle Inference reference, in its own process.
         ref_path = out / "paddle_inference_outputs.npz"
         worker = proc.run(
             [
-                sys.executable,
+                python,
                 "-m",
                 "tipc.engines.paddle_infer_once",
                 str(model_dir),
@@ -246,7 +248,7 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
                     Evidence(
                         "worker log",
                         path=str(out / "paddle_inference.log"),
-                        excerpt=_log_tail(out / "paddle_inference.log"),
+                        excerpt=log_tail(out / "paddle_inference.log"),
                     ),
                 ),
                 data,

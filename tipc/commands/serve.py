@@ -55,6 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cpu-threads", type=_positive, default=1, help="math threads per predictor (default 1)"
     )
     parser.add_argument(
+        "--enable-mkldnn", action="store_true", help="use oneDNN on CPU (default off, as TIPC's mkldnn=False)"
+    )
+    parser.add_argument(
         "--max-body-bytes",
         type=_positive,
         default=16 * 1024 * 1024,
@@ -79,5 +82,6 @@ def run(args: argparse.Namespace) -> int:
         name=name,
         workers=args.workers,
         cpu_threads=args.cpu_threads,
+        mkldnn=args.enable_mkldnn,
         max_body_bytes=args.max_body_bytes,
     )

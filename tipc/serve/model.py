@@ -154,7 +154,7 @@ def read_input_specs(model_file: Path) -> list[TensorSpec]:
 class PredictorPool:
     """`size` Paddle predictors of one model; `run()` is safe to call from many threads at once."""
 
-    def __init__(self, model_dir: Path, *, size: int = 2, cpu_threads: int = 1) -> None:
+    def __init__(self, model_dir: Path, *, size: int = 2, cpu_threads: int = 1, mkldnn: bool = False) -> None:
         import paddle.inference as paddle_infer
 
         self.model_dir = model_dir
@@ -163,6 +163,11 @@ class PredictorPool:
         config.disable_gpu()
         config.disable_glog_info()
         config.set_cpu_math_library_num_threads(cpu_threads)
+        if mkldnn:
+            config.enable_mkldnn()
+        else:
+            # Paddle 3 turns oneDNN on by default on CPU; off matches a TIPC config's `--enable_mkldnn:False`.
+            config.disable_mkldnn()
         first = paddle_infer.create_predictor(config)
         self._free: queue.Queue[Any] = queue.Queue()
         self._free.put(first)

@@ -204,6 +204,12 @@ def plan_serving(
             lines[0].lineno,
             "PaddleDetection serving layout (serving_infer_python_params) is not supported yet",
         )
+    if "cpp" in config.name.lower() or any(ln.key.strip() in ("cpp_client", "--op") for ln in lines):
+        raise ConfigError(
+            str(config),
+            lines[0].lineno,
+            "C++ serving config (test_serving_infer_cpp.sh): only the Python serving chain is planned",
+        )
     root = (repo or _find_repo(config)).resolve()
     model = _expect(config, lines, 1, "the model name", key="model_name").value.strip()
     python_line = _expect(config, lines, 2, "the interpreter", key="python")
@@ -222,7 +228,8 @@ def plan_serving(
         model_name=model,
         output_dir=output_dir,
         results_log=results_log,
-        status_format="common_func",
+        # status_check gets the model name: compact (models) / ocr lines (tipc.results.STATUS_FORMATS).
+        status_format="ocr" if is_ocr else "compact",
         steps=tuple(steps),
         findings=tuple(dict.fromkeys(findings + more)),  # one finding per line, not one per variant
         overrides=overrides,
@@ -380,8 +387,11 @@ def _plan_models(
         options.append(lines[index])
         index += 1
     if index >= len(lines):
-        raise ConfigError(str(config), web_line.lineno,
-                          "no client line (pipline:<script>) after web_service: the serving chain has no client")  # fmt: skip
+        raise ConfigError(
+            str(config),
+            web_line.lineno,
+            "no client line (pipline:<script>) after web_service: the serving chain has no client",
+        )
     client_line = lines[index]
     image_line = lines[index + 1] if index + 1 < len(lines) else None
     device_line = next((ln for ln in options if "devices" in ln.key), None)

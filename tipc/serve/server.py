@@ -12,6 +12,7 @@ from typing import Any
 
 import uvicorn
 
+from tipc.errors import UserError
 from tipc.serve.app import DEFAULT_MAX_BODY_BYTES, build_app
 from tipc.serve.model import PredictorPool
 
@@ -31,6 +32,11 @@ class _Server(uvicorn.Server):
                     host, port = sock.getsockname()[:2]
                     print(f"tipc serve: ready on http://{host}:{port} model={self.name}", flush=True)
 
+    async def shutdown(self, sockets: Any = None) -> None:
+        print("tipc serve: shutting down (finishing in-flight requests)", flush=True)
+        await super().shutdown(sockets=sockets)
+        print("tipc serve: stopped", flush=True)
+
 
 def serve(
     model_dir: Path,
@@ -40,9 +46,17 @@ def serve(
     name: str = "model",
     workers: int = 2,
     cpu_threads: int = 1,
+    mkldnn: bool = False,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> int:
-    pool = PredictorPool(model_dir, size=workers, cpu_threads=cpu_threads)
+    try:
+        pool = PredictorPool(model_dir, size=workers, cpu_threads=cpu_threads, mkldnn=mkldnn)
+    except UserError:
+        raise
+    except Exception as exc:  # Paddle raises RuntimeError/ValueError/... for corrupt or incompatible models
+        raise UserError(
+            f"{model_dir}: Paddle Inference cannot load this model: {type(exc).__name__}: {exc}"
+        ) from None
     app = build_app(pool, name=name, max_body_bytes=max_body_bytes)
     inputs = ", ".join(f"{s.name}:{s.datatype}{list(s.shape)}" for s in pool.inputs)
     outputs = ", ".join(f"{s.name}:{s.datatype}{list(s.shape)}" for s in pool.outputs)
@@ -61,6 +75,8 @@ def serve(
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=GRACEFUL_S,
+        # Backpressure: beyond this many open connections/requests uvicorn answers 503 instead of queueing.
+        limit_concurrency=max(64, 16 * workers),
         lifespan="off",
     )
     server = _Server(config)
