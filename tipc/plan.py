@@ -36,11 +36,15 @@ def plan(
     overrides: Overrides = Overrides(),  # noqa: B008 - frozen value
     dialect: str | None = None,
 ) -> Plan:
-    if mode not in MODES:
-        raise UserError(f"unknown mode {mode!r}; expected one of: {', '.join(MODES)}")
     config = Path(config)
     parsed = parse_file(config)
     chain_name = classify_chain(config, parsed)
+    if chain_name == "serving":
+        from tipc.serve.plan import plan_serving
+
+        return plan_serving(config, repo=repo, overrides=overrides, mode=mode)
+    if mode not in MODES:
+        raise UserError(f"unknown mode {mode!r}; expected one of: {', '.join(MODES)}")
     # PTQ/KL-quant configs are what the template's klquant_whole_infer branch reads; unknown files are read
     # as the script would read them. Other chains have their own scripts.
     if chain_name not in ("train_infer_python", "ptq", "unknown"):

@@ -17,6 +17,7 @@ NAMES = {
     "ground_truth",
     "predict_infer_agreement",
     "gpu_flag_on_cpu_build",
+    "serving",
 }
 
 

@@ -25,3 +25,25 @@ def test_missing_model_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFi
     (tmp_path / "inference.json").write_text("{}")
     assert main(["serve", str(tmp_path)]) == 2
     assert "no inference.pdiparams" in capsys.readouterr().err
+
+
+def test_plan_chain_serving_lists_convert_server_and_client(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from tipc.cli import main
+
+    demo = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
+    config = demo / "test_tipc" / "configs" / "lenet_digits" / "serving_infer_python.txt"
+    assert main(["plan", str(config), "--chain", "serving", "--format", "json"]) == 0
+    steps = json.loads(capsys.readouterr().out)["steps"]
+    assert [s["stage"] for s in steps] == ["export", "serve", "client"]
+    assert steps[1]["background"] and steps[1]["ready_url"]
+
+
+def test_plan_chain_mismatch_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from tipc.cli import main
+
+    demo = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
+    config = demo / "test_tipc" / "configs" / "lenet_digits" / "train_infer_python.txt"
+    assert main(["plan", str(config), "--chain", "serving"]) == 2
+    assert "drives the train_infer_python chain" in capsys.readouterr().err

@@ -16,6 +16,7 @@ from tipc.checks.convergence import check_convergence
 from tipc.checks.ground_truth import check_ground_truth
 from tipc.checks.log_fields import check_log_fields
 from tipc.checks.predict_infer import check_predict_infer_agreement
+from tipc.checks.serving import serving
 from tipc.checks.settings import Settings, load_settings
 
 CHECKS: dict[str, Callable[..., CheckOutcome]] = {
@@ -26,6 +27,7 @@ CHECKS: dict[str, Callable[..., CheckOutcome]] = {
     "agreement": check_agreement,
     "predict_infer_agreement": check_predict_infer_agreement,
     "ground_truth": check_ground_truth,
+    "serving": serving,
 }
 
 __all__ = ["CHECKS", "CheckContext", "CheckOutcome", "Evidence", "Settings", "Verdict", "load_settings"]

@@ -17,7 +17,17 @@ MODES = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", help="a train_infer_python.txt-family config")
-    parser.add_argument("--mode", required=True, choices=MODES)
+    parser.add_argument(
+        "--mode",
+        choices=(*MODES, "serving_infer"),
+        help="default: lite_train_lite_infer (train chain) or serving_infer (serving chain)",
+    )
+    parser.add_argument(
+        "--chain",
+        choices=("auto", "train_infer_python", "serving"),
+        default="auto",
+        help="which chain the config drives (default: detected from the config); a mismatch is an error",
+    )
     parser.add_argument("--repo", help="folder the script runs from (default: the parent of test_tipc/)")
     parser.add_argument("--dialect", help="dialect profile to read the config with (default: detected)")
     parser.add_argument("--device", choices=("cpu",), help="rewrite device slots to their CPU form in memory")
@@ -47,9 +57,17 @@ def run(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise UserError(f"--set {item!r}: expected KEY=VALUE")
         sets.append((key, value))
+    if args.chain != "auto":
+        from tipc.config.discover import classify_chain
+        from tipc.config.parse import parse_file
+
+        found = classify_chain(Path(args.config), parse_file(Path(args.config)))
+        if (found == "serving") != (args.chain == "serving"):
+            raise UserError(f"{args.config}: --chain {args.chain}, but this config drives the {found} chain")
+    mode = args.mode or ("serving_infer" if args.chain == "serving" else "lite_train_lite_infer")
     result = plan(
         Path(args.config),
-        args.mode,
+        mode,
         repo=Path(args.repo) if args.repo else None,
         overrides=Overrides(device=args.device, sets=tuple(sets)),
         dialect=args.dialect,

@@ -132,7 +132,7 @@ def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
 def run(args: argparse.Namespace) -> int:
     from tipc.steps import Overrides, Stage
 
-    if args.mode not in MODES:
+    if args.mode not in (*MODES, "serving_infer"):
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
     stages = {s.value for s in Stage}
     only = tuple(dict.fromkeys(s.strip() for item in args.only for s in item.split(",") if s.strip()))
