@@ -221,3 +221,33 @@ def test_tipc_yaml_validates_against_the_settings_schema(tmp_path: Path) -> None
     settings = parse_settings(files["tipc.yaml"], "test_tipc/tipc.yaml")
     assert settings.agreement.inputs == "lite_data/infer_inputs.npy"
     assert (repo / settings.agreement.inputs).is_file()
+
+
+# ---- docs follow the planner ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dialect", "output", "status"),
+    [
+        ("template", "test_tipc/output/", "Run successfully with command - python tools/train.py"),
+        (
+            "compact",
+            "test_tipc/output/m/lite_train_lite_infer/",
+            "Run successfully with command - m - python",
+        ),
+    ],
+)
+def test_docs_show_the_planned_commands_output_folder_and_status_lines(
+    tmp_path: Path, dialect: str, output: str, status: str
+) -> None:
+    from tipc.plan import plan
+
+    repo = build_tree(tmp_path / "r", DASHED_FILES)
+    files = _generate(repo, "m", dialect)
+    docs = files["docs/test_train_inference_python.md"]
+    config = repo / "test_tipc" / CONFIG.format(model="m")
+    planned = plan(config, "lite_train_lite_infer", repo=repo, dialect=dialect)
+    for step in planned.steps:
+        assert " ".join(step.argv) in docs
+    assert f"\n{output}\n" in docs and status in docs
+    assert ("--dialect template" in files["README.md"]) == (dialect == "template")
