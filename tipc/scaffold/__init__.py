@@ -7,6 +7,7 @@ existing hand-edited config. No module here imports jinja2 at import time except
 
 from __future__ import annotations
 
+import posixpath
 import re
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,7 @@ def build_context(filled: Filled, repo: Path) -> dict[str, Any]:
         "lite_tar": lite.tar if lite else None,
         "lite_tar_has_top_dir": lite.tar_has_top_dir if lite else True,
         "weights": weights.removeprefix("./") if weights != "null" else None,
+        "weights_dir": posixpath.dirname(weights.removeprefix("./")) or "." if weights != "null" else None,
         "agreement_inputs": lite.input_arrays[0] if lite and lite.input_arrays else None,
     }
 
