@@ -215,12 +215,23 @@ def test_generated_scripts_match_the_shipped_canonical_hashes(tmp_path: Path, di
 # ---- tipc.yaml -----------------------------------------------------------------------------------------
 
 
-def test_tipc_yaml_validates_against_the_settings_schema(tmp_path: Path) -> None:
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_tipc_yaml_validates_against_the_settings_schema(tmp_path: Path, dialect: str) -> None:
     repo = _demo_copy(tmp_path)
-    files = _generate(repo, "lenet_digits", "template")
+    files = _generate(repo, "lenet_digits", dialect)
     settings = parse_settings(files["tipc.yaml"], "test_tipc/tipc.yaml")
     assert settings.agreement.inputs == "lite_data/infer_inputs.npy"
     assert (repo / settings.agreement.inputs).is_file()
+    # The compact script's train-mode inference passes no image, so the predict-vs-infer check needs them.
+    if dialect == "compact":
+        assert settings.agreement.images == ("lite_data/infer/",)
+    else:
+        assert settings.agreement.images == ()
+
+
+def test_no_tipc_yaml_without_anything_to_say(tmp_path: Path) -> None:
+    repo = build_tree(tmp_path / "r", {k: v for k, v in DEMO_FILES.items() if k != "predict.py"})
+    assert "tipc.yaml" not in _generate(repo, "m", "compact")
 
 
 # ---- docs follow the planner ---------------------------------------------------------------------------

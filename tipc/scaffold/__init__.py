@@ -66,7 +66,18 @@ def build_context(filled: Filled, repo: Path) -> dict[str, Any]:
         "weights": weights.removeprefix("./") if weights != "null" else None,
         "weights_dir": posixpath.dirname(weights.removeprefix("./")) or "." if weights != "null" else None,
         "agreement_inputs": lite.input_arrays[0] if lite and lite.input_arrays else None,
+        "agreement_images": _agreement_images(filled),
     }
+
+
+def _agreement_images(filled: Filled) -> list[str]:
+    """Images for the predict-vs-infer check where the config's train-mode inference passes none (compact)."""
+    key, value = filled.slots.get("image", ("null", "null"))
+    if filled.dialect != "compact" or key == "null" or value == "null":
+        return []
+    if "predict" not in filled.scripts:
+        return []
+    return [value.removeprefix("./")]
 
 
 def render_test_tipc(filled: Filled, repo: Path) -> dict[str, str]:
