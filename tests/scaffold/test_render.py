@@ -149,7 +149,7 @@ def test_write_all_is_all_or_nothing(tmp_path: Path) -> None:
 
 
 def test_sandbox_blocks_unsafe_template_code(tmp_path: Path) -> None:
-    from jinja2.sandbox import SecurityError
+    from jinja2.exceptions import SecurityError
 
     from tipc.scaffold.render import _environment
 
@@ -167,3 +167,10 @@ def test_every_rendered_file_ends_with_one_newline(tmp_path: Path) -> None:
         files = render_test_tipc(infer_slots(repo, "m", dialect), repo)
         for rel, text in files.items():
             assert text.endswith("\n") and not text.endswith("\n\n"), rel
+
+
+def test_diff_marks_a_missing_final_newline() -> None:
+    from tipc.scaffold.render import PlannedFile, diff_text
+
+    text = diff_text(PlannedFile("c.txt", Path("c.txt"), "a\nb\n", "a\nb"), "c.txt")
+    assert text.endswith("-b\n\\ No newline at end of file\n+b\n")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from tipc.errors import EXIT_OK, UserError
+from tipc.findings import Finding
 
 HELP = "scaffold a test_tipc/ folder (config, scripts, docs) from the repo's own scripts"
 
@@ -131,13 +132,17 @@ def _from_config(args: argparse.Namespace) -> int:
     report = fix_text(raw, args.dialect)
     target = Path(args.output) if args.output else src
     old = target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
-    planned = PlannedFile(target.name, target, report.text, old)
     out = sys.stdout
-    out.write(f"{src}: read as the {report.dialect} dialect; {len(report.fixes)} mechanical fix(es)\n")
+    layout = "51-line" if report.dialect == "template" else "32-line compact"
+    out.write(f"{src}: read with the {layout} slot layout; {len(report.fixes)} mechanical fix(es)\n")
     for fix in report.fixes:
         out.write(f"  {src}:{fix}\n")
-    out.write(diff_text(PlannedFile(str(src), src, report.text, raw), str(src)) if report.fixes else "")
-    _lint_note(report.text, target)
+    # Diff against the text with LF line ends: a CRLF file would otherwise show every line as changed
+    # (the line-end fix is listed above).
+    shown = raw.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    if shown != report.text:
+        out.write(diff_text(PlannedFile(str(src), src, report.text, shown), str(src)))
+    _lint_report(src, raw, report.text, target, args.dialect)
     if args.dry_run:
         out.write("dry run: nothing written\n")
         return EXIT_OK
@@ -149,25 +154,53 @@ def _from_config(args: argparse.Namespace) -> int:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tipc-tmp")
     with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(planned.text)
+        fh.write(report.text)
     tmp.replace(target)
     out.write(f"wrote {target}\n")
     return EXIT_OK
 
 
-def _lint_note(text: str, target: Path) -> None:
-    """Run the real linter on the cleaned text when it is available (tipc.config.lint, another branch)."""
-    import importlib
+def _lint_report(src: Path, raw: str, cleaned: str, target: Path, dialect: str | None) -> None:
+    """Lint the original and the cleaned text with the real linter; print what is left for a human.
 
-    try:
-        lint_paths = importlib.import_module("tipc.config.lint").lint_paths
-    except (ImportError, AttributeError):
-        sys.stderr.write("note: tipc.config.lint is not available; only the mechanical fixes were applied\n")
-        return
+    Both are linted as the same dialect profile: the one detected for the source where it lies (its repo's
+    script fingerprint counts), unless --dialect names one. The cleaned text is linted from a scratch copy
+    with the same file name, so nothing is written next to the user's config.
+    """
     import tempfile
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / target.name
-        path.write_text(text, encoding="utf-8")
-        for finding in lint_paths([path]):
-            sys.stderr.write(finding.format().replace(str(path), str(target)) + "\n")
+    from tipc.config.detect import detect
+    from tipc.config.discover import find_repo_root
+    from tipc.config.lint import lint_paths
+    from tipc.config.parse import parse_text
+    from tipc.findings import Level
+
+    profile = dialect or detect(parse_text(cleaned, str(src)), src, find_repo_root(src)).dialect
+
+    def lint(text: str) -> list[Finding]:
+        with tempfile.TemporaryDirectory(prefix="tipc-init-") as tmp:
+            path = Path(tmp) / target.name
+            path.write_bytes(text.encode("utf-8"))
+            return [
+                Finding(str(target), f.line, f.col, f.level, f.code, f.message)
+                for f in lint_paths([path], dialect=profile)
+            ]
+
+    def count(findings: list[Finding], level: Level) -> int:
+        return sum(f.level is level for f in findings)
+
+    before, after = lint(raw), lint(cleaned)
+    sys.stdout.flush()  # keep the diff above and the findings below in order on a terminal
+    for finding in after:
+        if finding.level is not Level.INFO:
+            sys.stderr.write(finding.format() + "\n")
+    sys.stdout.write(
+        f"lint ({profile} dialect): {count(before, Level.ERROR)} error(s), {count(before, Level.WARNING)} "
+        f"warning(s) before; {count(after, Level.ERROR)} error(s), {count(after, Level.WARNING)} warning(s) "
+        "after the mechanical fixes"
+        + (
+            "; what is left needs a human (listed on stderr)\n"
+            if after and any(f.level is not Level.INFO for f in after)
+            else "\n"
+        )
+    )

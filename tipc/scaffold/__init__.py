@@ -7,6 +7,8 @@ existing hand-edited config. No module here imports jinja2 at import time except
 
 from __future__ import annotations
 
+import posixpath
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,10 +64,72 @@ def build_context(filled: Filled, repo: Path) -> dict[str, Any]:
         "lite_tar": lite.tar if lite else None,
         "lite_tar_has_top_dir": lite.tar_has_top_dir if lite else True,
         "weights": weights.removeprefix("./") if weights != "null" else None,
+        "weights_dir": posixpath.dirname(weights.removeprefix("./")) or "." if weights != "null" else None,
         "agreement_inputs": lite.input_arrays[0] if lite and lite.input_arrays else None,
+        "agreement_images": _agreement_images(filled),
     }
 
 
+def _agreement_images(filled: Filled) -> list[str]:
+    """Images for the predict-vs-infer check where the config's train-mode inference passes none (compact)."""
+    key, value = filled.slots.get("image", ("null", "null"))
+    if filled.dialect != "compact" or key == "null" or value == "null":
+        return []
+    if "predict" not in filled.scripts:
+        return []
+    return [value.removeprefix("./")]
+
+
 def render_test_tipc(filled: Filled, repo: Path) -> dict[str, str]:
-    """Every file of test_tipc/ (relative path -> text)."""
-    return render_files(filled.dialect, filled.model, build_context(filled, repo))
+    """Every file of test_tipc/ (relative path -> text).
+
+    Two passes: the config first, then the docs with what tipc's own planner makes of that config in every
+    mode (commands, output folder, log names, status-line format), so the docs match what really runs.
+    """
+    context = build_context(filled, repo)
+    context["plans"] = []
+    first = render_files(filled.dialect, filled.model, context)
+    config_rel = f"configs/{filled.model}/train_infer_python.txt"
+    context["plans"] = plan_modes(first[config_rel], config_rel, repo, filled.dialect)
+    return render_files(filled.dialect, filled.model, context)
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def plan_modes(config_text: str, config_rel: str, repo: Path, dialect: str) -> list[dict[str, Any]]:
+    """The planned commands of every mode for the docs; [] when planning fails (the docs stay generic)."""
+    import shlex
+    import tempfile
+
+    from tipc.errors import TipcError
+    from tipc.plan import plan, status_line
+
+    out: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="tipc-init-plan-") as tmp:
+        config = Path(tmp) / "test_tipc" / config_rel
+        config.parent.mkdir(parents=True)
+        config.write_text(config_text, encoding="utf-8")
+        for mode in (*MODE_KEYS, "whole_infer"):
+            try:
+                planned = plan(config, mode, repo=repo, dialect=dialect)
+            except TipcError:
+                return []
+            root = planned.output_dir.rstrip("/") + "/"
+            logs = [s.log or s.status_log for s in planned.steps]
+            out.append(
+                {
+                    "mode": mode,
+                    "output_dir": planned.output_dir,
+                    "results_log": planned.results_log,
+                    "commands": [shlex.join(s.argv) for s in planned.steps],
+                    "logs": [log.removeprefix(root) for log in logs if log],
+                    "status_ok": _ANSI.sub("", status_line(planned, planned.steps[0], True)).strip()
+                    if planned.steps
+                    else "",
+                    "status_failed": _ANSI.sub("", status_line(planned, planned.steps[-1], False)).strip()
+                    if planned.steps
+                    else "",
+                }
+            )
+    return out

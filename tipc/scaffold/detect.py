@@ -166,8 +166,15 @@ def saved_checkpoint_names(script: Path) -> tuple[str, ...]:
         tree = ast.parse(script.read_text(encoding="utf-8", errors="replace"))
     except (OSError, SyntaxError, ValueError):
         return ()
-    # Pieces of f-strings name per-epoch files (f"epoch_{n}.pdparams"): not a stable name.
-    in_fstrings = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+    # Pieces of f-strings name per-epoch files (f"epoch_{n}.pdparams"): not a stable name, unless the piece
+    # is the whole file name after a formatted folder (f"{save_dir}/best_model.pdparams").
+    in_fstrings = {
+        id(v)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.JoinedStr)
+        for i, v in enumerate(n.values)
+        if not (i == len(n.values) - 1 and isinstance(v, ast.Constant) and "/" in str(v.value) and i > 0)
+    }
     names: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in in_fstrings:

@@ -142,14 +142,14 @@ def plan_writes(dest: Path, files: Mapping[str, str]) -> list[PlannedFile]:
 def diff_text(planned: PlannedFile, label: str) -> str:
     if planned.old is None:
         return planned.text
-    return "".join(
-        difflib.unified_diff(
-            planned.old.splitlines(keepends=True),
-            planned.text.splitlines(keepends=True),
-            fromfile=f"a/{label}",
-            tofile=f"b/{label}",
-        )
+    lines = difflib.unified_diff(
+        planned.old.splitlines(keepends=True),
+        planned.text.splitlines(keepends=True),
+        fromfile=f"a/{label}",
+        tofile=f"b/{label}",
     )
+    # A last line without a newline is marked the way diff(1) does, not glued to the next diff line.
+    return "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines)
 
 
 def write_all(dest: Path, planned: list[PlannedFile], *, force: bool) -> list[str]:
