@@ -121,7 +121,7 @@ def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path
         for step_id, value in _candidates_from_plan(record):
             result = record.result(step_id)
             if result is not None and result.status.value != "passed":
-                # A folder left by an earlier run would be stale: never serve it in place of this run's export.
+                # A folder an earlier run left would be stale: never serve it in place of this run's export.
                 not_passed.append(f"{step_id} {result.status.value}")
                 continue
             step_cwd = repo / record.plan.step(step_id).cwd

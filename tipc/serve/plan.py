@@ -634,12 +634,12 @@ def _moved(path: str | None, old: str, new: str) -> str | None:
     return new + norm[len(old) :]
 
 
-def _split_token(token: str) -> tuple[str, str, str]:
-    """(prefix, value, suffix) of an argv token: `--k=v` / `k=v` -> ("--k=", "v", ""), a bare word -> ("", w, "")."""
+def _split_token(token: str) -> tuple[str, str]:
+    """(prefix, value) of an argv token: `--k=v` / `k=v` -> ("--k=", "v"); a bare word -> ("", word)."""
     key, sep, value = token.partition("=")
     if sep and not key.startswith(("/", ".")):
-        return key + sep, value, ""
-    return "", token, ""
+        return key + sep, value
+    return "", token
 
 
 def isolate_serving(plan: Plan) -> Plan:
@@ -680,7 +680,7 @@ def isolate_serving(plan: Plan) -> Plan:
             continue
         argv = list(step.argv)
         for i, token in enumerate(argv):
-            prefix, value, _ = _split_token(token)
+            prefix, value = _split_token(token)
             key = prefix.rstrip("=").lstrip("-").lower()
             if not key and i > 0 and argv[i - 1].startswith("-") and "=" not in argv[i - 1]:
                 key = argv[i - 1].lstrip("-").lower()  # `--serving_server DIR`
@@ -705,7 +705,7 @@ def isolate_serving(plan: Plan) -> Plan:
         status = step.status_command
         if step.stage is not Stage.EXPORT:
             for i, token in enumerate(argv):
-                prefix, value, _ = _split_token(token)
+                prefix, value = _split_token(token)
                 if value.strip() in ("", "null") or "://" in value:
                     continue
                 rel = _norm(posixpath.join(step.cwd, value))
