@@ -754,3 +754,27 @@ def isolate_serving(plan: Plan) -> Plan:
         steps=tuple(rewritten),
         findings=tuple(dict.fromkeys((*plan.findings, *findings))),
     )
+
+
+def find_serving_config(repo: Path, near: Path | None = None) -> Path | None:
+    """The repo's Python serving config (`serving` chain, not C++), preferring the one beside `near`.
+
+    `tipc check` runs it after the train chain when a rule asks for the serving chain's record.
+    """
+    from tipc.config.discover import classify_chain, iter_config_files
+    from tipc.config.parse import parse_text, read_text
+
+    found: list[Path] = []
+    for path in iter_config_files(repo):
+        if path.suffix != ".txt" or "cpp" in path.name.lower():
+            continue
+        try:
+            parsed = parse_text(read_text(path), str(path))
+        except UserError:
+            continue  # unreadable: `tipc lint` reports it
+        if classify_chain(path, parsed) == CHAIN:
+            found.append(path)
+    if near is not None:
+        beside = [p for p in found if p.parent.resolve() == near.resolve().parent]
+        found = beside or found
+    return found[0] if found else None
