@@ -673,6 +673,7 @@ def isolate_serving(plan: Plan) -> Plan:
 
     # 1. Conversion outputs inside the repo -> under the output dir, same relative path.
     moves: dict[str, str] = {}  # repo-relative old folder -> repo-relative new folder
+    client_side: set[str] = set()
     steps: list[Step] = []
     for step in plan.steps:
         if step.stage is not Stage.EXPORT:
@@ -691,6 +692,8 @@ def isolate_serving(plan: Plan) -> Plan:
                 continue
             target = f"{new_out}/{rel}"
             moves[rel] = target
+            if "client" in key:
+                client_side.add(rel)  # the client's own copy of the model config: no server reads it
             trailing = "/" if value.endswith("/") else ""
             new_value = posixpath.relpath(target, _norm(step.cwd)) + trailing
             argv[i] = prefix + new_value
@@ -740,7 +743,7 @@ def isolate_serving(plan: Plan) -> Plan:
             )
         )
     for old in moves:
-        if old not in read:
+        if old not in read and old not in client_side:
             note(
                 None,
                 f"{old} (a conversion output) now goes to {moves[old]}, and no server or client argument"
