@@ -149,3 +149,33 @@ def test_check_runs_the_isolated_serving_chain_only_when_a_rule_reads_it(tmp_pat
     fakes.executed.clear()
     assert run_check(repo, fakes, needs, serving=False) == 0  # no serving config: the rule is SKIP
     assert fakes.executed == ["train_infer_python:out"]
+
+
+def test_reuse_run_reuses_the_serving_chains_record_too(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "test_tipc/configs/m").mkdir(parents=True)
+    needs = tmp_path / "needs.yaml"
+    needs.write_text(ruleset_text("needs", ["step_passed: {chain: serving}"]))
+    fakes = Fakes(repo)
+    seams = fakes.seams()
+    asked: list[str] = []
+
+    def find_record(repo: Path, plan: Plan) -> Path | None:
+        asked.append(plan.output_dir)
+        return repo / plan.output_dir / "tipc_run.json"
+
+    seams.find_record = find_record
+    seams.load_record = lambda path: record(
+        "serving" if "serving" in str(path) else "train_infer_python",
+        {"serve/s": Status.FAILED} if "serving" in str(path) else {"train/a": Status.PASSED},
+        repo,
+    )
+    parser = argparse.ArgumentParser()
+    check_cmd.add_arguments(parser)
+    args = parser.parse_args([str(repo), "--ruleset", str(needs), "--reuse-run", "--format", "json"])
+    out = io.StringIO()
+    assert (
+        check_cmd.check(args, seams, stdout=out, stderr=io.StringIO()) == 1
+    )  # the reused serving run failed
+    assert fakes.executed == [] and asked == ["out", "test_tipc/output/m/serving_infer"]
+    assert "reused the run record" in out.getvalue()
