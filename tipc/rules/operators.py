@@ -369,6 +369,7 @@ def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
         " ".join(
             x
             for x in (
+                f"chain={chain}" if chain else "",
                 f"stage={stage}" if stage else "",
                 f"trainer={trainer}" if trainer else "",
                 f"step~{step_re}" if step_re else "",
