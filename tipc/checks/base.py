@@ -74,3 +74,6 @@ class CheckContext:
     repo: Any  # pathlib.Path; Any keeps this module free of imports
     record: Any = None  # tipc.record.RunRecord | None
     settings: Any = field(default_factory=dict)
+    # Records of the other chains run for this check, by Plan.chain (e.g. "serving"); `record` stays the
+    # train chain's. Mapping[str, tipc.record.RunRecord].
+    records: Any = field(default_factory=dict)

@@ -9,7 +9,12 @@ v2 and Paddle Serving pipeline), compare with Paddle Inference (a separate worke
 dies at any point makes the check FAIL with its log tail as evidence. The server is always stopped.
 
 Arguments (all optional): model_dir, inputs (.npy), requests (200), concurrency (4), ready_deadline_s (120),
-atol / rtol / cosine_min (else the repo's agreement tolerances, else 1e-5 / 1e-4 / 0.99999).
+atol / rtol / cosine_min (else the repo's agreement tolerances, else 1e-5 / 1e-4 / 0.99999). An unknown or
+ill-typed argument is a FAIL naming it; a run whose plans have no export or inference step (and no
+`serving.model_dir` in tipc.yaml) is N-A: there is no exported model to serve.
+
+The model is looked for in the train chain's record first (`ctx.record`), then in the other chains' records
+(`ctx.records`, e.g. the serving chain's conversion step).
 """
 
 from __future__ import annotations
@@ -26,6 +31,11 @@ from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 DEFAULT_TOLERANCES = {"atol": 1.0e-5, "rtol": 1.0e-4, "cosine_min": 0.99999}
 _MODEL_DIR_KEYS = ("save_inference", "inference_dir", "model_dir", "output_path")
 _SERVICE_NAME = "tipc_check"
+_INT_ARGS = {"requests": 1, "concurrency": 1}
+_FLOAT_ARGS = ("ready_deadline_s", "atol", "rtol", "cosine_min")
+_STR_ARGS = ("model_dir", "inputs")
+_ARGS = frozenset((*_INT_ARGS, *_FLOAT_ARGS, *_STR_ARGS))
+_MODEL_STAGES = ("export", "infer")
 
 
 def _get(settings: Any, *path: str) -> Any:
@@ -42,6 +52,36 @@ def _has_model(folder: Path) -> bool:
     return (folder / "inference.pdiparams").is_file() and (
         (folder / "inference.json").is_file() or (folder / "inference.pdmodel").is_file()
     )
+
+
+def _records(ctx: CheckContext) -> list[Any]:
+    """The train chain's record, then every other chain's (CheckContext.records), each once."""
+    out = [ctx.record] if ctx.record is not None else []
+    for record in dict(getattr(ctx, "records", None) or {}).values():
+        if record is not None and all(record is not r for r in out):
+            out.append(record)
+    return out
+
+
+def _bad_args(args: Mapping[str, Any]) -> str | None:
+    unknown = sorted(set(args) - _ARGS)
+    if unknown:
+        return f"unknown argument(s) {unknown}; expected some of {sorted(_ARGS)}"
+    for key, low in _INT_ARGS.items():
+        value = args.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+            return f"{key} must be an integer >= {low}, got {value!r}"
+    for key in _FLOAT_ARGS:
+        value = args.get(key)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0
+        ):
+            return f"{key} must be a non-negative number, got {value!r}"
+    for key in _STR_ARGS:
+        value = args.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"{key} must be a path string, got {value!r}"
+    return None
 
 
 def _candidates_from_plan(record: Any) -> list[tuple[str, str]]:
@@ -77,17 +117,18 @@ def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path
     if isinstance(configured, str) and _has_model(repo / configured):
         return (repo / configured).resolve(), "from tipc.yaml serving.model_dir"
     not_passed: list[str] = []
-    for step_id, value in _candidates_from_plan(ctx.record):
-        result = ctx.record.result(step_id)
-        if result is not None and result.status.value != "passed":
-            # A folder left by an earlier run would be stale: never serve it in place of this run's export.
-            not_passed.append(f"{step_id} {result.status.value}")
-            continue
-        step_cwd = repo / ctx.record.plan.step(step_id).cwd
-        for base in (step_cwd, repo):
-            path = (base / value).resolve()
-            if _has_model(path):
-                return path, f"from step {step_id}"
+    for record in _records(ctx):
+        for step_id, value in _candidates_from_plan(record):
+            result = record.result(step_id)
+            if result is not None and result.status.value != "passed":
+                # A folder an earlier run left would be stale: never serve it in place of this run's export.
+                not_passed.append(f"{step_id} {result.status.value}")
+                continue
+            step_cwd = repo / record.plan.step(step_id).cwd
+            for base in (step_cwd, repo):
+                path = (base / value).resolve()
+                if _has_model(path):
+                    return path, f"from step {step_id}"
     why = "no exported inference model found (inference.json|.pdmodel + inference.pdiparams)"
     if not_passed:
         why += "; steps that would have written one did not pass: " + ", ".join(dict.fromkeys(not_passed))
@@ -124,6 +165,9 @@ def _compare(served: Any, reference: Any) -> dict[str, float]:
 
 
 def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    problem = _bad_args(args)
+    if problem is not None:
+        return CheckOutcome(Verdict.FAIL, f"serving: bad arguments: {problem}")
     try:
         import numpy as np
     except ImportError:
@@ -133,6 +177,16 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     from tipc.serve.launcher import launch, log_tail
     from tipc.serve.load import run_load
 
+    records = _records(ctx)
+    if (
+        records
+        and not args.get("model_dir")
+        and _get(ctx.settings, "serving", "model_dir") is None
+        and not any(s.stage.value in _MODEL_STAGES for r in records for s in r.plan.steps)
+    ):
+        return CheckOutcome(
+            Verdict.NA, "no export or inference step in the plan: there is no exported model to serve"
+        )
     repo = Path(ctx.repo).resolve()  # children run elsewhere: every path handed to them is absolute
     model_dir, how = find_model_dir(ctx, args.get("model_dir"))
     if model_dir is None:
@@ -337,12 +391,21 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
             else f"{load.errors} errors, no successful request"
         )
         worst = max((m["max_abs"] for per in metrics.values() for m in per.values()), default=float("nan"))
+        load_numbers: tuple[tuple[str, float | int | str | None], ...] = (
+            ("clients", load.concurrency),
+            ("requests", load.requests),
+            ("p50_ms", None if p50 is None else round(p50, 3)),
+            ("p99_ms", None if p99 is None else round(p99, 3)),
+            ("throughput_rps", round(load.throughput_rps, 1)),
+            ("errors", load.errors),
+        )
+        # Load figures first: a PASS shows one evidence line on the terminal, and these are the ones to see.
         evidence = (
+            Evidence(f"load: {figures}", path=str(server_log), numbers=load_numbers),
             Evidence(
                 f"served vs Paddle Inference on {source}: worst max abs error {worst:.3g}",
                 numbers=(("max_abs", worst),),
             ),
-            Evidence(figures, path=str(server_log)),
         )
         if failures:
             return CheckOutcome(Verdict.FAIL, failures[0].text, (*failures, *evidence), data)

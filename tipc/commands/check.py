@@ -106,6 +106,8 @@ class Seams:
     checks: Mapping[str, Callable[..., Any]]
     make_observer: Callable[[bool], Any] = field(default=lambda no_color: _null_observer())
     notes: list[str] = field(default_factory=list)  # problems found while wiring (shown in the report)
+    # (repo, train config) -> the serving config to run after the train chain, or None (r2-serve).
+    find_serving_config: Callable[[Path, Path], Path | None] = field(default=lambda repo, config: None)
 
 
 def _null_observer() -> Any:
@@ -146,7 +148,10 @@ def default_seams() -> Seams:
         except ImportError:
             return _null_observer()
 
+    from tipc.serve.plan import find_serving_config
+
     return Seams(
+        find_serving_config=find_serving_config,
         find_configs=find_configs,
         lint_paths=lint_paths,
         plan=plan,
@@ -292,6 +297,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         Path(args.report_dir).resolve() if args.report_dir else default_report_dir(repo, the_plan.model_name)
     )
     notes = list(seams.notes)
+    serving_plan = _serving_plan(args, repo, config, rulesets, seams)
 
     record = None
     record_path: str | None = None
@@ -316,14 +322,19 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         except Exception as exc:
             raise InfraError(f"the runner failed: {type(exc).__name__}: {exc}") from exc
 
-    ctx = CheckContext(repo=repo, record=record, settings=settings)
+    records: dict[str, Any] = {}
+    if serving_plan is not None:
+        records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
+    ctx = CheckContext(repo=repo, record=record, settings=settings, records=records)
     results = evaluate(rulesets, ctx, checks=seams.checks)
     report = build_report(
         repo=str(repo),
         rulesets=[rs.name for rs in rulesets],
         results=results,
         record=record,
-        findings=_lint_findings(findings, the_plan.findings),
+        findings=_lint_findings(
+            findings, (*the_plan.findings, *(serving_plan.findings if serving_plan is not None else ()))
+        ),
         reused=reused,
         record_path=record_path,
         notes=notes,
@@ -333,11 +344,61 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     stdout.write(render(report, args.format, color=color))
     stdout.flush()
     stderr.write(f"tipc: reports written to {report_dir} ({', '.join(p.name for p in written)})\n")
-    interrupted = record is not None and any(r.status is Status.INTERRUPTED for r in record.results)
+    interrupted = any(
+        r.status is Status.INTERRUPTED
+        for rec in (record, *records.values())
+        if rec is not None
+        for r in rec.results
+    )
     if interrupted:
         stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
         return EXIT_INTERRUPTED
     return report.exit_code
+
+
+# --- the serving chain (r2-serve): run after the train chain when a rule reads its record ----------------
+
+
+def _serving_plan(
+    args: argparse.Namespace, repo: Path, config: Path, rulesets: list[Ruleset], seams: Seams
+) -> Plan | None:
+    """The repo's serving chain, planned (and isolated) before anything runs, or None when not needed."""
+    from tipc.rules.evaluate import chains_named
+    from tipc.serve.plan import isolate_serving
+    from tipc.steps import Overrides
+
+    if "serving" not in chains_named(rulesets):
+        return None
+    serving_config = seams.find_serving_config(repo, config)
+    if serving_config is None:
+        return None
+    # --set names the train config's keys, so only --device and --python carry over.
+    overrides = Overrides(device=args.device, python=args.python)
+    return isolate_serving(seams.plan(serving_config, "serving_infer", repo=repo, overrides=overrides))
+
+
+def _run_serving(args: argparse.Namespace, repo: Path, plan: Plan, seams: Seams, notes: list[str]) -> Any:
+    record = None
+    if args.reuse_run:
+        found = seams.find_record(repo, plan)
+        if found is not None:
+            record = seams.load_record(found)
+            notes.append(f"serving chain: reused the run record {found}")
+        else:
+            notes.append("--reuse-run: no run record of the serving chain was found, so it was run")
+    if record is None:
+        options = seams.run_options(
+            step_timeout_s=args.step_timeout, python=args.python, no_color=args.no_color
+        )
+        try:
+            record = seams.execute(plan, options, seams.make_observer(args.no_color))
+        except (TipcError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            raise InfraError(f"the runner failed on the serving chain: {type(exc).__name__}: {exc}") from exc
+    statuses = ", ".join(f"{r.step_id} {r.status.value}" for r in record.results) or "no step ran"
+    notes.append(f"serving chain {plan.config_path} ({plan.output_dir}): {statuses}")
+    return record
 
 
 def run(args: argparse.Namespace) -> int:

@@ -33,6 +33,27 @@ class RuleResult:
         return self.verdict is Verdict.FAIL
 
 
+def chains_named(rulesets: Iterable[Ruleset]) -> set[str]:
+    """Chains (other than the main one) whose run records some rule asks for, via a `chain:` argument."""
+    found: set[str] = set()
+
+    def walk(value: object) -> None:
+        if isinstance(value, CheckSpec):
+            for key, arg in value.args:
+                if key == "chain" and isinstance(arg, str):
+                    found.add(arg)
+                walk(arg)
+        elif isinstance(value, tuple | list):
+            for item in value:
+                walk(item)
+
+    for rs in rulesets:
+        for rule in rs.rules:
+            walk(rule.check)
+            walk(rule.applies_if)
+    return found
+
+
 def make_env(ctx: CheckContext, checks: Mapping[str, CheckFn], templates_dir: Path | None = None) -> OpEnv:
     env = OpEnv(ctx=ctx, checks=checks, files=RepoFiles(Path(ctx.repo)), templates_dir=templates_dir)
 

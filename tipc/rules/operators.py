@@ -337,9 +337,22 @@ def _tail(path: Path, lines: int = 15) -> str | None:
     return "\n".join(text.splitlines()[-lines:])
 
 
+def _record_of_chain(ctx: CheckContext, chain: str | None) -> Any:
+    """The run record of `chain` (CheckContext.records, or the main record when it is that chain)."""
+    if chain is None:
+        return ctx.record
+    found = dict(getattr(ctx, "records", None) or {}).get(chain)
+    if found is None and ctx.record is not None and getattr(ctx.record.plan, "chain", None) == chain:
+        found = ctx.record
+    return found
+
+
 def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
-    record = env.ctx.record
+    chain = args.get("chain")
+    record = _record_of_chain(env.ctx, chain)
     if record is None:
+        if chain is not None:
+            return _out(Verdict.SKIP, f"the {chain} chain was not run (no run record of it)")
         return _out(Verdict.SKIP, "the chain was not run (no run record)")
     plan = record.plan
     if args.get("mode") and plan.mode != args["mode"]:
@@ -356,6 +369,7 @@ def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
         " ".join(
             x
             for x in (
+                f"chain={chain}" if chain else "",
                 f"stage={stage}" if stage else "",
                 f"trainer={trainer}" if trainer else "",
                 f"step~{step_re}" if step_re else "",
@@ -575,9 +589,11 @@ OPERATORS: dict[str, Operator] = {
                 "trainer": Param("str"),
                 "step": Param("regex"),
                 "mode": Param("str"),
+                "chain": Param("str"),
             },
             op_step_passed,
-            "every planned step matching the selector passed (N-A when none is planned, SKIP without a run)",
+            "every planned step matching the selector passed (N-A when none is planned, SKIP without a run);"
+            " `chain` (e.g. serving) selects that chain's run record",
         ),
         Operator(
             "check",

@@ -600,3 +600,184 @@ def unmet_requirement(step: Step, repo: Path, *, python: str | None = None) -> s
             missing = ", ".join(step.requires_modules)
             return f"{step.requires_reason or 'missing Python modules'} [needs {missing}]"
     return None
+
+
+# --- isolation: `tipc run` writes only under test_tipc/output -----------------------------------------------
+
+# Keys of conversion arguments that name a folder the conversion writes (Paddle Serving's converter, export
+# scripts standing in for it). Inputs (--dirname, --model_dir, --pretrained) are never moved.
+_OUTPUT_KEY = re.compile(
+    r"(serving_server|serving_client|save_inference_dir|save_dir|output_dir|output_path|save_path)$"
+)
+ISOLATED_ROOT = "test_tipc/output"
+
+
+def _norm(path: str) -> str:
+    return posixpath.normpath(path.replace("\\", "/"))
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or folder == "." or path.startswith(folder.rstrip("/") + "/")
+
+
+def _within_repo(rel: str) -> bool:
+    return not posixpath.isabs(rel) and rel != ".." and not rel.startswith("../")
+
+
+def _moved(path: str | None, old: str, new: str) -> str | None:
+    """A repo-relative path under `old` moved under `new`; other paths unchanged."""
+    if path is None:
+        return None
+    norm = _norm(path)
+    if not _inside(norm, old):
+        return path
+    return new + norm[len(old) :]
+
+
+def _split_token(token: str) -> tuple[str, str]:
+    """(prefix, value) of an argv token: `--k=v` / `k=v` -> ("--k=", "v"); a bare word -> ("", word)."""
+    key, sep, value = token.partition("=")
+    if sep and not key.startswith(("/", ".")):
+        return key + sep, value
+    return "", token
+
+
+def isolate_serving(plan: Plan) -> Plan:
+    """The same serving chain writing only under `test_tipc/output/<model>/<mode>/`.
+
+    `tipc plan` shows the faithful commands (the models tutorial script logs to `log/<model>/<mode>/` and
+    converts into folders of the repo); `tipc run` and `tipc check` run this plan instead: its output dir,
+    results log and logs move under test_tipc/output, each conversion output folder inside the repo moves
+    under the output dir (keeping its relative path), and every server/client argument that reads such a
+    folder (resolved from the step's cwd) is rewritten to the new place. One WARNING finding (TIPC-ISOLATE)
+    per rewrite says what moved. Pure: no I/O. Plans of other chains are returned unchanged.
+    """
+    from dataclasses import replace
+
+    if plan.chain != CHAIN:
+        return plan
+    findings: list[Finding] = []
+    config = plan.config_path
+
+    def note(step: Step | None, message: str, level: Level = Level.INFO) -> None:
+        # INFO: a deliberate difference of tipc's, not a problem of the config (lint and run stay quiet).
+        line = step.source_lines[0] if step is not None and step.source_lines else 1
+        findings.append(Finding(config, line, 1, level, "TIPC-ISOLATE", message))
+
+    old_out = _norm(plan.output_dir)
+    new_out = old_out
+    if not _inside(old_out, ISOLATED_ROOT):
+        new_out = f"{ISOLATED_ROOT}/{plan.model_name}/{plan.mode}"
+        note(None, f"logs: {old_out}/ -> {new_out}/ (tipc writes only under {ISOLATED_ROOT})")
+    results_log = _moved(plan.results_log, old_out, new_out) or plan.results_log
+
+    # 1. Conversion outputs inside the repo -> under the output dir, same relative path.
+    moves: dict[str, str] = {}  # repo-relative old folder -> repo-relative new folder
+    client_side: set[str] = set()
+    steps: list[Step] = []
+    for step in plan.steps:
+        if step.stage is not Stage.EXPORT:
+            steps.append(step)
+            continue
+        argv = list(step.argv)
+        for i, token in enumerate(argv):
+            prefix, value = _split_token(token)
+            key = prefix.rstrip("=").lstrip("-").lower()
+            if not key and i > 0 and argv[i - 1].startswith("-") and "=" not in argv[i - 1]:
+                key = argv[i - 1].lstrip("-").lower()  # `--serving_server DIR`
+            if not _OUTPUT_KEY.search(key) or value.strip() in ("", "null"):
+                continue
+            rel = _norm(posixpath.join(step.cwd, value))
+            if rel == "." or not _within_repo(rel) or _inside(rel, new_out):
+                continue
+            target = f"{new_out}/{rel}"
+            moves[rel] = target
+            if "client" in key:
+                client_side.add(rel)  # the client's own copy of the model config: no server reads it
+            trailing = "/" if value.endswith("/") else ""
+            new_value = posixpath.relpath(target, _norm(step.cwd)) + trailing
+            argv[i] = prefix + new_value
+            note(step, f"{step.id}: {key} {value} -> {new_value} (a folder the conversion writes)")
+        steps.append(replace(step, argv=tuple(argv)))
+
+    # 2. Every later reference to a moved folder (server model dir, client paths), from the step's cwd.
+    rewritten: list[Step] = []
+    read: set[str] = set()
+    for original, step in zip(plan.steps, steps, strict=True):
+        argv = list(step.argv)
+        status = step.status_command
+        if step.stage is not Stage.EXPORT:
+            for i, token in enumerate(argv):
+                prefix, value = _split_token(token)
+                if value.strip() in ("", "null") or "://" in value:
+                    continue
+                rel = _norm(posixpath.join(step.cwd, value))
+                hit = next((old for old in moves if _inside(rel, old)), None)
+                if hit is None:
+                    continue
+                read.add(hit)
+                target = moves[hit] + rel[len(hit) :]
+                trailing = "/" if value.endswith("/") else ""
+                new_value = posixpath.relpath(target, _norm(step.cwd)) + trailing
+                argv[i] = prefix + new_value
+                status = status.replace(value, new_value)
+                note(step, f"{step.id}: {value} -> {new_value} (reads what the conversion wrote)")
+        for old_token, new_token in zip(original.argv, argv, strict=True):
+            if old_token != new_token and step.stage is Stage.EXPORT:
+                status = status.replace(old_token, new_token)
+        log = _moved(step.log, old_out, new_out)
+        if log != step.log and step.log is not None and log is not None:
+            status = status.replace(step.log, log)
+        if old_out != new_out:
+            # Status lines written relative to the step's cwd (`../../log/<model>/<mode>/...`).
+            shown_old = posixpath.relpath(old_out, _norm(step.cwd))
+            shown_new = posixpath.relpath(new_out, _norm(step.cwd))
+            status = status.replace(shown_old + "/", shown_new + "/")
+        rewritten.append(
+            replace(
+                step,
+                argv=tuple(argv),
+                log=log,
+                status_log=_moved(step.status_log, old_out, new_out),
+                status_command=status,
+            )
+        )
+    for old in moves:
+        if old not in read and old not in client_side:
+            note(
+                None,
+                f"{old} (a conversion output) now goes to {moves[old]}, and no server or client argument"
+                " names it: a server that finds it through its own config file (config.yml) will not see it",
+                Level.WARNING,
+            )
+    return replace(
+        plan,
+        output_dir=new_out,
+        results_log=results_log,
+        steps=tuple(rewritten),
+        findings=tuple(dict.fromkeys((*plan.findings, *findings))),
+    )
+
+
+def find_serving_config(repo: Path, near: Path | None = None) -> Path | None:
+    """The repo's Python serving config (`serving` chain, not C++), preferring the one beside `near`.
+
+    `tipc check` runs it after the train chain when a rule asks for the serving chain's record.
+    """
+    from tipc.config.discover import classify_chain, iter_config_files
+    from tipc.config.parse import parse_text, read_text
+
+    found: list[Path] = []
+    for path in iter_config_files(repo):
+        if path.suffix != ".txt" or "cpp" in path.name.lower():
+            continue
+        try:
+            parsed = parse_text(read_text(path), str(path))
+        except UserError:
+            continue  # unreadable: `tipc lint` reports it
+        if classify_chain(path, parsed) == CHAIN:
+            found.append(path)
+    if near is not None:
+        beside = [p for p in found if p.parent.resolve() == near.resolve().parent]
+        found = beside or found
+    return found[0] if found else None

@@ -1,0 +1,161 @@
+"""The demo's serving chain under `tipc run` and `tipc check`, for real (Paddle on CPU, a real HTTP server).
+
+`tipc run` of the serving config passes and writes nothing outside test_tipc/output; a server killed while
+its client runs fails the chain, and `tipc check` reports that as a FAIL with the server's exit as evidence.
+No server outlives a test (tests/serve/conftest.py checks our process tree after each module).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.serve.conftest import REPO_ROOT
+from tipc.cli import main
+from tipc.record import load_record
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        not (REPO_ROOT / "examples/lenet_digits/infer.py").is_file(), reason="the lenet_digits demo is absent"
+    ),
+]
+
+DEMO = REPO_ROOT / "examples" / "lenet_digits"
+CONFIG = "test_tipc/configs/lenet_digits/serving_infer_python.txt"
+OUT = "test_tipc/output/lenet_digits/serving_infer"
+
+# Stands in for the demo's client: kills its sibling server (a child of the same runner, found in our own
+# process tree, never by name system-wide), then runs the real client, which can no longer connect.
+KILLING_CLIENT = """
+import os, runpy, signal, psutil
+for sibling in psutil.Process(os.getppid()).children():
+    if sibling.pid != os.getpid() and "serve" in sibling.cmdline():
+        sibling.send_signal(signal.SIGKILL)
+        sibling.wait(10)
+here = os.path.dirname(os.path.abspath(__file__))
+runpy.run_path(os.path.join(here, "real_client.py"), run_name="__main__")
+"""
+
+
+def copy_demo(tmp_path: Path) -> Path:
+    repo = tmp_path / "lenet_digits"
+    shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns("output", "inference", "log", "__pycache__"))
+    return repo
+
+
+def serving_rules(tmp_path: Path) -> Path:
+    """The competition ruleset's §4.2.3 (serving) rules, verbatim (the basic chain's are tested elsewhere)."""
+    import yaml
+
+    data = yaml.safe_load((REPO_ROOT / "specs/competition.yaml").read_text(encoding="utf-8"))
+    data["rules"] = [r for r in data["rules"] if r["id"].startswith("competition.serving.")]
+    path = tmp_path / "competition_serving.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def snapshot(repo: Path) -> dict[str, str]:
+    """sha256 of every file outside test_tipc/output (byte-identical means untouched)."""
+    output = repo / "test_tipc" / "output"
+    return {
+        str(p.relative_to(repo)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(repo.rglob("*"))
+        if p.is_file() and output not in p.parents
+    }
+
+
+def no_server_left(repo: Path) -> None:
+    """Nothing we started is alive, and no `tipc serve` of this repo copy runs anywhere."""
+    ours = [p for p in psutil.Process().children(recursive=True) if p.is_running()]
+    _, alive = psutil.wait_procs(ours, timeout=5)
+    assert not alive, [p.cmdline() for p in alive]
+    for p in psutil.process_iter(["cmdline", "cwd"]):
+        try:
+            assert not (str(repo) in (p.info["cwd"] or "") and "serve" in (p.info["cmdline"] or [])), p.info
+        except psutil.Error:
+            continue
+
+
+@pytest.fixture(autouse=True)
+def _children_import_this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python -m tipc serve` in the children must be this tree's tipc, not the installed one."""
+    import os
+
+    current = os.environ.get("PYTHONPATH")
+    monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT) + (os.pathsep + current if current else ""))
+
+
+def test_tipc_run_passes_the_serving_chain_and_touches_only_the_output_dir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = copy_demo(tmp_path)
+    before = snapshot(repo)
+    argv = ["run", str(repo), "--config", CONFIG, "--mode", "serving_infer", "--python", sys.executable]
+    code = main([*argv, "--no-color", "--format", "json"])
+    record = load_record(repo / OUT / "tipc_run.json")
+    assert code == 0, capsys.readouterr().err[-3000:]
+    assert [(r.step_id.split("/")[1], r.status.value) for r in record.results] == [
+        ("convert", "passed"),
+        ("client", "passed"),
+        ("server", "passed"),  # recorded when tipc stopped it, after its client
+    ]
+    assert "stopped by tipc" in (record.result("serving/server/default").reason or "")
+    client_log = (repo / OUT / "server_infer_gpu_batchsize_1.log").read_text(encoding="utf-8")
+    assert client_log.count("image_name: ") == len(list((repo / "lite_data/infer").glob("*.png")))
+    assert (repo / OUT / "inference/lenet_digits_infer/inference.pdiparams").is_file()
+    status = (repo / OUT / "results_serving.log").read_text(encoding="utf-8")
+    assert status.count("Run successfully") == 3
+    assert snapshot(repo) == before  # no ./inference, no ./log, nothing else: byte-identical
+    assert not (repo / "inference").exists() and not (repo / "log").exists()
+    no_server_left(repo)
+
+
+def test_a_server_killed_mid_run_fails_the_chain_and_tipc_check_reports_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = copy_demo(tmp_path)
+    client = repo / "deploy/serving_python/pipeline_http_client.py"
+    client.rename(client.with_name("real_client.py"))
+    client.write_text(KILLING_CLIENT, encoding="utf-8")
+    report_dir = tmp_path / "report"
+    argv = ["check", str(repo), "--ruleset", str(serving_rules(tmp_path)), "--python", sys.executable]
+    code = main([*argv, "--report-dir", str(report_dir), "--format", "json", "--no-color"])
+    out = capsys.readouterr().out
+    assert code == 1, out[-3000:]
+    report = json.loads(out)
+    rules = {r["id"]: r for r in report["rules"]}
+    steps_pass = rules["competition.serving.steps_pass"]
+    assert steps_pass["verdict"] == "FAIL", steps_pass
+    texts = [e["text"] for e in steps_pass["evidence"]]
+    assert len(texts) == len(set(texts)) == 2, texts  # each failed step once: the server, then its client
+    evidence = " | ".join(texts)
+    assert "serving/server/default: failed (server killed by signal SIGKILL" in evidence, evidence
+    assert "serving/client/default/pipeline_http_client.py: failed" in evidence, evidence
+    assert any(e["path"] == f"{OUT}/python_server.log" for e in steps_pass["evidence"])
+    # The other serving rules still hold: the failure is the serving chain's alone.
+    others = {k: r["verdict"] for k, r in rules.items() if k != "competition.serving.steps_pass"}
+    assert others == dict.fromkeys(
+        (
+            "competition.serving.test_script",
+            "competition.serving.documented",
+            "competition.serving.equals_inference",
+        ),
+        "PASS",
+    )
+    # The serving check's load figures reach every report format.
+    load = rules["competition.serving.equals_inference"]["data"]["load"]
+    assert load["errors"] == 0 and load["p50_ms"] is not None and load["p99_ms"] >= load["p50_ms"]
+    assert load["throughput_rps"] > 0
+    for name in ("report.md", "report.html"):
+        text = (report_dir / name).read_text(encoding="utf-8")
+        assert "p50" in text and "p99" in text and "req/s" in text
+    record = load_record(repo / OUT / "tipc_run.json")
+    assert record.result("serving/server/default").status.value == "failed"
+    no_server_left(repo)
