@@ -18,9 +18,9 @@ WRAPPER = (ROOT / "test_tipc_template" / "test_train_inference_python.sh.j2").re
 
 OCR_HELPER = """\
 status_check(){
-    last_status=$1; run_command=$2; run_log=$3; model_name=$4; log_path=$5
+    last_status=$1; cmd=$2; run_log=$3; model=$4; log=$5
     if [ $last_status -eq 0 ]; then
-        echo -e "\\033[33m Run successfully with command - ${model_name} - ${run_command} - ${log_path} \\033[0m" | tee -a ${run_log}
+        echo -e "\\033[33m Run successfully with command - ${model} - ${cmd} - ${log} \\033[0m" | tee -a ${run_log}
     fi
 }
 """
@@ -60,7 +60,7 @@ def test_cosmetic_edits_keep_the_fingerprint(tmp_path: Path) -> None:
 
 
 def test_an_edited_template_script_is_recognised_by_its_cues(tmp_path: Path) -> None:
-    edited = DEMO_SCRIPT.replace('echo "TIPC basic train/infer test', 'echo "edited TIPC basic train/infer test')
+    edited = DEMO_SCRIPT.replace('echo "TIPC basic train/infer', 'echo "edited TIPC basic train/infer')
     assert known_script_dialect(edited) is None
     dialect, reason = _detect(_repo(tmp_path, edited, DEMO_HELPER))
     assert dialect == "template"

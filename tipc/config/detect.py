@@ -126,7 +126,7 @@ def status_format_of(text: str) -> str | None:
 
 
 def _from_51_line_cues(text: str, helper: str) -> Detection | None:
-    """Template vs newest-PaddleOCR for a 51-line script no fingerprint knows: its log names and status lines."""
+    """Template or newest PaddleOCR for a 51-line script no fingerprint knows: log names and status lines."""
     if "python_infer_cpu_gpus_" in text:
         logs = "ocr"
     elif "python_infer_cpu_usemkldnn_" in text:
