@@ -18,9 +18,9 @@ WRAPPER = (ROOT / "test_tipc_template" / "test_train_inference_python.sh.j2").re
 
 OCR_HELPER = """\
 status_check(){
-    last_status=$1; cmd=$2; run_log=$3; model=$4; log=$5
+    last_status=$1; cmd=$2; model=$4; log=$5
     if [ $last_status -eq 0 ]; then
-        echo -e "\\033[33m Run successfully with command - ${model} - ${cmd} - ${log} \\033[0m" | tee -a ${run_log}
+        echo -e "\\033[33m Run successfully with command - ${model} - ${cmd} - ${log} \\033[0m" | tee -a $3
     fi
 }
 """
