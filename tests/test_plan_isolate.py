@@ -1,4 +1,4 @@
-"""tipc.plan.isolate: every known write outside output_dir is redirected into it; the faithful plan is kept."""
+"""tipc.plan.isolate: known writes outside output_dir are redirected into it; the faithful plan is kept."""
 
 from __future__ import annotations
 
