@@ -80,8 +80,10 @@ def test_every_corpus_plan_isolates_into_its_output_dir() -> None:
     # into the folder of infer_model, compact save_inference_dir, fastflow's exp_dir) and are redirected
     for name in ("det", "seg", "video", "compact", "compact_fastflow"):
         assert per_dialect[name]["TIPC910"] > 0, (name, per_dialect[name])
-    # PaddleSpeech passes no save dir to training/export: reported, since tipc cannot redirect it
+    # PaddleSpeech passes no save dir to training/export (null keys), PaddleC3D's copy drops the arguments
+    # from its command shapes: both write where their scripts default to, which is reported
     assert per_dialect["speech"]["TIPC911"] > 0
+    assert per_dialect["template_c3d"]["TIPC911"] > 0
 
 
 def test_clas_kl_quant_command_is_reported_as_unknown(tmp_path: Path) -> None:
@@ -157,7 +159,11 @@ def test_unknown_and_unredirectable_writes_are_reported() -> None:
         writes=(("--out", "../models"),),
     )
     missing_arg = Step(
-        "export2", Stage.EXPORT, ("python", "e.py"), status_command="python e.py", writes=(("--out", "x"),)
+        "export2",
+        Stage.EXPORT,
+        ("python", "e.py"),
+        status_command="python e.py",
+        writes=(("--out", "test_tipc/output/m/whole_infer/x"),),  # inside, but not passed: default dir
     )
     iso = isolate(_plan(quant, other_cwd, missing_arg))
     assert iso.steps == (quant, other_cwd, missing_arg)
@@ -213,3 +219,18 @@ def test_paths_outside_the_repo_get_their_own_folders() -> None:
         f"--out={base}/repo_root",
         f"--out={base}/models",
     ]
+
+
+def test_a_path_passed_after_its_flag_is_rewritten_too() -> None:
+    # PaddleGAN passes `<save_infer_key> <dir>` as two words
+    export = Step(
+        "export",
+        Stage.EXPORT,
+        ("python", "e.py", "--output_dir", "./out"),
+        status_command="python e.py --output_dir ./out > l.log 2>&1",
+        writes=(("--output_dir", "./out"),),
+    )
+    (step,) = isolate(_plan(export)).steps
+    new = "./test_tipc/output/m/whole_infer/tipc_isolated/out"
+    assert step.argv[-2:] == ("--output_dir", new)
+    assert step.status_command == f"python e.py --output_dir {new} > l.log 2>&1"

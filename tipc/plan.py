@@ -349,6 +349,14 @@ def _replace_token(argv: tuple[str, ...], old: str, new: str) -> tuple[str, ...]
     return tuple(pattern.sub(lambda m: m.group(1) + new, word) for word in argv)
 
 
+def _argument_at(argv: tuple[str, ...], flag: str, path: str) -> int | None:
+    """Index of the word passing `path` to `flag`: `flag=path`, or `path` right after `flag` (PaddleGAN)."""
+    for i, word in enumerate(argv):
+        if word == f"{flag}={path}" or (word == path and i > 0 and argv[i - 1] == flag):
+            return i
+    return None
+
+
 def _dependents(plan: Plan, step_id: str) -> list[int]:
     """Indices of the steps that (transitively) consume `step_id`'s outputs."""
     found = {step_id}
@@ -390,27 +398,40 @@ def isolate(plan: Plan) -> Plan:
                 f"{step.writes_unknown}; tipc cannot keep it in {plan.output_dir}",
             )
         for key, path in original.writes:
-            if _inside(path, plan):
-                continue
             words = key.split()
-            arg = f"{words[-1]}={path}" if words else path
-            if step.cwd != "." or arg not in step.argv:
-                why = f"it runs from {step.cwd}" if step.cwd != "." else f"its command has no {arg} argument"
+            flag = words[-1] if words else ""
+            joined = f"{flag}={path}"
+            at = _argument_at(step.argv, flag, path)
+            if at is None:
                 note(
                     step,
                     "TIPC911",
                     Level.WARNING,
-                    f"writes {path} (outside {plan.output_dir}) but tipc cannot redirect it ({why})",
+                    f"its command passes no {joined} (this script's command shape leaves it out): it writes "
+                    "where its own script defaults to, which tipc cannot redirect",
+                )
+                continue
+            if _inside(path, plan):
+                continue
+            if step.cwd != ".":
+                note(
+                    step,
+                    "TIPC911",
+                    Level.WARNING,
+                    f"writes {path} (outside {plan.output_dir}) relative to {step.cwd}/, "
+                    "which tipc cannot redirect",
                 )
                 continue
             new = _isolated_path(path, plan)
-            new_arg = arg[: len(arg) - len(path)] + new
+            argv = list(step.argv)
+            argv[at] = f"{flag}={new}" if argv[at] == joined else new
+            command = step.status_command
+            for sep in ("=", " "):
+                command = _sub(re.escape(f"{key}{sep}{path}") + _BOUNDARY, f"{key}{sep}{new}", command)
             steps[n] = step = replace(
                 step,
-                argv=tuple(new_arg if word == arg else word for word in step.argv),
-                status_command=_sub(
-                    re.escape(f"{key}={path}") + _BOUNDARY, f"{key}={new}", step.status_command
-                ),
+                argv=tuple(argv),
+                status_command=command,
                 writes=tuple((k, new if (k, p) == (key, path) else p) for k, p in step.writes),
             )
             users = []
