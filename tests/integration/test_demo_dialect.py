@@ -96,7 +96,9 @@ def tipc_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_bash_script_commands_match_the_plan(bash_lines: tuple[Path, dict[str, list[str]]], mode: str) -> None:
+def test_bash_script_commands_match_the_plan(
+    bash_lines: tuple[Path, dict[str, list[str]]], mode: str
+) -> None:
     repo, by_mode = bash_lines
     lines = by_mode[mode]
     the_plan = plan(repo / CONFIG, mode, repo=repo)
