@@ -234,3 +234,10 @@ def test_a_path_passed_after_its_flag_is_rewritten_too() -> None:
     new = "./test_tipc/output/m/whole_infer/tipc_isolated/out"
     assert step.argv[-2:] == ("--output_dir", new)
     assert step.status_command == f"python e.py --output_dir {new} > l.log 2>&1"
+
+
+def test_an_isolated_plan_survives_the_run_record_round_trip() -> None:
+    iso = isolate(plan(DEMO_CONFIG, "whole_infer", dialect="template"))
+    again = Plan.from_json(iso.to_json())
+    assert again == iso and again.isolated and again.steps[0].writes == iso.steps[0].writes
+    assert isolate(again) == again
