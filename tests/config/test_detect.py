@@ -104,3 +104,19 @@ def test_an_unknown_marker_name_is_ignored(tmp_path: Path) -> None:
 
 def test_no_script_uses_the_config_shape() -> None:
     assert detect(parse_text(OCR_DET), Path("x.txt"), None).dialect == "ocr"
+
+
+def test_compact_log_names_leave_the_decision_to_the_config(tmp_path: Path) -> None:
+    from tests.config.fixtures import COMPACT
+
+    script = '_save_log_path="${_log_path}/python_infer_cpu_batchsize_${batch_size}.log"\n'
+    repo = make_repo(
+        tmp_path,
+        {
+            "test_tipc/configs/m/train_infer_python.txt": COMPACT,
+            SCRIPT.as_posix(): script,
+            "test_tipc/common_func.sh": DEMO_HELPER,  # template status lines, as the older Step6 copies
+        },
+    )
+    dialect, reason = _detect(repo)
+    assert dialect == "compact" and "trainer list" in reason
