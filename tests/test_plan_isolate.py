@@ -78,7 +78,8 @@ def test_every_corpus_plan_isolates_into_its_output_dir() -> None:
             assert plan(case.config, mode, repo=case.repo, dialect=case.dialect) == faithful
     # whole_infer exports outside the output folder are in the corpus (Det ./output_inference, Seg and Video
     # into the folder of infer_model, compact save_inference_dir, fastflow's exp_dir) and are redirected
-    for name in ("det", "seg", "video", "compact", "compact_fastflow"):
+    # justld/DMNet_paddle's inference passes --save_dir=./test_tipc/results, outside test_tipc/output
+    for name in ("det", "seg", "video", "compact", "compact_fastflow", "template_dmnet"):
         assert per_dialect[name]["TIPC910"] > 0, (name, per_dialect[name])
     # PaddleSpeech passes no save dir to training/export (null keys), PaddleC3D's copy drops the arguments
     # from its command shapes: both write where their scripts default to, which is reported
@@ -241,3 +242,33 @@ def test_an_isolated_plan_survives_the_run_record_round_trip() -> None:
     again = Plan.from_json(iso.to_json())
     assert again == iso and again.isolated and again.steps[0].writes == iso.steps[0].writes
     assert isolate(again) == again
+
+
+def test_an_export_into_an_ancestor_of_output_dir_leaves_output_dir_paths_alone() -> None:
+    # PaddleSeg's whole_infer exports into ./test_tipc/output/<model>, the parent of output_dir
+    export = Step(
+        "export",
+        Stage.EXPORT,
+        ("python", "export.py", "--save_dir=./test_tipc/output/m"),
+        status_command="python export.py --save_dir=./test_tipc/output/m",
+        writes=(("--save_dir", "./test_tipc/output/m"),),
+    )
+    results = "./test_tipc/output/m/whole_infer/infer_results"
+    log = "./test_tipc/output/m/whole_infer/infer.log"
+    infer = Step(
+        "infer",
+        Stage.INFER,
+        ("python", "infer.py", "--config=./test_tipc/output/m/deploy.yaml", f"--save_dir={results}"),
+        status_command=(
+            f"python infer.py --config=./test_tipc/output/m/deploy.yaml --save_dir={results} > {log} 2>&1 "
+        ),
+        depends_on=("export",),
+        writes=(("--save_dir", results),),
+    )
+    iso = isolate(_plan(export, infer))
+    new = "./test_tipc/output/m/whole_infer/tipc_isolated/test_tipc/output/m"
+    assert iso.steps[1].argv[2:] == (f"--config={new}/deploy.yaml", f"--save_dir={results}")
+    assert iso.steps[1].status_command == (
+        f"python infer.py --config={new}/deploy.yaml --save_dir={results} > {log} 2>&1 "
+    )
+    assert not [f for f in iso.findings if f.code == "TIPC911"]

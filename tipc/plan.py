@@ -337,16 +337,30 @@ def _sub(pattern: str, new: str, text: str) -> str:
     return re.sub(pattern, lambda _: new, text)
 
 
-def _replace_root(text: str, old: str, new: str) -> str:
+def _repoint(text: str, start: str, old: str, new: str, plan: Plan) -> str:
+    """Paths at or under `old` (after `start`) repointed under `new`; ones inside output_dir stay as they are.
+
+    An export may write to an ancestor of output_dir (PaddleSeg exports into ./test_tipc/output/<model>); the
+    logs and result folders inside output_dir must keep their names.
+    """
+    root = old.rstrip("/") or old
+    pattern = re.compile(start + re.escape(root) + r"(?P<rest>(?:/[^\s'\"]*)?)(?=[\s'\"]|$)")
+
+    def repl(match: re.Match[str]) -> str:
+        if _inside(root + match["rest"], plan):
+            return match.group(0)
+        return new + match["rest"]
+
+    return pattern.sub(repl, text)
+
+
+def _replace_root(text: str, old: str, new: str, plan: Plan) -> str:
     """Every whitespace- or `=`-delimited occurrence of `old` (or a path under it) in a command string."""
-    root = old.rstrip("/") or old
-    return _sub(r"(?<=[\s=])" + re.escape(root) + _BOUNDARY, new, text)
+    return _repoint(text, r"(?<=[\s=])", old, new, plan)
 
 
-def _replace_token(argv: tuple[str, ...], old: str, new: str) -> tuple[str, ...]:
-    root = old.rstrip("/") or old
-    pattern = re.compile(r"(^|=)" + re.escape(root) + r"(?=[/'\"]|$)")
-    return tuple(pattern.sub(lambda m: m.group(1) + new, word) for word in argv)
+def _replace_token(argv: tuple[str, ...], old: str, new: str, plan: Plan) -> tuple[str, ...]:
+    return tuple(_repoint(word, r"(?:^|(?<==))", old, new, plan) for word in argv)
 
 
 def _argument_at(argv: tuple[str, ...], flag: str, path: str) -> int | None:
@@ -439,8 +453,8 @@ def isolate(plan: Plan) -> Plan:
                 dep = steps[m]
                 changed = replace(
                     dep,
-                    argv=_replace_token(dep.argv, path, new),
-                    status_command=_replace_root(dep.status_command, path, new),
+                    argv=_replace_token(dep.argv, path, new, plan),
+                    status_command=_replace_root(dep.status_command, path, new, plan),
                 )
                 if changed != dep:
                     steps[m] = changed

@@ -746,10 +746,19 @@ def _inference(
         )
 
     def emit(kind: str, log: str, values: dict[str, str]) -> None:
-        command = (d.cpu_shape if kind == "cpu" else d.gpu_shape).format(**{**common, **values, "log": log})
+        shape = d.cpu_shape if kind == "cpu" else d.gpu_shape
+        command = shape.format(**{**common, **values, "log": log})
         name = posixpath.basename(log)
         if name.endswith(".log"):
             name = name[:-4]
+        # Inference writes only its log, except where a script passes an output folder: PaddleSeg's results
+        # dir (param1) and hand-edited copies passing the save-log slot's value (justld/DMNet_paddle).
+        writes: tuple[tuple[str, str], ...] = ()
+        save_log_param = set_param(cfg.infer_save_log.key, cfg.infer_save_log.value).strip()
+        if d.name == "seg" and "{param1}" in shape:
+            writes = ((cfg.infer_param1.key, log[: -len(".log")] + "_results"),)
+        elif "{save_log_value}" in shape and save_log_param:
+            writes = ((cfg.infer_save_log.key, cfg.infer_save_log.value),)
         ctx.add(
             f"infer/{base}/{name}",
             Stage.INFER,
@@ -760,6 +769,7 @@ def _inference(
             cwd=d.infer_cwd,
             depends_on=depends,
             lines=lines,
+            writes=writes,
         )
 
     names = {"log_root": ctx.log_root, "gpu": gpu}
