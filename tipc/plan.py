@@ -9,6 +9,7 @@ Pure apart from reading the config (and the repo's script, for dialect detection
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from dataclasses import replace
@@ -25,7 +26,7 @@ from tipc.errors import ConfigError, UserError
 from tipc.findings import Finding, Level
 from tipc.steps import MODES, Overrides, Plan, Step
 
-__all__ = ["Overrides", "Plan", "Step", "apply_overrides", "format_plan", "plan", "status_line"]
+__all__ = ["Overrides", "Plan", "Step", "apply_overrides", "format_plan", "isolate", "plan", "status_line"]
 
 
 def plan(
@@ -65,8 +66,7 @@ def plan(
                 Level.WARNING,
                 "TIPC033",
                 f"this looks like a {chain_name} config; planned as test_train_inference_python.sh "
-                "would read it"
-                + (" (its klquant_whole_infer layout)" if chain_name == "ptq" else ""),
+                "would read it" + (" (its klquant_whole_infer layout)" if chain_name == "ptq" else ""),
             )
         )
     if dialect is not None:
@@ -251,6 +251,11 @@ def format_plan(plan: Plan) -> str:
         f"config: {plan.config_path}\nrepo:   {plan.repo}\n"
         f"output: {plan.output_dir}  (status log {plan.results_log})\n"
     )
+    if plan.isolated:
+        head += (
+            "isolated: what `tipc run` executes; writes outside the output folder go to "
+            f"{plan.output_dir}/{ISOLATED_DIR} (TIPC910; `tipc plan` without --isolated shows the script's)\n"
+        )
     lines = [head]
     width = len(str(len(plan.steps)))
     for n, step in enumerate(plan.steps, 1):
@@ -297,3 +302,192 @@ def status_line(plan: Plan, step: Step, ok: bool = True) -> str:
     return template.format(
         ok="successfully" if ok else "failed", model=plan.model_name, cmd=step.status_command, log=log
     )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# isolation: what `tipc run` / `tipc check` execute
+
+
+ISOLATED_DIR = "tipc_isolated"
+_BOUNDARY = r"(?=[\s/'\"]|$)"
+
+
+def _norm_rel(path: str, repo: str) -> str:
+    """A path in the repo-relative normal form used to compare it with output_dir ('' = the repo root)."""
+    top = repo.rstrip("/")
+    if path == top or path.startswith(top + "/"):
+        path = path[len(top) :].lstrip("/")
+    norm = posixpath.normpath(path) if path else "."
+    return "" if norm == "." else norm
+
+
+def _inside(path: str, plan: Plan) -> bool:
+    rel = _norm_rel(path, plan.repo)
+    out = _norm_rel(plan.output_dir, plan.repo)
+    return not rel.startswith("/") and (rel == out or rel.startswith(out + "/"))
+
+
+def _isolated_path(path: str, plan: Plan) -> str:
+    """`./<output_dir>/tipc_isolated/<path>`: the path's layout is kept, so distinct targets stay distinct."""
+    rel = _norm_rel(path, plan.repo)
+    parts = ["__" if p == ".." else p for p in rel.split("/") if p] or ["repo_root"]
+    if rel.startswith("/"):
+        parts = ["abs", *parts]
+    return f"./{_norm_rel(plan.output_dir, plan.repo)}/{ISOLATED_DIR}/" + "/".join(parts)
+
+
+def _sub(pattern: str, new: str, text: str) -> str:
+    """re.sub with a literal replacement (paths may hold backslashes)."""
+    return re.sub(pattern, lambda _: new, text)
+
+
+def _repoint(text: str, start: str, old: str, new: str, plan: Plan) -> str:
+    """Paths at or under `old` (after `start`) repointed under `new`; ones inside output_dir stay as they are.
+
+    An export may write to an ancestor of output_dir (PaddleSeg exports into ./test_tipc/output/<model>); the
+    logs and result folders inside output_dir must keep their names.
+    """
+    root = old.rstrip("/") or old
+    pattern = re.compile(start + re.escape(root) + r"(?P<rest>(?:/[^\s'\"]*)?)(?=[\s'\"]|$)")
+
+    def repl(match: re.Match[str]) -> str:
+        if _inside(root + match["rest"], plan):
+            return match.group(0)
+        return new + match["rest"]
+
+    return pattern.sub(repl, text)
+
+
+def _replace_root(text: str, old: str, new: str, plan: Plan) -> str:
+    """Every whitespace- or `=`-delimited occurrence of `old` (or a path under it) in a command string."""
+    return _repoint(text, r"(?<=[\s=])", old, new, plan)
+
+
+def _replace_token(argv: tuple[str, ...], old: str, new: str, plan: Plan) -> tuple[str, ...]:
+    return tuple(_repoint(word, r"(?:^|(?<==))", old, new, plan) for word in argv)
+
+
+def _argument_at(argv: tuple[str, ...], flag: str, path: str) -> int | None:
+    """Index of the word passing `path` to `flag`: `flag=path`, or `path` right after `flag` (PaddleGAN)."""
+    for i, word in enumerate(argv):
+        if word == f"{flag}={path}" or (word == path and i > 0 and argv[i - 1] == flag):
+            return i
+    return None
+
+
+def _dependents(plan: Plan, step_id: str) -> list[int]:
+    """Indices of the steps that (transitively) consume `step_id`'s outputs."""
+    found = {step_id}
+    out: list[int] = []
+    for n, step in enumerate(plan.steps):
+        if any(dep in found for dep in step.depends_on):
+            found.add(step.id)
+            out.append(n)
+    return out
+
+
+def isolate(plan: Plan) -> Plan:
+    """The plan `tipc run` / `tipc check` execute: known writes outside output_dir redirected into it.
+
+    Pure and idempotent. `tipc plan` keeps showing the faithful commands. In the writing step, the `key=path`
+    argument naming an output folder outside `plan.output_dir` (the template's whole_infer export into the
+    folder of `infer_model`, PaddleOCR's into infer_model itself, PaddleDetection's ./output_inference, a
+    compact config's save_inference_dir, fastflow's exp_dir...) becomes `./<output_dir>/tipc_isolated/<path>`,
+    and so does the same path in the steps that consume it; a log named outside output_dir moves into it.
+    Each rewrite is a TIPC910 finding saying what the script would have written where; a write that cannot
+    be redirected (free-form command, no output argument, another cwd) is a TIPC911 warning.
+    """
+    if plan.isolated:
+        return plan
+    steps = list(plan.steps)
+    findings: list[Finding] = []
+
+    def note(step: Step, code: str, level: Level, message: str) -> None:
+        line = step.source_lines[0] if step.source_lines else 0
+        findings.append(Finding(plan.config_path, line, 0, level, code, f"{step.id}: {message}"))
+
+    for n, original in enumerate(plan.steps):
+        step = steps[n]
+        if step.writes_unknown:
+            note(
+                step,
+                "TIPC911",
+                Level.WARNING,
+                f"{step.writes_unknown}; tipc cannot keep it in {plan.output_dir}",
+            )
+        for key, path in original.writes:
+            words = key.split()
+            flag = words[-1] if words else ""
+            joined = f"{flag}={path}"
+            at = _argument_at(step.argv, flag, path)
+            if at is None:
+                note(
+                    step,
+                    "TIPC911",
+                    Level.WARNING,
+                    f"its command passes no {joined} (this script's command shape leaves it out): it writes "
+                    "where its own script defaults to, which tipc cannot redirect",
+                )
+                continue
+            if _inside(path, plan):
+                continue
+            if step.cwd != ".":
+                note(
+                    step,
+                    "TIPC911",
+                    Level.WARNING,
+                    f"writes {path} (outside {plan.output_dir}) relative to {step.cwd}/, "
+                    "which tipc cannot redirect",
+                )
+                continue
+            new = _isolated_path(path, plan)
+            argv = list(step.argv)
+            argv[at] = f"{flag}={new}" if argv[at] == joined else new
+            command = step.status_command
+            for sep in ("=", " "):
+                command = _sub(re.escape(f"{key}{sep}{path}") + _BOUNDARY, f"{key}{sep}{new}", command)
+            steps[n] = step = replace(
+                step,
+                argv=tuple(argv),
+                status_command=command,
+                writes=tuple((k, new if (k, p) == (key, path) else p) for k, p in step.writes),
+            )
+            users = []
+            for m in _dependents(plan, original.id):
+                dep = steps[m]
+                changed = replace(
+                    dep,
+                    argv=_replace_token(dep.argv, path, new, plan),
+                    status_command=_replace_root(dep.status_command, path, new, plan),
+                )
+                if changed != dep:
+                    steps[m] = changed
+                    users.append(dep.id)
+            pointed = f" and points {', '.join(users)} there" if users else ""
+            note(
+                step,
+                "TIPC910",
+                Level.INFO,
+                f"the script writes {key}={path} (outside {plan.output_dir}); "
+                f"tipc writes {new} instead{pointed}",
+            )
+    for n, step in enumerate(steps):
+        if not step.log or _inside(step.log, plan):
+            continue
+        new_log = f"{_norm_rel(plan.output_dir, plan.repo)}/{posixpath.basename(step.log)}"
+        command = step.status_command
+        for spelled in (f"{plan.repo.rstrip('/')}/{step.log}", f"./{step.log}", step.log):
+            command = _sub(r"(?<=[\s>])" + re.escape(spelled) + r"(?=\s|$)", f"./{new_log}", command)
+        note(
+            step,
+            "TIPC910",
+            Level.INFO,
+            f"the script logs to {step.log} (outside {plan.output_dir}); tipc logs to {new_log} instead",
+        )
+        steps[n] = replace(
+            step,
+            log=new_log,
+            status_log=new_log if step.status_log == step.log else step.status_log,
+            status_command=command,
+        )
+    return replace(plan, steps=tuple(steps), findings=plan.findings + tuple(findings), isolated=True)

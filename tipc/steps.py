@@ -72,6 +72,11 @@ class Step:
     # step SKIPPED with `requires_reason` (e.g. Paddle Serving, which no longer installs) and does not run it.
     requires_modules: tuple[str, ...] = ()
     requires_reason: str = ""
+    # What the command writes, as the planner knows it: (parameter key, path) pairs passed as `key=path`,
+    # paths relative to `cwd` as written. `tipc.plan.isolate` redirects the ones outside the output folder.
+    writes: tuple[tuple[str, str], ...] = ()
+    # Why the step's writes cannot be known or redirected (e.g. a free-form command); "" when they can.
+    writes_unknown: str = ""
 
     @property
     def env_dict(self) -> dict[str, str]:
@@ -97,6 +102,8 @@ class Step:
             "status_log": self.status_log,
             "requires_modules": list(self.requires_modules),
             "requires_reason": self.requires_reason,
+            "writes": [list(w) for w in self.writes],
+            "writes_unknown": self.writes_unknown,
         }
 
     @classmethod
@@ -120,6 +127,8 @@ class Step:
             status_log=data.get("status_log"),
             requires_modules=tuple(data.get("requires_modules", ())),
             requires_reason=data.get("requires_reason", ""),
+            writes=tuple((str(k), str(v)) for k, v in data.get("writes", ())),
+            writes_unknown=data.get("writes_unknown", ""),
         )
 
 
@@ -157,6 +166,8 @@ class Plan:
     findings: tuple[Finding, ...] = ()
     overrides: Overrides = field(default_factory=Overrides)
     chain: str = "train_infer_python"
+    # True once `tipc.plan.isolate` redirected the writes outside output_dir (what run/check execute).
+    isolated: bool = False
 
     def step(self, step_id: str) -> Step:
         for s in self.steps:
@@ -171,6 +182,7 @@ class Plan:
             "mode": self.mode,
             "dialect": self.dialect,
             "chain": self.chain,
+            "isolated": self.isolated,
             "model_name": self.model_name,
             "output_dir": self.output_dir,
             "results_log": self.results_log,
@@ -190,6 +202,7 @@ class Plan:
             mode=data["mode"],
             dialect=data["dialect"],
             chain=data.get("chain", "train_infer_python"),
+            isolated=bool(data.get("isolated", False)),
             model_name=data["model_name"],
             output_dir=data["output_dir"],
             results_log=data["results_log"],

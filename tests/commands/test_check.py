@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -356,3 +357,24 @@ def test_repo_argument_may_be_the_config_itself(repo: Path, ruleset: Path) -> No
 def test_rulesets_can_be_comma_separated(repo: Path) -> None:
     _, out, _ = _run([str(repo), "--ruleset", "modelzoo,tipc-basic", "--format", "json"], Fakes(repo))
     assert json.loads(out)["rulesets"] == ["modelzoo", "tipc-basic"]
+
+
+def test_check_executes_the_isolated_plan(repo: Path, ruleset: Path) -> None:
+    class Writing(Fakes):
+        def plan(self, config: Path, mode: str, **kw: Any) -> Plan:
+            base = super().plan(config, mode, **kw)
+            export = Step(
+                id="export",
+                stage=Stage.EXPORT,
+                argv=("python", "export_model.py", "--save_inference_dir=./pretrained"),
+                writes=(("--save_inference_dir", "./pretrained"),),
+            )
+            return replace(base, steps=(base.steps[0], export, base.steps[2]))
+
+    fakes = Writing(repo)
+    code, _, _ = _run([str(repo), "--ruleset", str(ruleset), "--format", "json"], fakes)
+    assert code == 0
+    (ran,) = fakes.executed
+    assert ran.isolated
+    out = "./test_tipc/output/lenet/lite_train_lite_infer/tipc_isolated/pretrained"
+    assert ran.steps[1].argv[-1] == f"--save_inference_dir={out}"

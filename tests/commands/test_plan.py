@@ -41,3 +41,24 @@ def test_plan_text_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["plan", str(repo / CONFIG), "--mode", "whole_infer", "--set", "bogus=1"]) == 2
     assert main(["plan", str(repo / CONFIG), "--mode", "whole_infer", "--set", "novalue"]) == 2
     assert main(["plan", str(repo / CONFIG), "--mode", "whole_infer", "--dialect", "nope"]) == 2
+
+
+DEMO_CONFIG = (
+    Path(__file__).resolve().parents[2]
+    / "examples/lenet_digits/test_tipc/configs/lenet_digits/train_infer_python.txt"
+)
+
+
+def test_plan_isolated_shows_what_run_executes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", str(DEMO_CONFIG), "--mode", "whole_infer"]) == 0
+    faithful = capsys.readouterr().out
+    assert "--save_inference_dir=./pretrained\n" in faithful and "TIPC910" not in faithful
+    assert main(["plan", str(DEMO_CONFIG), "--mode", "whole_infer", "--isolated"]) == 0
+    isolated = capsys.readouterr().out
+    assert "isolated: what `tipc run` executes" in isolated
+    assert "--save_inference_dir=./test_tipc/output/tipc_isolated/pretrained" in isolated
+    assert "--model_dir=./test_tipc/output/tipc_isolated/pretrained" in isolated
+    assert "TIPC910 export/whole_infer/0: the script writes --save_inference_dir=./pretrained" in isolated
+    # `tipc run --dry-run` prints the same plan
+    assert main(["run", str(DEMO_CONFIG), "--mode", "whole_infer", "--dry-run"]) == 0
+    assert capsys.readouterr().out.strip() == isolated.strip()

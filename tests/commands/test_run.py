@@ -13,6 +13,7 @@ import pytest
 from tipc.cli import main
 from tipc.commands.run import resolve_target
 from tipc.errors import UserError
+from tipc.plan import isolate
 from tipc.steps import Overrides, Plan, Stage, Step
 
 OUT = "test_tipc/output/m/lite_train_lite_infer"
@@ -56,6 +57,7 @@ def planner(monkeypatch: pytest.MonkeyPatch) -> FakePlanner:
     plan_mod = types.ModuleType("tipc.plan")
     plan_mod.plan = fake.plan  # type: ignore[attr-defined]
     plan_mod.format_plan = fake.format_plan  # type: ignore[attr-defined]
+    plan_mod.isolate = isolate  # type: ignore[attr-defined]  # the real transform: pure, works on any Plan
     disc = types.ModuleType("tipc.config.discover")
     disc.find_configs = lambda repo: sorted(Path(repo).glob("test_tipc/configs/**/*.txt"))  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "tipc.plan", plan_mod)

@@ -36,7 +36,12 @@ def _tipc(*args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     env.pop("FLAGS_enable_pir_api", None)
     return subprocess.run(
-        [sys.executable, "-m", "tipc", *args], capture_output=True, text=True, env=env, timeout=600, check=False
+        [sys.executable, "-m", "tipc", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
     )
 
 

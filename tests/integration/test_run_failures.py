@@ -32,8 +32,10 @@ DRIVER = textwrap.dedent(
     import json, sys, types
     from pathlib import Path
     from tipc.steps import Plan
+    from tipc.plan import isolate
     plan_file = sys.argv[1]
     fake = types.ModuleType("tipc.plan")
+    fake.isolate = isolate
     fake.plan = lambda config, mode, **kw: Plan.from_json(json.loads(Path(plan_file).read_text()))
     fake.format_plan = lambda p: "\\n".join(s.id for s in p.steps)
     sys.modules["tipc.plan"] = fake

@@ -101,3 +101,17 @@ def test_hash_script_prints_and_adds(tmp_path: Path, capsys: pytest.CaptureFixtu
     (entry,) = loaded.files["test_tipc/test_train_inference_python.sh"]
     assert entry.sha256 == script_hash(SCRIPT)
     assert hash_main([str(tmp_path / "missing.sh")]) == 2
+
+
+def test_hash_script_records_a_dialect(tmp_path: Path) -> None:
+    script = tmp_path / "demo" / "test_tipc" / "test_train_inference_python.sh"
+    script.parent.mkdir(parents=True)
+    script.write_text(SCRIPT, encoding="utf-8")
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    args = ["--add", "mine", "--templates-dir", str(templates)]
+    assert hash_main([*args, str(script)]) == 0
+    assert hash_main([*args, "--dialect", "template", str(script)]) == 0  # adds the dialect to the entry
+    (entry,) = load_template(templates / "mine.yaml").files["test_tipc/test_train_inference_python.sh"]
+    assert entry.dialect == "template" and entry.sha256 == script_hash(SCRIPT)
+    assert hash_main([*args, "--dialect", "nosuch", str(script)]) == 2

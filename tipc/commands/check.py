@@ -292,7 +292,10 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     config = pick_config(repo, config_arg, seams.find_configs)
     settings = seams.load_settings(repo)
     findings = list(seams.lint_paths([config], dialect=args.dialect))
-    the_plan = seams.plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
+    from tipc.plan import isolate
+
+    # The chain runs with its writes outside the output folder redirected into it (TIPC910 findings).
+    the_plan = isolate(seams.plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect))
     report_dir = (
         Path(args.report_dir).resolve() if args.report_dir else default_report_dir(repo, the_plan.model_name)
     )

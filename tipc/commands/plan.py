@@ -39,6 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="override a slot by config key (e.g. Global.epoch_num) or field name (e.g. epoch); repeatable",
     )
+    parser.add_argument(
+        "--isolated",
+        action="store_true",
+        help="show what `tipc run` executes: writes outside the output folder redirected into it",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -48,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tipc.errors import UserError
-    from tipc.plan import format_plan, plan
+    from tipc.plan import format_plan, isolate, plan
     from tipc.steps import Overrides
 
     sets = []
@@ -72,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         overrides=Overrides(device=args.device, sets=tuple(sets)),
         dialect=args.dialect,
     )
+    if args.isolated:
+        result = isolate(result)
     if args.format == "json":
         sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
     else:

@@ -118,7 +118,7 @@ def _show_findings(the_plan: Any, stream: TextIO) -> None:
     """Warnings and errors the planner found in the config (the full list is `tipc lint`'s job)."""
     from tipc.findings import Level
 
-    shown = [f for f in the_plan.findings if f.level in (Level.ERROR, Level.WARNING)]
+    shown = [f for f in the_plan.findings if f.level in (Level.ERROR, Level.WARNING) or f.code == "TIPC910"]
     for finding in shown[:MAX_FINDINGS_SHOWN]:
         stream.write(f"tipc: {finding.format()}\n")
     if len(shown) > MAX_FINDINGS_SHOWN:
@@ -147,9 +147,10 @@ def run(args: argparse.Namespace) -> int:
     repo, config = resolve_target(args.repo, args.config)
     overrides = Overrides(device=args.device, sets=_parse_sets(args.sets), python=args.python)
 
-    from tipc.plan import format_plan, plan  # type: ignore  # until the planner lands
+    from tipc.plan import format_plan, isolate, plan
 
-    the_plan = plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
+    # What runs: the script's commands with every write outside the output folder redirected into it.
+    the_plan = isolate(plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect))
     if args.dry_run:
         if args.format == "json":
             print(json.dumps(the_plan.to_json(), indent=2))

@@ -85,6 +85,8 @@ class _Ctx:
         cwd: str = ".",
         depends_on: tuple[str, ...] = (),
         lines: tuple[int, ...] = (),
+        writes: tuple[tuple[str, str], ...] = (),
+        writes_unknown: str = "",
     ) -> str:
         argv, exact = bash.split_command(status_command)
         if not exact:
@@ -132,6 +134,8 @@ class _Ctx:
                 status_command=status_command,
                 status_log=self.rel(status_log),
                 source_lines=tuple(sorted({n for n in lines if n > 0})),
+                writes=writes,
+                writes_unknown=writes_unknown,
             )
         )
         return sid
@@ -142,6 +146,14 @@ class _Ctx:
 
     def unset_cuda(self) -> None:
         self.env[CUDA] = None
+
+
+def _writes(slot: Slot, path: str, what: str) -> tuple[tuple[tuple[str, str], ...], str]:
+    """(writes, writes_unknown) of a command passing `set_param(slot.key, path)` as its output location."""
+    if set_param(slot.key, path).strip() == "":
+        why = "key is null" if test_eq(slot.key, "null") or not slot.key else "value is empty or null"
+        return (), f"the {what} gets no output-dir argument ({why}): it writes where its script defaults to"
+    return ((slot.key, path),), ""
 
 
 def build(cfg: TipcConfig, d: Dialect, mode: str, root: str) -> tuple[list[Step], list[Finding], str]:
@@ -417,6 +429,7 @@ def _train_modes(ctx: _Ctx) -> None:
                     cfg.save_model.line,
                     *disp.lines[:1],
                 )
+                writes, unknown = _writes(cfg.save_model, save_log, "training")
                 train_id = ctx.add(
                     f"train/{base}",
                     Stage.TRAIN,
@@ -425,6 +438,8 @@ def _train_modes(ctx: _Ctx) -> None:
                     status_log=status_log,
                     trainer=trainer,
                     lines=lines,
+                    writes=writes,
+                    writes_unknown=unknown,
                 )
                 if d.seg_iter_fallback:
                     # The script falls back when `<save_log>/<train_model_name>` is missing after training.
@@ -552,6 +567,7 @@ def _export_and_infer(
         "log": export_log,
     }
     export_id = ""
+    writes, unknown = _writes(cfg.save_infer, save_infer_value, "export")
     if d.whole_infer == "det" and cfg.export2.key == "export_onnx":
         stem = d.export_log.format(**names)[: -len("_export.log")] if d.export_log else ctx.log_root
         onnx_log = f"{stem}_onnx_export.log"
@@ -568,6 +584,8 @@ def _export_and_infer(
             trainer=str(names["trainer"]),
             depends_on=(train_id,),
             lines=(cfg.export2.line,),
+            writes=writes,
+            writes_unknown=unknown,
         )
     export_cmd = d.export_shape.format(**fields)
     export_id = ctx.add(
@@ -579,6 +597,8 @@ def _export_and_infer(
         trainer=str(names["trainer"]),
         depends_on=(train_id,),
         lines=(cfg.save_infer.line, cfg.export_weight.line, disp.lines[-1]),
+        writes=writes,
+        writes_unknown=unknown,
     )
     ctx.apply_env(env)
     if d.whole_infer == "det":
@@ -726,10 +746,19 @@ def _inference(
         )
 
     def emit(kind: str, log: str, values: dict[str, str]) -> None:
-        command = (d.cpu_shape if kind == "cpu" else d.gpu_shape).format(**{**common, **values, "log": log})
+        shape = d.cpu_shape if kind == "cpu" else d.gpu_shape
+        command = shape.format(**{**common, **values, "log": log})
         name = posixpath.basename(log)
         if name.endswith(".log"):
             name = name[:-4]
+        # Inference writes only its log, except where a script passes an output folder: PaddleSeg's results
+        # dir (param1) and hand-edited copies passing the save-log slot's value (justld/DMNet_paddle).
+        writes: tuple[tuple[str, str], ...] = ()
+        save_log_param = set_param(cfg.infer_save_log.key, cfg.infer_save_log.value).strip()
+        if d.name == "seg" and "{param1}" in shape:
+            writes = ((cfg.infer_param1.key, log[: -len(".log")] + "_results"),)
+        elif "{save_log_value}" in shape and save_log_param:
+            writes = ((cfg.infer_save_log.key, cfg.infer_save_log.value),)
         ctx.add(
             f"infer/{base}/{name}",
             Stage.INFER,
@@ -740,6 +769,7 @@ def _inference(
             cwd=d.infer_cwd,
             depends_on=depends,
             lines=lines,
+            writes=writes,
         )
 
     names = {"log_root": ctx.log_root, "gpu": gpu}
@@ -837,6 +867,7 @@ def _whole_infer_t51(ctx: _Ctx) -> None:
             )
             if log is not None:
                 cmd += f" > {log} 2>&1 "
+            writes, unknown = _writes(cfg.save_infer, save_dir, "export")
             depends = (
                 ctx.add(
                     f"export/whole_infer/{n}",
@@ -846,6 +877,8 @@ def _whole_infer_t51(ctx: _Ctx) -> None:
                     status_log=log,
                     trainer=None,
                     lines=(cfg.infer_model.line, cfg.infer_export.line),
+                    writes=writes,
+                    writes_unknown=unknown,
                 ),
             )
         else:
@@ -901,6 +934,10 @@ def _whole_infer_clas(ctx: _Ctx) -> None:
         status_log=log,
         trainer=None,
         lines=(kl.line,),
+        writes_unknown=(
+            f"the KL-quant command of line {kl.line} is free-form: where it saves the quantized model is "
+            "up to its own arguments (PaddleClas writes under deploy/)"
+        ),
     )
     ctx.note(
         "TIPC241",
@@ -954,6 +991,7 @@ def _whole_infer_det(ctx: _Ctx) -> None:
             f"{python} {export.value} {set_param(cfg.export_weight.key, cfg.export_weight.value)} "
             f"{set_param('filename', model_name)} {set_param(cfg.save_infer.key, cfg.save_infer.value)} "
         )
+        writes, unknown = _writes(cfg.save_infer, cfg.save_infer.value, "export")
         export_id = ctx.add(
             f"export/whole_infer/{infer_mode}",
             Stage.EXPORT,
@@ -962,6 +1000,8 @@ def _whole_infer_det(ctx: _Ctx) -> None:
             status_log=None,
             trainer=None,
             lines=(export.line, cfg.export_weight.line),
+            writes=writes,
+            writes_unknown=unknown,
         )
         quant = quants[count] if count < len(quants) else ""
         if quant == "":
@@ -1004,6 +1044,7 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
             cmd = f"{python} {cfg.infer_export.value} {weight} {save}"
             if log:
                 cmd += f" > {log} 2>&1 "
+            writes, unknown = _writes(cfg.save_infer, cfg.save_infer.value, "export")
             depends = (
                 ctx.add(
                     "export/whole_infer/0",
@@ -1013,6 +1054,8 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
                     status_log=None,
                     trainer=None,
                     lines=(cfg.infer_model.line, cfg.infer_export.line),
+                    writes=writes,
+                    writes_unknown=unknown,
                 ),
             )
         image = cfg.slot(d.whole_infer_image_slot).value if d.whole_infer_image_slot else ""
@@ -1084,6 +1127,9 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
             else:
                 shape = d.train_shape_nodes
             base = f"{trainer}/gpus_{gpu}/autocast_{autocast}"
+            # fastflow's copy trains into the mode-keyed exp_dir value instead of the save_log dir
+            train_dir = mode_slot_value(cfg.save_model, mode, d) if "{exp_dir}" in shape else save_log
+            writes, unknown = _writes(cfg.save_model, train_dir, "training")
             train_id = ctx.add(
                 f"train/{base}",
                 Stage.TRAIN,
@@ -1092,6 +1138,8 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
                 status_log=None,
                 trainer=trainer,
                 lines=(cfg.norm_train.line, cfg.epoch.line, cfg.train_batch.line),
+                writes=writes,
+                writes_unknown=unknown,
             )
             weight = set_param(cfg.pretrain.key, f"{save_log}/{cfg.train_model_name.value}")
             if test_ne(cfg.eval.value, "null"):
@@ -1117,6 +1165,7 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
             if test_ne(run_export, "null"):
                 log = d.export_log.format(**names) if d.export_log else None
                 export_weight = set_param(cfg.export_weight.key, f"{save_log}/{cfg.train_model_name.value}")
+                writes, unknown = _writes(cfg.save_infer, save_log, "export")
                 export_id = ctx.add(
                     f"export/{base}",
                     Stage.EXPORT,
@@ -1133,6 +1182,8 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
                     trainer=trainer,
                     depends_on=(train_id,),
                     lines=(cfg.norm_export.line,),
+                    writes=writes,
+                    writes_unknown=unknown,
                 )
                 ctx.apply_env(env)
                 image = cfg.slot(d.train_infer_image_slot).value if d.train_infer_image_slot else ""

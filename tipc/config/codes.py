@@ -143,6 +143,16 @@ CODES: dict[str, tuple[Level, str]] = {
         "`$` in a command: the script's eval expands it from the environment at run time",
     ),
     "TIPC900": (Level.INFO, "value overridden in memory by --device / --set (the file is not edited)"),
+    "TIPC910": (
+        Level.INFO,
+        "tipc run/check redirect a write the script makes outside the output folder into it "
+        "(says what the script would have written where; `tipc plan` shows the script's own path)",
+    ),
+    "TIPC911": (
+        Level.WARNING,
+        "a step writes where tipc cannot redirect it (free-form command, no output-dir argument, "
+        "another cwd): run/check may change files outside the output folder",
+    ),
 }
 
 

@@ -1,9 +1,14 @@
-"""Which dialect a config is read with: script fingerprint first, then script and config content cues.
+"""Which dialect a config is read with: what the repo's script says about itself, then config shape.
 
-Order of evidence: an explicit `--dialect`, the sha256 of the repo's
-`test_tipc/test_train_inference_python.sh` (known scripts), cues in that script's text (launcher flag, read
-limit, helper file), then the config's shape. Every decision returns its reason so `plan` and `lint` can
-show why.
+Order of evidence, from the repo's `test_tipc/test_train_inference_python.sh`:
+1. an explicit `--dialect` (handled by the callers);
+2. a `# tipc-dialect: NAME` marker line (the wrapper `tipc init` writes);
+3. the sha256 of the exact bytes (official scripts, from the corpus), then the sha256 of the normalised text
+   (`tipc.rules.templates.script_hash`) of scripts recorded with a dialect in `specs/templates/*.yaml`
+   (our own canonical scripts, e.g. the demo's);
+4. cues in the script's text (launcher flag, read limit, helper file), and for other 51-line scripts how they
+   name inference logs and what their status_check writes (read from common_func.sh too);
+then the config's shape. Every decision returns its reason so `plan` and `lint` can show why.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from tipc.config.parse import ParsedFile, split_key_value
@@ -37,6 +43,11 @@ FINGERPRINTS: dict[str, str] = {
 }
 
 SCRIPT = Path("test_tipc") / "test_train_inference_python.sh"
+HELPER = Path("test_tipc") / "common_func.sh"
+MARKER = re.compile(r"^#\s*tipc-dialect:\s*([A-Za-z0-9_]+)", re.MULTILINE)
+# The text a status_check echoes after `Run successfully with command - `, up to the colour reset.
+_STATUS_ECHO = re.compile(r"Run successfully with command - (.*?)(?:\\033\[0m|\\e\[0m|\\x1b\[0m)")
+_SHELL_VAR = re.compile(r"\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
 
 # Weak last-resort cues from the checkout's folder name, used only when the config's shape is generic.
 _REPO_NAME_CUES: tuple[tuple[str, str], ...] = (
@@ -64,16 +75,95 @@ def script_sha256(repo: Path) -> str | None:
         return None
 
 
-def _from_script(repo: Path) -> Detection | None:
-    digest = script_sha256(repo)
-    if digest is None:
-        return None
-    if digest in FINGERPRINTS:
-        return Detection(FINGERPRINTS[digest], f"script fingerprint {digest[:10]} ({SCRIPT})")
+@lru_cache(maxsize=4)
+def _known_scripts(directory: Path) -> dict[str, tuple[str, str]]:
+    """normalised sha256 -> (dialect, origin) of the scripts recorded with a dialect in `directory`."""
+    from tipc.errors import TipcError
+    from tipc.rules.templates import load_template
+
+    known: dict[str, tuple[str, str]] = {}
+    for path in sorted(directory.glob("*.yaml")):
+        try:
+            template = load_template(path)
+        except TipcError:
+            continue  # a broken data file is reported by `tipc check`; detection falls back to cues
+        for entry in template.files.get(SCRIPT.as_posix(), ()):
+            if entry.sha256 and entry.dialect:
+                known.setdefault(entry.sha256, (entry.dialect, f"{entry.origin}, {path.name}"))
+    return known
+
+
+def known_script_dialect(text: str, directory: Path | None = None) -> tuple[str, str] | None:
+    """(dialect, origin) of a script whose normalised text is recorded with a dialect; None if unknown."""
+    from tipc.rules.templates import script_hash, templates_dir
+
     try:
-        text = (repo / SCRIPT).read_text(encoding="utf-8", errors="replace")
+        where = directory or templates_dir()
+    except FileNotFoundError:
+        return None
+    return _known_scripts(where).get(script_hash(text))
+
+
+def _marker(text: str) -> Detection | None:
+    from tipc.config.dialects import names
+
+    for match in MARKER.finditer(text):
+        if match.group(1) in names():
+            return Detection(match.group(1), f"{SCRIPT} declares `# tipc-dialect: {match.group(1)}`")
+    return None
+
+
+def status_format_of(text: str) -> str | None:
+    """The status-line format a status_check in `text` writes (tipc.results names), None if none is found."""
+    from tipc.results import parse_status_line
+
+    match = _STATUS_ECHO.search(text)
+    if match is None:
+        return None
+    body = _SHELL_VAR.sub("X", match.group(1))
+    parsed = parse_status_line(f" Run successfully with command - {body}")
+    return parsed.format if parsed is not None else None
+
+
+def _from_51_line_cues(text: str, helper: str) -> Detection | None:
+    """Template or newest PaddleOCR for a 51-line script no fingerprint knows: log names and status lines."""
+    if "python_infer_cpu_batchsize_" in text:
+        return None  # compact-family log names: a 32-line script, left to the config's shape
+    if "python_infer_cpu_gpus_" in text:
+        logs = "ocr"
+    elif "python_infer_cpu_usemkldnn_" in text:
+        logs = "template"
+    else:
+        logs = None
+    status = status_format_of(text) or status_format_of(helper)
+    log_cue = {
+        "ocr": "names CPU inference logs python_infer_cpu_gpus_<gpu>_...",
+        "template": "names CPU inference logs python_infer_cpu_usemkldnn_...",
+    }
+    if status == "template" and logs in ("template", None):
+        cue = f"{log_cue[logs]}, " if logs else ""
+        return Detection("template", f"{SCRIPT} {cue}status lines `Run ... with command - <cmd>!` (template)")
+    if status in ("ocr", None) and logs == "ocr":
+        cue = ", status lines `<model> - <cmd> - <log>`" if status else ""
+        return Detection("ocr", f"{SCRIPT} {log_cue['ocr']}{cue} (newest PaddleOCR)")
+    return None
+
+
+def _from_script(repo: Path) -> Detection | None:
+    try:
+        data = (repo / SCRIPT).read_bytes()
     except OSError:
         return None
+    text = data.decode("utf-8", errors="replace")
+    marked = _marker(text)
+    if marked is not None:
+        return marked
+    digest = hashlib.sha256(data).hexdigest()
+    if digest in FINGERPRINTS:
+        return Detection(FINGERPRINTS[digest], f"script fingerprint {digest[:10]} ({SCRIPT})")
+    known = known_script_dialect(text)
+    if known is not None:
+        return Detection(known[0], f"normalised script fingerprint of {SCRIPT} ({known[1]})")
     if "utils_func.sh" in text:
         return Detection("det", f"{SCRIPT} sources utils_func.sh (PaddleDetection)")
     if "cd deploy" in text and "--devices=" in text:
@@ -96,7 +186,11 @@ def _from_script(repo: Path) -> Detection | None:
         return Detection("rec", f"{SCRIPT} logs to results.log (PaddleRec)")
     if "_export_${Count}.log" in text:
         return Detection("ocr", f"{SCRIPT} writes <LOG_PATH>_export_<n>.log (PaddleOCR)")
-    return None
+    try:
+        helper = (repo / HELPER).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        helper = ""
+    return _from_51_line_cues(text, helper)
 
 
 def _from_config(parsed: ParsedFile, path: Path) -> Detection:

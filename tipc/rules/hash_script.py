@@ -6,7 +6,8 @@
         examples/lenet_digits/test_tipc/common_func.sh             # record them in specs/templates/
 
 With --add, each file is recorded under its path from `test_tipc/` on (the path a repo must have), with the
-given path as its origin unless --origin says otherwise. Recording a hash twice is a no-op.
+given path as its origin unless --origin says otherwise. Recording a hash twice is a no-op. With --dialect,
+the entries also name the tipc dialect the script runs (how `tipc.config.detect` recognises it).
 """
 
 from __future__ import annotations
@@ -41,10 +42,14 @@ def _entry(known: KnownHash) -> dict[str, str]:
         entry["sha256"] = known.sha256
     if known.raw_sha256:
         entry["raw_sha256"] = known.raw_sha256
+    if known.dialect:
+        entry["dialect"] = known.dialect
     return entry
 
 
-def add_hashes(template_file: Path, name: str, files: Sequence[Path], origin: str | None) -> list[str]:
+def add_hashes(
+    template_file: Path, name: str, files: Sequence[Path], origin: str | None, dialect: str | None = None
+) -> list[str]:
     data: dict[str, Any]
     if template_file.is_file():
         current = load_template(template_file)  # validates before we touch it
@@ -61,9 +66,17 @@ def add_hashes(template_file: Path, name: str, files: Sequence[Path], origin: st
         rel = repo_relative(file)
         digest = script_hash(file.read_text(encoding="utf-8", errors="replace"))
         entries = data["files"].setdefault(rel, [])
-        if any(e.get("sha256") == digest for e in entries):
+        same = [e for e in entries if e.get("sha256") == digest]
+        if same:
+            if dialect and any(e.get("dialect") != dialect for e in same):
+                for e in same:
+                    e["dialect"] = dialect
+                added.append(f"{digest}  {rel} (dialect {dialect})")
             continue
-        entries.append({"origin": origin or file.as_posix(), "sha256": digest})
+        new = {"origin": origin or file.as_posix(), "sha256": digest}
+        if dialect:
+            new["dialect"] = dialect
+        entries.append(new)
         added.append(f"{digest}  {rel}")
     text = _HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110)
     tmp = template_file.with_suffix(".yaml.tmp")
@@ -79,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--add", metavar="NAME", help="record the hashes in specs/templates/NAME.yaml")
     parser.add_argument("--origin", help="where the script comes from (default: the path given)")
+    parser.add_argument("--dialect", help="the tipc dialect the script runs (recorded with --add)")
     parser.add_argument("--templates-dir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     missing = [f for f in args.files if not f.is_file()]
@@ -91,7 +105,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     directory = args.templates_dir or templates_dir()
     try:
-        added = add_hashes(directory / f"{args.add}.yaml", args.add, args.files, args.origin)
+        if args.dialect:
+            from tipc.config.dialects import get as get_dialect
+
+            get_dialect(args.dialect)  # an unknown name is a usage error, before the file is touched
+        added = add_hashes(directory / f"{args.add}.yaml", args.add, args.files, args.origin, args.dialect)
     except TipcError as exc:
         sys.stderr.write(f"hash_script: {exc.render()}\n")
         return exc.exit_code

@@ -60,6 +60,7 @@ class KnownHash:
     sha256: str | None  # of the normalised text
     origin: str
     raw_sha256: str | None = None  # of the exact bytes (how the corpus fingerprints official scripts)
+    dialect: str | None = None  # the tipc dialect this script runs (read by tipc.config.detect)
 
     def matches(self, normalised: str, raw: str) -> bool:
         return self.sha256 == normalised or self.raw_sha256 == raw
@@ -122,9 +123,12 @@ def load_template(path: Path) -> Template:
                 raise RuleError(
                     where, entries.line_of(i), f"{rel}: each entry needs origin and sha256 or raw_sha256"
                 )
-            if keys - {"sha256", "raw_sha256", "origin"}:
-                key = sorted(keys - {"sha256", "raw_sha256", "origin"})[0]
+            if keys - {"sha256", "raw_sha256", "origin", "dialect"}:
+                key = sorted(keys - {"sha256", "raw_sha256", "origin", "dialect"})[0]
                 raise RuleError(where, entry.line_of(key), f"unknown key {key!r}")
+            dialect = entry.items.get("dialect")
+            if dialect is not None and not (isinstance(dialect, str) and dialect):
+                raise RuleError(where, entry.line_of("dialect"), "dialect must be a dialect name")
             digests: dict[str, str | None] = {}
             for key in ("sha256", "raw_sha256"):
                 digest = entry.items.get(key)
@@ -135,7 +139,9 @@ def load_template(path: Path) -> Template:
                 ):
                     raise RuleError(where, entry.line_of(key), f"{key} must be 64 lower-case hex digits")
                 digests[key] = digest
-            hashes.append(KnownHash(digests["sha256"], str(entry.items["origin"]), digests["raw_sha256"]))
+            hashes.append(
+                KnownHash(digests["sha256"], str(entry.items["origin"]), digests["raw_sha256"], dialect)
+            )
         files[rel] = tuple(hashes)
     return Template(name, str(doc.items.get("description", "")), files, where)
 

@@ -5,8 +5,9 @@
 #   bash test_tipc/test_train_inference_python.sh CONFIG MODE [GPUID]
 #
 # MODE: lite_train_lite_infer | lite_train_whole_infer | whole_train_whole_infer | whole_infer
-# Run from the repo root. Status lines go to ./test_tipc/output/results_python.log (appended), inference
-# logs to ./test_tipc/output/python_infer_*.log, training outputs to ./test_tipc/output/<trainer>_gpus_*.
+# Run from the repo root. Status lines go to ./test_tipc/output/results_python.log (appended), eval/export
+# logs to ./test_tipc/output/<trainer>_gpus_*_{eval,export}.log, inference logs to
+# ./test_tipc/output/python_infer_*.log, training outputs to ./test_tipc/output/<trainer>_gpus_*.
 #
 # Our own implementation of the behaviour of PaddlePaddle's TIPC template script (same config slots, same
 # commands, same status lines). Deliberate differences: values are not glob-expanded while parsing, and the
@@ -335,7 +336,8 @@ else
                 set_eval_params1=$(func_set_params "${eval_key1}" "${eval_value1}")
                 eval "${env}"
                 if [ "${eval_py}" != "null" ]; then
-                    eval_cmd="${python} ${eval_py} ${set_eval_pretrain} ${set_use_gpu} ${set_eval_params1}"
+                    eval_log_path="${LOG_PATH}/${trainer}_gpus_${gpu}_autocast_${autocast}_nodes_${nodes}_eval.log"
+                    eval_cmd="${python} ${eval_py} ${set_eval_pretrain} ${set_use_gpu} ${set_eval_params1} > ${eval_log_path} 2>&1 "
                     eval "${eval_cmd}"
                     status_check $? "${eval_cmd}" "${status_log}"
                 fi
@@ -343,7 +345,8 @@ else
                     save_infer_path=${save_log}
                     set_export_weight=$(func_set_params "${export_weight}" "${save_log}/${train_model_name}")
                     set_save_infer_key=$(func_set_params "${save_infer_key}" "${save_infer_path}")
-                    export_cmd="${python} ${run_export} ${set_export_weight} ${set_save_infer_key}"
+                    export_log_path="${LOG_PATH}/${trainer}_gpus_${gpu}_autocast_${autocast}_nodes_${nodes}_export.log"
+                    export_cmd="${python} ${run_export} ${set_export_weight} ${set_save_infer_key} > ${export_log_path} 2>&1 "
                     eval "${export_cmd}"
                     status_check $? "${export_cmd}" "${status_log}"
 
