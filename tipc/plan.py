@@ -397,6 +397,10 @@ def isolate(plan: Plan) -> Plan:
     Each rewrite is a TIPC910 finding saying what the script would have written where; a write that cannot
     be redirected (free-form command, no output argument, another cwd) is a TIPC911 warning.
     """
+    if plan.chain == "serving":
+        from tipc.serve.plan import isolate_serving
+
+        return isolate_serving(plan)
     if plan.isolated:
         return plan
     steps = list(plan.steps)

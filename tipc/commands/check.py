@@ -359,15 +359,15 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     return report.exit_code
 
 
-# --- the serving chain (r2-serve): run after the train chain when a rule reads its record ----------------
+# --- the serving chain: run after the train chain when a rule reads its record ----------------
 
 
 def _serving_plan(
     args: argparse.Namespace, repo: Path, config: Path, rulesets: list[Ruleset], seams: Seams
 ) -> Plan | None:
     """The repo's serving chain, planned (and isolated) before anything runs, or None when not needed."""
+    from tipc.plan import isolate
     from tipc.rules.evaluate import chains_named
-    from tipc.serve.plan import isolate_serving
     from tipc.steps import Overrides
 
     if "serving" not in chains_named(rulesets):
@@ -377,7 +377,7 @@ def _serving_plan(
         return None
     # --set names the train config's keys, so only --device and --python carry over.
     overrides = Overrides(device=args.device, python=args.python)
-    return isolate_serving(seams.plan(serving_config, "serving_infer", repo=repo, overrides=overrides))
+    return isolate(seams.plan(serving_config, "serving_infer", repo=repo, overrides=overrides))
 
 
 def _run_serving(args: argparse.Namespace, repo: Path, plan: Plan, seams: Seams, notes: list[str]) -> Any:

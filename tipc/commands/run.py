@@ -157,13 +157,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(format_plan(the_plan))
         return 0
-    # --- r2-serve call site (the lead folds this into tipc.plan.isolate() at merge) ---
-    if the_plan.chain == "serving":
-        from tipc.serve.plan import isolate_serving
-
-        # What runs writes only under test_tipc/output; `--dry-run` above showed the script's own commands.
-        the_plan = isolate_serving(the_plan)
-    # --- end r2-serve call site ---
     _show_findings(the_plan, sys.stderr)
     if not the_plan.steps:
         sys.stderr.write(
