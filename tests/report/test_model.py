@@ -90,3 +90,19 @@ def test_matrix_cells_from_the_agreement_check() -> None:
     )
     assert header == ["", "pi", "ort"]
     assert rows[0] == ["pi", "—", "agree max_abs=3.2e-07 max_rel=7.6e-06 cos=0.99999999"]
+
+
+def test_lint_errors_become_a_failed_row_of_the_verdict_table() -> None:
+    from tipc.findings import Finding, Level
+
+    config = "test_tipc/configs/m/train_infer_python.txt"
+    warning = Finding(config, 3, 1, Level.WARNING, "TIPC120", "odd value")
+    error = Finding(config, 7, 1, Level.ERROR, "TIPC101", "bad key")
+    clean = build_report(repo="/r", rulesets=["x"], results=[], findings=iter([warning]))
+    assert clean.rules == () and clean.findings == (warning,)
+    report = build_report(repo="/r", rulesets=["x"], results=[], findings=iter([warning, error]))
+    (row,) = report.rules
+    assert (row.id, row.ruleset, row.severity, row.verdict) == ("lint.config", "lint", "error", Verdict.FAIL)
+    assert f"{config}:7" in row.summary and "TIPC101" in row.summary
+    assert [(e.path, e.line) for e in row.evidence] == [(config, 7)]
+    assert report.findings == (warning, error) and report.exit_code == 1

@@ -215,6 +215,7 @@ def build_report(
         from tipc import __version__
 
         tool_version = __version__
+    findings = tuple(findings)
     return Report(
         tool_version=tool_version,
         repo=repo,
@@ -222,8 +223,34 @@ def build_report(
         created=created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         run=run_summary(record, reused=reused, record_path=record_path) if record is not None else None,
         findings=tuple(findings),
-        rules=rule_verdicts(results),
+        rules=(*lint_verdict(findings), *rule_verdicts(results)),
         notes=tuple(notes),
+    )
+
+
+LINT_RULE_ID = "lint.config"
+
+
+def lint_verdict(findings: Iterable[Finding]) -> tuple[RuleVerdict, ...]:
+    """Error-level lint findings on the checked config as one FAIL row of the verdict table (none without
+    errors), so a reader of the rules table sees why the check failed and where (file:line)."""
+    errors = [f for f in findings if f.level is Level.ERROR]
+    if not errors:
+        return ()
+    first = errors[0]
+    return (
+        RuleVerdict(
+            ruleset="lint",
+            id=LINT_RULE_ID,
+            source="tipc lint (docs/lint-codes.md)",
+            severity="error",
+            description="The checked train_infer_python config has no lint error (the chain cannot be "
+            "trusted to run what the repo's own script would).",
+            verdict=Verdict.FAIL,
+            summary=f"{len(errors)} lint error(s) in the config, first {first.code} at "
+            f"{first.path}:{first.line}: {first.message}",
+            evidence=tuple(Evidence(f"{f.code} {f.message}", path=f.path, line=f.line) for f in errors[:20]),
+        ),
     )
 
 
