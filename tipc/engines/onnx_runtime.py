@@ -110,7 +110,7 @@ def unconvertible_ops(model: ModelFiles) -> list[str]:
         from paddle2onnx.paddle2onnx_cpp2py_export import get_all_supported_operators
     except ImportError:
         return []
-    program = framework_pb2.ProgramDesc()
+    program = framework_pb2.ProgramDesc()  # type: ignore[attr-defined]  # generated protobuf class
     program.ParseFromString(Path(model.model_file).read_bytes())
     used = {op.type for block in program.blocks for op in block.ops}
     supported = set(get_all_supported_operators())
