@@ -197,7 +197,10 @@ def test_an_export_that_perturbs_a_weight(mutant: Callable[..., Checked]) -> Non
     assert checked.failed == {"competition.predict_infer.identical"}
     assert checked.verdicts["basic.infer.engines_agree"] == "PASS"
     text = checked.evidence_text("competition.predict_infer.identical")
-    assert "prob" in text or "class_id" in text, text
+    assert "(predict.py) vs" in text or "prob" in text, text
+    located = [e for e in checked.rule("competition.predict_infer.identical")["evidence"] if e["line"]]
+    assert {e["text"] for e in located} == {"first predict.py result", "first infer.py result"}
+    assert all(e["path"].endswith(".log") and "class_id" in e["excerpt"] for e in located)
 
 
 def test_a_model_onnx_cannot_convert(mutant: Callable[..., Checked]) -> None:
@@ -210,7 +213,9 @@ def test_a_model_onnx_cannot_convert(mutant: Callable[..., Checked]) -> None:
         _edit(
             repo / "lenet_digits" / "model.py",
             "        probs: paddle.Tensor = self.softmax(self.model(x))\n",
-            "        probs: paddle.Tensor = paddle.renorm(self.softmax(self.model(x)), p=1, axis=0, max_norm=1.0)\n",
+            "        probs: paddle.Tensor = paddle.renorm(\n"
+            "            self.softmax(self.model(x)), p=1, axis=0, max_norm=1.0\n"
+            "        )\n",
         )
 
     checked = mutant(add_renorm, reuse_run=False)

@@ -208,7 +208,7 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
                 f"no log file matches {args['path']!r}",
                 Evidence(f"expected a training log at {args['path']}"),
             )
-        judged = [_judge_log(ctx.repo, rel, rel, judge_args) for rel in shipped]
+        judged = [_judge_log(ctx.repo, "the shipped log", rel, judge_args) for rel in shipped]
         if len(judged) == 1:
             return judged[0]
         order = (Verdict.FAIL, Verdict.WARN, Verdict.SKIP, Verdict.NA, Verdict.PASS)

@@ -82,7 +82,7 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
                 f"no log file matches {args['path']!r}",
                 Evidence(f"expected a training log at {args['path']}"),
             )
-        sources = [(rel, rel) for rel in shipped]
+        sources = [("the shipped log", rel) for rel in shipped]
     else:
         if ctx.record is None:
             return no_record()

@@ -325,6 +325,9 @@ def matrix_cell(value: Any) -> str:
             v = value.get(key)
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 parts.append(f"{label}={v:.8f}" if key == "cosine" else f"{label}={v:.3g}")
+        agree = value.get("argmax_agree")
+        if isinstance(agree, (int, float)) and not isinstance(agree, bool):
+            parts.append(f"argmax={agree:.0%}")
         return " ".join(parts) or "…"
     return fmt_number(value)
 
@@ -351,3 +354,39 @@ def matrix_table(data: dict[str, Any]) -> tuple[list[str], list[list[str]]] | No
         rows = [[str(a), *(matrix_cell(row.get(c)) for c in cols)] for a, row in m.items()]
         return ["", *cols], rows
     return None
+
+
+def agreement_caption(data: dict[str, Any]) -> str:
+    """What an agreement matrix was measured on: inputs, model and tolerances (empty when unknown)."""
+    parts = []
+    inputs = data.get("inputs")
+    if isinstance(inputs, dict):
+        feeds = inputs.get("feeds")
+        shapes = (
+            ", ".join(f"{k} {v.get('shape')}" for k, v in feeds.items() if isinstance(v, dict))
+            if isinstance(feeds, dict)
+            else ""
+        )
+        source = inputs.get("path") if inputs.get("source") == "file" else inputs.get("source")
+        if source or shapes:
+            parts.append(f"inputs {source or '?'}" + (f" ({shapes})" if shapes else ""))
+    tol = data.get("tolerances")
+    if isinstance(tol, dict) and tol:
+        parts.append("tolerances " + " ".join(f"{k}={fmt_number(v)}" for k, v in tol.items()))
+    return "; ".join(parts)
+
+
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[float], width: int = 60) -> str:
+    """A one-line picture of a curve (bucket means, scaled min..max onto eight block heights)."""
+    if not values:
+        return ""
+    n = len(values)
+    buckets = [values[i * n // min(width, n) : (i + 1) * n // min(width, n)] for i in range(min(width, n))]
+    means = [sum(b) / len(b) for b in buckets if b]
+    lo, hi = min(means), max(means)
+    if hi - lo <= 0:
+        return SPARK[0] * len(means)
+    return "".join(SPARK[min(7, int((m - lo) / (hi - lo) * 8))] for m in means)
