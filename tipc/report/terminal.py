@@ -130,11 +130,9 @@ def _print_figures(console: Any, report: Report) -> None:
         if table:
             header, rows = table
             caption = agreement_caption(r.data)
-            grid = Table(
-                title=f"{r.id}: engine x engine agreement" + (f" ({caption})" if caption else ""),
-                box=box.SIMPLE,
-                title_justify="left",
-            )
+            # the title on its own line: a table title wraps at the (narrow) table's width
+            console.print(Text(f"{r.id}: engine x engine agreement" + (f" ({caption})" if caption else "")))
+            grid = Table(box=box.SIMPLE)
             for h in header:
                 grid.add_column(h, overflow="fold")
             for row in rows:
