@@ -101,3 +101,16 @@ def test_hash_script_prints_and_adds(tmp_path: Path, capsys: pytest.CaptureFixtu
     (entry,) = loaded.files["test_tipc/test_train_inference_python.sh"]
     assert entry.sha256 == script_hash(SCRIPT)
     assert hash_main([str(tmp_path / "missing.sh")]) == 2
+
+
+@pytest.mark.parametrize("dialect", ["template", "compact"])
+def test_the_scripts_tipc_init_writes_are_canonical(tmp_path: Path, dialect: str) -> None:
+    """A freshly scaffolded repo must not fail basic.tipc.scripts_unchanged (an error rule). When the
+    test_tipc_template/ scripts change, record their new hashes:
+    python -m tipc.rules.hash_script --add train_infer_python --origin "tipc init (...)" FILE..."""
+    from tipc.cli import main
+
+    (tmp_path / "train.py").write_text("print('train')\n", encoding="utf-8")
+    assert main(["init", str(tmp_path), "--model", "m", "--dialect", dialect]) == 0
+    outcome = check_scripts(tmp_path, "train_infer_python")
+    assert outcome.verdict is Verdict.PASS, [(e.path, e.text) for e in outcome.evidence]
