@@ -236,5 +236,12 @@ def test_an_edited_tipc_script(mutant: Callable[..., Checked]) -> None:
     )
     assert checked.code == 1
     assert checked.failed == {"basic.tipc.scripts_unchanged"}
-    differs = [e for e in checked.rule("basic.tipc.scripts_unchanged")["evidence"] if "differs" in e["text"]]
-    assert [e["path"] for e in differs] == ["test_tipc/test_train_inference_python.sh"]
+    evidence = checked.rule("basic.tipc.scripts_unchanged")["evidence"]
+    (differs,) = [e for e in evidence if "differs" in e["text"]]
+    script = (DEMO / "test_tipc" / "test_train_inference_python.sh").read_text(encoding="utf-8")
+    edited_line = 1 + script[: script.index("GPUID=$3")].count("\n")
+    assert (differs["path"], differs["line"], differs["excerpt"]) == (
+        "test_tipc/test_train_inference_python.sh",
+        edited_line,
+        "GPUID=${3:-0}",
+    )

@@ -167,7 +167,14 @@ def test_an_edited_tipc_script_fails_tipc_basic(
     failed = {r.rule.id: r for r in results if r.verdict is Verdict.FAIL}
     assert set(failed) == {"basic.tipc.scripts_unchanged"}
     evidence = failed["basic.tipc.scripts_unchanged"].outcome.evidence
-    assert [e.path for e in evidence if "differs" in e.text] == ["test_tipc/test_train_inference_python.sh"]
+    (differs,) = [e for e in evidence if "differs" in e.text]
+    edited_line = 1 + SCRIPT[: SCRIPT.index("GPUID=$3")].count("\n")
+    assert (differs.path, differs.line, differs.excerpt) == (
+        "test_tipc/test_train_inference_python.sh",
+        edited_line,
+        "GPUID=${3:-0}",
+    )
+    assert dict(differs.numbers)["changed_lines"] == 1
 
 
 @pytest.mark.parametrize("name", ["tipc-basic", "competition", "modelzoo"])

@@ -6,7 +6,9 @@
         examples/lenet_digits/test_tipc/common_func.sh             # record them in specs/templates/
 
 With --add, each file is recorded under its path from `test_tipc/` on (the path a repo must have), with the
-given path as its origin unless --origin says otherwise. Recording a hash twice is a no-op.
+given path as its origin unless --origin says otherwise, with short hashes of its normalised lines (so a
+check can point at the first line a copy changed). Recording a hash twice is a no-op (it only adds missing
+line hashes).
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from typing import Any
 import yaml
 
 from tipc.errors import TipcError
-from tipc.rules.templates import TEMPLATE_SCHEMA, KnownHash, load_template, script_hash, templates_dir
+from tipc.rules.templates import (
+    TEMPLATE_SCHEMA,
+    KnownHash,
+    line_fingerprints,
+    load_template,
+    script_hash,
+    templates_dir,
+)
 
 _HEADER = (
     "# Canonical TIPC script hashes (sha256 of the normalised text: comments, blank lines and surrounding\n"
@@ -41,6 +50,8 @@ def _entry(known: KnownHash) -> dict[str, str]:
         entry["sha256"] = known.sha256
     if known.raw_sha256:
         entry["raw_sha256"] = known.raw_sha256
+    if known.lines:
+        entry["lines"] = " ".join(known.lines)
     return entry
 
 
@@ -59,11 +70,22 @@ def add_hashes(template_file: Path, name: str, files: Sequence[Path], origin: st
     added = []
     for file in files:
         rel = repo_relative(file)
-        digest = script_hash(file.read_text(encoding="utf-8", errors="replace"))
+        text = file.read_text(encoding="utf-8", errors="replace")
+        digest = script_hash(text)
         entries = data["files"].setdefault(rel, [])
-        if any(e.get("sha256") == digest for e in entries):
+        same = next((e for e in entries if e.get("sha256") == digest), None)
+        if same is not None:
+            if "lines" not in same:  # recorded before line fingerprints existed: add them
+                same["lines"] = " ".join(line_fingerprints(text))
+                added.append(f"{digest}  {rel} (line fingerprints)")
             continue
-        entries.append({"origin": origin or file.as_posix(), "sha256": digest})
+        entries.append(
+            {
+                "origin": origin or file.as_posix(),
+                "sha256": digest,
+                "lines": " ".join(line_fingerprints(text)),
+            }
+        )
         added.append(f"{digest}  {rel}")
     text = _HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110)
     tmp = template_file.with_suffix(".yaml.tmp")
