@@ -211,8 +211,14 @@ def check_scripts(repo: Path, template_name: str, directory: Path | None = None)
         else:
             evidence.append(Evidence(f"matches {match.origin}", path=rel, numbers=(("sha256", digest),)))
     if mismatched:
+        # what differs first: reporters show the first pieces of evidence
+        ordered = sorted(evidence, key=lambda e: e.text.startswith("matches "))
+        first = ordered[0]
+        where = f" (first at {first.location()})" if first.line is not None else ""
         return CheckOutcome(
-            Verdict.FAIL, f"{mismatched} script(s) differ from template {template_name!r}", tuple(evidence)
+            Verdict.FAIL,
+            f"{mismatched} script(s) differ from template {template_name!r}{where}",
+            tuple(ordered),
         )
     return CheckOutcome(Verdict.PASS, f"scripts match template {template_name!r}", tuple(evidence))
 
