@@ -40,6 +40,7 @@ pre{background:#f6f8fa;padding:.5rem;overflow:auto;max-height:20rem;font-size:.8
 .meta{color:#57606a}.src{color:#57606a;font-size:.85em}details{margin:.3rem 0}
 svg{background:#fff;border:1px solid #d0d7de}
 table.matrix{width:auto}table.matrix th{white-space:nowrap}table.matrix caption{text-align:left;color:#57606a;font-size:.85em;padding:.2rem 0}
+ul.failed li{margin:.3rem 0}
 table.matrix td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em}
 </style>
 </head>
@@ -51,6 +52,12 @@ table.matrix td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-siz
 · {{ report.created }}</p>
 <p>{% for verdict, n in counts.items() if n %}<b>{{ n }}</b> {{ verdict }}{% if not loop.last %}, {% endif %}{% endfor %}
 {% if report.lint_errors %} · <b>{{ report.lint_errors | length }}</b> lint error(s){% endif %}</p>
+
+{% if failed %}
+<h2>Failed</h2>
+<ul class="failed">{% for r in failed %}<li><a href="#{{ r.rule.id }}"><b>{{ r.rule.id }}</b></a>: {{ r.rule.summary }}
+{% for e in r.evidence[:1] %}<br><span class="src">{{ e.text }}</span>{% endfor %}</li>{% endfor %}</ul>
+{% endif %}
 
 {% if figures %}
 <h2>Figures</h2>
@@ -159,4 +166,7 @@ def render_html(report: Report) -> str:
         for s in (report.run.steps if report.run else ())
     ]
     figures = [r for r in rules if r["svg"] or r["matrix"]]
-    return template.render(report=report, rules=rules, figures=figures, steps=steps, counts=report.counts())
+    failed = [r for r in rules if r["rule"].verdict.value == "FAIL"]
+    return template.render(
+        report=report, rules=rules, figures=figures, failed=failed, steps=steps, counts=report.counts()
+    )
