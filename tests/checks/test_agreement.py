@@ -133,3 +133,60 @@ def test_missing_engine_packages_are_not_model_failures() -> None:
     }
     out = summarise_response(only_one, ["paddle_inference", "onnxruntime"], 0.99999)
     assert out.verdict is Verdict.SKIP and "not installed" in out.summary
+
+
+# Test-only engines (no Paddle): one echoes its input, one aborts the process the way paddle2onnx does on
+# an op it cannot convert.
+CRASH_PLUGIN = """\
+import os
+from tipc.engines import register_engine
+from tipc.engines.base import InputSpec
+
+
+class Echo:
+    name = "echo"
+
+    def load(self, model, work_dir):
+        return {}
+
+    def input_specs(self):
+        return [InputSpec("x", (2, 3), "float32")]
+
+    def run(self, feeds):
+        return [("y", feeds["x"])]
+
+
+class Crasher(Echo):
+    name = "crasher"
+
+    def load(self, model, work_dir):
+        os.abort()
+
+
+register_engine("echo", "crash_plugin:Echo")
+register_engine("crasher", "crash_plugin:Crasher")
+"""
+
+
+def test_an_engine_that_kills_the_worker_is_named(tmp_path: Path, monkeypatch: Any) -> None:
+    import os
+    import sys
+
+    plugins = tmp_path / "plugins"
+    write_tree(plugins, {"crash_plugin.py": CRASH_PLUGIN})
+    monkeypatch.setenv("PYTHONPATH", str(plugins) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    repo = tmp_path / "repo"
+    write_tree(repo, {f"{MODEL_DIR}/inference.json": "{}", f"{MODEL_DIR}/inference.pdiparams": b""})
+    rec = make_record(repo, [("export", Stage.EXPORT, ["python", "export_model.py"], None, Status.PASSED)])
+    out = CHECKS["agreement"](
+        ctx_for(repo, rec),
+        engines=["echo", "crasher"],
+        plugins=["crash_plugin"],
+        model_dir=MODEL_DIR,
+        python=sys.executable,
+    )
+    assert out.verdict is Verdict.FAIL
+    assert out.summary.startswith("engine crasher crashed the worker"), out.summary
+    assert out.data["crashed_engine"] == "crasher"
+    (evidence,) = out.evidence
+    assert evidence.path is not None and evidence.path.endswith("alone_crasher/worker.log")

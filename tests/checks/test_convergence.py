@@ -132,3 +132,28 @@ def test_flat_ok_below_through_the_check(tmp_path: Path) -> None:
     assert run(tmp_path, text).verdict is Verdict.FAIL
     assert run(tmp_path, text, flat_ok_below=0.1).verdict is Verdict.PASS
     assert run(tmp_path, text, flat_ok_below="low").verdict is Verdict.FAIL
+
+
+def _log(losses: list[float]) -> str:
+    return "".join(
+        f"[Epoch 1/1][Iter {i}/{len(losses)}] loss: {v:.4f}, avg_reader_cost: 0.001 sec, "
+        f"avg_batch_cost: 0.01 sec, avg_ips: 100.0 images/sec\n"
+        for i, v in enumerate(losses, start=1)
+    )
+
+
+def test_path_judges_shipped_logs_without_a_run(tmp_path: Path) -> None:
+    rng = random.Random(0)
+    down = [2.3 * math.exp(-i / 30) + rng.uniform(0, 0.05) for i in range(120)]
+    up = [0.5 + i / 20 + rng.uniform(0, 0.05) for i in range(120)]
+    write_tree(tmp_path, {"test_log/log_train.txt": _log(down)})
+    check = CHECKS["convergence"]
+    out = check(ctx_for(tmp_path, None), path="{,**/}test_log/log_train.txt", max_iters=100)
+    assert out.verdict is Verdict.PASS, out.summary
+    assert out.data["points"] == 100 and out.data["log"] == "test_log/log_train.txt"
+    write_tree(tmp_path, {"b/test_log/log_train.txt": _log(up)})
+    out = check(ctx_for(tmp_path, None), path="{,**/}test_log/log_train.txt")
+    assert out.verdict is Verdict.FAIL and out.summary.startswith("2 logs: ")
+    assert {e.path for e in out.evidence} == {"test_log/log_train.txt", "b/test_log/log_train.txt"}
+    assert check(ctx_for(tmp_path, None), path="none.txt").verdict is Verdict.FAIL
+    assert check(ctx_for(tmp_path, None), path="/abs.txt").verdict is Verdict.FAIL

@@ -117,3 +117,25 @@ def test_settings_supply_defaults(tmp_path: Path) -> None:
     assert out.verdict is Verdict.FAIL
     out = CHECKS["log_fields"](ctx_for(tmp_path, rec, {"log_fields": {"bogus": 1}}))
     assert out.verdict is Verdict.FAIL and "invalid tipc settings" in out.summary
+
+
+def test_path_judges_a_shipped_log_without_a_run(tmp_path: Path) -> None:
+    """`path` (the competition's test_log/log_train.txt) needs no run record; tipc's own output never
+    counts as a shipped log."""
+    good = "\n".join(demo_line(e, i) for e in (1, 2) for i in (1, 2, 3, 4)) + "\n"
+    bad = good.replace(", avg_ips: 1296.5 images/sec", "", 1)
+    write_tree(tmp_path, {"test_log/log_train.txt": good, f"{OUTPUT_DIR}/test_log/log_train.txt": bad})
+    check = CHECKS["log_fields"]
+    out = check(ctx_for(tmp_path, None), path="{,**/}test_log/log_train.txt")
+    assert out.verdict is Verdict.PASS, out.summary
+    assert [log["log"] for log in out.data["logs"]] == ["test_log/log_train.txt"]
+    write_tree(tmp_path, {"docs/test_log/log_train.txt": bad})
+    out = check(ctx_for(tmp_path, None), path="{,**/}test_log/log_train.txt")
+    assert out.verdict is Verdict.FAIL
+    located = next(e for e in out.evidence if e.line is not None)
+    assert (located.path, located.line) == ("docs/test_log/log_train.txt", 1)
+    assert "missing avg_ips" in located.text
+    missing = check(ctx_for(tmp_path, None), path="nope/log_train.txt")
+    assert missing.verdict is Verdict.FAIL and "no log file matches" in missing.summary
+    for bad_path in ("../x.txt", 3, []):
+        assert check(ctx_for(tmp_path, None), path=bad_path).verdict is Verdict.FAIL

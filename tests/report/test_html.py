@@ -33,6 +33,13 @@ def test_html_has_verdicts_curve_and_matrix(report: Report) -> None:
     assert "<svg" in page and "<polyline" in page
     assert "onnxruntime" in page and "1e-07" in page
     assert "basic.tipc.chain_passes" in page and "seed002 §4.2.2" in page
+    failed = page[page.index("<h2>Failed</h2>") : page.index("<h2>Figures</h2>")]
+    assert failed.count("<li>") == 1 and 'href="#basic.tipc.chain_passes"' in failed
+    # figures sit in their own section, linked both ways with their rule's row
+    figures = page[page.index("<h2>Figures</h2>") : page.index("<h2>Rules</h2>")]
+    assert 'id="fig-competition.predict_infer.identical"' in figures and '<table class="matrix">' in figures
+    assert 'id="fig-competition.train.loss_converges"' in figures and "<svg" in figures
+    assert 'href="#fig-competition.train.loss_converges"' in page
 
 
 def test_loss_curve_svg_needs_two_points() -> None:

@@ -80,6 +80,7 @@ def test_matrix_cells_from_the_agreement_check() -> None:
         "max_abs": 3.2e-07,
         "max_rel": 7.6e-06,
         "cosine": 0.99999999,
+        "argmax_agree": 1.0,
         "outputs": [{"big": 1}],
     }
     header, rows = matrix_table(
@@ -89,4 +90,37 @@ def test_matrix_cells_from_the_agreement_check() -> None:
         [],
     )
     assert header == ["", "pi", "ort"]
-    assert rows[0] == ["pi", "—", "agree max_abs=3.2e-07 max_rel=7.6e-06 cos=0.99999999"]
+    assert rows[0] == ["pi", "—", "agree max_abs=3.2e-07 max_rel=7.6e-06 cos=0.99999999 argmax=100%"]
+
+
+def test_agreement_caption_and_sparkline() -> None:
+    from tipc.report.model import agreement_caption, sparkline
+
+    data = {
+        "inputs": {"source": "file", "path": "lite_data/x.npy", "feeds": {"x": {"shape": [16, 1, 8, 8]}}},
+        "tolerances": {"atol": 1e-5, "rtol": 1e-4, "cosine_min": 0.99999},
+    }
+    assert agreement_caption(data) == (
+        "inputs lite_data/x.npy (x [16, 1, 8, 8]); tolerances atol=1e-05 rtol=0.0001 cosine_min=0.99999"
+    )
+    assert agreement_caption({"inputs": {"source": "random", "feeds": {}}}) == "inputs random"
+    assert agreement_caption({}) == ""
+    line = sparkline([3.0, 2.0, 1.0, 0.0])
+    assert line == "█▆▃▁" and sparkline([]) == "" and sparkline([1.0, 1.0]) == "▁▁"
+    assert len(sparkline([float(i) for i in range(500)], width=40)) == 40
+
+
+def test_lint_errors_become_a_failed_row_of_the_verdict_table() -> None:
+    from tipc.findings import Finding, Level
+
+    config = "test_tipc/configs/m/train_infer_python.txt"
+    warning = Finding(config, 3, 1, Level.WARNING, "TIPC120", "odd value")
+    error = Finding(config, 7, 1, Level.ERROR, "TIPC101", "bad key")
+    clean = build_report(repo="/r", rulesets=["x"], results=[], findings=iter([warning]))
+    assert clean.rules == () and clean.findings == (warning,)
+    report = build_report(repo="/r", rulesets=["x"], results=[], findings=iter([warning, error]))
+    (row,) = report.rules
+    assert (row.id, row.ruleset, row.severity, row.verdict) == ("lint.config", "lint", "error", Verdict.FAIL)
+    assert f"{config}:7" in row.summary and "TIPC101" in row.summary
+    assert [(e.path, e.line) for e in row.evidence] == [(config, 7)]
+    assert report.findings == (warning, error) and report.exit_code == 1

@@ -16,3 +16,10 @@ def test_terminal_table_plain(report: Report) -> None:
 
 def test_terminal_colour(report: Report) -> None:
     assert "\x1b[" in render_terminal(report, color=True)
+
+
+def test_terminal_shows_figures(report: Report) -> None:
+    text = render_terminal(report, color=False, width=140)
+    assert "competition.predict_infer.identical: engine x engine agreement" in text
+    assert "paddle_inference" in text and "onnxruntime" in text and "1e-07" in text
+    assert "competition.train.loss_converges: loss over 4 points, first 2.3, last 0.9" in text

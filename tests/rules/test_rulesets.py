@@ -16,6 +16,11 @@ from tipc.checks.base import CheckContext, CheckOutcome, Verdict
 from tipc.rules import builtin_ruleset_names, evaluate, resolve_ruleset
 from tipc.steps import Stage, Status
 
+# The canonical scripts (the demo's copies are a known template), so the good repo follows §4.2.1 too.
+DEMO_TIPC = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits" / "test_tipc"
+SCRIPT = (DEMO_TIPC / "test_train_inference_python.sh").read_text(encoding="utf-8")
+COMMON_FUNC = (DEMO_TIPC / "common_func.sh").read_text(encoding="utf-8")
+
 README = """\
 # LeNet digits
 
@@ -89,8 +94,8 @@ GOOD_REPO: dict[str, Any] = {
             )
         },
         "README.md": "# TIPC\nSupports train and inference.\n",
-        "test_train_inference_python.sh": "echo run\n",
-        "common_func.sh": "f() { :; }\n",
+        "test_train_inference_python.sh": SCRIPT,
+        "common_func.sh": COMMON_FUNC,
     },
 }
 
@@ -143,10 +148,33 @@ def test_a_repo_following_the_spec_passes_every_error_rule(
     for r in results:
         if r.rule.severity.value == "error":
             assert r.verdict in (Verdict.PASS, Verdict.NA), (r.rule.id, r.outcome)
-    # The template rule compares with the shipped hashes; our stub scripts differ, so it warns.
-    if name == "tipc-basic":
-        unchanged = next(r for r in results if r.rule.id == "basic.tipc.scripts_unchanged")
-        assert unchanged.verdict is Verdict.WARN
+
+
+def test_an_edited_tipc_script_fails_tipc_basic(
+    tree: Callable[..., Path], record_of: Callable[..., Any]
+) -> None:
+    """Seed 002 §4.2.1: the scripts are used unchanged, so one edited line fails the (error) rule."""
+    spec = dict(GOOD_REPO)
+    edited = SCRIPT.replace("GPUID=$3", "GPUID=${3:-0}", 1)
+    assert edited != SCRIPT
+    spec["test_tipc"] = dict(GOOD_REPO["test_tipc"], **{"test_train_inference_python.sh": edited})
+    repo = tree(spec)
+    results = evaluate(
+        [resolve_ruleset("tipc-basic")],
+        CheckContext(repo=repo, record=_record(record_of, repo)),
+        checks=_passing_checks(),
+    )
+    failed = {r.rule.id: r for r in results if r.verdict is Verdict.FAIL}
+    assert set(failed) == {"basic.tipc.scripts_unchanged"}
+    evidence = failed["basic.tipc.scripts_unchanged"].outcome.evidence
+    (differs,) = [e for e in evidence if "differs" in e.text]
+    edited_line = 1 + SCRIPT[: SCRIPT.index("GPUID=$3")].count("\n")
+    assert (differs.path, differs.line, differs.excerpt) == (
+        "test_tipc/test_train_inference_python.sh",
+        edited_line,
+        "GPUID=${3:-0}",
+    )
+    assert dict(differs.numbers)["changed_lines"] == 1
 
 
 @pytest.mark.parametrize("name", ["tipc-basic", "competition", "modelzoo"])

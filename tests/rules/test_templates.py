@@ -115,3 +115,43 @@ def test_hash_script_records_a_dialect(tmp_path: Path) -> None:
     (entry,) = load_template(templates / "mine.yaml").files["test_tipc/test_train_inference_python.sh"]
     assert entry.dialect == "template" and entry.sha256 == script_hash(SCRIPT)
     assert hash_main([*args, "--dialect", "nosuch", str(script)]) == 2
+
+
+@pytest.mark.parametrize("dialect", ["template", "compact"])
+def test_the_scripts_tipc_init_writes_are_canonical(tmp_path: Path, dialect: str) -> None:
+    """A freshly scaffolded repo must not fail basic.tipc.scripts_unchanged (an error rule). When the
+    test_tipc_template/ scripts change, record their new hashes:
+    python -m tipc.rules.hash_script --add train_infer_python --origin "tipc init (...)" FILE..."""
+    from tipc.cli import main
+
+    (tmp_path / "train.py").write_text("print('train')\n", encoding="utf-8")
+    assert main(["init", str(tmp_path), "--model", "m", "--dialect", dialect]) == 0
+    outcome = check_scripts(tmp_path, "train_infer_python")
+    assert outcome.verdict is Verdict.PASS, [(e.path, e.text) for e in outcome.evidence]
+
+
+def test_a_changed_script_points_at_its_first_changed_line(tmp_path: Path) -> None:
+    canonical = "#!/bin/bash\n# comment\nset -e\n\necho one\necho two\necho three\n"
+    (tmp_path / "tpl").mkdir()
+    script = tmp_path / "tpl" / "test_tipc" / "run.sh"
+    script.parent.mkdir()
+    script.write_text(canonical, encoding="utf-8")
+    assert hash_main(["--add", "t", "--templates-dir", str(tmp_path / "tpl"), str(script)]) == 0
+    repo = tmp_path / "repo"
+    (repo / "test_tipc").mkdir(parents=True)
+    cases = {
+        "#!/bin/bash\n# comment\nset -e\n\necho one\necho 2\necho three\n": (6, "echo 2", 1),
+        "#!/bin/bash\nset -e\necho one\necho two\n": (4, "echo two", 1),  # last line dropped
+        "#!/bin/bash\nset -e\necho one\necho two\necho three\necho four\n": (6, "echo four", 1),
+    }
+    for text, (line, excerpt, changed) in cases.items():
+        (repo / "test_tipc" / "run.sh").write_text(text, encoding="utf-8")
+        out = check_scripts(repo, "t", tmp_path / "tpl")
+        assert out.verdict is Verdict.FAIL
+        (e,) = out.evidence
+        assert (e.path, e.line, e.excerpt, dict(e.numbers)["changed_lines"]) == (
+            "test_tipc/run.sh",
+            line,
+            excerpt,
+            changed,
+        ), text

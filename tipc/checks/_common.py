@@ -158,3 +158,20 @@ def run_python(ctx: CheckContext, settings: Settings, override: Any = None) -> s
         return settings.python
     rec_python = getattr(ctx.record, "python", "") if ctx.record is not None else ""
     return str(rec_python) if rec_python else sys.executable
+
+
+def shipped_files(repo: Any, pattern: Any) -> list[str] | str:
+    """Repo-relative files a `path` arg names: a path or glob (`**/`, `{a,b}`), or a list of them.
+
+    Uses the rules' repo walk, so tipc's own output (test_tipc/output) and VCS folders never match: a log
+    tipc wrote is not a log the author shipped. Returns an error message for a bad argument.
+    """
+    from tipc.rules.files import RepoFiles, is_safe_relative  # lazy: tipc.rules imports this package
+
+    patterns = [pattern] if isinstance(pattern, str) else pattern
+    if not isinstance(patterns, list | tuple) or not all(isinstance(p, str) for p in patterns or [None]):
+        return f"path must be a repo-relative path or glob (or a list of them), got {pattern!r}"
+    bad = [p for p in patterns if not is_safe_relative(p)]
+    if bad:
+        return f"path {bad[0]!r} must be repo-relative without '..'"
+    return sorted(RepoFiles(Path(repo)).glob(tuple(patterns)))

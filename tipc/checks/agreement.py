@@ -261,24 +261,25 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         inputs_path = str(ip.resolve())
 
     work = work_dir_for(ctx, "tipc_agreement")
-    run = run_worker(
-        run_python(ctx, settings, args.get("python")),
-        {
-            "op": "agreement",
-            "model_dir": str(model.model_dir),
-            "work_dir": str(work.resolve()),
-            "engines": list(engines),
-            "plugins": list(plugins),
-            "engine_options": engine_options,
-            "inputs": inputs_path,
-            "seed": seed,
-            "tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min},
-        },
-        work,
-        timeout_s,
-    )
+    python = run_python(ctx, settings, args.get("python"))
+    request = {
+        "op": "agreement",
+        "model_dir": str(model.model_dir),
+        "work_dir": str(work.resolve()),
+        "engines": list(engines),
+        "plugins": list(plugins),
+        "engine_options": engine_options,
+        "inputs": inputs_path,
+        "seed": seed,
+        "tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min},
+    }
+    run = run_worker(python, request, work, timeout_s)
     rel_log = _rel(ctx.repo, run.log)
     if run.response is None:
+        if run.exit_code is not None and len(engines) > 1:
+            crashed = _crashing_engine(ctx, request, list(engines), work, timeout_s, python)
+            if crashed is not None:
+                return crashed
         return outcome(
             Verdict.FAIL, f"agreement worker failed: {run.error}", Evidence("worker log", path=rel_log)
         )
@@ -300,6 +301,48 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         ),
         result.data,
     )
+
+
+def _crashing_engine(
+    ctx: CheckContext,
+    request: dict[str, Any],
+    engines: list[str],
+    work: Path,
+    timeout_s: float,
+    python: str,
+) -> CheckOutcome | None:
+    """The worker died without answering (a native abort or segfault in some engine's library): run each
+    engine alone to name the one that kills it. Costs a worker start per engine, only after a crash."""
+    for name in engines:
+        alone = work / f"alone_{name}"
+        run = run_worker(
+            python, {**request, "engines": [name], "work_dir": str(alone.resolve())}, alone, timeout_s
+        )
+        if run.response is None and run.exit_code is not None:
+            rel_log = _rel(ctx.repo, run.log)
+            tail = _log_tail(run.log)
+            return outcome(
+                Verdict.FAIL,
+                f"engine {name} crashed the worker (exit {run.exit_code}) on the exported model",
+                Evidence(
+                    f"engine {name} failed: the process died while it ran the model",
+                    path=rel_log,
+                    excerpt=tail,
+                ),
+                engines=engines,
+                crashed_engine=name,
+                exit_code=run.exit_code,
+            )
+    return None
+
+
+def _log_tail(path: Path, lines: int = 8) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    kept = [ln for ln in text.splitlines() if ln.strip()]
+    return "\n".join(kept[-lines:]) or None
 
 
 def _rel(repo: Any, path: Path) -> str:

@@ -15,7 +15,9 @@ Fewer than `min_points` points => WARN (cannot judge).
 
 Args (override test_tipc/tipc.yaml `convergence`): max_iters, window, alpha, min_points, explosion_factor
 (default 10), noise_k (default 2), flat_ok_below (default none), step (substring of the train step id to
-use; default the first that passed, else the first that ran).
+use; default the first that passed, else the first that ran), path (judge a log file the repo ships
+instead of the run's train log: a repo-relative path or glob, or a list of them; every matching file is
+judged and the worst verdict wins; none matching is a FAIL; no run record is needed then).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from tipc.checks._common import (
     physical_lines,
     resolve,
     settings_of,
+    shipped_files,
     step_runs,
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
@@ -159,6 +162,7 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
         "noise_k",
         "step",
         "flat_ok_below",
+        "path",
     }
     if unknown:
         return bad_args("convergence", f"unknown argument(s) {sorted(unknown)}")
@@ -193,6 +197,28 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
         if isinstance(fv, str):
             return bad_args("convergence", fv)
         flat_ok_below = fv
+    judge_args = dict(parsed_args, window=window, flat_ok_below=flat_ok_below)
+    if "path" in args:
+        shipped = shipped_files(ctx.repo, args["path"])
+        if isinstance(shipped, str):
+            return bad_args("convergence", shipped)
+        if not shipped:
+            return outcome(
+                Verdict.FAIL,
+                f"no log file matches {args['path']!r}",
+                Evidence(f"expected a training log at {args['path']}"),
+            )
+        judged = [_judge_log(ctx.repo, "the shipped log", rel, judge_args) for rel in shipped]
+        if len(judged) == 1:
+            return judged[0]
+        order = (Verdict.FAIL, Verdict.WARN, Verdict.SKIP, Verdict.NA, Verdict.PASS)
+        worst = min(judged, key=lambda o: order.index(o.verdict))
+        return CheckOutcome(
+            worst.verdict,
+            f"{len(judged)} logs: {worst.summary}",
+            tuple(e for o in judged for e in o.evidence),
+            {**worst.data, "logs": [o.data.get("log") for o in judged]},
+        )
     if ctx.record is None:
         return no_record()
 
@@ -203,18 +229,20 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
     if not ran:
         return outcome(Verdict.SKIP, "no train step ran")
     run = next((r for r in ran if r.passed), ran[0])
-    rel = str(run.log)
-    path = resolve(ctx.repo, rel)
+    return _judge_log(ctx.repo, run.step.id, str(run.log), judge_args)
+
+
+def _judge_log(repo: Any, label: str, rel: str, judge_args: dict[str, Any]) -> CheckOutcome:
+    """The convergence verdict of one training log (`label` names it: a step id or the file)."""
+    path = resolve(repo, rel)
     if not path.is_file():
-        return outcome(
-            Verdict.FAIL, f"train log of {run.step.id} not found", Evidence("missing log", path=rel)
-        )
+        return outcome(Verdict.FAIL, f"train log of {label} not found", Evidence("missing log", path=rel))
     parsed = [parse_line(seg, no) for no, seg in physical_lines(path)]
     full = extract_curve(parsed)
     if not full:
         return outcome(
             Verdict.WARN,
-            f"no loss values found in the training log of {run.step.id}",
+            f"no loss values found in the training log of {label}",
             Evidence("no iteration line with a loss", path=rel),
         )
     for it, value, p in full:
@@ -224,10 +252,10 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
                 f"loss is {value} at iter {it} ({rel}:{p.line_no})",
                 Evidence(f"non-finite loss at iter {it}", path=rel, line=p.line_no, excerpt=excerpt(p.text)),
                 curve=[[i, v if math.isfinite(v) else str(v)] for i, v, _ in full[:2000]],
-                step=run.step.id,
+                step=label,
             )
-    max_iters = int(parsed_args["max_iters"])
-    min_points = int(parsed_args["min_points"])
+    max_iters = int(judge_args["max_iters"])
+    min_points = int(judge_args["min_points"])
     first_iter = full[0][0]
     selected = [c for c in full if c[0] - first_iter < max_iters]
     selection = f"first {max_iters} iterations"
@@ -236,18 +264,18 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
         selection = f"first {len(selected)} logged points (iterations are logged sparsely)"
     verdict, summary, data = analyse_curve(
         [(i, v) for i, v, _ in selected],
-        window=window,
-        alpha=parsed_args["alpha"],
+        window=judge_args["window"],
+        alpha=judge_args["alpha"],
         min_points=min_points,
-        explosion_factor=parsed_args["explosion_factor"],
-        noise_k=parsed_args["noise_k"],
-        flat_ok_below=flat_ok_below,
+        explosion_factor=judge_args["explosion_factor"],
+        noise_k=judge_args["noise_k"],
+        flat_ok_below=judge_args["flat_ok_below"],
     )
-    data.update({"step": run.step.id, "log": rel, "selection": selection, "total_points": len(full)})
+    data.update({"step": label, "log": rel, "selection": selection, "total_points": len(full)})
     first_p, last_p = selected[0][2], selected[-1][2]
     ev = [
         Evidence(
-            f"{selection} of {run.step.id}: {len(selected)} loss points",
+            f"{selection} of {label}: {len(selected)} loss points",
             path=rel,
             line=first_p.line_no,
             excerpt=excerpt(first_p.text),

@@ -7,6 +7,9 @@ Args (from rules; each overrides test_tipc/tipc.yaml `log_fields`):
   aliases: accept common aliases (reader_cost/data_cost, batch_cost, ips) for the avg_* names (default false:
            the spec names the avg_* keys)
   step: only check train steps whose id contains this string
+  path: judge a log file the repo ships instead of the run's train logs: a repo-relative path or glob
+        (`**/`, `{a,b}`) or a list of them; every matching file must pass, none matching is a FAIL
+        (e.g. the competition's test_log/log_train.txt). No run record is needed then.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from tipc.checks._common import (
     physical_lines,
     resolve,
     settings_of,
+    shipped_files,
     step_runs,
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
@@ -52,7 +56,7 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
         return settings
-    unknown = set(args) - {"fields", "require_eval", "aliases", "step"}
+    unknown = set(args) - {"fields", "require_eval", "aliases", "step", "path"}
     if unknown:
         return bad_args("log_fields", f"unknown argument(s) {sorted(unknown)}")
     fields = args.get("fields", list(settings.log_fields.fields))
@@ -67,27 +71,39 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
     step_filter = args.get("step")
     if step_filter is not None and not isinstance(step_filter, str):
         return bad_args("log_fields", f"step must be a string, got {step_filter!r}")
-    if ctx.record is None:
-        return no_record()
-
-    runs = [r for r in step_runs(ctx.record, "train") if step_filter is None or step_filter in r.step.id]
-    if not runs:
-        return outcome(Verdict.NA, "no train step in the plan")
-    ran = [r for r in runs if r.ran and r.log]
-    if not ran:
-        return outcome(Verdict.SKIP, "no train step ran", data={"steps": [r.step.id for r in runs]})
-    # A failed training is the runner's verdict; judge the passed trainings' logs when there are any.
-    ran = [r for r in ran if r.passed] or ran
+    sources: list[tuple[str, str]]  # (what the log is, repo-relative log path)
+    if "path" in args:
+        shipped = shipped_files(ctx.repo, args["path"])
+        if isinstance(shipped, str):
+            return bad_args("log_fields", shipped)
+        if not shipped:
+            return outcome(
+                Verdict.FAIL,
+                f"no log file matches {args['path']!r}",
+                Evidence(f"expected a training log at {args['path']}"),
+            )
+        sources = [("the shipped log", rel) for rel in shipped]
+    else:
+        if ctx.record is None:
+            return no_record()
+        runs = [r for r in step_runs(ctx.record, "train") if step_filter is None or step_filter in r.step.id]
+        if not runs:
+            return outcome(Verdict.NA, "no train step in the plan")
+        ran = [r for r in runs if r.ran and r.log]
+        if not ran:
+            return outcome(Verdict.SKIP, "no train step ran", data={"steps": [r.step.id for r in runs]})
+        # A failed training is the runner's verdict; judge the passed trainings' logs when there are any.
+        ran = [r for r in ran if r.passed] or ran
+        sources = [(r.step.id, str(r.log)) for r in ran]
 
     evidence: list[Evidence] = []
     per_log: list[dict[str, Any]] = []
     failed = False
-    for run in ran:
-        rel = str(run.log)
+    for label, rel in sources:
         path = resolve(ctx.repo, rel)
         if not path.is_file():
             failed = True
-            evidence.append(Evidence(f"train log of {run.step.id} not found", path=rel))
+            evidence.append(Evidence(f"train log of {label} not found", path=rel))
             continue
         parsed = [parse_line(seg, no) for no, seg in physical_lines(path)]
         iters = [p for p in parsed if p.is_iteration]
@@ -120,7 +136,7 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
             "non_finite": nonfinite_counts,
             "ips_without_unit": no_unit,
         }
-        per_log.append({"step": run.step.id, "log": rel, **counts})
+        per_log.append({"step": label, "log": rel, **counts})
         numbers: tuple[tuple[str, float | int | str | None], ...] = (
             ("iteration_lines", len(iters)),
             ("eval_lines", len(evals)),
@@ -131,7 +147,7 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
             failed = True
             evidence.append(
                 Evidence(
-                    f"{run.step.id}: no training-iteration lines (a line with loss and a speed field or an "
+                    f"{label}: no training-iteration lines (a line with loss and a speed field or an "
                     f"epoch/iter marker) in {len(parsed)} lines",
                     path=rel,
                     numbers=numbers,
@@ -147,8 +163,7 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
             )
             evidence.append(
                 Evidence(
-                    f"{run.step.id}: {first_bad[1]} "
-                    f"(first of {bad} problem(s) in {len(iters)} iteration lines)",
+                    f"{label}: {first_bad[1]} (first of {bad} problem(s) in {len(iters)} iteration lines)",
                     path=rel,
                     line=first_bad[0].line_no,
                     excerpt=excerpt(first_bad[0].text),
@@ -161,7 +176,7 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
             why = "require_eval is set" if require_eval else "the log mentions evaluation"
             evidence.append(
                 Evidence(
-                    f"{run.step.id}: no evaluation metrics in the training log ({why})",
+                    f"{label}: no evaluation metrics in the training log ({why})",
                     path=rel,
                     numbers=numbers,
                 )
@@ -169,7 +184,7 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
         if first_bad is None and not (want_eval and not evals):
             evidence.append(
                 Evidence(
-                    f"{run.step.id}: {len(iters)} iteration lines carry {', '.join(fields)}"
+                    f"{label}: {len(iters)} iteration lines carry {', '.join(fields)}"
                     + (f"; {len(evals)} eval lines" if evals else ""),
                     path=rel,
                     numbers=numbers,

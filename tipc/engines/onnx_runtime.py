@@ -37,6 +37,16 @@ class OnnxRuntimeEngine:
 
         work_dir.mkdir(parents=True, exist_ok=True)
         onnx_path = work_dir / "model.onnx"
+        # paddle2onnx aborts the whole process (SIGABRT) on an op it cannot convert, before printing which:
+        # name those ops ourselves first, so the finding says what to change instead of killing the worker.
+        missing = unconvertible_ops(model)
+        if missing:
+            raise RuntimeError(
+                f"paddle2onnx {getattr(paddle2onnx, '__version__', '?')} has no converter for op(s) "
+                f"{', '.join(missing)} used in {Path(model.model_file).name}: the model cannot be converted "
+                "to ONNX (replace the op, or list the engines the model supports in test_tipc/tipc.yaml "
+                "agreement.engines)"
+            )
         chatter = io.StringIO()
         # paddle2onnx prints progress on stdout; keep the worker's stdout for our own use
         with contextlib.redirect_stdout(chatter):
@@ -81,3 +91,27 @@ class OnnxRuntimeEngine:
         )
         outs = self._session.run(None, feed)
         return [(o.name, np.asarray(v)) for o, v in zip(self._session.get_outputs(), outs, strict=True)]
+
+
+# Ops of the program that are plumbing, not computation: paddle2onnx maps them without a converter.
+_PLUMBING_OPS = frozenset({"feed", "fetch"})
+
+
+def unconvertible_ops(model: ModelFiles) -> list[str]:
+    """Ops of an old-format program (.pdmodel) that this paddle2onnx lists no converter for.
+
+    Empty when every op converts, or when the program cannot be read this way (PIR .json: paddle2onnx then
+    decides on its own).
+    """
+    if model.format != "pdmodel":
+        return []
+    try:
+        from paddle.base.proto import framework_pb2
+        from paddle2onnx.paddle2onnx_cpp2py_export import get_all_supported_operators
+    except ImportError:
+        return []
+    program = framework_pb2.ProgramDesc()  # type: ignore[attr-defined]  # generated protobuf class
+    program.ParseFromString(Path(model.model_file).read_bytes())
+    used = {op.type for block in program.blocks for op in block.ops}
+    supported = set(get_all_supported_operators())
+    return sorted(used - supported - _PLUMBING_OPS)

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from tipc.report.model import Report, curve_points, evidence_text, fmt_bytes, fmt_seconds, matrix_table
+from tipc.report.model import (
+    Report,
+    agreement_caption,
+    curve_points,
+    evidence_text,
+    fmt_bytes,
+    fmt_seconds,
+    matrix_table,
+)
 
 _TEMPLATE = """<!DOCTYPE html>
 <html lang="en">
@@ -18,16 +26,22 @@ _TEMPLATE = """<!DOCTYPE html>
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <title>tipc check: {{ report.overall }} — {{ report.repo }}</title>
 <style>
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1f2328;max-width:1200px}
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","PingFang SC","Microsoft YaHei","WenQuanYi Zen Hei",sans-serif;margin:2rem;color:#1f2328;max-width:1200px}
+code,pre,table.matrix td{overflow-wrap:anywhere}
+h3 .v{padding:.1em .4em;border-radius:.3em;color:#fff;font-size:.8em}
 h1 .v{padding:.1em .4em;border-radius:.3em;color:#fff}
 .PASS{background:#1a7f37}.FAIL{background:#cf222e}.ERROR{background:#8250df}.WARN{background:#9a6700}
 .SKIP,.N-A{background:#6e7781}
 table{border-collapse:collapse;width:100%;margin:1rem 0}th,td{border:1px solid #d0d7de;padding:.3rem .5rem;
-text-align:left;vertical-align:top}th{background:#f6f8fa}
+text-align:left;vertical-align:top;overflow-wrap:anywhere}th{background:#f6f8fa}
+table.rules{table-layout:fixed}table.rules col.rule{width:30%}table.rules col.verdict{width:5.5em}
 td.v span{color:#fff;padding:.05em .35em;border-radius:.25em;font-weight:600;font-size:.9em}
 pre{background:#f6f8fa;padding:.5rem;overflow:auto;max-height:20rem;font-size:.85em}
 .meta{color:#57606a}.src{color:#57606a;font-size:.85em}details{margin:.3rem 0}
 svg{background:#fff;border:1px solid #d0d7de}
+table.matrix{width:auto}table.matrix th{white-space:nowrap}table.matrix caption{text-align:left;color:#57606a;font-size:.85em;padding:.2rem 0}
+ul.failed li{margin:.3rem 0}
+table.matrix td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em}
 </style>
 </head>
 <body>
@@ -39,8 +53,27 @@ svg{background:#fff;border:1px solid #d0d7de}
 <p>{% for verdict, n in counts.items() if n %}<b>{{ n }}</b> {{ verdict }}{% if not loop.last %}, {% endif %}{% endfor %}
 {% if report.lint_errors %} · <b>{{ report.lint_errors | length }}</b> lint error(s){% endif %}</p>
 
+{% if failed %}
+<h2>Failed</h2>
+<ul class="failed">{% for r in failed %}<li><a href="#{{ r.rule.id }}"><b>{{ r.rule.id }}</b></a>: {{ r.rule.summary }}
+{% for e in r.evidence[:1] %}<br><span class="src">{{ e.text }}</span>{% endfor %}</li>{% endfor %}</ul>
+{% endif %}
+
+{% if figures %}
+<h2>Figures</h2>
+{% for r in figures %}
+<section class="fig" id="fig-{{ r.rule.id }}">
+<h3><a href="#{{ r.rule.id }}">{{ r.rule.id }}</a> <span class="v {{ r.rule.verdict.value }}">{{ r.rule.verdict.value }}</span></h3>
+{% if r.matrix %}<table class="matrix"><caption>engine x engine agreement{% if r.matrix_caption %}: {{ r.matrix_caption }}{% endif %}</caption><tr>{% for h in r.matrix[0] %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for row in r.matrix[1] %}<tr>{% for c in row %}{% if loop.first %}<th>{{ c }}</th>{% else %}<td>{{ c }}</td>{% endif %}{% endfor %}</tr>{% endfor %}</table>{% endif %}
+{% if r.svg %}<div>{{ r.svg }}</div>{% endif %}
+</section>
+{% endfor %}
+{% endif %}
+
 <h2>Rules</h2>
-<table>
+<table class="rules">
+<colgroup><col class="rule"><col class="verdict"><col></colgroup>
 <tr><th>Rule</th><th>Verdict</th><th>Evidence</th></tr>
 {% for r in rules %}
 <tr id="{{ r.rule.id }}">
@@ -52,9 +85,7 @@ svg{background:#fff;border:1px solid #d0d7de}
 {% if r.evidence %}<ul>{% for e in r.evidence %}<li>{{ e.text }}
 {% if e.excerpt %}<details><summary>excerpt</summary><pre>{{ e.excerpt }}</pre></details>{% endif %}</li>
 {% endfor %}</ul>{% endif %}
-{% if r.svg %}<div>{{ r.svg }}</div>{% endif %}
-{% if r.matrix %}<table><tr>{% for h in r.matrix[0] %}<th>{{ h }}</th>{% endfor %}</tr>
-{% for row in r.matrix[1] %}<tr>{% for c in row %}<td>{{ c }}</td>{% endfor %}</tr>{% endfor %}</table>{% endif %}
+{% if r.svg or r.matrix %}<p><a href="#fig-{{ r.rule.id }}">figures</a></p>{% endif %}
 </td></tr>
 {% endfor %}
 </table>
@@ -122,6 +153,7 @@ def render_html(report: Report) -> str:
                 "evidence": [{"text": evidence_text(e), "excerpt": e.excerpt} for e in r.evidence],
                 "svg": Markup(svg) if svg else "",  # numbers only, see loss_curve_svg
                 "matrix": matrix_table(r.data),
+                "matrix_caption": agreement_caption(r.data),
             }
         )
     steps = [
@@ -133,4 +165,8 @@ def render_html(report: Report) -> str:
         }
         for s in (report.run.steps if report.run else ())
     ]
-    return template.render(report=report, rules=rules, steps=steps, counts=report.counts())
+    figures = [r for r in rules if r["svg"] or r["matrix"]]
+    failed = [r for r in rules if r["rule"].verdict.value == "FAIL"]
+    return template.render(
+        report=report, rules=rules, figures=figures, failed=failed, steps=steps, counts=report.counts()
+    )

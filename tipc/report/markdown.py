@@ -13,6 +13,7 @@ from tipc.checks.base import Verdict
 from tipc.report.model import (
     Report,
     RuleVerdict,
+    agreement_caption,
     curve_points,
     evidence_text,
     fmt_bytes,
@@ -94,7 +95,15 @@ def _figures(r: RuleVerdict) -> list[str]:
     table = matrix_table(r.data)
     if table:
         header, rows = table
-        out.extend([f"- **{_escape_text(r.id)}** agreement matrix:", ""])
+        caption = agreement_caption(r.data)
+        out.extend(
+            [
+                f"- **{_escape_text(r.id)}** engine x engine agreement"
+                + (f" ({_escape_text(caption)})" if caption else "")
+                + ":",
+                "",
+            ]
+        )
         out.extend(["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)])
         out.extend("| " + " | ".join(cell(c) for c in row) + " |" for row in rows)
         out.append("")

@@ -215,6 +215,7 @@ def build_report(
         from tipc import __version__
 
         tool_version = __version__
+    findings = tuple(findings)
     return Report(
         tool_version=tool_version,
         repo=repo,
@@ -222,8 +223,34 @@ def build_report(
         created=created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         run=run_summary(record, reused=reused, record_path=record_path) if record is not None else None,
         findings=tuple(findings),
-        rules=rule_verdicts(results),
+        rules=(*lint_verdict(findings), *rule_verdicts(results)),
         notes=tuple(notes),
+    )
+
+
+LINT_RULE_ID = "lint.config"
+
+
+def lint_verdict(findings: Iterable[Finding]) -> tuple[RuleVerdict, ...]:
+    """Error-level lint findings on the checked config as one FAIL row of the verdict table (none without
+    errors), so a reader of the rules table sees why the check failed and where (file:line)."""
+    errors = [f for f in findings if f.level is Level.ERROR]
+    if not errors:
+        return ()
+    first = errors[0]
+    return (
+        RuleVerdict(
+            ruleset="lint",
+            id=LINT_RULE_ID,
+            source="tipc lint (docs/lint-codes.md)",
+            severity="error",
+            description="The checked train_infer_python config has no lint error (the chain cannot be "
+            "trusted to run what the repo's own script would).",
+            verdict=Verdict.FAIL,
+            summary=f"{len(errors)} lint error(s) in the config, first {first.code} at "
+            f"{first.path}:{first.line}: {first.message}",
+            evidence=tuple(Evidence(f"{f.code} {f.message}", path=f.path, line=f.line) for f in errors[:20]),
+        ),
     )
 
 
@@ -298,6 +325,9 @@ def matrix_cell(value: Any) -> str:
             v = value.get(key)
             if isinstance(v, (int, float)) and not isinstance(v, bool):
                 parts.append(f"{label}={v:.8f}" if key == "cosine" else f"{label}={v:.3g}")
+        agree = value.get("argmax_agree")
+        if isinstance(agree, (int, float)) and not isinstance(agree, bool):
+            parts.append(f"argmax={agree:.0%}")
         return " ".join(parts) or "…"
     return fmt_number(value)
 
@@ -324,3 +354,39 @@ def matrix_table(data: dict[str, Any]) -> tuple[list[str], list[list[str]]] | No
         rows = [[str(a), *(matrix_cell(row.get(c)) for c in cols)] for a, row in m.items()]
         return ["", *cols], rows
     return None
+
+
+def agreement_caption(data: dict[str, Any]) -> str:
+    """What an agreement matrix was measured on: inputs, model and tolerances (empty when unknown)."""
+    parts = []
+    inputs = data.get("inputs")
+    if isinstance(inputs, dict):
+        feeds = inputs.get("feeds")
+        shapes = (
+            ", ".join(f"{k} {v.get('shape')}" for k, v in feeds.items() if isinstance(v, dict))
+            if isinstance(feeds, dict)
+            else ""
+        )
+        source = inputs.get("path") if inputs.get("source") == "file" else inputs.get("source")
+        if source or shapes:
+            parts.append(f"inputs {source or '?'}" + (f" ({shapes})" if shapes else ""))
+    tol = data.get("tolerances")
+    if isinstance(tol, dict) and tol:
+        parts.append("tolerances " + " ".join(f"{k}={fmt_number(v)}" for k, v in tol.items()))
+    return "; ".join(parts)
+
+
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[float], width: int = 60) -> str:
+    """A one-line picture of a curve (bucket means, scaled min..max onto eight block heights)."""
+    if not values:
+        return ""
+    n = len(values)
+    buckets = [values[i * n // min(width, n) : (i + 1) * n // min(width, n)] for i in range(min(width, n))]
+    means = [sum(b) / len(b) for b in buckets if b]
+    lo, hi = min(means), max(means)
+    if hi - lo <= 0:
+        return SPARK[0] * len(means)
+    return "".join(SPARK[min(7, int((m - lo) / (hi - lo) * 8))] for m in means)

@@ -7,9 +7,19 @@ rich is imported inside the function so importing tipc.report stays cheap. All u
 from __future__ import annotations
 
 import io
+from typing import Any
 
 from tipc.checks.base import Verdict
-from tipc.report.model import Report, evidence_text, fmt_bytes, fmt_seconds
+from tipc.report.model import (
+    Report,
+    agreement_caption,
+    curve_points,
+    evidence_text,
+    fmt_bytes,
+    fmt_seconds,
+    matrix_table,
+    sparkline,
+)
 
 VERDICT_STYLE = {
     Verdict.PASS: "bold green",
@@ -96,6 +106,7 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
             evidence.append(f"\n  internal error: {r.error}", style="magenta")
         rules.add_row(rule_cell, Text(r.verdict.value, style=VERDICT_STYLE[r.verdict]), evidence)
     console.print(rules)
+    _print_figures(console, report)
     for note in report.notes:
         console.print(Text(f"note: {note}", style="dim"))
     counts = ", ".join(f"{n} {v}" for v, n in report.counts().items() if n)
@@ -106,3 +117,34 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
     )
     console.print(line)
     return buffer.getvalue()
+
+
+def _print_figures(console: Any, report: Report) -> None:
+    """The numbers behind the verdicts: engine x engine agreement matrices and loss curves."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    for r in report.rules:
+        table = matrix_table(r.data)
+        if table:
+            header, rows = table
+            caption = agreement_caption(r.data)
+            # the title on its own line: a table title wraps at the (narrow) table's width
+            console.print(Text(f"{r.id}: engine x engine agreement" + (f" ({caption})" if caption else "")))
+            grid = Table(box=box.SIMPLE)
+            for h in header:
+                grid.add_column(h, overflow="fold")
+            for row in rows:
+                grid.add_row(*(Text(c) for c in row))
+            console.print(grid)
+        points = curve_points(r.data)
+        if points:
+            ys = [y for _, y in points]
+            console.print(
+                Text(
+                    f"{r.id}: loss over {len(points)} points, first {ys[0]:.4g}, last {ys[-1]:.4g}, "
+                    f"min {min(ys):.4g}, max {max(ys):.4g}"
+                )
+            )
+            console.print(Text("  " + sparkline(ys), style="cyan"))

@@ -6,8 +6,10 @@
         examples/lenet_digits/test_tipc/common_func.sh             # record them in specs/templates/
 
 With --add, each file is recorded under its path from `test_tipc/` on (the path a repo must have), with the
-given path as its origin unless --origin says otherwise. Recording a hash twice is a no-op. With --dialect,
-the entries also name the tipc dialect the script runs (how `tipc.config.detect` recognises it).
+given path as its origin unless --origin says otherwise, with short hashes of its normalised lines (so a
+check can point at the first line a copy changed). Recording a hash twice is a no-op (it only adds missing
+line hashes). With --dialect, the entries also name the tipc dialect the script runs (how
+`tipc.config.detect` recognises it).
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ from typing import Any
 import yaml
 
 from tipc.errors import TipcError
-from tipc.rules.templates import TEMPLATE_SCHEMA, KnownHash, load_template, script_hash, templates_dir
+from tipc.rules.templates import (
+    TEMPLATE_SCHEMA,
+    KnownHash,
+    line_fingerprints,
+    load_template,
+    script_hash,
+    templates_dir,
+)
 
 _HEADER = (
     "# Canonical TIPC script hashes (sha256 of the normalised text: comments, blank lines and surrounding\n"
@@ -44,6 +53,8 @@ def _entry(known: KnownHash) -> dict[str, str]:
         entry["raw_sha256"] = known.raw_sha256
     if known.dialect:
         entry["dialect"] = known.dialect
+    if known.lines:
+        entry["lines"] = " ".join(known.lines)
     return entry
 
 
@@ -64,18 +75,23 @@ def add_hashes(
     added = []
     for file in files:
         rel = repo_relative(file)
-        digest = script_hash(file.read_text(encoding="utf-8", errors="replace"))
+        text = file.read_text(encoding="utf-8", errors="replace")
+        digest = script_hash(text)
         entries = data["files"].setdefault(rel, [])
         same = [e for e in entries if e.get("sha256") == digest]
         if same:
-            if dialect and any(e.get("dialect") != dialect for e in same):
-                for e in same:
+            for e in same:
+                if "lines" not in e:  # recorded before line fingerprints existed: add them
+                    e["lines"] = " ".join(line_fingerprints(text))
+                    added.append(f"{digest}  {rel} (line fingerprints)")
+                if dialect and e.get("dialect") != dialect:
                     e["dialect"] = dialect
-                added.append(f"{digest}  {rel} (dialect {dialect})")
+                    added.append(f"{digest}  {rel} (dialect {dialect})")
             continue
         new = {"origin": origin or file.as_posix(), "sha256": digest}
         if dialect:
             new["dialect"] = dialect
+        new["lines"] = " ".join(line_fingerprints(text))
         entries.append(new)
         added.append(f"{digest}  {rel}")
     text = _HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110)

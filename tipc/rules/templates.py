@@ -42,13 +42,30 @@ def _strip_comment(line: str) -> str:
     return line
 
 
-def normalise(text: str) -> str:
-    lines = []
-    for raw in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+def normalised_lines(text: str) -> list[tuple[int, str]]:
+    """(1-based physical line number, normalised text) of each line that survives normalisation."""
+    out = []
+    for no, raw in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1):
         line = _strip_comment(raw).strip()
         if line:
-            lines.append(line)
-    return "\n".join(lines) + "\n"
+            out.append((no, line))
+    return out
+
+
+def normalise(text: str) -> str:
+    return "\n".join(line for _, line in normalised_lines(text)) + "\n"
+
+
+LINE_HASH_CHARS = 12
+
+
+def line_fingerprints(text: str) -> tuple[str, ...]:
+    """Short hashes of the normalised lines: enough to find where a copy departs from a template without
+    shipping the template's text."""
+    return tuple(
+        hashlib.sha256(line.encode("utf-8")).hexdigest()[:LINE_HASH_CHARS]
+        for _, line in normalised_lines(text)
+    )
 
 
 def script_hash(text: str) -> str:
@@ -61,6 +78,7 @@ class KnownHash:
     origin: str
     raw_sha256: str | None = None  # of the exact bytes (how the corpus fingerprints official scripts)
     dialect: str | None = None  # the tipc dialect this script runs (read by tipc.config.detect)
+    lines: tuple[str, ...] = ()  # line_fingerprints of the normalised text, when recorded
 
     def matches(self, normalised: str, raw: str) -> bool:
         return self.sha256 == normalised or self.raw_sha256 == raw
@@ -123,9 +141,23 @@ def load_template(path: Path) -> Template:
                 raise RuleError(
                     where, entries.line_of(i), f"{rel}: each entry needs origin and sha256 or raw_sha256"
                 )
-            if keys - {"sha256", "raw_sha256", "origin", "dialect"}:
-                key = sorted(keys - {"sha256", "raw_sha256", "origin", "dialect"})[0]
+            if keys - {"sha256", "raw_sha256", "origin", "dialect", "lines"}:
+                key = sorted(keys - {"sha256", "raw_sha256", "origin", "dialect", "lines"})[0]
                 raise RuleError(where, entry.line_of(key), f"unknown key {key!r}")
+            line_hashes = entry.items.get("lines")
+            fingerprints = tuple(line_hashes.split()) if isinstance(line_hashes, str) else ()
+            if line_hashes is not None and (
+                not fingerprints
+                or any(
+                    len(h) != LINE_HASH_CHARS or any(c not in "0123456789abcdef" for c in h)
+                    for h in fingerprints
+                )
+            ):
+                raise RuleError(
+                    where,
+                    entry.line_of("lines"),
+                    f"lines must be space-separated {LINE_HASH_CHARS}-digit lower-case hex line hashes",
+                )
             dialect = entry.items.get("dialect")
             if dialect is not None and not (isinstance(dialect, str) and dialect):
                 raise RuleError(where, entry.line_of("dialect"), "dialect must be a dialect name")
@@ -140,7 +172,13 @@ def load_template(path: Path) -> Template:
                     raise RuleError(where, entry.line_of(key), f"{key} must be 64 lower-case hex digits")
                 digests[key] = digest
             hashes.append(
-                KnownHash(digests["sha256"], str(entry.items["origin"]), digests["raw_sha256"], dialect)
+                KnownHash(
+                    digests["sha256"],
+                    str(entry.items["origin"]),
+                    digests["raw_sha256"],
+                    dialect,
+                    fingerprints,
+                )
             )
         files[rel] = tuple(hashes)
     return Template(name, str(doc.items.get("description", "")), files, where)
@@ -173,18 +211,67 @@ def check_scripts(repo: Path, template_name: str, directory: Path | None = None)
             mismatched += 1
             evidence.append(Evidence(f"{rel} is missing"))
             continue
-        digest = script_hash(data.decode("utf-8", errors="replace"))
+        text = data.decode("utf-8", errors="replace")
+        digest = script_hash(text)
         raw = hashlib.sha256(data).hexdigest()
         match = next((k for k in known if k.matches(digest, raw)), None)
         if match is None:
             mismatched += 1
-            evidence.append(
-                Evidence("differs from every known template", path=rel, numbers=(("sha256", digest),))
-            )
+            evidence.append(_first_difference(rel, text, digest, known))
         else:
             evidence.append(Evidence(f"matches {match.origin}", path=rel, numbers=(("sha256", digest),)))
     if mismatched:
+        # what differs first: reporters show the first pieces of evidence
+        ordered = sorted(evidence, key=lambda e: e.text.startswith("matches "))
+        first = ordered[0]
+        where = f" (first at {first.location()})" if first.line is not None else ""
         return CheckOutcome(
-            Verdict.FAIL, f"{mismatched} script(s) differ from template {template_name!r}", tuple(evidence)
+            Verdict.FAIL,
+            f"{mismatched} script(s) differ from template {template_name!r}{where}",
+            tuple(ordered),
         )
     return CheckOutcome(Verdict.PASS, f"scripts match template {template_name!r}", tuple(evidence))
+
+
+def _first_difference(rel: str, text: str, digest: str, known: tuple[KnownHash, ...]) -> Evidence:
+    """Evidence for a script that matches no template: where it first departs from the closest template
+    whose line fingerprints are recorded (the file alone when none are)."""
+    import difflib
+
+    numbers: tuple[tuple[str, float | int | str | None], ...] = (("sha256", digest),)
+    candidates = [k for k in known if k.lines]
+    if not candidates:
+        return Evidence("differs from every known template", path=rel, numbers=numbers)
+    lines = normalised_lines(text)
+    mine = [hashlib.sha256(line.encode("utf-8")).hexdigest()[:LINE_HASH_CHARS] for _, line in lines]
+    best = max(candidates, key=lambda k: difflib.SequenceMatcher(None, k.lines, mine, autojunk=False).ratio())
+    ops = [
+        op
+        for op in difflib.SequenceMatcher(None, best.lines, mine, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]
+    changed = sum(max(i2 - i1, j2 - j1) for _, i1, i2, j1, j2 in ops)
+    numbers = (*numbers, ("changed_lines", changed))
+    if not ops:  # same lines in another order of blank/comment lines: nothing to point at
+        return Evidence(
+            f"differs from every known template (closest: {best.origin})", path=rel, numbers=numbers
+        )
+    tag, _, _, j1, _ = ops[0]
+    if tag == "delete" or j1 >= len(lines):
+        at = lines[j1 - 1][0] if j1 > 0 and lines else None
+        return Evidence(
+            f"differs from every known template; closest: {best.origin}, which has "
+            f"{'a line' if tag == 'delete' else 'more lines'} the script lacks after this one",
+            path=rel,
+            line=at,
+            excerpt=lines[j1 - 1][1] if at is not None else None,
+            numbers=numbers,
+        )
+    line_no, line_text = lines[j1]
+    return Evidence(
+        f"differs from every known template; closest: {best.origin}, first difference here",
+        path=rel,
+        line=line_no,
+        excerpt=line_text,
+        numbers=numbers,
+    )
