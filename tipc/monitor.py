@@ -94,7 +94,9 @@ class Monitor:
         self._thread: threading.Thread | None = None
         self._t0 = time.monotonic()
         self._rusage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        self.sampler_cpu_s = 0.0
+        self.sampler_cpu_s = 0.0  # CPU time of the samples themselves
+        self.thread_cpu_s = 0.0  # CPU time of the sampling thread, wake-ups included
+        self._lock = threading.Lock()
         self._base_interval = interval_s
         self._cost_ema: float | None = None
 
@@ -166,16 +168,24 @@ class Monitor:
         self.interval_s = max(self._base_interval, (self._cost_ema or 0.0) / MAX_OVERHEAD)
 
     def _loop(self) -> None:
+        cpu0 = time.thread_time()
         while True:
-            with contextlib.suppress(Exception):  # sampling must never take the run down
-                self.sample()
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                with contextlib.suppress(Exception):  # sampling must never take the run down
+                    self.sample()
+                # all of this thread's CPU, wake-ups included; read by stop()
+                self.thread_cpu_s = time.thread_time() - cpu0
             if self._stop.wait(self.interval_s):
                 return
 
     def stop(self) -> Resources:
+        """The step's resources. Does not wait for the sampler to notice: it only waits for a sample that is
+        being taken right now (the lock), so no sample lands after the figures are read."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        with self._lock:
+            monitor_cpu = max(self.thread_cpu_s, self.sampler_cpu_s)
         rusage = resource.getrusage(resource.RUSAGE_CHILDREN)
         # Children reaped since start() (the step leader and whatever it waited for): exact CPU time.
         reaped_cpu = (rusage.ru_utime - self._rusage0.ru_utime) + (rusage.ru_stime - self._rusage0.ru_stime)
@@ -189,6 +199,7 @@ class Monitor:
             peak_gpu_mem_bytes=self.peak_gpu,
             mean_gpu_util_percent=None if mean_util is None else round(mean_util, 1),
             samples=tuple(self.samples),
+            monitor_cpu_s=round(monitor_cpu, 6),
         )
 
 
