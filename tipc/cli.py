@@ -7,6 +7,7 @@ Command modules keep their top-level imports light (no paddle, no rich) so `tipc
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from collections.abc import Sequence
@@ -84,4 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console_main() -> None:
-    sys.exit(main())
+    code = main()
+    # About to exit: spare the collector's last passes over every object of every module imported (tens of
+    # ms at each exit). Files are closed where they are used and atexit handlers still run.
+    gc.freeze()
+    sys.exit(code)
