@@ -110,3 +110,25 @@ def test_stop_reports_the_samplers_cpu_and_nothing_is_sampled_after_it(no_nvml: 
     finally:
         proc.kill_group(child.pid, reap=child.poll)
         child.wait()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the driver nodes are Linux's")
+def test_without_a_driver_nvml_is_not_even_imported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(monitor, "_nvml_state", {})
+    monkeypatch.setattr(monitor, "_NVIDIA_DEVICE_NODES", (str(tmp_path / "nvidiactl"),))
+    working = _fake_nvml([os.getpid()], 1, 1.0)  # a pynvml that would answer: it must not be asked
+    working.nvmlInit = lambda: None
+    monkeypatch.setitem(sys.modules, "pynvml", working)
+    assert monitor._nvml() is None and monitor.gpu_names() == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the driver nodes are Linux's")
+def test_with_a_driver_node_nvml_is_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    node = tmp_path / "nvidiactl"
+    node.touch()
+    monkeypatch.setattr(monitor, "_nvml_state", {})
+    monkeypatch.setattr(monitor, "_NVIDIA_DEVICE_NODES", (str(tmp_path / "dxg"), str(node)))
+    fake = _fake_nvml([os.getpid()], 1, 1.0)
+    fake.nvmlInit = lambda: None
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    assert monitor._nvml() is fake and monitor.gpu_names() == ["Fake GPU", "Fake GPU"]

@@ -9,7 +9,9 @@ a core.
 from __future__ import annotations
 
 import contextlib
+import os
 import resource
+import sys
 import threading
 import time
 from typing import Any
@@ -23,12 +25,23 @@ MAX_SAMPLES = 400  # after this many samples the interval doubles (long steps ke
 _nvml_state: dict[str, Any] = {}
 
 
+# On Linux NVML talks to the driver through these; without any of them it cannot work, and importing pynvml
+# (~10-25 ms of CPU) to learn that is skipped. /dev/dxg: WSL2's GPU bridge.
+_NVIDIA_DEVICE_NODES = ("/dev/nvidiactl", "/proc/driver/nvidia", "/dev/dxg")
+
+
+def _driver_absent() -> bool:
+    return sys.platform.startswith("linux") and not any(os.path.exists(p) for p in _NVIDIA_DEVICE_NODES)
+
+
 def _nvml() -> Any | None:
     """The initialised pynvml module, or None if there is no NVML or no GPU. Cached for the process."""
     if "module" in _nvml_state:
         return _nvml_state["module"]
     module: Any | None = None
     try:
+        if _driver_absent():
+            raise OSError("no NVIDIA driver")
         import pynvml
 
         pynvml.nvmlInit()
@@ -204,7 +217,6 @@ class Monitor:
 
 
 def host_info() -> dict[str, Any]:
-    import os
     import platform
 
     info: dict[str, Any] = {
