@@ -4,8 +4,8 @@ Every step runs from its argv through `tipc.proc` (a shell only where `Step.shel
 process group, with stdout+stderr in a log file under the plan's output dir. Outcomes are values: a failing,
 crashing or hanging step becomes a StepResult, never an exception. Steps whose inputs did not pass are BLOCKED
 (not run). After every step the run record is written atomically, so an interrupted run can be resumed.
-Facts the steps do not need (paddle's version, the repo's commit, the host) are gathered beside the first step,
-not before it. Nothing here knows about dialects: formats, names and paths all come from the Plan.
+Facts the steps do not need (paddle's version, the repo's commit, the host) are gathered beside the first
+step, not before it. Nothing here knows about dialects: formats, names and paths all come from the Plan.
 """
 
 from __future__ import annotations
