@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -90,3 +91,44 @@ def test_a_vanished_process_is_not_an_error(no_nvml: None, tmp_path: Path) -> No
     mon.sample()  # the pid is gone: nothing recorded, nothing raised
     assert mon.samples == []
     assert mon.stop().peak_rss_bytes is None
+
+
+def test_stop_reports_the_samplers_cpu_and_nothing_is_sampled_after_it(no_nvml: None, tmp_path: Path) -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    try:
+        mon = Monitor(child.pid, interval_s=0.01).start()
+        while len(mon.samples) < 3:  # bounded by the child's 30 s: the sampler runs every 10 ms
+            assert child.poll() is None
+            mon._stop.wait(0.01)
+        res = mon.stop()
+        taken = len(mon.samples)
+        assert res.monitor_cpu_s is not None and res.monitor_cpu_s > 0
+        assert len(res.samples) == taken >= 3
+        assert mon._thread is not None
+        mon._thread.join(timeout=10)
+        assert not mon._thread.is_alive() and len(mon.samples) == taken
+    finally:
+        proc.kill_group(child.pid, reap=child.poll)
+        child.wait()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the driver nodes are Linux's")
+def test_without_a_driver_nvml_is_not_even_imported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(monitor, "_nvml_state", {})
+    monkeypatch.setattr(monitor, "_NVIDIA_DEVICE_NODES", (str(tmp_path / "nvidiactl"),))
+    working = _fake_nvml([os.getpid()], 1, 1.0)  # a pynvml that would answer: it must not be asked
+    working.nvmlInit = lambda: None
+    monkeypatch.setitem(sys.modules, "pynvml", working)
+    assert monitor._nvml() is None and monitor.gpu_names() == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the driver nodes are Linux's")
+def test_with_a_driver_node_nvml_is_asked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    node = tmp_path / "nvidiactl"
+    node.touch()
+    monkeypatch.setattr(monitor, "_nvml_state", {})
+    monkeypatch.setattr(monitor, "_NVIDIA_DEVICE_NODES", (str(tmp_path / "dxg"), str(node)))
+    fake = _fake_nvml([os.getpid()], 1, 1.0)
+    fake.nvmlInit = lambda: None
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    assert monitor._nvml() is fake and monitor.gpu_names() == ["Fake GPU", "Fake GPU"]

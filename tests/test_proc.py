@@ -1,5 +1,9 @@
+import os
+import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tipc import proc
 
@@ -100,3 +104,33 @@ def test_a_failing_callback_does_not_block_the_child(tmp_path: Path) -> None:
     code = "import sys\nfor i in range(20000): print('x' * 100)\nsys.exit(4)"  # ~2 MB: more than a pipe holds
     res = proc.run([sys.executable, "-c", code], cwd=tmp_path, on_line=broken, timeout_s=120)
     assert res.exit_code == 4 and not res.timed_out
+
+
+def test_wait_notices_the_exit_and_keeps_the_timeout(tmp_path: Path) -> None:
+    quick = subprocess.Popen([sys.executable, "-c", "raise SystemExit(4)"])
+    proc._wait(quick, 30)
+    assert quick.returncode == 4
+    slow = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc._wait(slow, 0.2)
+        assert slow.poll() is None
+    finally:
+        proc.kill_group(slow.pid, reap=slow.poll)
+        slow.wait()
+
+
+def test_without_pidfd_the_plain_wait_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(os, "pidfd_open", raising=False)
+    res = proc.run([sys.executable, "-c", "import sys; sys.exit(5)"], cwd=tmp_path, timeout_s=30)
+    assert res.exit_code == 5 and not res.timed_out
+    res = proc.run([sys.executable, "-c", "import time; time.sleep(30)"], cwd=tmp_path, timeout_s=0.3)
+    assert res.timed_out and res.exit_code is None
+
+
+def test_capture_reports_the_pid_it_started(tmp_path: Path) -> None:
+    pids: list[int] = []
+    code, out = proc.capture(
+        [sys.executable, "-c", "import os; print(os.getpid())"], cwd=tmp_path, on_start=pids.append
+    )
+    assert code == 0 and pids == [int(out.strip())]

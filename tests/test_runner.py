@@ -16,11 +16,21 @@ from typing import Any
 import psutil
 import pytest
 
+from tipc import runner as runner_mod
 from tipc.console import NullObserver
 from tipc.errors import UserError
 from tipc.record import RECORD_FILENAME, StepResult, load_record
 from tipc.results import parse_results_log, status_line
-from tipc.runner import RunOptions, execute, exit_code, find_record, python_substitutions
+from tipc.runner import (
+    RunOptions,
+    _Facts,
+    _paddle_version_on_path,
+    execute,
+    exit_code,
+    find_record,
+    paddle_version,
+    python_substitutions,
+)
 from tipc.steps import Plan, Stage, Status, Step
 
 PY = sys.executable
@@ -405,6 +415,23 @@ srv.serve_forever()
 """
 
 CLIENT = "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())"
+# For a `once` server, which exits after its first client: that client also waits until the port refuses
+# connections (the server process has closed its socket on exit), so whether the runner sees the server gone
+# before the next client does not depend on how quickly it notices a step's end.
+CLIENT_UNTIL_SERVER_GONE = (
+    CLIENT
+    + """
+import socket, time, urllib.parse
+port = urllib.parse.urlsplit(sys.argv[1]).port
+for _ in range(1000):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        break
+    time.sleep(0.01)
+time.sleep(0.1)
+"""
+)
 
 
 def _server_plan(repo: Path, port: int, *, once: bool = False, clients: int = 1, **kw: Any) -> Plan:
@@ -417,7 +444,7 @@ def _server_plan(repo: Path, port: int, *, once: bool = False, clients: int = 1,
             Step(
                 f"client{i}",
                 Stage.CLIENT,
-                (PY, "-c", CLIENT, f"http://127.0.0.1:{port}/"),
+                (PY, "-c", CLIENT_UNTIL_SERVER_GONE if once else CLIENT, f"http://127.0.0.1:{port}/"),
                 depends_on=("serve",),
             )
         )
@@ -643,3 +670,68 @@ def test_shell_step_interpreter_is_substituted(repo: Path) -> None:
     argv, status = _substituted(s, {"python3.0": "/opt/my python/bin/python"})
     assert argv == ("bash", "-c", "'/opt/my python/bin/python' x.py | tee y.log")
     assert status == "/opt/my python/bin/python x.py | tee y.log"
+
+
+# ---------------------------------------------------------------- facts about the run, gathered beside steps
+
+
+def _fake_python(folder: Path, body: str) -> Path:
+    """An interpreter named like a config's `python3.9` (so the runner treats it as the steps' python)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "python3.9"
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_versions_are_probed_beside_the_steps_and_a_missing_paddle_is_noted(
+    repo: Path, tmp_path: Path
+) -> None:
+    no_site = _fake_python(tmp_path / "bin", f'exec "{PY}" -S "$@"')  # runs, but sees no site-packages
+    plan = make_plan(repo, [Step("a", Stage.OTHER, (str(no_site), "-c", "print(1)"))])
+    record = execute(plan, RunOptions(step_timeout_s=60))
+    assert statuses(record) == {"a": Status.PASSED}
+    assert record.python == str(no_site)
+    assert record.paddle_version is None and record.git_commit is None  # tmp_path is no git checkout
+    assert any(f"paddle is not importable by {no_site}" in n for n in record.notes)
+    assert record.host["cpu_count"] == os.cpu_count()
+    assert load_record(repo / OUT / RECORD_FILENAME) == record
+
+
+def test_a_probe_still_running_is_stopped_on_cancel(tmp_path: Path) -> None:
+    hangs = _fake_python(tmp_path / "bin", "exec sleep 60")
+    facts = _Facts(str(hangs), tmp_path, probe_versions=True).start()
+    while facts._running is None:  # bounded: the probe starts at once
+        assert not facts.wait(0.01), "the probe ended before it could be cancelled"
+    pid = facts._running
+    assert pid is not None
+    facts.cancel()
+    assert facts.wait(30) and facts.paddle_version is None and gone(pid)
+
+
+def test_paddle_version_from_installed_folders(tmp_path: Path) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    (second / "paddlepaddle-3.3.1.dist-info").mkdir(parents=True)
+    first.mkdir()
+    path = [str(first), str(second), str(tmp_path / "missing")]
+    assert _paddle_version_on_path(path, tmp_path) == "3.3.1"
+    (first / "paddlepaddle_gpu-3.0.0.dist-info").mkdir()
+    assert _paddle_version_on_path(path, tmp_path) == "3.0.0"  # the GPU build first, as the probe asks
+    (first / "paddlepaddle_gpu-2.6.0.dist-info").mkdir()
+    assert _paddle_version_on_path(path, tmp_path) is None  # two in one place: the interpreter must say
+    assert _paddle_version_on_path([str(tmp_path / "missing")], tmp_path) is None
+
+
+def test_tipcs_own_python_needs_no_process_to_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "site" / "paddlepaddle-9.8.7.dist-info").mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "site")])
+
+    def no_process(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("started a process")
+
+    monkeypatch.setattr("tipc.proc.capture", no_process)
+    assert paddle_version(PY, tmp_path) == "9.8.7"
+    assert runner_mod._unusable(PY) is None
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "nothing here")])
+    with pytest.raises(AssertionError, match="started a process"):
+        paddle_version(PY, tmp_path)  # not on the path: the interpreter is asked after all

@@ -9,7 +9,9 @@ a core.
 from __future__ import annotations
 
 import contextlib
+import os
 import resource
+import sys
 import threading
 import time
 from typing import Any
@@ -23,12 +25,23 @@ MAX_SAMPLES = 400  # after this many samples the interval doubles (long steps ke
 _nvml_state: dict[str, Any] = {}
 
 
+# On Linux NVML talks to the driver through these; without any of them it cannot work, and importing pynvml
+# (~10-25 ms of CPU) to learn that is skipped. /dev/dxg: WSL2's GPU bridge.
+_NVIDIA_DEVICE_NODES = ("/dev/nvidiactl", "/proc/driver/nvidia", "/dev/dxg")
+
+
+def _driver_absent() -> bool:
+    return sys.platform.startswith("linux") and not any(os.path.exists(p) for p in _NVIDIA_DEVICE_NODES)
+
+
 def _nvml() -> Any | None:
     """The initialised pynvml module, or None if there is no NVML or no GPU. Cached for the process."""
     if "module" in _nvml_state:
         return _nvml_state["module"]
     module: Any | None = None
     try:
+        if _driver_absent():
+            raise OSError("no NVIDIA driver")
         import pynvml
 
         pynvml.nvmlInit()
@@ -94,7 +107,9 @@ class Monitor:
         self._thread: threading.Thread | None = None
         self._t0 = time.monotonic()
         self._rusage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        self.sampler_cpu_s = 0.0
+        self.sampler_cpu_s = 0.0  # CPU time of the samples themselves
+        self.thread_cpu_s = 0.0  # CPU time of the sampling thread, wake-ups included
+        self._lock = threading.Lock()
         self._base_interval = interval_s
         self._cost_ema: float | None = None
 
@@ -166,16 +181,24 @@ class Monitor:
         self.interval_s = max(self._base_interval, (self._cost_ema or 0.0) / MAX_OVERHEAD)
 
     def _loop(self) -> None:
+        cpu0 = time.thread_time()
         while True:
-            with contextlib.suppress(Exception):  # sampling must never take the run down
-                self.sample()
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                with contextlib.suppress(Exception):  # sampling must never take the run down
+                    self.sample()
+                # all of this thread's CPU, wake-ups included; read by stop()
+                self.thread_cpu_s = time.thread_time() - cpu0
             if self._stop.wait(self.interval_s):
                 return
 
     def stop(self) -> Resources:
+        """The step's resources. Does not wait for the sampler to notice: it only waits for a sample that is
+        being taken right now (the lock), so no sample lands after the figures are read."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        with self._lock:
+            monitor_cpu = max(self.thread_cpu_s, self.sampler_cpu_s)
         rusage = resource.getrusage(resource.RUSAGE_CHILDREN)
         # Children reaped since start() (the step leader and whatever it waited for): exact CPU time.
         reaped_cpu = (rusage.ru_utime - self._rusage0.ru_utime) + (rusage.ru_stime - self._rusage0.ru_stime)
@@ -189,11 +212,11 @@ class Monitor:
             peak_gpu_mem_bytes=self.peak_gpu,
             mean_gpu_util_percent=None if mean_util is None else round(mean_util, 1),
             samples=tuple(self.samples),
+            monitor_cpu_s=round(monitor_cpu, 6),
         )
 
 
 def host_info() -> dict[str, Any]:
-    import os
     import platform
 
     info: dict[str, Any] = {

@@ -8,7 +8,9 @@ optional callback.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -93,16 +95,47 @@ def capture(
     cwd: str | Path,
     env: Mapping[str, str] | None = None,
     timeout_s: float | None = 60.0,
+    on_start: Callable[[int], None] | None = None,
 ) -> tuple[int | None, str]:
     """Run a short query command; (exit code or None if it could not run or timed out, stdout+stderr)."""
     lines: list[str] = []
     try:
-        res = run(argv, cwd=cwd, env=env, timeout_s=timeout_s, on_line=lines.append)
+        res = run(argv, cwd=cwd, env=env, timeout_s=timeout_s, on_line=lines.append, on_start=on_start)
     except OSError as exc:
         return None, str(exc)
     if res.interrupted:
         raise KeyboardInterrupt  # a query is never worth swallowing the user's Ctrl-C
     return res.exit_code, "\n".join(lines)
+
+
+def _wait(child: subprocess.Popen[bytes], timeout_s: float | None) -> None:
+    """`child.wait(timeout_s)` without its polling loop.
+
+    Popen.wait(timeout) sleeps up to 50 ms between looks, so a step's end would be noticed up to 50 ms late.
+    A pidfd becomes readable the moment the child exits; the poll is still interrupted by Ctrl-C. Raises
+    subprocess.TimeoutExpired as Popen.wait does.
+    """
+    if timeout_s is None:
+        child.wait()  # a blocking waitpid: no latency
+        return
+    pidfd_open = getattr(os, "pidfd_open", None)  # Linux >= 5.3, Python >= 3.9
+    try:
+        fd = pidfd_open(child.pid) if pidfd_open is not None else -1
+    except OSError:
+        fd = -1
+    if fd < 0:
+        child.wait(timeout=timeout_s)
+        return
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        deadline = time.monotonic() + timeout_s
+        while not poller.poll(math.ceil(max(0.0, min(deadline - time.monotonic(), 3600.0)) * 1000)):
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(child.args, timeout_s)
+    finally:
+        os.close(fd)
+    child.wait()  # reaps at once: the child has exited
 
 
 def _pump(stream: IO[bytes], sink: IO[bytes] | None, on_line: Callable[[str], None] | None) -> None:
@@ -159,7 +192,7 @@ def run(
         pump.start()
         timed_out = interrupted = False
         try:
-            child.wait(timeout=timeout_s)
+            _wait(child, timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
             kill_group(child.pid, reap=child.poll)

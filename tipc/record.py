@@ -34,6 +34,8 @@ class Resources:
     peak_gpu_mem_bytes: int | None = None
     mean_gpu_util_percent: float | None = None
     samples: tuple[ResourceSample, ...] = ()
+    # CPU time tipc's own sampler thread spent watching this step (evidence for the <= 1% overhead budget).
+    monitor_cpu_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +48,7 @@ class Resources:
             "samples": [
                 [s.t, s.rss_bytes, s.cpu_percent, s.gpu_mem_bytes, s.gpu_util_percent] for s in self.samples
             ],
+            "monitor_cpu_s": self.monitor_cpu_s,
         }
 
     @classmethod
@@ -59,6 +62,7 @@ class Resources:
             peak_gpu_mem_bytes=opt(data.get("peak_gpu_mem_bytes")),
             mean_gpu_util_percent=opt(data.get("mean_gpu_util_percent")),
             samples=tuple(ResourceSample(*row) for row in data.get("samples", ())),
+            monitor_cpu_s=data.get("monitor_cpu_s"),
         )
 
 
@@ -148,6 +152,14 @@ class RunRecord:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **self._head_json(),
+            "plan": self.plan.to_json(),
+            "results": [r.to_json() for r in self.results],
+        }
+
+    def _head_json(self) -> dict[str, Any]:
+        """Everything but the plan and the results (which RecordWriter encodes once and reuses)."""
+        return {
             "schema": self.schema,
             "tipc_version": self.tipc_version,
             "started": self.started,
@@ -157,8 +169,6 @@ class RunRecord:
             "python": self.python,
             "host": self.host,
             "notes": list(self.notes),
-            "plan": self.plan.to_json(),
-            "results": [r.to_json() for r in self.results],
         }
 
     @classmethod
@@ -178,9 +188,48 @@ class RunRecord:
         )
 
     def write(self, path: Path) -> None:
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(self.to_json(), indent=2), encoding="utf-8")
-        tmp.replace(path)  # atomic: an interrupted write never leaves half a record
+        RecordWriter(path).write(self)
+
+
+def _nested(text: str, depth: int) -> str:
+    """`text` (json.dumps(..., indent=2) output) re-indented to sit `depth` levels deep in a document."""
+    return text.replace("\n", "\n" + "  " * depth)
+
+
+class RecordWriter:
+    """Writes successive versions of one run's record to `path`, each atomically.
+
+    The runner rewrites the record after every step. The plan and each finished result do not change once
+    written, so their JSON text is encoded once and reused; the output is byte for byte what
+    `json.dumps(record.to_json(), indent=2)` gives.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._plan: Plan | None = None
+        self._plan_text = ""
+        self._results: dict[int, tuple[StepResult, str]] = {}  # id -> (the object, to keep the id, its text)
+
+    def dumps(self, record: RunRecord) -> str:
+        if record.plan is not self._plan:
+            self._plan = record.plan
+            self._plan_text = _nested(json.dumps(record.plan.to_json(), indent=2), 1)
+        cache: dict[int, tuple[StepResult, str]] = {}
+        for result in record.results:
+            hit = self._results.get(id(result))
+            if hit is None or hit[0] is not result:
+                hit = (result, _nested(json.dumps(result.to_json(), indent=2), 2))
+            cache[id(result)] = hit
+        self._results = cache
+        items = [cache[id(r)][1] for r in record.results]
+        results = "[\n    " + ",\n    ".join(items) + "\n  ]" if items else "[]"
+        head = json.dumps(record._head_json(), indent=2)  # never empty: it always holds the schema
+        return head[: -len("\n}")] + ',\n  "plan": ' + self._plan_text + ',\n  "results": ' + results + "\n}"
+
+    def write(self, record: RunRecord) -> None:
+        tmp = self.path.with_suffix(".json.tmp")
+        tmp.write_text(self.dumps(record), encoding="utf-8")
+        tmp.replace(self.path)  # atomic: an interrupted write never leaves half a record
 
 
 def load_record(path: Path) -> RunRecord:

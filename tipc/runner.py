@@ -4,7 +4,8 @@ Every step runs from its argv through `tipc.proc` (a shell only where `Step.shel
 process group, with stdout+stderr in a log file under the plan's output dir. Outcomes are values: a failing,
 crashing or hanging step becomes a StepResult, never an exception. Steps whose inputs did not pass are BLOCKED
 (not run). After every step the run record is written atomically, so an interrupted run can be resumed.
-Nothing here knows about dialects: formats, names and paths all come from the Plan.
+Facts the steps do not need (paddle's version, the repo's commit, the host) are gathered beside the first
+step, not before it. Nothing here knows about dialects: formats, names and paths all come from the Plan.
 """
 
 from __future__ import annotations
@@ -15,14 +16,11 @@ import re
 import shlex
 import shutil
 import signal
-import socket
-import ssl
 import sys
+import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -30,7 +28,7 @@ from tipc import __version__, proc
 from tipc.console import NullObserver, Observer
 from tipc.errors import ConfigError, UserError
 from tipc.monitor import Monitor, host_info
-from tipc.record import RECORD_FILENAME, Resources, RunRecord, StepResult, load_record
+from tipc.record import RECORD_FILENAME, RecordWriter, Resources, RunRecord, StepResult, load_record
 from tipc.results import append_status_line, log_field, status_line
 from tipc.steps import Plan, Status, Step
 
@@ -120,8 +118,11 @@ def _interpreter_of(step: Step) -> str | None:
 
 def _unusable(interpreter: str) -> str | None:
     """Why `interpreter` cannot run here, or None if it runs (a pyenv shim can be on PATH and still fail)."""
-    if shutil.which(interpreter) is None:
+    found = shutil.which(interpreter)
+    if found is None:
         return "is not on PATH"
+    if sys.executable and os.path.realpath(found) == os.path.realpath(sys.executable):
+        return None  # the very binary running tipc now: it runs, no need to start it to find out
     code, out = proc.capture([interpreter, "-c", "pass"], cwd=Path.cwd(), timeout_s=60)
     if code == 0:
         return None
@@ -211,9 +212,49 @@ print(paddle.__version__)
 """
 
 
-def paddle_version(python: str, cwd: Path) -> str | None:
-    """Paddle's version as the run's interpreter sees it, asked in a subprocess (never imported here)."""
-    code, out = proc.capture([python, "-c", _PADDLE_VERSION], cwd=cwd, timeout_s=180)
+# Distribution names as installed folders spell them (`<name>-<version>.dist-info`), GPU build first.
+_PADDLE_DISTS = ("paddlepaddle_gpu", "paddlepaddle")
+
+
+def _paddle_version_on_path(path: Sequence[str], cwd: Path) -> str | None:
+    """Paddle's version from the `.dist-info` folder names on `path` (what importlib.metadata would read),
+    without starting a python; None where that is not clear-cut (no such folder, or several in one place)."""
+    for dist in _PADDLE_DISTS:
+        pattern = re.compile(rf"{dist}-(\d[^-]*)\.dist-info", re.IGNORECASE)
+        for entry in path:
+            try:
+                names = os.listdir(entry or cwd)
+            except OSError:
+                continue
+            found = [m.group(1) for m in map(pattern.fullmatch, names) if m]
+            if len(found) == 1:
+                return found[0]
+            if found:
+                return None
+    return None
+
+
+def _is_this_python(python: str) -> bool:
+    """Whether `python` is the interpreter running tipc, started the same way (so it sees the same path)."""
+    flags = sys.flags
+    if not sys.executable or flags.isolated or flags.no_site or flags.ignore_environment:
+        return False
+    found = shutil.which(python) or python
+    # abspath, not realpath: a venv's python is a link to the base one, but sees other packages
+    return os.path.abspath(found) == os.path.abspath(sys.executable)
+
+
+def paddle_version(python: str, cwd: Path, on_start: Callable[[int], None] | None = None) -> str | None:
+    """Paddle's version as the run's interpreter sees it (paddle is never imported here).
+
+    For tipc's own interpreter the installed folders on its path say it; otherwise, or when they do not,
+    that interpreter is asked in a subprocess.
+    """
+    if _is_this_python(python):
+        version = _paddle_version_on_path(sys.path, cwd)
+        if version is not None:
+            return version
+    code, out = proc.capture([python, "-c", _PADDLE_VERSION], cwd=cwd, timeout_s=180, on_start=on_start)
     if code != 0:
         return None
     lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
@@ -222,10 +263,12 @@ def paddle_version(python: str, cwd: Path) -> str | None:
     return None
 
 
-def git_commit(repo: Path) -> str | None:
+def git_commit(repo: Path, on_start: Callable[[int], None] | None = None) -> str | None:
     if shutil.which("git") is None:
         return None
-    code, out = proc.capture(["git", "-C", str(repo), "rev-parse", "HEAD"], cwd=repo, timeout_s=30)
+    code, out = proc.capture(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], cwd=repo, timeout_s=30, on_start=on_start
+    )
     sha = out.strip().splitlines()[-1] if out.strip() else ""
     return sha if code == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
 
@@ -256,6 +299,12 @@ def find_record(repo: Path, plan: Plan) -> Path | None:
 
 def probe(url: str, timeout_s: float) -> bool:
     """True once something answers at `url`: any HTTP response for http(s)://, an accepted connect for tcp://."""
+    # Imported here: only background steps need them, and urllib.request alone costs ~10 ms at start-up.
+    import socket
+    import ssl
+    import urllib.error
+    import urllib.request
+
     parts = urllib.parse.urlsplit(url)
     timeout_s = max(0.05, timeout_s)
     if parts.scheme == "tcp":
@@ -280,6 +329,62 @@ def probe(url: str, timeout_s: float) -> bool:
         return True
     except (OSError, ValueError):
         return False
+
+
+class _Facts:
+    """Facts for the record that steps do not need: paddle's version, the repo's commit, the host.
+
+    Gathered in a thread beside the first step rather than before it (together ~0.1 s: a python start-up,
+    a git call, importing psutil and NVML), so the chain does not wait for them.
+    """
+
+    def __init__(self, python: str, repo: Path, probe_versions: bool) -> None:
+        self.python = python
+        self.repo = repo
+        self.probe_versions = probe_versions
+        self.paddle_version: str | None = None
+        self.git_commit: str | None = None
+        self.host: dict[str, object] = {}
+        self._running: int | None = None  # pid of the probe running now
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._gather, name="tipc-facts", daemon=True)
+
+    def start(self) -> _Facts:
+        self._thread.start()
+        return self
+
+    def _gather(self) -> None:
+        with contextlib.suppress(Exception):  # a fact we cannot learn stays None; it never fails the run
+            self.host = host_info()
+        if not self.probe_versions:
+            return
+        with contextlib.suppress(Exception):
+            self.paddle_version = paddle_version(self.python, self.repo, on_start=self._started)
+        self._ended()
+        with contextlib.suppress(Exception):
+            self.git_commit = git_commit(self.repo, on_start=self._started)
+        self._ended()
+
+    def _started(self, pid: int) -> None:
+        with self._lock:
+            self._running = pid
+
+    def _ended(self) -> None:
+        with self._lock:
+            self._running = None
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        self._thread.join(timeout_s)
+        return self.done()
+
+    def cancel(self) -> None:
+        """Stop the probe running now, if any (its own process group: nothing else is touched)."""
+        with self._lock:
+            if self._running is not None:
+                proc.kill_group(self._running, grace_s=0.5)
 
 
 @dataclass
@@ -323,6 +428,9 @@ class _Execution:
         self.results_log = self._results_log_path()
         self.mapping: dict[str, str] = {}
         self.record: RunRecord
+        self.writer = RecordWriter(self.record_file)
+        self.facts: _Facts | None = None  # merged into the record once gathered
+        self.first_python: str | None = None  # the first python the plan's steps name, if any
 
     # ---- paths
 
@@ -360,8 +468,23 @@ class _Execution:
 
     def _save(self, result: StepResult) -> None:
         self.record = self.record.with_result(result)
+        self._merge_facts(wait=False)
         self.record = replace(self.record, notes=tuple(dict.fromkeys(self.notes)))
-        self.record.write(self.record_file)
+        self.writer.write(self.record)
+
+    def _merge_facts(self, *, wait: bool, timeout_s: float | None = None) -> None:
+        facts = self.facts
+        if facts is None or not (facts.wait(timeout_s) if wait else facts.done()):
+            return
+        self.facts = None
+        self.record = replace(
+            self.record, paddle_version=facts.paddle_version, git_commit=facts.git_commit, host=facts.host
+        )
+        if facts.probe_versions and facts.paddle_version is None and self.first_python is not None:
+            self._note(
+                f"paddle is not importable by {facts.python}: steps that import it will fail "
+                "(pick the interpreter with --python)"
+            )
 
     def _status_log(self, step: Step, result: StepResult) -> str:
         # `status_log` (newer Step field): the log the script names in its status line when it differs from
@@ -718,25 +841,20 @@ class _Execution:
         run_python = self.mapping.get(first, first) if first is not None else sys.executable
         run_python = shutil.which(run_python) or run_python
 
+        self.first_python = first
         self.record = RunRecord(
             plan=plan,
             results=(),
             started=time.time(),
             tipc_version=__version__,
-            paddle_version=paddle_version(run_python, self.repo) if options.probe_versions else None,
-            git_commit=git_commit(self.repo) if options.probe_versions else None,
             python=run_python,
-            host=host_info(),
             notes=tuple(self.notes),
         )
-        self.record.write(self.record_file)
-        if options.probe_versions and self.record.paddle_version is None and first is not None:
-            self._note(
-                f"paddle is not importable by {run_python}: steps that import it will fail "
-                "(pick the interpreter with --python)"
-            )
+        self.writer.write(self.record)
+        self.facts = _Facts(run_python, self.repo, options.probe_versions).start()
         self.observer.plan_started(plan)
         current: tuple[int, Step] | None = None
+        interrupted = False
         try:
             for index, step in enumerate(plan.steps, start=1):
                 current = (index, step)
@@ -767,7 +885,10 @@ class _Execution:
             for sid in list(self.servers):
                 self._stop_server(sid)
         except KeyboardInterrupt:
+            interrupted = True
             with proc.shielded():
+                if self.facts is not None:
+                    self.facts.cancel()
                 if current is not None and self.record.result(current[1].id) is None:
                     index, step = current
                     self._finish(
@@ -782,8 +903,10 @@ class _Execution:
             with proc.shielded():
                 for sid in list(self.servers):
                     self._stop_server(sid, interrupted=True)
+                # The probes end by themselves (each has a time limit); after Ctrl-C they are not waited for.
+                self._merge_facts(wait=True, timeout_s=2.0 if interrupted else None)
                 self.record = replace(self.record, ended=time.time(), notes=tuple(dict.fromkeys(self.notes)))
-                self.record.write(self.record_file)
+                self.writer.write(self.record)
         self.observer.plan_finished(plan, self.record)
         return self.record
 

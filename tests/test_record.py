@@ -1,0 +1,72 @@
+"""The run record's JSON: what RecordWriter writes is exactly json.dumps(record.to_json(), indent=2)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from tipc.record import RecordWriter, Resources, ResourceSample, RunRecord, StepResult, load_record
+from tipc.steps import Plan, Stage, Status, Step
+
+
+def _plan() -> Plan:
+    steps = tuple(
+        Step(f"s{i}", Stage.TRAIN, ("python", "train.py", f"--n={i}"), env=(("K", "v é"),)) for i in range(3)
+    )
+    return Plan(
+        config_path="c.txt",
+        repo="/r",
+        mode="lite_train_lite_infer",
+        dialect="template",
+        model_name="m",
+        output_dir="out",
+        results_log="out/results_python.log",
+        status_format="template",
+        steps=steps,
+    )
+
+
+def _result(i: int, status: Status = Status.PASSED) -> StepResult:
+    samples = tuple(ResourceSample(0.5 * k, 1000 + k, 50.0, None, None) for k in range(3))
+    return StepResult(
+        f"s{i}",
+        status,
+        exit_code=0,
+        started=1.0 + i,
+        ended=2.5 + i,
+        log=f"out/s{i}.log",
+        reason='a "quoted" reason\nover two lines',
+        argv=("python", "train.py"),
+        env_delta=(("K", "v é"), ("GONE", None)),
+        resources=Resources(peak_rss_bytes=1002, cpu_time_s=1.25, samples=samples, monitor_cpu_s=0.004),
+        pid=1234 + i,
+    )
+
+
+def test_writer_output_is_exactly_the_plain_encoding(tmp_path: Path) -> None:
+    path = tmp_path / "tipc_run.json"
+    writer = RecordWriter(path)
+    record = RunRecord(plan=_plan(), results=(), started=1.0, notes=("n1",), host={"gpus": "n/a"})
+    versions = [record]
+    for i in range(3):
+        record = record.with_result(_result(i))
+        versions.append(record)
+    versions.append(record.with_result(_result(1, Status.FAILED)))  # a result replaced
+    versions.append(replace(versions[-1], ended=9.0, paddle_version="3.3.1", notes=("n1", "n2")))
+    versions.append(replace(versions[-1], plan=replace(_plan(), mode="whole_infer")))  # another plan
+    for version in versions:
+        writer.write(version)
+        assert path.read_text(encoding="utf-8") == json.dumps(version.to_json(), indent=2)
+        assert load_record(path) == version
+    assert not path.with_suffix(".json.tmp").exists()
+    RunRecord.write(versions[0], tmp_path / "plain.json")
+    assert (tmp_path / "plain.json").read_text() == json.dumps(versions[0].to_json(), indent=2)
+
+
+def test_monitor_cpu_round_trips_and_older_records_still_load() -> None:
+    res = Resources(peak_rss_bytes=1, monitor_cpu_s=0.0125)
+    assert Resources.from_json(res.to_json()) == res
+    older = res.to_json()
+    del older["monitor_cpu_s"]
+    assert Resources.from_json(older).monitor_cpu_s is None
