@@ -16,9 +16,11 @@ import pytest
 from tipc.cli import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scaffold"))
-from scaffold_fixtures import DEMO_FILES, build_tree
+from scaffold_fixtures import DEMO_FILES, SERVING_FILES, build_tree
 
 CONFIG = "test_tipc/configs/lenet_digits/train_infer_python.txt"
+SERVING_CONFIG = "test_tipc/configs/lenet_digits/serving_infer_python.txt"
+SERVING_WRAPPER = "test_tipc/test_serving_infer_python.sh"
 
 
 def tree_digest(root: Path) -> str:
@@ -180,6 +182,77 @@ def test_wrapper_passes_config_mode_and_gpuid_to_tipc_run(repo: Path, tmp_path: 
     assert run.stdout.splitlines()[-3:] == ["--set", "gpu_list=1", "CVD=1"]
     run = subprocess.run(["bash", script, CONFIG], cwd=repo, env=env, capture_output=True, text=True)
     assert run.returncode == 2 and "usage" in run.stderr
+
+
+@pytest.fixture
+def serving_repo(tmp_path: Path) -> Path:
+    return build_tree(tmp_path / "serving_repo", {**DEMO_FILES, **SERVING_FILES})
+
+
+def test_serving_files_are_written_only_with_a_serving_deployment(
+    repo: Path, serving_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["init", str(repo), "--model", "lenet_digits"]) == 0
+    assert not (repo / SERVING_CONFIG).exists() and not (repo / SERVING_WRAPPER).exists()
+    capsys.readouterr()
+    assert main(["init", str(serving_repo), "--model", "lenet_digits"]) == 0
+    out = capsys.readouterr().out
+    for rel in (SERVING_CONFIG, SERVING_WRAPPER, "test_tipc/docs/test_serving_infer_python.md"):
+        assert f"wrote {rel}" in out
+    assert os.stat(serving_repo / SERVING_WRAPPER).st_mode & stat.S_IXUSR
+    assert "every slot was inferred" in out
+
+
+def test_serving_files_follow_dry_run_and_force(
+    serving_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = tree_digest(serving_repo)
+    assert main(["init", str(serving_repo), "--model", "lenet_digits", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"would create {SERVING_CONFIG}" in out and "web_service:-m tipc serve" in out
+    assert tree_digest(serving_repo) == before
+    assert main(["init", str(serving_repo), "--model", "lenet_digits"]) == 0
+    (serving_repo / SERVING_CONFIG).write_text("mine\n")
+    capsys.readouterr()
+    before = tree_digest(serving_repo)
+    assert main(["init", str(serving_repo), "--model", "lenet_digits"]) == 2
+    assert "serving_infer_python.txt" in capsys.readouterr().err
+    assert tree_digest(serving_repo) == before
+    assert main(["init", str(serving_repo), "--model", "lenet_digits", "--force"]) == 0
+    assert (serving_repo / SERVING_CONFIG).read_text().startswith("=====")
+
+
+def test_serving_wrapper_passes_config_and_mode_to_tipc_run(serving_repo: Path, tmp_path: Path) -> None:
+    shellcheck = _shellcheck()
+    assert main(["init", str(serving_repo), "--model", "lenet_digits"]) == 0
+    lint = subprocess.run(
+        [shellcheck, "--severity=style", str(serving_repo / SERVING_WRAPPER)], capture_output=True, text=True
+    )
+    assert lint.returncode == 0, lint.stdout
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "tipc"
+    fake.write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@"\n')
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    for argv in ([SERVING_CONFIG], [SERVING_CONFIG, "serving_infer"]):
+        run = subprocess.run(
+            ["bash", SERVING_WRAPPER, *argv], cwd=serving_repo, env=env, capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.splitlines() == [
+            "run",
+            str(serving_repo.resolve()),
+            "--config",
+            SERVING_CONFIG,
+            "--mode",
+            "serving_infer",
+        ]
+    for argv in ([], [SERVING_CONFIG, "lite_train_lite_infer"]):
+        run = subprocess.run(
+            ["bash", SERVING_WRAPPER, *argv], cwd=serving_repo, env=env, capture_output=True, text=True
+        )
+        assert run.returncode == 2 and "usage" in run.stderr
 
 
 def test_wrapper_falls_back_to_python_m_tipc(repo: Path, tmp_path: Path) -> None:

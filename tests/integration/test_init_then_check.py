@@ -3,7 +3,8 @@
 The real CLI in subprocesses (Paddle on CPU), the way a contributor would run it: `tipc init`, the generated
 prepare.sh and classic wrapper script, then a plain `tipc check` (no --dialect, no --set). The generated
 folder must pass every error rule and match the canonical script hashes (basic.tipc.scripts_unchanged), and
-its tipc.yaml must feed the cross-engine agreement check.
+its tipc.yaml must feed the cross-engine agreement check. The demo ships a Python serving deployment
+(deploy/serving_python/), so init also writes the serving chain, and the competition serving rules must pass.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ pytestmark = pytest.mark.integration
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
 CONFIG = "test_tipc/configs/lenet_digits/train_infer_python.txt"
+SERVING_CONFIG = "test_tipc/configs/lenet_digits/serving_infer_python.txt"
+SERVING_RULES = (
+    "competition.serving.test_script",
+    "competition.serving.documented",
+    "competition.serving.equals_inference",
+    "competition.serving.steps_pass",
+)
 OUTPUT = Path("test_tipc") / "output"
 
 
@@ -85,8 +93,18 @@ def test_init_writes_the_folder_with_nothing_left_to_do(
         "test_tipc/README.md",
         "test_tipc/docs/test_train_inference_python.md",
         "test_tipc/tipc.yaml",
+        SERVING_CONFIG,
+        "test_tipc/test_serving_infer_python.sh",
+        "test_tipc/docs/test_serving_infer_python.md",
     ):
         assert (copy / rel).is_file(), rel
+    # The serving config reads the demo's own client: its port and service name, its image flag.
+    serving = (copy / SERVING_CONFIG).read_text()
+    assert (
+        "web_service:-m tipc serve ../../inference/lenet_digits_infer --port 18093 --name lenet_digits"
+        in serving
+    )
+    assert "pipline:pipeline_http_client.py\n--image_dir:../../lite_data/infer/\n" in serving
 
 
 def test_prepare_wrapper_and_check_pass_without_edits(
@@ -103,6 +121,10 @@ def test_prepare_wrapper_and_check_pass_without_edits(
     wrapper = _run(["bash", wrapper_sh, CONFIG, "lite_train_lite_infer"], cwd=copy)
     assert wrapper.returncode == 0, _explain(wrapper)
     assert "4 passed" in wrapper.stdout + wrapper.stderr
+    serving_sh = "test_tipc/test_serving_infer_python.sh"
+    serving = _run(["bash", serving_sh, SERVING_CONFIG, "serving_infer"], cwd=copy)
+    assert serving.returncode == 0, _explain(serving)
+    assert "3 passed" in serving.stdout + serving.stderr
 
     check = _tipc("check", str(copy), "--no-color")
     assert check.returncode == 0, _explain(check)
@@ -120,6 +142,8 @@ def test_prepare_wrapper_and_check_pass_without_edits(
     assert verdicts["basic.tipc.scripts"] == "PASS"
     assert verdicts["basic.tipc.scripts_unchanged"] == "PASS"
     for rule in ("basic.tipc.chain_passes", "basic.tipc.docs", "basic.tipc.readme", "competition.tipc.docs"):
+        assert verdicts[rule] == "PASS", rule
+    for rule in SERVING_RULES:  # the generated serving chain ran and the served result equals inference
         assert verdicts[rule] == "PASS", rule
     assert _user_files(copy) == before
 

@@ -75,3 +75,16 @@ def build_tree(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8")
     return root
+
+
+# A Python serving deployment (added to DEMO_FILES where a test wants the serving chain).
+SERVING_FILES: dict[str, str] = {
+    "deploy/serving_python/README.md": "# serving\n",
+    "deploy/serving_python/pipeline_http_client.py": """
+import argparse
+p = argparse.ArgumentParser()
+p.add_argument("--image_dir", default="../../lite_data/images/")
+p.add_argument("--url", default="http://127.0.0.1:18093/lenet_digits/prediction")
+p.add_argument("--timeout", type=float, default=30.0)
+""",
+}

@@ -15,6 +15,8 @@ from typing import Any
 from tipc.scaffold.detect import scan
 from tipc.scaffold.fill import MODE_KEYS, Filled, apply_sets, fill
 from tipc.scaffold.render import check_model_name, render_files
+from tipc.scaffold.serving import CONFIG_NAME as SERVING_CONFIG_NAME
+from tipc.scaffold.serving import config_text, fill_serving, find_serving
 from tipc.scaffold.slots import line_count, slots_of
 
 __all__ = ["Filled", "build_context", "infer_slots", "render_test_tipc"]
@@ -28,10 +30,17 @@ def infer_slots(repo: Path, model: str, dialect: str, sets: list[tuple[str, str]
     from tipc.errors import UserError
 
     check_model_name(model)
-    filled = fill(scan(repo, model), model, dialect)
+    found = scan(repo, model)
+    filled = fill(found, model, dialect)
     errors = apply_sets(filled, list(sets or ()))
     if errors:
         raise UserError("; ".join(errors))
+    deploy = find_serving(repo)
+    if deploy is not None:
+        # After --set: the serving export reuses the (possibly overridden) export flags of the train chain.
+        filled.serving = fill_serving(found, filled, deploy)
+        filled.todos += filled.serving.todos
+        filled.notes += filled.serving.notes
     return filled
 
 
@@ -67,6 +76,24 @@ def build_context(filled: Filled, repo: Path) -> dict[str, Any]:
         "weights_dir": posixpath.dirname(weights.removeprefix("./")) or "." if weights != "null" else None,
         "agreement_inputs": lite.input_arrays[0] if lite and lite.input_arrays else None,
         "agreement_images": _agreement_images(filled),
+        "serving": _serving_context(filled),
+    }
+
+
+def _serving_context(filled: Filled) -> dict[str, Any] | None:
+    serving = filled.serving
+    if serving is None:
+        return None
+    return {
+        "config": config_text(serving),
+        "config_name": SERVING_CONFIG_NAME,
+        "dir": serving.deploy.dir,
+        "client": serving.deploy.client,
+        "port": serving.port,
+        "service": serving.service,
+        "export_dir": serving.export_dir,
+        "todos": [t.format() for t in serving.todos],
+        "plan": None,
     }
 
 
@@ -91,7 +118,46 @@ def render_test_tipc(filled: Filled, repo: Path) -> dict[str, str]:
     first = render_files(filled.dialect, filled.model, context)
     config_rel = f"configs/{filled.model}/train_infer_python.txt"
     context["plans"] = plan_modes(first[config_rel], config_rel, repo, filled.dialect)
+    if context["serving"] is not None:
+        serving_rel = f"configs/{filled.model}/{SERVING_CONFIG_NAME}"
+        context["serving"]["plan"] = plan_serving_chain(first[serving_rel], serving_rel, repo)
     return render_files(filled.dialect, filled.model, context)
+
+
+def plan_serving_chain(config_text: str, config_rel: str, repo: Path) -> dict[str, Any] | None:
+    """What tipc plans for the generated serving config (steps, logs, status lines); None on failure."""
+    import shlex
+    import tempfile
+
+    from tipc.errors import TipcError
+    from tipc.plan import status_line
+    from tipc.serve.plan import plan_serving
+
+    with tempfile.TemporaryDirectory(prefix="tipc-init-plan-") as tmp:
+        config = Path(tmp) / "test_tipc" / config_rel
+        config.parent.mkdir(parents=True)
+        config.write_text(config_text, encoding="utf-8")
+        try:
+            planned = plan_serving(config, repo=repo)
+        except TipcError:
+            return None
+    steps = [
+        {
+            "id": s.id,
+            "command": shlex.join(s.argv),
+            "cwd": s.cwd or ".",
+            "log": s.log or "",
+            "background": s.background,
+            "ready_url": s.ready_url or "",
+        }
+        for s in planned.steps
+    ]
+    return {
+        "output_dir": planned.output_dir,
+        "results_log": planned.results_log,
+        "steps": steps,
+        "status_ok": [_ANSI.sub("", status_line(planned, s, True)).strip() for s in planned.steps],
+    }
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -9,11 +9,15 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tipc.scaffold.detect import RepoScan, saved_checkpoint_names
 from tipc.scaffold.infer_flags import Flag, ScriptFlags, read_flags
 from tipc.scaffold.render import check_model_name
 from tipc.scaffold.slots import slots_of
+
+if TYPE_CHECKING:
+    from tipc.scaffold.serving import ServingFilled
 
 MODE_KEYS = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer")
 
@@ -110,6 +114,7 @@ class Filled:
     notes: list[str] = field(default_factory=list)  # what was inferred, and from where
     scripts: dict[str, str] = field(default_factory=dict)
     flags: dict[str, ScriptFlags] = field(default_factory=dict)
+    serving: ServingFilled | None = None  # the serving chain, when the repo ships a serving deployment
 
     def line(self, name: str) -> str:
         key, value = self.slots[name]

@@ -34,6 +34,10 @@ COMMON_FILES: tuple[tuple[str, str], ...] = (
     ("README.md.j2", "README.md"),
     ("tipc.yaml.j2", "tipc.yaml"),  # optional: skipped when it renders empty
     ("docs/test_train_inference_python.md.j2", "docs/test_train_inference_python.md"),
+    # The serving chain: rendered only when the repo ships a Python serving deployment (else empty, skipped).
+    ("config_serving.txt.j2", "configs/{model}/serving_infer_python.txt"),
+    ("test_serving_infer_python.sh.j2", "test_serving_infer_python.sh"),
+    ("docs/test_serving_infer_python.md.j2", "docs/test_serving_infer_python.md"),
 )
 EXECUTABLE_SUFFIXES = (".sh",)
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,127}$")
