@@ -14,6 +14,7 @@ so tests can replace them.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Callable, Mapping
@@ -232,6 +233,19 @@ def safe_dirname(name: str) -> str:
     return cleaned or "model"
 
 
+def _check_report_dir(report_dir: Path) -> None:
+    """Refuse a report folder that cannot be written before anything runs (a run lost to a typo is costly)."""
+    if report_dir.exists() and not report_dir.is_dir():
+        raise UserError(f"{report_dir}: is a file, expected a folder for the reports (--report-dir)")
+    for parent in report_dir.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UserError(f"{report_dir}: {parent} is a file, expected a folder (--report-dir)")
+            if not os.access(parent, os.W_OK):
+                raise UserError(f"{report_dir}: {parent} is not writable (--report-dir)")
+            return
+
+
 def default_report_dir(repo: Path, model_name: str) -> Path:
     return repo / "test_tipc" / "output" / safe_dirname(model_name) / "tipc_report"
 
@@ -299,6 +313,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     report_dir = (
         Path(args.report_dir).resolve() if args.report_dir else default_report_dir(repo, the_plan.model_name)
     )
+    _check_report_dir(report_dir)
     notes = list(seams.notes)
     serving_plan = _serving_plan(args, repo, config, rulesets, seams)
 
@@ -342,7 +357,10 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         record_path=record_path,
         notes=notes,
     )
-    written = write_reports(report, report_dir)
+    try:
+        written = write_reports(report, report_dir)
+    except OSError as exc:
+        raise UserError(f"{report_dir}: cannot write the reports: {exc.strerror or exc}") from None
     color = args.format == "text" and use_color(args.no_color) and stdout.isatty()
     stdout.write(render(report, args.format, color=color))
     stdout.flush()
