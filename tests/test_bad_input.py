@@ -553,3 +553,26 @@ def test_a_real_process_exits_2_without_a_traceback(inputs: Inputs) -> None:
         == f"tipc: {path}:{first_bad_line(BINARY)}: binary file (NUL byte), expected a text config"
     )
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_a_crashing_worker_is_summarised_in_one_line(tmp_path: Path) -> None:
+    """The agreement worker's traceback stays in its log; the report gets the exception line and the log."""
+    from tipc.checks._worker import run_worker
+
+    fake_python = tmp_path / "python"
+    fake_python.write_text(
+        "#!/bin/sh\n"
+        "echo 'Traceback (most recent call last):' >&2\n"
+        "echo '  File \"worker.py\", line 1, in <module>' >&2\n"
+        "echo 'ImportError: libpaddle.so: cannot open shared object file' >&2\n"
+        "exit 1\n",
+        encoding="utf-8",
+    )
+    fake_python.chmod(0o755)
+    run = run_worker(str(fake_python), {"model_dir": str(tmp_path)}, tmp_path / "work", 60)
+    assert run.response is None and run.exit_code == 1
+    assert run.error == (
+        "worker exited 1 without a response: ImportError: libpaddle.so: cannot open shared object file "
+        "(traceback in the worker log)"
+    )
+    assert "Traceback" in run.log.read_text(encoding="utf-8")
