@@ -199,6 +199,14 @@ def test_plan_bad_options_exit_2(
     assert message in err
 
 
+def test_plan_repo_that_is_not_a_folder_exits_2(
+    repo: Path, inputs: Inputs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for bad in (inputs.root / "nope", inputs.write("afile", b"x")):
+        rc, _out, err = cli(capsys, ["plan", "--repo", str(bad), str(repo / CONFIG_REL)])
+        assert_located(rc, err, bad)
+
+
 def test_lint_unknown_dialect_exits_2(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, _out, err = cli(capsys, ["lint", "--dialect", "zzz", str(repo / CONFIG_REL)])
     assert rc == 2 and "unknown dialect 'zzz'" in err
@@ -576,3 +584,18 @@ def test_a_crashing_worker_is_summarised_in_one_line(tmp_path: Path) -> None:
         "(traceback in the worker log)"
     )
     assert "Traceback" in run.log.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("data", UNREADABLE_DATA)
+def test_check_with_an_unreadable_serving_config_exits_2_naming_it(
+    data: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dest = tmp_path / "repo"
+    shutil.copytree(DEMO, dest, ignore=shutil.ignore_patterns("lite_data", "output", "__pycache__", "*.tar"))
+    serving = dest / SERVING_REL
+    serving.write_bytes(data)
+    before = _tree_hash(dest)
+    rc, _out, err = cli(capsys, ["check", "--python", "false", str(dest)])
+    assert_located(rc, err, serving, first_bad_line(data))
+    assert _tree_hash(dest) == before
+    assert not (dest / "test_tipc" / "output").exists(), "nothing may run on a config error"
