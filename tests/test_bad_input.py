@@ -377,17 +377,19 @@ SETTINGS = [
     pytest.param("python: 5\n", 1, "expected a non-empty string", id="python-int"),
     pytest.param("agreement:\n  predict_args: 'a \"b'\n", 2, "cannot split", id="unbalanced-quote"),
     pytest.param("convergence: {alpha: 2}\n", 1, "alpha", id="out-of-range"),
+    pytest.param("python: x\nagreement:\x00\n", 2, "not valid YAML", id="nul-byte"),
+    pytest.param("python: x\n\nlog_fields: {}\n# caf\xe9\n".encode("latin-1"), 4, "not UTF-8", id="latin1"),
 ]
 
 
 @pytest.mark.parametrize(("text", "line", "message"), SETTINGS)
 def test_malformed_tipc_yaml_exits_2_located(
-    text: str, line: int, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    text: str | bytes, line: int, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     dest = tmp_path / "repo"
     shutil.copytree(DEMO, dest, ignore=shutil.ignore_patterns("lite_data", "output", "__pycache__", "*.tar"))
     settings = dest / "test_tipc" / "tipc.yaml"
-    settings.write_text(text, encoding="utf-8")
+    settings.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
     before = _tree_hash(dest)
     rc, _out, err = cli(capsys, ["check", "--python", "false", str(dest)])
     assert_located(rc, err, "test_tipc/tipc.yaml", line)
@@ -599,3 +601,17 @@ def test_check_with_an_unreadable_serving_config_exits_2_naming_it(
     assert_located(rc, err, serving, first_bad_line(data))
     assert _tree_hash(dest) == before
     assert not (dest / "test_tipc" / "output").exists(), "nothing may run on a config error"
+
+
+@pytest.mark.parametrize("verb", ["run", "check"])
+def test_an_output_folder_that_is_a_file_exits_2_before_running(
+    verb: str, repo: Path, inputs: Inputs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = repo / "test_tipc" / "output"
+    blocker.write_bytes(b"not a folder")
+    extra = ["--report-dir", str(inputs.root / "reports")] if verb == "check" else []
+    rc, _out, err = cli(capsys, [verb, "--python", "false", *extra, str(repo)])
+    assert_located(rc, err, blocker)
+    assert "is a file, expected a folder" in err
+    assert blocker.read_bytes() == b"not a folder"
+    assert not (inputs.root / "reports").exists()

@@ -14,7 +14,6 @@ so tests can replace them.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 from collections.abc import Callable, Mapping
@@ -235,15 +234,19 @@ def safe_dirname(name: str) -> str:
 
 def _check_report_dir(report_dir: Path) -> None:
     """Refuse a report folder that cannot be written before anything runs (a run lost to a typo is costly)."""
-    if report_dir.exists() and not report_dir.is_dir():
-        raise UserError(f"{report_dir}: is a file, expected a folder for the reports (--report-dir)")
-    for parent in report_dir.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UserError(f"{report_dir}: {parent} is a file, expected a folder (--report-dir)")
-            if not os.access(parent, os.W_OK):
-                raise UserError(f"{report_dir}: {parent} is not writable (--report-dir)")
-            return
+    from tipc.commands import unwritable_dir
+
+    problem = unwritable_dir(report_dir)
+    if problem is not None:
+        raise UserError(f"{report_dir}: {problem} (--report-dir)")
+
+
+def _check_output_dir(repo: Path, output_dir: str) -> None:
+    from tipc.commands import unwritable_dir
+
+    problem = unwritable_dir(repo / output_dir)
+    if problem is not None:
+        raise UserError(f"{repo / output_dir}: {problem} for the run's logs and record")
 
 
 def default_report_dir(repo: Path, model_name: str) -> Path:
@@ -314,6 +317,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         Path(args.report_dir).resolve() if args.report_dir else default_report_dir(repo, the_plan.model_name)
     )
     _check_report_dir(report_dir)
+    _check_output_dir(repo, the_plan.output_dir)
     notes = list(seams.notes)
     serving_plan = _serving_plan(args, repo, config, rulesets, seams)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -176,14 +175,12 @@ def _from_config(args: argparse.Namespace) -> int:
 
 
 def _check_writable_parent(target: Path) -> None:
-    """Refuse an output path whose nearest existing ancestor is a file or not writable, before any work."""
-    for parent in target.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UserError(f"{target}: {parent} is a file, expected a folder to write into")
-            if not os.access(parent, os.W_OK):
-                raise UserError(f"{target}: {parent} is not writable")
-            return
+    """Refuse an output path whose folder cannot be written, before any work."""
+    from tipc.commands import unwritable_dir
+
+    problem = unwritable_dir(target.parent)
+    if problem is not None:
+        raise UserError(f"{target}: {problem} to write into")
 
 
 def _lint_report(src: Path, raw: str, cleaned: str, target: Path, dialect: str | None) -> None:
