@@ -235,11 +235,14 @@ class RecordWriter:
 def load_record(path: Path) -> RunRecord:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except json.JSONDecodeError as exc:
+        raise ConfigError(str(path), exc.lineno, f"cannot read run record: invalid JSON: {exc.msg}") from None
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: not UTF-8
         raise ConfigError(str(path), None, f"cannot read run record: {exc}") from None
     if not isinstance(data, dict) or data.get("schema") != RECORD_SCHEMA:
         raise ConfigError(str(path), None, f"not a run record of schema {RECORD_SCHEMA}")
     try:
         return RunRecord.from_json(data)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        # A hand-edited or truncated record: every field is read by shape, so any of these means "malformed".
         raise ConfigError(str(path), None, f"malformed run record: {exc!r}") from None

@@ -30,6 +30,16 @@ def tipc_pythonpath(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def crash_summary(log_tail: str) -> str:
+    """One line for a report: the exception line of a Python traceback (the traceback stays in the log)."""
+    lines = [line.strip() for line in log_tail.splitlines() if line.strip()]
+    if not lines:
+        return "(empty log)"
+    if any(line.startswith("Traceback (most recent call last)") for line in lines):
+        return f"{lines[-1]} (traceback in the worker log)"
+    return " | ".join(lines[-3:])
+
+
 def run_worker(python: str, request: dict[str, Any], work_dir: Path, timeout_s: float) -> WorkerRun:
     from tipc import proc
 
@@ -56,10 +66,15 @@ def run_worker(python: str, request: dict[str, Any], work_dir: Path, timeout_s: 
     if not resp_path.is_file():
         tail = log_path.read_text(encoding="utf-8", errors="replace")[-800:] if log_path.is_file() else ""
         return WorkerRun(
-            None, f"worker exited {res.exit_code} without a response: {tail.strip()}", log_path, res.exit_code
+            None,
+            f"worker exited {res.exit_code} without a response: {crash_summary(tail)}",
+            log_path,
+            res.exit_code,
         )
     try:
         data = json.loads(resp_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: bad JSON or not UTF-8
         return WorkerRun(None, f"unreadable worker response: {exc}", log_path, res.exit_code)
+    if not isinstance(data, dict):
+        return WorkerRun(None, "unreadable worker response: not a JSON object", log_path, res.exit_code)
     return WorkerRun(data, None, log_path, res.exit_code)

@@ -334,6 +334,9 @@ def parse_settings(text: str, path: str = SETTINGS_PATH) -> Settings:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = int(mark.line) + 1 if mark is not None else None
+        position = getattr(exc, "position", None)  # a ReaderError (control character) has no mark
+        if line is None and isinstance(position, int):
+            line = text[:position].count("\n") + 1
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(path, line, f"not valid YAML: {problem}") from None
     return validate_settings(data, path, node)
@@ -345,9 +348,14 @@ def load_settings(repo: Path) -> Settings:
     if not file.is_file():
         return Settings()
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(SETTINGS_PATH, None, f"cannot read: {exc}") from None
+        data = file.read_bytes()
+    except OSError as exc:
+        raise ConfigError(SETTINGS_PATH, None, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(SETTINGS_PATH, line, f"not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
     return parse_settings(text, SETTINGS_PATH)
 
 

@@ -1,1 +1,21 @@
 """One module per CLI verb; each exposes HELP, add_arguments(parser) and run(args) -> int."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def unwritable_dir(path: Path) -> str | None:
+    """Why `path` cannot be (created and) written as a folder, or None. Checked before any work starts, so a
+    typo in an output path costs an error message, not a run whose results cannot be saved."""
+    if path.exists():
+        if not path.is_dir():
+            return f"{path} is a file, expected a folder"
+        return None if os.access(path, os.W_OK) else f"{path} is not writable"
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                return f"{parent} is a file, expected a folder"
+            return None if os.access(parent, os.W_OK) else f"{parent} is not writable"
+    return None

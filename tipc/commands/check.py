@@ -232,6 +232,23 @@ def safe_dirname(name: str) -> str:
     return cleaned or "model"
 
 
+def _check_report_dir(report_dir: Path) -> None:
+    """Refuse a report folder that cannot be written before anything runs (a run lost to a typo is costly)."""
+    from tipc.commands import unwritable_dir
+
+    problem = unwritable_dir(report_dir)
+    if problem is not None:
+        raise UserError(f"{report_dir}: {problem} (--report-dir)")
+
+
+def _check_output_dir(repo: Path, output_dir: str) -> None:
+    from tipc.commands import unwritable_dir
+
+    problem = unwritable_dir(repo / output_dir)
+    if problem is not None:
+        raise UserError(f"{repo / output_dir}: {problem} for the run's logs and record")
+
+
 def default_report_dir(repo: Path, model_name: str) -> Path:
     return repo / "test_tipc" / "output" / safe_dirname(model_name) / "tipc_report"
 
@@ -299,6 +316,8 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     report_dir = (
         Path(args.report_dir).resolve() if args.report_dir else default_report_dir(repo, the_plan.model_name)
     )
+    _check_report_dir(report_dir)
+    _check_output_dir(repo, the_plan.output_dir)
     notes = list(seams.notes)
     serving_plan = _serving_plan(args, repo, config, rulesets, seams)
 
@@ -342,7 +361,10 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         record_path=record_path,
         notes=notes,
     )
-    written = write_reports(report, report_dir)
+    try:
+        written = write_reports(report, report_dir)
+    except OSError as exc:
+        raise UserError(f"{report_dir}: cannot write the reports: {exc.strerror or exc}") from None
     color = args.format == "text" and use_color(args.no_color) and stdout.isatty()
     stdout.write(render(report, args.format, color=color))
     stdout.flush()

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from tipc.errors import EXIT_OK, UserError
+from tipc.errors import EXIT_OK, ConfigError, UserError
 from tipc.findings import Finding
 
 HELP = "scaffold a test_tipc/ folder (config, scripts, docs) from the repo's own scripts"
@@ -126,11 +126,22 @@ def _from_config(args: argparse.Namespace) -> int:
     from tipc.scaffold.render import PlannedFile, diff_text
 
     src = Path(args.from_config)
+    if src.is_dir():
+        raise UserError(f"{src}: is a directory, expected a config file (--from-config OLD.txt)")
     if not src.is_file():
         raise UserError(f"{src}: no such config file")
-    raw = src.read_bytes().decode("utf-8", errors="replace")
-    report = fix_text(raw, args.dialect)
+    data = src.read_bytes()
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise ConfigError(str(src), line, "binary file (NUL byte), expected a text config")
+    if not data.strip():
+        raise ConfigError(str(src), None, "empty config: expected a train_infer_python.txt-family config")
+    raw = data.decode("utf-8", errors="replace")
     target = Path(args.output) if args.output else src
+    if target.is_dir():
+        raise UserError(f"{target}: is a directory, expected the config file to write (--output NEW.txt)")
+    _check_writable_parent(target)
+    report = fix_text(raw, args.dialect)
     old = target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
     out = sys.stdout
     layout = "51-line" if report.dialect == "template" else "32-line compact"
@@ -151,13 +162,25 @@ def _from_config(args: argparse.Namespace) -> int:
         return EXIT_OK
     if old is not None and not args.force:
         raise UserError(f"{target} exists already (use --force to overwrite it, or --output NEW.txt)")
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.tipc-tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(report.text)
-    tmp.replace(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(report.text)
+        tmp.replace(target)
+    except OSError as exc:
+        raise UserError(f"{target}: cannot write: {exc.strerror or exc}") from None
     out.write(f"wrote {target}\n")
     return EXIT_OK
+
+
+def _check_writable_parent(target: Path) -> None:
+    """Refuse an output path whose folder cannot be written, before any work."""
+    from tipc.commands import unwritable_dir
+
+    problem = unwritable_dir(target.parent)
+    if problem is not None:
+        raise UserError(f"{target}: {problem} to write into")
 
 
 def _lint_report(src: Path, raw: str, cleaned: str, target: Path, dialect: str | None) -> None:

@@ -69,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
         found = classify_chain(Path(args.config), parse_file(Path(args.config)))
         if (found == "serving") != (args.chain == "serving"):
             raise UserError(f"{args.config}: --chain {args.chain}, but this config drives the {found} chain")
+    if args.repo and not Path(args.repo).is_dir():
+        raise UserError(f"{args.repo}: --repo must be a folder (the one the script runs from)")
     mode = args.mode or ("serving_infer" if args.chain == "serving" else "lite_train_lite_infer")
     result = plan(
         Path(args.config),

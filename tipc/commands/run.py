@@ -164,8 +164,15 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
 
+    from tipc.commands import unwritable_dir
     from tipc.progress import PlainObserver, make_observer
     from tipc.runner import RunOptions, execute, exit_code
+
+    problem = unwritable_dir(Path(the_plan.repo) / the_plan.output_dir)
+    if problem is not None:
+        raise UserError(
+            f"{Path(the_plan.repo) / the_plan.output_dir}: {problem} for the run's logs and record"
+        )
 
     options = RunOptions(
         step_timeout_s=args.step_timeout,

@@ -238,9 +238,16 @@ def parse_ruleset(text: str, path: str) -> Ruleset:
 
 def load_ruleset(path: Path) -> Ruleset:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RuleError(str(path), None, f"cannot read ruleset: {exc}") from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RuleError(str(path), None, f"cannot read ruleset: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise RuleError(
+            str(path), line, f"not UTF-8 text (byte 0x{data[exc.start]:02x}), expected a ruleset YAML file"
+        ) from None
     return parse_ruleset(text, str(path))
 
 

@@ -768,15 +768,21 @@ def find_serving_config(repo: Path, near: Path | None = None) -> Path | None:
     from tipc.config.parse import parse_text, read_text
 
     found: list[Path] = []
+    unreadable: list[UserError] = []
     for path in iter_config_files(repo):
         if path.suffix != ".txt" or "cpp" in path.name.lower():
             continue
         try:
             parsed = parse_text(read_text(path), str(path))
-        except UserError:
+        except UserError as exc:
+            if "serving" in path.name.lower():
+                unreadable.append(exc)
             continue  # unreadable: `tipc lint` reports it
         if classify_chain(path, parsed) == CHAIN:
             found.append(path)
+    if not found and unreadable:
+        # The serving config is there but cannot be read: say so rather than check as if it were absent.
+        raise unreadable[0]
     if near is not None:
         beside = [p for p in found if p.parent.resolve() == near.resolve().parent]
         found = beside or found

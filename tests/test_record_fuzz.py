@@ -1,0 +1,118 @@
+"""Fuzz tipc_run.json reading: any file gives a RunRecord or a ConfigError naming it, never a crash.
+
+--resume, --rerun-failed and --reuse-run read records that may be truncated, hand-edited or from another
+tipc version; a bad one must be reported and skipped, not turned into an internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tipc.errors import ConfigError
+from tipc.record import RECORD_SCHEMA, RunRecord, StepResult, load_record
+from tipc.steps import Plan, Stage, Status, Step
+
+json_values = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.floats(allow_nan=False),
+        st.text(max_size=8),
+        st.sampled_from(list(Status.__members__.values())).map(lambda s: s.value),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _valid() -> dict[str, Any]:
+    step = Step(id="train/x", stage=Stage.TRAIN, argv=("python", "train.py"), log="train.log")
+    plan = Plan(
+        config_path="c.txt",
+        repo="/r",
+        mode="lite_train_lite_infer",
+        dialect="template",
+        model_name="m",
+        output_dir="test_tipc/output",
+        results_log="test_tipc/output/r.log",
+        status_format="template",
+        steps=(step,),
+    )
+    result = StepResult(step_id="train/x", status=Status.PASSED, exit_code=0, started=1.0, ended=2.0)
+    return RunRecord(plan=plan, results=(result,), started=1.0).to_json()
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _load(data: bytes) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tipc_run.json"
+        path.write_bytes(data)
+        try:
+            record = load_record(path)
+        except ConfigError as exc:
+            assert exc.path == str(path) and exc.message
+        else:
+            assert isinstance(record, RunRecord)
+
+
+def test_a_valid_record_loads() -> None:
+    _load(json.dumps(_valid()).encode())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_record_with_one_part_replaced_never_crashes(data: st.DataObject) -> None:
+    record = _valid()
+    where = data.draw(st.sampled_from(_paths(record)[1:]))
+    parent: Any = record
+    for key in where[:-1]:
+        parent = parent[key]
+    if data.draw(st.booleans()) and isinstance(parent, dict):
+        del parent[where[-1]]
+    else:
+        parent[where[-1]] = data.draw(json_values)
+    _load(json.dumps(record).encode())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        json_values.map(lambda v: json.dumps({"schema": RECORD_SCHEMA, "x": v}).encode()),
+        json_values.map(lambda v: json.dumps(v).encode()),
+        st.binary(max_size=100),
+    )
+)
+def test_random_files_never_crash(data: bytes) -> None:
+    _load(data)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(min_value=0, max_value=400))
+def test_truncated_records_name_the_line(cut: int) -> None:
+    text = json.dumps(_valid(), indent=2)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tipc_run.json"
+        path.write_text(text[:cut], encoding="utf-8")
+        try:
+            load_record(path)
+        except ConfigError as exc:
+            assert exc.line is not None and 1 <= exc.line <= text[:cut].count("\n") + 1, exc.render()
