@@ -270,15 +270,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     if record is None:
         if not the_plan.steps:
             notes.append(f"mode {args.mode} yields no steps for this config: nothing was run")
-        options = seams.run_options(
-            step_timeout_s=args.step_timeout, python=args.python, no_color=args.no_color
-        )
-        try:
-            record = seams.execute(the_plan, options, seams.make_observer(args.no_color))
-        except (TipcError, KeyboardInterrupt):
-            raise
-        except Exception as exc:
-            raise InfraError(f"the runner failed: {type(exc).__name__}: {exc}") from exc
+        record = _execute(args, the_plan, seams, "the runner failed")
 
     records: dict[str, Any] = {}
     if serving_plan is not None:
@@ -314,6 +306,17 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     return report.exit_code
 
 
+def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str) -> Any:
+    """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
+    options = seams.run_options(step_timeout_s=args.step_timeout, python=args.python, no_color=args.no_color)
+    try:
+        return seams.execute(plan, options, seams.make_observer(args.no_color))
+    except (TipcError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        raise InfraError(f"{failure}: {type(exc).__name__}: {exc}") from exc
+
+
 # --- the serving chain: run after the train chain when a rule reads its record ----------------
 
 
@@ -345,15 +348,7 @@ def _run_serving(args: argparse.Namespace, repo: Path, plan: Plan, seams: Seams,
         else:
             notes.append("--reuse-run: no run record of the serving chain was found, so it was run")
     if record is None:
-        options = seams.run_options(
-            step_timeout_s=args.step_timeout, python=args.python, no_color=args.no_color
-        )
-        try:
-            record = seams.execute(plan, options, seams.make_observer(args.no_color))
-        except (TipcError, KeyboardInterrupt):
-            raise
-        except Exception as exc:
-            raise InfraError(f"the runner failed on the serving chain: {type(exc).__name__}: {exc}") from exc
+        record = _execute(args, plan, seams, "the runner failed on the serving chain")
     statuses = ", ".join(f"{r.step_id} {r.status.value}" for r in record.results) or "no step ran"
     notes.append(f"serving chain {plan.config_path} ({plan.output_dir}): {statuses}")
     return record
