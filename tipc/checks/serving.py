@@ -141,15 +141,6 @@ def _output_dir(ctx: CheckContext) -> Path:
     return repo / base / "serving_check"
 
 
-def _child_env() -> dict[str, str]:
-    import tipc
-
-    root = str(Path(tipc.__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
-
-
 def _compare(served: Any, reference: Any) -> dict[str, float]:
     import numpy as np
 
@@ -172,7 +163,7 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
         import numpy as np
     except ImportError:
         return CheckOutcome(Verdict.SKIP, "numpy is not installed; the serving check needs the model extras")
-    from tipc import proc
+    from tipc.checks._worker import run_worker, tipc_pythonpath
     from tipc.serve.client import Client, tensor_value
     from tipc.serve.launcher import launch, log_tail
     from tipc.serve.load import run_load
@@ -193,7 +184,7 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return CheckOutcome(Verdict.SKIP, f"serving not checked: {how}", (Evidence(how),))
     out = _output_dir(ctx)
     out.mkdir(parents=True, exist_ok=True)
-    env = _child_env()
+    env = tipc_pythonpath(dict(os.environ))
     tolerances = dict(DEFAULT_TOLERANCES)
     for key in tolerances:
         value = args.get(key, _get(ctx.settings, "agreement", "tolerances", key))
@@ -278,36 +269,31 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
             np.save(batch_path, batch)
         data["inputs"] = source
 
-        # 3. Paddle Inference reference, in its own process.
-        ref_path = out / "paddle_inference_outputs.npz"
-        worker = proc.run(
-            [
-                python,
-                "-m",
-                "tipc.engines.paddle_infer_once",
-                str(model_dir),
-                str(batch_path),
-                str(ref_path),
-            ],
-            cwd=out,
-            env=env,
-            timeout_s=300,
-            log_path=out / "paddle_inference.log",
+        # 3. Paddle Inference reference: the engines worker (the agreement check's), in its own process, so
+        # the reference shares no code with the server's predictors.
+        ref = run_worker(
+            python,
+            {
+                "op": "agreement",
+                "model_dir": str(model_dir),
+                "work_dir": str(out / "paddle_inference"),
+                "engines": ["paddle_inference"],
+                "inputs": str(batch_path),
+            },
+            out / "paddle_inference",
+            300,
         )
-        if worker.exit_code != 0:
+        engine = ((ref.response or {}).get("engines") or {}).get("paddle_inference") or {}
+        if not engine.get("ok"):
+            why = ref.error or engine.get("error") or (ref.response or {}).get("error") or "no outputs"
             return CheckOutcome(
                 Verdict.FAIL,
-                "Paddle Inference could not run the exported model (reference for serving)",
-                (
-                    Evidence(
-                        "worker log",
-                        path=str(out / "paddle_inference.log"),
-                        excerpt=log_tail(out / "paddle_inference.log"),
-                    ),
-                ),
+                f"Paddle Inference could not run the exported model (reference for serving): {why}",
+                (Evidence("worker log", path=str(ref.log), excerpt=log_tail(ref.log)),),
                 data,
             )
-        reference = dict(np.load(ref_path))
+        saved = np.load(out / "paddle_inference" / "outputs_paddle_inference.npz")
+        reference = {o["name"]: saved[f"out{i}"] for i, o in enumerate(engine["outputs"])}
 
         # 4. Agreement through both protocols.
         name = spec["name"]
