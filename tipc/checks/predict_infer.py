@@ -31,6 +31,7 @@ from tipc.checks._common import (
     no_record,
     outcome,
     physical_lines,
+    repo_relative,
     resolve,
     run_python,
     settings_of,
@@ -224,7 +225,7 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
                 i_argv = _with_image(i_argv, img_opt[0], image)
         for kind, argv, sink in (("predict", p_argv, all_pred), ("infer", i_argv, all_inf)):
             log = work / f"{kind}_{n}.log"
-            rel = _rel(repo, log)
+            rel = repo_relative(repo, log)
             logs.append(rel)
             try:
                 commands.append(list(argv))
@@ -313,10 +314,3 @@ def _argv_arg(value: Any, name: str) -> tuple[str, ...] | None:
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         return tuple(value)
     raise ValueError(f"{name} must be a command string or a list of strings, got {value!r}")
-
-
-def _rel(repo: Path, path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(repo.resolve()))
-    except ValueError:
-        return str(path)
