@@ -141,20 +141,6 @@ def _output_dir(ctx: CheckContext) -> Path:
     return repo / base / "serving_check"
 
 
-def _compare(served: Any, reference: Any) -> dict[str, float]:
-    import numpy as np
-
-    a = np.asarray(served, dtype=np.float64).reshape(-1)
-    b = np.asarray(reference, dtype=np.float64).reshape(-1)
-    if a.shape != b.shape:
-        return {"max_abs": float("inf"), "max_rel": float("inf"), "cosine": -1.0}
-    diff = np.abs(a - b)
-    rel = diff / np.maximum(np.abs(b), 1e-12)
-    denom = float(np.linalg.norm(a) * np.linalg.norm(b))
-    cosine = float(a @ b / denom) if denom > 0 else (1.0 if not diff.any() else 0.0)
-    return {"max_abs": float(diff.max(initial=0.0)), "max_rel": float(rel.max(initial=0.0)), "cosine": cosine}
-
-
 def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     problem = _bad_args(args)
     if problem is not None:
@@ -164,6 +150,7 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     except ImportError:
         return CheckOutcome(Verdict.SKIP, "numpy is not installed; the serving check needs the model extras")
     from tipc.checks._worker import run_worker, tipc_pythonpath
+    from tipc.engines.compare import compare_arrays, within
     from tipc.serve.client import Client, tensor_value
     from tipc.serve.launcher import launch, log_tail
     from tipc.serve.load import run_load
@@ -333,20 +320,17 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
                 if out_name not in outputs:
                     failures.append(Evidence(f"{proto}: output {out_name!r} missing from the reply"))
                     continue
-                m = _compare(outputs[out_name], ref)
-                metrics[proto][out_name] = m
-                within = (
-                    np.allclose(
-                        np.asarray(outputs[out_name], dtype=np.float64).reshape(ref.shape)
-                        if np.asarray(outputs[out_name]).size == ref.size
-                        else np.full(ref.shape, np.inf),
-                        ref,
-                        atol=tolerances["atol"],
-                        rtol=tolerances["rtol"],
-                    )
-                    and m["cosine"] >= tolerances["cosine_min"]
+                # The agreement check's figures and verdict: |served - ref| <= atol + rtol*|ref|, cosine.
+                fig = compare_arrays(
+                    ref, np.asarray(outputs[out_name]), tolerances["atol"], tolerances["rtol"]
                 )
-                if not within:
+                m = {
+                    "max_abs": float(fig.get("max_abs", np.inf)),
+                    "max_rel": float(fig.get("max_rel", np.inf)),
+                    "cosine": float(fig.get("cosine", -1.0)),
+                }
+                metrics[proto][out_name] = m
+                if not within(fig, tolerances["cosine_min"]):
                     failures.append(
                         Evidence(
                             f"{proto} output {out_name!r} differs from Paddle Inference beyond tolerance",
