@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tipc.checks._common import settings_of
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 
-DEFAULT_TOLERANCES = {"atol": 1.0e-5, "rtol": 1.0e-4, "cosine_min": 0.99999}
 _MODEL_DIR_KEYS = ("save_inference", "inference_dir", "model_dir", "output_path")
 _SERVICE_NAME = "tipc_check"
 _INT_ARGS = {"requests": 1, "concurrency": 1}
@@ -36,16 +36,6 @@ _FLOAT_ARGS = ("ready_deadline_s", "atol", "rtol", "cosine_min")
 _STR_ARGS = ("model_dir", "inputs")
 _ARGS = frozenset((*_INT_ARGS, *_FLOAT_ARGS, *_STR_ARGS))
 _MODEL_STAGES = ("export", "infer")
-
-
-def _get(settings: Any, *path: str) -> Any:
-    """settings may be the raw mapping of tipc.yaml or the checks helper's parsed object."""
-    node = settings
-    for key in path:
-        if node is None:
-            return None
-        node = node.get(key) if isinstance(node, Mapping) else getattr(node, key, None)
-    return node
 
 
 def _has_model(folder: Path) -> bool:
@@ -113,8 +103,9 @@ def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path
             if _has_model(path)
             else (None, f"{explicit}: no exported model there")
         )
-    configured = _get(ctx.settings, "serving", "model_dir")
-    if isinstance(configured, str) and _has_model(repo / configured):
+    settings = settings_of(ctx)
+    configured = None if isinstance(settings, CheckOutcome) else settings.serving.model_dir
+    if configured is not None and _has_model(repo / configured):
         return (repo / configured).resolve(), "from tipc.yaml serving.model_dir"
     not_passed: list[str] = []
     for record in _records(ctx):
@@ -155,11 +146,14 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     from tipc.serve.launcher import launch, log_tail
     from tipc.serve.load import run_load
 
+    settings = settings_of(ctx)
+    if isinstance(settings, CheckOutcome):
+        return settings
     records = _records(ctx)
     if (
         records
         and not args.get("model_dir")
-        and _get(ctx.settings, "serving", "model_dir") is None
+        and settings.serving.model_dir is None
         and not any(s.stage.value in _MODEL_STAGES for r in records for s in r.plan.steps)
     ):
         return CheckOutcome(
@@ -172,19 +166,18 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     out = _output_dir(ctx)
     out.mkdir(parents=True, exist_ok=True)
     env = tipc_pythonpath(dict(os.environ))
-    tolerances = dict(DEFAULT_TOLERANCES)
-    for key in tolerances:
-        value = args.get(key, _get(ctx.settings, "agreement", "tolerances", key))
-        if isinstance(value, (int, float)):
-            tolerances[key] = float(value)
+    # Arguments (validated above) over the repo's agreement tolerances.
+    tolerances = {
+        key: float(args.get(key, getattr(settings.agreement.tolerances, key)))
+        for key in ("atol", "rtol", "cosine_min")
+    }
     requests = int(args.get("requests", 200))
     concurrency = int(args.get("concurrency", 4))
     deadline_s = float(args.get("ready_deadline_s", 120.0))
 
     # 1. The server, on a port it picks itself (no race for a pre-chosen free port).
     server_log = out / "server.log"
-    python = _get(ctx.settings, "python")
-    python = python if isinstance(python, str) and python else sys.executable  # tipc.yaml `python:`
+    python = settings.python or sys.executable  # tipc.yaml `python:`
     launched = launch(
         model_dir,
         log=server_log,
@@ -223,7 +216,7 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
             )
         base_url = launched.url
         # 2. Inputs: the repo's agreement batch, or a seeded random batch shaped like the model's input.
-        inputs_rel = args.get("inputs") or _get(ctx.settings, "agreement", "inputs")
+        inputs_rel = args.get("inputs") or settings.agreement.inputs
         with Client(base_url) as client:
             meta = client.get(f"/v2/models/{_SERVICE_NAME}")
         if not meta.ok or len(meta.body.get("inputs", [])) != 1:
