@@ -26,6 +26,7 @@ from tipc.checks._common import (
     run_python,
     settings_of,
     step_runs,
+    work_dir_for,
 )
 from tipc.checks._model import ModelFiles, find_model, locate_model
 from tipc.checks._worker import run_worker
@@ -44,12 +45,6 @@ _ARGS = {
     "python",
     "plugins",
 }
-
-
-def work_dir_for(ctx: CheckContext, name: str) -> Path:
-    """Scratch space inside the run's output folder (never elsewhere in the user's repo)."""
-    out = ctx.record.plan.output_dir if ctx.record is not None else "test_tipc/output"
-    return resolve(ctx.repo, out) / name
 
 
 def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: float) -> CheckOutcome:

@@ -32,10 +32,10 @@ from tipc.checks._common import (
     outcome,
     physical_lines,
     repo_relative,
-    resolve,
     run_python,
     settings_of,
     step_runs,
+    work_dir_for,
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.logparse import parse_fields
@@ -200,7 +200,7 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
             *([Evidence("inference step has no image option", path=base.log)] if base else []),
         )
     cwd = repo / (base.step.cwd if base is not None and infer_args is None else ".")
-    work = resolve(repo, ctx.record.plan.output_dir) / "tipc_predict_infer"
+    work = work_dir_for(ctx, "tipc_predict_infer")
     from tipc import proc
 
     evidence: list[Evidence] = []

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tipc.checks._common import settings_of
+from tipc.checks._common import settings_of, work_dir_for
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 
 _MODEL_DIR_KEYS = ("save_inference", "inference_dir", "model_dir", "output_path")
@@ -126,12 +126,6 @@ def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path
     return None, why
 
 
-def _output_dir(ctx: CheckContext) -> Path:
-    repo = Path(ctx.repo).resolve()  # children run elsewhere: every path handed to them is absolute
-    base = Path(ctx.record.plan.output_dir) if ctx.record is not None else Path("test_tipc/output")
-    return repo / base / "serving_check"
-
-
 def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     problem = _bad_args(args)
     if problem is not None:
@@ -163,7 +157,7 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     model_dir, how = find_model_dir(ctx, args.get("model_dir"))
     if model_dir is None:
         return CheckOutcome(Verdict.SKIP, f"serving not checked: {how}", (Evidence(how),))
-    out = _output_dir(ctx)
+    out = work_dir_for(ctx, "serving_check").absolute()  # children run elsewhere: absolute paths
     out.mkdir(parents=True, exist_ok=True)
     env = tipc_pythonpath(dict(os.environ))
     # Arguments (validated above) over the repo's agreement tolerances.
