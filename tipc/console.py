@@ -18,6 +18,18 @@ if TYPE_CHECKING:
 _console: Console | None = None
 
 
+def human_bytes(n: int | None) -> str:
+    """A byte count for people: `512 B`, `3.0 MiB`; "n/a" when unknown."""
+    if n is None:
+        return "n/a"
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} GiB"
+
+
 def use_color(no_color: bool = False) -> bool:
     if no_color or os.environ.get("NO_COLOR"):
         return False

@@ -281,26 +281,19 @@ def format_plan(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-_STATUS = {
-    "template": "\x1b[33m Run {ok} with command - {cmd}!  \x1b[0m",
-    "compact": "\x1b[33m Run {ok} with command - {model} - {cmd}!  \x1b[0m",
-    "ocr": "\x1b[33m Run {ok} with command - {model} - {cmd} - {log} \x1b[0m",
-    "seg_det": "\x1b[33m Run {ok} with command - {model} - {cmd} - {log}  \x1b[0m",
-    "clas": "\x1b[33m Run {ok} with command - {model} - {cmd} - {log} ! \x1b[0m",
-    "rec": "\x1b[33m Run {ok} with command - {model} - {cmd} - {log}!  \x1b[0m",
-}
-
-
 def status_line(plan: Plan, step: Step, ok: bool = True) -> str:
-    """The step's status line exactly as the dialect's script appends it to its results log."""
-    template = _STATUS.get(plan.status_format, _STATUS["ocr"])
-    log = step.status_log or ""
-    if log and not log.startswith("/") and plan.status_format == "clas":
-        log = f"{plan.repo}/{log}"
-    elif log and not log.startswith("/"):
-        log = f"./{log}"
-    return template.format(
-        ok="successfully" if ok else "failed", model=plan.model_name, cmd=step.status_command, log=log
+    """The step's status line exactly as the dialect's script appends it to its results log (the runner's
+    writer, tipc.results, fed from the plan; an unknown format is read as PaddleOCR's)."""
+    from tipc.results import STATUS_FORMATS, log_field
+    from tipc.results import status_line as format_status_line
+
+    fmt = plan.status_format if plan.status_format in STATUS_FORMATS else "ocr"
+    return format_status_line(
+        fmt,
+        ok=ok,
+        command=step.status_command,
+        model_name=plan.model_name,
+        log_path=log_field(fmt, step.status_log, plan.repo),
     )
 
 

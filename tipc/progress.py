@@ -12,6 +12,7 @@ import time
 from collections import deque
 from typing import IO, TYPE_CHECKING, Any
 
+from tipc.console import human_bytes
 from tipc.steps import Status
 
 if TYPE_CHECKING:
@@ -32,17 +33,6 @@ _STYLE = {
     Status.BLOCKED: "magenta",
     Status.SKIPPED: "dim",
 }
-
-
-def human_bytes(n: int | None) -> str:
-    if n is None:
-        return "n/a"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GiB"
 
 
 def human_seconds(s: float | None) -> str:

@@ -75,3 +75,16 @@ def test_engine_plugins_and_options() -> None:
     with pytest.raises(ConfigError) as info:
         parse_settings("agreement:\n  engine_options:\n    serving: 3\n")
     assert info.value.line == 3
+
+
+def test_serving_model_dir_is_a_setting_the_serving_check_reads(tmp_path: Path) -> None:
+    from tipc.checks.base import CheckContext
+    from tipc.checks.serving import find_model_dir
+
+    settings = parse_settings("serving:\n  model_dir: out/model\n")
+    assert settings.serving.model_dir == "out/model"
+    write_tree(tmp_path, {"out/model/inference.json": "{}", "out/model/inference.pdiparams": "x"})
+    found, how = find_model_dir(CheckContext(repo=tmp_path, settings=settings))
+    assert found == (tmp_path / "out/model").resolve() and "tipc.yaml" in how
+    with pytest.raises(ConfigError, match="model_dir"):
+        parse_settings("serving:\n  model_dir: 3\n")

@@ -12,6 +12,7 @@ import pytest
 
 from tipc.cli import main
 from tipc.commands.run import resolve_target
+from tipc.config.discover import find_repo_root
 from tipc.errors import UserError
 from tipc.plan import isolate
 from tipc.steps import Overrides, Plan, Stage, Step
@@ -60,6 +61,7 @@ def planner(monkeypatch: pytest.MonkeyPatch) -> FakePlanner:
     plan_mod.isolate = isolate  # type: ignore[attr-defined]  # the real transform: pure, works on any Plan
     disc = types.ModuleType("tipc.config.discover")
     disc.find_configs = lambda repo: sorted(Path(repo).glob("test_tipc/configs/**/*.txt"))  # type: ignore[attr-defined]
+    disc.find_repo_root = find_repo_root  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "tipc.plan", plan_mod)
     monkeypatch.setitem(sys.modules, "tipc.config.discover", disc)
     monkeypatch.setenv("CI", "true")

@@ -33,6 +33,7 @@ DRIVER = textwrap.dedent(
     from pathlib import Path
     from tipc.steps import Plan
     from tipc.plan import isolate
+    from tipc.config.discover import find_repo_root
     plan_file = sys.argv[1]
     fake = types.ModuleType("tipc.plan")
     fake.isolate = isolate
@@ -41,6 +42,7 @@ DRIVER = textwrap.dedent(
     sys.modules["tipc.plan"] = fake
     disc = types.ModuleType("tipc.config.discover")
     disc.find_configs = lambda repo: sorted(Path(repo).glob("test_tipc/configs/*/train_infer_python.txt"))
+    disc.find_repo_root = find_repo_root
     sys.modules["tipc.config.discover"] = disc
     from tipc.cli import main
     sys.exit(main(sys.argv[2:]))

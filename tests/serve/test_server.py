@@ -14,6 +14,7 @@ import pytest
 
 from tests.serve.conftest import RunningServer, build_model, child_env, start_server
 from tipc import proc
+from tipc.checks._worker import run_worker
 from tipc.serve.client import Client, tensor_value
 from tipc.serve.load import run_load
 
@@ -21,20 +22,21 @@ pytestmark = pytest.mark.integration
 
 
 def paddle_inference(model_dir: Path, batch: np.ndarray, work: Path) -> dict[str, np.ndarray]:
-    """Reference outputs from Paddle Inference in its own process."""
+    """Reference outputs from Paddle Inference in its own process (the engines worker)."""
     work.mkdir(parents=True, exist_ok=True)
     np.save(work / "in.npy", batch)
-    argv = [
-        sys.executable,
-        "-m",
-        "tipc.engines.paddle_infer_once",
-        str(model_dir),
-        str(work / "in.npy"),
-        str(work / "out.npz"),
-    ]
-    result = proc.run(argv, cwd=work, env=child_env(), timeout_s=300, log_path=work / "worker.log")
-    assert result.exit_code == 0, (work / "worker.log").read_text()
-    return dict(np.load(work / "out.npz"))
+    request = {
+        "op": "agreement",
+        "model_dir": str(model_dir),
+        "work_dir": str(work),
+        "engines": ["paddle_inference"],
+        "inputs": str(work / "in.npy"),
+    }
+    run = run_worker(sys.executable, request, work, timeout_s=300)
+    assert run.response is not None and run.response["engines"]["paddle_inference"]["ok"], run.log.read_text()
+    saved = np.load(work / "outputs_paddle_inference.npz")
+    outputs = run.response["engines"]["paddle_inference"]["outputs"]
+    return {o["name"]: saved[f"out{i}"] for i, o in enumerate(outputs)}
 
 
 def batch_of(n: int, seed: int = 0) -> np.ndarray:

@@ -83,6 +83,20 @@ def resolve(repo: Any, rel: str) -> Path:
     return p if p.is_absolute() else Path(repo) / p
 
 
+def work_dir_for(ctx: CheckContext, name: str) -> Path:
+    """A check's scratch folder inside the run's output folder (never elsewhere in the user's repo)."""
+    out = ctx.record.plan.output_dir if ctx.record is not None else "test_tipc/output"
+    return resolve(ctx.repo, out) / name
+
+
+def repo_relative(repo: Any, path: Path) -> str:
+    """`path` relative to the repo for evidence locations; as given when it lies outside the repo."""
+    try:
+        return str(Path(path).resolve().relative_to(Path(repo).resolve()))
+    except ValueError:
+        return str(path)
+
+
 def read_lines(path: Path) -> list[str] | None:
     """File lines, splitting on \\n and on \\r (progress bars rewrite one line with \\r)."""
     try:

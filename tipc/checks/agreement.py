@@ -21,10 +21,12 @@ from tipc.checks._common import (
     bad_args,
     no_record,
     outcome,
+    repo_relative,
     resolve,
     run_python,
     settings_of,
     step_runs,
+    work_dir_for,
 )
 from tipc.checks._model import ModelFiles, find_model, locate_model
 from tipc.checks._worker import run_worker
@@ -43,12 +45,6 @@ _ARGS = {
     "python",
     "plugins",
 }
-
-
-def work_dir_for(ctx: CheckContext, name: str) -> Path:
-    """Scratch space inside the run's output folder (never elsewhere in the user's repo)."""
-    out = ctx.record.plan.output_dir if ctx.record is not None else "test_tipc/output"
-    return resolve(ctx.repo, out) / name
 
 
 def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: float) -> CheckOutcome:
@@ -274,7 +270,7 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         "tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min},
     }
     run = run_worker(python, request, work, timeout_s)
-    rel_log = _rel(ctx.repo, run.log)
+    rel_log = repo_relative(ctx.repo, run.log)
     if run.response is None:
         if run.exit_code is not None and len(engines) > 1:
             crashed = _crashing_engine(ctx, request, list(engines), work, timeout_s, python)
@@ -295,8 +291,8 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         (
             *result.evidence,
             Evidence(
-                f"model {model.format}: {_rel(ctx.repo, model.model_file)}",
-                path=_rel(ctx.repo, model.model_file),
+                f"model {model.format}: {repo_relative(ctx.repo, model.model_file)}",
+                path=repo_relative(ctx.repo, model.model_file),
             ),
         ),
         result.data,
@@ -319,7 +315,7 @@ def _crashing_engine(
             python, {**request, "engines": [name], "work_dir": str(alone.resolve())}, alone, timeout_s
         )
         if run.response is None and run.exit_code is not None:
-            rel_log = _rel(ctx.repo, run.log)
+            rel_log = repo_relative(ctx.repo, run.log)
             tail = _log_tail(run.log)
             return outcome(
                 Verdict.FAIL,
@@ -343,10 +339,3 @@ def _log_tail(path: Path, lines: int = 8) -> str | None:
         return None
     kept = [ln for ln in text.splitlines() if ln.strip()]
     return "\n".join(kept[-lines:]) or None
-
-
-def _rel(repo: Any, path: Path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(Path(repo).resolve()))
-    except ValueError:
-        return str(path)

@@ -23,6 +23,7 @@ from tipc.checks._common import (
     no_record,
     outcome,
     physical_lines,
+    repo_relative,
     resolve,
     step_runs,
 )
@@ -264,7 +265,7 @@ def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
                 for f in model.files:
                     mtime = f.stat().st_mtime
                     if mtime < start - float(slack):
-                        rel = _rel(ctx.repo, f)
+                        rel = repo_relative(ctx.repo, f)
                         problems.append(
                             Evidence(
                                 f"stale model file: {rel} was last written {start - mtime:.0f} s before the "
@@ -277,7 +278,7 @@ def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
                     notes.append(
                         Evidence(
                             f"model files written by this run's export ({model.format})",
-                            path=_rel(ctx.repo, model.model_file),
+                            path=repo_relative(ctx.repo, model.model_file),
                         )
                     )
 
@@ -288,10 +289,3 @@ def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
     if problems:
         return CheckOutcome(Verdict.FAIL, problems[0].text, tuple(problems), data)
     return CheckOutcome(Verdict.PASS, "export and inference artefacts are this run's own", tuple(notes), data)
-
-
-def _rel(repo: Any, path: Path) -> str:
-    try:
-        return str(Path(path).resolve().relative_to(Path(repo).resolve()))
-    except ValueError:
-        return str(path)

@@ -35,6 +35,7 @@ from tipc.checks._common import (
     outcome,
     physical_lines,
     read_lines,
+    repo_relative,
     resolve,
     settings_of,
     step_runs,
@@ -197,7 +198,7 @@ def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
             for prob in probs:
                 ln = int(prob.split(":", 1)[0])
                 evidence.append(
-                    Evidence(f"unparsable ground-truth line: {prob}", path=_rel(repo, f), line=ln)
+                    Evidence(f"unparsable ground-truth line: {prob}", path=repo_relative(repo, f), line=ln)
                 )
         return loaded[f]
 
@@ -220,7 +221,7 @@ def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
                 failures.append(
                     Evidence(
                         f"no fp32 ground-truth file (compare_results takes its keys from it) for {log_rel}",
-                        path=_rel(repo, by_prec[prec]),
+                        path=repo_relative(repo, by_prec[prec]),
                     )
                 )
                 continue
@@ -230,7 +231,7 @@ def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
         else:
             keys = list(gt_of(gt_path))
         gt = gt_of(gt_path)
-        gt_file = _rel(repo, gt_path)
+        gt_file = repo_relative(repo, gt_path)
         if not keys:
             failures.append(Evidence("ground-truth file has no entries", path=gt_file))
             continue
@@ -285,7 +286,7 @@ def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
         "atol": atol,
         "rtol": rtol,
         "skipped_logs": skipped,
-        "ground_truth": sorted(_rel(repo, f) for f in loaded),
+        "ground_truth": sorted(repo_relative(repo, f) for f in loaded),
     }
     if failures:
         return CheckOutcome(Verdict.FAIL, failures[0].text, tuple(evidence + failures), data)
@@ -302,10 +303,3 @@ def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
         tuple(evidence),
         data,
     )
-
-
-def _rel(repo: Path, path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(repo.resolve()))
-    except ValueError:
-        return str(path)

@@ -31,10 +31,11 @@ from tipc.checks._common import (
     no_record,
     outcome,
     physical_lines,
-    resolve,
+    repo_relative,
     run_python,
     settings_of,
     step_runs,
+    work_dir_for,
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.logparse import parse_fields
@@ -199,7 +200,7 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
             *([Evidence("inference step has no image option", path=base.log)] if base else []),
         )
     cwd = repo / (base.step.cwd if base is not None and infer_args is None else ".")
-    work = resolve(repo, ctx.record.plan.output_dir) / "tipc_predict_infer"
+    work = work_dir_for(ctx, "tipc_predict_infer")
     from tipc import proc
 
     evidence: list[Evidence] = []
@@ -224,7 +225,7 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
                 i_argv = _with_image(i_argv, img_opt[0], image)
         for kind, argv, sink in (("predict", p_argv, all_pred), ("infer", i_argv, all_inf)):
             log = work / f"{kind}_{n}.log"
-            rel = _rel(repo, log)
+            rel = repo_relative(repo, log)
             logs.append(rel)
             try:
                 commands.append(list(argv))
@@ -313,10 +314,3 @@ def _argv_arg(value: Any, name: str) -> tuple[str, ...] | None:
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         return tuple(value)
     raise ValueError(f"{name} must be a command string or a list of strings, got {value!r}")
-
-
-def _rel(repo: Path, path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(repo.resolve()))
-    except ValueError:
-        return str(path)

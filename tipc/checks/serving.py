@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tipc.checks._common import settings_of, work_dir_for
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 
-DEFAULT_TOLERANCES = {"atol": 1.0e-5, "rtol": 1.0e-4, "cosine_min": 0.99999}
 _MODEL_DIR_KEYS = ("save_inference", "inference_dir", "model_dir", "output_path")
 _SERVICE_NAME = "tipc_check"
 _INT_ARGS = {"requests": 1, "concurrency": 1}
@@ -36,16 +36,6 @@ _FLOAT_ARGS = ("ready_deadline_s", "atol", "rtol", "cosine_min")
 _STR_ARGS = ("model_dir", "inputs")
 _ARGS = frozenset((*_INT_ARGS, *_FLOAT_ARGS, *_STR_ARGS))
 _MODEL_STAGES = ("export", "infer")
-
-
-def _get(settings: Any, *path: str) -> Any:
-    """settings may be the raw mapping of tipc.yaml or the checks helper's parsed object."""
-    node = settings
-    for key in path:
-        if node is None:
-            return None
-        node = node.get(key) if isinstance(node, Mapping) else getattr(node, key, None)
-    return node
 
 
 def _has_model(folder: Path) -> bool:
@@ -113,8 +103,9 @@ def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path
             if _has_model(path)
             else (None, f"{explicit}: no exported model there")
         )
-    configured = _get(ctx.settings, "serving", "model_dir")
-    if isinstance(configured, str) and _has_model(repo / configured):
+    settings = settings_of(ctx)
+    configured = None if isinstance(settings, CheckOutcome) else settings.serving.model_dir
+    if configured is not None and _has_model(repo / configured):
         return (repo / configured).resolve(), "from tipc.yaml serving.model_dir"
     not_passed: list[str] = []
     for record in _records(ctx):
@@ -135,35 +126,6 @@ def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path
     return None, why
 
 
-def _output_dir(ctx: CheckContext) -> Path:
-    repo = Path(ctx.repo).resolve()  # children run elsewhere: every path handed to them is absolute
-    base = Path(ctx.record.plan.output_dir) if ctx.record is not None else Path("test_tipc/output")
-    return repo / base / "serving_check"
-
-
-def _child_env() -> dict[str, str]:
-    import tipc
-
-    root = str(Path(tipc.__file__).resolve().parent.parent)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
-
-
-def _compare(served: Any, reference: Any) -> dict[str, float]:
-    import numpy as np
-
-    a = np.asarray(served, dtype=np.float64).reshape(-1)
-    b = np.asarray(reference, dtype=np.float64).reshape(-1)
-    if a.shape != b.shape:
-        return {"max_abs": float("inf"), "max_rel": float("inf"), "cosine": -1.0}
-    diff = np.abs(a - b)
-    rel = diff / np.maximum(np.abs(b), 1e-12)
-    denom = float(np.linalg.norm(a) * np.linalg.norm(b))
-    cosine = float(a @ b / denom) if denom > 0 else (1.0 if not diff.any() else 0.0)
-    return {"max_abs": float(diff.max(initial=0.0)), "max_rel": float(rel.max(initial=0.0)), "cosine": cosine}
-
-
 def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     problem = _bad_args(args)
     if problem is not None:
@@ -172,16 +134,20 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
         import numpy as np
     except ImportError:
         return CheckOutcome(Verdict.SKIP, "numpy is not installed; the serving check needs the model extras")
-    from tipc import proc
+    from tipc.checks._worker import run_worker, tipc_pythonpath
+    from tipc.engines.compare import compare_arrays, within
     from tipc.serve.client import Client, tensor_value
     from tipc.serve.launcher import launch, log_tail
     from tipc.serve.load import run_load
 
+    settings = settings_of(ctx)
+    if isinstance(settings, CheckOutcome):
+        return settings
     records = _records(ctx)
     if (
         records
         and not args.get("model_dir")
-        and _get(ctx.settings, "serving", "model_dir") is None
+        and settings.serving.model_dir is None
         and not any(s.stage.value in _MODEL_STAGES for r in records for s in r.plan.steps)
     ):
         return CheckOutcome(
@@ -191,22 +157,21 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     model_dir, how = find_model_dir(ctx, args.get("model_dir"))
     if model_dir is None:
         return CheckOutcome(Verdict.SKIP, f"serving not checked: {how}", (Evidence(how),))
-    out = _output_dir(ctx)
+    out = work_dir_for(ctx, "serving_check").absolute()  # children run elsewhere: absolute paths
     out.mkdir(parents=True, exist_ok=True)
-    env = _child_env()
-    tolerances = dict(DEFAULT_TOLERANCES)
-    for key in tolerances:
-        value = args.get(key, _get(ctx.settings, "agreement", "tolerances", key))
-        if isinstance(value, (int, float)):
-            tolerances[key] = float(value)
+    env = tipc_pythonpath(dict(os.environ))
+    # Arguments (validated above) over the repo's agreement tolerances.
+    tolerances = {
+        key: float(args.get(key, getattr(settings.agreement.tolerances, key)))
+        for key in ("atol", "rtol", "cosine_min")
+    }
     requests = int(args.get("requests", 200))
     concurrency = int(args.get("concurrency", 4))
     deadline_s = float(args.get("ready_deadline_s", 120.0))
 
     # 1. The server, on a port it picks itself (no race for a pre-chosen free port).
     server_log = out / "server.log"
-    python = _get(ctx.settings, "python")
-    python = python if isinstance(python, str) and python else sys.executable  # tipc.yaml `python:`
+    python = settings.python or sys.executable  # tipc.yaml `python:`
     launched = launch(
         model_dir,
         log=server_log,
@@ -245,7 +210,7 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
             )
         base_url = launched.url
         # 2. Inputs: the repo's agreement batch, or a seeded random batch shaped like the model's input.
-        inputs_rel = args.get("inputs") or _get(ctx.settings, "agreement", "inputs")
+        inputs_rel = args.get("inputs") or settings.agreement.inputs
         with Client(base_url) as client:
             meta = client.get(f"/v2/models/{_SERVICE_NAME}")
         if not meta.ok or len(meta.body.get("inputs", [])) != 1:
@@ -278,36 +243,31 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
             np.save(batch_path, batch)
         data["inputs"] = source
 
-        # 3. Paddle Inference reference, in its own process.
-        ref_path = out / "paddle_inference_outputs.npz"
-        worker = proc.run(
-            [
-                python,
-                "-m",
-                "tipc.engines.paddle_infer_once",
-                str(model_dir),
-                str(batch_path),
-                str(ref_path),
-            ],
-            cwd=out,
-            env=env,
-            timeout_s=300,
-            log_path=out / "paddle_inference.log",
+        # 3. Paddle Inference reference: the engines worker (the agreement check's), in its own process, so
+        # the reference shares no code with the server's predictors.
+        ref = run_worker(
+            python,
+            {
+                "op": "agreement",
+                "model_dir": str(model_dir),
+                "work_dir": str(out / "paddle_inference"),
+                "engines": ["paddle_inference"],
+                "inputs": str(batch_path),
+            },
+            out / "paddle_inference",
+            300,
         )
-        if worker.exit_code != 0:
+        engine = ((ref.response or {}).get("engines") or {}).get("paddle_inference") or {}
+        if not engine.get("ok"):
+            why = ref.error or engine.get("error") or (ref.response or {}).get("error") or "no outputs"
             return CheckOutcome(
                 Verdict.FAIL,
-                "Paddle Inference could not run the exported model (reference for serving)",
-                (
-                    Evidence(
-                        "worker log",
-                        path=str(out / "paddle_inference.log"),
-                        excerpt=log_tail(out / "paddle_inference.log"),
-                    ),
-                ),
+                f"Paddle Inference could not run the exported model (reference for serving): {why}",
+                (Evidence("worker log", path=str(ref.log), excerpt=log_tail(ref.log)),),
                 data,
             )
-        reference = dict(np.load(ref_path))
+        saved = np.load(out / "paddle_inference" / "outputs_paddle_inference.npz")
+        reference = {o["name"]: saved[f"out{i}"] for i, o in enumerate(engine["outputs"])}
 
         # 4. Agreement through both protocols.
         name = spec["name"]
@@ -347,20 +307,17 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
                 if out_name not in outputs:
                     failures.append(Evidence(f"{proto}: output {out_name!r} missing from the reply"))
                     continue
-                m = _compare(outputs[out_name], ref)
-                metrics[proto][out_name] = m
-                within = (
-                    np.allclose(
-                        np.asarray(outputs[out_name], dtype=np.float64).reshape(ref.shape)
-                        if np.asarray(outputs[out_name]).size == ref.size
-                        else np.full(ref.shape, np.inf),
-                        ref,
-                        atol=tolerances["atol"],
-                        rtol=tolerances["rtol"],
-                    )
-                    and m["cosine"] >= tolerances["cosine_min"]
+                # The agreement check's figures and verdict: |served - ref| <= atol + rtol*|ref|, cosine.
+                fig = compare_arrays(
+                    ref, np.asarray(outputs[out_name]), tolerances["atol"], tolerances["rtol"]
                 )
-                if not within:
+                m = {
+                    "max_abs": float(fig.get("max_abs", np.inf)),
+                    "max_rel": float(fig.get("max_rel", np.inf)),
+                    "cosine": float(fig.get("cosine", -1.0)),
+                }
+                metrics[proto][out_name] = m
+                if not within(fig, tolerances["cosine_min"]):
                     failures.append(
                         Evidence(
                             f"{proto} output {out_name!r} differs from Paddle Inference beyond tolerance",

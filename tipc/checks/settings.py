@@ -27,6 +27,8 @@ Schema (every key optional; unknown keys are errors so typos never pass silently
       atol: 1.0e-3
       rtol: 1.0e-3
       modes: [whole_infer, klquant_whole_infer]   # modes whose inference uses the pretrained model
+    serving:
+      model_dir: output/inference      # repo-relative exported model the serving check serves
 
 `CheckContext.settings` may hold either the raw mapping or a `Settings`; checks call `as_settings()`.
 """
@@ -95,12 +97,18 @@ class GroundTruthSettings:
 
 
 @dataclass(frozen=True)
+class ServingSettings:
+    model_dir: str | None = None  # default: found from the run's export / inference steps
+
+
+@dataclass(frozen=True)
 class Settings:
     python: str | None = None
     agreement: AgreementSettings = field(default_factory=AgreementSettings)
     log_fields: LogFieldsSettings = field(default_factory=LogFieldsSettings)
     convergence: ConvergenceSettings = field(default_factory=ConvergenceSettings)
     ground_truth: GroundTruthSettings = field(default_factory=GroundTruthSettings)
+    serving: ServingSettings = field(default_factory=ServingSettings)
     path: str | None = None  # where they came from, for messages
 
 
@@ -212,7 +220,7 @@ class _Validator:
 def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) -> Settings:
     """Turn a parsed mapping into `Settings`; raises ConfigError naming path:line on any problem."""
     v = _Validator(path, _Where(node) if node is not None else None)
-    top = v.mapping(data, (), {"python", "agreement", "log_fields", "convergence", "ground_truth"})
+    top = v.mapping(data, (), {"python", "agreement", "log_fields", "convergence", "ground_truth", "serving"})
 
     python = v.string(top["python"], ("python",)) if top.get("python") is not None else None
 
@@ -301,12 +309,19 @@ def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) ->
         rtol=v.number(gt.get("rtol", dg.rtol), ("ground_truth", "rtol")),
         modes=v.strings(gt.get("modes", list(dg.modes)), ("ground_truth", "modes")),
     )
+    sv = v.mapping(top.get("serving"), ("serving",), {"model_dir"})
+    serving = ServingSettings(
+        model_dir=v.string(sv["model_dir"], ("serving", "model_dir"))
+        if sv.get("model_dir") is not None
+        else None
+    )
     return Settings(
         python=python,
         agreement=agreement,
         log_fields=log_fields,
         convergence=convergence,
         ground_truth=ground_truth,
+        serving=serving,
         path=path,
     )
 

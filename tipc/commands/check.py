@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from tipc.commands._target import parse_sets, resolve_target
 from tipc.errors import InfraError, TipcError, UserError
 from tipc.steps import MODES
 
@@ -189,44 +190,6 @@ def _raw_settings(repo: Path) -> Any:
 # --- the command ----------------------------------------------------------------------------------------
 
 
-def parse_sets(items: list[str]) -> tuple[tuple[str, str], ...]:
-    out = []
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UserError(f"--set {item!r}: expected KEY=VALUE")
-        out.append((key.strip(), value))
-    return tuple(out)
-
-
-def pick_config(repo: Path, config_arg: str | None, find_configs: Callable[[Path], list[Path]]) -> Path:
-    if config_arg is not None:
-        config = Path(config_arg)
-        if not config.is_absolute() and not config.exists() and (repo / config).exists():
-            config = repo / config
-        if not config.is_file():
-            raise UserError(f"{config_arg}: config file not found")
-        return config
-    configs = [Path(c) for c in find_configs(repo)]
-    if len(configs) == 1:
-        return configs[0]
-    if not configs:
-        raise UserError(f"{repo}: no train_infer_python config found under test_tipc/configs; pass --config")
-    named = [c for c in configs if c.name == "train_infer_python.txt"]
-    if len(named) == 1:
-        return named[0]
-    listing = "\n  ".join(str(c) for c in configs[:20]) + ("\n  ..." if len(configs) > 20 else "")
-    raise UserError(f"{repo}: several train_infer_python configs; pick one with --config:\n  {listing}")
-
-
-def repo_of_config(config: Path) -> Path:
-    """The folder holding `test_tipc/` above a config; the config's own folder when there is none."""
-    for parent in config.resolve().parents:
-        if parent.name == "test_tipc":
-            return parent.parent
-    return config.resolve().parent
-
-
 def safe_dirname(name: str) -> str:
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
     return cleaned or "model"
@@ -293,20 +256,12 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
     if args.step_timeout is not None and args.step_timeout <= 0:
         raise UserError("--step-timeout must be a positive number of seconds")
-    repo = Path(args.repo)
-    config_arg = args.config
-    if repo.is_file():  # `tipc check path/to/test_tipc/configs/m/train_infer_python.txt`
-        if config_arg is not None:
-            raise UserError("give either a config path as REPO or --config, not both")
-        config_arg = str(repo.resolve())
-        repo = repo_of_config(repo)
-    if not repo.is_dir():
-        raise UserError(f"{args.repo}: no such folder (REPO is the model repo's root or a config in it)")
-    repo = repo.resolve()
     # Everything that can be wrong with the input is found before anything runs.
     rulesets = load_rulesets(list(args.ruleset))
     overrides = Overrides(device=args.device, sets=parse_sets(list(args.sets)), python=args.python)
-    config = pick_config(repo, config_arg, seams.find_configs)
+    # REPO may be a config inside the repo (`tipc check path/to/test_tipc/configs/m/train_infer_python.txt`).
+    repo, config = resolve_target(args.repo, args.config, seams.find_configs)
+    repo, config = repo.resolve(), config.resolve()
     settings = seams.load_settings(repo)
     findings = list(seams.lint_paths([config], dialect=args.dialect))
     from tipc.plan import isolate
@@ -334,15 +289,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     if record is None:
         if not the_plan.steps:
             notes.append(f"mode {args.mode} yields no steps for this config: nothing was run")
-        options = seams.run_options(
-            step_timeout_s=args.step_timeout, python=args.python, no_color=args.no_color
-        )
-        try:
-            record = seams.execute(the_plan, options, seams.make_observer(args.no_color))
-        except (TipcError, KeyboardInterrupt):
-            raise
-        except Exception as exc:
-            raise InfraError(f"the runner failed: {type(exc).__name__}: {exc}") from exc
+        record = _execute(args, the_plan, seams, "the runner failed")
 
     records: dict[str, Any] = {}
     if serving_plan is not None:
@@ -381,6 +328,17 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     return report.exit_code
 
 
+def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str) -> Any:
+    """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
+    options = seams.run_options(step_timeout_s=args.step_timeout, python=args.python, no_color=args.no_color)
+    try:
+        return seams.execute(plan, options, seams.make_observer(args.no_color))
+    except (TipcError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        raise InfraError(f"{failure}: {type(exc).__name__}: {exc}") from exc
+
+
 # --- the serving chain: run after the train chain when a rule reads its record ----------------
 
 
@@ -412,15 +370,7 @@ def _run_serving(args: argparse.Namespace, repo: Path, plan: Plan, seams: Seams,
         else:
             notes.append("--reuse-run: no run record of the serving chain was found, so it was run")
     if record is None:
-        options = seams.run_options(
-            step_timeout_s=args.step_timeout, python=args.python, no_color=args.no_color
-        )
-        try:
-            record = seams.execute(plan, options, seams.make_observer(args.no_color))
-        except (TipcError, KeyboardInterrupt):
-            raise
-        except Exception as exc:
-            raise InfraError(f"the runner failed on the serving chain: {type(exc).__name__}: {exc}") from exc
+        record = _execute(args, plan, seams, "the runner failed on the serving chain")
     statuses = ", ".join(f"{r.step_id} {r.status.value}" for r in record.results) or "no step ran"
     notes.append(f"serving chain {plan.config_path} ({plan.output_dir}): {statuses}")
     return record

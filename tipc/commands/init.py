@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from tipc.commands._target import parse_sets
 from tipc.errors import EXIT_OK, ConfigError, UserError
 from tipc.findings import Finding
 
@@ -57,15 +58,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _parse_sets(raw: list[str]) -> list[tuple[str, str]]:
-    out = []
-    for item in raw:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise UserError(f"--set {item!r}: expected SLOT=VALUE")
+    pairs = parse_sets(raw, form="SLOT=VALUE")
+    for item, (_, value) in zip(raw, pairs, strict=True):
         if "\n" in value or "\r" in value:
             raise UserError(f"--set {item!r}: a slot value must be one line")
-        out.append((name.strip(), value))
-    return out
+    return list(pairs)
 
 
 def run(args: argparse.Namespace) -> int:

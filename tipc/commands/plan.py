@@ -52,16 +52,11 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
+    from tipc.commands._target import parse_sets
     from tipc.errors import UserError
     from tipc.plan import format_plan, isolate, plan
     from tipc.steps import Overrides
 
-    sets = []
-    for item in args.sets:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UserError(f"--set {item!r}: expected KEY=VALUE")
-        sets.append((key, value))
     if args.chain != "auto":
         from tipc.config.discover import classify_chain
         from tipc.config.parse import parse_file
@@ -76,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         Path(args.config),
         mode,
         repo=Path(args.repo) if args.repo else None,
-        overrides=Overrides(device=args.device, sets=tuple(sets)),
+        overrides=Overrides(device=args.device, sets=parse_sets(args.sets)),
         dialect=args.dialect,
     )
     if args.isolated:

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
+from tipc.commands._target import parse_sets, resolve_target
 from tipc.errors import UserError
 from tipc.steps import MODES
 
@@ -58,59 +59,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
 
 
-def _repo_of(config: Path) -> Path:
-    """The folder holding `test_tipc/` above a config path; the config's folder if there is none."""
-    for parent in config.resolve().parents:
-        if parent.name == "test_tipc":
-            return parent.parent
-    return config.resolve().parent
-
-
-def _pick_config(repo: Path) -> Path:
-    from tipc.config.discover import find_configs  # type: ignore  # until the planner lands
-
-    configs = [Path(c) for c in find_configs(repo) if "train_infer_python" in Path(c).name]
-    if len(configs) == 1:
-        return configs[0]
-    if not configs:
-        raise UserError(f"{repo}: no train_infer_python config found under test_tipc/configs; pass --config")
-    named = [c for c in configs if c.name == "train_infer_python.txt"]
-    if len(named) == 1:
-        return named[0]
-    listing = "\n  ".join(str(c) for c in configs)
-    raise UserError(f"{repo}: several train_infer_python configs; pick one with --config:\n  {listing}")
-
-
-def resolve_target(repo_arg: str, config_arg: str | None) -> tuple[Path, Path]:
-    """(repo root, config path) from the REPO argument and --config."""
-    target = Path(repo_arg)
-    if not target.exists():
-        raise UserError(f"{repo_arg}: no such file or directory")
-    if target.is_file():
-        if config_arg is not None:
-            raise UserError("give either a config path as REPO or --config, not both")
-        return _repo_of(target), target
-    repo = target
-    if config_arg is None:
-        return repo, _pick_config(repo)
-    config = Path(config_arg)
-    if not config.is_absolute() and not config.exists() and (repo / config).exists():
-        config = repo / config
-    if not config.is_file():
-        raise UserError(f"{config_arg}: config file not found")
-    return repo, config
-
-
-def _parse_sets(items: list[str]) -> tuple[tuple[str, str], ...]:
-    out = []
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UserError(f"--set {item!r}: expected KEY=VALUE")
-        out.append((key.strip(), value))
-    return tuple(out)
-
-
 MAX_FINDINGS_SHOWN = 10
 
 
@@ -145,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and value <= 0:
             raise UserError(f"{flag} must be a positive number of seconds")
     repo, config = resolve_target(args.repo, args.config)
-    overrides = Overrides(device=args.device, sets=_parse_sets(args.sets), python=args.python)
+    overrides = Overrides(device=args.device, sets=parse_sets(args.sets), python=args.python)
 
     from tipc.plan import format_plan, isolate, plan
 

@@ -747,6 +747,9 @@ def _inference(
 
     def emit(kind: str, log: str, values: dict[str, str]) -> None:
         shape = d.cpu_shape if kind == "cpu" else d.gpu_shape
+        results_dir = log[: -len(".log")] + "_results"
+        if d.param1_results:
+            values = {**values, "param1": set_param(cfg.infer_param1.key, results_dir)}
         command = shape.format(**{**common, **values, "log": log})
         name = posixpath.basename(log)
         if name.endswith(".log"):
@@ -755,8 +758,8 @@ def _inference(
         # dir (param1) and hand-edited copies passing the save-log slot's value (justld/DMNet_paddle).
         writes: tuple[tuple[str, str], ...] = ()
         save_log_param = set_param(cfg.infer_save_log.key, cfg.infer_save_log.value).strip()
-        if d.name == "seg" and "{param1}" in shape:
-            writes = ((cfg.infer_param1.key, log[: -len(".log")] + "_results"),)
+        if d.param1_results and "{param1}" in shape:
+            writes = ((cfg.infer_param1.key, results_dir),)
         elif "{save_log_value}" in shape and save_log_param:
             writes = ((cfg.infer_save_log.key, cfg.infer_save_log.value),)
         ctx.add(
@@ -807,10 +810,6 @@ def _inference(
                                 "batch": set_param(cfg.infer_batch.key, batch),
                                 "precision": set_param(cfg.infer_precision.key, precision),
                             }
-                            if d.name == "seg":
-                                values["param1"] = set_param(
-                                    cfg.infer_param1.key, log[: -len(".log")] + "_results"
-                                )
                             emit("cpu", log, values)
         elif test_eq(use_gpu, "True") or test_eq(use_gpu, "gpu"):
             trts = [""] if d.whole_infer == "det" else loop("infer_trt")
@@ -826,10 +825,6 @@ def _inference(
                             "precision": set_param(cfg.infer_precision.key, precision),
                             "batch": set_param(cfg.infer_batch.key, batch),
                         }
-                        if d.name == "seg":
-                            values["param1"] = set_param(
-                                cfg.infer_param1.key, log[: -len(".log")] + "_results"
-                            )
                         emit("gpu", log, values)
         else:
             ctx.note(

@@ -68,13 +68,6 @@ class Detection:
     reason: str
 
 
-def script_sha256(repo: Path) -> str | None:
-    try:
-        return hashlib.sha256((repo / SCRIPT).read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
 @lru_cache(maxsize=4)
 def _known_scripts(directory: Path) -> dict[str, tuple[str, str]]:
     """normalised sha256 -> (dialect, origin) of the scripts recorded with a dialect in `directory`."""

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from tipc.console import human_bytes
 from tipc.report.model import (
     Report,
     agreement_caption,
     curve_points,
     evidence_text,
-    fmt_bytes,
     fmt_seconds,
     matrix_table,
 )
@@ -160,8 +160,8 @@ def render_html(report: Report) -> str:
         {
             "step": s,
             "time": fmt_seconds(s.duration_s),
-            "rss": fmt_bytes(s.peak_rss_bytes),
-            "gpu": fmt_bytes(s.peak_gpu_mem_bytes),
+            "rss": human_bytes(s.peak_rss_bytes),
+            "gpu": human_bytes(s.peak_gpu_mem_bytes),
         }
         for s in (report.run.steps if report.run else ())
     ]

@@ -10,13 +10,13 @@ from __future__ import annotations
 import re
 
 from tipc.checks.base import Verdict
+from tipc.console import human_bytes
 from tipc.report.model import (
     Report,
     RuleVerdict,
     agreement_caption,
     curve_points,
     evidence_text,
-    fmt_bytes,
     fmt_seconds,
     matrix_table,
 )
@@ -152,7 +152,7 @@ def _render(report: Report, max_lines: int) -> str:
             status = s.status + (f" (exit {s.exit_code})" if s.exit_code not in (None, 0) else "")
             out.append(
                 f"| {cell(s.id)} | {cell(s.stage)} | {cell(status)} | {fmt_seconds(s.duration_s)} | "
-                f"{fmt_bytes(s.peak_rss_bytes)} | {fmt_bytes(s.peak_gpu_mem_bytes)} |"
+                f"{human_bytes(s.peak_rss_bytes)} | {human_bytes(s.peak_gpu_mem_bytes)} |"
             )
         out.append("")
     if report.findings:

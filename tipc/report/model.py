@@ -257,17 +257,6 @@ def lint_verdict(findings: Iterable[Finding]) -> tuple[RuleVerdict, ...]:
 # --- small formatting helpers shared by the reporters ---------------------------------------------------
 
 
-def fmt_bytes(n: int | None) -> str:
-    if n is None:
-        return "n/a"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GiB"
-
-
 def fmt_seconds(s: float | None) -> str:
     if s is None:
         return "-"

@@ -10,12 +10,12 @@ import io
 from typing import Any
 
 from tipc.checks.base import Verdict
+from tipc.console import human_bytes
 from tipc.report.model import (
     Report,
     agreement_caption,
     curve_points,
     evidence_text,
-    fmt_bytes,
     fmt_seconds,
     matrix_table,
     sparkline,
@@ -73,8 +73,8 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
                 Text(s.stage),
                 status,
                 Text(fmt_seconds(s.duration_s)),
-                Text(fmt_bytes(s.peak_rss_bytes)),
-                Text(fmt_bytes(s.peak_gpu_mem_bytes)),
+                Text(human_bytes(s.peak_rss_bytes)),
+                Text(human_bytes(s.peak_gpu_mem_bytes)),
             )
         console.print(steps)
     else:

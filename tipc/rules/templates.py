@@ -62,10 +62,11 @@ LINE_HASH_CHARS = 12
 def line_fingerprints(text: str) -> tuple[str, ...]:
     """Short hashes of the normalised lines: enough to find where a copy departs from a template without
     shipping the template's text."""
-    return tuple(
-        hashlib.sha256(line.encode("utf-8")).hexdigest()[:LINE_HASH_CHARS]
-        for _, line in normalised_lines(text)
-    )
+    return tuple(_line_hash(line) for _, line in normalised_lines(text))
+
+
+def _line_hash(line: str) -> str:
+    return hashlib.sha256(line.encode("utf-8")).hexdigest()[:LINE_HASH_CHARS]
 
 
 def script_hash(text: str) -> str:
@@ -243,7 +244,7 @@ def _first_difference(rel: str, text: str, digest: str, known: tuple[KnownHash, 
     if not candidates:
         return Evidence("differs from every known template", path=rel, numbers=numbers)
     lines = normalised_lines(text)
-    mine = [hashlib.sha256(line.encode("utf-8")).hexdigest()[:LINE_HASH_CHARS] for _, line in lines]
+    mine = [_line_hash(line) for _, line in lines]
     best = max(candidates, key=lambda k: difflib.SequenceMatcher(None, k.lines, mine, autojunk=False).ratio())
     ops = [
         op

@@ -246,6 +246,7 @@ class Dialect:
     whole_infer: str = "ocr"  # "ocr" | "template" | "clas_klquant" | "det" | "compact"
     whole_infer_export_log: str | None = "{log_root}_export_{n}.log"
     whole_infer_gpu: str = "0"  # the `_gpu` passed to inference in whole_infer
+    param1_results: bool = False  # inference param1 = `<log stem>_results`, a folder it writes (PaddleSeg)
     status_model_name: bool = True
     status_log_path: bool = True
     fingerprints: tuple[str, ...] = ()  # sha256 of the repo's test_train_inference_python.sh

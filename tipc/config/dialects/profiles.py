@@ -68,6 +68,7 @@ SEG = Dialect(
     emit_autocast=True,
     pretrain_from_norm=True,
     seg_iter_fallback=True,
+    param1_results=True,
     env_at_gpu_loop=True,
     env_before_eval=False,
     train_shape_single=(
