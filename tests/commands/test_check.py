@@ -384,7 +384,7 @@ def test_reuse_run_reads_the_record_of_its_own_mode_in_a_shared_output_dir(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The demo (template dialect) logs both modes to test_tipc/output: `--reuse-run` must find the record of
-    the mode it checks even after the other mode ran (`--python false`: every step fails fast, no training)."""
+    the mode it checks even after the other mode ran (`--python false`: all steps fail fast, no training)."""
     import shutil
 
     from tipc.plan import plan as make_plan
