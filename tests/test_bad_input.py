@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from tipc.cli import main
+from tipc.plan import plan
+from tipc.record import record_location
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "lenet_digits"
 CONFIG_REL = "test_tipc/configs/lenet_digits/train_infer_python.txt"
@@ -311,8 +313,8 @@ CORRUPT_RECORDS = [
 def test_run_with_a_corrupt_record_names_it_and_runs_afresh(
     flag: str, data: bytes, repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    record = repo / "test_tipc" / "output" / "tipc_run.json"
-    record.parent.mkdir(parents=True)
+    record = repo / record_location(plan(repo / CONFIG_REL, "lite_train_lite_infer", repo=repo))
+    record.parent.mkdir(parents=True, exist_ok=True)
     record.write_bytes(data)
     rc, out, err = cli(capsys, ["run", flag, "--python", "false", str(repo)])
     assert rc == 1, err  # every step fails under `false`; the corrupt record is reported, not fatal
@@ -323,8 +325,8 @@ def test_run_with_a_corrupt_record_names_it_and_runs_afresh(
 def test_check_reuse_run_with_a_corrupt_record_runs_the_chain(
     data: bytes, repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    record = repo / "test_tipc" / "output" / "tipc_run.json"
-    record.parent.mkdir(parents=True)
+    record = repo / record_location(plan(repo / CONFIG_REL, "lite_train_lite_infer", repo=repo))
+    record.parent.mkdir(parents=True, exist_ok=True)
     record.write_bytes(data)
     rc, _out, err = cli(capsys, ["check", "--reuse-run", "--python", "false", str(repo)])
     assert rc == 1, err

@@ -6,7 +6,17 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from tipc.record import RecordWriter, Resources, ResourceSample, RunRecord, StepResult, load_record
+import pytest
+
+from tipc.record import (
+    RecordWriter,
+    Resources,
+    ResourceSample,
+    RunRecord,
+    StepResult,
+    load_record,
+    record_location,
+)
 from tipc.steps import Plan, Stage, Status, Step
 
 
@@ -70,3 +80,52 @@ def test_monitor_cpu_round_trips_and_older_records_still_load() -> None:
     older = res.to_json()
     del older["monitor_cpu_s"]
     assert Resources.from_json(older).monitor_cpu_s is None
+
+
+def _located(output_dir: str, model: str = "m", mode: str = "lite_train_lite_infer", config: str = "") -> str:
+    plan = replace(
+        _plan(),
+        output_dir=output_dir,
+        model_name=model,
+        mode=mode,
+        config_path=config or f"test_tipc/configs/{model}/train_infer_python.txt",
+    )
+    return record_location(plan).as_posix()
+
+
+@pytest.mark.parametrize(
+    "output_dir",
+    [
+        "test_tipc/output/m/lite_train_lite_infer",  # most dialects
+        "log/m/lite_train_lite_infer",  # a serving layout
+        "test_tipc/output/m/lite_train_lite_infer/python",
+    ],
+)
+def test_record_stays_in_an_output_dir_naming_model_and_mode(output_dir: str) -> None:
+    assert _located(output_dir) == f"{output_dir}/tipc_run.json"
+
+
+def test_shared_output_dir_gets_a_folder_per_model_config_and_mode() -> None:
+    assert _located("test_tipc/output") == (
+        "test_tipc/output/tipc_runs/m/train_infer_python/lite_train_lite_infer/tipc_run.json"
+    )
+    seen = {
+        _located("test_tipc/output"),
+        _located("test_tipc/output", mode="whole_infer"),
+        _located("test_tipc/output", model="n"),
+        _located("test_tipc/output", config="test_tipc/configs/m/train_amp_infer_python.txt"),
+        _located("test_tipc/output/m"),  # LOG_PATH without the mode (DnCNN_paddle)
+        _located("test_tipc/output/m", mode="whole_infer"),
+        _located(
+            "test_tipc/output/lite_train_lite_infer/m"
+        ),  # mode before model does not name "<model>/<mode>"
+    }
+    assert len(seen) == 7
+    assert _located("", model="m") == "tipc_runs/m/train_infer_python/lite_train_lite_infer/tipc_run.json"
+
+
+def test_odd_model_names_stay_inside_the_output_dir() -> None:
+    for model in ("../../etc", "a b/c", "..", "", "/abs"):
+        path = _located("test_tipc/output", model=model)
+        assert path.startswith("test_tipc/output/tipc_runs/") and ".." not in path.split("/"), path
+        assert path.count("/") == 6, path

@@ -19,7 +19,7 @@ import pytest
 from tipc import runner as runner_mod
 from tipc.console import NullObserver
 from tipc.errors import UserError
-from tipc.record import RECORD_FILENAME, StepResult, load_record
+from tipc.record import RECORD_FILENAME, StepResult, load_record, record_location
 from tipc.results import parse_results_log, status_line
 from tipc.runner import (
     RunOptions,
@@ -30,6 +30,7 @@ from tipc.runner import (
     find_record,
     paddle_version,
     python_substitutions,
+    record_path,
 )
 from tipc.steps import Plan, Stage, Status, Step
 
@@ -625,7 +626,69 @@ def test_previous_record_of_another_mode_is_not_reused(repo: Path) -> None:
     record = execute(other_mode, RunOptions(probe_versions=False, rerun_failed=True))
     a = record.result("a")
     assert a is not None and not a.reused
+    # OUT names model and mode, so another config of the same model and mode shares its record file
+    other_config = Plan(**{**plan.__dict__, "config_path": "test_tipc/configs/m/train_linux_amp.txt"})
+    assert record_path(other_config) == record_path(plan)
+    record = execute(other_config, RunOptions(probe_versions=False, rerun_failed=True))
+    a = record.result("a")
+    assert a is not None and not a.reused
     assert any("another config or mode" in n for n in record.notes)
+
+
+SHARED = "test_tipc/output"  # the template dialect's LOG_PATH: every model and mode log here
+
+
+def shared_plan(
+    repo: Path, steps: list[Step], mode: str = "lite_train_lite_infer", model: str = "m", config: str = ""
+) -> Plan:
+    return Plan(
+        config_path=config or f"test_tipc/configs/{model}/train_infer_python.txt",
+        repo=str(repo),
+        mode=mode,
+        dialect="template",
+        model_name=model,
+        output_dir=SHARED,
+        results_log=f"{SHARED}/results_python.log",
+        status_format="template",
+        steps=tuple(steps),
+    )
+
+
+def test_shared_output_dir_keeps_a_record_per_mode_and_config(repo: Path) -> None:
+    plans = [
+        shared_plan(repo, [step("a", "print('lite')")]),
+        shared_plan(repo, [step("a", "print('whole')")], mode="whole_infer"),
+        shared_plan(repo, [step("a", "print('n')")], model="n"),
+        shared_plan(
+            repo, [step("a", "print('amp')")], config="test_tipc/configs/m/train_amp_infer_python.txt"
+        ),
+    ]
+    for plan in plans:
+        assert exit_code(execute(plan, FAST)) == 0
+    paths = [record_path(plan) for plan in plans]
+    assert len(set(paths)) == len(plans)
+    assert not (repo / SHARED / RECORD_FILENAME).exists()
+    for plan, path in zip(plans, paths, strict=True):
+        assert path == repo / record_location(plan) and path.is_relative_to(repo / SHARED)
+        assert find_record(repo, plan) == path  # what `tipc check --reuse-run` reads
+        on_disk = load_record(path)
+        assert (on_disk.plan.mode, on_disk.plan.model_name, on_disk.plan.config_path) == (
+            plan.mode,
+            plan.model_name,
+            plan.config_path,
+        )
+        assert on_disk.plan.steps == plan.steps
+
+
+def test_resume_in_shared_output_dir_survives_another_mode(repo: Path) -> None:
+    lite = shared_plan(repo, [step("a", "print(1)"), step("b", "print(2)"), step("c", "print(3)")])
+    record = execute(lite, FAST, _InterruptAt("b"))
+    assert statuses(record) == {"a": Status.PASSED, "b": Status.INTERRUPTED}
+    # another mode runs in between: it used to overwrite the one shared record
+    execute(shared_plan(repo, [step("a", "print(1)")], mode="whole_infer"), FAST)
+    resumed = execute(lite, RunOptions(probe_versions=False, resume=True))
+    assert statuses(resumed) == {"a": Status.PASSED, "b": Status.PASSED, "c": Status.PASSED}
+    assert [r.reused for r in resumed.results] == [True, False, False]
 
 
 def test_changed_command_is_rerun_on_resume(repo: Path) -> None:

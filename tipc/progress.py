@@ -13,6 +13,7 @@ from collections import deque
 from typing import IO, TYPE_CHECKING, Any
 
 from tipc.console import human_bytes
+from tipc.record import record_location
 from tipc.steps import Status
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ class PlainObserver:
 
     def plan_finished(self, plan: Plan, results: Any) -> None:
         self._say("tipc: " + totals_line(results))
-        self._say(f"tipc: run record {os.path.join(plan.repo, plan.output_dir, 'tipc_run.json')}")
+        self._say(f"tipc: run record {os.path.join(plan.repo, record_location(plan))}")
 
 
 class RichObserver:
@@ -223,9 +224,7 @@ class RichObserver:
             style = next((v for k, v in _STYLE.items() if status.startswith(k.value)), "")
             table.add_row(step_id, f"[{style}]{status}[/]" if style else status, took, mem, log)
         self.console.print(table)
-        self.console.print(
-            f"run record: {os.path.join(plan.repo, plan.output_dir, 'tipc_run.json')}", markup=False
-        )
+        self.console.print(f"run record: {os.path.join(plan.repo, record_location(plan))}", markup=False)
 
 
 def wants_plain(stream: IO[str] | None = None) -> bool:

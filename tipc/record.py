@@ -1,13 +1,14 @@
 """The run record: what happened when a plan ran. JSON with a versioned schema.
 
-Written by the runner to `<output_dir>/tipc_run.json`; read by `tipc check`, `--rerun-failed` and resume.
+Written by the runner to `<repo>/<record_location(plan)>`; read by `tipc check`, `--rerun-failed` and resume.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tipc.errors import ConfigError
@@ -15,6 +16,45 @@ from tipc.steps import Plan, Status
 
 RECORD_SCHEMA = "tipc.run-record/1"
 RECORD_FILENAME = "tipc_run.json"
+RUNS_DIRNAME = "tipc_runs"  # per config and mode records when output_dir is shared (see record_location)
+
+
+def record_location(plan: Plan) -> Path:
+    """Where `plan`'s run record lives, relative to `plan.repo`: the one place every reader and writer asks.
+
+    `<output_dir>/tipc_run.json` when output_dir already names the model and the mode (most dialects'
+    `test_tipc/output/<model>/<mode>`). The template dialect logs every model and mode to the shared
+    `test_tipc/output`, so there the record gets its own folder,
+    `<output_dir>/tipc_runs/<model>/<config file stem>/<mode>/tipc_run.json`: the model name as well as the
+    stem because every template config is called train_infer_python.txt.
+    """
+    out = PurePosixPath(plan.output_dir or ".")
+    if _names_model_and_mode(out.parts, plan.model_name, plan.mode):
+        return Path(out, RECORD_FILENAME)
+    stem = PurePosixPath(plan.config_path).stem
+    return Path(
+        out,
+        RUNS_DIRNAME,
+        _safe_name(plan.model_name),
+        _safe_name(stem),
+        _safe_name(plan.mode),
+        RECORD_FILENAME,
+    )
+
+
+def _names_model_and_mode(parts: tuple[str, ...], model: str, mode: str) -> bool:
+    model_parts = PurePosixPath(model).parts if model.strip() else ()
+    if not model_parts or not mode:
+        return False
+    width = len(model_parts)
+    return any(
+        parts[i : i + width] == model_parts and mode in parts[i + width :] for i in range(len(parts) - width)
+    )
+
+
+def _safe_name(text: str) -> str:
+    """One path component: no separators, no `..`, nothing a shell or another OS would trip over."""
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", text).strip("._") or "_"
 
 
 @dataclass(frozen=True)

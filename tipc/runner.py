@@ -28,7 +28,7 @@ from tipc import __version__, proc
 from tipc.console import NullObserver, Observer
 from tipc.errors import ConfigError, UserError
 from tipc.monitor import Monitor, host_info
-from tipc.record import RECORD_FILENAME, RecordWriter, Resources, RunRecord, StepResult, load_record
+from tipc.record import RecordWriter, Resources, RunRecord, StepResult, load_record, record_location
 from tipc.results import append_status_line, log_field, status_line
 from tipc.steps import Plan, Status, Step
 
@@ -279,12 +279,12 @@ def _config_key(plan: Plan) -> tuple[str, str, str, str]:
 
 
 def record_path(plan: Plan) -> Path:
-    return Path(plan.repo) / plan.output_dir / RECORD_FILENAME
+    return Path(plan.repo) / record_location(plan)
 
 
 def find_record(repo: Path, plan: Plan) -> Path | None:
     """The run record of the same config and mode under `repo`, if a readable one exists."""
-    path = repo / plan.output_dir / RECORD_FILENAME
+    path = repo / record_location(plan)
     if not path.is_file():
         return None
     try:
@@ -404,7 +404,7 @@ class _Execution:
         self.observer = observer
         self.repo = Path(plan.repo).resolve()
         self.out_dir = (self.repo / plan.output_dir).resolve()
-        self.record_file = self.out_dir / RECORD_FILENAME
+        self.record_file = (self.repo / record_location(plan)).resolve()
         self.total = len(plan.steps)
         self.deadline = (
             None if options.run_timeout_s is None else time.monotonic() + max(0.0, options.run_timeout_s)
@@ -831,6 +831,7 @@ class _Execution:
     def run(self) -> RunRecord:
         plan, options = self.plan, self.options
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.record_file.parent.mkdir(parents=True, exist_ok=True)
         reusable = self.previous_results()
         self.mapping, subst_notes = python_substitutions(plan, options)
         self.notes.extend(subst_notes)
@@ -912,13 +913,14 @@ class _Execution:
 
 
 def execute(plan: Plan, options: RunOptions = RunOptions(), observer: Observer | None = None) -> RunRecord:
-    """Run every step of `plan`; returns the run record (also written to `<repo>/<output_dir>/tipc_run.json`).
+    """Run every step of `plan`; returns the run record (also written to `<repo>/<record_location(plan)>`).
 
     Ctrl-C stops the running step's process group, records it INTERRUPTED and returns the record; callers map
     that to exit 130 (see `exit_code`).
     """
     execution = _Execution(plan, options, observer if observer is not None else NullObserver())
     execution.out_dir.mkdir(parents=True, exist_ok=True)
+    # The lock stays per output dir, not per record: runs sharing an output dir still share its logs.
     with _exclusive(execution.out_dir / LOCK_FILENAME):
         return execution.run()
 

@@ -378,3 +378,34 @@ def test_check_executes_the_isolated_plan(repo: Path, ruleset: Path) -> None:
     assert ran.isolated
     out = "./test_tipc/output/lenet/lite_train_lite_infer/tipc_isolated/pretrained"
     assert ran.steps[1].argv[-1] == f"--save_inference_dir={out}"
+
+
+def test_reuse_run_reads_the_record_of_its_own_mode_in_a_shared_output_dir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The demo (template dialect) logs both modes to test_tipc/output: `--reuse-run` must find the record of
+    the mode it checks even after the other mode ran (`--python false`: all steps fail fast, no training)."""
+    import shutil
+
+    from tipc.plan import plan as make_plan
+    from tipc.record import load_record, record_location
+
+    demo = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
+    repo = tmp_path / "repo"
+    shutil.copytree(demo, repo, ignore=shutil.ignore_patterns("lite_data", "output", "__pycache__", "*.tar"))
+    modes = ("lite_train_lite_infer", "whole_infer")
+    for mode in modes:
+        assert main(["run", "--python", "false", "--mode", mode, str(repo)]) == 1
+    capsys.readouterr()
+    config = "test_tipc/configs/lenet_digits/train_infer_python.txt"
+    for mode in modes:
+        expected = repo / record_location(make_plan(repo / config, mode, repo=repo))
+        started = load_record(expected).started
+        rc = main(
+            ["check", "--reuse-run", "--python", "false", "--mode", mode, "--format", "json", str(repo)]
+        )
+        out = capsys.readouterr().out
+        assert rc == 1
+        run = json.loads(out)["run"]
+        assert (run["mode"], run["reused"], run["record_path"]) == (mode, True, str(expected))
+        assert load_record(expected).started == started  # read, not re-run

@@ -24,6 +24,7 @@ import pytest
 from tipc import proc
 from tipc.config.corpus import compare, status_text
 from tipc.plan import ISOLATED_DIR, plan
+from tipc.record import record_location
 
 pytestmark = pytest.mark.integration
 
@@ -90,9 +91,22 @@ def tipc_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         before = len(_status_lines(repo))
         _run(repo, [sys.executable, "-m", "tipc", "run", str(repo), "--mode", mode])
         runs[mode] = _status_lines(repo)[before:]
-        runs[f"{mode}:record"] = json.loads((repo / OUTPUT / "tipc_run.json").read_text(encoding="utf-8"))
+        record = repo / record_location(plan(repo / CONFIG, mode, repo=repo))
+        runs[f"{mode}:record"] = json.loads(record.read_text(encoding="utf-8"))
         runs[f"{mode}:untouched"] = _tree_hashes(repo) == before_tree
     return runs
+
+
+def test_each_mode_keeps_its_own_record(tipc_runs: dict[str, object]) -> None:
+    # The template logs every mode to the shared test_tipc/output: the lite_train run must not overwrite the
+    # whole_infer record that ran before it (`tipc check --reuse-run` / `--resume` read it back).
+    repo = tipc_runs["repo"]
+    assert isinstance(repo, Path)
+    for mode in MODES:
+        path = repo / record_location(plan(repo / CONFIG, mode, repo=repo))
+        on_disk = json.loads(path.read_text(encoding="utf-8"))
+        assert on_disk["plan"]["mode"] == mode
+        assert on_disk == tipc_runs[f"{mode}:record"]
 
 
 @pytest.mark.parametrize("mode", MODES)

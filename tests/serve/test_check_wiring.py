@@ -9,7 +9,7 @@ from typing import Any
 
 from tipc.checks.base import CheckContext, CheckOutcome, Verdict
 from tipc.commands import check as check_cmd
-from tipc.record import RunRecord, StepResult
+from tipc.record import RunRecord, StepResult, record_location
 from tipc.rules.evaluate import chains_named, make_env
 from tipc.rules.schema import parse_ruleset, resolve_ruleset
 from tipc.steps import Plan, Stage, Status, Step
@@ -162,7 +162,7 @@ def test_reuse_run_reuses_the_serving_chains_record_too(tmp_path: Path) -> None:
 
     def find_record(repo: Path, plan: Plan) -> Path | None:
         asked.append(plan.output_dir)
-        return repo / plan.output_dir / "tipc_run.json"
+        return repo / record_location(plan)
 
     seams.find_record = find_record
     seams.load_record = lambda path: record(
