@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from tests.demo_port import use_free_port
+
 pytestmark = pytest.mark.integration
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
@@ -90,6 +92,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Checked:
     """The demo, checked once with its chain run for real (the run record is reused below)."""
     repo = tmp_path_factory.mktemp("base") / "lenet_digits"
     shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    use_free_port(repo)
     return _check(repo)
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.demo_port import use_free_port
+
 pytestmark = pytest.mark.integration
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
@@ -49,6 +51,7 @@ def _tipc(*args: str) -> subprocess.CompletedProcess[str]:
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("chain") / "lenet_digits"
     shutil.copytree(DEMO, dest, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    use_free_port(dest)
     return dest
 
 

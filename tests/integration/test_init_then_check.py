@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import tipc
+from tests.demo_port import use_free_port
 
 pytestmark = pytest.mark.integration
 
@@ -76,6 +78,7 @@ def initialised(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subproc
     copy = tmp_path_factory.mktemp("init_then_check") / "lenet_digits"
     shutil.copytree(DEMO, copy, ignore=shutil.ignore_patterns("test_tipc", "output", "__pycache__"))
     assert not (copy / "test_tipc").exists()
+    use_free_port(copy)
     return copy, _tipc("init", str(copy), "--model", "lenet_digits")
 
 
@@ -100,10 +103,11 @@ def test_init_writes_the_folder_with_nothing_left_to_do(
         assert (copy / rel).is_file(), rel
     # The serving config reads the demo's own client: its port and service name, its image flag.
     serving = (copy / SERVING_CONFIG).read_text()
-    assert (
-        "web_service:-m tipc serve ../../inference/lenet_digits_infer --port 18093 --name lenet_digits"
-        in serving
-    )
+    client = (copy / "deploy/serving_python/pipeline_http_client.py").read_text()
+    port = re.search(r"127\.0\.0\.1:(\d+)/lenet_digits/prediction", client)
+    assert port is not None
+    expected = f"--port {port.group(1)} --name lenet_digits"
+    assert f"web_service:-m tipc serve ../../inference/lenet_digits_infer {expected}" in serving
     assert "pipline:pipeline_http_client.py\n--image_dir:../../lite_data/infer/\n" in serving
 
 
@@ -168,6 +172,7 @@ def test_compact_dialect_init_then_check(tmp_path: Path) -> None:
         pytest.skip("examples/lenet_digits is not in this checkout")
     copy = tmp_path / "lenet_digits"
     shutil.copytree(DEMO, copy, ignore=shutil.ignore_patterns("test_tipc", "output", "__pycache__"))
+    use_free_port(copy)
     init = _tipc("init", str(copy), "--model", "lenet_digits", "--dialect", "compact")
     assert init.returncode == 0, _explain(init)
     check = _tipc("check", str(copy), "--no-color")  # the 32-line layout is detected: no --dialect

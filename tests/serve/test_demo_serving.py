@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.demo_port import use_free_port
 from tests.serve.conftest import REPO_ROOT, child_env
 from tipc import proc
 from tipc.serve.client import wait_ready
@@ -33,6 +34,7 @@ def image_lines(text: str) -> list[str]:
 def test_demo_serving_chain_matches_paddle_inference(tmp_path: Path) -> None:
     repo = tmp_path / "lenet_digits"
     shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns("output", "inference", "log", "__pycache__"))
+    use_free_port(repo)
     plan = plan_serving(
         repo / "test_tipc/configs/lenet_digits/serving_infer_python.txt",
         overrides=Overrides(python=sys.executable),
@@ -72,6 +74,7 @@ def test_demo_serving_chain_matches_paddle_inference(tmp_path: Path) -> None:
 def test_demo_serving_script_runs_the_chain(tmp_path: Path) -> None:
     repo = tmp_path / "lenet_digits"
     shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns("output", "inference", "log", "__pycache__"))
+    use_free_port(repo)
     env = child_env()
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")  # the config's `python`
     lines: list[str] = []

@@ -16,6 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.demo_port import use_free_port
 from tests.serve.conftest import REPO_ROOT
 from tipc.cli import main
 from tipc.record import load_record
@@ -47,6 +48,7 @@ runpy.run_path(os.path.join(here, "real_client.py"), run_name="__main__")
 def copy_demo(tmp_path: Path) -> Path:
     repo = tmp_path / "lenet_digits"
     shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns("output", "inference", "log", "__pycache__"))
+    use_free_port(repo)
     return repo
 
 
