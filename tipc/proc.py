@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from tipc import sandbox
+
 # How long a process group gets between SIGTERM and SIGKILL.
 TERM_GRACE_S = 3.0
 
@@ -174,7 +176,7 @@ def run(
     started = time.time()
     try:
         child = subprocess.Popen(
-            list(argv),
+            sandbox.wrap(argv),  # under the run's jail when tipc is in a sandbox
             cwd=str(cwd),
             env=dict(env) if env is not None else None,
             stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
@@ -213,6 +215,40 @@ def run(
             sink.close()
 
 
+def run_attached(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:
+    """Run a child tipc on this terminal (stdin, stdout and stderr shared) and return its exit code.
+
+    Used only to re-run tipc itself in a fresh process (the sandbox must be entered before any thread
+    starts). SIGINT, SIGTERM and SIGHUP received here are passed on to the child, which stops its own steps
+    and writes its record; the child also dies if this process is killed outright.
+    """
+    child = subprocess.Popen(
+        list(argv), env=dict(env) if env is not None else None, preexec_fn=_die_with_parent
+    )
+    forwarded = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in forwarded:
+            previous[sig] = signal.signal(sig, lambda signum, frame: child.send_signal(signum))
+    try:
+        while True:
+            try:
+                return child.wait()
+            except KeyboardInterrupt:
+                child.send_signal(signal.SIGINT)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL when the parent dies (prctl PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+
+
 class Background:
     """A long-running child (a server) in its own process group; stop it by its own group only."""
 
@@ -230,7 +266,7 @@ class Background:
             self._sink = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.started = time.time()
         self.child = subprocess.Popen(
-            list(argv),
+            sandbox.wrap(argv),
             cwd=str(cwd),
             env=dict(env) if env is not None else None,
             stdin=subprocess.DEVNULL,

@@ -22,6 +22,7 @@ MODES: tuple[str, ...] = (
 
 
 class Stage(str, Enum):
+    PREPARE = "prepare"  # the repo's test_tipc/prepare.sh, run before the chain (its failure blocks nothing)
     TRAIN = "train"
     EVAL = "eval"
     EXPORT = "export"
