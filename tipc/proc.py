@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from tipc import sandbox
-
 # How long a process group gets between SIGTERM and SIGKILL.
 TERM_GRACE_S = 3.0
 
@@ -176,7 +174,7 @@ def run(
     started = time.time()
     try:
         child = subprocess.Popen(
-            sandbox.wrap(argv),  # under the run's jail when tipc is in a sandbox
+            list(argv),
             cwd=str(cwd),
             env=dict(env) if env is not None else None,
             stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
@@ -266,7 +264,7 @@ class Background:
             self._sink = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.started = time.time()
         self.child = subprocess.Popen(
-            sandbox.wrap(argv),
+            list(argv),
             cwd=str(cwd),
             env=dict(env) if env is not None else None,
             stdin=subprocess.DEVNULL,

@@ -171,13 +171,20 @@ def with_prepare(plan: Plan, args: argparse.Namespace) -> tuple[Plan, list[str]]
     return replace(plan, steps=(step, *plan.steps)), notes
 
 
-def enter(plan: Plan, options: SandboxOptions, binds: Mapping[str, str], *, fresh: bool) -> Session:
+def enter(
+    plan: Plan,
+    options: SandboxOptions,
+    binds: Mapping[str, str],
+    *,
+    fresh: bool,
+    writable: tuple[Path, ...] = (),
+) -> Session:
     """Enter the sandbox of `plan`'s run: key (model, config stem, mode); `binds` maps a role (logs, serving,
     report) to the repo-relative folder that must outlive the run."""
     from tipc import sandbox
 
     key = (plan.model_name or "model", Path(plan.config_path).stem, plan.mode)
-    return sandbox.enter(Path(plan.repo), key, binds, options, fresh=fresh)
+    return sandbox.enter(Path(plan.repo), key, binds, options, fresh=fresh, writable=writable)
 
 
 # ---------------------------------------------------------------- signals

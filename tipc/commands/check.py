@@ -287,11 +287,16 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     binds = {"logs": the_plan.output_dir}
     if serving_plan is not None:
         binds["serving"] = serving_plan.output_dir
+    outside: tuple[Path, ...] = ()
     if report_dir.is_relative_to(repo):
         binds["report"] = report_dir.relative_to(repo).as_posix()
+    else:
+        outside = (report_dir,)
     with _sandboxed.stop_signals():
         try:
-            session = _sandboxed.enter(the_plan, sandbox_options, binds, fresh=not args.reuse_run)
+            session = _sandboxed.enter(
+                the_plan, sandbox_options, binds, fresh=not args.reuse_run, writable=outside
+            )
         except KeyboardInterrupt:
             stderr.write("tipc: interrupted before the chain started\n")
             return _sandboxed.interrupted_exit()

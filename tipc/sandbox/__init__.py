@@ -6,8 +6,9 @@ committed tree is the read-only lower layer, a fresh upper layer lives in the ru
 `<repo>/test_tipc/output/tipc/<model>/<config>/<mode>/`. Absolute paths in commands keep working, every run
 starts from the committed tree (no stale artefacts from an earlier run), and the user's files stay
 byte-identical. The folders whose contents the user reads afterwards (the chain's output folders, the report
-folder) are bind-mounted from real folders of the run folder. Each command then runs under `jail.py`, which
-makes the rest of the file system read-only, gives /tmp and $HOME copy-on-write layers and hides credentials.
+folder) are bind-mounted from real folders of the run folder. Then `_restrict` makes the rest of the file
+system read-only, gives /tmp and $HOME copy-on-write layers and hides credentials; every command of the run
+inherits all of it, at no cost per command.
 
 The namespaces die with the tipc process, whatever ends it: nothing is left mounted anywhere.
 Backends: `overlay` (as root, or in a user namespace where the kernel allows it), `copy` (the portable
@@ -16,7 +17,6 @@ fallback: a plain copy of the working tree, announced with its cost), `none` (`-
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -33,7 +33,6 @@ from tipc.errors import UserError
 BACKENDS = ("auto", "overlay", "copy", "none")
 RUNS_DIR = "test_tipc/output/tipc"  # tipc's own folder in the repo's output folder
 MAX_CHANGES_LISTED = 5000
-_JAIL = Path(__file__).with_name("jail.py")
 _UNSAFE_OPTION_CHARS = re.compile(r"[,:\\\s]")
 
 
@@ -71,13 +70,6 @@ class Session:
     @property
     def active(self) -> bool:
         return self.backend == "overlay"
-
-    def wrap(self, argv: Sequence[str]) -> list[str]:
-        """`argv` run under the jail (overlay backend), else unchanged."""
-        if not self.active or self._state is None:
-            return list(argv)
-        spec = {"view": str(self.view)}
-        return [sys.executable, "-E", "-s", str(_JAIL), json.dumps(spec), "--", *argv]
 
     def real(self, role: str) -> Path | None:
         """Where the folder bound for `role` really is (what the user opens after the run)."""
@@ -127,7 +119,7 @@ class Session:
         }
 
 
-# The session this process is in, if any: tipc.proc starts every command under its jail.
+# The session this process is in, if any.
 _current: Session | None = None
 CHILD_ENV = "TIPC_SANDBOX_CHILD"
 
@@ -151,10 +143,6 @@ def reexec_argv() -> list[str]:
 
 def current() -> Session | None:
     return _current
-
-
-def wrap(argv: Sequence[str]) -> list[str]:
-    return _current.wrap(argv) if _current is not None else list(argv)
 
 
 def _walk_files(top: Path) -> Iterator[Path]:
@@ -184,6 +172,7 @@ def enter(
     options: SandboxOptions,
     *,
     fresh: bool,
+    writable: Sequence[Path] = (),
 ) -> Session:
     """Put this process into the sandbox of the run `key` (model, config stem, mode).
 
@@ -208,7 +197,7 @@ def enter(
         problem = _overlay_problem(repo)
         if problem is None:
             try:
-                session = _enter_overlay(repo, folder, binds, options, fresh=fresh)
+                session = _enter_overlay(repo, folder, binds, options, fresh=fresh, writable=writable)
             except OSError as exc:
                 problem = f"the overlay could not be set up ({exc})"
             else:
@@ -246,7 +235,13 @@ def _reset(path: Path) -> None:
 
 
 def _enter_overlay(
-    repo: Path, folder: Path, binds: Mapping[str, str], options: SandboxOptions, *, fresh: bool
+    repo: Path,
+    folder: Path,
+    binds: Mapping[str, str],
+    options: SandboxOptions,
+    *,
+    fresh: bool,
+    writable: Sequence[Path] = (),
 ) -> Session:
     from tipc.sandbox import _syscalls as sc
 
@@ -284,7 +279,9 @@ def _enter_overlay(
         target = repo / rel
         target.mkdir(parents=True, exist_ok=True)
         sc.mount(f"{state}/{role}", str(target), None, sc.MS_BIND)
-    os.chdir(os.getcwd())  # a working directory inside the repo must see the view, not the old tree
+    from tipc.sandbox import _restrict
+
+    _restrict.restrict(str(repo), [str(w) for w in writable])  # also re-enters the working directory
     session = Session(
         "overlay", repo, repo, folder, network=options.network, binds=roles, _state=state, _lower=lower
     )

@@ -1,18 +1,13 @@
 """The few Linux system calls the sandbox needs, through ctypes (Python 3.11 has no os.unshare/os.mount).
 
-Standard library only: `tipc/sandbox/jail.py` imports it in a bare interpreter, so nothing here may import
-tipc.
+Standard library only.
 """
 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
-import fcntl
 import os
-import socket
-import struct
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -28,7 +23,7 @@ MS_REC = 0x4000
 MS_PRIVATE = 0x40000
 MNT_DETACH = 0x2
 
-_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+_libc = ctypes.CDLL("libc.so.6", use_errno=True)
 _libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
 _libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
 _libc.unshare.argtypes = (ctypes.c_int,)
@@ -60,6 +55,10 @@ def umount(target: str, flags: int = MNT_DETACH) -> None:
 
 def loopback_up() -> None:
     """Bring `lo` up in a fresh network namespace (it starts down): read its flags, set IFF_UP."""
+    import fcntl
+    import socket
+    import struct
+
     siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         request = struct.pack("16sH14x", b"lo", 0)

@@ -1,22 +1,18 @@
-"""Runs one command of a sandboxed tipc run, then execs it: `python -E -s jail.py SPEC_JSON -- ARGV...`.
-
-tipc itself already sits in a private mount and network namespace whose repo path shows the copy-on-write view
-(see tipc.sandbox). Here, in a further private mount namespace for this one command:
-- /tmp and $HOME become copy-on-write too (reads see the real files, writes vanish with the command);
+"""The rest of the file system, as a sandboxed run sees it (applied once, in tipc's own private namespace, so
+every command of the run inherits it at no cost per command):
+- /tmp and $HOME become copy-on-write (reads see the real files, writes vanish with the run);
 - the secrets under $HOME (ssh keys, cloud and registry credentials) are hidden behind empty mounts;
-- every other mount is made read-only, so the view is the only place the command can write to;
-- /dev/shm is a fresh tmpfs (DataLoader workers need it).
-Standard library only, and no tipc import: it runs in a bare interpreter started by tipc.proc.
+- every other mount is made read-only, so the view (and the folders asked for) are the only places to write;
+- /dev/shm is a fresh tmpfs (DataLoader workers need one).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import sys
+from collections.abc import Sequence
 
-import _syscalls as sc  # type: ignore[import-not-found]  # the sibling module (this file runs as a script)
+from tipc.sandbox import _syscalls as sc
 
 # Files and folders under $HOME that hold credentials; hidden from every sandboxed command.
 SECRETS = (
@@ -70,33 +66,34 @@ def _hide_secrets(home: str) -> None:
             sc.mount("/dev/null", path, None, sc.MS_BIND)
 
 
-def setup(spec: dict[str, object]) -> None:
-    view = str(spec["view"])
-    writable = [str(p) for p in spec.get("writable", ())]  # type: ignore[attr-defined]
-    sc.unshare(sc.CLONE_NEWNS)
-    sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
-    # A fresh tmpfs at /dev/shm (DataLoader workers need one) also holds the upper layers of /tmp and $HOME:
-    # layers from tipc's own namespace cannot be mounted from this one, and these writes need not outlive
-    # the command.
+def restrict(view: str, writable: Sequence[str] = ()) -> None:
+    """Apply the rules above in this (already private) mount namespace. `writable`: folders outside the view
+    that must stay writable (a --report-dir outside the repo)."""
     sc.mount("tmpfs", "/dev/shm", "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "mode=1777")
     scratch = "/dev/shm/.tipc-sandbox"
     home = os.environ.get("HOME", "")
     cows = ["/tmp"]
     if home and home != "/" and os.path.isdir(home) and not _under(home, "/tmp"):
         cows.append(home)
-    # A view inside /tmp or $HOME would be covered by their new layers: hold it aside and put it back on top.
-    held = None
-    if any(_under(view, c) for c in cows):
-        held = scratch + "/view"
-        os.makedirs(held, exist_ok=True)
-        sc.mount(view, held, None, sc.MS_BIND | sc.MS_REC)
+    keep = [view, "/dev/shm", *cows, *_KEEP_WRITABLE]
+    # Folders that must stay writable, and a view inside /tmp or $HOME, which their new layers would
+    # cover: hold them aside and put them back on top.
+    held: list[tuple[str, str]] = []
+    for n, path in enumerate([*writable, view]):
+        if path != view or any(_under(view, c) for c in cows):
+            os.makedirs(path, exist_ok=True)
+            hold = f"{scratch}/held{n}"
+            os.makedirs(hold, exist_ok=True)
+            sc.mount(path, hold, None, sc.MS_BIND | sc.MS_REC)
+            held.append((hold, path))
+            keep.append(path)
     for n, target in enumerate(cows):
         _cow(target, f"{scratch}/{n}.upper", f"{scratch}/{n}.work")
-    if held is not None:
-        sc.mount(held, view, None, sc.MS_BIND | sc.MS_REC)
+    for hold, path in held:
+        os.makedirs(path, exist_ok=True)
+        sc.mount(hold, path, None, sc.MS_BIND | sc.MS_REC)
     if home and home != "/" and os.path.isdir(home) and not _under(view, home):
         _hide_secrets(home)
-    keep = (view, "/dev/shm", *cows, *writable, *_KEEP_WRITABLE)
     for point, flags in _mounts():
         if any(_under(point, k) for k in keep):
             continue
@@ -104,25 +101,3 @@ def setup(spec: dict[str, object]) -> None:
         with contextlib.suppress(OSError):
             sc.mount(None, point, None, sc.MS_REMOUNT | sc.MS_BIND | sc.MS_RDONLY | flags)
     os.chdir(os.getcwd())  # see the mounts made above from the working directory too
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) < 4 or argv[2] != "--":
-        sys.stderr.write("usage: jail.py SPEC_JSON -- ARGV...\n")
-        return 2
-    try:
-        setup(json.loads(argv[1]))
-    except OSError as exc:
-        sys.stderr.write(f"tipc sandbox: cannot set up the step's jail: {exc}\n")
-        return 126
-    command = argv[3:]
-    try:
-        os.execvp(command[0], command)
-    except OSError as exc:
-        sys.stderr.write(f"tipc: cannot start {command[0]!r}: {exc.strerror or exc}\n")
-        return 127
-    return 0  # not reached
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
