@@ -591,7 +591,7 @@ class _Builder:
                     used = k + 1
                     break
             slot = self.slot_of(argv)
-            if slot is None and match is None:
+            if slot is None and match is None and _is_probe(argv):
                 ignored.append(shlex.join(argv))
                 continue
             name, stage, line = slot if slot is not None else ("", Stage.OTHER, 0)
@@ -663,6 +663,12 @@ class _Builder:
             if word.startswith(key + "="):
                 return ((key, word[len(key) + 1 :]),)
         return ()
+
+
+def _is_probe(argv: tuple[str, ...]) -> bool:
+    """An interpreter call that checks the environment rather than running a stage (`python -c ...`, pip)."""
+    rest = argv[1:]
+    return not rest or rest[0] in ("-c", "-V", "--version") or rest[:2] == ("-m", "pip")
 
 
 def _strip_dot(path: str) -> str:
@@ -843,14 +849,15 @@ def plan_for_run(
     )
     known = script_identity(Path(repo))
     where = str(config)
+    mine = tuple(f for f in obs.findings if f.code.startswith("TIPC04"))  # overrides are noted by `plan`
     if not obs.complete:
-        return replace(profile, findings=profile.findings + obs.findings)
+        return replace(profile, findings=profile.findings + mine)
     diffs = tuple(cross_check(profile, obs.steps))
     if known is not None or dialect is not None:
         extra = tuple(f for f in obs.findings if f.code == "TIPC042")
         return replace(profile, findings=profile.findings + diffs + extra)
     if not obs.steps.steps:
-        return replace(profile, steps=(), findings=profile.findings + obs.findings)
+        return replace(profile, steps=(), findings=profile.findings + mine)
     summary = (
         f"{SCRIPT} is not a known dialect (an edited or unknown copy): tipc runs the "
         f"{len(obs.steps.steps)} command(s) observed from it"
@@ -862,7 +869,7 @@ def plan_for_run(
     )
     note = Finding(where, 0, 0, Level.INFO, "TIPC041", summary)
     keep = tuple(f for f in profile.findings if f.code != "TIPC100")
-    return replace(obs.steps, findings=(*keep, note, *diffs, *obs.findings))
+    return replace(obs.steps, findings=(*keep, note, *diffs, *mine))
 
 
 def observation_json(obs: Observation) -> dict[str, Any]:
