@@ -47,8 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--observe",
         action="store_true",
-        help="run the repo's own test_train_inference_python.sh on a throw-away copy with recording stand-ins "
-        "and show the commands it runs, with every difference from the profile plan (TIPC040)",
+        help="run the repo's own test_train_inference_python.sh on a throw-away copy with recording "
+        "stand-ins and show the commands it runs, with every difference from the profile plan (TIPC040)",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -125,10 +125,11 @@ def _observe(args: argparse.Namespace, mode: str) -> int:
         data["profile_dialect"] = profile.dialect
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return 0
+    stopped = ", stopped at the timeout" if obs.timed_out else ""
     shown = replace(obs.steps, findings=obs.steps.findings + tuple(diffs))
     sys.stdout.write(
         f"observed: bash {SCRIPT} {config} {mode} on a throw-away copy of {repo} "
-        f"({obs.duration_s:.2f} s, exit {obs.exit_code}{', stopped at the timeout' if obs.timed_out else ''})\n"
+        f"({obs.duration_s:.2f} s, exit {obs.exit_code}{stopped})\n"
     )
     sys.stdout.write(format_plan(shown))
     if obs.why_nothing:
