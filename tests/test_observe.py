@@ -326,3 +326,28 @@ def test_observing_is_cheap() -> None:
     config = DEMO / DEMO_CONFIG_REL
     obs = observe(config, LITE, repo=DEMO)
     assert obs.script_s < 5 and obs.duration_s < 10, (obs.script_s, obs.duration_s)
+
+
+def test_an_absolute_interpreter_is_recorded_and_never_runs_user_code(tmp_path: Path) -> None:
+    import sys
+
+    repo = _demo_copy(tmp_path, "abspy")
+    (repo / "train.py").write_text("open('RAN', 'w').write('yes')\n")
+    script = repo / "test_tipc" / "test_train_inference_python.sh"
+    script.write_text(
+        "#!/bin/bash\n"
+        "export PYTHONPATH=./:$PYTHONPATH\n"
+        f"{sys.executable} train.py --data_dir=./lite_data --seed=2024\n"
+        f"{sys.executable} -c 'import sys'\n"
+        'echo -e "\\033[33m Run successfully with command - '
+        f'{sys.executable} train.py --data_dir=./lite_data --seed=2024!  \\033[0m"\n'
+    )
+    obs = observe(repo / DEMO_CONFIG_REL, LITE, repo=repo)
+    assert not (repo / "RAN").exists()
+    assert [s.argv for s in obs.steps.steps] == [
+        (sys.executable, "train.py", "--data_dir=./lite_data", "--seed=2024")
+    ]
+    step = obs.steps.steps[0]
+    assert step.stage is Stage.TRAIN and step.env_dict == {"PYTHONPATH": "./"}
+    assert step.status_command == f"{sys.executable} train.py --data_dir=./lite_data --seed=2024"
+    assert obs.ignored == (f"{sys.executable} -c 'import sys'",)

@@ -99,11 +99,25 @@ def target(fd):
         return os.readlink("/proc/self/fd/%d" % fd)
     except OSError:
         return None
-record = {"name": sys.argv[2], "argv": sys.argv[3:], "cwd": os.getcwd(), "env": dict(os.environ),
-          "stdout": target(1), "stderr": target(2)}
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-os.write(fd, (json.dumps(record) + "\n").encode())
-os.close(fd)
+def record(path, name, argv, via):
+    data = {"name": name, "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ),
+            "stdout": target(1), "stderr": target(2), "via": via}
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.write(fd, (json.dumps(data) + "\n").encode())
+    os.close(fd)
+if __name__ == "__main__":
+    record(sys.argv[1], sys.argv[2], sys.argv[3:], "stand-in")
+"""
+
+# A real interpreter the stand-ins cannot shadow (an absolute path written into the script) still imports
+# `sitecustomize` from PYTHONPATH at start-up: it records the call the same way and exits before user code.
+_SITECUSTOMIZE = """
+import os, sys
+sys.path.insert(0, {tools!r})
+import _tipc_record
+argv = list(getattr(sys, "orig_argv", [sys.executable, *sys.argv]))
+_tipc_record.record({record!r}, argv[0], argv[1:], "site")
+os._exit(0)
 """
 
 
@@ -204,6 +218,11 @@ def _make_tools(tools: Path, record: Path, names: Iterable[str]) -> None:
     call = f"exec {shlex.quote(sys.executable)} -I -S {shlex.quote(str(recorder))} {shlex.quote(str(record))}"
     for name in names:
         _write_exe(tools / name, f'#!/bin/sh\n{call} "$0" "$@"\n')
+    site = tools / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        _SITECUSTOMIZE.format(tools=str(tools), record=str(record)), encoding="utf-8"
+    )
     _write_exe(tools / "sleep", "#!/bin/sh\nexit 0\n")
     for name in INERT_TOOLS:
         _write_exe(tools / name, "#!/bin/sh\nexit 0\n")
@@ -247,6 +266,7 @@ class _Call:
     env: dict[str, str]
     stdout: str | None
     stderr: str | None
+    via: str = "stand-in"  # or "site": a real interpreter stopped by our sitecustomize
 
 
 def _read_calls(record: Path) -> list[_Call]:
@@ -268,6 +288,7 @@ def _read_calls(record: Path) -> list[_Call]:
                 {str(k): str(v) for k, v in data["env"].items()},
                 data.get("stdout"),
                 data.get("stderr"),
+                str(data.get("via", "stand-in")),
             )
         )
     return calls
@@ -290,7 +311,7 @@ class _Status:
     command: str
     log: str | None
     format: str
-    results_log: Path
+    results_log: Path | None  # None: read from bash's output
 
 
 def _status_lines(root: Path, before: Mapping[Path, int]) -> list[_Status]:
@@ -308,6 +329,17 @@ def _status_lines(root: Path, before: Mapping[Path, int]) -> list[_Status]:
             parsed = parse_status_line(line)
             if parsed is not None:
                 out.append(_Status(parsed.command, parsed.log_path, parsed.format, path))
+    return out
+
+
+def _status_echoes(output: list[str]) -> list[_Status]:
+    from tipc.results import parse_status_line
+
+    out: list[_Status] = []
+    for line in output:
+        parsed = parse_status_line(line)
+        if parsed is not None:
+            out.append(_Status(parsed.command, parsed.log_path, parsed.format, None))
     return out
 
 
@@ -413,6 +445,7 @@ def observe(
             "LC_ALL": "C.UTF-8",
             "TERM": "dumb",
             "USER": os.environ.get("USER", "tipc"),
+            "PYTHONPATH": str(tools / "site"),
         }
         before = _results_logs(root)
         output: list[str] = []
@@ -432,6 +465,8 @@ def observe(
         script_s = time.monotonic() - bash_started
         calls = _read_calls(record)
         statuses = _status_lines(root, before)
+        if not statuses:
+            statuses = _status_echoes(output)  # a script that only echoes its status lines
         text = "\n".join(output)
         built = _Builder(
             config=config,
@@ -530,10 +565,11 @@ class _Builder:
         for key, value in env.items():
             if key in _BASH_VARS or start.get(key) == value:
                 continue
-            if key == "PATH":
-                # The stand-ins' folder is ours, not the script's: drop it before comparing.
-                parts = [p for p in value.split(os.pathsep) if p != str(self.tools)]
-                base = [p for p in start["PATH"].split(os.pathsep) if p != str(self.tools)]
+            if key in ("PATH", "PYTHONPATH"):
+                # The stand-ins' folders are ours, not the script's: drop them before comparing.
+                ours = {str(self.tools), str(self.tools / "site")}
+                parts = [p for p in value.split(os.pathsep) if p not in ours]
+                base = [p for p in start[key].split(os.pathsep) if p not in ours]
                 if parts == base:
                     continue
                 value = os.pathsep.join(parts)
@@ -591,7 +627,9 @@ class _Builder:
                     used = k + 1
                     break
             slot = self.slot_of(argv)
-            if slot is None and match is None and _is_probe(argv):
+            # A python tool the script runs by its shebang also reaches our sitecustomize: only a command
+            # the config or a status line names is a step then.
+            if slot is None and match is None and (_is_probe(argv) or call.via == "site"):
                 ignored.append(shlex.join(argv))
                 continue
             name, stage, line = slot if slot is not None else ("", Stage.OTHER, 0)
@@ -787,8 +825,8 @@ def cross_check(profile: Plan, observed: Plan) -> list[Finding]:
         if a.stage is not b.stage:
             note(
                 a,
-                f"step {j + 1}: the profile calls it {a.stage.value}, the script's config slot says "
-                f"{b.stage.value}",
+                f"step {j + 1}: the profile calls it {a.stage.value}, the observed command is "
+                f"{b.stage.value} (by the config line naming its script)",
             )
         log_a = _norm_path(a.log, profile.repo)
         log_b = _norm_path(b.log, observed.repo)
