@@ -351,3 +351,18 @@ def test_an_absolute_interpreter_is_recorded_and_never_runs_user_code(tmp_path: 
     assert step.stage is Stage.TRAIN and step.env_dict == {"PYTHONPATH": "./"}
     assert step.status_command == f"{sys.executable} train.py --data_dir=./lite_data --seed=2024"
     assert obs.ignored == (f"{sys.executable} -c 'import sys'",)
+
+
+def test_tipc_init_wrapper_is_planned_by_its_declared_profile(tmp_path: Path) -> None:
+    repo = _demo_copy(tmp_path, "wrapper")
+    template = (CHECKOUT / "test_tipc_template" / "test_train_inference_python.sh.j2").read_text()
+    (repo / "test_tipc" / "test_train_inference_python.sh").write_text(
+        template.replace("{{ dialect }}", "template")
+    )
+    config = repo / DEMO_CONFIG_REL
+    assert plan_for_run(config, LITE, repo=repo) == plan(config, LITE, repo=repo)
+    obs = observe(config, LITE, repo=repo)  # `tipc` is an inert stand-in: no real run starts
+    assert (
+        obs.steps.steps == () and obs.why_nothing is not None and "tipc-dialect: template" in obs.why_nothing
+    )
+    assert not (repo / "test_tipc" / "output").exists()

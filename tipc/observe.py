@@ -32,14 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from tipc.config.corpus import status_text, tokens
-from tipc.config.detect import FINGERPRINTS, SCRIPT, known_script_dialect
+from tipc.config.detect import FINGERPRINTS, MARKER, SCRIPT, known_script_dialect
 from tipc.config.model import Slot, TipcConfig
 from tipc.config.parse import ParsedFile, parse_file
 from tipc.errors import TipcError
 from tipc.findings import Finding, Level
 from tipc.steps import MODES, Overrides, Plan, Stage, Step
 
-__all__ = ["Observation", "cross_check", "observe", "plan_for_run", "script_identity"]
+__all__ = ["Observation", "cross_check", "observe", "plan_for_run", "script_identity", "tipc_wrapper"]
 
 # Files larger than this are copied as empty files: scripts glob for them but never read model data.
 BIG_FILE = 256 * 1024
@@ -67,6 +67,7 @@ INERT_TOOLS = (
     "killall",
     "shutdown",
     "reboot",
+    "tipc",  # tipc's own wrapper script delegates to `tipc run`: never start a real run while observing
 )
 _INTERPRETERS = ("python", "python2", "python3", *(f"python3.{n}" for n in range(5, 15)))
 # Variables bash itself maintains: never a difference the script made on purpose.
@@ -502,6 +503,13 @@ def observe(
         )
     if not steps_plan.steps:
         why = _why_nothing(text, exit_code, timed_out, mode, python_word)
+        declared = tipc_wrapper(repo_abs) if script is None else None
+        if declared is not None:
+            why = (
+                f"{SCRIPT} is tipc's own wrapper (`# tipc-dialect: {declared}`): it hands the run to "
+                f"`tipc run --dialect {declared}`, so its commands are the {declared} profile plan "
+                "(`tipc plan`)"
+            )
         findings.append(Finding(where, 0, 0, Level.WARNING, "TIPC042", why))
     steps_plan = replace(steps_plan, findings=steps_plan.findings + tuple(findings))
     return Observation(
@@ -857,6 +865,20 @@ def script_identity(repo: Path, script: Path | None = None) -> tuple[str, str] |
     return None
 
 
+def tipc_wrapper(repo: Path) -> str | None:
+    """The dialect a `tipc init` wrapper script declares (it runs `tipc run --dialect X`); else None."""
+    from tipc.config.dialects import names
+
+    try:
+        text = (Path(repo) / SCRIPT).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for match in MARKER.finditer(text):
+        if match.group(1) in names():
+            return match.group(1)
+    return None
+
+
 def plan_for_run(
     config: Path,
     mode: str,
@@ -882,6 +904,8 @@ def plan_for_run(
     script = Path(repo) / SCRIPT
     if profile.chain != "train_infer_python" or mode not in MODES or not script.is_file():
         return profile
+    if tipc_wrapper(Path(repo)) is not None:
+        return profile  # the wrapper runs this very plan through `tipc run`; observing it shows nothing
     obs = observe(
         config, mode, repo=Path(repo), overrides=overrides, timeout_s=timeout_s, dialect=profile.dialect
     )
