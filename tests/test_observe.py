@@ -366,3 +366,11 @@ def test_tipc_init_wrapper_is_planned_by_its_declared_profile(tmp_path: Path) ->
         obs.steps.steps == () and obs.why_nothing is not None and "tipc-dialect: template" in obs.why_nothing
     )
     assert not (repo / "test_tipc" / "output").exists()
+
+
+def test_a_script_that_does_not_parse_says_so(tmp_path: Path) -> None:
+    repo = _demo_copy(tmp_path, "broken")
+    (repo / "test_tipc" / "test_train_inference_python.sh").write_text("#!/bin/bash\nif [ -n x ]; then\n")
+    obs = observe(repo / DEMO_CONFIG_REL, LITE, repo=repo)
+    assert obs.steps.steps == () and obs.exit_code != 0
+    assert obs.why_nothing is not None and "syntax error" in obs.why_nothing

@@ -97,3 +97,9 @@ def test_plan_observe_reports_differences_and_why_nothing_runs(
     assert "TIPC040 missing:" in out and "4 difference(s) from the template profile plan" in out
     (repo / "test_tipc/test_train_inference_python.sh").unlink()
     assert main(["plan", str(config), "--observe"]) == 2
+
+
+def test_plan_observe_isolated(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", str(DEMO_CONFIG), "--observe", "--isolated", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["isolated"] is True and len(data["steps"]) == 4

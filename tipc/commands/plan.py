@@ -102,7 +102,7 @@ def _observe(args: argparse.Namespace, mode: str) -> int:
     from tipc.config.discover import find_repo_root
     from tipc.errors import UserError
     from tipc.observe import cross_check, observation_json, observe
-    from tipc.plan import format_plan, plan
+    from tipc.plan import format_plan, isolate, plan
     from tipc.steps import Overrides
 
     config = Path(args.config)
@@ -119,6 +119,8 @@ def _observe(args: argparse.Namespace, mode: str) -> int:
         )
     obs = observe(config, mode, repo=repo, overrides=overrides, dialect=profile.dialect)
     diffs = cross_check(profile, obs.steps)
+    if args.isolated:
+        obs = replace(obs, steps=isolate(obs.steps))
     if args.format == "json":
         data = observation_json(obs)
         data["cross_check"] = [f.to_json() for f in diffs]
