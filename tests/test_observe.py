@@ -374,3 +374,15 @@ def test_a_script_that_does_not_parse_says_so(tmp_path: Path) -> None:
     obs = observe(repo / DEMO_CONFIG_REL, LITE, repo=repo)
     assert obs.steps.steps == () and obs.exit_code != 0
     assert obs.why_nothing is not None and "syntax error" in obs.why_nothing
+
+
+def test_an_absolute_interpreter_in_the_config_need_not_exist_here(tmp_path: Path) -> None:
+    repo = _demo_copy(tmp_path, "abscfg")
+    config = repo / DEMO_CONFIG_REL
+    config.write_text(config.read_text().replace("python:python\n", "python:/opt/author/bin/python3.7\n", 1))
+    obs = observe(config, LITE, repo=repo)
+    assert len(obs.steps.steps) == 4, obs.why_nothing
+    for step in obs.steps.steps:
+        assert step.argv[0] == "/opt/author/bin/python3.7"
+        assert step.status_command.startswith("/opt/author/bin/python3.7 ")
+    assert cross_check(plan(config, LITE, repo=repo), obs.steps) == []

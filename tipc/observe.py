@@ -539,7 +539,9 @@ class _Builder:
     overrides: Overrides
 
     def back(self, text: str) -> str:
-        """A path or word from the copy, spelled for the user's repo."""
+        """A path or word from the copy, spelled for the user's repo (and the config's own interpreter)."""
+        if self.abs_python:
+            text = text.replace(str(self.tools / "_tipc_abs_python"), self.abs_python)
         return text.replace(str(self.root), str(self.repo))
 
     def rel(self, path: str) -> str:
@@ -626,11 +628,11 @@ class _Builder:
         results_log: Path | None = None
         for call in calls:
             argv = (self.interpreter(call), *(self.back(a) for a in call.argv))
-            root_str = str(self.root)
-            want = tokens(shlex.join((argv[0], *call.argv)), root_str)
+            repo_str = str(self.repo)
+            want = tokens(shlex.join(argv), repo_str)
             match: _Status | None = None
             for k in range(used, len(statuses)):
-                if tokens(statuses[k].command, root_str) == want:
+                if tokens(self.back(statuses[k].command), repo_str) == want:
                     match = statuses[k]
                     used = k + 1
                     break
