@@ -414,8 +414,7 @@ def observe(
             # An absolute interpreter would bypass PATH: the copied config names a stand-in instead.
             abs_python = python_word
             names.add("_tipc_abs_python")
-            slot = changed.get(cfg.python.line, (cfg.python, cfg.python.value))[0]
-            value = changed.get(cfg.python.line, (slot, slot.value))[1]
+            slot, value = changed.get(cfg.python.line, (cfg.python, cfg.python.value))
             changed[cfg.python.line] = (slot, value.replace(python_word, str(tools / "_tipc_abs_python"), 1))
         else:
             names.add(python_word)
