@@ -29,6 +29,27 @@ CODES: dict[str, tuple[Level, str]] = {
         Level.WARNING,
         "planned although the file looks like a PTQ or unknown config (read positionally)",
     ),
+    # plans observed from the repo's own script (tipc.observe)
+    "TIPC040": (
+        Level.WARNING,
+        "the plan observed from the repo's own script differs from the profile plan (a missing or extra "
+        "step, other words in a command, another output folder or log)",
+    ),
+    "TIPC041": (
+        Level.INFO,
+        "the repo's script is no known dialect (an edited or unknown copy): the plan is the one observed "
+        "from running it with recording stand-ins",
+    ),
+    "TIPC042": (
+        Level.WARNING,
+        "observed: the repo's script runs no python command in this mode, and why (a `source` of a missing "
+        "path, a failed parse, an unknown mode...)",
+    ),
+    "TIPC043": (
+        Level.WARNING,
+        "the repo's script could not be observed to its end (stopped at the timeout, bash missing): the "
+        "profile plan is used",
+    ),
     "TIPC100": (Level.WARNING, "the script runs nothing in this mode (info when linting all modes)"),
     # static traps (lint)
     "TIPC101": (Level.ERROR, "CRLF line endings: every value keeps a trailing \\r"),
