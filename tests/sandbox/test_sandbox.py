@@ -52,7 +52,9 @@ def test_changes_reads_created_changed_and_deleted_files_from_the_upper_layer(tm
     (upper / "kept.txt").write_text("changed")
     (upper / "new.bin").write_bytes(b"123")
     os.mknod(upper / "sub" / "gone.txt", stat.S_IFCHR | 0o600, 0)  # an overlay whiteout
-    session = Session("overlay", lower, lower, tmp_path, network=False, _state=str(tmp_path), _lower=str(lower))
+    session = Session(
+        "overlay", lower, lower, tmp_path, network=False, _state=str(tmp_path), _lower=str(lower)
+    )
     assert session.changes() == [
         Change("kept.txt", "changed", 7),
         Change("new.bin", "created", 3),
@@ -119,7 +121,9 @@ def hostile_demo(tmp_path: Path) -> Path:
 
 @pytest.mark.integration
 @needs_root
-def test_hostile_train_is_refused_writes_outside_loopback_and_secrets(hostile_demo: Path, tmp_path: Path) -> None:
+def test_hostile_train_is_refused_writes_outside_loopback_and_secrets(
+    hostile_demo: Path, tmp_path: Path
+) -> None:
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_rsa").write_text("PRIVATE-KEY-MATERIAL")
@@ -207,7 +211,8 @@ def test_sigterm_stops_the_run_with_143_and_leaves_no_process(hostile_demo: Path
     deadline = time.monotonic() + 60
     logs: list[Path] = []
     while time.monotonic() < deadline and not logs:
-        logs = [p for p in (hostile_demo / OUTPUT / "tipc").rglob("train_*.log") if "started" in p.read_text()]
+        found = (hostile_demo / OUTPUT / "tipc").rglob("train_*.log")
+        logs = [p for p in found if "started" in p.read_text()]
         time.sleep(0.2)
     assert logs, "the training step never started"
     pid = int(logs[0].read_text().split()[1])

@@ -126,7 +126,7 @@ def default_seams() -> Seams:
     try:
         from tipc.config.discover import find_configs  # type: ignore  # lands with its branch
         from tipc.config.lint import lint_paths  # type: ignore  # lands with its branch
-        from tipc.plan import plan  # type: ignore  # lands with its branch
+        from tipc.observe import plan_for_run as plan
         from tipc.runner import RunOptions, execute, find_record  # type: ignore  # lands with its branch
     except ImportError as exc:
         raise InfraError(f"this tipc build lacks a component `tipc check` needs: {exc}") from None

@@ -188,9 +188,11 @@ def _plan_to_run(
 ) -> tuple[Any, list[str]]:
     """The plan `tipc run` executes: the script's own commands (in a sandbox nothing needs redirecting; with
     --no-sandbox, writes outside the output folder are redirected into it), prepare.sh first."""
-    from tipc.plan import isolate, plan
+    from tipc.observe import plan_for_run
+    from tipc.plan import isolate
 
-    the_plan = plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
+    # The repo's own script, observed where it is an edited copy; the dialect profile where it is known.
+    the_plan = plan_for_run(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
     if sandbox_options.backend == "none":
         the_plan = isolate(the_plan)
     the_plan, notes = _sandboxed.with_prepare(the_plan, args)
