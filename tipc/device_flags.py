@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tipc.findings import Finding, Level
-from tipc.scaffold.infer_flags import Flag, ScriptFlags, read_flags
+from tipc.scaffold.infer_flags import Flag, ScriptFlags, normalise, read_flags
 from tipc.steps import Stage, Step
 
 __all__ = ["DeviceEdit", "add_cpu_flags", "cpu_edit", "entry_script"]
@@ -108,12 +108,17 @@ def cpu_edit(flag: Flag, source: str) -> DeviceEdit:
     names = set(flag.names)
     where = f"{flag.path}:{flag.line}"
     if flag.is_switch:
-        cpu_switch = bool(names & set(_CPU_SWITCH))
-        if (flag.action == "store_true") == cpu_switch or (flag.action == "store_false" and not cpu_switch):
+        # What the switch stores decides: `--cpu` / `--no-cuda` (store_true) and `--cpu dest=use_gpu`
+        # (store_false) turn the GPU off when given; a `--use_gpu` store_true switch is simply left out.
+        dest = normalise(flag.dest)
+        gpu_dest = dest in _BOOL or dest == "gpu"
+        if (dest in _CPU_SWITCH and flag.action == "store_true") or (
+            gpu_dest and flag.action == "store_false"
+        ):
             return DeviceEdit(flag, None, add_switch=True)
-        if flag.action == "store_true" and flag.default is True:
+        if gpu_dest and flag.action == "store_true" and flag.default is True:
             return DeviceEdit(flag, None, warning=f"{flag.flag} ({where}) is a switch that is always on")
-        return DeviceEdit(flag, None)  # a GPU switch: left out
+        return DeviceEdit(flag, None)
     default = flag.default
     choices = tuple(str(c) for c in flag.choices) if flag.choices is not None else None
     int_like = flag.type_name == "int" or (isinstance(default, int) and not isinstance(default, bool))
