@@ -10,7 +10,7 @@ import pytest
 from tests.config.fixtures import COMPACT, OCR_DET, make_repo
 from tipc.device_flags import cpu_edit, entry_script
 from tipc.findings import Level
-from tipc.plan import plan
+from tipc.plan import format_plan, plan
 from tipc.scaffold.infer_flags import read_flags
 from tipc.steps import Overrides, Plan, Stage, Step
 
@@ -197,6 +197,8 @@ def test_names_kept_and_multi_gpu_launch_not_applicable(tmp_path: Path) -> None:
     assert "2 nodes" in launches[1].not_applicable
     assert not any("--device=cpu" in s.argv for s in others)  # not run: left as the script has them
     assert sum(f.code == "TIPC902" for f in result.findings) == 2
+    shown = format_plan(result)
+    assert shown.count("not applicable (planned, not run): gpu_list item") == len(others)
 
 
 def test_second_single_device_item_would_repeat_the_cpu_run(tmp_path: Path) -> None:

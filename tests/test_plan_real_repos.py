@@ -74,7 +74,7 @@ def test_official_tutorial_step6(unpacked: Any, capsys: pytest.CaptureFixture[st
     assert infers and all("--use-gpu=False" in s["argv"] for s in infers)
     launch = _step(data, "train/norm_train/gpus_0,1/autocast_False")
     assert "paddle.distributed.launch" in launch["argv"] and "--gpus=0,1" in launch["argv"]
-    assert "not applicable" in launch["not_applicable"]
+    assert "distributed launch on GPUs 0,1" in launch["not_applicable"]
     assert all(s["not_applicable"] for s in data["steps"] if "gpus_0,1" in s["id"])
     assert any("--device at train.py:326" in m for m in _infos(data, "TIPC900"))
 

@@ -284,6 +284,8 @@ def format_plan(plan: Plan) -> str:
         if step.depends_on:
             extras.append(f"after: {', '.join(step.depends_on)}")
         lines.append(f"{pad}{'  '.join(extras)}")
+        if step.not_applicable:
+            lines.append(f"{pad}not applicable (planned, not run): {step.not_applicable}")
     shown = [f for f in plan.findings if f.level is not Level.INFO or f.code.startswith("TIPC9")]
     if plan.findings:
         lines.append("")

@@ -222,8 +222,8 @@ def _device_item(
     if len(gpu) > 2:
         where = f"{bash.word_count_nodes(ips)} nodes x " if ips else ""
         ctx.not_applicable = (
-            f"gpu_list item {gpu_item!r} trains on {where}GPUs {gpu} with a distributed launch: "
-            "not applicable on the CPU (--device cpu)"
+            f"gpu_list item {gpu_item!r} is a distributed launch on {where}GPUs {gpu}; "
+            "--device cpu runs on the CPU only"
         )
     elif ctx.cpu_item is None:
         ctx.cpu_item = gpu_item
