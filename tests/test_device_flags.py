@@ -215,3 +215,63 @@ def test_template_use_gpu_items_stay_aligned_with_gpu_list(tmp_path: Path) -> No
     trains = [s for s in result.steps if s.stage is Stage.TRAIN]
     assert all("Global.use_gpu=False" in s.argv for s in trains)
     assert trains[0].status_log is not None and "gpus_0_" in trains[0].status_log
+
+
+PROGRAM = """\
+from argparse import ArgumentParser
+
+
+class ArgsParser(ArgumentParser):
+    def __init__(self):
+        super().__init__()
+        self.add_argument("-c", "--config", help="configuration file to use")
+        self.add_argument("-o", "--opt", nargs="+", help="set configuration options")
+
+
+def preprocess():
+    return ArgsParser().parse_args()
+"""
+TRAIN_CFG = "from tools import program\n\nargs = program.preprocess()\n"
+
+
+def _config_driven(tmp_path: Path, command: str, files: dict[str, str]) -> Step:
+    config = COMPACT.replace("norm_train:train.py", f"norm_train:{command}")
+    repo = make_repo(
+        tmp_path,
+        {
+            CONFIG: config,
+            "tools/__init__.py": "",
+            "tools/program.py": PROGRAM,
+            "tools/train.py": TRAIN_CFG,
+            **files,
+        },
+    )
+    return plan(repo / CONFIG, "lite_train_lite_infer", overrides=CPU).steps[0]
+
+
+def test_config_driven_script_gets_the_yaml_key_as_an_option(tmp_path: Path) -> None:
+    yml = {"configs/det.yml": "Global:\n  use_gpu: true\n  epoch_num: 5\n"}
+    train = _config_driven(tmp_path, "tools/train.py -c configs/det.yml -o Global.epoch_num=1", yml)
+    # nargs='+': a second -o would replace the first list, so the setting joins it
+    assert train.argv[1:6] == ("tools/train.py", "-c", "configs/det.yml", "-o", "Global.use_gpu=False")
+    assert (
+        train.argv.count("-o") == 1 and "-o Global.use_gpu=False Global.epoch_num=1" in train.status_command
+    )
+    # a config that already runs on the CPU, and a value already passed, are left alone
+    cpu = _config_driven(tmp_path / "c", "tools/train.py -c a.yml", {"a.yml": "Global:\n  use_gpu: false\n"})
+    assert cpu.argv[1:4] == ("tools/train.py", "-c", "a.yml") and "-o" not in cpu.argv
+    given = _config_driven(tmp_path / "g", "tools/train.py -c configs/det.yml -o Global.use_gpu=True", yml)
+    assert [a for a in given.argv if "use_gpu" in a] == ["Global.use_gpu=False"]
+
+
+def test_config_override_follows_base_includes_and_append_options(tmp_path: Path) -> None:
+    files = {
+        "configs/runtime.yml": "use_gpu: true\n",
+        "configs/yolo.yml": "_BASE_: [\n  'runtime.yml',\n]\nepoch: 3\n",
+        "tools/program.py": PROGRAM.replace('nargs="+"', 'action="append"'),
+    }
+    train = _config_driven(tmp_path, "tools/train.py -c configs/yolo.yml", files)
+    assert train.argv[1:4] == ("tools/train.py", "-o", "use_gpu=False")
+    files = {"a.yml": "Global:\n  device: gpu\n"}
+    train = _config_driven(tmp_path / "d", "tools/train.py -c a.yml", files)
+    assert train.argv[1:4] == ("tools/train.py", "-o", "Global.device=cpu")

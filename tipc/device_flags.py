@@ -224,14 +224,14 @@ def _edit_step(
             source = ""
         cache[script] = (read_flags(script, repo), source)
     flags, source = cache[script]
-    wanted = [f for name in _NAMES for f in flags.flags if name in f.names and f.subcommand is None]
-    wanted = list(dict.fromkeys(wanted))
-    if not wanted:
-        return step, []
-    rel = flags.path
     argv = list(step.argv)
     command = step.status_command
     changes: list[_Change] = []
+    wanted = [f for name in _NAMES for f in flags.flags if name in f.names and f.subcommand is None]
+    wanted = list(dict.fromkeys(wanted))
+    if not wanted:
+        return _config_override(step, at, flags, repo)
+    rel = flags.path
     passed_any = False
     for flag in wanted:
         hit = _passed(tuple(argv), at, flag)
@@ -266,13 +266,12 @@ def _edit_step(
             )
         )
     if not passed_any:
+        warning = ""
         for flag in wanted:
             edit = cpu_edit(flag, source)
             if edit.warning:
-                changes.append(
-                    _Change(rel, step.argv[at], f"no device flag added: {edit.warning}", Level.WARNING)
-                )
-                break
+                warning = warning or edit.warning
+                continue
             if edit.value is None and not edit.add_switch:
                 continue  # a GPU switch the command leaves out: nothing to do for it
             if _is_cpu_already(edit, flag.default, literal=flag.default_text is None):
@@ -292,10 +291,97 @@ def _edit_step(
                     Level.INFO,
                 )
             )
+            warning = ""
             break
+        else:
+            if warning:
+                changes.append(_Change(rel, step.argv[at], f"no device flag added: {warning}", Level.WARNING))
     if tuple(argv) == step.argv:
         return step, changes
     return replace(step, argv=tuple(argv), status_command=command), changes
+
+
+# `-o Global.use_gpu=False`-style options of config-driven scripts (PaddleOCR/Clas/Det/Video `ArgsParser`).
+_OPTION_FLAGS = ("opt", "opts", "override", "options", "config_options")
+_CONFIG_FLAGS = ("config", "cfg", "c")
+_CONFIG_KEYS = ("use_gpu", "device")
+
+
+def _yaml_device_keys(path: Path, seen: frozenset[Path] = frozenset()) -> dict[str, tuple[object, str]]:
+    """{`Global.use_gpu` / `use_gpu` / `Global.device` / `device`: (value, file:line)} in a YAML config and
+    the `_BASE_` files it includes (PaddleDetection); later files win, as the loaders merge them."""
+    import yaml  # the CLI's rule loader already depends on PyYAML
+
+    path = path.resolve()
+    if path in seen or not path.is_file():
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        data = yaml.safe_load(text)
+    except (OSError, yaml.YAMLError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    found: dict[str, tuple[object, str]] = {}
+    bases = data.get("_BASE_", [])
+    for base in [bases] if isinstance(bases, str) else bases if isinstance(bases, list) else []:
+        if isinstance(base, str):
+            found.update(_yaml_device_keys(path.parent / base, seen | {path}))
+    lines = text.splitlines()
+
+    def where(key: str) -> str:
+        n = next((i for i, line in enumerate(lines, 1) if re.match(rf"\s*{key}\s*:", line)), 0)
+        return f"{path.name}:{n}"
+
+    scopes = [("", data)]
+    if isinstance(data.get("Global"), dict):
+        scopes.append(("Global.", data["Global"]))
+    for prefix, scope in scopes:
+        for key in _CONFIG_KEYS:
+            if key in scope:
+                found[prefix + key] = (scope[key], where(key))
+    return found
+
+
+def _config_override(step: Step, at: int, flags: ScriptFlags, repo: Path) -> tuple[Step, list[_Change]]:
+    """A config-driven command (`-c x.yml -o K=V`) whose YAML selects the GPU gets `-o <key>=False|cpu`."""
+    option = next((f for n in _OPTION_FLAGS for f in flags.flags if n in f.names and not f.is_switch), None)
+    config_flag = next(
+        (f for n in _CONFIG_FLAGS for f in flags.flags if n in f.names and not f.is_switch), None
+    )
+    if option is None or config_flag is None:
+        return step, []
+    hit = _passed(step.argv, at, config_flag)
+    if hit is None or not hit[1]:
+        return step, []
+    keys = _yaml_device_keys(repo / step.cwd / hit[1])
+    gpu = {k: v for k, v in keys.items() if v[0] is True or str(v[0]).lower() in _GPU_WORDS}
+    if not gpu:
+        return step, []
+    key, (_value, where) = next(iter(gpu.items()))
+    cpu = "False" if key.endswith("use_gpu") else "cpu"
+    if any(w.startswith(f"{key}=") for w in step.argv[at + 1 :]):
+        return step, []  # passed already (a GPU value there is rewritten by tipc.plan.apply_overrides)
+    argv = list(step.argv)
+    setting = f"{key}={cpu}"
+    given = next((i for i in range(at + 1, len(argv)) if argv[i] in option.options), None)
+    if given is not None and option.action != "append":
+        # nargs='+' / '*': a second -o would replace the first list, so the setting joins the given one
+        words_old, words_new = [argv[given]], [argv[given], setting]
+        argv.insert(given + 1, setting)
+    else:
+        script_word = argv[at]
+        words_old, words_new = [script_word], [script_word, option.options[0], setting]
+        argv[at + 1 : at + 1] = [option.options[0], setting]
+    command = _replace_words(step.status_command, words_old, words_new)
+    change = _Change(
+        flags.path,
+        step.argv[at],
+        f"added {option.options[0]} {setting} ({hit[1]} sets {key} at {where}; {option.flag} at "
+        f"{option.path}:{option.line})",
+        Level.INFO,
+    )
+    return replace(step, argv=tuple(argv), status_command=command), [change]
 
 
 def add_cpu_flags(
