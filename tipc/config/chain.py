@@ -234,7 +234,7 @@ def _device_item(
         )
     if ctx.not_applicable:
         ctx.note("TIPC902", Level.INFO, ctx.cfg.gpu_list, f"planned, not run: {ctx.not_applicable}")
-    else:
+    elif not test_eq(gpu_item, "-1"):
         ctx.note(
             "TIPC900",
             Level.INFO,
