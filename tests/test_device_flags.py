@@ -275,3 +275,19 @@ def test_config_override_follows_base_includes_and_append_options(tmp_path: Path
     files = {"a.yml": "Global:\n  device: gpu\n"}
     train = _config_driven(tmp_path / "d", "tools/train.py -c a.yml", files)
     assert train.argv[1:4] == ("tools/train.py", "-o", "Global.device=cpu")
+
+
+def test_a_passed_gpu_id_without_cpu_value_does_not_stop_the_device_flag(tmp_path: Path) -> None:
+    script = _script(
+        "    parser.add_argument('--device', default='gpu')\n    parser.add_argument('--gpu_id', type=int)\n"
+    )
+    config = COMPACT.replace("norm_train:train.py", "norm_train:train.py --gpu_id=0")
+    result = _compact(tmp_path, config, train=script)
+    assert result.steps[0].argv[1:4] == ("train.py", "--device=cpu", "--gpu_id=0")
+    assert not any(f.code == "TIPC901" for f in result.findings)  # --device=cpu decides
+    alone = _script("    parser.add_argument('--gpu_id', type=int)\n")
+    result = _compact(tmp_path / "a", config, train=alone)
+    assert result.steps[0].argv[1:3] == ("train.py", "--gpu_id=0")
+    warned = {f.message.split(" [")[-1]: f.message for f in result.findings if f.code == "TIPC901"}
+    assert "cannot rewrite --gpu_id=0" in warned["train/norm_train/gpus_0/autocast_False]"]
+    assert "no device flag added" in warned["eval/norm_train/gpus_0/autocast_False]"]  # eval passes no id

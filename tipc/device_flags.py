@@ -232,16 +232,17 @@ def _edit_step(
     if not wanted:
         return _config_override(step, at, flags, repo)
     rel = flags.path
-    passed_any = False
+    handled = False  # a device flag the command passes now selects the CPU
+    pending: list[_Change] = []  # passed flags with no evident CPU value: said only if nothing else fits
     for flag in wanted:
         hit = _passed(tuple(argv), at, flag)
         if hit is None:
             continue
-        passed_any = True
         edit = cpu_edit(flag, source)
         index, value, joined = hit
+        handled = handled or not edit.warning
         if edit.warning:
-            changes.append(
+            pending.append(
                 _Change(rel, step.argv[at], f"cannot rewrite {argv[index]}: {edit.warning}", Level.WARNING)
             )
             continue
@@ -265,9 +266,11 @@ def _edit_step(
                 Level.INFO,
             )
         )
-    if not passed_any:
+    if not handled:
         warning = ""
         for flag in wanted:
+            if _passed(tuple(argv), at, flag) is not None:
+                continue  # passed, with no evident CPU value (pending)
             edit = cpu_edit(flag, source)
             if edit.warning:
                 warning = warning or edit.warning
@@ -291,10 +294,10 @@ def _edit_step(
                     Level.INFO,
                 )
             )
-            warning = ""
             break
         else:
-            if warning:
+            changes.extend(pending)
+            if warning and not pending:
                 changes.append(_Change(rel, step.argv[at], f"no device flag added: {warning}", Level.WARNING))
     if tuple(argv) == step.argv:
         return step, changes
