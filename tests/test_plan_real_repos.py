@@ -34,7 +34,10 @@ def unpacked(tmp_path_factory: pytest.TempPathFactory) -> Any:
         target = tmp_path_factory.mktemp(name)
         with tarfile.open(tarball) as tar:
             members = [m for m in tar.getmembers() if m.isdir() or m.name.endswith(_PLANNING_FILES)]
-            tar.extractall(target, members=members, filter="data")
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(target, members=members, filter="data")
+            else:  # Python < 3.10.12 has no extraction filters; the tarballs are the project's own
+                tar.extractall(target, members=members)
         return target / name
 
     return unpack
