@@ -539,6 +539,10 @@ class _Execution:
 
     def _gate(self, step: Step) -> StepResult | None:
         """A SKIPPED/BLOCKED result if `step` must not run, else None."""
+        not_applicable: str = getattr(step, "not_applicable", "")
+        if not_applicable:
+            self.unmet_skips.add(step.id)  # its dependents are skipped with this reason too
+            return StepResult(step.id, Status.SKIPPED, reason=f"not applicable: {not_applicable}")
         only = self.options.only_stages
         if only and step.stage.value not in only and step.id not in self.needed_servers:
             return StepResult(

@@ -163,7 +163,21 @@ CODES: dict[str, tuple[Level, str]] = {
         Level.WARNING,
         "`$` in a command: the script's eval expands it from the environment at run time",
     ),
-    "TIPC900": (Level.INFO, "value overridden in memory by --device / --set (the file is not edited)"),
+    "TIPC900": (
+        Level.INFO,
+        "value overridden in memory by --device / --set (the file is not edited); with --device cpu also the "
+        "CPU form of a device flag the command's entry script accepts (says which flag, defined where)",
+    ),
+    "TIPC901": (
+        Level.WARNING,
+        "--device cpu: the entry script's device flag has no evident CPU value (a GPU id the script never "
+        "maps to the CPU, choices without cpu, a switch always on): the command is left as it is",
+    ),
+    "TIPC902": (
+        Level.INFO,
+        "--device cpu: a step is planned but not applicable (a multi-GPU launch, or a repeat of the CPU "
+        "run); run/check record it SKIPPED with the reason",
+    ),
     "TIPC910": (
         Level.INFO,
         "tipc run/check redirect a write the script makes outside the output folder into it "
