@@ -56,7 +56,9 @@ def _tipc_run(repo: Path, *extra: str) -> tuple[float, dict[str, object]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     walls: dict[str, list[float]] = {"sandbox": [], "in place": []}

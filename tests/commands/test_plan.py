@@ -59,9 +59,15 @@ def test_plan_isolated_shows_what_run_executes(capsys: pytest.CaptureFixture[str
     assert "--save_inference_dir=./test_tipc/output/tipc_isolated/pretrained" in isolated
     assert "--model_dir=./test_tipc/output/tipc_isolated/pretrained" in isolated
     assert "TIPC910 export/whole_infer/0: the script writes --save_inference_dir=./pretrained" in isolated
-    # `tipc run --dry-run` prints the same plan
-    assert main(["run", str(DEMO_CONFIG), "--mode", "whole_infer", "--dry-run"]) == 0
+    # `tipc run --dry-run --no-sandbox` prints the same plan (in place, writes outside are redirected)
+    dry = ["run", str(DEMO_CONFIG), "--mode", "whole_infer", "--dry-run"]
+    assert main([*dry, "--no-sandbox", "--no-prepare"]) == 0
     assert capsys.readouterr().out.strip() == isolated.strip()
+    # in the sandbox (the default) nothing needs redirecting: the script's own commands, prepare.sh first
+    assert main(dry) == 0
+    sandboxed = capsys.readouterr().out
+    assert "--save_inference_dir=./pretrained" in sandboxed and "TIPC910" not in sandboxed
+    assert "1. [prepare] prepare" in sandboxed
 
 
 def test_plan_observe_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:

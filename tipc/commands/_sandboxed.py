@@ -183,7 +183,7 @@ def enter(
     report) to the repo-relative folder that must outlive the run."""
     from tipc import sandbox
 
-    key = (plan.model_name or "model", Path(plan.config_path).stem, plan.mode)
+    key = sandbox.run_key(plan.model_name, plan.config_path, plan.mode)
     return sandbox.enter(Path(plan.repo), key, binds, options, fresh=fresh, writable=writable)
 
 

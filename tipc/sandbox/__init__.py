@@ -165,6 +165,22 @@ def run_folder(repo: Path, key: Sequence[str]) -> Path:
     return repo / RUNS_DIR / Path(*(_safe(k) for k in key))
 
 
+def run_key(model_name: str, config_path: str, mode: str) -> tuple[str, str, str]:
+    """The key of a run's folder: (model, config file stem, mode)."""
+    return (model_name or "model", Path(config_path).stem, mode)
+
+
+def stored_path(repo: Path, key: Sequence[str], output_dir: str, rel: str) -> Path:
+    """Where a file a sandboxed (overlay) run saw at repo-relative `rel` really is after the run: under
+    `<run folder>/logs` when it is in the chain's output folder, else in the upper layer."""
+    folder = run_folder(repo, key)
+    out = output_dir.strip("/")
+    rel = rel.strip("/")
+    if out and (rel == out or rel.startswith(out + "/")):
+        return folder / "logs" / rel[len(out) :].lstrip("/")
+    return folder / "upper" / rel
+
+
 def enter(
     repo: Path,
     key: Sequence[str],
@@ -190,6 +206,12 @@ def enter(
         _current = Session("none", repo, repo, None, network=True)
         _current.notes.append("no sandbox (--no-sandbox): the chain runs in place and may write anywhere")
         return _current
+    if must_reexec(options):
+        # Namespaces are for tipc's own process only: entering them from a library caller (a test runner,
+        # an application) would leave that caller inside them for good.
+        from tipc.errors import InfraError
+
+        raise InfraError("tipc.sandbox.enter called outside tipc's own process; run the command as a child")
     folder = run_folder(repo, key)
     started = time.perf_counter()
     problem = None
