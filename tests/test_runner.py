@@ -808,10 +808,17 @@ def test_not_applicable_step_is_skipped_with_its_reason_and_never_run(repo: Path
             step("train", "print(1)", Stage.TRAIN),
             step("launch", "open('ran.txt', 'w').write('x')", Stage.TRAIN, not_applicable=why),
             step("eval", "print(1)", Stage.EVAL, depends_on=("launch",)),
+            step("infer", "open('infer.txt', 'w').write('x')", Stage.INFER, depends_on=("eval",)),
         ],
     )
     record = execute(plan, FAST)
-    assert statuses(record) == {"train": Status.PASSED, "launch": Status.SKIPPED, "eval": Status.SKIPPED}
+    assert statuses(record) == {
+        "train": Status.PASSED,
+        "launch": Status.SKIPPED,
+        "eval": Status.SKIPPED,
+        "infer": Status.SKIPPED,  # two steps down the chain, still not run
+    }
+    assert not (repo / "infer.txt").exists()
     launch, evaluate = record.result("launch"), record.result("eval")
     assert launch is not None and launch.reason == f"not applicable: {why}"
     assert evaluate is not None and "launch was skipped (not applicable: " in evaluate.reason

@@ -932,7 +932,30 @@ def plan_for_run(
     )
     note = Finding(where, 0, 0, Level.INFO, "TIPC041", summary)
     keep = tuple(f for f in profile.findings if f.code != "TIPC100")
-    return replace(obs.steps, findings=(*keep, note, *diffs, *mine))
+    observed = replace(obs.steps, findings=(*keep, note, *diffs, *mine))
+    return _on_cpu(observed, Path(repo)) if overrides.device == "cpu" else observed
+
+
+_LAUNCHERS = ("paddle.distributed.launch", "paddle.distributed.fleet.launch", "fleetrun")
+
+
+def _on_cpu(observed: Plan, repo: Path) -> Plan:
+    """--device cpu on an observed plan, as the profile planner does it: multi-GPU launch steps stay in the
+    plan but are not applicable, and every other command gets the CPU form of its script's device flag."""
+    from tipc.device_flags import add_cpu_flags
+
+    steps = []
+    for step in observed.steps:
+        launcher = next((w for w in step.argv if w in _LAUNCHERS or w.endswith("/fleetrun")), None)
+        if launcher is not None and not step.not_applicable:
+            step = replace(
+                step,
+                not_applicable=f"the script runs it through {launcher} (a multi-GPU launch); "
+                "--device cpu runs on the CPU only",
+            )
+        steps.append(step)
+    edited, findings = add_cpu_flags(tuple(steps), repo, observed.config_path)
+    return replace(observed, steps=edited, findings=(*observed.findings, *findings))
 
 
 def observation_json(obs: Observation) -> dict[str, Any]:

@@ -554,6 +554,7 @@ class _Execution:
                 self._stop_server(dep)  # it died while its dependents ran: record that before blocking
             dep_result = self.record.result(dep)
             if dep in self.unmet_skips and dep_result is not None:
+                self.unmet_skips.add(step.id)  # and so on down the chain: infer after a skipped export
                 return StepResult(
                     step.id,
                     Status.SKIPPED,
