@@ -55,6 +55,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(FLAGS_enable_pir_api=0: Paddle 3 exports the old inference.pdmodel format); repeatable",
     )
     group.add_argument(
+        "--args",
+        dest="stage_args",
+        action="append",
+        default=[],
+        metavar="STAGE=ARGS",
+        help="extra arguments for every command of a stage, e.g. `train=--no-pretrained` when the weights "
+        "a script downloads at run time are not needed (repeatable; shown in the plan and the record)",
+    )
+    group.add_argument(
         "--stage-timeout",
         action="append",
         default=[],
@@ -111,6 +120,49 @@ def stage_timeouts(args: argparse.Namespace) -> dict[str, float]:
             )
         out[name.strip()] = seconds
     return out
+
+
+def stage_args(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
+    """--args STAGE=ARGS, parsed (ARGS split as a POSIX shell splits words)."""
+    import shlex
+
+    from tipc.steps import Stage
+
+    stages = {s.value for s in Stage}
+    out: dict[str, tuple[str, ...]] = {}
+    for item in getattr(args, "stage_args", ()):
+        name, sep, value = item.partition("=")
+        try:
+            words = tuple(shlex.split(value))
+        except ValueError as exc:
+            raise UserError(f"--args {item!r}: {exc}") from None
+        if not sep or name.strip() not in stages or not words:
+            raise UserError(
+                f"--args {item!r}: expected STAGE=ARGS, STAGE one of {', '.join(sorted(stages))}"
+            )
+        out[name.strip()] = out.get(name.strip(), ()) + words
+    return out
+
+
+def with_stage_args(plan: Plan, extra: Mapping[str, tuple[str, ...]]) -> Plan:
+    """Every command of a stage with the --args words appended (argv and the status command alike)."""
+    import shlex
+
+    if not extra:
+        return plan
+    steps = []
+    for step in plan.steps:
+        words = extra.get(step.stage.value, ())
+        if not words or step.not_applicable:
+            steps.append(step)
+            continue
+        if step.shell and len(step.argv) >= 3 and step.argv[-2] == "-c":
+            argv = (*step.argv[:-1], step.argv[-1] + " " + shlex.join(words))
+        else:
+            argv = (*step.argv, *words)
+        status = (step.status_command + " " + shlex.join(words)) if step.status_command else ""
+        steps.append(replace(step, argv=argv, status_command=status))
+    return replace(plan, steps=tuple(steps))
 
 
 def with_stage_timeouts(plan: Plan, timeouts: Mapping[str, float]) -> Plan:

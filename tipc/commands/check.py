@@ -325,6 +325,7 @@ def _plan_to_run(
     the_plan = seams.plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
     if sandbox_options.backend == "none":
         the_plan = isolate(the_plan)
+    the_plan = _sandboxed.with_stage_args(the_plan, _sandboxed.stage_args(args))
     return _sandboxed.with_prepare(the_plan, args)
 
 

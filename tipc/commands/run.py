@@ -196,4 +196,5 @@ def _plan_to_run(
     if sandbox_options.backend == "none":
         the_plan = isolate(the_plan)
     the_plan, notes = _sandboxed.with_prepare(the_plan, args)
+    the_plan = _sandboxed.with_stage_args(the_plan, _sandboxed.stage_args(args))
     return _sandboxed.with_stage_timeouts(the_plan, stage_timeouts), notes
