@@ -223,6 +223,27 @@ def with_prepare(plan: Plan, args: argparse.Namespace) -> tuple[Plan, list[str]]
     return replace(plan, steps=(step, *plan.steps)), notes
 
 
+def committed_results(plan: Plan) -> list[str]:
+    """Notes on status logs the repo itself ships where this run writes its own (a committed
+    results_python.log full of "Run successfully" lines): a run never reads or appends to them."""
+    notes = []
+    repo = Path(plan.repo)
+    for rel in dict.fromkeys([plan.results_log, f"{plan.output_dir.rstrip('/')}/results_python.log"]):
+        path = repo / rel
+        if not path.is_file():
+            continue
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        ok = sum("Run successfully" in line for line in lines)
+        notes.append(
+            f"the repo ships {rel} ({len(lines)} line(s), {ok} saying 'Run successfully'): it is not this "
+            "run's result; tipc ignores it and writes this run's status lines in a fresh file"
+        )
+    return notes
+
+
 def enter(
     plan: Plan,
     options: SandboxOptions,

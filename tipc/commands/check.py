@@ -292,6 +292,8 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         binds["report"] = report_dir.relative_to(repo).as_posix()
     else:
         outside = (report_dir,)
+    # Read before the sandbox hides them behind the run's fresh output folder.
+    shipped = _sandboxed.committed_results(the_plan) if sandbox_options.backend != "none" else []
     with _sandboxed.stop_signals():
         try:
             session = _sandboxed.enter(
@@ -308,7 +310,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
             if report_dir.is_relative_to(session.repo) and not args.report_dir:
                 report_dir = default_report_dir(repo, the_plan.model_name)
             serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
-        notes.extend((*session.notes, *prepare_notes))
+        notes.extend((*session.notes, *prepare_notes, *shipped))
         return _check_in(
             args, seams, stdout, stderr, rulesets, repo, settings, findings, the_plan, serving_plan,
             report_dir, notes, forced_env, session,

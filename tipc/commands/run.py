@@ -130,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
             f"{Path(the_plan.repo) / the_plan.output_dir}: {problem} for the run's logs and record"
         )
     fresh = not (args.resume or args.rerun_failed)
+    # Read before the sandbox hides them behind the run's fresh output folder.
+    shipped = _sandboxed.committed_results(the_plan) if sandbox_options.backend != "none" else []
     with _sandboxed.stop_signals():
         try:
             session = _sandboxed.enter(the_plan, sandbox_options, {"logs": the_plan.output_dir}, fresh=fresh)
@@ -138,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
                     args, session.view, _in_view(config, repo, session.view), overrides, sandbox_options,
                     stage_timeouts,
                 )
-            for note in (*session.notes, *prepare_notes):
+            for note in (*session.notes, *prepare_notes, *shipped):
                 sys.stderr.write(f"tipc: {note}\n")
             options = RunOptions(
                 step_timeout_s=_sandboxed.step_timeout(args, args.mode),
