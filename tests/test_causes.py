@@ -141,10 +141,16 @@ def test_gpu_on_cpu_build(out: str) -> None:
     [
         ("RuntimeError: DataLoader reader thread raised an exception.", 1),
         ("RuntimeError: DataLoader worker (pid 4242) exited unexpectedly", 1),
-        ("SystemError: (Fatal) Blocking queue is killed because the data reader raises an exception.\n"
-         "  [Hint: Expected killed_ != true] ... DataLoader worker(2) killed by signal: SIGSEGV", 1),
-        ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
-         "memory (shm)\nBus error (core dumped)", 135),
+        (
+            "SystemError: (Fatal) Blocking queue is killed because the data reader raises an exception.\n"
+            "  [Hint: Expected killed_ != true] ... DataLoader worker(2) killed by signal: SIGSEGV",
+            1,
+        ),
+        (
+            "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
+            "memory (shm)\nBus error (core dumped)",
+            135,
+        ),
         ("", -11),
     ],
 )
@@ -186,7 +192,7 @@ def test_pillow_removed(out: str) -> None:
 
 def test_tsne_on_tiny_data() -> None:
     out = (
-        "  File \"eval.py\", line 168, in plot_tsne\n    tsne_results = tsne.fit_transform(embeds)\n"
+        '  File "eval.py", line 168, in plot_tsne\n    tsne_results = tsne.fit_transform(embeds)\n'
         "ValueError: perplexity must be less than n_samples\n"
     )
     assert ids(diagnose(out)) == ["tsne-tiny-data"]
@@ -221,7 +227,8 @@ def test_nothing_known_gives_no_cause() -> None:
 
 
 def test_evidence_is_the_last_matching_line_without_colour() -> None:
-    out = "\x1b[31mdevice set error, use default device...\x1b[0m\nloss 1\ndevice set error, use default device!"
+    warning = "device set error, use default device"
+    out = f"\x1b[31m{warning}...\x1b[0m\nloss 1\n{warning}!"
     assert first(out).evidence == "device set error, use default device!"
 
 
@@ -264,21 +271,50 @@ GOOD_ENTRY = "  - id: x\n    when:\n      - output: 'boom'\n    cause: c\n    re
     [
         ("schema: other/1\ncauses: []\n", 1, "schema"),
         ("schema: tipc.causes/1\nextra: 1\ncauses:\n" + GOOD_ENTRY, 2, "unknown key 'extra'"),
-        ("schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - eval: '1'\n    cause: c\n    remedy: r\n",
-         5, "unknown operator 'eval'"),
-        ("schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - output: '(unclosed'\n"
-         "    cause: c\n    remedy: r\n", 5, "bad regex"),
+        (
+            "schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - eval: '1'\n"
+            "    cause: c\n    remedy: r\n",
+            5,
+            "unknown operator 'eval'",
+        ),
+        (
+            "schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - output: '(unclosed'\n"
+            "    cause: c\n    remedy: r\n",
+            5,
+            "bad regex",
+        ),
         ("schema: tipc.causes/1\ncauses:\n" + GOOD_ENTRY + GOOD_ENTRY, 8, "duplicate cause id 'x'"),
-        ("schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - output: 'boom'\n"
-         "    cause: 'needs {nope}'\n    remedy: r\n", 6, "{nope}"),
-        ("schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - argv: 'launch'\n"
-         "    cause: c\n    remedy: r\n", 4, "needs an output"),
-        ("schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - signal: SIGNOPE\n"
-         "    cause: c\n    remedy: r\n", 5, "signal names"),
-        ("schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - output: 'a'\n      - file_exists: /etc/x\n"
-         "    cause: c\n    remedy: r\n", 6, "relative path"),
-        ("schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - output: 'a'\n    cause: c\n"
-         "    remedy: r\n    switch: network\n", 8, "tipc option"),
+        (
+            "schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - output: 'boom'\n"
+            "    cause: 'needs {nope}'\n    remedy: r\n",
+            6,
+            "{nope}",
+        ),
+        (
+            "schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - argv: 'launch'\n"
+            "    cause: c\n    remedy: r\n",
+            4,
+            "needs an output",
+        ),
+        (
+            "schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - signal: SIGNOPE\n"
+            "    cause: c\n    remedy: r\n",
+            5,
+            "signal names",
+        ),
+        (
+            "schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - output: 'a'\n"
+            "      - file_exists: /etc/x\n"
+            "    cause: c\n    remedy: r\n",
+            6,
+            "relative path",
+        ),
+        (
+            "schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - output: 'a'\n    cause: c\n"
+            "    remedy: r\n    switch: network\n",
+            8,
+            "tipc option",
+        ),
         ("schema: tipc.causes/1\ncauses: [\n", 3, "invalid YAML"),
     ],
 )
@@ -306,5 +342,12 @@ def test_file_facts_need_the_working_directory(tmp_path: Path) -> None:
 
 def test_operator_registry_is_closed() -> None:
     assert set(OPERATORS) == {
-        "output", "output_absent", "argv", "exit_code", "signal", "file_exists", "file_missing", "any"
+        "output",
+        "output_absent",
+        "argv",
+        "exit_code",
+        "signal",
+        "file_exists",
+        "file_missing",
+        "any",
     }
