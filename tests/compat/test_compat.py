@@ -34,8 +34,10 @@ def test_shim_folder_holds_auto_log() -> None:
 # Written the way PaddlePaddle/models Step6 deploy/inference_python/infer.py uses AutoLog (only
 # model_name, batch_size, inference_config and gpu_ids given; four stamps for three stages).
 SCRIPT = """
-import sys, time
+import logging, sys, time
 import auto_log
+
+logging.basicConfig(level=logging.INFO, format="DUP %(message)s")  # as paddle's own logging setup does
 
 class Config:  # duck-typed like paddle.inference.Config
     def use_gpu(self): return False
@@ -89,6 +91,8 @@ def _check_report(out: str) -> None:
     rss = next(line for line in lines if "cpu_rss(MB):" in line)
     assert float(rss.split("cpu_rss(MB): ")[1].split(",")[0]) > 1
     assert lines[-1] == "shim False"  # the stand-in answered, and it never imported paddle
+    assert not any(line.startswith("DUP") for line in lines)  # each line once, whatever the root logger does
+    assert all(" root INFO: " in line for line in lines if "model_name:" in line)
 
 
 def test_shim_reports_like_autolog(tmp_path: Path) -> None:

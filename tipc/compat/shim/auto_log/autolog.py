@@ -95,13 +95,13 @@ class AutoLogger(RunConfig):
         self.logger = logger if logger is not None else self.init_logger()
 
     def init_logger(self, name: str = "root", log_level: int = logging.DEBUG) -> logging.Logger:
-        logger = logging.getLogger(name)
+        # A logger of its own, outside logging's tree: AutoLog's lines keep the name "root" but are not
+        # printed twice when the script (or paddle) configured the real root logger.
+        logger = logging.Logger(name, log_level)
         formatter = logging.Formatter(_FORMAT, datefmt="%Y/%m/%d %H:%M:%S")
-        if not any(getattr(h, "_tipc_auto_log", False) for h in logger.handlers):
-            stream = logging.StreamHandler(stream=sys.stdout)
-            stream.setFormatter(formatter)
-            stream._tipc_auto_log = True  # type: ignore[attr-defined]  # one handler, however many loggers
-            logger.addHandler(stream)
+        stream = logging.StreamHandler(stream=sys.stdout)
+        stream.setFormatter(formatter)
+        logger.addHandler(stream)
         if self.save_path:
             folder = os.path.dirname(self.save_path)
             if folder:
@@ -109,7 +109,6 @@ class AutoLogger(RunConfig):
             handler = logging.FileHandler(self.save_path, "w")
             handler.setFormatter(formatter)
             logger.addHandler(handler)
-        logger.setLevel(log_level)
         return logger
 
     def parse_config(self, config: Any) -> dict[str, Any]:
