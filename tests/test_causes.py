@@ -70,6 +70,12 @@ def test_real_lite_data_missing_log() -> None:
     assert "prepare.sh" in cause.remedy and "--no-prepare" in cause.remedy
 
 
+def test_real_dataloader_worker_segfault_log() -> None:
+    cause = diagnose_log(DATA / "worker_crash.log", exit_code=1)[0]
+    assert cause.id == "dataloader-worker-crash"
+    assert "segmentation fault encountered in DataLoader workers" in cause.evidence
+
+
 def test_real_module_not_found_names_the_module() -> None:
     [cause] = diagnose_log(DATA / "can_train.log")
     assert cause.id == "module-not-found"
@@ -136,33 +142,38 @@ def test_gpu_on_cpu_build(out: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("out", "exit_code"),
+    "out",
     [
-        ("RuntimeError: DataLoader reader thread raised an exception.", 1),
-        ("RuntimeError: DataLoader worker (pid 4242) exited unexpectedly", 1),
-        (
-            "SystemError: (Fatal) Blocking queue is killed because the data reader raises an exception.\n"
-            "  [Hint: Expected killed_ != true] ... DataLoader worker(2) killed by signal: SIGSEGV",
-            1,
-        ),
-        (
-            "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
-            "memory (shm)\nBus error (core dumped)",
-            135,
-        ),
-        ("", -11),
+        "RuntimeError: DataLoader reader thread raised an exception.",
+        "RuntimeError: DataLoader worker (pid 4242) exited unexpectedly",
+        "SystemError: (Fatal) Blocking queue is killed because the data reader raises an exception.",
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared "
+        "memory (shm)",
     ],
 )
-def test_dataloader_worker_crash(out: str, exit_code: int) -> None:
-    cause = first(out, exit_code=exit_code)
-    assert cause.id == "dataloader-worker-crash"
+def test_dataloader_worker_crash(out: str) -> None:
+    found = diagnose(out + "\nBus error (core dumped)", exit_code=135)
+    assert ids(found)[0] == "dataloader-worker-crash"
+    assert "num_workers" in found[0].remedy
+
+
+@pytest.mark.parametrize(
+    ("out", "facts"),
+    [
+        ("epoch 0 iter 3", {"signal_name": "SIGSEGV"}),
+        ("epoch 0 iter 3", {"exit_code": -11}),
+        ("Segmentation fault (core dumped)", {"exit_code": 139}),
+    ],
+)
+def test_native_crash_from_output_or_facts(out: str, facts: dict[str, object]) -> None:
+    cause = first(out, **facts)
+    assert cause.id == "native-crash"
     assert "num_workers" in cause.remedy
 
 
-def test_segfault_from_the_signal_fact_alone() -> None:
-    cause = first("epoch 0 iter 3", signal_name="SIGSEGV")
-    assert cause.id == "dataloader-worker-crash"
-    assert cause.evidence == "killed by SIGSEGV"
+def test_signal_evidence_names_the_signal() -> None:
+    assert first("epoch 0", signal_name="SIGSEGV").evidence == "killed by SIGSEGV"
+    assert first("epoch 0", exit_code=-11).evidence == "exit code -11"
 
 
 def test_invalid_index_to_scalar() -> None:
@@ -187,6 +198,41 @@ def test_numpy_aliases(name: str) -> None:
 )
 def test_pillow_removed(out: str) -> None:
     assert first(out).id == "pillow-removed-api"
+
+
+@pytest.mark.parametrize(
+    ("out", "cause_id"),
+    [
+        ("FileNotFoundError: [Errno 2] No such file or directory: './data/train'", "lite-data-missing"),
+        ("AssertionError: ./lite_data/bottle not exists", "lite-data-missing"),
+        (
+            "FileNotFoundError: [Errno 2] No such file or directory: './test_tipc/data/Set2/'",
+            "lite-data-missing",
+        ),
+        (
+            "FileNotFoundError: [Errno 2] No such file or directory: './log/resnet18/final.pdparams'",
+            "weights-missing",
+        ),
+        ("ValueError: The ``path`` (./log/m/final.pdparams) to load model not exists.", "weights-missing"),
+        (
+            "FileNotFoundError: [Errno 2] No such file or directory: './output/inference.pdmodel'",
+            "paddle3-export-format",
+        ),
+    ],
+)
+def test_missing_paths_by_kind(out: str, cause_id: str) -> None:
+    assert ids(diagnose(out)) == [cause_id]
+
+
+@pytest.mark.parametrize(
+    "out",
+    [
+        "FileNotFoundError: [Errno 2] No such file or directory: 'config.yaml'",
+        "FileNotFoundError: [Errno 2] No such file or directory: 'test_tipc/output/m/log.txt'",
+    ],
+)
+def test_other_missing_files_are_not_called_lite_data(out: str) -> None:
+    assert diagnose(out) == []
 
 
 def test_tsne_on_tiny_data() -> None:

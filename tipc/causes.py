@@ -197,14 +197,14 @@ def _match_all(conditions: Sequence[Condition], facts: _Facts) -> _Hit | None:
 def _match(cond: Condition, facts: _Facts) -> _Hit | None:
     op = cond.op
     if op == "output":
-        # the last matching line: nearest the failure, after any earlier warnings of the same kind
-        for index in range(len(facts.lines) - 1, -1, -1):
-            line = facts.lines[index]
-            for pattern in cond.patterns:
-                m = pattern.search(line)
+        # Patterns in order, the first listed is the most telling; for it, the last matching line (nearest
+        # the failure, after any earlier warnings of the same kind).
+        for pattern in cond.patterns:
+            for index in range(len(facts.lines) - 1, -1, -1):
+                m = pattern.search(facts.lines[index])
                 if m:
                     groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                    return _Hit(line.strip(), groups, index)
+                    return _Hit(facts.lines[index].strip(), groups, index)
         return None
     if op == "output_absent":
         if any(p.search(line) for line in facts.lines for p in cond.patterns):
