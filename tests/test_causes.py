@@ -88,6 +88,18 @@ def test_real_download_failure_log() -> None:
     assert cause.switch == "--network"
 
 
+def test_real_prepare_wget_without_network() -> None:
+    cause = diagnose_log(DATA / "wget.log", exit_code=4)[0]
+    assert cause.id == "weights-download-failed"
+    assert "videotag.bj.bcebos.com" in cause.evidence
+
+
+def test_real_prepare_pip_install_without_network() -> None:
+    [cause] = diagnose_log(DATA / "pip.log", exit_code=1)
+    assert cause.id == "pip-install-failed"
+    assert "`pip install unrar`" in cause.cause
+
+
 # --- the other catalogue entries, on real-looking excerpts ---------------------------------------------
 
 
