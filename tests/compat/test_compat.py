@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tipc.compat import SWITCHES, compat_env, shim_path
+from tipc.compat import SWITCHES, compat_env, pythonpath_with_shim, shim_path
 from tipc.errors import UserError
 from tipc.proc import capture
 
@@ -23,6 +23,15 @@ def test_unknown_switch_lists_the_known_ones() -> None:
         compat_env(["export", "nope"])
     assert "'nope'" in str(info.value) and "export" in str(info.value)
     assert info.value.exit_code == 2
+
+
+def test_pythonpath_gets_the_shim_last_and_once() -> None:
+    shim = str(shim_path())
+    assert pythonpath_with_shim(None) == shim
+    assert pythonpath_with_shim("") == shim
+    assert pythonpath_with_shim(os.pathsep.join(["/a", "/b"])) == os.pathsep.join(["/a", "/b", shim])
+    once = pythonpath_with_shim("/a")
+    assert pythonpath_with_shim(once) == once
 
 
 def test_shim_folder_holds_auto_log() -> None:

@@ -7,6 +7,7 @@ a step's PYTHONPATH, so a really installed AutoLog still wins.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,3 +50,14 @@ def compat_env(names: Sequence[str]) -> dict[str, str]:
 def shim_path() -> Path:
     """The folder to append to a step's PYTHONPATH: it holds the `auto_log` stand-in."""
     return Path(__file__).resolve().parent / "shim"
+
+
+def pythonpath_with_shim(pythonpath: str | None) -> str:
+    """`pythonpath` (a step's PYTHONPATH, maybe unset) with the shim folder appended at the END, so that a
+    module the repo or the interpreter provides always wins. An empty value adds no empty entry (which
+    Python would read as the working directory)."""
+    shim = str(shim_path())
+    entries = [e for e in (pythonpath or "").split(os.pathsep) if e]
+    if shim in entries:
+        return os.pathsep.join(entries)
+    return os.pathsep.join([*entries, shim])
