@@ -1,4 +1,4 @@
-"""Plain causes of failed steps, from the catalogue `specs/causes.yaml` (schema tipc.causes/1).
+"""Plain causes of failed steps, from the catalogue `specs/causes/causes.yaml` (schema tipc.causes/1).
 
 A failed step's output (and a few facts: exit code, signal, argv, files in its working directory) is matched
 against the catalogue's entries in file order; every entry that matches gives a `Cause` (an id, the cause in
@@ -248,7 +248,8 @@ def _fill(template: str, groups: Mapping[str, str]) -> str:
 def default_path() -> Path:
     from tipc.resources import data_dir
 
-    return data_dir("specs") / CAUSES_FILENAME
+    # in a folder of its own: every specs/*.yaml is a ruleset (tipc.rules.builtin_ruleset_names)
+    return data_dir("specs") / "causes" / CAUSES_FILENAME
 
 
 def load_catalogue(path: Path | None = None) -> Catalogue:
