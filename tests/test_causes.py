@@ -408,3 +408,13 @@ def test_operator_registry_is_closed() -> None:
         "file_missing",
         "any",
     }
+
+
+def test_records_holding_causes_stay_cheap_to_import(tmp_path: Path) -> None:
+    import sys
+
+    from tipc.proc import capture
+
+    code = "import sys, tipc.record; print(sorted(m for m in sys.modules if m.startswith('tipc.rules')))"
+    rc, out = capture([sys.executable, "-c", code], cwd=Path(__file__).parents[1])
+    assert rc == 0 and out.strip() == "[]", out

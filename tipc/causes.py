@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from tipc.errors import ConfigError
-from tipc.rules.yamlnodes import LMap, LSeq, YamlShapeError, load_located
+
+# tipc.rules.yamlnodes is imported where a catalogue is loaded: importing tipc.rules pulls in every check,
+# and tipc.record (which holds Cause values) must stay cheap to import.
 
 CAUSES_SCHEMA = "tipc.causes/1"
 CAUSES_FILENAME = "causes.yaml"
@@ -265,6 +267,8 @@ def _default_catalogue() -> Catalogue:
 
 
 def _load(path: Path) -> Catalogue:
+    from tipc.rules.yamlnodes import LMap, LSeq, YamlShapeError, load_located
+
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -300,6 +304,8 @@ def _load(path: Path) -> Catalogue:
 
 
 def _entry(where: str, node: Any, line: int) -> Entry:
+    from tipc.rules.yamlnodes import LMap, LSeq
+
     if not isinstance(node, LMap):
         raise ConfigError(where, line, "each cause is a mapping with id, when, cause, remedy")
     for key in node.items:
@@ -366,6 +372,8 @@ def _group_names(conditions: Sequence[Condition]) -> set[str]:
 
 
 def _condition(where: str, node: Any, line: int, depth: int) -> Condition:
+    from tipc.rules.yamlnodes import LMap, LSeq
+
     if depth > 4:
         raise ConfigError(where, line, "conditions nest at most 4 levels deep")
     if not isinstance(node, LMap) or len(node.items) != 1:
