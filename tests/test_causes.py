@@ -143,14 +143,32 @@ def test_download_failures(out: str) -> None:
 @pytest.mark.parametrize(
     "out",
     [
-        "W1123 22:01:01.1 gpu_resources.cc:1] Please use PaddlePaddle with GPU version.",
-        "device set error, use default device...",
         "Cannot use GPU because you have installed CPU version PaddlePaddle.",
         "AssertionError: CUDA is not available",
     ],
 )
 def test_gpu_on_cpu_build(out: str) -> None:
     assert first(out).id == "gpu-flag-on-cpu-build"
+
+
+@pytest.mark.parametrize(
+    "out",
+    [
+        "W1123 22:01:01.1 gpu_resources.cc:1] Please use PaddlePaddle with GPU version.",
+        "device set error, use default device...",
+    ],
+)
+def test_gpu_fallback_warning(out: str) -> None:
+    assert first(out).id == "gpu-fallback-warning"
+
+
+def test_the_exception_comes_before_a_gpu_fallback_warning() -> None:
+    out = (
+        "device set error, use default device...\n"
+        + TRACE
+        + "FileNotFoundError: [Errno 2] No such file or directory: './data/train'\n"
+    )
+    assert ids(diagnose(out)) == ["lite-data-missing", "gpu-fallback-warning"]
 
 
 @pytest.mark.parametrize(
@@ -287,6 +305,9 @@ def test_evidence_is_the_last_matching_line_without_colour() -> None:
     warning = "device set error, use default device"
     out = f"\x1b[31m{warning}...\x1b[0m\nloss 1\n{warning}!"
     assert first(out).evidence == "device set error, use default device!"
+    assert first("\x1b[1mIndexError: too many indices for tensor of dimension 0\x1b[0m").id == (
+        "zero-d-tensor-index"
+    )
 
 
 def test_cause_json_round_trip() -> None:
