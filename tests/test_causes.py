@@ -439,3 +439,26 @@ def test_records_holding_causes_stay_cheap_to_import(tmp_path: Path) -> None:
     code = "import sys, tipc.record; print(sorted(m for m in sys.modules if m.startswith('tipc.rules')))"
     rc, out = capture([sys.executable, "-c", code], cwd=Path(__file__).parents[1])
     assert rc == 0 and out.strip() == "[]", out
+
+
+def test_no_pattern_backtracks_badly_on_hostile_lines() -> None:
+    import time
+
+    load_catalogue()
+    hostile = [
+        "FileNotFoundError: " + "a/" * 990 + "x",
+        "FileNotFoundError: " + "data/" * 390 + "x y",
+        "not found " + " " * 1980 + "z",
+        "No such file or directory " + "'" * 1900 + "q",
+        "DataLoader worker " * 110,
+        "No such file or directory: " * 70,
+        "Cannot open file " + "a" * 1980,
+        "No module named '" + "a." * 990,
+    ]
+    argv = ["python", "-m", "paddle.distributed.launch", "--gpus=0,1"]
+    for line in hostile:
+        out = "\n".join([line] * 100)  # a ~200 KB log tail of such lines
+        started = time.perf_counter()
+        diagnose(out, argv=argv, exit_code=1)
+        # linear patterns take ~0.05 s here; one that backtracks quadratically took 4.5 s on the first line
+        assert time.perf_counter() - started < 1.5, line[:40]
