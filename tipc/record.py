@@ -180,6 +180,9 @@ class RunRecord:
     schema: str = RECORD_SCHEMA
     notes: tuple[str, ...] = ()  # things the user must know about this run (interpreter substituted, ...)
     environment: dict[str, Any] | None = None  # tipc.envinfo.EnvInfo.to_json() of the run's interpreter
+    # How the run was kept off the user's repo (tipc.sandbox.Session.to_json), with every file it created,
+    # changed or deleted in the repo's tree; None for runs made before the sandbox existed.
+    sandbox: dict[str, Any] | None = None
 
     def result(self, step_id: str) -> StepResult | None:
         for r in self.results:
@@ -215,6 +218,7 @@ class RunRecord:
             "host": self.host,
             "notes": list(self.notes),
             "environment": self.environment,
+            "sandbox": self.sandbox,
         }
 
     @classmethod
@@ -230,6 +234,7 @@ class RunRecord:
             host=data.get("host", {}),
             notes=tuple(data.get("notes", ())),
             environment=env if isinstance(env := data.get("environment"), dict) else None,
+            sandbox=data.get("sandbox"),
             plan=Plan.from_json(data["plan"]),
             results=tuple(StepResult.from_json(r) for r in data["results"]),
         )
