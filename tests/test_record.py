@@ -129,3 +129,24 @@ def test_odd_model_names_stay_inside_the_output_dir() -> None:
         path = _located("test_tipc/output", model=model)
         assert path.startswith("test_tipc/output/tipc_runs/") and ".." not in path.split("/"), path
         assert path.count("/") == 6, path
+
+
+def test_causes_and_environment_round_trip_and_older_records_still_load(tmp_path: Path) -> None:
+    from tipc.causes import Cause
+
+    cause = Cause("paddle3-export-format", "opens .pdmodel", "a remedy", "--paddle-compat export", "line")
+    failed = replace(_result(0, Status.FAILED), exit_code=1, causes=(cause,))
+    environment = {"paddle_version": "3.3.1", "pir": True, "gpus": []}
+    record = RunRecord(plan=_plan(), results=(failed,), started=1.0, environment=environment)
+    path = tmp_path / "tipc_run.json"
+    record.write(path)
+    loaded = load_record(path)
+    assert loaded == record
+    assert loaded.results[0].causes == (cause,)
+    data = record.to_json()
+    del data["environment"]
+    del data["results"][0]["causes"]
+    older = RunRecord.from_json(data)
+    assert older.environment is None and older.results[0].causes == ()
+    data["environment"] = "garbage"
+    assert RunRecord.from_json(data).environment is None

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tipc.causes import Cause
 from tipc.errors import ConfigError
 from tipc.steps import Plan, Status
 
@@ -120,6 +121,7 @@ class StepResult:
     resources: Resources = field(default_factory=Resources)
     pid: int | None = None  # process(-group) id of the step's leader, for audits that nothing was left alive
     reused: bool = False  # taken from an earlier record (--rerun-failed / --resume), not run this time
+    causes: tuple[Cause, ...] = ()  # plain causes of a failure, most specific first (tipc.causes)
 
     @property
     def duration_s(self) -> float | None:
@@ -142,6 +144,7 @@ class StepResult:
             "resources": self.resources.to_json(),
             "pid": self.pid,
             "reused": self.reused,
+            "causes": [c.to_json() for c in self.causes],
         }
 
     @classmethod
@@ -159,6 +162,7 @@ class StepResult:
             resources=Resources.from_json(data.get("resources", {})),
             pid=data.get("pid"),
             reused=bool(data.get("reused", False)),
+            causes=tuple(Cause.from_json(c) for c in data.get("causes", ())),
         )
 
 
@@ -175,6 +179,7 @@ class RunRecord:
     host: dict[str, Any] = field(default_factory=dict)
     schema: str = RECORD_SCHEMA
     notes: tuple[str, ...] = ()  # things the user must know about this run (interpreter substituted, ...)
+    environment: dict[str, Any] | None = None  # tipc.envinfo.EnvInfo.to_json() of the run's interpreter
     # How the run was kept off the user's repo (tipc.sandbox.Session.to_json), with every file it created,
     # changed or deleted in the repo's tree; None for runs made before the sandbox existed.
     sandbox: dict[str, Any] | None = None
@@ -212,6 +217,7 @@ class RunRecord:
             "python": self.python,
             "host": self.host,
             "notes": list(self.notes),
+            "environment": self.environment,
             "sandbox": self.sandbox,
         }
 
@@ -227,6 +233,7 @@ class RunRecord:
             python=data.get("python", ""),
             host=data.get("host", {}),
             notes=tuple(data.get("notes", ())),
+            environment=env if isinstance(env := data.get("environment"), dict) else None,
             sandbox=data.get("sandbox"),
             plan=Plan.from_json(data["plan"]),
             results=tuple(StepResult.from_json(r) for r in data["results"]),

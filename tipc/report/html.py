@@ -10,12 +10,15 @@ from typing import Any
 
 from tipc.console import human_bytes
 from tipc.report.model import (
+    NO_CAUSE,
+    TAIL_LINES,
     Report,
     agreement_caption,
     curve_points,
     evidence_text,
     fmt_seconds,
     matrix_table,
+    remedy_text,
 )
 
 _TEMPLATE = """<!DOCTYPE html>
@@ -41,6 +44,10 @@ pre{background:#f6f8fa;padding:.5rem;overflow:auto;max-height:20rem;font-size:.8
 svg{background:#fff;border:1px solid #d0d7de}
 table.matrix{width:auto}table.matrix th{white-space:nowrap}table.matrix caption{text-align:left;color:#57606a;font-size:.85em;padding:.2rem 0}
 ul.failed li{margin:.3rem 0}
+.env{background:#f6f8fa;border:1px solid #d0d7de;border-radius:.3em;padding:.4rem .6rem;margin:.5rem 0}
+.env div{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em}
+section.step{border-left:4px solid #cf222e;padding:.2rem .8rem;margin:.6rem 0}
+.cause{font-weight:600}.remedy{color:#1a7f37}
 table.matrix td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em}
 </style>
 </head>
@@ -50,8 +57,22 @@ table.matrix td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-siz
 {% if report.run %} · config <code>{{ report.run.config }}</code> · mode <code>{{ report.run.mode }}</code>
 {% if report.run.reused %}(reused run record){% endif %}{% endif %} · tipc {{ report.tool_version }}
 · {{ report.created }}</p>
+{% if env_lines %}<div class="env">{% for line in env_lines %}<div>{{ line }}</div>{% endfor %}</div>{% endif %}
 <p>{% for verdict, n in counts.items() if n %}<b>{{ n }}</b> {{ verdict }}{% if not loop.last %}, {% endif %}{% endfor %}
 {% if report.lint_errors %} · <b>{{ report.lint_errors | length }}</b> lint error(s){% endif %}</p>
+
+{% if failed_steps %}
+<h2>Failed steps</h2>
+{% for s in failed_steps %}
+<section class="step"><h3>{{ s.step.id }} <span class="v FAIL">{{ s.step.status }}{% if s.step.exit_code %} (exit {{ s.step.exit_code }}){% endif %}</span></h3>
+{% if not s.causes %}<p class="cause">cause: {{ no_cause }}</p>{% endif %}
+{% for c in s.causes %}<p class="cause">cause: {{ c.cause }}</p><p class="remedy">remedy: {{ c.remedy }}</p>
+{% if c.evidence %}<p class="src">seen: <code>{{ c.evidence }}</code></p>{% endif %}{% endfor %}
+{% if s.tail %}<p class="src">log tail (<code>{{ s.step.log }}</code>):</p><pre>{{ s.tail }}</pre>
+{% elif s.step.log %}<p class="src">log: <code>{{ s.step.log }}</code></p>{% endif %}
+</section>
+{% endfor %}
+{% endif %}
 
 {% if failed %}
 <h2>Failed</h2>
@@ -165,8 +186,24 @@ def render_html(report: Report) -> str:
         }
         for s in (report.run.steps if report.run else ())
     ]
+    failed_steps = [
+        {
+            "step": s,
+            "causes": [{"cause": c.cause, "remedy": remedy_text(c), "evidence": c.evidence} for c in s.causes],
+            "tail": "\n".join(s.log_tail.splitlines()[-TAIL_LINES:]) if s.log_tail else "",
+        }
+        for s in (report.run.failed_steps if report.run else ())
+    ]
     figures = [r for r in rules if r["svg"] or r["matrix"]]
     failed = [r for r in rules if r["rule"].verdict.value == "FAIL"]
     return template.render(
-        report=report, rules=rules, figures=figures, failed=failed, steps=steps, counts=report.counts()
+        report=report,
+        rules=rules,
+        figures=figures,
+        failed=failed,
+        steps=steps,
+        counts=report.counts(),
+        env_lines=report.run.environment_lines if report.run else [],
+        failed_steps=failed_steps,
+        no_cause=NO_CAUSE,
     )

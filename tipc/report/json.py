@@ -3,6 +3,9 @@
 Top-level keys, in order: schema, tool_version, created, repo, rulesets, overall, exit_code, counts, run,
 lint, rules, notes. `run` is null when nothing ran. Each rule: ruleset, id, source, severity, description,
 verdict (PASS/FAIL/WARN/SKIP/N-A), summary, evidence [{text, path, line, excerpt, numbers}], data, error.
+Each step of `run` carries its plain `causes` ([{id, cause, remedy, switch, evidence}], most specific
+first) and, when it failed, `log_tail`; `run.environment` holds the probe's facts and
+`run.environment_lines` the header lines.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ def _run(run: RunSummary | None) -> dict[str, Any] | None:
         "paddle_version": run.paddle_version,
         "git_commit": run.git_commit,
         "status_counts": run.status_counts(),
+        "environment": run.environment,
+        "environment_lines": run.environment_lines,
         "steps": [
             {
                 "id": s.id,
@@ -43,6 +48,8 @@ def _run(run: RunSummary | None) -> dict[str, Any] | None:
                 "peak_gpu_mem_bytes": s.peak_gpu_mem_bytes,
                 "log": s.log,
                 "reason": s.reason,
+                "causes": [c.to_json() for c in s.causes],
+                "log_tail": s.log_tail,
             }
             for s in run.steps
         ],

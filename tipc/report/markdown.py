@@ -12,6 +12,8 @@ import re
 from tipc.checks.base import Verdict
 from tipc.console import human_bytes
 from tipc.report.model import (
+    NO_CAUSE,
+    TAIL_LINES,
     Report,
     RuleVerdict,
     agreement_caption,
@@ -19,6 +21,7 @@ from tipc.report.model import (
     evidence_text,
     fmt_seconds,
     matrix_table,
+    remedy_text,
 )
 
 ICON = {"PASS": "✅", "FAIL": "❌", "ERROR": "💥"}
@@ -110,6 +113,30 @@ def _figures(r: RuleVerdict) -> list[str]:
     return out
 
 
+def _failed_steps(report: Report, max_lines: int) -> list[str]:
+    """Each failed step: its cause and remedy first, then the end of its log."""
+    if report.run is None or not report.run.failed_steps:
+        return []
+    out = ["### Failed steps", ""]
+    for s in report.run.failed_steps:
+        status = s.status + (f" (exit {s.exit_code})" if s.exit_code not in (None, 0) else "")
+        out.append(f"- **{_escape_text(s.id)}** {_escape_text(status)}")
+        if not s.causes:
+            out.append(f"  - **cause:** {NO_CAUSE}")
+        for c in s.causes:
+            out.append(f"  - **cause:** {_escape_text(c.cause)}")
+            out.append(f"  - **remedy:** {_escape_text(remedy_text(c))}")
+            if c.evidence:
+                out.append(f"  - seen: {inline(c.evidence)}")
+        if s.log_tail and max_lines > 0:
+            tail = fenced(s.log_tail, min(max_lines, TAIL_LINES))
+            out.extend(["", *("  " + line if line else "" for line in tail.splitlines()), ""])
+        elif s.log:
+            out.append(f"  - log: {inline(s.log)}")
+    out.append("")
+    return out
+
+
 def _render(report: Report, max_lines: int) -> str:
     out: list[str] = []
     counts = ", ".join(f"{n} {v}" for v, n in report.counts().items() if n)
@@ -122,11 +149,15 @@ def _render(report: Report, max_lines: int) -> str:
     meta.append(f"tipc {report.tool_version}")
     out.append(" · ".join(meta))
     out.append("")
+    if report.run is not None and report.run.environment_lines:
+        out.extend(f"> {_escape_text(line)}  " for line in report.run.environment_lines)
+        out.append("")
     out.append(
         f"**Rules:** {counts or 'none'}"
         + (f" · **lint errors:** {len(report.lint_errors)}" if report.lint_errors else "")
     )
     out.append("")
+    out.extend(_failed_steps(report, max_lines))
     attention = [r for r in report.rules if r.verdict in (Verdict.FAIL, Verdict.WARN) or r.error]
     if attention:
         out.extend(["### Needs attention", ""])

@@ -11,15 +11,17 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tipc.causes import Cause
 from tipc.checks.base import Evidence, Verdict
 from tipc.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK
 from tipc.findings import Finding, Level
 
 REPORT_SCHEMA = "tipc.report/1"
 VERDICT_ORDER: tuple[Verdict, ...] = (Verdict.FAIL, Verdict.WARN, Verdict.PASS, Verdict.SKIP, Verdict.NA)
+FAILED_STATUSES = frozenset({"failed", "timeout", "interrupted"})  # a step that ran and did not pass
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,12 @@ class StepSummary:
     peak_gpu_mem_bytes: int | None
     log: str | None
     reason: str
+    causes: tuple[Cause, ...] = ()  # plain causes of a failure, most specific first
+    log_tail: str | None = None  # the end of the log of a step that failed (from the chain rule's evidence)
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILED_STATUSES
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,20 @@ class RunSummary:
     steps: tuple[StepSummary, ...]
     reused: bool = False  # True when --reuse-run picked up an earlier run record
     record_path: str | None = None
+    environment: dict[str, Any] | None = None  # tipc.envinfo.EnvInfo.to_json() of the run's interpreter
+
+    @property
+    def environment_lines(self) -> list[str]:
+        """The environment header (Paddle, Python and packages, hardware); empty when the run has none."""
+        if not isinstance(self.environment, dict):
+            return []
+        from tipc.envinfo import EnvInfo
+
+        return EnvInfo.from_json(self.environment).header_lines()
+
+    @property
+    def failed_steps(self) -> tuple[StepSummary, ...]:
+        return tuple(s for s in self.steps if s.failed)
 
     @property
     def duration_s(self) -> float | None:
@@ -155,9 +177,35 @@ def steps_of(record: Any) -> tuple[StepSummary, ...]:
                 peak_gpu_mem_bytes=result.resources.peak_gpu_mem_bytes,
                 log=result.log or step.log,
                 reason=result.reason,
+                causes=tuple(_causes(getattr(result, "causes", ()))),
             )
         )
     return tuple(steps)
+
+
+def _causes(raw: Iterable[Any]) -> list[Cause]:
+    """Cause values, or their JSON dicts (a record read back), as Causes."""
+    out = []
+    for c in raw:
+        if isinstance(c, Cause):
+            out.append(c)
+        elif isinstance(c, dict) and "id" in c:
+            out.append(Cause.from_json(c))
+    return out
+
+
+def with_log_tails(run: RunSummary, rules: Iterable[RuleVerdict]) -> RunSummary:
+    """Each failed step gets the log tail a rule already quoted for its log (the chain rules read it)."""
+    tails: dict[str, str] = {}
+    for r in rules:
+        for e in r.evidence:
+            if e.path and e.excerpt and e.path not in tails:
+                tails[e.path] = e.excerpt
+    steps = tuple(
+        replace(s, log_tail=tails.get(s.log)) if s.failed and s.log and s.log_tail is None else s
+        for s in run.steps
+    )
+    return replace(run, steps=steps)
 
 
 def run_summary(record: Any, *, reused: bool = False, record_path: str | None = None) -> RunSummary:
@@ -176,6 +224,7 @@ def run_summary(record: Any, *, reused: bool = False, record_path: str | None = 
         steps=steps_of(record),
         reused=reused,
         record_path=record_path,
+        environment=env if isinstance(env := getattr(record, "environment", None), dict) else None,
     )
 
 
@@ -216,14 +265,16 @@ def build_report(
 
         tool_version = __version__
     findings = tuple(findings)
+    rules = (*lint_verdict(findings), *rule_verdicts(results))
+    run = run_summary(record, reused=reused, record_path=record_path) if record is not None else None
     return Report(
         tool_version=tool_version,
         repo=repo,
         rulesets=tuple(rulesets),
         created=created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        run=run_summary(record, reused=reused, record_path=record_path) if record is not None else None,
+        run=with_log_tails(run, rules) if run is not None else None,
         findings=tuple(findings),
-        rules=(*lint_verdict(findings), *rule_verdicts(results)),
+        rules=rules,
         notes=tuple(notes),
     )
 
@@ -379,3 +430,14 @@ def sparkline(values: Sequence[float], width: int = 60) -> str:
     if hi - lo <= 0:
         return SPARK[0] * len(means)
     return "".join(SPARK[min(7, int((m - lo) / (hi - lo) * 8))] for m in means)
+
+
+def remedy_text(cause: Cause) -> str:
+    """The remedy, naming the tipc switch that applies it when the text does not already."""
+    if cause.switch and cause.switch not in cause.remedy:
+        return f"{cause.remedy} (tipc switch: {cause.switch})"
+    return cause.remedy
+
+
+NO_CAUSE = "no known cause matched: see the log"
+TAIL_LINES = 12  # lines of a failed step's log shown after its cause

@@ -12,12 +12,15 @@ from typing import Any
 from tipc.checks.base import Verdict
 from tipc.console import human_bytes
 from tipc.report.model import (
+    NO_CAUSE,
+    TAIL_LINES,
     Report,
     agreement_caption,
     curve_points,
     evidence_text,
     fmt_seconds,
     matrix_table,
+    remedy_text,
     sparkline,
 )
 
@@ -61,6 +64,8 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
         run = report.run
         reused = " (reused run record)" if run.reused else ""
         console.print(Text(f"config {run.config}, mode {run.mode}, dialect {run.dialect}{reused}"))
+        for env_line in run.environment_lines:
+            console.print(Text(env_line, style="cyan"))
         steps = Table(title="Steps", box=box.SIMPLE, title_justify="left", expand=False)
         for column in ("step", "stage", "status", "time", "peak RSS", "peak GPU mem"):
             steps.add_column(column, overflow="fold")
@@ -77,6 +82,7 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
                 Text(human_bytes(s.peak_gpu_mem_bytes)),
             )
         console.print(steps)
+        _print_failed_steps(console, report)
     else:
         console.print(Text("no run: rules that need the chain are SKIP", style="dim"))
     if report.findings:
@@ -117,6 +123,35 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
     )
     console.print(line)
     return buffer.getvalue()
+
+
+def _print_failed_steps(console: Any, report: Report) -> None:
+    """Each failed step: its cause and remedy first, then the end of its log."""
+    from rich.text import Text
+
+    if report.run is None or not report.run.failed_steps:
+        return
+    console.print(Text("Failed steps", style="bold"))
+    for s in report.run.failed_steps:
+        head = Text(f"{s.id} ", style="bold")
+        exit_note = f" (exit {s.exit_code})" if s.exit_code not in (None, 0) else ""
+        head.append(s.status + exit_note, style="red")
+        if s.reason:
+            head.append(f": {s.reason}")
+        console.print(head)
+        if not s.causes:
+            console.print(Text(f"  cause: {NO_CAUSE}", style="yellow"))
+        for c in s.causes:
+            console.print(Text(f"  cause: {c.cause}", style="bold yellow"))
+            console.print(Text(f"  remedy: {remedy_text(c)}", style="green"))
+            if c.evidence:
+                console.print(Text(f"  seen: {c.evidence}", style="dim"))
+        if s.log_tail:
+            console.print(Text(f"  log tail ({s.log}):", style="dim"))
+            for tail in s.log_tail.splitlines()[-TAIL_LINES:]:
+                console.print(Text(f"    | {tail}", style="dim"))
+        elif s.log:
+            console.print(Text(f"  log: {s.log}", style="dim"))
 
 
 def _print_figures(console: Any, report: Report) -> None:

@@ -1,0 +1,1 @@
+"""Standalone scripts tipc runs under the user's interpreter (never imported by tipc itself)."""
