@@ -130,6 +130,8 @@ class PlainObserver:
         log = f", log {result.log}" if result.log else ""
         took = human_seconds(result.duration_s)
         self._say(f"[{index}/{total}] {step.id}: {_status_word(result).upper()} ({took}{mem}{log}){extra}")
+        for line in cause_lines(result):
+            self._say(f"    {line}")
         if _shows_tail(result):
             for line in log_tail(self.repo, result.log):
                 self._say(f"    | {line}")
@@ -137,6 +139,21 @@ class PlainObserver:
     def plan_finished(self, plan: Plan, results: Any) -> None:
         self._say("tipc: " + totals_line(results))
         self._say(f"tipc: run record {os.path.join(plan.repo, record_location(plan))}")
+
+
+def cause_lines(result: StepResult) -> list[str]:
+    """The plain cause and remedy of a failed step, shown before its log tail (the first, most specific)."""
+    causes = getattr(result, "causes", ())
+    if not causes:
+        return []
+    first = causes[0]
+    lines = [f"cause: {first.cause}"]
+    if first.evidence:
+        lines.append(f"  seen: {first.evidence.strip()[:200]}")
+    if first.remedy:
+        lines.append(f"remedy: {first.remedy}")
+    lines += [f"also: {c.cause}" for c in causes[1:3]]
+    return lines
 
 
 class RichObserver:
@@ -206,6 +223,8 @@ class RichObserver:
         if result.reason:
             line.append(f"  {result.reason}", style="dim")
         self.console.print(line)
+        for text in cause_lines(result):
+            self.console.print(Text(f"    {text}", style="bold"))
         if _shows_tail(result):
             tail = log_tail(self.repo, result.log)
             if tail:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tipc import __version__, proc
+from tipc.causes import Cause
 from tipc.console import NullObserver, Observer
 from tipc.errors import ConfigError, UserError
 from tipc.monitor import Monitor, host_info
@@ -339,10 +340,14 @@ class _Facts:
     a git call, importing psutil and NVML), so the chain does not wait for them.
     """
 
-    def __init__(self, python: str, repo: Path, probe_versions: bool) -> None:
+    def __init__(
+        self, python: str, repo: Path, probe_versions: bool, env: Mapping[str, str] | None = None
+    ) -> None:
         self.python = python
         self.repo = repo
         self.probe_versions = probe_versions
+        self.env = env
+        self.environment: dict[str, object] | None = None  # tipc.envinfo, as the steps' interpreter sees it
         self.paddle_version: str | None = None
         self.git_commit: str | None = None
         self.host: dict[str, object] = {}
@@ -365,6 +370,10 @@ class _Facts:
         with contextlib.suppress(Exception):
             self.git_commit = git_commit(self.repo, on_start=self._started)
         self._ended()
+        with contextlib.suppress(Exception):
+            from tipc.envinfo import collect
+
+            self.environment = collect(self.python, cwd=self.repo, env=self.env).to_json()
 
     def _started(self, pid: int) -> None:
         with self._lock:
@@ -479,7 +488,11 @@ class _Execution:
             return
         self.facts = None
         self.record = replace(
-            self.record, paddle_version=facts.paddle_version, git_commit=facts.git_commit, host=facts.host
+            self.record,
+            paddle_version=facts.paddle_version,
+            git_commit=facts.git_commit,
+            host=facts.host,
+            environment=facts.environment,
         )
         if facts.probe_versions and facts.paddle_version is None and self.first_python is not None:
             self._note(
@@ -517,6 +530,11 @@ class _Execution:
         base = dict(os.environ)
         extra = {k: v for k, v in self.options.extra_env if k not in base and k not in step.unset_env}
         wanted = {**extra, **self._forced_env(), **step.env_dict}
+        if step.stage is not Stage.PREPARE:
+            from tipc.compat import pythonpath_with_shim
+
+            # AutoLog is not on PyPI: a compatible module, last on the path, so an installed one wins.
+            wanted["PYTHONPATH"] = pythonpath_with_shim(wanted.get("PYTHONPATH", base.get("PYTHONPATH")))
         if step.stage is Stage.PREPARE:
             shims = self._interpreter_shims()
             if shims is not None:
@@ -709,6 +727,7 @@ class _Execution:
             env_delta=delta,
             resources=resources,
             pid=res.pid,
+            causes=_causes(log, argv, res.exit_code, cwd) if status in _DIAGNOSED else (),
         )
 
     # ---- background steps
@@ -883,7 +902,8 @@ class _Execution:
             notes=tuple(self.notes),
         )
         self.writer.write(self.record)
-        self.facts = _Facts(run_python, self.repo, options.probe_versions).start()
+        facts_env = {**os.environ, **dict(options.extra_env), **dict(options.forced_env)}
+        self.facts = _Facts(run_python, self.repo, options.probe_versions, facts_env).start()
         self.observer.plan_started(plan)
         current: tuple[int, Step] | None = None
         interrupted = False
@@ -946,6 +966,19 @@ class _Execution:
                 self.writer.write(self.record)
         self.observer.plan_finished(plan, self.record)
         return self.record
+
+
+_DIAGNOSED = frozenset({Status.FAILED, Status.TIMEOUT})
+
+
+def _causes(log: Path, argv: Sequence[str], exit_code: int | None, cwd: Path) -> tuple[Cause, ...]:
+    """The plain causes of a failed step, read from its log (tipc.causes); none if that cannot be read."""
+    try:
+        from tipc.causes import diagnose_log
+
+        return tuple(diagnose_log(log, argv=argv, exit_code=exit_code, cwd=cwd))
+    except Exception:  # a broken catalogue or log never breaks the run; the log tail still shows
+        return ()
 
 
 def _sandbox_json() -> dict[str, object] | None:

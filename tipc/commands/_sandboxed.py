@@ -86,13 +86,9 @@ def compat_env(args: argparse.Namespace) -> dict[str, str]:
     names = [n.strip() for item in getattr(args, "paddle_compat", ()) for n in item.split(",") if n.strip()]
     if not names:
         return {}
-    table = {"export": {"FLAGS_enable_pir_api": "0"}}
-    out: dict[str, str] = {}
-    for name in names:
-        if name not in table:
-            raise UserError(f"--paddle-compat {name!r}: expected one of {', '.join(table)}")
-        out.update(table[name])
-    return out
+    from tipc.compat import compat_env as switches_env
+
+    return switches_env(names)
 
 
 def step_timeout(args: argparse.Namespace, mode: str) -> float:

@@ -130,8 +130,8 @@ def must_reexec(options: SandboxOptions) -> bool:
     child `python -m tipc ...` (`reexec_argv`), which enters them."""
     from tipc import cli
 
-    if options.backend == "none" or _current is not None:
-        return False
+    if options.backend == "none" or (_current is not None and _current.backend != "none"):
+        return False  # in place, or already inside this process's sandbox
     return not cli.IS_CONSOLE and os.environ.get(CHILD_ENV) != "1"
 
 
