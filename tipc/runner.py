@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tipc import __version__, proc
+from tipc import __version__, lineage, proc
 from tipc.console import NullObserver, Observer
 from tipc.errors import ConfigError, UserError
 from tipc.monitor import Monitor, host_info
@@ -429,6 +429,7 @@ class _Execution:
         self.mapping: dict[str, str] = {}
         self.record: RunRecord
         self.writer = RecordWriter(self.record_file)
+        self.lineage_dir = lineage.dir_for(plan)  # beside the record; tipc.checks.lineage finds it there
         self.facts: _Facts | None = None  # merged into the record once gathered
         self.first_python: str | None = None  # the first python the plan's steps name, if any
 
@@ -506,6 +507,9 @@ class _Execution:
         append_status_line(self.results_log, line)
 
     def _finish(self, index: int, step: Step, result: StepResult, status_command: str) -> None:
+        if result.started is not None and not result.reused:
+            with contextlib.suppress(OSError):  # lineage is evidence for checks; it never fails the run
+                lineage.finish_step(self.lineage_dir, step.id)
         self._save(result)
         self._status_line(step, result, status_command)
         self.observer.step_finished(index, self.total, step, result)
@@ -516,6 +520,10 @@ class _Execution:
         base = dict(os.environ)
         extra = {k: v for k, v in self.options.extra_env if k not in base and k not in step.unset_env}
         wanted = {**extra, **step.env_dict}
+        # Every step's Python processes record the files they read and write (tipc.lineage); the recorder
+        # goes first on PYTHONPATH, after it whatever the step would have had.
+        inherited = None if "PYTHONPATH" in step.unset_env else base.get("PYTHONPATH")
+        wanted.update(lineage.start_step(self.lineage_dir, step.id, wanted.get("PYTHONPATH", inherited)))
         env = proc.build_env(base, wanted, step.unset_env)
         delta: list[tuple[str, str | None]] = [(k, v) for k, v in sorted(wanted.items()) if base.get(k) != v]
         delta += [(k, None) for k in step.unset_env if k in base and k not in wanted]
