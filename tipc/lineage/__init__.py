@@ -3,8 +3,8 @@
 The runner puts `inject/` first on a step's PYTHONPATH (see `step_env`); its `sitecustomize` records every
 file the step's Python processes open (an audit hook, plus wrappers around Paddle's C++ loaders) as JSON
 lines in `<lineage dir>/<step>.jsonl`. After the step, `finish_step` fingerprints the files it wrote (size,
-sha256, mtime). `load` reads a lineage folder back; `tipc.lineage.graph.build_graph` joins it to the run record.
-Nothing here imports paddle; the recorder itself is standard library only.
+sha256, mtime). `load` reads a lineage folder back; `tipc.lineage.graph.build_graph` joins it to the run
+record. Nothing here imports paddle; the recorder itself is standard library only.
 """
 
 from __future__ import annotations
