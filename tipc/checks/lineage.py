@@ -21,6 +21,7 @@ from typing import Any
 
 from tipc.checks._common import argv_options, bad_args, no_record, outcome
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.lineage.graph import describe_origin
 
 ASPECTS = ("weights", "inference_model", "cmdline_paths")
 # Command-line keys whose value names weights or a model to load (compared without dashes/underscores/case,
@@ -118,9 +119,18 @@ def _runs(ctx: CheckContext, graph: Any, stages: tuple[str, ...], predict: bool 
 
 
 def _fmt(node: Any) -> str:
-    from tipc.lineage.graph import describe_origin
-
     return f"{node.path} ({describe_origin(node)})"
+
+
+def _in_output(ctx: CheckContext, node: Any) -> bool:
+    """A file in the run's output folder is meant to be produced by the run, never named as an input."""
+    out = os.path.realpath(str(Path(ctx.repo) / ctx.record.plan.output_dir))
+    return bool(node.abspath.startswith(out.rstrip(os.sep) + os.sep))
+
+
+def _names(files: list[Any], limit: int = 2) -> str:
+    more = f" and {len(files) - limit} more" if len(files) > limit else ""
+    return ", ".join(f.path for f in files[:limit]) + more
 
 
 def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
@@ -133,6 +143,7 @@ def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
     ]
     problems: list[Evidence] = []
     notes: list[Evidence] = []
+    bad: dict[str, tuple[Any, list[str]]] = {}
     checked = 0
     for step in steps:
         node = graph.step(step.id)
@@ -152,25 +163,22 @@ def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
             if edge.fresh and (by_train or f.kind == "weights"):
                 fresh.append(f)
             elif f.kind == "weights" and not edge.fresh:
-                if any(_covers(n, f.abspath) for n in named) or f.origin == "external":
+                named_here = any(_covers(n, f.abspath) for n in named) and not _in_output(ctx, f)
+                if named_here or f.origin == "external":
                     pretrained.append(f)
                 else:
                     stale.append(f)
         if fresh:
-            text = f"{step.id} read {', '.join(f.path for f in fresh[:3])} written by this run"
-            notes.append(Evidence(text, path=fresh[0].path))
+            notes.append(Evidence(f"read by {step.id}: written by this run", path=fresh[0].path))
             for f in stale:
-                notes.append(Evidence(f"{step.id} also read {_fmt(f)}", path=f.path))
+                notes.append(Evidence(f"also read by {step.id}: {describe_origin(f)}", path=f.path))
         elif stale:
-            wrote = (
-                f"; this run's train wrote {', '.join(f.path for f in train_wrote[:2])}"
-                if train_wrote
-                else ""
-            )
+            wrote = f"; this run's train wrote {_names(train_wrote)}" if train_wrote else ""
             for f in stale:
+                bad.setdefault(f.path, (f, []))[1].append(step.id)
                 problems.append(
                     Evidence(
-                        f"{step.id} read {_fmt(f)}, not weights written by this run{wrote}",
+                        f"read by {step.id}: {describe_origin(f)}, not written by this run{wrote}",
                         path=f.path,
                         numbers=(("commit_date", f.commit_date),) if f.commit_date else (),
                     )
@@ -178,21 +186,30 @@ def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
         elif pretrained:
             for f in pretrained:
                 notes.append(
-                    Evidence(f"{step.id} read pretrained weights the config names: {_fmt(f)}", path=f.path)
+                    Evidence(
+                        f"read by {step.id}: pretrained weights the config names ({describe_origin(f)})",
+                        path=f.path,
+                    )
                 )
         elif train_wrote and result is not None and getattr(result.status, "value", "") == "passed":
             problems.append(
                 Evidence(
                     f"{step.id} read no weights file, none of what this run's train wrote "
-                    f"({', '.join(f.path for f in train_wrote[:2])}): it ran on an untrained model"
+                    f"({_names(train_wrote)}): it ran on an untrained model"
                 )
             )
     if not checked:
         return outcome(Verdict.SKIP, "no eval, export or predict step ran with recorded file access")
     if problems:
-        return CheckOutcome(
-            Verdict.FAIL, problems[0].text, tuple(problems + notes), {"lineage": graph.to_json()}
-        )
+        summary = problems[0].text
+        if bad:
+            summary = "; ".join(
+                f"{', '.join(steps)} read {f.path} ({describe_origin(f)}), not weights this run wrote"
+                for f, steps in bad.values()
+            )
+            if train_wrote:
+                summary += f" (its train wrote {_names(train_wrote)})"
+        return CheckOutcome(Verdict.FAIL, summary, tuple(problems + notes), {"lineage": graph.to_json()})
     return CheckOutcome(
         Verdict.PASS,
         f"{checked} step(s) read this run's weights or named pretrained ones",
@@ -209,6 +226,7 @@ def _inference_model(ctx: CheckContext, graph: Any) -> CheckOutcome:
     exported = [f for f in graph.files if f.kind == "model" and any(w in export_ids for w in f.written_by)]
     problems: list[Evidence] = []
     notes: list[Evidence] = []
+    bad: dict[str, tuple[Any, list[str], str]] = {}
     checked = 0
     for step in steps:
         node = graph.step(step.id)
@@ -222,53 +240,51 @@ def _inference_model(ctx: CheckContext, graph: Any) -> CheckOutcome:
         good = []
         for edge, f in model_reads:
             beside = [
-                x.path
+                x
                 for x in exported
                 if os.path.dirname(x.abspath) == os.path.dirname(f.abspath) and x.path != f.path
             ]
-            beside_text = f" beside {', '.join(beside[:3])} written by this run's export" if beside else ""
+            beside_text = f" beside {_names(beside, 3)}, which this run's export wrote" if beside else ""
+            named_here = any(_covers(n, f.abspath) for n in named) and not _in_output(ctx, f)
             if edge.fresh:
                 good.append(f)
-            elif f.origin == "missing" or not f.exists:
-                problems.append(
-                    Evidence(
-                        f"{step.id} opened model file {f.path}, which does not exist{beside_text}",
-                        path=f.path,
-                    )
-                )
-            elif any(_covers(n, f.abspath) for n in named) and not exported:
+                continue
+            if named_here and not exported and f.exists:
                 notes.append(
-                    Evidence(f"{step.id} read the inference model the config names: {_fmt(f)}", path=f.path)
-                )
-            else:
-                problems.append(
                     Evidence(
-                        f"{step.id} read {_fmt(f)}, not a model file this run's export wrote{beside_text}",
+                        f"read by {step.id}: the inference model the config names ({describe_origin(f)})",
                         path=f.path,
-                        numbers=(("commit_date", f.commit_date),) if f.commit_date else (),
                     )
                 )
-        if good:
-            notes.insert(
-                0,
+                continue
+            bad.setdefault(f.path, (f, [], beside_text))[1].append(step.id)
+            problems.append(
                 Evidence(
-                    f"{step.id} read {', '.join(f.path for f in good[:3])} written by this run's export",
-                    path=good[0].path,
-                ),
+                    f"read by {step.id}: {describe_origin(f)}, not a model file this run's export wrote"
+                    + beside_text,
+                    path=f.path,
+                    numbers=(("commit_date", f.commit_date),) if f.commit_date else (),
+                )
             )
+        if good:
+            notes.insert(0, Evidence(f"read by {step.id}: written by this run's export", path=good[0].path))
         elif not model_reads and exported and result is not None and result.status.value == "passed":
             problems.append(
                 Evidence(
-                    f"{step.id} read none of the model files this run's export wrote "
-                    f"({', '.join(f.path for f in exported[:3])})"
+                    f"{step.id} read none of the model files this run's export wrote ({_names(exported, 3)})"
                 )
             )
     if not checked:
         return outcome(Verdict.SKIP, "no inference step ran with recorded file access")
     if problems:
-        return CheckOutcome(
-            Verdict.FAIL, problems[0].text, tuple(problems + notes), {"lineage": graph.to_json()}
-        )
+        summary = problems[0].text
+        if bad:
+            summary = "; ".join(
+                f"{', '.join(steps)} read {f.path} ({describe_origin(f)}), not a model file this run "
+                f"exported{beside}"
+                for f, steps, beside in bad.values()
+            )
+        return CheckOutcome(Verdict.FAIL, summary, tuple(problems + notes), {"lineage": graph.to_json()})
     return CheckOutcome(
         Verdict.PASS,
         f"{checked} inference step(s) read the model this run exported (or the one the config names)",
