@@ -258,10 +258,14 @@ def _inference_model(ctx: CheckContext, graph: Any) -> CheckOutcome:
                 )
                 continue
             bad.setdefault(f.path, (f, [], beside_text))[1].append(step.id)
+            text = (
+                f"read by {step.id}: {describe_origin(f)}, not a model file this run's export wrote"
+                if f.exists
+                else f"opened by {step.id}: does not exist"
+            )
             problems.append(
                 Evidence(
-                    f"read by {step.id}: {describe_origin(f)}, not a model file this run's export wrote"
-                    + beside_text,
+                    text + beside_text,
                     path=f.path,
                     numbers=(("commit_date", f.commit_date),) if f.commit_date else (),
                 )
@@ -282,6 +286,8 @@ def _inference_model(ctx: CheckContext, graph: Any) -> CheckOutcome:
             summary = "; ".join(
                 f"{', '.join(steps)} read {f.path} ({describe_origin(f)}), not a model file this run "
                 f"exported{beside}"
+                if f.exists
+                else f"{', '.join(steps)} opened {f.path}, which does not exist{beside}"
                 for f, steps, beside in bad.values()
             )
         return CheckOutcome(Verdict.FAIL, summary, tuple(problems + notes), {"lineage": graph.to_json()})
@@ -293,9 +299,23 @@ def _inference_model(ctx: CheckContext, graph: Any) -> CheckOutcome:
     )
 
 
+def _exists(path: str) -> bool:
+    """The path, or a file completing it as a prefix (`output/latest` -> `output/latest.pdparams`)."""
+    if os.path.exists(path):
+        return True
+    parent, stem = os.path.split(path)
+    try:
+        return any(n.startswith(stem + ".") for n in os.listdir(parent or "."))
+    except OSError:
+        return False
+
+
 def _cmdline_paths(ctx: CheckContext, graph: Any) -> CheckOutcome:
     problems: list[Evidence] = []
     notes: list[Evidence] = []
+    missing: dict[str, list[str]] = {}  # option as written -> steps given it
+    unopened: dict[str, list[str]] = {}
+    repo = os.path.realpath(str(ctx.repo))
     given = 0
     for step in ctx.record.plan.steps:
         node = graph.step(step.id)
@@ -306,34 +326,31 @@ def _cmdline_paths(ctx: CheckContext, graph: Any) -> CheckOutcome:
         passed = result is not None and getattr(result.status, "value", "") == "passed"
         for key, value, path in _named_paths(ctx, step, result):
             given += 1
-            option = f"--{key}={value}" if "." not in key else f"{key}={value}"
-            parent = os.path.dirname(path)
-            exists = os.path.exists(path) or (
-                os.path.isdir(parent)
-                and any(n.startswith(os.path.basename(path) + ".") for n in os.listdir(parent))
-            )
+            option = f"{key}={value}" if "." in key else f"--{key}={value}"
+            where = os.path.relpath(path, repo) if path.startswith(repo + os.sep) else path
             used = [p for p in opened if _covers(path, p)]
-            if not exists and not used:
+            if not used and not _exists(path):
+                missing.setdefault(option, []).append(step.id)
                 problems.append(
-                    Evidence(
-                        f"{step.id} was given {option}, which does not exist (this run never created it)",
-                        path=os.path.relpath(path, os.path.realpath(str(ctx.repo)))
-                        if path.startswith(os.path.realpath(str(ctx.repo)))
-                        else path,
-                    )
+                    Evidence(f"given to {step.id} as {option}: does not exist (never created)", path=where)
                 )
             elif not used and passed:
                 read = [graph.file(e.file) for e in graph.reads(step.id)]
                 instead = [f.path for f in read if f is not None and f.kind in ("weights", "model")]
                 tail = f"; it read {', '.join(instead[:3])} instead" if instead else ""
-                problems.append(Evidence(f"{step.id} was given {option} but never opened it{tail}"))
+                unopened.setdefault(option, []).append(step.id)
+                problems.append(
+                    Evidence(f"given to {step.id} as {option}: never opened by the step{tail}", path=where)
+                )
             elif used:
-                notes.append(Evidence(f"{step.id}: {option} was opened"))
+                notes.append(Evidence(f"given to {step.id} as {option}: opened", path=where))
     if not any(s.recorded for s in graph.steps):
         return outcome(Verdict.SKIP, "no step ran with recorded file access")
     if problems:
+        parts = [f"{o} (given to {', '.join(ids)}) does not exist" for o, ids in missing.items()]
+        parts += [f"{o} (given to {', '.join(ids)}) was never opened" for o, ids in unopened.items()]
         return CheckOutcome(
-            Verdict.FAIL, problems[0].text, tuple(problems + notes), {"lineage": graph.to_json()}
+            Verdict.FAIL, "; ".join(parts), tuple(problems + notes), {"lineage": graph.to_json()}
         )
     if not given:
         return outcome(
