@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tipc.checks.base import Evidence, Verdict
@@ -89,6 +89,7 @@ class Report:
     findings: tuple[Finding, ...]
     rules: tuple[RuleVerdict, ...]
     notes: tuple[str, ...] = ()
+    lineage: dict[str, Any] | None = None  # tipc.lineage graph (to_json form) of the run, when recorded
 
     @property
     def lint_errors(self) -> tuple[Finding, ...]:
@@ -210,12 +211,22 @@ def build_report(
     record_path: str | None = None,
     notes: Sequence[str] = (),
     created: str | None = None,
+    lineage: dict[str, Any] | None = None,
 ) -> Report:
     if not tool_version:
         from tipc import __version__
 
         tool_version = __version__
     findings = tuple(findings)
+    rules = (*lint_verdict(findings), *rule_verdicts(results))
+    # The lineage checks each carry the run's lineage graph: it is shown once, at the report's top level.
+    for r in rules:
+        if lineage is None and isinstance(r.data.get("lineage"), dict):
+            lineage = r.data["lineage"]
+    rules = tuple(
+        replace(r, data={k: v for k, v in r.data.items() if k != "lineage"}) if "lineage" in r.data else r
+        for r in rules
+    )
     return Report(
         tool_version=tool_version,
         repo=repo,
@@ -223,8 +234,9 @@ def build_report(
         created=created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         run=run_summary(record, reused=reused, record_path=record_path) if record is not None else None,
         findings=tuple(findings),
-        rules=(*lint_verdict(findings), *rule_verdicts(results)),
+        rules=rules,
         notes=tuple(notes),
+        lineage=lineage,
     )
 
 
