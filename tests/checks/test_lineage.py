@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.checks.checks_fixtures import ctx_for, make_record
+from tests.lineage.lineage_fixtures import OUT, W, chain, committed_file, write_access
 from tipc.checks import CHECKS
 from tipc.checks.base import Verdict
 from tipc.checks.lineage import check_lineage, weight_options
 from tipc.steps import Stage, Status
-
-from tests.checks.checks_fixtures import ctx_for, make_record
-from tests.lineage.lineage_fixtures import OUT, W, chain, committed_file, write_access
 
 EXPORTED = [f"{OUT}/export/inference.json", f"{OUT}/export/inference.pdiparams"]
 

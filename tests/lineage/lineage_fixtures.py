@@ -1,4 +1,4 @@
-"""Hand-made access records: a record's steps and what each one read and wrote, as the recorder writes them."""
+"""Hand-made access records: a record's steps and what each read and wrote, as the recorder writes them."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ import os
 import time
 from pathlib import Path
 
+from tests.checks.checks_fixtures import make_record
 from tipc.lineage import dir_for, finish_step, sanitise
 from tipc.record import RunRecord
 from tipc.steps import Stage, Status
-
-from tests.checks.checks_fixtures import make_record
 
 OUT = "test_tipc/output/demo/lite_train_lite_infer"
 W = f"{OUT}/train/latest.pdparams"

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.lineage.lineage_fixtures import OUT, W, chain, committed_file, write_access
 from tipc.lineage import dir_for, load
 from tipc.lineage.graph import build_graph, describe_origin, file_kind
-
-from tests.lineage.lineage_fixtures import OUT, W, chain, committed_file, write_access
 
 
 def test_file_kinds() -> None:

@@ -134,7 +134,7 @@ def save(layer, path):
 def load(path):
     return path
 """,
-    "paddle/static.py": "def load_inference_model(path_prefix, executor, **kwargs):\n    return path_prefix\n",
+    "paddle/static.py": "def load_inference_model(path_prefix, executor, **kw):\n    return path_prefix\n",
     "paddle/inference.py": """
 class Config:
     def __init__(self, *args):

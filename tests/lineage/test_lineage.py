@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+from tests.checks.checks_fixtures import make_record
 from tipc.lineage import (
     INJECT_DIR,
     dir_for,
@@ -18,8 +19,6 @@ from tipc.lineage import (
     step_env,
 )
 from tipc.record import record_location
-
-from tests.checks.checks_fixtures import make_record
 
 
 def test_step_env_puts_the_recorder_first(tmp_path: Path) -> None:
