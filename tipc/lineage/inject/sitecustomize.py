@@ -94,7 +94,7 @@ class _Recorder:
         elif event == "shutil.copyfile":
             self._note(args[0], "read", "copyfile")
             self._note(args[1], "write", "copyfile")
-        elif len(args) < 2 or args[1] in (None, -1):  # os.remove, shutil.rmtree; dir_fd-relative names skipped
+        elif len(args) < 2 or args[1] in (None, -1):  # os.remove, shutil.rmtree (not dir_fd-relative)
             self._note(args[0], "delete", event)
 
     def note(self, path: object, mode: str, via: str) -> None:
