@@ -138,9 +138,10 @@ def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
     if not steps:
         return outcome(Verdict.NA, "no eval, export or predict step in the plan")
     train_ids = {s.id for s in graph.steps if s.stage == "train"}
-    train_wrote = [
-        f for f in graph.files if f.kind == "weights" and any(w in train_ids for w in f.written_by)
-    ]
+    train_wrote = sorted(
+        (f for f in graph.files if f.kind == "weights" and any(w in train_ids for w in f.written_by)),
+        key=lambda f: (not f.path.endswith(".pdparams"), f.path),  # weights before optimizer state
+    )
     problems: list[Evidence] = []
     notes: list[Evidence] = []
     bad: dict[str, tuple[Any, list[str]]] = {}
