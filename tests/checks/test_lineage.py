@@ -44,6 +44,15 @@ def test_a_clean_chain_passes_every_aspect(tmp_path: Path) -> None:
     assert {f["path"] for f in out.data["lineage"]["files"]} >= {W, *EXPORTED}
 
 
+def test_without_an_aspect_the_worst_of_the_three_counts(tmp_path: Path) -> None:
+    clean(tmp_path)
+    assert check_lineage(ctx_for(tmp_path, chain(tmp_path))).verdict is Verdict.PASS
+    committed_file(tmp_path, "logs/net.pdparams")
+    clean(tmp_path, eval_reads=["logs/net.pdparams"])
+    out = check_lineage(ctx_for(tmp_path, chain(tmp_path)))
+    assert out.verdict is Verdict.FAIL and "logs/net.pdparams" in out.summary
+
+
 def test_eval_reading_preexisting_weights_fails_naming_the_file(tmp_path: Path) -> None:
     committed_file(tmp_path, "logs/net.pdparams")
     clean(tmp_path, eval_reads=["logs/net.pdparams"])
@@ -187,7 +196,7 @@ def test_without_recorded_access_the_rules_skip_with_the_reason(tmp_path: Path) 
     assert check_lineage(ctx_for(tmp_path, None), aspect="weights").verdict is Verdict.SKIP
 
 
-@pytest.mark.parametrize("args", [{}, {"aspect": "colour"}, {"aspect": "weights", "x": 1}])
+@pytest.mark.parametrize("args", [{"aspect": "colour"}, {"aspect": "weights", "x": 1}])
 def test_bad_arguments_fail_with_the_problem(tmp_path: Path, args: dict[str, object]) -> None:
     out = check_lineage(ctx_for(tmp_path, None), **args)
     assert out.verdict is Verdict.FAIL and "lineage: bad arguments" in out.summary

@@ -367,15 +367,42 @@ def _cmdline_paths(ctx: CheckContext, graph: Any) -> CheckOutcome:
     )
 
 
+def _not_applicable(ctx: CheckContext, aspect: str) -> str | None:
+    """Why `aspect` does not apply to the record's plan, or None when it does."""
+    if aspect == "weights" and not _runs(ctx, None, ("eval", "export"), predict=True):
+        return "no eval, export or predict step in the plan"
+    if aspect == "inference_model" and not _runs(ctx, None, ("infer",)):
+        return "no inference step in the plan"
+    if aspect == "cmdline_paths" and not any(
+        weight_options(_argv(s, ctx.record.result(s.id))) for s in ctx.record.plan.steps
+    ):
+        return "no step was given a weights or model path on its command line"
+    return None
+
+
+_RANK = {Verdict.FAIL: 0, Verdict.WARN: 1, Verdict.PASS: 2, Verdict.SKIP: 3, Verdict.NA: 4}
+
+
 def check_lineage(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    """`aspect`: weights, inference_model, cmdline_paths, or all (the default: the worst of the three)."""
     unknown = set(args) - {"aspect"}
     if unknown:
         return bad_args("lineage", f"unknown argument(s) {sorted(unknown)}")
-    aspect = args.get("aspect")
-    if aspect not in ASPECTS:
-        return bad_args("lineage", f"aspect must be one of {', '.join(ASPECTS)}, got {aspect!r}")
+    aspect = args.get("aspect", "all")
+    if aspect != "all" and aspect not in ASPECTS:
+        return bad_args("lineage", f"aspect must be all or one of {', '.join(ASPECTS)}, got {aspect!r}")
     if ctx.record is None:
         return no_record()
+    if aspect == "all":
+        outcomes = [check_lineage(ctx, aspect=a) for a in ASPECTS]
+        worst = min(outcomes, key=lambda o: _RANK[o.verdict])
+        evidence = tuple(e for o in outcomes if o.verdict is worst.verdict for e in o.evidence)
+        data = next((o.data for o in outcomes if o.data), {})
+        summary = "; ".join(o.summary for o in outcomes if o.verdict is worst.verdict)
+        return CheckOutcome(worst.verdict, summary, evidence, data)
+    why_not = _not_applicable(ctx, aspect)
+    if why_not is not None:
+        return outcome(Verdict.NA, why_not)
     graph, why = _graph(ctx)
     if graph is None:
         return outcome(Verdict.SKIP, why or "no lineage")
