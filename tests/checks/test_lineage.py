@@ -200,3 +200,21 @@ def test_without_recorded_access_the_rules_skip_with_the_reason(tmp_path: Path) 
 def test_bad_arguments_fail_with_the_problem(tmp_path: Path, args: dict[str, object]) -> None:
     out = check_lineage(ctx_for(tmp_path, None), **args)
     assert out.verdict is Verdict.FAIL and "lineage: bad arguments" in out.summary
+
+
+def test_a_copied_repo_checked_with_the_original_record_still_passes(tmp_path: Path) -> None:
+    import shutil
+
+    original = tmp_path / "a"
+    original.mkdir()
+    record = chain(original)
+    write_access(record, "train", writes=[W])
+    write_access(record, "eval", reads=[W])
+    write_access(record, "export", reads=[W], writes=EXPORTED)
+    write_access(record, "infer", reads=EXPORTED)
+    copy = tmp_path / "b"
+    shutil.copytree(original, copy)  # keeps mtimes, as `tipc check --reuse-run` on a copied tree sees them
+    shutil.rmtree(original)
+    for aspect in ("weights", "inference_model", "cmdline_paths"):
+        out = check_lineage(ctx_for(copy, record), aspect=aspect)
+        assert out.verdict is Verdict.PASS, (aspect, out.summary)

@@ -59,7 +59,7 @@ def _graph(ctx: CheckContext) -> tuple[Any, str | None]:
     key = (id(record), str(ctx.repo))
     if key in _cache and _cache[key][0] is record:
         return _cache[key][1], None
-    folder = dir_for(record.plan)
+    folder = dir_for(record.plan, ctx.repo)
     accesses = load(folder)
     if not accesses:
         return None, (

@@ -31,11 +31,12 @@ def sanitise(step_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", step_id).strip("_") or "step"
 
 
-def dir_for(plan: Any) -> Path:
-    """The lineage folder of a plan's run: beside its run record, so configs and modes never share one."""
+def dir_for(plan: Any, repo: Path | str | None = None) -> Path:
+    """The lineage folder of a plan's run: beside its run record, so configs and modes never share one.
+    `repo` (default plan.repo) is where the repo is now: a checked copy keeps the record of its original."""
     from tipc.record import record_location
 
-    return Path(plan.repo) / record_location(plan).parent / LINEAGE_DIRNAME
+    return Path(repo if repo is not None else plan.repo) / record_location(plan).parent / LINEAGE_DIRNAME
 
 
 def step_env(lineage_dir: Path, step_id: str, base_pythonpath: str | None) -> dict[str, str]:

@@ -170,6 +170,19 @@ def _lookup(accesses: Mapping[str, StepAccess], step_id: str) -> StepAccess | No
     return accesses.get(step_id) or accesses.get(sanitise(step_id))
 
 
+def _relocated(access: StepAccess, old: str, new: str) -> StepAccess:
+    from dataclasses import replace
+
+    def move(path: str) -> str:
+        return new + path[len(old) :] if _within(path, old) else path
+
+    return replace(
+        access,
+        accesses=tuple(replace(a, path=move(a.path)) for a in access.accesses),
+        fingerprints=tuple(replace(f, path=move(f.path)) for f in access.fingerprints),
+    )
+
+
 def usable(result: Any, access: StepAccess | None) -> bool:
     """Whether a step's recorded access belongs to this record: the step ran (or was skipped, its outputs
     being an earlier run's), and the log is not older than the step's start."""
@@ -192,6 +205,10 @@ def build_graph(
 ) -> LineageGraph:
     """Join the recorded file access to the record's steps. `committed` (absolute paths) overrides git."""
     repo_abs = os.path.realpath(str(repo))
+    # A record checked from a copy of the repo (--reuse-run on a copied tree) names the original's paths.
+    original = os.path.realpath(str(getattr(record.plan, "repo", repo_abs)))
+    if original != repo_abs:
+        accesses = {k: _relocated(v, original, repo_abs) for k, v in accesses.items()}
     if committed is None and use_git:
         committed = git_files(Path(repo_abs))
     in_git = committed is not None
