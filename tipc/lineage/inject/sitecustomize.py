@@ -204,7 +204,7 @@ class _Recorder:
         with self.lock:
             self.buffer.append(json.dumps(info, ensure_ascii=False))
 
-    # ---- Paddle: files read and written from C++
+    # ---- Paddle (and ONNX Runtime): files read and written from C++
 
     def patch_paddle(self) -> None:
         modules = sys.modules
@@ -222,6 +222,29 @@ class _Recorder:
         inference = modules.get("paddle.inference")
         if inference is not None:
             self._wrap_config(inference)
+        onnxruntime = modules.get("onnxruntime")
+        if onnxruntime is not None:
+            self._wrap_session(onnxruntime)
+
+    def _wrap_session(self, onnxruntime: object) -> None:
+        """onnxruntime.InferenceSession reads its model from C++ too."""
+        try:
+            base = getattr(onnxruntime, "InferenceSession", None)
+            if base is None or getattr(base, "__tipc_lineage__", False) or not isinstance(base, type):
+                return
+            recorder = self
+
+            def __init__(self: object, path_or_bytes: object, *args: object, **kwargs: object) -> None:
+                for p in recorder._paths(path_or_bytes):
+                    recorder.note(p, "read", "onnxruntime.InferenceSession")
+                base.__init__(self, path_or_bytes, *args, **kwargs)  # type: ignore[misc]
+
+            namespace = {"__init__": __init__, "__tipc_lineage__": True, "__module__": base.__module__}
+            wrapped = type(base)(base.__name__, (base,), namespace)
+            wrapped.__qualname__ = getattr(base, "__qualname__", base.__name__)
+            onnxruntime.InferenceSession = wrapped  # type: ignore[attr-defined]
+        except Exception:
+            pass
 
     def _wrap(self, module: object, name: str, make: object) -> None:
         try:
@@ -406,7 +429,7 @@ class _PaddleWatcher:
     """A meta path finder that lets the normal finders load Paddle, then wraps its loaders' exec_module so
     the Paddle functions are wrapped as soon as their modules exist."""
 
-    WATCH = frozenset({"paddle", "paddle.jit", "paddle.static", "paddle.inference"})
+    WATCH = frozenset({"paddle", "paddle.jit", "paddle.static", "paddle.inference", "onnxruntime"})
 
     def __init__(self, recorder: _Recorder) -> None:
         self.recorder = recorder
@@ -456,7 +479,7 @@ def _install(target: str) -> None:
     atexit.register(recorder.flush)
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=recorder.forked)
-    if "paddle" in sys.modules:  # imported by an earlier sitecustomize/.pth: wrap it now
+    if "paddle" in sys.modules or "onnxruntime" in sys.modules:  # imported by a .pth file: wrap it now
         recorder.patch_paddle()
     sys.meta_path.insert(0, _PaddleWatcher(recorder))  # type: ignore[arg-type]
     recorder.flush()
