@@ -218,3 +218,26 @@ def test_a_copied_repo_checked_with_the_original_record_still_passes(tmp_path: P
     for aspect in ("weights", "inference_model", "cmdline_paths"):
         out = check_lineage(ctx_for(copy, record), aspect=aspect)
         assert out.verdict is Verdict.PASS, (aspect, out.summary)
+
+
+def test_paths_given_to_a_failed_step_are_not_judged(tmp_path: Path) -> None:
+    record = make_record(
+        tmp_path,
+        [("eval", Stage.EVAL, ["python", "eval.py", "--pretrained=out/x.pdparams"], None, Status.FAILED)],
+    )
+    write_access(record, "eval", reads=[])
+    v, summary, _ = verdict(tmp_path, "cmdline_paths", record)
+    assert v is Verdict.SKIP, summary
+
+
+def test_an_inference_script_named_predict_is_judged_as_inference_not_as_weights(tmp_path: Path) -> None:
+    record = make_record(
+        tmp_path,
+        [
+            ("train", Stage.TRAIN, ["python", "train.py"], None, Status.PASSED),
+            ("infer", Stage.INFER, ["python", "deploy/python/predict_det.py"], None, Status.PASSED),
+        ],
+    )
+    write_access(record, "train", writes=[W])
+    write_access(record, "infer", reads=[])
+    assert verdict(tmp_path, "weights", record)[0] is Verdict.NA

@@ -112,7 +112,12 @@ def _runs(ctx: CheckContext, graph: Any, stages: tuple[str, ...], predict: bool 
     out = []
     for step in ctx.record.plan.steps:
         stage = getattr(step.stage, "value", step.stage)
-        is_predict = predict and any("predict" in os.path.basename(a) for a in step.argv[:3])
+        # a training-engine predict.py (PaddleOCR's Paddle Inference scripts are predict_*.py: stage infer)
+        is_predict = (
+            predict
+            and stage not in ("infer", "serve", "client")
+            and any("predict" in os.path.basename(a) for a in step.argv[:3])
+        )
         if stage in stages or is_predict:
             out.append(step)
     return out
@@ -324,7 +329,8 @@ def _cmdline_paths(ctx: CheckContext, graph: Any) -> CheckOutcome:
             continue
         result = ctx.record.result(step.id)
         opened = [f.abspath for f in graph.files if step.id in f.read_by or step.id in f.written_by]
-        passed = result is not None and getattr(result.status, "value", "") == "passed"
+        if result is None or getattr(result.status, "value", "") != "passed":
+            continue  # a step that failed is reported as such; what it never got to open says nothing
         for key, value, path in _named_paths(ctx, step, result):
             given += 1
             option = f"{key}={value}" if "." in key else f"--{key}={value}"
@@ -335,7 +341,7 @@ def _cmdline_paths(ctx: CheckContext, graph: Any) -> CheckOutcome:
                 problems.append(
                     Evidence(f"given to {step.id} as {option}: does not exist (never created)", path=where)
                 )
-            elif not used and passed:
+            elif not used:
                 read = [graph.file(e.file) for e in graph.reads(step.id)]
                 instead = [f.path for f in read if f is not None and f.kind in ("weights", "model")]
                 tail = f"; it read {', '.join(instead[:3])} instead" if instead else ""
@@ -343,7 +349,7 @@ def _cmdline_paths(ctx: CheckContext, graph: Any) -> CheckOutcome:
                 problems.append(
                     Evidence(f"given to {step.id} as {option}: never opened by the step{tail}", path=where)
                 )
-            elif used:
+            else:
                 notes.append(Evidence(f"given to {step.id} as {option}: opened", path=where))
     if not any(s.recorded for s in graph.steps):
         return outcome(Verdict.SKIP, "no step ran with recorded file access")
@@ -355,8 +361,8 @@ def _cmdline_paths(ctx: CheckContext, graph: Any) -> CheckOutcome:
         )
     if not given:
         return outcome(
-            Verdict.NA,
-            "no step was given a weights or model path on its command line",
+            Verdict.SKIP,
+            "no step given a weights or model path on its command line passed with recorded file access",
             lineage=graph.to_json(),
         )
     return CheckOutcome(
