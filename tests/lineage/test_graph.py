@@ -97,3 +97,14 @@ def test_access_logs_of_steps_that_did_not_run_are_left_out(tmp_path: Path) -> N
     write_access(record, "infer", reads=[W])  # left over from an earlier run
     graph = build_graph(record, load(dir_for(record.plan)), tmp_path, use_git=False)
     assert not graph.recorded and graph.file(W) is None
+
+
+def test_a_sandbox_list_of_changed_files_replaces_the_mtime_guess(tmp_path: Path) -> None:
+    record = chain(tmp_path)
+    (tmp_path / "cpp_written.pdparams").write_bytes(b"new")  # fresh mtime, no recorded writer
+    write_access(record, "eval", reads=["cpp_written.pdparams"])
+    accesses = load(dir_for(record.plan))
+    guessed = build_graph(record, accesses, tmp_path, use_git=False).file("cpp_written.pdparams")
+    assert guessed is not None and guessed.origin == "run"
+    told = build_graph(record, accesses, tmp_path, use_git=False, changed=set()).file("cpp_written.pdparams")
+    assert told is not None and told.origin == "preexisting"

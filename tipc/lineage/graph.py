@@ -201,9 +201,12 @@ def build_graph(
     repo: Path,
     *,
     committed: set[str] | None = None,
+    changed: set[str] | None = None,
     use_git: bool = True,
 ) -> LineageGraph:
-    """Join the recorded file access to the record's steps. `committed` (absolute paths) overrides git."""
+    """Join the recorded file access to the record's steps. `committed` (absolute paths) overrides git;
+    `changed` (absolute paths the run created or changed, as a sandbox knows them) overrides the mtime
+    guess for files no recorded step wrote."""
     repo_abs = os.path.realpath(str(repo))
     # A record checked from a copy of the repo (--reuse-run on a copied tree) names the original's paths.
     original = os.path.realpath(str(getattr(record.plan, "repo", repo_abs)))
@@ -261,12 +264,12 @@ def build_graph(
             origin = "external"
         elif committed is not None and path in committed:
             origin = "committed"
-        elif path in read_existing_before and read_existing_before[path] < first_write.get(
-            path, float("inf")
-        ):
-            origin = "preexisting"  # read (and there) before anything in this run wrote it
+        elif path in writers and read_existing_before.get(path, float("inf")) < first_write[path]:
+            origin = "preexisting"  # read (and there) before a step of this run rewrote it
         elif path in writers:
             origin = "run"
+        elif changed is not None:
+            origin = "run" if path in changed else ("preexisting" if exists else "missing")
         elif exists and mtime is not None and mtime < started - STALE_SLACK_S:
             origin = "preexisting"
         elif exists:
