@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tipc import __version__, proc
+from tipc import __version__, lineage, proc
 from tipc.causes import Cause
 from tipc.console import NullObserver, Observer
 from tipc.errors import ConfigError, UserError
@@ -439,6 +439,7 @@ class _Execution:
         self.mapping: dict[str, str] = {}
         self.record: RunRecord
         self.writer = RecordWriter(self.record_file)
+        self.lineage_dir = lineage.dir_for(plan)  # beside the record; tipc.checks.lineage finds it there
         self.facts: _Facts | None = None  # merged into the record once gathered
         self.first_python: str | None = None  # the first python the plan's steps name, if any
 
@@ -520,6 +521,9 @@ class _Execution:
         append_status_line(self.results_log, line)
 
     def _finish(self, index: int, step: Step, result: StepResult, status_command: str) -> None:
+        if result.started is not None and not result.reused:
+            with contextlib.suppress(OSError):  # lineage is evidence for checks; it never fails the run
+                lineage.finish_step(self.lineage_dir, step.id)
         self._save(result)
         self._status_line(step, result, status_command)
         self.observer.step_finished(index, self.total, step, result)
@@ -530,11 +534,15 @@ class _Execution:
         base = dict(os.environ)
         extra = {k: v for k, v in self.options.extra_env if k not in base and k not in step.unset_env}
         wanted = {**extra, **self._forced_env(), **step.env_dict}
+        # Every step's Python processes record the files they read and write (tipc.lineage); the recorder
+        # goes first on PYTHONPATH, after it whatever the step would have had.
+        inherited = None if "PYTHONPATH" in step.unset_env else base.get("PYTHONPATH")
+        wanted.update(lineage.start_step(self.lineage_dir, step.id, wanted.get("PYTHONPATH", inherited)))
         if step.stage is not Stage.PREPARE:
             from tipc.compat import pythonpath_with_shim
 
             # AutoLog is not on PyPI: a compatible module, last on the path, so an installed one wins.
-            wanted["PYTHONPATH"] = pythonpath_with_shim(wanted.get("PYTHONPATH", base.get("PYTHONPATH")))
+            wanted["PYTHONPATH"] = pythonpath_with_shim(wanted.get("PYTHONPATH"))
         if step.stage is Stage.PREPARE:
             shims = self._interpreter_shims()
             if shims is not None:

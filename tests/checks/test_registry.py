@@ -18,6 +18,7 @@ NAMES = {
     "predict_infer_agreement",
     "gpu_flag_on_cpu_build",
     "serving",
+    "lineage",
 }
 
 

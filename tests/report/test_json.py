@@ -22,6 +22,7 @@ def test_json_schema_and_stable_key_order(report: Report) -> None:
         "lint",
         "rules",
         "notes",
+        "lineage",
     ]
     assert data["schema"] == "tipc.report/1"
     assert data["overall"] == "FAIL" and data["exit_code"] == 1

@@ -102,6 +102,7 @@ GOOD_REPO: dict[str, Any] = {
 
 def _passing_checks() -> dict[str, Callable[..., CheckOutcome]]:
     names = ("log_fields", "convergence", "artefacts", "agreement", "ground_truth", "predict_infer_agreement")
+    names += ("lineage",)
     return {n: _passing(n) for n in names}
 
 

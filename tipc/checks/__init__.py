@@ -14,6 +14,7 @@ from tipc.checks.artefacts import check_artefacts, check_gpu_flag_on_cpu_build
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.convergence import check_convergence
 from tipc.checks.ground_truth import check_ground_truth
+from tipc.checks.lineage import check_lineage
 from tipc.checks.log_fields import check_log_fields
 from tipc.checks.predict_infer import check_predict_infer_agreement
 from tipc.checks.serving import serving
@@ -28,6 +29,7 @@ CHECKS: dict[str, Callable[..., CheckOutcome]] = {
     "predict_infer_agreement": check_predict_infer_agreement,
     "ground_truth": check_ground_truth,
     "serving": serving,
+    "lineage": check_lineage,
 }
 
 __all__ = ["CHECKS", "CheckContext", "CheckOutcome", "Evidence", "Settings", "Verdict", "load_settings"]

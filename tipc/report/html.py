@@ -111,6 +111,14 @@ table.matrix td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-siz
 {% endfor %}
 </table>
 
+{% if lineage %}
+<h2>Lineage</h2>
+<p class="meta">weights and model files each step read and wrote in this run; <b>!</b> marks a read of a file this run did not write</p>
+<ul class="lineage">{% for sid, reads, writes in lineage %}<li><code>{{ sid }}</code>
+<ul>{% for r in reads %}<li>read <code>{{ r }}</code></li>{% endfor %}{% for w in writes %}<li>wrote <code>{{ w }}</code></li>{% endfor %}
+{% if not reads and not writes %}<li class="src">no weights or model file</li>{% endif %}</ul></li>{% endfor %}</ul>
+{% endif %}
+
 {% if report.run %}
 <h2>Steps</h2>
 <table>
@@ -196,6 +204,9 @@ def render_html(report: Report) -> str:
     ]
     figures = [r for r in rules if r["svg"] or r["matrix"]]
     failed = [r for r in rules if r["rule"].verdict.value == "FAIL"]
+    from tipc.lineage.render import step_lines
+
+    lineage = step_lines(report.lineage) if report.lineage else []
     return template.render(
         report=report,
         rules=rules,
@@ -206,4 +217,5 @@ def render_html(report: Report) -> str:
         env_lines=report.run.environment_lines if report.run else [],
         failed_steps=failed_steps,
         no_cause=NO_CAUSE,
+        lineage=lineage,
     )

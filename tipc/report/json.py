@@ -1,7 +1,8 @@
 """The JSON reporter: schema "tipc.report/1", keys in a fixed order, valid JSON (no NaN).
 
 Top-level keys, in order: schema, tool_version, created, repo, rulesets, overall, exit_code, counts, run,
-lint, rules, notes. `run` is null when nothing ran. Each rule: ruleset, id, source, severity, description,
+lint, rules, notes, lineage. `run` is null when nothing ran; `lineage` (steps, files, read/wrote edges) is
+null when no file access was recorded. Each rule: ruleset, id, source, severity, description,
 verdict (PASS/FAIL/WARN/SKIP/N-A), summary, evidence [{text, path, line, excerpt, numbers}], data, error.
 Each step of `run` carries its plain `causes` ([{id, cause, remedy, switch, evidence}], most specific
 first) and, when it failed, `log_tail`; `run.environment` holds the probe's facts and
@@ -84,6 +85,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             for r in report.rules
         ],
         "notes": list(report.notes),
+        "lineage": report.lineage,
     }
 
 

@@ -111,6 +111,7 @@ class Report:
     findings: tuple[Finding, ...]
     rules: tuple[RuleVerdict, ...]
     notes: tuple[str, ...] = ()
+    lineage: dict[str, Any] | None = None  # tipc.lineage graph (to_json form) of the run, when recorded
 
     @property
     def lint_errors(self) -> tuple[Finding, ...]:
@@ -259,6 +260,7 @@ def build_report(
     record_path: str | None = None,
     notes: Sequence[str] = (),
     created: str | None = None,
+    lineage: dict[str, Any] | None = None,
 ) -> Report:
     if not tool_version:
         from tipc import __version__
@@ -267,6 +269,14 @@ def build_report(
     findings = tuple(findings)
     rules = (*lint_verdict(findings), *rule_verdicts(results))
     run = run_summary(record, reused=reused, record_path=record_path) if record is not None else None
+    # The lineage checks each carry the run's lineage graph: it is shown once, at the report's top level.
+    for r in rules:
+        if lineage is None and isinstance(r.data.get("lineage"), dict):
+            lineage = r.data["lineage"]
+    rules = tuple(
+        replace(r, data={k: v for k, v in r.data.items() if k != "lineage"}) if "lineage" in r.data else r
+        for r in rules
+    )
     return Report(
         tool_version=tool_version,
         repo=repo,
@@ -276,6 +286,7 @@ def build_report(
         findings=tuple(findings),
         rules=rules,
         notes=tuple(notes),
+        lineage=lineage,
     )
 
 

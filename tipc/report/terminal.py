@@ -113,6 +113,12 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
         rules.add_row(rule_cell, Text(r.verdict.value, style=VERDICT_STYLE[r.verdict]), evidence)
     console.print(rules)
     _print_figures(console, report)
+    if report.lineage:
+        from tipc.lineage.render import summary_lines
+
+        console.print(Text("Lineage (weights and model files each step read and wrote):"))
+        for entry in summary_lines(report.lineage):
+            console.print(Text("  " + entry, style="red" if "! " in entry else "dim"))
     for note in report.notes:
         console.print(Text(f"note: {note}", style="dim"))
     counts = ", ".join(f"{n} {v}" for v, n in report.counts().items() if n)
