@@ -352,6 +352,7 @@ class _Facts:
         self.git_commit: str | None = None
         self.host: dict[str, object] = {}
         self._running: int | None = None  # pid of the probe running now
+        self._cancelled = False
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._gather, name="tipc-facts", daemon=True)
 
@@ -367,9 +368,13 @@ class _Facts:
         with contextlib.suppress(Exception):
             self.paddle_version = paddle_version(self.python, self.repo, on_start=self._started)
         self._ended()
+        if self._cancelled:
+            return
         with contextlib.suppress(Exception):
             self.git_commit = git_commit(self.repo, on_start=self._started)
         self._ended()
+        if self._cancelled:
+            return
         with contextlib.suppress(Exception):
             from tipc.envinfo import collect
 
@@ -393,6 +398,7 @@ class _Facts:
     def cancel(self) -> None:
         """Stop the probe running now, if any (its own process group: nothing else is touched)."""
         with self._lock:
+            self._cancelled = True
             if self._running is not None:
                 proc.kill_group(self._running, grace_s=0.5)
 
@@ -640,6 +646,18 @@ class _Execution:
             getattr(step, "requires_reason", "") or f"{interpreter} cannot import a module this step needs"
         )
         return f"{why} [needs {', '.join(missing.split())}]"
+
+    def _fresh_results_log(self) -> None:
+        """In a sandbox, this run's status lines start a new results log: one the repo ships (a committed
+        results_python.log of "Run successfully" lines) stays in the committed tree, never appended to."""
+        from tipc import sandbox
+
+        session = sandbox.current()
+        if session is None or session.backend == "none" or self.options.resume or self.options.rerun_failed:
+            return
+        with contextlib.suppress(OSError):
+            if self.results_log.is_file():
+                self.results_log.unlink()
 
     def _forced_env(self) -> dict[str, str]:
         """--paddle-compat switches: set for every step, whatever the environment says."""
@@ -901,6 +919,7 @@ class _Execution:
         run_python = shutil.which(run_python) or run_python
 
         self.first_python = first
+        self._fresh_results_log()
         self.record = RunRecord(
             plan=plan,
             results=(),

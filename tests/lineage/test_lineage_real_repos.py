@@ -1,6 +1,7 @@
 """Lineage on real published repos (../shared/real-repos, or TIPC_REAL_REPOS): the silent failures their
-README lists come out FAIL with the file named. Needs the repos' packages in TIPC_REPO_PYTHON's interpreter
-(default /tmp/repovenv/bin/python); skipped, with the reason, when the tarballs or the packages are absent."""
+README lists come out FAIL with the file named. Needs the repos' packages in the interpreter of the real-repo
+tier (tests/real_repos/conftest.py: .venv-repos or TIPC_REPOS_PYTHON); skipped, with the reason, when the
+tarballs or the packages are absent."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from typing import Any
 
 import pytest
 
+from tests.real_repos.conftest import REPOS_PYTHON
+
 pytestmark = pytest.mark.real_repos
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = Path(os.environ.get("TIPC_REAL_REPOS", str(ROOT.parent / "shared" / "real-repos")))
-PYTHON = os.environ.get("TIPC_REPO_PYTHON", "/tmp/repovenv/bin/python")
+PYTHON = str(REPOS_PYTHON)
 RULESET = ROOT / "specs" / "tipc-basic.yaml"
 
 
@@ -27,7 +30,7 @@ def unpack(name: str, modules: tuple[str, ...], dest: Path) -> Path:
     if not archive.is_file():
         pytest.skip(f"{archive} is not here (set TIPC_REAL_REPOS)")
     if not Path(PYTHON).is_file():
-        pytest.skip(f"no interpreter for the real repos at {PYTHON} (set TIPC_REPO_PYTHON)")
+        pytest.skip(f"no interpreter for the real repos at {PYTHON} (run scripts/repos_env.sh)")
     probe = subprocess.run(
         [
             PYTHON,
@@ -104,7 +107,7 @@ def test_cutpaste_pretrained_path_never_created(tmp_path: Path) -> None:
     )
     paths = rules["basic.lineage.cmdline_paths"]
     assert paths["verdict"] == "FAIL"
-    assert "norm_train_gpus_-1/final.pdparams (given to eval" in paths["summary"]
+    assert "/norm_train_gpus_0/final.pdparams (given to eval" in paths["summary"]
     assert "does not exist" in paths["summary"]
     # eval and export do read what train wrote (logs/bottle/final.pdparams), whatever the flag says
     assert rules["basic.lineage.weights"]["verdict"] == "PASS"

@@ -299,8 +299,21 @@ def _enter_overlay(
         sc.mount("tmpfs", str(tipc_dir), "tmpfs", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY, "size=4k")
     for role, rel in sorted(roles.items(), key=lambda item: item[1].count("/")):
         target = repo / rel
+        committed = Path(lower) / rel
         target.mkdir(parents=True, exist_ok=True)
-        sc.mount(f"{state}/{role}", str(target), None, sc.MS_BIND)
+        if committed.is_dir() and not committed.is_symlink() and any(committed.iterdir()):
+            # The repo ships files there: the chain sees them (the committed tree), its writes go to the
+            # run folder's `<role>` layer.
+            (Path(state) / f"{role}.work").mkdir(exist_ok=True)
+            sc.mount(
+                "overlay",
+                str(target),
+                "overlay",
+                0,
+                f"lowerdir={committed},upperdir={state}/{role},workdir={state}/{role}.work",
+            )
+        else:
+            sc.mount(f"{state}/{role}", str(target), None, sc.MS_BIND)
     from tipc.sandbox import _restrict
 
     _restrict.restrict(str(repo), [str(w) for w in writable])  # also re-enters the working directory
