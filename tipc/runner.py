@@ -730,6 +730,7 @@ class _Execution:
         resources = Resources()
         if monitors:
             resources = monitors[0].stop()
+        limits_hit = _limits_hit()
         if res.interrupted:
             status, reason = Status.INTERRUPTED, "interrupted (Ctrl-C); its process group was stopped"
         elif res.timed_out:
@@ -753,7 +754,7 @@ class _Execution:
             env_delta=delta,
             resources=resources,
             pid=res.pid,
-            causes=_causes(log, argv, res.exit_code, cwd) if status in _DIAGNOSED else (),
+            causes=(*limits_hit, *(_causes(log, argv, res.exit_code, cwd) if status in _DIAGNOSED else ())),
         )
 
     # ---- background steps
@@ -1006,6 +1007,20 @@ def _causes(log: Path, argv: Sequence[str], exit_code: int | None, cwd: Path) ->
         return tuple(diagnose_log(log, argv=argv, exit_code=exit_code, cwd=cwd))
     except Exception:  # a broken catalogue or log never breaks the run; the log tail still shows
         return ()
+
+
+def _limits_hit() -> tuple[Cause, ...]:
+    """A cause per sandbox limit (memory, processes) the step just ran into."""
+    from tipc import sandbox
+
+    session = sandbox.current()
+    limits = getattr(session, "limits", None)
+    if limits is None:
+        return ()
+    return tuple(
+        Cause("resource-limit", text, "raise the limit, or make the step use less", None, "")
+        for text in limits.hit_since_last()
+    )
 
 
 def _sandbox_json() -> dict[str, object] | None:

@@ -223,3 +223,41 @@ def test_sigterm_stops_the_run_with_143_and_leaves_no_process(hostile_demo: Path
     assert not Path(f"/proc/{pid}").exists(), "the step's process must be stopped"
     record = json.loads(next((hostile_demo / OUTPUT / "tipc").rglob("tipc_run.json")).read_text())
     assert any(r["status"] == "interrupted" for r in record["results"])
+
+
+def _cgroups_writable() -> bool:
+    from tipc.sandbox import limits
+
+    group = limits._own_group("memory")
+    return group is not None and os.access(group, os.W_OK)
+
+
+def test_sizes_parse() -> None:
+    from tipc.sandbox.limits import parse_size
+
+    assert parse_size("8G") == 8 << 30 and parse_size("512m") == 512 << 20 and parse_size("1024") == 1024
+    for bad in ("", "-1G", "lots", "0"):
+        with pytest.raises(ValueError):
+            parse_size(bad)
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not _cgroups_writable(), reason="no writable memory cgroup controller here")
+def test_a_step_over_the_memory_limit_is_stopped_and_says_so(hostile_demo: Path, tmp_path: Path) -> None:
+    train = hostile_demo / "train.py"
+    train.write_text("buf = bytearray(600 << 20)\nprint(len(buf))\n")  # 600 MiB under a 200 MiB limit
+    limited = ["--memory-limit", "200M", "--only", "train"]
+    result = subprocess.run(
+        [sys.executable, "-m", "tipc", "run", str(hostile_demo), "--no-color", "--no-prepare", *limited],
+        env=_env(tmp_path, tmp_path, 9),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr[-2000:]
+    record = json.loads(next((hostile_demo / OUTPUT / "tipc").rglob("tipc_run.json")).read_text())
+    train_result = next(r for r in record["results"] if r["step_id"].startswith("train/"))
+    assert train_result["status"] == "failed"
+    assert train_result["causes"][0]["id"] == "resource-limit"
+    assert "memory limit (200 MiB)" in result.stdout + result.stderr

@@ -45,6 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-sandbox", action="store_true", help="run in place in the repo (writes land in the repo itself)"
     )
     group.add_argument("--network", action="store_true", help="let the chain reach the network")
+    group.add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        help="memory limit for the run, e.g. 8G (default: 85%% of the machine's memory)",
+    )
+    group.add_argument(
+        "--max-processes",
+        type=int,
+        metavar="N",
+        help="limit on the run's processes and threads (default: 16384)",
+    )
     group.add_argument("--no-prepare", action="store_true", help="do not run test_tipc/prepare.sh first")
     group.add_argument(
         "--paddle-compat",
@@ -74,11 +85,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def sandbox_options(args: argparse.Namespace, *, in_place: bool = False) -> SandboxOptions:
     from tipc.sandbox import SandboxOptions
+    from tipc.sandbox.limits import parse_size
 
     no_sandbox = in_place or getattr(args, "no_sandbox", False)
+    memory = getattr(args, "memory_limit", None)
+    tasks = getattr(args, "max_processes", None)
+    try:
+        memory_bytes = parse_size(memory) if memory is not None else None
+    except ValueError as exc:
+        raise UserError(f"--memory-limit {exc}") from None
+    if tasks is not None and tasks <= 0:
+        raise UserError("--max-processes must be a positive number")
     return SandboxOptions(
         backend="none" if no_sandbox else getattr(args, "sandbox", "auto"),
         network=bool(getattr(args, "network", False)),
+        memory_bytes=memory_bytes,
+        max_tasks=tasks,
     )
 
 

@@ -40,6 +40,8 @@ _UNSAFE_OPTION_CHARS = re.compile(r"[,:\\\s]")
 class SandboxOptions:
     backend: str = "auto"  # one of BACKENDS
     network: bool = False  # True: the chain may reach the network (no private network namespace)
+    memory_bytes: int | None = None  # the run's memory limit (None: a share of the machine's memory)
+    max_tasks: int | None = None  # processes and threads (None: limits.DEFAULT_MAX_TASKS)
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class Session:
     setup_s: float = 0.0
     notes: list[str] = field(default_factory=list)
     binds: dict[str, str] = field(default_factory=dict)  # role -> repo-relative folder, bound from the run
+    limits: Any = None  # tipc.sandbox.limits.Limits of the run, when cgroups could be written
     _state: str | None = None  # the run folder as reachable from inside the namespaces
     _lower: str | None = None  # the real repo as reachable from inside the namespaces (overlay)
 
@@ -223,12 +226,14 @@ def enter(
             except OSError as exc:
                 problem = f"the overlay could not be set up ({exc})"
             else:
+                _limit(session, options)
                 session.setup_s = time.perf_counter() - started
                 _current = session
                 return session
         if options.backend == "overlay":
             raise UserError(f"--sandbox overlay: {problem}")
     session = _enter_copy(repo, folder, options, fresh=fresh)
+    _limit(session, options)
     session.setup_s = time.perf_counter() - started
     session.notes.insert(
         0,
@@ -237,6 +242,23 @@ def enter(
     )
     _current = session
     return session
+
+
+def _limit(session: Session, options: SandboxOptions) -> None:
+    """Memory and process limits for the whole run (cgroups), released when tipc ends."""
+    import atexit
+
+    from tipc.sandbox import limits as limits_mod
+
+    memory = options.memory_bytes
+    if memory is None:
+        total = limits_mod.machine_memory()
+        memory = int(total * limits_mod.DEFAULT_MEMORY_FRACTION) if total else None
+    limits = limits_mod.Limits(memory, options.max_tasks or limits_mod.DEFAULT_MAX_TASKS)
+    limits.apply()
+    atexit.register(limits.release)
+    session.limits = limits
+    session.notes.append(limits.note)
 
 
 def _overlay_problem(repo: Path) -> str | None:

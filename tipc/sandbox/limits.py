@@ -1,0 +1,142 @@
+"""Memory and process limits for a sandboxed run, through cgroups (v1 memory + pids controllers, or v2).
+
+tipc moves its own process into a fresh child group of the one it runs in, so every command of the run
+inherits the limits; after each step the group's counters say whether a limit was hit, and the step's
+result says so plainly. Where no controller can be written (no permission, no cgroup file system) the run
+goes on without limits and says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+DEFAULT_MEMORY_FRACTION = 0.85  # of the machine's memory: a runaway step is stopped before the machine swaps
+DEFAULT_MAX_TASKS = 16384  # processes and threads (cgroup pids counts both)
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """`8G`, `512M`, `1.5g`, `1048576` -> bytes; ValueError otherwise."""
+    match = _SIZE.match(text)
+    if match is None:
+        raise ValueError(f"{text!r}: expected a size such as 8G, 512M or a number of bytes")
+    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[match.group(2).lower()]
+    value = int(float(match.group(1)) * scale)
+    if value <= 0:
+        raise ValueError(f"{text!r}: must be positive")
+    return value
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
+
+
+def machine_memory() -> int | None:
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+def _own_group(controller: str) -> Path | None:
+    """This process's group of `controller` under /sys/fs/cgroup (v1), or the unified one ('' = v2)."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, names, path = line.split(":", 2)
+            if controller and controller in names.split(","):
+                return CGROUP_ROOT / controller / path.lstrip("/")
+            if not controller and names == "":
+                return CGROUP_ROOT / path.lstrip("/")
+    return None
+
+
+@dataclass
+class Limits:
+    memory_bytes: int | None
+    max_tasks: int | None
+    groups: dict[str, Path] = field(default_factory=dict)  # "memory" / "pids" / "unified" -> our group
+    note: str = ""
+    _counters: dict[str, int] = field(default_factory=dict)
+
+    def apply(self) -> None:
+        """Create the groups, set the limits, move this process in. Failures leave the run unlimited."""
+        name = f"tipc-{os.getpid()}"
+        applied = []
+        for controller, limit, knob in (
+            ("memory", self.memory_bytes, "memory.limit_in_bytes"),
+            ("pids", self.max_tasks, "pids.max"),
+        ):
+            parent = _own_group(controller)
+            if limit is None or parent is None or not parent.is_dir():
+                continue
+            group = parent / name
+            try:
+                group.mkdir(exist_ok=True)
+                (group / knob).write_text(str(limit))
+                if controller == "memory":
+                    with contextlib.suppress(OSError):
+                        (group / "memory.memsw.limit_in_bytes").write_text(str(limit))
+                (group / "cgroup.procs").write_text(str(os.getpid()))
+            except OSError:
+                with contextlib.suppress(OSError):
+                    group.rmdir()
+                continue
+            self.groups[controller] = group
+            applied.append(controller)
+        if not applied:
+            self.note = "no memory or process limits: no cgroup controller could be written here"
+        else:
+            parts = []
+            if "memory" in self.groups and self.memory_bytes:
+                parts.append(f"memory {_size(self.memory_bytes)}")
+            if "pids" in self.groups and self.max_tasks:
+                parts.append(f"{self.max_tasks} processes and threads")
+            self.note = "limits for the run (cgroups): " + ", ".join(parts)
+        self._counters = self._read()
+
+    def _read(self) -> dict[str, int]:
+        counters = {}
+        with contextlib.suppress(OSError, ValueError):
+            if "memory" in self.groups:
+                counters["memory"] = int((self.groups["memory"] / "memory.failcnt").read_text())
+                oom = (self.groups["memory"] / "memory.oom_control").read_text()
+                kills = re.search(r"oom_kill (\d+)", oom)
+                counters["oom_kill"] = int(kills.group(1)) if kills else 0
+        with contextlib.suppress(OSError, ValueError):
+            if "pids" in self.groups:
+                events = (self.groups["pids"] / "pids.events").read_text()
+                found = re.search(r"max (\d+)", events)
+                counters["pids"] = int(found.group(1)) if found else 0
+        return counters
+
+    def hit_since_last(self) -> list[str]:
+        """What limits were hit since the previous call (plain sentences)."""
+        now = self._read()
+        hit = []
+        if now.get("oom_kill", 0) > self._counters.get("oom_kill", 0):
+            hit.append(
+                f"hit the run's memory limit ({_size(self.memory_bytes or 0)}): the kernel "
+                "stopped a process of the step (raise it with --memory-limit)"
+            )
+        if now.get("pids", 0) > self._counters.get("pids", 0):
+            hit.append(
+                f"hit the run's limit of {self.max_tasks} processes and threads: a fork failed "
+                "(raise it with --max-processes)"
+            )
+        self._counters = now
+        return hit
+
+    def release(self) -> None:
+        """Leave the groups and remove them (they must be empty: called as tipc ends)."""
+        for group in self.groups.values():
+            with contextlib.suppress(OSError):
+                (group.parent / "cgroup.procs").write_text(str(os.getpid()))
+            with contextlib.suppress(OSError):
+                group.rmdir()
+        self.groups = {}
