@@ -138,7 +138,18 @@ class PlainObserver:
 
     def plan_finished(self, plan: Plan, results: Any) -> None:
         self._say("tipc: " + totals_line(results))
-        self._say(f"tipc: run record {os.path.join(plan.repo, record_location(plan))}")
+        self._say(f"tipc: run record {shown_record(plan)}")
+
+
+def shown_record(plan: Plan) -> str:
+    """The run record's path as the user finds it after the run (inside a sandbox: in the run folder)."""
+    from pathlib import Path
+
+    from tipc import sandbox
+
+    path = Path(plan.repo) / record_location(plan)
+    session = sandbox.current()
+    return str(session.real_path(path) if session is not None else path)
 
 
 def cause_lines(result: StepResult) -> list[str]:
@@ -243,7 +254,7 @@ class RichObserver:
             style = next((v for k, v in _STYLE.items() if status.startswith(k.value)), "")
             table.add_row(step_id, f"[{style}]{status}[/]" if style else status, took, mem, log)
         self.console.print(table)
-        self.console.print(f"run record: {os.path.join(plan.repo, record_location(plan))}", markup=False)
+        self.console.print(f"run record: {shown_record(plan)}", markup=False)
 
 
 def wants_plain(stream: IO[str] | None = None) -> bool:

@@ -659,6 +659,30 @@ class _Execution:
             if self.results_log.is_file():
                 self.results_log.unlink()
 
+    def _diagnosed(
+        self, status: Status, log: Path, argv: Sequence[str], exit_code: int | None, cwd: Path
+    ) -> tuple[Cause, ...]:
+        """The causes of a failed step; when the repo's prepare.sh failed before it, that is named too."""
+        if status not in _DIAGNOSED:
+            return ()
+        found = _causes(log, argv, exit_code, cwd)
+        prepare = next(
+            (self.record.result(s.id) for s in self.plan.steps if s.stage is Stage.PREPARE), None
+        )
+        if prepare is not None and prepare.status is Status.FAILED:
+            found += (
+                Cause(
+                    "prepare-failed",
+                    f"test_tipc/prepare.sh failed before this step ({prepare.reason}); what it should have "
+                    "made (lite data, weights) may be missing",
+                    f"read its log ({prepare.log}); --network if it downloads, --no-prepare if the repo "
+                    "already holds what it needs",
+                    None,
+                    "",
+                ),
+            )
+        return found
+
     def _forced_env(self) -> dict[str, str]:
         """--paddle-compat switches: set for every step, whatever the environment says."""
         return dict(self.options.forced_env)
@@ -754,7 +778,7 @@ class _Execution:
             env_delta=delta,
             resources=resources,
             pid=res.pid,
-            causes=(*limits_hit, *(_causes(log, argv, res.exit_code, cwd) if status in _DIAGNOSED else ())),
+            causes=(*limits_hit, *self._diagnosed(status, log, argv, res.exit_code, cwd)),
         )
 
     # ---- background steps

@@ -161,6 +161,11 @@ def run(args: argparse.Namespace) -> int:
             return _sandboxed.interrupted_exit()
     if args.format == "json":
         print(json.dumps(record.to_json(), indent=2))
+    if record.environment:
+        from tipc.envinfo import EnvInfo
+
+        for line in EnvInfo.from_json(record.environment).header_lines():
+            sys.stderr.write(f"tipc: {line}\n")
     logs = session.real("logs")
     if logs is not None:
         changed = (record.sandbox or {}).get("changes_total", 0)

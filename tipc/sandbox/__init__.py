@@ -80,6 +80,19 @@ class Session:
             return None
         return self.folder / role
 
+    def real_path(self, path: Path) -> Path:
+        """Where a file the run saw at `path` (in the view) really is once tipc has ended."""
+        if self.backend != "overlay" or self.folder is None:
+            return path
+        try:
+            rel = path.resolve().relative_to(self.repo).as_posix()
+        except ValueError:
+            return path
+        for role, bound in sorted(self.binds.items(), key=lambda item: -item[1].count("/")):
+            if rel == bound or rel.startswith(bound + "/"):
+                return self.folder / role / rel[len(bound) :].lstrip("/")
+        return self.folder / "upper" / rel
+
     def changes(self) -> list[Change]:
         """Every file of the repo's tree the run created, changed or deleted (outside the bound folders)."""
         if self.backend != "overlay" or self._state is None or self._lower is None:
