@@ -40,8 +40,9 @@ EXIT_INTERRUPTED = 130
 EPILOG = """\
 exit codes: 0 every error-severity rule passed (SKIP, N-A and WARN are allowed), 1 a rule failed or the
 config has a lint error, 2 usage or config error (nothing is run), 3 internal error, 130 interrupted.
-Reports (report.json, report.md, report.junit.xml, report.html) go to --report-dir, by default
-<repo>/test_tipc/output/<model>/tipc_report/."""
+Reports (report.json, report.md, report.junit.xml, report.html) go to --report-dir, by default the run folder's
+report/ (<repo>/test_tipc/output/tipc/<model>/<config>/<mode>/report/; with --no-sandbox
+<repo>/test_tipc/output/<model>/tipc_report/). The chain runs in a sandbox: see `tipc run --help`."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
