@@ -10,7 +10,8 @@ How the commands are found:
 - images: `images` (args or agreement.images) else the image value of that inference step (an option whose key
   mentions image/img); with explicit images the inference step's image option is rewritten per image;
 - predict: `predict_args` (args or agreement.predict_args; `{image}` substituted) else
-  `predict.py --<same image option>=<image> <the export step's weights option>`: the weights the exported
+  `predict.py --<same image option>=<image> <the export step's weights option>`, predict.py found at the root,
+  in tools/, deploy/ or deploy/*/ (where real repos keep it): the weights the exported
   model was made from (e.g. `--pretrained=<output>/latest.pdparams`), so both scripts run the same parameters.
 Args: predict_args, infer_args, images, prob_atol, timeout_s, python.
 """
@@ -49,6 +50,26 @@ _NAME = re.compile(
 )
 _CLASS_KEYS = ("class_id", "class_ids", "clas_id", "label", "cls_id", "class")
 _PROB_KEYS = ("prob", "probs", "score", "scores", "confidence")
+
+
+# Where real repos keep their entry scripts: the root, tools/ (the official template), deploy/ and its subfolders.
+SCRIPT_DIRS = ("", "tools/", "deploy/", "deploy/*/")
+
+
+def find_script(repo: Path, name: str) -> str | None:
+    """Repo-relative path of `name` in the usual entry-script folders (first found; the name's case ignored)."""
+    for folder in SCRIPT_DIRS:
+        parents = sorted(repo.glob(folder.rstrip("/"))) if folder else [repo]
+        for parent in parents:
+            if not parent.is_dir():
+                continue
+            exact = parent / name
+            if exact.is_file():
+                return exact.relative_to(repo).as_posix()
+            other = sorted(p for p in parent.iterdir() if p.is_file() and p.name.lower() == name.lower())
+            if other:
+                return other[0].relative_to(repo).as_posix()
+    return None
 
 
 def parse_predictions(path: Path) -> list[dict[str, Any]]:
@@ -171,13 +192,19 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
     if ctx.record is None:
         return no_record()
     repo = Path(ctx.repo)
-    script = predict_args[0] if predict_args and predict_args[0].endswith(".py") else "predict.py"
-    if not (repo / script).is_file():
+    if predict_args and predict_args[0].endswith(".py"):
+        script: str | None = predict_args[0] if (repo / predict_args[0]).is_file() else None
+        wanted = predict_args[0]
+    else:
+        script, wanted = find_script(repo, "predict.py"), "predict.py"
+    if script is None:
+        where = wanted if predict_args else ", ".join(f"{d}predict.py" for d in SCRIPT_DIRS)
         return outcome(
             Verdict.FAIL,
-            f"{script} not found",
+            f"{wanted} not found",
             Evidence(
-                f"{script} not found (the training-engine prediction script of spec 2.2.1)", path=script
+                f"{wanted} not found in {where} (the training-engine prediction script of spec 2.2.1)",
+                path=wanted,
             ),
         )
     python = run_python(ctx, settings, args.get("python"))
@@ -215,7 +242,7 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
         if predict_args is not None:
             p_argv = [python, *_fill(predict_args, image)]
         else:
-            p_argv = [python, "predict.py", f"--{img_opt[0] if img_opt else 'img_path'}={image}", *weights]
+            p_argv = [python, script, f"--{img_opt[0] if img_opt else 'img_path'}={image}", *weights]
         if infer_args is not None:
             i_argv = [python, *_fill(infer_args, image)]
         else:
