@@ -18,6 +18,8 @@ NAMES = {
     "predict_infer_agreement",
     "gpu_flag_on_cpu_build",
     "serving",
+    "throughput",
+    "lite_data",
 }
 
 
