@@ -176,6 +176,52 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
     )
 
 
+def with_spread(result: CheckOutcome, resp: dict[str, Any], work: Path) -> CheckOutcome:
+    """The agreement outcome with the output spread across the inputs beside the error.
+
+    Engines that agree on a constant output (a dead or untrained model gives the same answer for every input)
+    prove nothing: a PASS becomes a FAIL naming the constant output, a near-constant one a WARN.
+    """
+    from tipc.checks.spread import output_spreads
+
+    eng_info = resp.get("engines", {}) or {}
+    ref = next(
+        (n for n, e in eng_info.items() if e.get("ok") and (work / f"outputs_{n}.npz").is_file()), None
+    )
+    if ref is None:
+        return result
+    names = [str(o.get("name")) for o in eng_info[ref].get("outputs", [])]
+    spreads = output_spreads(work / f"outputs_{ref}.npz", names)
+    if not spreads:
+        return result
+    evidence = [
+        Evidence(
+            f"{ref} {sp.text()}",
+            numbers=(("inputs", sp.inputs), ("max_minus_min", sp.max_range), ("std", sp.mean_std)),
+        )
+        for sp in spreads
+    ]
+    data = {**result.data, "spread": {"engine": ref, "outputs": [sp.to_json() for sp in spreads]}}
+    constant = [sp for sp in spreads if sp.constant]
+    near = [sp for sp in spreads if sp.near_constant]
+    verdict, summary = result.verdict, result.summary
+    if result.verdict in (Verdict.PASS, Verdict.WARN) and (constant or near):
+        sp = (constant or near)[0]
+        kind = "constant" if constant else "nearly constant"
+        verdict = Verdict.FAIL if constant else Verdict.WARN
+        summary = (
+            f"outputs are {kind} across {sp.inputs} inputs (output {sp.name}: max-min {sp.max_range:.3g}, "
+            f"largest |value| {sp.scale:.3g}): the engines agree on a model that gives the same answer for "
+            f"every input, which proves nothing ({result.summary})"
+        )
+    elif result.verdict is Verdict.PASS:
+        worst = max(spreads, key=lambda sp: sp.max_range)
+        summary = (
+            f"{result.summary}; output spread across {worst.inputs} inputs: max-min {worst.max_range:.3g}"
+        )
+    return CheckOutcome(verdict, summary, (*result.evidence, *evidence), data)
+
+
 def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
@@ -281,7 +327,7 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         )
     if inputs_path is not None and isinstance(run.response.get("inputs"), dict):
         run.response["inputs"]["path"] = inputs  # as the user wrote it (repo-relative)
-    result = summarise_response(run.response, list(engines), cosine_min)
+    result = with_spread(summarise_response(run.response, list(engines), cosine_min), run.response, work)
     result.data.update(
         {"tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min}, "worker_log": rel_log}
     )

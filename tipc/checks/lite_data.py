@@ -28,7 +28,9 @@ from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 
 # A key naming data the script reads: a data word, and a path-like ending (`data_type` is not a path).
 _DATA_WORD = re.compile(r"data|dataset|train|val|eval|test|image|img|label|anno")
-_PATH_END = re.compile(r"(?:^|_)(?:dir|dirs|path|paths|root|file|files|list|folder)$|^(?:data|dataset|data_root)$")
+_PATH_END = re.compile(
+    r"(?:^|_)(?:dir|dirs|path|paths|root|file|files|list|folder)$|^(?:data|dataset|data_root)$"
+)
 _NOT_DATA = re.compile(r"model|output|save|log|weight|pretrain|checkpoint|ckpt|infer|export|result")
 _COMMAND_KEYS = re.compile(r"^(?:norm_train|pact_train|fpgm_train|distill_train|trainer\d|eval)$")
 _MODE = "lite_train_lite_infer"
@@ -157,7 +159,9 @@ def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
     for cfg in configs:
         refs.extend(data_refs(cfg, os.path.relpath(cfg, repo)))
     if not refs:
-        return outcome(Verdict.NA, "the config names no data path (no data slot or data option in its commands)")
+        return outcome(
+            Verdict.NA, "the config names no data path (no data slot or data option in its commands)"
+        )
     archives: list[str] | None = None
     present: list[Evidence] = []
     missing: list[Evidence] = []
@@ -168,8 +172,14 @@ def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
         rel = os.path.relpath(target, root) if inside else ref.path
         if inside and target.exists():
             kind = "folder" if target.is_dir() else "file"
-            present.append(Evidence(f"{ref.path}: {kind} {rel} is in the repo", path=ref.config, line=ref.line,
-                                    excerpt=ref.text))
+            present.append(
+                Evidence(
+                    f"{ref.path}: {kind} {rel} is in the repo",
+                    path=ref.config,
+                    line=ref.line,
+                    excerpt=ref.text,
+                )
+            )
             continue
         if inside:
             if archives is None:
@@ -178,14 +188,22 @@ def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
             arch = _in_archives(repo, archives, rel)
             if arch is not None:
                 present.append(
-                    Evidence(f"{ref.path}: not extracted, but the repo ships it in {arch} (prepare extracts it)",
-                             path=ref.config, line=ref.line, excerpt=ref.text)
+                    Evidence(
+                        f"{ref.path}: not extracted, but the repo ships it in {arch} (prepare extracts it)",
+                        path=ref.config,
+                        line=ref.line,
+                        excerpt=ref.text,
+                    )
                 )
                 continue
         where = "outside the repo" if not inside else "neither in the repo nor in any archive it ships"
         missing.append(
-            Evidence(f"{ref.path}: the data the config reads is {where}", path=ref.config, line=ref.line,
-                     excerpt=ref.text)
+            Evidence(
+                f"{ref.path}: the data the config reads is {where}",
+                path=ref.config,
+                line=ref.line,
+                excerpt=ref.text,
+            )
         )
     data = {"paths": [r.path for r in refs]}
     if missing:

@@ -257,8 +257,10 @@ def throughput_problems(
         judged += 1
         samples_f = next((p.get(k) for k in _SAMPLE_FIELDS if p.get(k) is not None), None)
         batch = samples_f.value if samples_f is not None and samples_f.value > 0 else argv_batch
-        where = "the line's " + samples_f.key if samples_f is not None and batch == samples_f.value else (
-            "the train command" if batch is not None else ""
+        where = (
+            "the line's " + samples_f.key
+            if samples_f is not None and batch == samples_f.value
+            else ("the train command" if batch is not None else "")
         )
         tol = 0.5 * 10 ** -min(_decimals(ips.raw), _decimals(cost.raw))
         equal = abs(ips.value - cost.value) <= tol

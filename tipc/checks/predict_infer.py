@@ -326,6 +326,23 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
             numbers=(("compared", compared), ("max_prob_diff", worst)),
         )
     )
+    # The spread of the results across the images, beside the error: a constant model agrees with itself.
+    from tipc.checks.spread import spread_from_values
+
+    rows = [[float(p["class_id"]), float(p["prob"]) if p["prob"] is not None else 0.0] for p in all_inf]
+    sp = spread_from_values("class_id/prob", rows)
+    data["spread"] = sp.to_json()
+    evidence.append(
+        Evidence(f"infer.py {sp.text()}", numbers=(("inputs", sp.inputs), ("max_minus_min", sp.max_range)))
+    )
+    if sp.constant and len({i.get("image") for i in all_inf}) > 1:
+        return CheckOutcome(
+            Verdict.WARN,
+            f"predict.py and infer.py agree, but the outputs are constant across {sp.inputs} inputs (the same "
+            f"class_id and probability for every image): agreement on a constant model proves nothing",
+            tuple(evidence),
+            data,
+        )
     return CheckOutcome(
         Verdict.PASS, f"predict.py and infer.py agree on {compared} image result(s)", tuple(evidence), data
     )
