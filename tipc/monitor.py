@@ -1,4 +1,5 @@
-"""Resource sampling of one step's process tree: peak memory, CPU time, CPU% over time, GPU memory/utilisation.
+"""Resource sampling of one step's process tree: peak memory, CPU time, CPU% over time, GPU memory and
+utilisation.
 
 Memory is the tree's proportional set size (PSS: each shared page split between the processes that map it),
 else its unique set size (USS), from psutil's memory_full_info; plain RSS only where neither is readable.

@@ -141,7 +141,9 @@ def test_path_judges_a_shipped_log_without_a_run(tmp_path: Path) -> None:
         assert check(ctx_for(tmp_path, None), path=bad_path).verdict is Verdict.FAIL
 
 
-def run_check(tmp_path: Path, name: str, log_text: str, argv: list[str] | None = None, **args: object) -> object:
+def run_check(
+    tmp_path: Path, name: str, log_text: str, argv: list[str] | None = None, **args: object
+) -> object:
     write_tree(tmp_path, {LOG: log_text})
     rec = make_record(
         tmp_path, [("train/norm_train", Stage.TRAIN, argv or ["python", "train.py"], LOG, Status.PASSED)]

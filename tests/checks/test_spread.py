@@ -52,7 +52,7 @@ def test_a_constant_model_does_not_count_as_agreement(tmp_path: Path) -> None:
 
 def test_a_varying_model_passes_with_its_spread(tmp_path: Path) -> None:
     varying = np.random.default_rng(0).dirichlet(np.ones(10), size=4).astype(np.float32)
-    verdict, summary, texts = agreeing(tmp_path, varying)
+    verdict, summary, _ = agreeing(tmp_path, varying)
     assert verdict is Verdict.PASS and "output spread across 4 inputs" in summary
     nearly = np.full((4, 10), 0.1, dtype=np.float32) + np.linspace(0, 1e-5, 4, dtype=np.float32)[:, None]
     assert agreeing(tmp_path, nearly)[0] is Verdict.WARN

@@ -116,8 +116,8 @@ norm_train_gpus_0
 ===========================infer_params===========================
 --save_inference_dir:test_tipc/output/resnet18/lite_train_lite_infer
 --pretrained:
-norm_export:deploy/export_model.py --model_path=test_tipc/output/resnet18/lite_train_lite_infer/norm_train_gpus_0 \
---data_type=bottle
+norm_export:deploy/export_model.py --model_path=test_tipc/output/resnet18/lite_train_lite_infer/\
+norm_train_gpus_0 --data_type=bottle
 ##
 train_model:test_tipc/output/resnet18/lite_train_lite_infer/model-bottle.pdparams
 infer_export:deploy/export_model.py

@@ -192,7 +192,8 @@ def test_an_empty_repo_passes_nothing(name: str, tree: Callable[..., Path]) -> N
     from tipc.checks import CHECKS
 
     repo = tree({})
-    # lite_data reads only files (N-A on an empty repo): the real one, so an any_of over it is judged honestly.
+    # lite_data reads only files (N-A on an empty repo): the real one, so an any_of over it is judged
+    # honestly.
     checks = {**_passing_checks(), "lite_data": CHECKS["lite_data"]}
     results = evaluate([resolve_ruleset(name)], CheckContext(repo=repo, record=None), checks=checks)
     for r in results:

@@ -2,8 +2,9 @@
 
 - export of an untrained model: the export log warns that the weights were not found / randomly initialised;
 - a stale or missing inference model: the exported files are absent, or older than the export step's start;
-- a step asking for the GPU on a CPU-only Paddle (`gpu_flag_on_cpu_build`): `--use_gpu=True`, `--use-gpu True`,
-  `-o Global.use_gpu=True`, `--device gpu` in the argv while the run's Paddle has no CUDA (record.host), or any
+- a step asking for the GPU on a CPU-only Paddle (`gpu_flag_on_cpu_build`): `--use_gpu=True`,
+  `--use-gpu True`, `-o Global.use_gpu=True`, `--device gpu` in the argv while the run's Paddle has no CUDA
+  (record.host), or any
   step's log showing a fall-back message ("Please use PaddlePaddle with GPU version.", "device set error, use
   default device") whether or not the step passed.
 

@@ -22,6 +22,7 @@ judged and the worst verdict wins; none matching is a FAIL; no run record is nee
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -173,7 +174,7 @@ def _few_points(
             f"{_fmt_losses(losses)}; {few})",
             data,
         )
-    ups = sum(1 for a, b in zip(losses, losses[1:], strict=False) if b > a)
+    ups = sum(1 for a, b in itertools.pairwise(losses) if b > a)
     if n >= 3 and ups * 2 >= n - 1:
         return (
             Verdict.WARN,

@@ -129,7 +129,7 @@ def _in_archives(repo: Path, archives: list[str], rel: str) -> str | None:
     for arch in archives:
         names = [re.sub(r"^(\./)+", "", n).rstrip("/") for n in _archive_names(repo / arch)]
         for n in names:
-            if n == want or n.startswith(want + "/") or n == base or n.startswith(base + "/"):
+            if n in (want, base) or n.startswith((want + "/", base + "/")):
                 return arch
     return None
 

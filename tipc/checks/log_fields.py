@@ -277,7 +277,8 @@ def throughput_problems(
                 out.append(
                     (
                         p,
-                        f"{ips.key} {ips.value:g} is not a throughput{same}: batch size {batch:g} (from {where}) "
+                        f"{ips.key} {ips.value:g} is not a throughput{same}: batch size {batch:g} "
+                        f"(from {where}) "
                         f"/ {cost.key} {cost.value:g} s = {expected:.4g} samples/s, {ratio:.3g}x off",
                         (*numbers, ("expected_ips", round(expected, 6))),
                     )
@@ -286,7 +287,8 @@ def throughput_problems(
             out.append(
                 (
                     p,
-                    f"{ips.key} {ips.value:g} equals {cost.key} {cost.value:g}: a time per batch, not samples "
+                    f"{ips.key} {ips.value:g} equals {cost.key} {cost.value:g}: a time per batch, not "
+                    "samples "
                     "per second",
                     numbers,
                 )
@@ -355,6 +357,7 @@ def check_throughput(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return outcome(Verdict.NA, "no iteration line carries both avg_ips and avg_batch_cost")
     return outcome(
         Verdict.PASS,
-        f"avg_ips is a throughput on {judged_total} iteration line(s) (consistent with batch / avg_batch_cost)",
+        f"avg_ips is a throughput on {judged_total} iteration line(s) (consistent with batch / "
+        "avg_batch_cost)",
         Evidence(f"{judged_total} line(s) judged", numbers=(("judged_lines", judged_total),)),
     )

@@ -52,12 +52,13 @@ _CLASS_KEYS = ("class_id", "class_ids", "clas_id", "label", "cls_id", "class")
 _PROB_KEYS = ("prob", "probs", "score", "scores", "confidence")
 
 
-# Where real repos keep their entry scripts: the root, tools/ (the official template), deploy/ and its subfolders.
+# Where real repos keep their entry scripts: the root, tools/ (the official template), deploy/ and its
+# subfolders.
 SCRIPT_DIRS = ("", "tools/", "deploy/", "deploy/*/")
 
 
 def find_script(repo: Path, name: str) -> str | None:
-    """Repo-relative path of `name` in the usual entry-script folders (first found; the name's case ignored)."""
+    """Repo-relative path of `name` in the usual entry-script folders (first found; case ignored)."""
     for folder in SCRIPT_DIRS:
         parents = sorted(repo.glob(folder.rstrip("/"))) if folder else [repo]
         for parent in parents:
@@ -338,7 +339,8 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
     if sp.constant and len({i.get("image") for i in all_inf}) > 1:
         return CheckOutcome(
             Verdict.WARN,
-            f"predict.py and infer.py agree, but the outputs are constant across {sp.inputs} inputs (the same "
+            f"predict.py and infer.py agree, but the outputs are constant across {sp.inputs} inputs (the "
+            "same "
             f"class_id and probability for every image): agreement on a constant model proves nothing",
             tuple(evidence),
             data,

@@ -1,7 +1,8 @@
 """How much a model's outputs vary across its inputs: a constant model "agrees" with every engine.
 
 Reads the `.npz` an engine worker saved (`outputs_<engine>.npz`) with the standard library only (the CLI never
-imports numpy): an `.npz` is a zip of `.npy` files, each a small header and the raw array. For each output, the
+imports numpy): an `.npz` is a zip of `.npy` files, each a small header and the raw array. For each output,
+the
 spread across the inputs (axis 0, one row per input) is the largest max-min of any element over the rows and
 the mean per-element standard deviation. An output whose spread is zero, or below `rel_constant` of its
 largest magnitude, is constant: agreement on it proves nothing about the model.

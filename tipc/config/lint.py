@@ -446,7 +446,8 @@ def lint_file(path: Path, *, dialect: str | None = None) -> list[Finding]:
 
 
 # Slots the script only hands to the inference command as `key=value` (func_set_params): another key there is
-# a different but well-formed parameter, not a broken one (Lieberk/Paddle-Cutpaste line 32: `--data_type:bottle`
+# a different but well-formed parameter, not a broken one (Lieberk/Paddle-Cutpaste line 32:
+# `--data_type:bottle`
 # in the benchmark slot gives `--data_type=bottle`, which infer.py reads).
 _PASS_THROUGH_SLOTS = ("infer_benchmark",)
 
@@ -478,7 +479,8 @@ def _passed_as_parameter(
                 f.col,
                 Level.WARNING,
                 f.code,
-                f"{f.message}; the planned inference command passes it as {token!r}, a well-formed parameter, "
+                f"{f.message}; the planned inference command passes it as {token!r}, a well-formed "
+                "parameter, "
                 "so the chain runs, but the slot no longer sets the benchmark switch",
             )
         out.append(f)
