@@ -130,3 +130,25 @@ def test_predict_gets_the_weights_the_export_used(tmp_path: Path) -> None:
     out = CHECKS["predict_infer_agreement"](ctx_for(r, rec))
     assert out.verdict is Verdict.PASS, out.summary
     assert f"--pretrained={weights}" in out.data["commands"][0]
+
+
+def test_predict_py_in_tools_is_found_and_spread_reported(tmp_path: Path) -> None:
+    # liuxtakeoff/cutpaste_paddle and the official tutorial keep predict.py in tools/.
+    r = repo(tmp_path, with_predict=False)
+    write_tree(r, {"tools/predict.py": SCRIPT.replace("OFFSET", "0.0")})
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, record(r)))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert out.data["commands"][0][1] == "tools/predict.py"
+    assert out.data["spread"]["inputs"] == 2
+    assert any("spread across 2 inputs" in e.text for e in out.evidence)
+
+
+def test_constant_results_across_images_do_not_pass(tmp_path: Path) -> None:
+    constant = 'print(f"image_name: {f}, class_id: 3, prob: 0.101200")\n'
+    r = repo(tmp_path)
+    for name in ("infer.py", "predict.py"):
+        text = (r / name).read_text(encoding="utf-8")
+        head = text.split("for f in files:")[0]
+        (r / name).write_text(head + "for f in files:\n    " + constant, encoding="utf-8")
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, record(r)))
+    assert out.verdict is Verdict.WARN and "constant across 2 inputs" in out.summary

@@ -222,6 +222,20 @@ def with_spread(result: CheckOutcome, resp: dict[str, Any], work: Path) -> Check
     return CheckOutcome(verdict, summary, (*result.evidence, *evidence), data)
 
 
+def with_eval_level(ctx: CheckContext, result: CheckOutcome) -> CheckOutcome:
+    """A PASS on a model whose eval accuracy is 0 becomes a WARN naming the eval line."""
+    from tipc.checks.degenerate import chance_level_eval
+
+    if result.verdict is not Verdict.PASS:
+        return result
+    ev = chance_level_eval(ctx)
+    if ev is None:
+        return result
+    return CheckOutcome(
+        Verdict.WARN, f"{result.summary}; but {ev.text}", (ev, *result.evidence), dict(result.data)
+    )
+
+
 def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
@@ -328,6 +342,7 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
     if inputs_path is not None and isinstance(run.response.get("inputs"), dict):
         run.response["inputs"]["path"] = inputs  # as the user wrote it (repo-relative)
     result = with_spread(summarise_response(run.response, list(engines), cosine_min), run.response, work)
+    result = with_eval_level(ctx, result)
     result.data.update(
         {"tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min}, "worker_log": rel_log}
     )

@@ -345,8 +345,16 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
             tuple(evidence),
             data,
         )
-    return CheckOutcome(
-        Verdict.PASS, f"predict.py and infer.py agree on {compared} image result(s)", tuple(evidence), data
+    from tipc.checks.agreement import with_eval_level
+
+    return with_eval_level(
+        ctx,
+        CheckOutcome(
+            Verdict.PASS,
+            f"predict.py and infer.py agree on {compared} image result(s)",
+            tuple(evidence),
+            data,
+        ),
     )
 
 
