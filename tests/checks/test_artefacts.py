@@ -229,3 +229,45 @@ def test_dashed_flag_spellings_are_seen(tmp_path: Path) -> None:
 
     step = Step(id="infer", stage=Stage.INFER, argv=("python", "tools/infer.py", "-o", "Global.use_gpu=True"))
     assert _gpu_flag(StepRun(step, None)) == "Global.use_gpu=True"
+
+
+def test_stale_pdmodel_beside_a_fresh_json_export_fails(tmp_path: Path) -> None:
+    # sldyns/DnCNN_paddle commits model.pdmodel (2022); on Paddle 3 the export writes model.json and
+    # model.pdiparams beside it, and infer.py opens model.pdmodel: the old program runs with the new weights.
+    model_dir = f"{OUTPUT_DIR}/DnCNN/norm_train_gpus_0"
+    write_tree(
+        tmp_path,
+        {
+            EXPORT_LOG: "ok\n",
+            INFER_LOG: "",
+            f"{model_dir}/model.pdmodel": b"\0",
+            f"{model_dir}/model.json": "{}",
+            f"{model_dir}/model.pdiparams": b"\0",
+        },
+    )
+    committed = time.mktime((2022, 6, 1, 12, 0, 0, 0, 0, -1))
+    os.utime(tmp_path / model_dir / "model.pdmodel", (committed, committed))
+    rec = make_record(
+        tmp_path,
+        [
+            (
+                "export",
+                Stage.EXPORT,
+                ["python", "export_model.py", "--num_of_layers", "17", f"--save-inference-dir={model_dir}"],
+                EXPORT_LOG,
+                Status.PASSED,
+            ),
+            (
+                "infer",
+                Stage.INFER,
+                ["python", "infer.py", f"--model-dir={model_dir}"],
+                INFER_LOG,
+                Status.PASSED,
+            ),
+        ],
+        started=time.time() - 5,
+    )
+    out = CHECKS["artefacts"](ctx_for(tmp_path, rec), gpu=False)
+    assert out.verdict is Verdict.FAIL
+    assert out.summary.startswith("stale model file beside this run's export")
+    assert out.evidence[0].path == f"{model_dir}/model.pdmodel" and "model.json" in out.summary

@@ -222,6 +222,36 @@ def check_gpu_flag_on_cpu_build(ctx: CheckContext, **args: Any) -> CheckOutcome:
     return outcome(Verdict.PASS, f"{flagged} GPU step(s) ran with no sign of a CPU fall-back")
 
 
+def _stale_siblings(repo: Any, model: Any, before: float) -> list[Evidence]:
+    """Older model files beside this run's export: Paddle 3 writes `<stem>.json`, and an infer.py that opens
+    `<stem>.pdmodel` then runs a committed or stale program with the fresh weights (sldyns/DnCNN_paddle)."""
+    out: list[Evidence] = []
+    folder = Path(model.model_dir)
+    fresh = {Path(f).resolve() for f in model.files}
+    candidates = [
+        *folder.glob("*.pdmodel"),
+        *(j for j in folder.glob("*.json") if j.with_suffix(".pdiparams").is_file()),
+    ]
+    for f in sorted(candidates):
+        try:
+            mtime = f.stat().st_mtime
+        except OSError:
+            continue
+        if f.resolve() in fresh or mtime >= before:
+            continue
+        rel = repo_relative(repo, f)
+        out.append(
+            Evidence(
+                f"stale model file beside this run's export: {rel} was last written {before - mtime:.0f} s "
+                f"before the export started, next to the fresh {Path(model.model_file).name}; a script that "
+                f"opens {f.name} runs an old model",
+                path=rel,
+                numbers=(("mtime", mtime), ("export_started", before)),
+            )
+        )
+    return out
+
+
 def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
     unknown = set(args) - {"stale_slack_s", "gpu"}
     if unknown:
@@ -294,6 +324,7 @@ def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
                                 numbers=(("mtime", mtime), ("export_started", start)),
                             )
                         )
+                problems.extend(_stale_siblings(ctx.repo, model, start - float(slack)))
                 if not any(p.text.startswith("stale") for p in problems):
                     notes.append(
                         Evidence(
