@@ -152,3 +152,20 @@ def test_constant_results_across_images_do_not_pass(tmp_path: Path) -> None:
         (r / name).write_text(head + "for f in files:\n    " + constant, encoding="utf-8")
     out = CHECKS["predict_infer_agreement"](ctx_for(r, record(r)))
     assert out.verdict is Verdict.WARN and "constant across 2 inputs" in out.summary
+
+
+def test_image_slot_the_script_never_passes_is_used(tmp_path: Path) -> None:
+    # liuxtakeoff/cutpaste_paddle: `--img-path:images/demo0` in the config, absent from the infer command.
+    r = repo(tmp_path)
+    config = (
+        "===========================infer_params===========================\n"
+        "inference:infer.py\n--use-gpu:True|False\n--batch-size:1\n--model-dir:deploy\n"
+        "--img_path:lite_data/test/1.png\n--benchmark:False\n"
+    )
+    write_tree(r, {"test_tipc/configs/demo/train_infer_python.txt": config})
+    argv = [sys.executable, "infer.py", "--model_dir=./out"]
+    rec = make_record(r, [("infer/cpu", Stage.INFER, argv, INFER_LOG, Status.PASSED)])
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, rec))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert [p["image"] for p in out.data["infer"]] == ["1.png"]
+    assert out.data["commands"][1][-1] == "--img_path=lite_data/test/1.png"

@@ -112,6 +112,31 @@ def weights_option(record: Any) -> list[str]:
     return []
 
 
+def config_image(ctx: CheckContext) -> tuple[str, str] | None:
+    """(key without dashes, value) of the config's infer-block image slot, e.g. `--img-path:images/x`."""
+    import os
+
+    cfg = Path(str(ctx.record.plan.config_path))
+    cfg = cfg if cfg.is_absolute() else Path(ctx.repo) / cfg
+    try:
+        lines = cfg.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    in_infer = False
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("==="):
+            in_infer = "infer" in line.lower()
+            continue
+        key, sep, value = line.partition(":")
+        value = value.strip()
+        if not (in_infer and sep and value) or value.lower() == "null":
+            continue
+        if _IMAGE_KEY.search(key) and key.startswith("-") and os.path.exists(Path(ctx.repo) / value):
+            return key.lstrip("-"), value
+    return None
+
+
 def _with_image(argv: list[str], key: str, image: str) -> list[str]:
     out = []
     skip = False
@@ -220,6 +245,12 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
             Evidence(base.step.status_command or " ".join(base.argv), path=base.log),
         )
     img_opt = _image_option(base) if base is not None else None
+    unpassed: tuple[str, str] | None = None
+    if img_opt is None and base is not None and infer_args is None:
+        # The config names an image its script never passes (a compact dialect drops the slot): use it for
+        # both scripts, passed explicitly, rather than give up.
+        unpassed = config_image(ctx)
+        img_opt = unpassed
     images = list(images_raw) or ([img_opt[1]] if img_opt else [])
     if not images:
         return outcome(
@@ -249,7 +280,9 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
         else:
             assert base is not None
             i_argv = [python, *base.argv[1:]]
-            if images_raw and img_opt is not None:
+            if unpassed is not None:
+                i_argv = [*i_argv, f"--{unpassed[0]}={image}"]
+            elif images_raw and img_opt is not None:
                 i_argv = _with_image(i_argv, img_opt[0], image)
         for kind, argv, sink in (("predict", p_argv, all_pred), ("infer", i_argv, all_inf)):
             log = work / f"{kind}_{n}.log"
