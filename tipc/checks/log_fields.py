@@ -233,15 +233,26 @@ def _decimals(raw: str) -> int:
     return len(num.split(".", 1)[1].rstrip(".,;")) if "." in num else 0
 
 
+def _cards(argv: tuple[str, ...]) -> int:
+    """Devices a distributed launch uses (`--gpus=0,1,2,3`): avg_ips may be the total over them."""
+    from tipc.checks._common import argv_options, norm_key
+
+    for key, value in argv_options(argv):
+        if norm_key(key) in ("gpus", "devices", "selected_gpus"):
+            return max(1, len([v for v in value.split(",") if v.strip()]))
+    return 1
+
+
 def throughput_problems(
-    parsed: list[ParsedLine], argv_batch: float | None, factor: float
+    parsed: list[ParsedLine], argv_batch: float | None, factor: float, cards: int = 1
 ) -> tuple[list[tuple[ParsedLine, str, tuple[tuple[str, float | int | str | None], ...]]], int]:
     """Iteration lines whose avg_ips is not samples per second, with the reason and numbers; lines judged.
 
     A line is judged when it has a finite avg_ips (or ips) and a positive avg_batch_cost. avg_ips printed
     equal to avg_batch_cost (to the printed precision) is a time, not a rate, unless the batch size makes
     that value consistent; with a batch size (the line's avg_samples / batch_size, else the train command's
-    batch size option), avg_ips must be within `factor` of batch_size / avg_batch_cost.
+    batch size option), avg_ips must be within `factor` of batch_size / avg_batch_cost (up to `cards` times
+    more on a multi-device launch, whose avg_ips may count every device).
     """
     out = []
     judged = 0
@@ -272,7 +283,7 @@ def throughput_problems(
         if batch is not None:
             expected = batch / cost.value
             ratio = ips.value / expected if expected > 0 else math.inf
-            if not (1.0 / factor <= ratio <= factor):
+            if not (1.0 / factor <= ratio <= factor * cards):
                 same = f" (it equals {cost.key})" if equal else ""
                 out.append(
                     (
@@ -311,12 +322,12 @@ def check_throughput(ctx: CheckContext, **args: Any) -> CheckOutcome:
     step_filter = args.get("step")
     if step_filter is not None and not isinstance(step_filter, str):
         return bad_args("throughput", f"step must be a string, got {step_filter!r}")
-    sources: list[tuple[str, str, float | None]] = []
+    sources: list[tuple[str, str, float | None, int]] = []
     if "path" in args:
         shipped = shipped_files(ctx.repo, args["path"])
         if isinstance(shipped, str):
             return bad_args("throughput", shipped)
-        sources = [("the shipped log", rel, None) for rel in shipped]
+        sources = [("the shipped log", rel, None, 1) for rel in shipped]
         if not sources:
             return outcome(Verdict.NA, f"no log file matches {args['path']!r}")
     else:
@@ -329,15 +340,15 @@ def check_throughput(ctx: CheckContext, **args: Any) -> CheckOutcome:
         if not ran:
             return outcome(Verdict.SKIP, "no train step ran")
         ran = [r for r in ran if r.passed] or ran
-        sources = [(r.step.id, str(r.log), _argv_batch_size(r.argv)) for r in ran]
+        sources = [(r.step.id, str(r.log), _argv_batch_size(r.argv), _cards(r.argv)) for r in ran]
     evidence: list[Evidence] = []
     bad_total = judged_total = 0
-    for label, rel, argv_batch in sources:
+    for label, rel, argv_batch, cards in sources:
         path = resolve(ctx.repo, rel)
         if not path.is_file():
             continue
         parsed = [parse_line(seg, no) for no, seg in physical_lines(path)]
-        problems, judged = throughput_problems(parsed, argv_batch, float(factor))
+        problems, judged = throughput_problems(parsed, argv_batch, float(factor), cards)
         judged_total += judged
         bad_total += len(problems)
         if problems:
