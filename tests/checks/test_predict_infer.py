@@ -169,3 +169,22 @@ def test_image_slot_the_script_never_passes_is_used(tmp_path: Path) -> None:
     assert out.verdict is Verdict.PASS, out.summary
     assert [p["image"] for p in out.data["infer"]] == ["1.png"]
     assert out.data["commands"][1][-1] == "--img_path=lite_data/test/1.png"
+
+
+def test_the_infer_scripts_own_default_image_is_used(tmp_path: Path) -> None:
+    # liuxtakeoff/cutpaste_paddle deploy/infer.py:
+    #   parser.add_argument("--img-path", default="images/demo0.png")
+    # and a config slot (`images/demo0`) naming no file: with no image on its command it reads its default.
+    r = repo(tmp_path)
+    text = (r / "infer.py").read_text(encoding="utf-8")
+    (r / "infer.py").write_text(
+        text.replace(
+            'p.add_argument("--img_path")', 'p.add_argument("--img_path", default="lite_data/test/0.png")'
+        ),
+        encoding="utf-8",
+    )
+    argv = [sys.executable, "infer.py", "--model_dir=./out"]
+    rec = make_record(r, [("infer/cpu", Stage.INFER, argv, INFER_LOG, Status.PASSED)])
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, rec))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert [p["image"] for p in out.data["predict"]] == ["0.png"]

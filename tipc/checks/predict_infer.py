@@ -137,6 +137,35 @@ def config_image(ctx: CheckContext) -> tuple[str, str] | None:
     return None
 
 
+def script_default_image(cwd: Path, argv: tuple[str, ...]) -> tuple[str, str] | None:
+    """(option, default) of the inference script's own image argument when it exists: with no image on its
+    command line the script reads that file, so predict.py is given the same one. Read statically (ast)."""
+    import ast
+
+    script = next((a for a in argv[1:3] if a.endswith(".py")), None)
+    if script is None:
+        return None
+    try:
+        tree = ast.parse((cwd / script).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument" and node.args
+        ):
+            continue
+        first = node.args[0]
+        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+            continue
+        if not (first.value.startswith("-") and _IMAGE_KEY.search(first.value)):
+            continue
+        for kw in node.keywords:
+            value = kw.value.value if isinstance(kw.value, ast.Constant) else None
+            if kw.arg == "default" and isinstance(value, str) and (cwd / value).is_file():
+                return first.value.lstrip("-"), value
+    return None
+
+
 def _with_image(argv: list[str], key: str, image: str) -> list[str]:
     out = []
     skip = False
@@ -249,7 +278,7 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
     if img_opt is None and base is not None and infer_args is None:
         # The config names an image its script never passes (a compact dialect drops the slot): use it for
         # both scripts, passed explicitly, rather than give up.
-        unpassed = config_image(ctx)
+        unpassed = config_image(ctx) or script_default_image(Path(ctx.repo) / base.step.cwd, base.argv)
         img_opt = unpassed
     images = list(images_raw) or ([img_opt[1]] if img_opt else [])
     if not images:
