@@ -188,3 +188,28 @@ def test_the_infer_scripts_own_default_image_is_used(tmp_path: Path) -> None:
     out = CHECKS["predict_infer_agreement"](ctx_for(r, rec))
     assert out.verdict is Verdict.PASS, out.summary
     assert [p["image"] for p in out.data["predict"]] == ["0.png"]
+
+
+def test_a_weights_option_predict_py_does_not_take_is_left_out(tmp_path: Path) -> None:
+    # liuxtakeoff/cutpaste_paddle: export gets --pretrained=..., tools/predict.py declares no --pretrained.
+    r = repo(tmp_path)
+    steps = [
+        (
+            "export",
+            Stage.EXPORT,
+            [sys.executable, "export.py", "--pretrained=./out/final.pdparams"],
+            None,
+            Status.PASSED,
+        ),
+        (
+            "infer/cpu",
+            Stage.INFER,
+            [sys.executable, "infer.py", "--img_path=lite_data/test"],
+            INFER_LOG,
+            Status.PASSED,
+        ),
+    ]
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, make_record(r, steps)))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert not any("--pretrained" in tok for tok in out.data["commands"][0])
+    assert any("takes no --pretrained" in e.text for e in out.evidence)

@@ -137,6 +137,23 @@ def config_image(ctx: CheckContext) -> tuple[str, str] | None:
     return None
 
 
+def script_options(path: Path) -> set[str] | None:
+    """The `--options` a script's argparse declares (read with ast); None when it cannot be told."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "parse_known_args":
+            return None  # unknown options are accepted
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
+            found |= {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+    return found or None
+
+
 def script_default_image(cwd: Path, argv: tuple[str, ...]) -> tuple[str, str] | None:
     """(option, default) of the inference script's own image argument when it exists: with no image on its
     command line the script reads that file, so predict.py is given the same one. Read statically (ast)."""
@@ -296,6 +313,18 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
     all_inf: list[dict[str, Any]] = []
     logs: list[str] = []
     weights = weights_option(ctx.record) if predict_args is None else []
+    accepted = script_options(repo / script) if predict_args is None else None
+    option = weights[-1].split("=", 1)[0] if len(weights) == 1 else ""
+    if option.startswith("--") and accepted is not None and option not in accepted:
+        # predict.py has no such option: passing it would only make argparse exit 2
+        # (liuxtakeoff/cutpaste_paddle tools/predict.py loads its own --model_dir).
+        evidence.append(
+            Evidence(
+                f"{script} takes no {option}: it predicts with the weights it loads itself, which may not "
+                "be the ones the export used"
+            )
+        )
+        weights = []
     # the inference step's environment (e.g. CUDA_VISIBLE_DEVICES) applies to both scripts
     env = proc.build_env(None, dict(base.step.env), base.step.unset_env) if base is not None else None
     commands: list[list[str]] = []
