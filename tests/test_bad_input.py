@@ -308,14 +308,24 @@ CORRUPT_RECORDS = [
 ]
 
 
+def _stored_record(repo: Path) -> tuple[Path, Path]:
+    """(where a sandboxed run sees its record, where that file really is)."""
+    from tipc.sandbox import run_key, stored_path
+
+    the_plan = plan(repo / CONFIG_REL, "lite_train_lite_infer", repo=repo)
+    seen = repo / record_location(the_plan)
+    key = run_key(the_plan.model_name, the_plan.config_path, the_plan.mode)
+    return seen, stored_path(repo, key, the_plan.output_dir, str(record_location(the_plan)))
+
+
 @pytest.mark.parametrize("data", CORRUPT_RECORDS)
 @pytest.mark.parametrize("flag", ["--resume", "--rerun-failed"])
 def test_run_with_a_corrupt_record_names_it_and_runs_afresh(
     flag: str, data: bytes, repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    record = repo / record_location(plan(repo / CONFIG_REL, "lite_train_lite_infer", repo=repo))
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_bytes(data)
+    record, stored = _stored_record(repo)
+    stored.parent.mkdir(parents=True, exist_ok=True)
+    stored.write_bytes(data)
     rc, out, err = cli(capsys, ["run", flag, "--python", "false", str(repo)])
     assert rc == 1, err  # every step fails under `false`; the corrupt record is reported, not fatal
     assert f"cannot reuse the previous record: {record}" in out + err
@@ -325,9 +335,9 @@ def test_run_with_a_corrupt_record_names_it_and_runs_afresh(
 def test_check_reuse_run_with_a_corrupt_record_runs_the_chain(
     data: bytes, repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    record = repo / record_location(plan(repo / CONFIG_REL, "lite_train_lite_infer", repo=repo))
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_bytes(data)
+    _, stored = _stored_record(repo)
+    stored.parent.mkdir(parents=True, exist_ok=True)
+    stored.write_bytes(data)
     rc, _out, err = cli(capsys, ["check", "--reuse-run", "--python", "false", str(repo)])
     assert rc == 1, err
     assert "reports written to" in err

@@ -64,7 +64,16 @@ def test_device_cpu_and_set_overrides_are_visible(ocr_repo: Path) -> None:
     assert "Global.use_gpu=False" in train.argv and "Global.epoch_num=3" in train.argv
     assert "Train.loader.batch_size_per_card=8" in train.argv
     assert all("--use_gpu=True" not in s.argv for s in result.steps)
-    assert len([s for s in result.steps if s.stage is Stage.TRAIN]) == 1
+    trains = [s for s in result.steps if s.stage is Stage.TRAIN]
+    # gpu_list 0|0,1: item 0 runs on the CPU under its own name; the 0,1 launch is kept, not applicable.
+    assert [s.id for s in trains] == [
+        "train/norm_train/gpus_0/autocast_null",
+        "train/norm_train/gpus_0,1/autocast_null",
+    ]
+    assert not trains[0].not_applicable and "CUDA_VISIBLE_DEVICES" not in trains[0].env_dict
+    assert "distributed" in " ".join(trains[1].argv) and "distributed launch" in trains[1].not_applicable
+    assert all(s.not_applicable for s in result.steps if "gpus_0,1" in s.id)
+    assert not any("gpus_-1" in " ".join(s.argv) for s in result.steps)
     assert sum(f.code == "TIPC900" for f in result.findings) >= 4
 
 

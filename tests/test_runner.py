@@ -798,3 +798,31 @@ def test_tipcs_own_python_needs_no_process_to_answer(tmp_path: Path, monkeypatch
     monkeypatch.setattr(sys, "path", [str(tmp_path / "nothing here")])
     with pytest.raises(AssertionError, match="started a process"):
         paddle_version(PY, tmp_path)  # not on the path: the interpreter is asked after all
+
+
+def test_not_applicable_step_is_skipped_with_its_reason_and_never_run(repo: Path) -> None:
+    why = "gpu_list item '0,1' is a distributed launch on GPUs 0,1; --device cpu runs on the CPU only"
+    plan = make_plan(
+        repo,
+        [
+            step("train", "print(1)", Stage.TRAIN),
+            step("launch", "open('ran.txt', 'w').write('x')", Stage.TRAIN, not_applicable=why),
+            step("eval", "print(1)", Stage.EVAL, depends_on=("launch",)),
+            step("infer", "open('infer.txt', 'w').write('x')", Stage.INFER, depends_on=("eval",)),
+        ],
+    )
+    record = execute(plan, FAST)
+    assert statuses(record) == {
+        "train": Status.PASSED,
+        "launch": Status.SKIPPED,
+        "eval": Status.SKIPPED,
+        "infer": Status.SKIPPED,  # two steps down the chain, still not run
+    }
+    assert not (repo / "infer.txt").exists()
+    launch, evaluate = record.result("launch"), record.result("eval")
+    assert launch is not None and launch.reason == f"not applicable: {why}"
+    assert evaluate is not None and "launch was skipped (not applicable: " in evaluate.reason
+    assert not (repo / "ran.txt").exists()
+    assert exit_code(record) == 0
+    # the status log gets lines for steps that ran only
+    assert len((repo / OUT / "results_python.log").read_text().splitlines()) == 1

@@ -17,6 +17,10 @@ from tipc import __version__
 from tipc.errors import EXIT_INTERNAL, EXIT_USAGE, TipcError
 
 VERBS: tuple[str, ...] = ("lint", "plan", "run", "check", "init", "serve")
+# This process is tipc's own (console entry point), so it may enter a sandbox's namespaces itself; the words
+# of the current invocation let a library caller's sandboxed command re-run as a child tipc.
+IS_CONSOLE = False
+INVOCATION: list[str] = []
 
 
 def _command(verb: str) -> ModuleType:
@@ -52,7 +56,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global INVOCATION
     words = list(sys.argv[1:] if argv is None else argv)
+    INVOCATION = words
     # the verb is the first word that is not an option (the global options take no value)
     verb = next((w for w in words if not w.startswith("-")), "")
     parser = build_parser(only=verb if verb in VERBS else "")
@@ -85,6 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console_main() -> None:
+    global IS_CONSOLE
+    IS_CONSOLE = True
     code = main()
     # About to exit: spare the collector's last passes over every object of every module imported (tens of
     # ms at each exit). Files are closed where they are used and atexit handlers still run.

@@ -99,8 +99,21 @@ def plan(
     cfg, notes = apply_overrides(cfg, overrides, mode)
     findings.extend(notes)
     root_abs = str(root.resolve())
-    steps, chain_findings, log_root = chain_mod.build(cfg, profile, mode, root_abs)
+    steps, chain_findings, log_root = chain_mod.build(cfg, profile, mode, root_abs, device=overrides.device)
     findings.extend(chain_findings)
+    if overrides.device == "cpu":
+        from tipc.device_flags import add_cpu_flags
+
+        def locate(word: str) -> tuple[int, int] | None:
+            for name in SLOT_NAMES:
+                slot = cfg.slot(name)
+                if slot.present and word in slot.value.split():
+                    return slot.line, slot.col
+            return None
+
+        cpu_steps, device_findings = add_cpu_flags(tuple(steps), Path(root_abs), str(config), locate)
+        steps = list(cpu_steps)
+        findings.extend(device_findings)
     if not steps:
         findings.append(
             Finding(str(config), 0, 0, Level.WARNING, "TIPC100", f"the script runs nothing in mode {mode}")
@@ -190,11 +203,10 @@ def apply_overrides(cfg: TipcConfig, overrides: Overrides, mode: str) -> tuple[T
     if overrides.device not in (None, "cpu", "gpu"):
         raise UserError(f"--device {overrides.device!r}: expected cpu or gpu")
     if overrides.device == "cpu":
-        if cfg.gpu_list.present:
-            change("gpu_list", "-1", "--device cpu")
+        # gpu_list keeps its items, so folders and logs keep their names (tipc.config.chain.build(device=)):
+        # the use_gpu values, one per item, all take their CPU form.
         if cfg.train_use_gpu.present and cfg.train_use_gpu.value not in ("", "null", "##"):
-            first = _cpu_items(cfg.train_use_gpu.value, keep_one=False).split("|")[0]
-            change("train_use_gpu", first, "--device cpu")
+            change("train_use_gpu", _cpu_items(cfg.train_use_gpu.value, keep_one=False), "--device cpu")
         if cfg.infer_use_gpu.present:
             change("infer_use_gpu", _cpu_items(cfg.infer_use_gpu.value, keep_one=True), "--device cpu")
         for name in _SCRIPT_SLOTS:
@@ -272,6 +284,8 @@ def format_plan(plan: Plan) -> str:
         if step.depends_on:
             extras.append(f"after: {', '.join(step.depends_on)}")
         lines.append(f"{pad}{'  '.join(extras)}")
+        if step.not_applicable:
+            lines.append(f"{pad}not applicable (planned, not run): {step.not_applicable}")
     shown = [f for f in plan.findings if f.level is not Level.INFO or f.code.startswith("TIPC9")]
     if plan.findings:
         lines.append("")

@@ -213,6 +213,75 @@ def run(
             sink.close()
 
 
+def run_attached(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:
+    """Run a child tipc on this terminal (stdin, stdout and stderr shared) and return its exit code.
+
+    Used only to re-run tipc itself in a fresh process (the sandbox must be entered before any thread
+    starts). SIGINT, SIGTERM and SIGHUP received here are passed on to the child, which stops its own steps
+    and writes its record; the child also dies if this process is killed outright.
+    """
+    import sys
+
+    # Where this process's stdout/stderr are not real files (a caller that captures them in memory), the
+    # child's output is copied into them; otherwise the child writes to the same terminal or files.
+    piped = not (_has_fd(sys.stdout) and _has_fd(sys.stderr))
+    child = subprocess.Popen(
+        list(argv),
+        env=dict(env) if env is not None else None,
+        preexec_fn=_die_with_parent,
+        stdout=subprocess.PIPE if piped else None,
+        stderr=subprocess.PIPE if piped else None,
+    )
+    pumps = []
+    if piped:
+        for stream, sink in ((child.stdout, sys.stdout), (child.stderr, sys.stderr)):
+            assert stream is not None
+            pump = threading.Thread(target=_copy_text, args=(stream, sink), daemon=True)
+            pump.start()
+            pumps.append(pump)
+    forwarded = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in forwarded:
+            previous[sig] = signal.signal(sig, lambda signum, frame: child.send_signal(signum))
+    try:
+        while True:
+            try:
+                code = child.wait()
+                break
+            except KeyboardInterrupt:
+                child.send_signal(signal.SIGINT)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    for pump in pumps:
+        pump.join(timeout=10)
+    return code
+
+
+def _has_fd(stream: object) -> bool:
+    try:
+        return isinstance(stream.fileno(), int)  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _copy_text(stream: IO[bytes], sink: IO[str]) -> None:
+    for raw in iter(stream.readline, b""):
+        with contextlib.suppress(Exception):
+            sink.write(raw.decode("utf-8", errors="replace"))
+            sink.flush()
+    stream.close()
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL when the parent dies (prctl PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+
+
 class Background:
     """A long-running child (a server) in its own process group; stop it by its own group only."""
 

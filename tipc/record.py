@@ -175,6 +175,9 @@ class RunRecord:
     host: dict[str, Any] = field(default_factory=dict)
     schema: str = RECORD_SCHEMA
     notes: tuple[str, ...] = ()  # things the user must know about this run (interpreter substituted, ...)
+    # How the run was kept off the user's repo (tipc.sandbox.Session.to_json), with every file it created,
+    # changed or deleted in the repo's tree; None for runs made before the sandbox existed.
+    sandbox: dict[str, Any] | None = None
 
     def result(self, step_id: str) -> StepResult | None:
         for r in self.results:
@@ -209,6 +212,7 @@ class RunRecord:
             "python": self.python,
             "host": self.host,
             "notes": list(self.notes),
+            "sandbox": self.sandbox,
         }
 
     @classmethod
@@ -223,6 +227,7 @@ class RunRecord:
             python=data.get("python", ""),
             host=data.get("host", {}),
             notes=tuple(data.get("notes", ())),
+            sandbox=data.get("sandbox"),
             plan=Plan.from_json(data["plan"]),
             results=tuple(StepResult.from_json(r) for r in data["results"]),
         )

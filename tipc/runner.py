@@ -30,7 +30,7 @@ from tipc.errors import ConfigError, UserError
 from tipc.monitor import Monitor, host_info
 from tipc.record import RecordWriter, Resources, RunRecord, StepResult, load_record, record_location
 from tipc.results import append_status_line, log_field, status_line
-from tipc.steps import Plan, Status, Step
+from tipc.steps import Plan, Stage, Status, Step
 
 DEFAULT_STEP_TIMEOUT_S = 1800.0
 DEFAULT_READY_TIMEOUT_S = 120.0
@@ -60,6 +60,7 @@ class RunOptions:
     monitor: bool = True  # sample resources (psutil / NVML)
     probe_versions: bool = True  # ask the run's python for paddle's version, git for the commit
     extra_env: tuple[tuple[str, str], ...] = field(default=(("PYTHONUNBUFFERED", "1"),))
+    forced_env: tuple[tuple[str, str], ...] = ()  # set for every step over the environment (--paddle-compat)
 
 
 def _notice(observer: Observer, message: str) -> None:
@@ -515,7 +516,11 @@ class _Execution:
     def _env(self, step: Step) -> tuple[dict[str, str], tuple[tuple[str, str | None], ...]]:
         base = dict(os.environ)
         extra = {k: v for k, v in self.options.extra_env if k not in base and k not in step.unset_env}
-        wanted = {**extra, **step.env_dict}
+        wanted = {**extra, **self._forced_env(), **step.env_dict}
+        if step.stage is Stage.PREPARE:
+            shims = self._interpreter_shims()
+            if shims is not None:
+                wanted["PATH"] = f"{shims}{os.pathsep}{base.get('PATH', '')}"
         env = proc.build_env(base, wanted, step.unset_env)
         delta: list[tuple[str, str | None]] = [(k, v) for k, v in sorted(wanted.items()) if base.get(k) != v]
         delta += [(k, None) for k in step.unset_env if k in base and k not in wanted]
@@ -534,6 +539,10 @@ class _Execution:
 
     def _gate(self, step: Step) -> StepResult | None:
         """A SKIPPED/BLOCKED result if `step` must not run, else None."""
+        not_applicable: str = getattr(step, "not_applicable", "")
+        if not_applicable:
+            self.unmet_skips.add(step.id)  # its dependents are skipped with this reason too
+            return StepResult(step.id, Status.SKIPPED, reason=f"not applicable: {not_applicable}")
         only = self.options.only_stages
         if only and step.stage.value not in only and step.id not in self.needed_servers:
             return StepResult(
@@ -545,6 +554,7 @@ class _Execution:
                 self._stop_server(dep)  # it died while its dependents ran: record that before blocking
             dep_result = self.record.result(dep)
             if dep in self.unmet_skips and dep_result is not None:
+                self.unmet_skips.add(step.id)  # and so on down the chain: infer after a skipped export
                 return StepResult(
                     step.id,
                     Status.SKIPPED,
@@ -604,6 +614,27 @@ class _Execution:
             getattr(step, "requires_reason", "") or f"{interpreter} cannot import a module this step needs"
         )
         return f"{why} [needs {', '.join(missing.split())}]"
+
+    def _forced_env(self) -> dict[str, str]:
+        """--paddle-compat switches: set for every step, whatever the environment says."""
+        return dict(self.options.forced_env)
+
+    def _interpreter_shims(self) -> Path | None:
+        """A folder putting the config's python (e.g. python3.7) on PATH as the interpreter the chain runs,
+        for prepare.sh, which calls it from bash where argv substitution cannot reach."""
+        if not self.mapping:
+            return None
+        folder = self.out_dir / "tipc_bin"
+        with contextlib.suppress(OSError):
+            folder.mkdir(parents=True, exist_ok=True)
+            for written, new in self.mapping.items():
+                link = folder / os.path.basename(written)
+                target = shutil.which(new) or new
+                if link.is_symlink() or link.exists():
+                    link.unlink()
+                link.symlink_to(target)
+            return folder
+        return None
 
     # ---- running one step
 
@@ -906,10 +937,26 @@ class _Execution:
                     self._stop_server(sid, interrupted=True)
                 # The probes end by themselves (each has a time limit); after Ctrl-C they are not waited for.
                 self._merge_facts(wait=True, timeout_s=2.0 if interrupted else None)
-                self.record = replace(self.record, ended=time.time(), notes=tuple(dict.fromkeys(self.notes)))
+                self.record = replace(
+                    self.record,
+                    ended=time.time(),
+                    notes=tuple(dict.fromkeys(self.notes)),
+                    sandbox=_sandbox_json(),
+                )
                 self.writer.write(self.record)
         self.observer.plan_finished(plan, self.record)
         return self.record
+
+
+def _sandbox_json() -> dict[str, object] | None:
+    from tipc import sandbox
+
+    session = sandbox.current()
+    if session is None:
+        return None
+    with contextlib.suppress(OSError):
+        return session.to_json()
+    return session.to_json(changes=())
 
 
 def execute(plan: Plan, options: RunOptions = RunOptions(), observer: Observer | None = None) -> RunRecord:
@@ -951,8 +998,14 @@ def _exclusive(lock_path: Path) -> Iterator[None]:
 
 
 def exit_code(record: RunRecord) -> int:
-    """0 all passed (or skipped), 130 interrupted, 1 anything failed, timed out or was blocked."""
-    statuses = {r.status for r in record.results}
+    """0 all passed (or skipped), 130 interrupted, 1 anything failed, timed out or was blocked.
+
+    The prepare step (the repo's prepare.sh) counts only when interrupted: what it fails to make shows in the
+    step that needs it, and offline it often fails on a download the mode does not use."""
+    prepare = {s.id for s in record.plan.steps if s.stage is Stage.PREPARE}
+    statuses = {
+        r.status for r in record.results if r.step_id not in prepare or r.status is Status.INTERRUPTED
+    }
     if Status.INTERRUPTED in statuses:
         return 130
     return 0 if statuses <= _SATISFIED else 1

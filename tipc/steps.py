@@ -22,6 +22,7 @@ MODES: tuple[str, ...] = (
 
 
 class Stage(str, Enum):
+    PREPARE = "prepare"  # the repo's test_tipc/prepare.sh, run before the chain (its failure blocks nothing)
     TRAIN = "train"
     EVAL = "eval"
     EXPORT = "export"
@@ -77,6 +78,9 @@ class Step:
     writes: tuple[tuple[str, str], ...] = ()
     # Why the step's writes cannot be known or redirected (e.g. a free-form command); "" when they can.
     writes_unknown: str = ""
+    # Why the step cannot run on this machine as asked (e.g. a multi-GPU launch under --device cpu); "" when
+    # it can. The step stays in the plan; the runner records it SKIPPED with this reason and does not run it.
+    not_applicable: str = ""
 
     @property
     def env_dict(self) -> dict[str, str]:
@@ -104,6 +108,7 @@ class Step:
             "requires_reason": self.requires_reason,
             "writes": [list(w) for w in self.writes],
             "writes_unknown": self.writes_unknown,
+            "not_applicable": self.not_applicable,
         }
 
     @classmethod
@@ -129,6 +134,7 @@ class Step:
             requires_reason=data.get("requires_reason", ""),
             writes=tuple((str(k), str(v)) for k, v in data.get("writes", ())),
             writes_unknown=data.get("writes_unknown", ""),
+            not_applicable=data.get("not_applicable", ""),
         )
 
 

@@ -160,7 +160,8 @@ def test_all_error_rules_pass_exits_0_and_writes_only_the_report_dir(repo: Path,
     }
     assert "mini.serving" in out and "Overall: PASS" in out
     assert "reports written to" in err
-    assert fakes.options == [{"step_timeout_s": 1800.0, "python": None, "no_color": True}]
+    # lite modes get a 10-minute step limit by default
+    assert fakes.options == [{"step_timeout_s": 600.0, "python": None, "no_color": True, "forced_env": ()}]
 
 
 def test_a_failing_step_exits_1(repo: Path, ruleset: Path) -> None:
@@ -389,6 +390,7 @@ def test_reuse_run_reads_the_record_of_its_own_mode_in_a_shared_output_dir(
 
     from tipc.plan import plan as make_plan
     from tipc.record import load_record, record_location
+    from tipc.sandbox import run_key, stored_path
 
     demo = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
     repo = tmp_path / "repo"
@@ -399,8 +401,11 @@ def test_reuse_run_reads_the_record_of_its_own_mode_in_a_shared_output_dir(
     capsys.readouterr()
     config = "test_tipc/configs/lenet_digits/train_infer_python.txt"
     for mode in modes:
-        expected = repo / record_location(make_plan(repo / config, mode, repo=repo))
-        started = load_record(expected).started
+        the_plan = make_plan(repo / config, mode, repo=repo)
+        expected = repo / record_location(the_plan)  # where the sandboxed chain saw it
+        key = run_key(the_plan.model_name, the_plan.config_path, mode)
+        stored = stored_path(repo, key, the_plan.output_dir, str(record_location(the_plan)))
+        started = load_record(stored).started
         rc = main(
             ["check", "--reuse-run", "--python", "false", "--mode", mode, "--format", "json", str(repo)]
         )
@@ -408,4 +413,4 @@ def test_reuse_run_reads_the_record_of_its_own_mode_in_a_shared_output_dir(
         assert rc == 1
         run = json.loads(out)["run"]
         assert (run["mode"], run["reused"], run["record_path"]) == (mode, True, str(expected))
-        assert load_record(expected).started == started  # read, not re-run
+        assert load_record(stored).started == started  # read, not re-run

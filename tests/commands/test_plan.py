@@ -59,6 +59,53 @@ def test_plan_isolated_shows_what_run_executes(capsys: pytest.CaptureFixture[str
     assert "--save_inference_dir=./test_tipc/output/tipc_isolated/pretrained" in isolated
     assert "--model_dir=./test_tipc/output/tipc_isolated/pretrained" in isolated
     assert "TIPC910 export/whole_infer/0: the script writes --save_inference_dir=./pretrained" in isolated
-    # `tipc run --dry-run` prints the same plan
-    assert main(["run", str(DEMO_CONFIG), "--mode", "whole_infer", "--dry-run"]) == 0
+    # `tipc run --dry-run --no-sandbox` prints the same plan (in place, writes outside are redirected)
+    dry = ["run", str(DEMO_CONFIG), "--mode", "whole_infer", "--dry-run"]
+    assert main([*dry, "--no-sandbox", "--no-prepare"]) == 0
     assert capsys.readouterr().out.strip() == isolated.strip()
+    # in the sandbox (the default) nothing needs redirecting: the script's own commands, prepare.sh first
+    assert main(dry) == 0
+    sandboxed = capsys.readouterr().out
+    assert "--save_inference_dir=./pretrained" in sandboxed and "TIPC910" not in sandboxed
+    assert "1. [prepare] prepare" in sandboxed
+
+
+def test_plan_observe_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", str(DEMO_CONFIG), "--observe"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("observed: bash test_tipc/test_train_inference_python.sh")
+    assert "4. [infer] infer/inference/1" in out
+    assert "cross-check: the template profile plan agrees with the script" in out
+    assert main(["plan", str(DEMO_CONFIG), "--observe", "--mode", "whole_infer", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["observed"] is True and data["why_nothing"] is None and data["cross_check"] == []
+    assert [s["stage"] for s in data["steps"]] == ["export", "infer"]
+
+
+def test_plan_observe_reports_differences_and_why_nothing_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    demo = DEMO_CONFIG.parents[3]
+    repo = tmp_path / "edited"
+    for rel in ("test_tipc/common_func.sh", "test_tipc/test_train_inference_python.sh"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(demo / rel, repo / rel)
+    config = repo / DEMO_CONFIG.relative_to(demo)
+    config.parent.mkdir(parents=True)
+    shutil.copyfile(DEMO_CONFIG, config)
+    script = repo / "test_tipc/test_train_inference_python.sh"
+    script.write_text(script.read_text().replace("source test_tipc/common_func.sh", "source /home/a/x.sh"))
+    assert main(["plan", str(config), "--observe"]) == 0
+    out = capsys.readouterr().out
+    assert "0 steps" in out and "why nothing runs:" in out and "/home/a/x.sh: No such file" in out
+    assert "TIPC040 missing:" in out and "4 difference(s) from the template profile plan" in out
+    (repo / "test_tipc/test_train_inference_python.sh").unlink()
+    assert main(["plan", str(config), "--observe"]) == 2
+
+
+def test_plan_observe_isolated(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", str(DEMO_CONFIG), "--observe", "--isolated", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["isolated"] is True and len(data["steps"]) == 4

@@ -1,4 +1,8 @@
-"""`tipc run` argument handling, with the planner replaced at its seam (`tipc.plan.plan`)."""
+"""`tipc run` argument handling, with the planner replaced at its seam (`tipc.plan.plan`).
+
+The seam lives in this process, so these runs are in place (`--no-sandbox`): a sandboxed run re-runs tipc as a
+child, where the fake planner does not exist. tests/sandbox and the integration tests cover the sandbox.
+"""
 
 from __future__ import annotations
 
@@ -101,7 +105,9 @@ def test_dry_run_prints_the_plan_and_runs_nothing(
     tmp_path: Path, planner: FakePlanner, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = make_repo(tmp_path, ["m/train_infer_python.txt"])
-    assert main(["run", str(repo), "--dry-run", "--device", "cpu", "--set", "epoch=1", "--python", "py"]) == 0
+    args = ["run", "--no-sandbox", str(repo), "--dry-run", "--device", "cpu"]
+    args += ["--set", "epoch=1", "--python", "py"]
+    assert main(args) == 0
     assert capsys.readouterr().out.strip() == "PLAN train"
     assert not (repo / OUT).exists()
     call = planner.calls[0]
@@ -113,7 +119,7 @@ def test_run_passes_and_writes_record(
     tmp_path: Path, planner: FakePlanner, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = make_repo(tmp_path, ["m/train_infer_python.txt"])
-    assert main(["run", str(repo)]) == 0
+    assert main(["run", "--no-sandbox", str(repo)]) == 0
     out = capsys.readouterr().out
     assert "[1/1] train: PASSED" in out and "tipc_run.json" in out
     assert json.loads((repo / OUT / "tipc_run.json").read_text())["results"][0]["status"] == "passed"
@@ -124,7 +130,7 @@ def test_failing_step_exits_1(
 ) -> None:
     planner.steps = (Step("train", Stage.TRAIN, (sys.executable, "-c", "raise SystemExit(9)")),)
     repo = make_repo(tmp_path, ["m/train_infer_python.txt"])
-    assert main(["run", str(repo), "--no-color"]) == 1
+    assert main(["run", "--no-sandbox", str(repo), "--no-color"]) == 1
     assert "exit code 9" in capsys.readouterr().out
     assert "\x1b" not in (repo / OUT / "results_python.log").read_text()
 
@@ -134,7 +140,7 @@ def test_empty_plan_is_not_a_pass(
 ) -> None:
     planner.steps = ()
     repo = make_repo(tmp_path, ["m/train_infer_python.txt"])
-    assert main(["run", str(repo), "--mode", "whole_infer"]) == 1
+    assert main(["run", "--no-sandbox", str(repo), "--mode", "whole_infer"]) == 1
     assert "no steps" in capsys.readouterr().err
 
 
@@ -153,12 +159,12 @@ def test_bad_arguments_exit_2(
     tmp_path: Path, planner: FakePlanner, capsys: pytest.CaptureFixture[str], args: list[str]
 ) -> None:
     repo = make_repo(tmp_path, ["m/train_infer_python.txt"])
-    assert main(["run", str(repo), *args]) == 2
+    assert main(["run", "--no-sandbox", str(repo), *args]) == 2
     assert capsys.readouterr().err.startswith("tipc: ")
 
 
 def test_missing_repo_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", str(tmp_path / "nope")]) == 2
+    assert main(["run", "--no-sandbox", str(tmp_path / "nope")]) == 2
 
 
 def test_config_warnings_are_shown_before_running(
@@ -176,7 +182,7 @@ def test_config_warnings_are_shown_before_running(
 
     monkeypatch.setattr(sys.modules["tipc.plan"], "plan", with_findings)
     repo = make_repo(tmp_path, ["m/train_infer_python.txt"])
-    assert main(["run", str(repo)]) == 0
+    assert main(["run", "--no-sandbox", str(repo)]) == 0
     err = capsys.readouterr().err
     assert "cfg.txt:14:0: WARNING TIPC201 blank line shifts every later slot" in err
     assert "TIPC000" not in err

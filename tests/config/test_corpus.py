@@ -84,7 +84,7 @@ def test_device_cpu_leaves_no_gpu_flag_in_any_corpus_plan() -> None:
         pytest.skip("corpus not found: shared/tipc-corpus")
     import re
 
-    from tipc.steps import Overrides
+    from tipc.steps import Overrides, Stage
 
     gpu = re.compile(r"(use_gpu=True|device=gpu|--device gpu|distributed\.launch|Global\.device=gpu)")
     for case in iter_cases(CORPUS):
@@ -92,5 +92,14 @@ def test_device_cpu_leaves_no_gpu_flag_in_any_corpus_plan() -> None:
             result = plan(
                 case.config, mode, repo=case.repo, dialect=case.dialect, overrides=Overrides(device="cpu")
             )
+            default = plan(case.config, mode, repo=case.repo, dialect=case.dialect)
+            # Training names (ids, logs, folders) are the script's own: nothing is renamed for the CPU.
+            # (Inference may gain CPU steps: a gpu-only inference line becomes its CPU form.)
+            trained = [s for s in result.steps if s.stage is not Stage.INFER]
+            assert {s.id for s in trained} <= {s.id for s in default.steps}, (case.name, mode)
+            assert {s.log for s in trained} <= {s.log for s in default.steps}, (case.name, mode)
             for step in result.steps:
-                assert not gpu.search(" ".join(step.argv)), (case.name, mode, step.id)
+                launch = "distributed.launch" in " ".join(step.argv)
+                assert not launch or step.not_applicable, (case.name, mode, step.id)
+                if not step.not_applicable:
+                    assert not gpu.search(" ".join(step.argv)), (case.name, mode, step.id)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from tipc.commands import _sandboxed
 from tipc.commands._target import parse_sets, resolve_target
 from tipc.errors import InfraError, TipcError, UserError
 from tipc.steps import MODES
@@ -82,11 +83,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--step-timeout",
         type=float,
-        default=1800.0,
+        default=None,
         metavar="S",
-        help="per-step limit (default: %(default)g s)",
+        help="per-step limit (default: 600 s in lite modes, else 1800 s)",
     )
     parser.add_argument("--no-color", action="store_true", help="no colour in the output")
+    _sandboxed.add_arguments(parser)
 
 
 # --- seams ----------------------------------------------------------------------------------------------
@@ -109,6 +111,8 @@ class Seams:
     notes: list[str] = field(default_factory=list)  # problems found while wiring (shown in the report)
     # (repo, train config) -> the serving config to run after the train chain, or None (r2-serve).
     find_serving_config: Callable[[Path, Path], Path | None] = field(default=lambda repo, config: None)
+    # Whether the chain runs in tipc's sandbox (the real collaborators); fakes run in place.
+    sandboxed: bool = False
 
 
 def _null_observer() -> Any:
@@ -122,7 +126,7 @@ def default_seams() -> Seams:
     try:
         from tipc.config.discover import find_configs  # type: ignore  # lands with its branch
         from tipc.config.lint import lint_paths  # type: ignore  # lands with its branch
-        from tipc.plan import plan  # type: ignore  # lands with its branch
+        from tipc.observe import plan_for_run as plan
         from tipc.runner import RunOptions, execute, find_record  # type: ignore  # lands with its branch
     except ImportError as exc:
         raise InfraError(f"this tipc build lacks a component `tipc check` needs: {exc}") from None
@@ -152,6 +156,7 @@ def default_seams() -> Seams:
     from tipc.serve.plan import find_serving_config
 
     return Seams(
+        sandboxed=True,
         find_serving_config=find_serving_config,
         find_configs=find_configs,
         lint_paths=lint_paths,
@@ -246,16 +251,15 @@ def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) 
 
 
 def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
-    from tipc.checks.base import CheckContext
-    from tipc.console import use_color
-    from tipc.report import build_report, render, write_reports
-    from tipc.rules.evaluate import evaluate
-    from tipc.steps import Overrides, Status
+    from tipc.steps import Overrides
 
     if args.mode not in MODES:
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
-    if args.step_timeout is not None and args.step_timeout <= 0:
+    if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
         raise UserError("--step-timeout must be a positive number of seconds")
+    sandbox_options = _sandboxed.sandbox_options(args, in_place=not seams.sandboxed)
+    stage_timeouts = _sandboxed.stage_timeouts(args)
+    forced_env = _sandboxed.compat_env(args)
     # Everything that can be wrong with the input is found before anything runs.
     rulesets = load_rulesets(list(args.ruleset))
     overrides = Overrides(device=args.device, sets=parse_sets(list(args.sets)), python=args.python)
@@ -264,17 +268,91 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     repo, config = repo.resolve(), config.resolve()
     settings = seams.load_settings(repo)
     findings = list(seams.lint_paths([config], dialect=args.dialect))
-    from tipc.plan import isolate
-
-    # The chain runs with its writes outside the output folder redirected into it (TIPC910 findings).
-    the_plan = isolate(seams.plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect))
+    the_plan, prepare_notes = _plan_to_run(args, repo, config, overrides, seams, sandbox_options)
+    the_plan = _sandboxed.with_stage_timeouts(the_plan, stage_timeouts)
     report_dir = (
         Path(args.report_dir).resolve() if args.report_dir else default_report_dir(repo, the_plan.model_name)
     )
     _check_report_dir(report_dir)
     _check_output_dir(repo, the_plan.output_dir)
     notes = list(seams.notes)
-    serving_plan = _serving_plan(args, repo, config, rulesets, seams)
+    serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
+
+    from tipc import sandbox
+
+    if sandbox.must_reexec(sandbox_options):
+        from tipc import proc
+
+        return proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
+    binds = {"logs": the_plan.output_dir}
+    if serving_plan is not None:
+        binds["serving"] = serving_plan.output_dir
+    outside: tuple[Path, ...] = ()
+    if report_dir.is_relative_to(repo):
+        binds["report"] = report_dir.relative_to(repo).as_posix()
+    else:
+        outside = (report_dir,)
+    with _sandboxed.stop_signals():
+        try:
+            session = _sandboxed.enter(
+                the_plan, sandbox_options, binds, fresh=not args.reuse_run, writable=outside
+            )
+        except KeyboardInterrupt:
+            stderr.write("tipc: interrupted before the chain started\n")
+            return _sandboxed.interrupted_exit()
+        if session.backend == "copy":
+            view_config = session.view / config.relative_to(repo)
+            repo, config = session.view, view_config
+            the_plan, prepare_notes = _plan_to_run(args, repo, config, overrides, seams, sandbox_options)
+            the_plan = _sandboxed.with_stage_timeouts(the_plan, stage_timeouts)
+            if report_dir.is_relative_to(session.repo) and not args.report_dir:
+                report_dir = default_report_dir(repo, the_plan.model_name)
+            serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
+        notes.extend((*session.notes, *prepare_notes))
+        return _check_in(
+            args, seams, stdout, stderr, rulesets, repo, settings, findings, the_plan, serving_plan,
+            report_dir, notes, forced_env, session,
+        )
+
+
+def _plan_to_run(
+    args: argparse.Namespace, repo: Path, config: Path, overrides: Any, seams: Seams, sandbox_options: Any
+) -> tuple[Plan, list[str]]:
+    """The script's own commands (a sandbox keeps the repo clean; with --no-sandbox writes outside the output
+    folder are redirected into it, TIPC910 findings), prepare.sh first."""
+    from tipc.plan import isolate
+
+    the_plan = seams.plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
+    if sandbox_options.backend == "none":
+        the_plan = isolate(the_plan)
+    the_plan = _sandboxed.with_stage_args(the_plan, _sandboxed.stage_args(args))
+    return _sandboxed.with_prepare(the_plan, args)
+
+
+def _check_in(
+    args: argparse.Namespace,
+    seams: Seams,
+    stdout: IO[str],
+    stderr: IO[str],
+    rulesets: list[Ruleset],
+    repo: Path,
+    settings: Any,
+    findings: list[Finding],
+    the_plan: Plan,
+    serving_plan: Plan | None,
+    report_dir: Path,
+    notes: list[str],
+    forced_env: dict[str, str],
+    session: Any,
+) -> int:
+    """The check proper, in the sandbox: run (or reuse) the chain and the serving chain, evaluate, report."""
+    from tipc.checks.base import CheckContext
+    from tipc.console import use_color
+    from tipc.report import build_report, render, write_reports
+    from tipc.rules.evaluate import evaluate
+    from tipc.steps import Status
+
+    args.forced_env = forced_env
 
     record = None
     record_path: str | None = None
@@ -315,7 +393,13 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     color = args.format == "text" and use_color(args.no_color) and stdout.isatty()
     stdout.write(render(report, args.format, color=color))
     stdout.flush()
-    stderr.write(f"tipc: reports written to {report_dir} ({', '.join(p.name for p in written)})\n")
+    shown_dir = session.real("report") if session is not None and not args.report_dir else None
+    stderr.write(
+        f"tipc: reports written to {shown_dir or report_dir} ({', '.join(p.name for p in written)})\n"
+    )
+    logs = session.real("logs") if session is not None else None
+    if logs is not None:
+        stderr.write(f"tipc: logs and run record in {logs}\n")
     interrupted = any(
         r.status is Status.INTERRUPTED
         for rec in (record, *records.values())
@@ -324,13 +408,18 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     )
     if interrupted:
         stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
-        return EXIT_INTERRUPTED
+        return _sandboxed.interrupted_exit()
     return report.exit_code
 
 
 def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str) -> Any:
     """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
-    options = seams.run_options(step_timeout_s=args.step_timeout, python=args.python, no_color=args.no_color)
+    options = seams.run_options(
+        step_timeout_s=_sandboxed.step_timeout(args, plan.mode),
+        python=args.python,
+        no_color=args.no_color,
+        forced_env=tuple(sorted(getattr(args, "forced_env", {}).items())),
+    )
     try:
         return seams.execute(plan, options, seams.make_observer(args.no_color))
     except (TipcError, KeyboardInterrupt):
@@ -343,7 +432,12 @@ def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str) -
 
 
 def _serving_plan(
-    args: argparse.Namespace, repo: Path, config: Path, rulesets: list[Ruleset], seams: Seams
+    args: argparse.Namespace,
+    repo: Path,
+    config: Path,
+    rulesets: list[Ruleset],
+    seams: Seams,
+    sandbox_options: Any = None,
 ) -> Plan | None:
     """The repo's serving chain, planned (and isolated) before anything runs, or None when not needed."""
     from tipc.plan import isolate
@@ -357,7 +451,9 @@ def _serving_plan(
         return None
     # --set names the train config's keys, so only --device and --python carry over.
     overrides = Overrides(device=args.device, python=args.python)
-    return isolate(seams.plan(serving_config, "serving_infer", repo=repo, overrides=overrides))
+    served = seams.plan(serving_config, "serving_infer", repo=repo, overrides=overrides)
+    in_place = sandbox_options is None or sandbox_options.backend == "none"
+    return isolate(served) if in_place else served
 
 
 def _run_serving(args: argparse.Namespace, repo: Path, plan: Plan, seams: Seams, notes: list[str]) -> Any:

@@ -44,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="show what `tipc run` executes: writes outside the output folder redirected into it",
     )
+    parser.add_argument(
+        "--observe",
+        action="store_true",
+        help="run the repo's own test_train_inference_python.sh on a throw-away copy with recording "
+        "stand-ins and show the commands it runs, with every difference from the profile plan (TIPC040)",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -67,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     if args.repo and not Path(args.repo).is_dir():
         raise UserError(f"{args.repo}: --repo must be a folder (the one the script runs from)")
     mode = args.mode or ("serving_infer" if args.chain == "serving" else "lite_train_lite_infer")
+    if args.observe:
+        return _observe(args, mode)
     result = plan(
         Path(args.config),
         mode,
@@ -80,4 +88,58 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
     else:
         sys.stdout.write(format_plan(result))
+    return 0
+
+
+def _observe(args: argparse.Namespace, mode: str) -> int:
+    import json
+    import sys
+    from dataclasses import replace
+    from pathlib import Path
+
+    from tipc.commands._target import parse_sets
+    from tipc.config.detect import SCRIPT
+    from tipc.config.discover import find_repo_root
+    from tipc.errors import UserError
+    from tipc.observe import cross_check, observation_json, observe
+    from tipc.plan import format_plan, isolate, plan
+    from tipc.steps import Overrides
+
+    config = Path(args.config)
+    repo = Path(args.repo) if args.repo else find_repo_root(config)
+    overrides = Overrides(device=args.device, sets=parse_sets(args.sets))
+    profile = plan(config, mode, repo=repo, overrides=overrides, dialect=args.dialect)
+    if profile.chain != "train_infer_python":
+        raise UserError(
+            f"{config}: --observe runs test_train_inference_python.sh; this is a {profile.chain} config"
+        )
+    if not (repo / SCRIPT).is_file():
+        raise UserError(
+            f"{repo / SCRIPT}: no script to observe (the plan comes from the {profile.dialect} profile)"
+        )
+    obs = observe(config, mode, repo=repo, overrides=overrides, dialect=profile.dialect)
+    diffs = cross_check(profile, obs.steps)
+    if args.isolated:
+        obs = replace(obs, steps=isolate(obs.steps))
+    if args.format == "json":
+        data = observation_json(obs)
+        data["cross_check"] = [f.to_json() for f in diffs]
+        data["profile_dialect"] = profile.dialect
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return 0
+    stopped = ", stopped at the timeout" if obs.timed_out else ""
+    shown = replace(obs.steps, findings=obs.steps.findings + tuple(diffs))
+    sys.stdout.write(
+        f"observed: bash {SCRIPT} {config} {mode} on a throw-away copy of {repo} "
+        f"({obs.duration_s:.2f} s, exit {obs.exit_code}{stopped})\n"
+    )
+    sys.stdout.write(format_plan(shown))
+    if obs.why_nothing:
+        sys.stdout.write(f"\nwhy nothing runs: {obs.why_nothing}\n")
+    verdict = (
+        f"{len(diffs)} difference(s) from the {profile.dialect} profile plan (TIPC040 above)"
+        if diffs
+        else f"the {profile.dialect} profile plan agrees with the script"
+    )
+    sys.stdout.write(f"cross-check: {verdict}\n")
     return 0

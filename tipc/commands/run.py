@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 from pathlib import Path
-from types import FrameType
 from typing import Any, TextIO
 
+from tipc.commands import _sandboxed
 from tipc.commands._target import parse_sets, resolve_target
 from tipc.errors import UserError
 from tipc.steps import MODES
@@ -18,7 +17,11 @@ HELP = "run a repo's TIPC chain for real: steps, real exit codes, timeouts, logs
 
 EPILOG = """\
 exit codes: 0 every step passed, 1 a step failed / timed out / was blocked, 2 usage or config error,
-130 interrupted (Ctrl-C; the record is written and --resume continues it)."""
+130 interrupted by Ctrl-C, 143 by SIGTERM, 129 by SIGHUP (the record is written and --resume continues it).
+
+By default the chain runs in a sandbox: the repo is a read-only lower layer, whatever the chain writes lands
+in <repo>/test_tipc/output/tipc/<model>/<config>/<mode>/ (upper/: files written in the repo's tree; logs/:
+the output folder with the logs, results_python.log and the run record), and the network is off."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,9 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--step-timeout",
         type=float,
-        default=1800.0,
+        default=None,
         metavar="S",
-        help="per-step limit (default: %(default)g s)",
+        help="per-step limit (default: 600 s in lite modes, else 1800 s)",
     )
     parser.add_argument(
         "--only", action="append", default=[], metavar="STAGE", help="run only this stage (repeatable)"
@@ -57,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-color", action="store_true", help="no colour on screen or in results_python.log"
     )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    _sandboxed.add_arguments(parser)
 
 
 MAX_FINDINGS_SHOWN = 10
@@ -73,10 +77,6 @@ def _show_findings(the_plan: Any, stream: TextIO) -> None:
         stream.write(f"tipc: ... and {len(shown) - MAX_FINDINGS_SHOWN} more; `tipc lint` lists them all\n")
 
 
-def _sigterm_as_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def run(args: argparse.Namespace) -> int:
     from tipc.steps import Overrides, Stage
 
@@ -90,27 +90,35 @@ def run(args: argparse.Namespace) -> int:
     if args.rerun_failed and args.resume:
         raise UserError("--rerun-failed and --resume are alternatives; pick one")
     for flag, value in (("--timeout", args.timeout), ("--step-timeout", args.step_timeout)):
-        if value is not None and value <= 0:
+        if value is not None and not 0 < value < float("inf"):
             raise UserError(f"{flag} must be a positive number of seconds")
+    sandbox_options = _sandboxed.sandbox_options(args)
+    stage_timeouts = _sandboxed.stage_timeouts(args)
+    forced_env = _sandboxed.compat_env(args)
     repo, config = resolve_target(args.repo, args.config)
     overrides = Overrides(device=args.device, sets=parse_sets(args.sets), python=args.python)
-
-    from tipc.plan import format_plan, isolate, plan
-
-    # What runs: the script's commands with every write outside the output folder redirected into it.
-    the_plan = isolate(plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect))
+    the_plan, prepare_notes = _plan_to_run(args, repo, config, overrides, sandbox_options, stage_timeouts)
     if args.dry_run:
         if args.format == "json":
             print(json.dumps(the_plan.to_json(), indent=2))
         else:
+            from tipc.plan import format_plan
+
             print(format_plan(the_plan))
         return 0
     _show_findings(the_plan, sys.stderr)
-    if not the_plan.steps:
+    if not any(s.stage.value != "prepare" for s in the_plan.steps):
         sys.stderr.write(
             f"tipc: {config}: mode {args.mode} yields no steps; nothing was run, so nothing is verified\n"
         )
         return 1
+
+    from tipc import sandbox
+
+    if sandbox.must_reexec(sandbox_options):
+        from tipc import proc
+
+        return proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
 
     from tipc.commands import unwritable_dir
     from tipc.progress import PlainObserver, make_observer
@@ -121,25 +129,72 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             f"{Path(the_plan.repo) / the_plan.output_dir}: {problem} for the run's logs and record"
         )
-
-    options = RunOptions(
-        step_timeout_s=args.step_timeout,
-        run_timeout_s=args.timeout,
-        python=args.python,
-        only_stages=only,
-        rerun_failed=args.rerun_failed,
-        resume=args.resume,
-        no_color=args.no_color,
-    )
-    observer = PlainObserver(sys.stderr) if args.format == "json" else make_observer(no_color=args.no_color)
-    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)  # `kill PID` stops as cleanly as Ctrl-C
-    try:
-        record = execute(the_plan, options, observer)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    fresh = not (args.resume or args.rerun_failed)
+    with _sandboxed.stop_signals():
+        try:
+            session = _sandboxed.enter(the_plan, sandbox_options, {"logs": the_plan.output_dir}, fresh=fresh)
+            if session.backend == "copy":
+                the_plan, prepare_notes = _plan_to_run(
+                    args, session.view, _in_view(config, repo, session.view), overrides, sandbox_options,
+                    stage_timeouts,
+                )
+            for note in (*session.notes, *prepare_notes):
+                sys.stderr.write(f"tipc: {note}\n")
+            options = RunOptions(
+                step_timeout_s=_sandboxed.step_timeout(args, args.mode),
+                run_timeout_s=args.timeout,
+                python=args.python,
+                only_stages=only,
+                rerun_failed=args.rerun_failed,
+                resume=args.resume,
+                no_color=args.no_color,
+                forced_env=tuple(sorted(forced_env.items())),
+            )
+            observer = (
+                PlainObserver(sys.stderr) if args.format == "json" else make_observer(no_color=args.no_color)
+            )
+            record = execute(the_plan, options, observer)
+        except KeyboardInterrupt:
+            sys.stderr.write("tipc: interrupted before the chain started\n")
+            return _sandboxed.interrupted_exit()
     if args.format == "json":
         print(json.dumps(record.to_json(), indent=2))
+    logs = session.real("logs")
+    if logs is not None:
+        changed = (record.sandbox or {}).get("changes_total", 0)
+        sys.stderr.write(
+            f"tipc: logs and run record in {logs}; the run wrote {changed} file(s) in the repo's tree "
+            f"(kept in {session.folder}/upper, the repo is unchanged)\n"
+        )
     code = exit_code(record)
     if code == 130:
         sys.stderr.write("tipc: interrupted; the record is written, `tipc run --resume` continues the run\n")
+        return _sandboxed.interrupted_exit()
     return code
+
+
+def _in_view(path: Path, repo: Path, view: Path) -> Path:
+    """`path` (inside `repo`) at the same place inside the copy `view`."""
+    return view / path.resolve().relative_to(repo.resolve())
+
+
+def _plan_to_run(
+    args: argparse.Namespace,
+    repo: Path,
+    config: Path,
+    overrides: Any,
+    sandbox_options: Any,
+    stage_timeouts: dict[str, float],
+) -> tuple[Any, list[str]]:
+    """The plan `tipc run` executes: the script's own commands (in a sandbox nothing needs redirecting; with
+    --no-sandbox, writes outside the output folder are redirected into it), prepare.sh first."""
+    from tipc.observe import plan_for_run
+    from tipc.plan import isolate
+
+    # The repo's own script, observed where it is an edited copy; the dialect profile where it is known.
+    the_plan = plan_for_run(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
+    if sandbox_options.backend == "none":
+        the_plan = isolate(the_plan)
+    the_plan, notes = _sandboxed.with_prepare(the_plan, args)
+    the_plan = _sandboxed.with_stage_args(the_plan, _sandboxed.stage_args(args))
+    return _sandboxed.with_stage_timeouts(the_plan, stage_timeouts), notes

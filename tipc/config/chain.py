@@ -45,6 +45,9 @@ class _Ctx:
     ids: set[str] = field(default_factory=set)
     noted: set[str] = field(default_factory=set)
     last_export_weight: str = ""
+    cpu: bool = False  # --device cpu: single-device items run on the CPU, launch steps are not applicable
+    cpu_item: str | None = None  # the first single-device gpu_list item (the one run on the CPU)
+    not_applicable: str = ""  # given to the steps added while set (see `_device_item`)
 
     # -- helpers ---------------------------------------------------------------------------------------
     def note(self, code: str, level: Level, slot: Slot | None, message: str, once: str | None = None) -> None:
@@ -136,6 +139,7 @@ class _Ctx:
                 source_lines=tuple(sorted({n for n in lines if n > 0})),
                 writes=writes,
                 writes_unknown=writes_unknown,
+                not_applicable=self.not_applicable,
             )
         )
         return sid
@@ -156,8 +160,13 @@ def _writes(slot: Slot, path: str, what: str) -> tuple[tuple[tuple[str, str], ..
     return ((slot.key, path),), ""
 
 
-def build(cfg: TipcConfig, d: Dialect, mode: str, root: str) -> tuple[list[Step], list[Finding], str]:
-    ctx = _Ctx(cfg, d, mode, root)
+def build(
+    cfg: TipcConfig, d: Dialect, mode: str, root: str, *, device: str | None = None
+) -> tuple[list[Step], list[Finding], str]:
+    """`device="cpu"`: the gpu_list items keep their names (output folders, logs); single-device items run
+    without CUDA_VISIBLE_DEVICES (as the script runs a `-1` item), multi-GPU launch items are planned but
+    marked not applicable. The use_gpu values are rewritten beforehand (`tipc.plan.apply_overrides`)."""
+    ctx = _Ctx(cfg, d, mode, root, cpu=device == "cpu")
     model_name = cfg.model_name.value
     ctx.log_root = d.log_root.format(model_name=model_name, mode=mode, root=root)
     whole = mode == "whole_infer" or (mode == "klquant_whole_infer" and d.klquant_branch == "whole_infer")
@@ -199,6 +208,41 @@ def _classify(gpu: str) -> tuple[str, str, tuple[str, str] | None]:
     ips = parts[0] if parts else ""
     gpus = parts[1] if len(parts) > 1 else ""
     return gpus, ips, None
+
+
+def _device_item(
+    ctx: _Ctx, gpu_item: str, gpu: str, ips: str, env: tuple[str, str] | None
+) -> tuple[str, str] | None:
+    """Under --device cpu: the env of this gpu_list item's steps, and `ctx.not_applicable` set for them.
+
+    The item's name is kept. `len(gpu) > 2` is the scripts' own test for the launch command."""
+    ctx.not_applicable = ""
+    if not ctx.cpu:
+        return env
+    if len(gpu) > 2:
+        where = f"{bash.word_count_nodes(ips)} nodes x " if ips else ""
+        ctx.not_applicable = (
+            f"gpu_list item {gpu_item!r} is a distributed launch on {where}GPUs {gpu}; "
+            "--device cpu runs on the CPU only"
+        )
+    elif ctx.cpu_item is None:
+        ctx.cpu_item = gpu_item
+        env = None  # what the script does for a `-1` item: no CUDA_VISIBLE_DEVICES
+    else:
+        ctx.not_applicable = (
+            f"gpu_list item {gpu_item!r} would repeat the CPU run of item {ctx.cpu_item!r} (--device cpu)"
+        )
+    if ctx.not_applicable:
+        ctx.note("TIPC902", Level.INFO, ctx.cfg.gpu_list, f"planned, not run: {ctx.not_applicable}")
+    elif not test_eq(gpu_item, "-1"):
+        ctx.note(
+            "TIPC900",
+            Level.INFO,
+            ctx.cfg.gpu_list,
+            f"overridden (--device cpu): gpu_list item {gpu_item!r} runs on the CPU (no {CUDA}); "
+            f"its folders and logs keep the name gpus_{gpu}",
+        )
+    return env
 
 
 def _amp(ctx: _Ctx, autocast: str) -> dict[str, str]:
@@ -318,6 +362,7 @@ def _train_modes(ctx: _Ctx) -> None:
         else:
             use_gpu = cfg.train_use_gpu.value
         gpu, ips, env = _classify(gpu_item)
+        env = _device_item(ctx, gpu_item, gpu, ips, env)
         if d.amp == "det" and test_eq(gpu_item, "-1"):
             use_gpu = "False"
         if d.env_at_gpu_loop and env is not None and len(gpu_item) <= 1:
@@ -523,6 +568,7 @@ def _train_modes(ctx: _Ctx) -> None:
                         )
                 if d.unset_after_trainer:
                     ctx.unset_cuda()
+    ctx.not_applicable = ""
 
 
 def _export_and_infer(
@@ -1084,6 +1130,7 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
             env = (CUDA, firsts[0] if firsts else "")
         elif len(gpu_item) > 15:
             gpu, ips, env = gpu_item, "", (CUDA, ifs_split(gpu_item, ",")[0])
+        env = _device_item(ctx, gpu_item, gpu, ips, env)
         for trainer in ifs_split(cfg.trainer_list.value, "|"):
             run_train = cfg.norm_train.value
             run_export = cfg.norm_export.value
@@ -1194,3 +1241,4 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
                     extra={"save_infer_param": set_param(cfg.save_infer.key, save_log)},
                 )
                 ctx.unset_cuda()
+    ctx.not_applicable = ""

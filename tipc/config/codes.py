@@ -29,6 +29,27 @@ CODES: dict[str, tuple[Level, str]] = {
         Level.WARNING,
         "planned although the file looks like a PTQ or unknown config (read positionally)",
     ),
+    # plans observed from the repo's own script (tipc.observe)
+    "TIPC040": (
+        Level.WARNING,
+        "the plan observed from the repo's own script differs from the profile plan (a missing or extra "
+        "step, other words in a command, another output folder or log)",
+    ),
+    "TIPC041": (
+        Level.INFO,
+        "the repo's script is no known dialect (an edited or unknown copy): the plan is the one observed "
+        "from running it with recording stand-ins",
+    ),
+    "TIPC042": (
+        Level.WARNING,
+        "observed: the repo's script runs no python command in this mode, and why (a `source` of a missing "
+        "path, a failed parse, an unknown mode...)",
+    ),
+    "TIPC043": (
+        Level.WARNING,
+        "the repo's script could not be observed to its end (stopped at the timeout, bash missing): the "
+        "profile plan is used",
+    ),
     "TIPC100": (Level.WARNING, "the script runs nothing in this mode (info when linting all modes)"),
     # static traps (lint)
     "TIPC101": (Level.ERROR, "CRLF line endings: every value keeps a trailing \\r"),
@@ -142,7 +163,21 @@ CODES: dict[str, tuple[Level, str]] = {
         Level.WARNING,
         "`$` in a command: the script's eval expands it from the environment at run time",
     ),
-    "TIPC900": (Level.INFO, "value overridden in memory by --device / --set (the file is not edited)"),
+    "TIPC900": (
+        Level.INFO,
+        "value overridden in memory by --device / --set (the file is not edited); with --device cpu also the "
+        "CPU form of a device flag the command's entry script accepts (says which flag, defined where)",
+    ),
+    "TIPC901": (
+        Level.WARNING,
+        "--device cpu: the entry script's device flag has no evident CPU value (a GPU id the script never "
+        "maps to the CPU, choices without cpu, a switch always on): the command is left as it is",
+    ),
+    "TIPC902": (
+        Level.INFO,
+        "--device cpu: a step is planned but not applicable (a multi-GPU launch, or a repeat of the CPU "
+        "run); run/check record it SKIPPED with the reason",
+    ),
     "TIPC910": (
         Level.INFO,
         "tipc run/check redirect a write the script makes outside the output folder into it "

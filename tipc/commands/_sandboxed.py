@@ -1,0 +1,272 @@
+"""What `tipc run` and `tipc check` share about running a chain safely: the sandbox switches, entering the
+sandbox (or re-running tipc as a child that enters it), the repo's prepare.sh as the first step, SIGTERM and
+SIGHUP handled like Ctrl-C, and step time limits that fit the mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import signal
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
+
+from tipc.errors import UserError
+
+if TYPE_CHECKING:
+    from tipc.sandbox import SandboxOptions, Session
+    from tipc.steps import Plan
+
+LITE_STEP_TIMEOUT_S = 600.0  # lite data: a step that needs longer is stuck
+WHOLE_STEP_TIMEOUT_S = 1800.0
+PREPARE_SCRIPT = "test_tipc/prepare.sh"
+# Lines of prepare.sh that reach the network or install packages: listed before the run, because in the
+# sandbox (no network by default) they fail and what depends on them fails next.
+_NETWORK_ACTION = re.compile(
+    r"\b(wget|curl|git\s+clone|pip[0-9.]*\s+install|-m\s+pip\s+install|hub\.download)\b"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("sandbox and environment")
+    group.add_argument(
+        "--sandbox",
+        choices=("auto", "overlay", "copy"),
+        default="auto",
+        help="how the repo is kept untouched: overlay (copy-on-write, private namespaces), copy (a plain "
+        "copy of the working tree), auto (overlay where the kernel allows it, else copy; default)",
+    )
+    group.add_argument(
+        "--no-sandbox", action="store_true", help="run in place in the repo (writes land in the repo itself)"
+    )
+    group.add_argument("--network", action="store_true", help="let the chain reach the network")
+    group.add_argument("--no-prepare", action="store_true", help="do not run test_tipc/prepare.sh first")
+    group.add_argument(
+        "--paddle-compat",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a compatibility switch for older repos on a newer Paddle, e.g. `export` "
+        "(FLAGS_enable_pir_api=0: Paddle 3 exports the old inference.pdmodel format); repeatable",
+    )
+    group.add_argument(
+        "--args",
+        dest="stage_args",
+        action="append",
+        default=[],
+        metavar="STAGE=ARGS",
+        help="extra arguments for every command of a stage, e.g. `train=--no-pretrained` when the weights "
+        "a script downloads at run time are not needed (repeatable; shown in the plan and the record)",
+    )
+    group.add_argument(
+        "--stage-timeout",
+        action="append",
+        default=[],
+        metavar="STAGE=S",
+        help="time limit for the steps of one stage, e.g. train=1200 (repeatable)",
+    )
+
+
+def sandbox_options(args: argparse.Namespace, *, in_place: bool = False) -> SandboxOptions:
+    from tipc.sandbox import SandboxOptions
+
+    no_sandbox = in_place or getattr(args, "no_sandbox", False)
+    return SandboxOptions(
+        backend="none" if no_sandbox else getattr(args, "sandbox", "auto"),
+        network=bool(getattr(args, "network", False)),
+    )
+
+
+def compat_env(args: argparse.Namespace) -> dict[str, str]:
+    names = [n.strip() for item in getattr(args, "paddle_compat", ()) for n in item.split(",") if n.strip()]
+    if not names:
+        return {}
+    table = {"export": {"FLAGS_enable_pir_api": "0"}}
+    out: dict[str, str] = {}
+    for name in names:
+        if name not in table:
+            raise UserError(f"--paddle-compat {name!r}: expected one of {', '.join(table)}")
+        out.update(table[name])
+    return out
+
+
+def step_timeout(args: argparse.Namespace, mode: str) -> float:
+    """--step-timeout, else a default that fits the mode's data (lite modes: 10 minutes)."""
+    if getattr(args, "step_timeout", None) is not None:
+        value: float = args.step_timeout
+        return value
+    return LITE_STEP_TIMEOUT_S if mode.startswith("lite_") else WHOLE_STEP_TIMEOUT_S
+
+
+def stage_timeouts(args: argparse.Namespace) -> dict[str, float]:
+    from tipc.steps import Stage
+
+    stages = {s.value for s in Stage}
+    out: dict[str, float] = {}
+    for item in getattr(args, "stage_timeout", ()):
+        name, sep, value = item.partition("=")
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = -1.0
+        if not sep or name.strip() not in stages or not seconds > 0 or seconds == float("inf"):
+            raise UserError(
+                f"--stage-timeout {item!r}: expected STAGE=SECONDS, STAGE one of {', '.join(sorted(stages))}"
+            )
+        out[name.strip()] = seconds
+    return out
+
+
+def stage_args(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
+    """--args STAGE=ARGS, parsed (ARGS split as a POSIX shell splits words)."""
+    import shlex
+
+    from tipc.steps import Stage
+
+    stages = {s.value for s in Stage}
+    out: dict[str, tuple[str, ...]] = {}
+    for item in getattr(args, "stage_args", ()):
+        name, sep, value = item.partition("=")
+        try:
+            words = tuple(shlex.split(value))
+        except ValueError as exc:
+            raise UserError(f"--args {item!r}: {exc}") from None
+        if not sep or name.strip() not in stages or not words:
+            raise UserError(
+                f"--args {item!r}: expected STAGE=ARGS, STAGE one of {', '.join(sorted(stages))}"
+            )
+        out[name.strip()] = out.get(name.strip(), ()) + words
+    return out
+
+
+def with_stage_args(plan: Plan, extra: Mapping[str, tuple[str, ...]]) -> Plan:
+    """Every command of a stage with the --args words appended (argv and the status command alike)."""
+    import shlex
+
+    if not extra:
+        return plan
+    steps = []
+    for step in plan.steps:
+        words = extra.get(step.stage.value, ())
+        if not words or step.not_applicable:
+            steps.append(step)
+            continue
+        if step.shell and len(step.argv) >= 3 and step.argv[-2] == "-c":
+            argv = (*step.argv[:-1], step.argv[-1] + " " + shlex.join(words))
+        else:
+            argv = (*step.argv, *words)
+        status = (step.status_command + " " + shlex.join(words)) if step.status_command else ""
+        steps.append(replace(step, argv=argv, status_command=status))
+    return replace(plan, steps=tuple(steps))
+
+
+def with_stage_timeouts(plan: Plan, timeouts: Mapping[str, float]) -> Plan:
+    if not timeouts:
+        return plan
+    steps = tuple(
+        replace(s, timeout_s=timeouts[s.stage.value]) if s.stage.value in timeouts and not s.background else s
+        for s in plan.steps
+    )
+    return replace(plan, steps=steps)
+
+
+def with_prepare(plan: Plan, args: argparse.Namespace) -> tuple[Plan, list[str]]:
+    """The plan with the repo's `test_tipc/prepare.sh CONFIG MODE` as its first step (stage prepare), and
+    notes listing what prepare.sh would fetch or install. Its failure blocks nothing by itself: what it
+    failed to make is named as the cause of the step that fails next."""
+    from tipc.steps import Stage, Step
+
+    repo = Path(plan.repo)
+    script = repo / PREPARE_SCRIPT
+    if getattr(args, "no_prepare", False) or plan.chain != "train_infer_python" or not script.is_file():
+        return plan, []
+    try:
+        config = Path(plan.config_path).resolve().relative_to(repo.resolve()).as_posix()
+    except ValueError:
+        config = str(Path(plan.config_path).resolve())
+    notes = []
+    try:
+        lines = script.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    actions = [
+        f"{PREPARE_SCRIPT}:{n}: {line.strip()[:160]}"
+        for n, line in enumerate(lines, 1)
+        if _NETWORK_ACTION.search(line) and not line.lstrip().startswith("#")
+    ]
+    if actions:
+        where = (
+            "allowed (--network)"
+            if getattr(args, "network", False)
+            else "not reachable in the sandbox (--network allows it)"
+        )
+        notes.append(
+            f"prepare.sh fetches or installs (network {where}):\n  " + "\n  ".join(actions[:12])
+            + (f"\n  ... and {len(actions) - 12} more" if len(actions) > 12 else "")
+        )
+    env: tuple[tuple[str, str], ...] = ()
+    if not getattr(args, "network", False):
+        env = (("PIP_NO_INDEX", "1"), ("PIP_DISABLE_PIP_VERSION_CHECK", "1"))
+    step = Step(
+        id="prepare",
+        stage=Stage.PREPARE,
+        argv=("bash", PREPARE_SCRIPT, config, plan.mode),
+        env=env,
+        log=f"{plan.output_dir.rstrip('/')}/prepare.log",
+        status_command=f"bash {PREPARE_SCRIPT} {config} {plan.mode}",
+    )
+    return replace(plan, steps=(step, *plan.steps)), notes
+
+
+def enter(
+    plan: Plan,
+    options: SandboxOptions,
+    binds: Mapping[str, str],
+    *,
+    fresh: bool,
+    writable: tuple[Path, ...] = (),
+) -> Session:
+    """Enter the sandbox of `plan`'s run: key (model, config stem, mode); `binds` maps a role (logs, serving,
+    report) to the repo-relative folder that must outlive the run."""
+    from tipc import sandbox
+
+    key = sandbox.run_key(plan.model_name, plan.config_path, plan.mode)
+    return sandbox.enter(Path(plan.repo), key, binds, options, fresh=fresh, writable=writable)
+
+
+# ---------------------------------------------------------------- signals
+
+_received: list[int] = []
+
+
+def _as_interrupt(signum: int, frame: FrameType | None) -> None:
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[None]:
+    """SIGTERM (what `timeout` and CI send) and SIGHUP stop the run as Ctrl-C does: the running step's
+    process group is stopped and the record written. `interrupted_exit()` then gives 143 or 129."""
+    previous = {sig: signal.signal(sig, _as_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def interrupted_exit() -> int:
+    """128 + the signal that stopped the run (SIGINT 130, SIGTERM 143, SIGHUP 129)."""
+    return 128 + (_received[-1] if _received else int(signal.SIGINT))
+
+
+def child_env() -> dict[str, str]:
+    from tipc.sandbox import CHILD_ENV
+
+    return dict(os.environ, **{CHILD_ENV: "1"})
