@@ -184,6 +184,19 @@ def test_ips_inconsistent_with_batch_size_of_the_command(tmp_path: Path) -> None
     assert "it equals avg_batch_cost" in out.summary
 
 
+def test_a_copy_of_batch_cost_fails_even_within_the_factor(tmp_path: Path) -> None:
+    # The same repo on a faster CPU: 1 / 1.282 s = 0.78 samples/s is within 2x of the printed 1.282.
+    log = (
+        "epoch:1/2 loss:1.1137 acc:0.333 avg_reader_cost:0.026 avg_batch_cost:1.282 avg_ips:1.282 "
+        "lr:0.015000\n"
+        "epoch:2/2 loss:1.2472 acc:0.333 avg_reader_cost:0.015 avg_batch_cost:1.209 avg_ips:1.209 "
+        "lr:0.000000\n"
+    )
+    out = run_check(tmp_path, "throughput", log, ["python", "tools/train.py", "--batch_size=1"])
+    assert out.verdict is Verdict.FAIL and "it equals avg_batch_cost" in out.summary
+    assert "= 0.78 samples/s" in out.summary
+
+
 def test_real_throughput_passes(tmp_path: Path) -> None:
     # The demo's own line shape: avg_samples 16 / 0.01234 s = 1296.6 samples/s.
     out = run_check(tmp_path, "throughput", "\n".join(demo_line(1, i) for i in (1, 2, 3)) + "\n")

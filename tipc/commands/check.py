@@ -310,8 +310,20 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
             serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
         notes.extend((*session.notes, *prepare_notes))
         return _check_in(
-            args, seams, stdout, stderr, rulesets, repo, settings, findings, the_plan, serving_plan,
-            report_dir, notes, forced_env, session,
+            args,
+            seams,
+            stdout,
+            stderr,
+            rulesets,
+            repo,
+            settings,
+            findings,
+            the_plan,
+            serving_plan,
+            report_dir,
+            notes,
+            forced_env,
+            session,
         )
 
 
