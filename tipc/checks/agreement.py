@@ -103,8 +103,11 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
                 )
             )
     unavailable = {n: e.get("error") for n, e in eng_info.items() if e.get("unavailable")}
+    # An engine with no error of its own stopped on the worker's error (e.g. inputs it could not build).
     failed_engines = {
-        n: e.get("error") for n, e in eng_info.items() if not e.get("ok") and not e.get("unavailable")
+        n: e.get("error") or resp.get("error")
+        for n, e in eng_info.items()
+        if not e.get("ok") and not e.get("unavailable")
     }
     for n, err in failed_engines.items():
         evidence.insert(0, Evidence(f"engine {n} failed: {err}"))
@@ -138,8 +141,12 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
     data["unavailable"] = sorted(unavailable)
     if failed_engines:
         names = ", ".join(sorted(failed_engines))
+        reason = next(iter(failed_engines.values()), None)
         return CheckOutcome(
-            Verdict.FAIL, f"engine(s) failed on the exported model: {names}", tuple(evidence), data
+            Verdict.FAIL,
+            f"engine(s) failed on the exported model: {names}" + (f": {reason}" if reason else ""),
+            tuple(evidence),
+            data,
         )
     measured = [n for n in engines if n not in unavailable]
     if unavailable and (len(measured) < 2 or not resp.get("ok")):
