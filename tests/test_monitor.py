@@ -132,3 +132,43 @@ def test_with_a_driver_node_nvml_is_asked(monkeypatch: pytest.MonkeyPatch, tmp_p
     fake.nvmlInit = lambda: None
     monkeypatch.setitem(sys.modules, "pynvml", fake)
     assert monitor._nvml() is fake and monitor.gpu_names() == ["Fake GPU", "Fake GPU"]
+
+
+FORKED_WORKERS = """
+import os, sys, time
+block = bytearray(b"x" * (120 * 2**20))  # 120 MiB, touched: resident in the parent
+kids = []
+for _ in range(3):  # forked DataLoader-style workers share it copy-on-write
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    kids.append(pid)
+print("ready", flush=True)
+time.sleep(30)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_shared_pages_of_forked_workers_are_counted_once(no_nvml: None) -> None:
+    import psutil
+
+    child = subprocess.Popen([sys.executable, "-c", FORKED_WORKERS], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        tree = [psutil.Process(child.pid), *psutil.Process(child.pid).children(recursive=True)]
+        rss_sum = sum(p.memory_info().rss for p in tree)
+        mon = Monitor(child.pid)
+        mon.sample()
+        peak = mon.stop().peak_rss_bytes
+    finally:
+        for p in psutil.Process(child.pid).children(recursive=True):
+            p.kill()
+        child.kill()
+        child.wait()
+        if child.stdout is not None:
+            child.stdout.close()
+    block = 120 * 2**20
+    assert rss_sum > 3.5 * block  # summing RSS counts the shared block once per process
+    assert peak is not None and block <= peak < 2 * block
+    assert peak <= psutil.virtual_memory().total

@@ -1,4 +1,11 @@
-"""Resource sampling of one step's process tree: peak RSS, CPU time, CPU% over time, GPU memory/utilisation.
+"""Resource sampling of one step's process tree: peak memory, CPU time, CPU% over time, GPU memory and
+utilisation.
+
+Memory is the tree's proportional set size (PSS: each shared page split between the processes that map it),
+else its unique set size (USS), from psutil's memory_full_info; plain RSS only where neither is readable.
+Summing RSS over a tree counts every shared page (Paddle's libraries, forked DataLoader workers' copy-on-write
+heap) once per process: a 4-worker run then "peaks" at several times the machine's memory. The peak is also
+capped at the machine's physical memory, which no tree can exceed.
 
 psutil and pynvml are imported lazily (never at CLI import). GPU figures are None ("n/a" in JSON) when NVML
 or a GPU is missing; sampling never raises into the runner. The interval starts at 0.5 s and grows when a
@@ -89,6 +96,30 @@ def _gpu_usage(pids: set[int]) -> tuple[int | None, float | None]:
     return used, (sum(utils) / len(utils) if utils else None)
 
 
+def process_memory(p: Any) -> int:
+    """A process's own share of memory: PSS, else USS, else RSS (bytes). Raises psutil errors as they come."""
+    import psutil
+
+    try:
+        full = p.memory_full_info()
+    except (psutil.AccessDenied, NotImplementedError, OSError):
+        return int(p.memory_info().rss)
+    pss = getattr(full, "pss", None)
+    if pss is not None:
+        return int(pss)
+    uss = getattr(full, "uss", None)
+    return int(uss) if uss is not None else int(full.rss)
+
+
+def _physical_memory() -> int | None:
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().total)
+    except Exception:
+        return None
+
+
 class Monitor:
     """Samples the tree rooted at `pid` in a daemon thread from start() until stop()."""
 
@@ -112,6 +143,7 @@ class Monitor:
         self._lock = threading.Lock()
         self._base_interval = interval_s
         self._cost_ema: float | None = None
+        self._memory_total: int | None = None
 
     def start(self) -> Monitor:
         self._t0 = time.monotonic()
@@ -153,7 +185,7 @@ class Monitor:
         for p in tree:
             try:
                 with p.oneshot():
-                    rss += p.memory_info().rss
+                    rss += process_memory(p)
                     cpu_pct += p.cpu_percent(None)
                     times = p.cpu_times()
                     self._cpu_by_pid[p.pid] = times.user + times.system
@@ -161,6 +193,10 @@ class Monitor:
             except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                 continue
         self.seen_pids |= pids
+        if self._memory_total is None:
+            self._memory_total = _physical_memory() or 0
+        if self._memory_total:
+            rss = min(rss, self._memory_total)  # a tree cannot hold more than the machine has
         gpu_mem, gpu_util = _gpu_usage(pids) if self.gpu else (None, None)
         if gpu_mem is not None:
             self.peak_gpu = max(self.peak_gpu or 0, gpu_mem)

@@ -190,3 +190,18 @@ def test_an_engine_that_kills_the_worker_is_named(tmp_path: Path, monkeypatch: A
     assert out.data["crashed_engine"] == "crasher"
     (evidence,) = out.evidence
     assert evidence.path is not None and evidence.path.endswith("alone_crasher/worker.log")
+
+
+def test_an_engine_stopped_by_the_worker_error_names_it() -> None:
+    resp = response([("paddle_inference", "onnxruntime", fig(0.0), True)])
+    resp.update(
+        ok=False,
+        pairs=[],
+        error="cannot build inputs: ValueError: no engine reports the model's input shapes; set "
+        "agreement.inputs",
+    )
+    resp["engines"]["paddle_inference"] = {"ok": False, "error": None, "outputs": []}
+    out = summarise_response(resp, ["paddle_inference", "onnxruntime"], 0.99999)
+    assert out.verdict is Verdict.FAIL
+    assert "paddle_inference: cannot build inputs" in out.summary
+    assert any(e.text.startswith("engine paddle_inference failed: cannot build inputs") for e in out.evidence)

@@ -146,3 +146,128 @@ def test_cpu_wheel_detected_from_package_metadata(tmp_path: Path) -> None:
     artefacts._probe_cache.clear()
     assert CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, rec)).verdict is Verdict.PASS
     artefacts._probe_cache.clear()
+
+
+# The official TIPC tutorial (PaddlePaddle/models tutorials/mobilenetv3_prod/Step6) on a CPU-only build:
+# train.py asks for the GPU by default (no flag on its command), fails to set it and goes on with the CPU.
+STEP6_TRAIN_LOG = """\
+Namespace(data_path='./lite_data', model='mobilenet_v3_small', device='gpu', batch_size=4, epochs=5)
+device set error, use default device...
+Loading data
+[Epoch 0, iter: 0] top1: 0.00000, top5: 0.00000, lr: 0.00100, loss: 6.96104, avg_reader_cost: 0.40512 sec, \
+avg_batch_cost: 1.80277 sec, avg_samples: 4.0, avg_ips: 2.21881 images/sec.
+"""
+TRAIN_LOG = f"{OUTPUT_DIR}/tipc_logs/train_norm_train_gpus_0.log"
+
+
+def test_silent_fallback_in_a_passed_train_step_fails(tmp_path: Path) -> None:
+    write_tree(tmp_path, {TRAIN_LOG: STEP6_TRAIN_LOG})
+    rec = make_record(
+        tmp_path,
+        [
+            (
+                "train/norm_train/gpus_0",
+                Stage.TRAIN,
+                ["python3.7", "train.py", "--epochs=5"],
+                TRAIN_LOG,
+                Status.PASSED,
+            )
+        ],
+    )
+    out = CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, rec))
+    assert out.verdict is Verdict.FAIL
+    ev = out.evidence[0]
+    assert (ev.path, ev.line, ev.excerpt) == (TRAIN_LOG, 2, "device set error, use default device...")
+    assert "train/norm_train/gpus_0 asked for the GPU but Paddle fell back to CPU" in ev.text
+
+
+def test_dashed_flag_spellings_are_seen(tmp_path: Path) -> None:
+    # sldyns/DnCNN_paddle: `--use-gpu:True|False` and `--model-dir:./test_tipc/output/` in the config;
+    # liuxtakeoff/cutpaste_paddle: `--save-inference-dir:deploy`.
+    model_dir = f"{OUTPUT_DIR}/norm_train_gpus_0"
+    log = (
+        "E1122 13:27:28.746031 13066 analysis_config.cc:169] Please use PaddlePaddle with GPU version.\n"
+        "denoised image saved to ./test_tipc/output/test002.png\n"
+    )
+    write_tree(
+        tmp_path,
+        {
+            EXPORT_LOG: "ok\n",
+            INFER_LOG: log,
+            f"{model_dir}/model.json": "{}",
+            f"{model_dir}/model.pdiparams": b"\0",
+        },
+    )
+    rec = make_record(
+        tmp_path,
+        [
+            (
+                "export",
+                Stage.EXPORT,
+                ["python", "export_model.py", "--save-inference-dir", model_dir],
+                EXPORT_LOG,
+                Status.PASSED,
+            ),
+            (
+                "infer",
+                Stage.INFER,
+                ["python", "infer.py", "--use-gpu=True", f"--model-dir={model_dir}"],
+                INFER_LOG,
+                Status.PASSED,
+            ),
+        ],
+        started=time.time() - 5,
+    )
+    out = CHECKS["artefacts"](ctx_for(tmp_path, rec), gpu=False)
+    assert out.verdict is Verdict.PASS and out.data["model"]["model_file"].endswith("model.json")
+    gpu = CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, rec))
+    assert gpu.verdict is Verdict.FAIL and "(use-gpu=True)" in gpu.evidence[0].text
+    # PaddleOCR style: -o Global.use_gpu=True
+    from tipc.checks._common import StepRun
+    from tipc.checks.artefacts import _gpu_flag
+    from tipc.steps import Step
+
+    step = Step(id="infer", stage=Stage.INFER, argv=("python", "tools/infer.py", "-o", "Global.use_gpu=True"))
+    assert _gpu_flag(StepRun(step, None)) == "Global.use_gpu=True"
+
+
+def test_stale_pdmodel_beside_a_fresh_json_export_fails(tmp_path: Path) -> None:
+    # sldyns/DnCNN_paddle commits model.pdmodel (2022); on Paddle 3 the export writes model.json and
+    # model.pdiparams beside it, and infer.py opens model.pdmodel: the old program runs with the new weights.
+    model_dir = f"{OUTPUT_DIR}/DnCNN/norm_train_gpus_0"
+    write_tree(
+        tmp_path,
+        {
+            EXPORT_LOG: "ok\n",
+            INFER_LOG: "",
+            f"{model_dir}/model.pdmodel": b"\0",
+            f"{model_dir}/model.json": "{}",
+            f"{model_dir}/model.pdiparams": b"\0",
+        },
+    )
+    committed = time.mktime((2022, 6, 1, 12, 0, 0, 0, 0, -1))
+    os.utime(tmp_path / model_dir / "model.pdmodel", (committed, committed))
+    rec = make_record(
+        tmp_path,
+        [
+            (
+                "export",
+                Stage.EXPORT,
+                ["python", "export_model.py", "--num_of_layers", "17", f"--save-inference-dir={model_dir}"],
+                EXPORT_LOG,
+                Status.PASSED,
+            ),
+            (
+                "infer",
+                Stage.INFER,
+                ["python", "infer.py", f"--model-dir={model_dir}"],
+                INFER_LOG,
+                Status.PASSED,
+            ),
+        ],
+        started=time.time() - 5,
+    )
+    out = CHECKS["artefacts"](ctx_for(tmp_path, rec), gpu=False)
+    assert out.verdict is Verdict.FAIL
+    assert out.summary.startswith("stale model file beside this run's export")
+    assert out.evidence[0].path == f"{model_dir}/model.pdmodel" and "model.json" in out.summary

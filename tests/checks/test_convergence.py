@@ -157,3 +157,32 @@ def test_path_judges_shipped_logs_without_a_run(tmp_path: Path) -> None:
     assert {e.path for e in out.evidence} == {"test_log/log_train.txt", "b/test_log/log_train.txt"}
     assert check(ctx_for(tmp_path, None), path="none.txt").verdict is Verdict.FAIL
     assert check(ctx_for(tmp_path, None), path="/abs.txt").verdict is Verdict.FAIL
+
+
+# Real lite runs log a handful of points: liuxtakeoff/cutpaste_paddle (2 epochs of 1 batch) and the official
+# TIPC tutorial (PaddlePaddle/models tutorials/mobilenetv3_prod/Step6, 5 iterations).
+CUTPASTE_LOG = """\
+epoch:1/2 loss:1.1137 acc:0.500 avg_reader_cost:0.012 avg_batch_cost:2.415 avg_ips:2.415 lr:0.000100
+epoch:2/2 loss:1.2472 acc:0.500 avg_reader_cost:0.006 avg_batch_cost:2.102 avg_ips:2.102 lr:0.000100
+"""
+STEP6_LOSSES = [6.96, 4.88, 6.48, 5.25, 6.33]
+
+
+def test_few_points_rising_loss_fails_with_the_numbers(tmp_path: Path) -> None:
+    out = run(tmp_path, CUTPASTE_LOG)
+    assert out.verdict is Verdict.FAIL
+    assert "the loss rises from 1.114 to 1.247" in out.summary
+    assert "too few" not in out.summary
+
+
+def test_few_points_noisy_loss_does_not_pass(tmp_path: Path) -> None:
+    out = run(tmp_path, log_of(STEP6_LOSSES))
+    assert out.verdict is Verdict.WARN
+    assert "does not decrease steadily" in out.summary and "6.96" in out.summary
+
+
+def test_few_points_flat_and_falling() -> None:
+    verdict, summary, _ = analyse_curve([(1, 64.0), (2, 64.0), (3, 64.0)])
+    assert verdict is Verdict.FAIL and "flat" in summary
+    verdict, summary, _ = analyse_curve([(1, 2.0), (2, 1.5), (3, 1.2)])
+    assert verdict is Verdict.WARN and "too few" in summary

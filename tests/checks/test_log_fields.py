@@ -139,3 +139,73 @@ def test_path_judges_a_shipped_log_without_a_run(tmp_path: Path) -> None:
     assert missing.verdict is Verdict.FAIL and "no log file matches" in missing.summary
     for bad_path in ("../x.txt", 3, []):
         assert check(ctx_for(tmp_path, None), path=bad_path).verdict is Verdict.FAIL
+
+
+def run_check(
+    tmp_path: Path, name: str, log_text: str, argv: list[str] | None = None, **args: object
+) -> object:
+    write_tree(tmp_path, {LOG: log_text})
+    rec = make_record(
+        tmp_path, [("train/norm_train", Stage.TRAIN, argv or ["python", "train.py"], LOG, Status.PASSED)]
+    )
+    return CHECKS[name](ctx_for(tmp_path, rec), **args)
+
+
+def test_ips_with_a_unit_is_avg_ips(tmp_path: Path) -> None:
+    # PaddleClas-style speed field spelled `ips`, with img/sec and samples/s units.
+    lines = [
+        "[Train][Epoch 1/2][Iter: 3/10]lr: 0.1, loss: 7.1, avg_reader_cost: 1.23 s, avg_batch_cost: 2.38 s, "
+        f"ips: 0.42 {unit}"
+        for unit in ("img/sec", "samples/s")
+    ]
+    out = run(tmp_path, "\n".join(lines) + "\n")
+    assert out.verdict is Verdict.PASS, out.summary
+
+
+# liuxtakeoff/cutpaste_paddle tools/train.py prints avg_ips as avg_batch_cost / batch_size.
+CUTPASTE = (
+    "epoch:1/2 loss:1.1137 acc:0.500 avg_reader_cost:0.012 avg_batch_cost:2.415 avg_ips:2.415 lr:0.000100\n"
+    "epoch:2/2 loss:1.2472 acc:0.500 avg_reader_cost:0.006 avg_batch_cost:2.102 avg_ips:2.102 lr:0.000100\n"
+)
+
+
+def test_ips_equal_to_batch_cost_fails_with_numbers(tmp_path: Path) -> None:
+    out = run_check(tmp_path, "throughput", CUTPASTE)
+    assert out.verdict is Verdict.FAIL
+    assert "avg_ips 2.415 equals avg_batch_cost 2.415" in out.summary
+    assert out.evidence[0].line == 1 and dict(out.evidence[0].numbers)["bad_lines"] == 2
+
+
+def test_ips_inconsistent_with_batch_size_of_the_command(tmp_path: Path) -> None:
+    argv = ["python", "tools/train.py", "--type", "lite", "--batch_size=1"]
+    out = run_check(tmp_path, "throughput", CUTPASTE, argv)
+    assert out.verdict is Verdict.FAIL
+    assert "batch size 1 (from the train command) / avg_batch_cost 2.415 s = 0.4141 samples/s" in out.summary
+    assert "it equals avg_batch_cost" in out.summary
+
+
+def test_a_copy_of_batch_cost_fails_even_within_the_factor(tmp_path: Path) -> None:
+    # The same repo on a faster CPU: 1 / 1.282 s = 0.78 samples/s is within 2x of the printed 1.282.
+    log = (
+        "epoch:1/2 loss:1.1137 acc:0.333 avg_reader_cost:0.026 avg_batch_cost:1.282 avg_ips:1.282 "
+        "lr:0.015000\n"
+        "epoch:2/2 loss:1.2472 acc:0.333 avg_reader_cost:0.015 avg_batch_cost:1.209 avg_ips:1.209 "
+        "lr:0.000000\n"
+    )
+    out = run_check(tmp_path, "throughput", log, ["python", "tools/train.py", "--batch_size=1"])
+    assert out.verdict is Verdict.FAIL and "it equals avg_batch_cost" in out.summary
+    assert "= 0.78 samples/s" in out.summary
+
+
+def test_real_throughput_passes(tmp_path: Path) -> None:
+    # The demo's own line shape: avg_samples 16 / 0.01234 s = 1296.6 samples/s.
+    out = run_check(tmp_path, "throughput", "\n".join(demo_line(1, i) for i in (1, 2, 3)) + "\n")
+    assert out.verdict is Verdict.PASS, out.summary
+    # PaddlePaddle/models Step6 (the official tutorial) README line: 64 / 0.05536 s = 1156 images/sec.
+    step6 = (
+        "[Epoch 1, iter: 4780] top1: 0.10312, top5: 0.27344, lr: 0.01000, loss: 5.34719, avg_reader_cost: "
+        "0.03644 sec, avg_batch_cost: 0.05536 sec, avg_samples: 64.0, avg_ips: 1156.08863 images/sec.\n"
+    )
+    assert run_check(tmp_path, "throughput", step6).verdict is Verdict.PASS
+    assert run_check(tmp_path, "throughput", "no speed fields\n").verdict is Verdict.NA
+    assert "bad arguments" in run_check(tmp_path, "throughput", step6, factor=0.5).summary

@@ -130,3 +130,86 @@ def test_predict_gets_the_weights_the_export_used(tmp_path: Path) -> None:
     out = CHECKS["predict_infer_agreement"](ctx_for(r, rec))
     assert out.verdict is Verdict.PASS, out.summary
     assert f"--pretrained={weights}" in out.data["commands"][0]
+
+
+def test_predict_py_in_tools_is_found_and_spread_reported(tmp_path: Path) -> None:
+    # liuxtakeoff/cutpaste_paddle and the official tutorial keep predict.py in tools/.
+    r = repo(tmp_path, with_predict=False)
+    write_tree(r, {"tools/predict.py": SCRIPT.replace("OFFSET", "0.0")})
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, record(r)))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert out.data["commands"][0][1] == "tools/predict.py"
+    assert out.data["spread"]["inputs"] == 2
+    assert any("spread across 2 inputs" in e.text for e in out.evidence)
+
+
+def test_constant_results_across_images_do_not_pass(tmp_path: Path) -> None:
+    constant = 'print(f"image_name: {f}, class_id: 3, prob: 0.101200")\n'
+    r = repo(tmp_path)
+    for name in ("infer.py", "predict.py"):
+        text = (r / name).read_text(encoding="utf-8")
+        head = text.split("for f in files:")[0]
+        (r / name).write_text(head + "for f in files:\n    " + constant, encoding="utf-8")
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, record(r)))
+    assert out.verdict is Verdict.WARN and "constant across 2 inputs" in out.summary
+
+
+def test_image_slot_the_script_never_passes_is_used(tmp_path: Path) -> None:
+    # liuxtakeoff/cutpaste_paddle: `--img-path:images/demo0` in the config, absent from the infer command.
+    r = repo(tmp_path)
+    config = (
+        "===========================infer_params===========================\n"
+        "inference:infer.py\n--use-gpu:True|False\n--batch-size:1\n--model-dir:deploy\n"
+        "--img_path:lite_data/test/1.png\n--benchmark:False\n"
+    )
+    write_tree(r, {"test_tipc/configs/demo/train_infer_python.txt": config})
+    argv = [sys.executable, "infer.py", "--model_dir=./out"]
+    rec = make_record(r, [("infer/cpu", Stage.INFER, argv, INFER_LOG, Status.PASSED)])
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, rec))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert [p["image"] for p in out.data["infer"]] == ["1.png"]
+    assert out.data["commands"][1][-1] == "--img_path=lite_data/test/1.png"
+
+
+def test_the_infer_scripts_own_default_image_is_used(tmp_path: Path) -> None:
+    # liuxtakeoff/cutpaste_paddle deploy/infer.py:
+    #   parser.add_argument("--img-path", default="images/demo0.png")
+    # and a config slot (`images/demo0`) naming no file: with no image on its command it reads its default.
+    r = repo(tmp_path)
+    text = (r / "infer.py").read_text(encoding="utf-8")
+    (r / "infer.py").write_text(
+        text.replace(
+            'p.add_argument("--img_path")', 'p.add_argument("--img_path", default="lite_data/test/0.png")'
+        ),
+        encoding="utf-8",
+    )
+    argv = [sys.executable, "infer.py", "--model_dir=./out"]
+    rec = make_record(r, [("infer/cpu", Stage.INFER, argv, INFER_LOG, Status.PASSED)])
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, rec))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert [p["image"] for p in out.data["predict"]] == ["0.png"]
+
+
+def test_a_weights_option_predict_py_does_not_take_is_left_out(tmp_path: Path) -> None:
+    # liuxtakeoff/cutpaste_paddle: export gets --pretrained=..., tools/predict.py declares no --pretrained.
+    r = repo(tmp_path)
+    steps = [
+        (
+            "export",
+            Stage.EXPORT,
+            [sys.executable, "export.py", "--pretrained=./out/final.pdparams"],
+            None,
+            Status.PASSED,
+        ),
+        (
+            "infer/cpu",
+            Stage.INFER,
+            [sys.executable, "infer.py", "--img_path=lite_data/test"],
+            INFER_LOG,
+            Status.PASSED,
+        ),
+    ]
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, make_record(r, steps)))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert not any("--pretrained" in tok for tok in out.data["commands"][0])
+    assert any("takes no --pretrained" in e.text for e in out.evidence)

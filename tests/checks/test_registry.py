@@ -19,6 +19,8 @@ NAMES = {
     "gpu_flag_on_cpu_build",
     "serving",
     "lineage",
+    "throughput",
+    "lite_data",
 }
 
 

@@ -88,3 +88,58 @@ def test_findings_format(ocr_repo: Path) -> None:
     finding = next(f for f in lint_paths([repo / CONFIG]) if f.code == "TIPC106")
     assert finding.format().startswith(f"{repo / CONFIG}:39:")
     assert " WARNING TIPC106 " in finding.format()
+
+
+# Lieberk/Paddle-Cutpaste test_tipc/configs/resnet18/train_infer_python.txt (compact 32-line layout): line 32
+# puts `--data_type` where the benchmark switch goes; the script passes `--data_type=bottle`, which works.
+CUTPASTE_CONFIG = """\
+===========================train_params===========================
+model_name:resnet18
+python:python
+gpu_list:0
+--cuda:True
+--epochs:lite_train_lite_infer=3|whole_train_whole_infer=256
+--model_dir:
+--batch_size:lite_train_lite_infer=5|whole_train_whole_infer=96
+--pretrained:null
+train_model_name:
+--data_dir:lite_data
+##
+trainer:norm_train
+norm_train:train.py --test_epochs=3 --data_dir=lite_data --type=bottle --model_dir=test_tipc/output/resnet18/\
+lite_train_lite_infer/norm_train_gpus_0
+##
+===========================eval_params===========================
+eval:eval.py --data_dir=lite_data --type=bottle --model_dir=test_tipc/output/resnet18/lite_train_lite_infer/\
+norm_train_gpus_0
+##
+===========================infer_params===========================
+--save_inference_dir:test_tipc/output/resnet18/lite_train_lite_infer
+--pretrained:
+norm_export:deploy/export_model.py --model_path=test_tipc/output/resnet18/lite_train_lite_infer/\
+norm_train_gpus_0 --data_type=bottle
+##
+train_model:test_tipc/output/resnet18/lite_train_lite_infer/model-bottle.pdparams
+infer_export:deploy/export_model.py
+##
+inference:deploy/infer.py
+--use_gpu:True|False
+--batch_size:1
+--model_dir:test_tipc/output//resnet18/
+--img-path:images/good.png
+--data_type:bottle"""
+
+
+def test_key_in_benchmark_slot_passed_well_formed_is_a_warning(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"test_tipc/configs/resnet18/train_infer_python.txt": CUTPASTE_CONFIG})
+    found = [f for f in lint_paths([repo]) if f.code == "TIPC105"]
+    assert [(f.line, f.level) for f in found] == [(32, Level.WARNING)]
+    assert "'--data_type=bottle'" in found[0].message
+    assert not [f for f in lint_paths([repo]) if f.level is Level.ERROR]
+
+
+def test_key_in_benchmark_slot_not_passed_as_option_stays_an_error(tmp_path: Path) -> None:
+    text = CUTPASTE_CONFIG.replace("--data_type:bottle", "data_type:bottle")
+    repo = make_repo(tmp_path, {"test_tipc/configs/resnet18/train_infer_python.txt": text})
+    found = [f for f in lint_paths([repo]) if f.code == "TIPC105"]
+    assert [(f.line, f.level) for f in found] == [(32, Level.ERROR)]

@@ -300,3 +300,14 @@ def test_combinator_verdict_table(
     body = "\n  - check: {name: c0}\n  - check: {name: c1}"
     assert outcome("all_of:" + body, tree({}), checks=checks).verdict is all_of
     assert outcome("any_of:" + body, tree({}), checks=checks).verdict is any_of
+
+
+def test_file_names_match_ignoring_case(tree: Callable[..., Path]) -> None:
+    # sldyns/DnCNN_paddle ships test_tipc/readme.md; the spec names test_tipc/README.md.
+    repo = tree({"test_tipc": {"readme.md": "# TIPC\nLinux GPU/CPU 基础训练推理测试\n"}})
+    found = outcome("file_exists: {path: test_tipc/README.md, kind: file}", repo)
+    assert found.verdict is Verdict.PASS and found.evidence[0].path == "test_tipc/readme.md"
+    assert outcome("glob_matches: {pattern: test_tipc/README.md}", repo).verdict is Verdict.PASS
+    assert outcome("text_matches: {files: test_tipc/README.md, pattern: 训练}", repo).verdict is Verdict.PASS
+    assert outcome("file_exists: {path: test_tipc/README.md, kind: dir}", repo).verdict is Verdict.FAIL
+    assert outcome("file_exists: {path: test_tipc/CHANGES.md}", repo).verdict is Verdict.FAIL

@@ -50,6 +50,18 @@ def record_for(repo: Path) -> RunRecord:
     return RunRecord(plan=plan, results=(), started=0.0)
 
 
+def serving_record(repo: Path) -> RunRecord:
+    """The repo's own serving chain (conversion, server, client), every step passed."""
+    steps = (
+        Step(id="serving/convert", stage=Stage.EXPORT, argv=("python", "export_model.py")),
+        Step(id="serving/server", stage=Stage.SERVE, argv=("python", "web_service.py")),
+        Step(id="serving/client", stage=Stage.CLIENT, argv=("python", "pipeline_http_client.py")),
+    )
+    plan = replace(record_for(repo).plan, steps=steps, chain="serving", mode="serving_infer")
+    results = tuple(StepResult(s.id, Status.PASSED, exit_code=0, started=1.0, ended=2.0) for s in steps)
+    return RunRecord(plan=plan, results=results, started=0.0)
+
+
 def test_model_dir_is_found_from_the_export_step(tmp_path: Path, tiny_model: Path) -> None:
     repo = repo_with_model(tmp_path, tiny_model)
     found, how = find_model_dir(CheckContext(repo=repo, record=record_for(repo)))
@@ -84,7 +96,12 @@ def test_check_passes_and_reports_agreement_and_load(
         np.savez(repo / "lite_data" / "infer_inputs.npz", batch=inputs)
     rel = f"lite_data/infer_inputs.{suffix}"
     settings = {"agreement": {"inputs": rel, "tolerances": {"atol": 1e-5}}}
-    context = CheckContext(repo=Path("repo"), record=record_for(Path("repo")), settings=settings)
+    context = CheckContext(
+        repo=Path("repo"),
+        record=record_for(Path("repo")),
+        settings=settings,
+        records={"serving": serving_record(Path("repo"))},
+    )
     outcome = serving(context, requests=40, concurrency=4)
     assert outcome.verdict is Verdict.PASS, outcome.to_json()
     assert f"agreement inputs {rel}" in outcome.data["inputs"]
@@ -115,7 +132,8 @@ def test_check_fails_with_evidence_when_the_server_dies_mid_run(
         return real_run_load(*args, **kwargs)
 
     monkeypatch.setattr(tipc.serve.load, "run_load", kill_server_then_load)
-    outcome = serving(CheckContext(repo=repo, record=record_for(repo)), requests=20, concurrency=2)
+    context = CheckContext(repo=repo, record=record_for(repo), records={"serving": serving_record(repo)})
+    outcome = serving(context, requests=20, concurrency=2)
     assert outcome.verdict is Verdict.FAIL
     assert "server died" in outcome.summary
     assert outcome.evidence[0].path is not None and outcome.evidence[0].path.endswith("server.log")

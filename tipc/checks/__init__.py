@@ -15,13 +15,16 @@ from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.convergence import check_convergence
 from tipc.checks.ground_truth import check_ground_truth
 from tipc.checks.lineage import check_lineage
-from tipc.checks.log_fields import check_log_fields
+from tipc.checks.lite_data import check_lite_data
+from tipc.checks.log_fields import check_log_fields, check_throughput
 from tipc.checks.predict_infer import check_predict_infer_agreement
 from tipc.checks.serving import serving
 from tipc.checks.settings import Settings, load_settings
 
 CHECKS: dict[str, Callable[..., CheckOutcome]] = {
     "log_fields": check_log_fields,
+    "throughput": check_throughput,
+    "lite_data": check_lite_data,
     "convergence": check_convergence,
     "artefacts": check_artefacts,
     "gpu_flag_on_cpu_build": check_gpu_flag_on_cpu_build,

@@ -154,6 +154,15 @@ def argv_options(argv: tuple[str, ...] | list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def norm_key(key: str) -> str:
+    """An option key as one spelling: last dotted part, lower case, dashes as underscores.
+
+    Real repos write `--save-inference-dir`, `--save_inference_dir`, `-o Global.use_gpu=`, `--use-gpu`:
+    detectors compare this form, while argv rewriting keeps the key as the repo wrote it.
+    """
+    return key.split(".")[-1].strip().lower().replace("-", "_")
+
+
 def _is_number(tok: str) -> bool:
     try:
         float(tok)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tipc.checks._common import argv_options, step_runs
+from tipc.checks._common import argv_options, norm_key, step_runs
 
 MODEL_STEMS = ("inference", "model")
 _EXPORT_KEYS = re.compile(
@@ -76,7 +76,7 @@ def model_dir_candidates(record: Any, repo: Path) -> list[tuple[Path, str]]:
         for run in step_runs(record, stage):
             base = Path(repo) / run.step.cwd
             for key, value in argv_options(run.argv):
-                if not value or not rx.search(key.split(".")[-1]):
+                if not value or not rx.search(norm_key(key)):
                     continue
                 p = Path(value)
                 p = (p if p.is_absolute() else base / p).resolve()

@@ -103,8 +103,11 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
                 )
             )
     unavailable = {n: e.get("error") for n, e in eng_info.items() if e.get("unavailable")}
+    # An engine with no error of its own stopped on the worker's error (e.g. inputs it could not build).
     failed_engines = {
-        n: e.get("error") for n, e in eng_info.items() if not e.get("ok") and not e.get("unavailable")
+        n: e.get("error") or resp.get("error")
+        for n, e in eng_info.items()
+        if not e.get("ok") and not e.get("unavailable")
     }
     for n, err in failed_engines.items():
         evidence.insert(0, Evidence(f"engine {n} failed: {err}"))
@@ -138,8 +141,12 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
     data["unavailable"] = sorted(unavailable)
     if failed_engines:
         names = ", ".join(sorted(failed_engines))
+        reason = next(iter(failed_engines.values()), None)
         return CheckOutcome(
-            Verdict.FAIL, f"engine(s) failed on the exported model: {names}", tuple(evidence), data
+            Verdict.FAIL,
+            f"engine(s) failed on the exported model: {names}" + (f": {reason}" if reason else ""),
+            tuple(evidence),
+            data,
         )
     measured = [n for n in engines if n not in unavailable]
     if unavailable and (len(measured) < 2 or not resp.get("ok")):
@@ -173,6 +180,68 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
         f"{len(engines)} engines agree on every output (worst max_abs {worst_abs:.3g})",
         tuple(evidence),
         data,
+    )
+
+
+def with_spread(result: CheckOutcome, resp: dict[str, Any], work: Path) -> CheckOutcome:
+    """The agreement outcome with the output spread across the inputs beside the error.
+
+    Engines that agree on a constant output (a dead or untrained model gives the same answer for every input)
+    prove nothing: a PASS becomes a WARN naming the constant (or nearly constant) output and its spread.
+    """
+    from tipc.checks.spread import output_spreads
+
+    eng_info = resp.get("engines", {}) or {}
+    ref = next(
+        (n for n, e in eng_info.items() if e.get("ok") and (work / f"outputs_{n}.npz").is_file()), None
+    )
+    if ref is None:
+        return result
+    names = [str(o.get("name")) for o in eng_info[ref].get("outputs", [])]
+    spreads = output_spreads(work / f"outputs_{ref}.npz", names)
+    if not spreads:
+        return result
+    evidence = [
+        Evidence(
+            f"{ref} {sp.text()}",
+            numbers=(("inputs", sp.inputs), ("max_minus_min", sp.max_range), ("std", sp.mean_std)),
+        )
+        for sp in spreads
+    ]
+    data = {**result.data, "spread": {"engine": ref, "outputs": [sp.to_json() for sp in spreads]}}
+    constant = [sp for sp in spreads if sp.constant]
+    near = [sp for sp in spreads if sp.near_constant]
+    verdict, summary = result.verdict, result.summary
+    if result.verdict in (Verdict.PASS, Verdict.WARN) and (constant or near):
+        sp = (constant or near)[0]
+        kind = "constant" if constant else "nearly constant"
+        # WARN, not FAIL: the engines do agree, and a diverged model is the convergence rule's FAIL to give;
+        # what this rule must not do is call that agreement a PASS.
+        verdict = Verdict.WARN
+        summary = (
+            f"outputs are {kind} across {sp.inputs} inputs (output {sp.name}: max-min {sp.max_range:.3g}, "
+            f"largest |value| {sp.scale:.3g}): the engines agree on a model that gives the same answer for "
+            f"every input, which proves nothing ({result.summary})"
+        )
+    elif result.verdict is Verdict.PASS:
+        worst = max(spreads, key=lambda sp: sp.max_range)
+        summary = (
+            f"{result.summary}; output spread across {worst.inputs} inputs: max-min {worst.max_range:.3g}"
+        )
+    return CheckOutcome(verdict, summary, (*result.evidence, *evidence), data)
+
+
+def with_eval_level(ctx: CheckContext, result: CheckOutcome) -> CheckOutcome:
+    """A PASS on a model whose eval accuracy is 0 becomes a WARN naming the eval line."""
+    from tipc.checks.degenerate import chance_level_eval
+
+    if result.verdict is not Verdict.PASS:
+        return result
+    ev = chance_level_eval(ctx)
+    if ev is None:
+        return result
+    return CheckOutcome(
+        Verdict.WARN, f"{result.summary}; but {ev.text}", (ev, *result.evidence), dict(result.data)
     )
 
 
@@ -281,7 +350,8 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         )
     if inputs_path is not None and isinstance(run.response.get("inputs"), dict):
         run.response["inputs"]["path"] = inputs  # as the user wrote it (repo-relative)
-    result = summarise_response(run.response, list(engines), cosine_min)
+    result = with_spread(summarise_response(run.response, list(engines), cosine_min), run.response, work)
+    result = with_eval_level(ctx, result)
     result.data.update(
         {"tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min}, "worker_log": rel_log}
     )

@@ -2,8 +2,11 @@
 
 - export of an untrained model: the export log warns that the weights were not found / randomly initialised;
 - a stale or missing inference model: the exported files are absent, or older than the export step's start;
-- inference with a GPU flag on a CPU-only Paddle (`gpu_flag_on_cpu_build`): `use_gpu=True` / `--device gpu` in
-  the argv while the run's Paddle has no CUDA (record.host) or the log shows Paddle's fall-back message.
+- a step asking for the GPU on a CPU-only Paddle (`gpu_flag_on_cpu_build`): `--use_gpu=True`,
+  `--use-gpu True`, `-o Global.use_gpu=True`, `--device gpu` in the argv while the run's Paddle has no CUDA
+  (record.host), or any
+  step's log showing a fall-back message ("Please use PaddlePaddle with GPU version.", "device set error, use
+  default device") whether or not the step passed.
 
 Args of "artefacts": stale_slack_s (default 2: file-system timestamp slack), gpu (default true: include the
 GPU-flag check). "gpu_flag_on_cpu_build" takes no args.
@@ -21,6 +24,7 @@ from tipc.checks._common import (
     bad_args,
     excerpt,
     no_record,
+    norm_key,
     outcome,
     physical_lines,
     repo_relative,
@@ -55,6 +59,9 @@ GPU_FALLBACK_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"gpu (is )?not available",
         r"fall(ing|s)?[ -]?back to cpu",
         r"use cpu instead",
+        # the official tutorial's train.py: `paddle.set_device` failed and it went on with the default (CPU)
+        r"device set error.*(use|using) (the )?default device",
+        r"cuda (is )?not available",
     )
 )
 _TRUE = {"true", "1", "yes", "y", "t"}
@@ -74,9 +81,9 @@ def _first_match(path: Path, patterns: tuple[re.Pattern[str], ...]) -> tuple[int
 
 def _gpu_flag(run: StepRun) -> str | None:
     for key, value in argv_options(run.argv):
-        k = key.split(".")[-1].lower()
+        k = norm_key(key)
         v = value.strip().lower()
-        if k in ("use_gpu", "usegpu", "use_cuda") and v in _TRUE:
+        if k in ("use_gpu", "usegpu", "use_cuda", "cuda", "gpu") and v in _TRUE:
             return f"{key}={value}"
         if k in ("device", "place", "run_device") and v.split(":")[0] in ("gpu", "cuda"):
             return f"{key}={value}"
@@ -140,34 +147,45 @@ def _paddle_has_cuda(record: Any) -> tuple[bool | None, str]:
     return None, "unknown"
 
 
+_GPU_STAGES = ("train", "eval", "export", "infer", "client", "serve")
+
+
 def gpu_findings(ctx: CheckContext) -> tuple[list[Evidence], int]:
-    """Evidence per inference step run with a GPU flag on CPU-only Paddle; and how many had the flag."""
+    """Evidence per step that fell back from the GPU to the CPU, and how many steps asked for the GPU.
+
+    A fall-back message (Paddle's "Please use PaddlePaddle with GPU version.", a repo's "device set error, use
+    default device") in the log of any step that ran is evidence whatever its argv says: the official
+    tutorial's train.py asks for the GPU by default, with no flag. A GPU flag with no such message is evidence
+    when the run's Paddle has no CUDA (its result is a CPU result labelled GPU).
+    """
     evidence: list[Evidence] = []
     flagged = 0
     has_cuda: bool | None = None
     how = ""
     probed = False
-    for run in (
-        step_runs(ctx.record, "infer") + step_runs(ctx.record, "client") + step_runs(ctx.record, "serve")
-    ):
+    for run in (r for stage in _GPU_STAGES for r in step_runs(ctx.record, stage)):
         if not run.ran:
             continue
         flag = _gpu_flag(run)
-        if flag is None:
-            continue
-        flagged += 1
+        flagged += flag is not None
         hit = None
         if run.log and resolve(ctx.repo, run.log).is_file():
             hit = _first_match(resolve(ctx.repo, run.log), GPU_FALLBACK_PATTERNS)
         if hit is not None:
+            asked = f"asked for the GPU ({flag})" if flag else "asked for the GPU"
+            status = "passed" if run.passed else "did not pass"
             evidence.append(
                 Evidence(
-                    f"{run.step.id} asked for the GPU ({flag}) but Paddle fell back to CPU",
+                    f"{run.step.id} {asked} but Paddle fell back to CPU ({hit[2]} line(s); the step "
+                    f"{status}, so its result is a CPU result labelled GPU)",
                     path=run.log,
                     line=hit[0],
                     excerpt=excerpt(hit[1]),
+                    numbers=(("fallback_lines", hit[2]),),
                 )
             )
+            continue
+        if flag is None:
             continue
         if not probed:  # only when a GPU flag shows no fall-back message in its log
             has_cuda, how = _paddle_has_cuda(ctx.record)
@@ -188,18 +206,50 @@ def check_gpu_flag_on_cpu_build(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return bad_args("gpu_flag_on_cpu_build", f"takes no arguments, got {sorted(args)}")
     if ctx.record is None:
         return no_record()
-    if not step_runs(ctx.record, "infer"):
-        return outcome(Verdict.NA, "no inference step in the plan")
+    if not any(step_runs(ctx.record, stage) for stage in _GPU_STAGES):
+        return outcome(Verdict.NA, "no train, eval, export, inference or serving step in the plan")
+    if not any(r.ran for stage in _GPU_STAGES for r in step_runs(ctx.record, stage)):
+        return outcome(Verdict.SKIP, "no step ran")
     evidence, flagged = gpu_findings(ctx)
     if evidence:
         return outcome(
             Verdict.FAIL,
-            f"{len(evidence)} inference step(s) ran with a GPU flag on CPU-only Paddle",
+            f"{len(evidence)} step(s) asked for the GPU and ran on the CPU: {evidence[0].text}",
             *evidence,
         )
     if flagged == 0:
-        return outcome(Verdict.PASS, "no inference step asked for the GPU")
-    return outcome(Verdict.PASS, f"{flagged} GPU inference step(s) ran with no sign of a CPU fall-back")
+        return outcome(Verdict.PASS, "no step asked for the GPU and no log shows a GPU-to-CPU fall-back")
+    return outcome(Verdict.PASS, f"{flagged} GPU step(s) ran with no sign of a CPU fall-back")
+
+
+def _stale_siblings(repo: Any, model: Any, before: float) -> list[Evidence]:
+    """Older model files beside this run's export: Paddle 3 writes `<stem>.json`, and an infer.py that opens
+    `<stem>.pdmodel` then runs a committed or stale program with the fresh weights (sldyns/DnCNN_paddle)."""
+    out: list[Evidence] = []
+    folder = Path(model.model_dir)
+    fresh = {Path(f).resolve() for f in model.files}
+    candidates = [
+        *folder.glob("*.pdmodel"),
+        *(j for j in folder.glob("*.json") if j.with_suffix(".pdiparams").is_file()),
+    ]
+    for f in sorted(candidates):
+        try:
+            mtime = f.stat().st_mtime
+        except OSError:
+            continue
+        if f.resolve() in fresh or mtime >= before:
+            continue
+        rel = repo_relative(repo, f)
+        out.append(
+            Evidence(
+                f"stale model file beside this run's export: {rel} was last written {before - mtime:.0f} s "
+                f"before the export started, next to the fresh {Path(model.model_file).name}; a script that "
+                f"opens {f.name} runs an old model",
+                path=rel,
+                numbers=(("mtime", mtime), ("export_started", before)),
+            )
+        )
+    return out
 
 
 def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
@@ -274,6 +324,7 @@ def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
                                 numbers=(("mtime", mtime), ("export_started", start)),
                             )
                         )
+                problems.extend(_stale_siblings(ctx.repo, model, start - float(slack)))
                 if not any(p.text.startswith("stale") for p in problems):
                     notes.append(
                         Evidence(

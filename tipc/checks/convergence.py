@@ -22,6 +22,7 @@ judged and the worst verdict wins; none matching is a FAIL; no run record is nee
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -66,7 +67,7 @@ def analyse_curve(
     n = len(curve)
     data: dict[str, Any] = {"curve": [[i, v] for i, v in curve], "points": n}
     if n < min_points:
-        return Verdict.WARN, f"too few loss points to judge convergence ({n} < {min_points})", data
+        return _few_points(curve, min_points, data)
     losses = [v for _, v in curve]
     w = window if window is not None else max(3, n // 5)
     w = max(1, min(w, n // 2))
@@ -133,6 +134,57 @@ def analyse_curve(
         f"loss does not decrease significantly: {first_mean:.4g} -> {last_mean:.4g} over {n} points "
         f"(Mann-Kendall p={mk.p_decreasing:.2g}, alpha {alpha:g}; window change {drop:.3g}, noise bound "
         f"{bound:.3g})",
+        data,
+    )
+
+
+def _fmt_losses(values: list[float], limit: int = 8) -> str:
+    shown = ", ".join(f"{v:.4g}" for v in values[:limit])
+    return shown + (f", ... ({len(values)} points)" if len(values) > limit else "")
+
+
+def _few_points(
+    curve: list[tuple[int, float]], min_points: int, data: dict[str, Any]
+) -> tuple[Verdict, str, dict[str, Any]]:
+    """A short curve (a lite run logs a handful of iterations) still shows a rise or a flat line plainly.
+
+    Too few points to prove a decrease, but enough to see that the loss does not fall: a last value at or
+    above the first is a FAIL naming both; a lower last value is a WARN, with the values, since a handful of
+    noisy points cannot tell a decrease from noise (the official tutorial's 6.96, 4.88, 6.48, 5.25, 6.33).
+    """
+    n = len(curve)
+    losses = [v for _, v in curve]
+    few = f"only {n} loss point(s), fewer than the {min_points} needed to test a trend"
+    if n < 2:
+        return Verdict.WARN, f"too few loss points to judge convergence ({n} < {min_points})", data
+    first, last = losses[0], losses[-1]
+    data["first_loss"], data["last_loss"] = first, last
+    scale = max(abs(first), abs(last), 1e-12)
+    if abs(last - first) <= 1e-6 * scale:
+        return (
+            Verdict.FAIL,
+            f"the loss is flat: {first:.4g} at iter {curve[0][0]} and {last:.4g} at iter {curve[-1][0]} "
+            f"({_fmt_losses(losses)}; {few})",
+            data,
+        )
+    if last > first:
+        return (
+            Verdict.FAIL,
+            f"the loss rises from {first:.4g} to {last:.4g} (iter {curve[0][0]} to {curve[-1][0]}: "
+            f"{_fmt_losses(losses)}; {few})",
+            data,
+        )
+    ups = sum(1 for a, b in itertools.pairwise(losses) if b > a)
+    if n >= 3 and ups * 2 >= n - 1:
+        return (
+            Verdict.WARN,
+            f"the loss does not decrease steadily: {_fmt_losses(losses)} ({few}; it rises in {ups} of "
+            f"{n - 1} steps)",
+            data,
+        )
+    return (
+        Verdict.WARN,
+        f"too few loss points to judge convergence ({n} < {min_points}): {_fmt_losses(losses)}",
         data,
     )
 

@@ -36,6 +36,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "avg_batch_cost": ("batch_cost",),
     "avg_ips": ("ips",),
 }
+# Spellings of a required field accepted even without `aliases`: `ips: 0.42 img/sec` is the spec's avg_ips
+# (PaddleClas / PaddleDetection print `ips`), written with another key, not a missing field.
+SYNONYMS: dict[str, tuple[str, ...]] = {"avg_ips": ("ips",)}
 # Fields whose value must carry a unit (images/sec, samples/s, ...).
 UNIT_FIELDS = ("avg_ips", "ips")
 
@@ -44,6 +47,9 @@ def _lookup(p: ParsedLine, name: str, aliases: bool) -> Any:
     if name == "loss":
         return p.loss()
     f = p.get(name)
+    for alt in SYNONYMS.get(name, ()):
+        if f is None:
+            f = p.get(alt)
     if f is None and aliases:
         for alt in ALIASES.get(name, ()):
             f = p.get(alt)
@@ -200,4 +206,172 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
         f"every training iteration logs {', '.join(fields)}",
         tuple(evidence),
         data,
+    )
+
+
+# --- avg_ips must be a throughput ----------------------------------------------------------------------
+_BATCH_KEYS = ("batch_size", "batchsize", "bs", "batch_size_per_card", "train_batch_size", "per_device_batch")
+_SAMPLE_FIELDS = ("avg_samples", "samples", "batch_size", "bs")
+
+
+def _argv_batch_size(argv: tuple[str, ...]) -> float | None:
+    from tipc.checks._common import argv_options, norm_key
+
+    for key, value in argv_options(argv):
+        if norm_key(key) in _BATCH_KEYS:
+            try:
+                got = float(value)
+            except ValueError:
+                continue
+            if got > 0:
+                return got
+    return None
+
+
+def _decimals(raw: str) -> int:
+    num = raw.split(":")[-1].split("=")[-1].strip().split()[0] if raw else ""
+    return len(num.split(".", 1)[1].rstrip(".,;")) if "." in num else 0
+
+
+def _cards(argv: tuple[str, ...]) -> int:
+    """Devices a distributed launch uses (`--gpus=0,1,2,3`): avg_ips may be the total over them."""
+    from tipc.checks._common import argv_options, norm_key
+
+    for key, value in argv_options(argv):
+        if norm_key(key) in ("gpus", "devices", "selected_gpus"):
+            return max(1, len([v for v in value.split(",") if v.strip()]))
+    return 1
+
+
+def throughput_problems(
+    parsed: list[ParsedLine], argv_batch: float | None, factor: float, cards: int = 1
+) -> tuple[list[tuple[ParsedLine, str, tuple[tuple[str, float | int | str | None], ...]]], int]:
+    """Iteration lines whose avg_ips is not samples per second, with the reason and numbers; lines judged.
+
+    A line is judged when it has a finite avg_ips (or ips) and a positive avg_batch_cost. avg_ips printed
+    equal to avg_batch_cost (to the printed precision) is a time, not a rate, unless the batch size makes
+    that value consistent; with a batch size (the line's avg_samples / batch_size, else the train command's
+    batch size option), avg_ips must be within `factor` of batch_size / avg_batch_cost (up to `cards` times
+    more on a multi-device launch, whose avg_ips may count every device).
+    """
+    out = []
+    judged = 0
+    for p in parsed:
+        if not p.is_iteration:
+            continue
+        ips = _lookup(p, "avg_ips", False)
+        cost = p.get("avg_batch_cost") or p.get("batch_cost")
+        if ips is None or cost is None or not (math.isfinite(ips.value) and math.isfinite(cost.value)):
+            continue
+        if cost.value <= 0:
+            continue
+        judged += 1
+        samples_f = next((p.get(k) for k in _SAMPLE_FIELDS if p.get(k) is not None), None)
+        batch = samples_f.value if samples_f is not None and samples_f.value > 0 else argv_batch
+        where = (
+            "the line's " + samples_f.key
+            if samples_f is not None and batch == samples_f.value
+            else ("the train command" if batch is not None else "")
+        )
+        tol = 0.5 * 10 ** -min(_decimals(ips.raw), _decimals(cost.raw))
+        equal = abs(ips.value - cost.value) <= tol
+        numbers: tuple[tuple[str, float | int | str | None], ...] = (
+            (ips.key, ips.value),
+            (cost.key, cost.value),
+            ("batch_size", batch),
+        )
+        if batch is not None:
+            expected = batch / cost.value
+            ratio = ips.value / expected if expected > 0 else math.inf
+            # A copy of avg_batch_cost is a time even when it happens to land near batch / cost (a 1.28 s
+            # batch of 1: 1.28 vs 0.78), unless batch / cost itself rounds to that value.
+            copied = equal and abs(expected - cost.value) > max(tol, 0.05 * expected)
+            if copied or not (1.0 / factor <= ratio <= factor * cards):
+                same = f" (it equals {cost.key})" if equal else ""
+                out.append(
+                    (
+                        p,
+                        f"{ips.key} {ips.value:g} is not a throughput{same}: batch size {batch:g} "
+                        f"(from {where}) "
+                        f"/ {cost.key} {cost.value:g} s = {expected:.4g} samples/s, {ratio:.3g}x off",
+                        (*numbers, ("expected_ips", round(expected, 6))),
+                    )
+                )
+        elif equal:
+            out.append(
+                (
+                    p,
+                    f"{ips.key} {ips.value:g} equals {cost.key} {cost.value:g}: a time per batch, not "
+                    "samples "
+                    "per second",
+                    numbers,
+                )
+            )
+    return out, judged
+
+
+def check_throughput(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    """avg_ips is samples per second: not a copy of avg_batch_cost, and consistent with batch / cost.
+
+    Args: factor (default 2: allowed ratio either way between avg_ips and batch_size / avg_batch_cost),
+    step (substring of the train step id), path (a log the repo ships, as for log_fields).
+    """
+    unknown = set(args) - {"factor", "step", "path"}
+    if unknown:
+        return bad_args("throughput", f"unknown argument(s) {sorted(unknown)}")
+    factor = args.get("factor", 2.0)
+    if isinstance(factor, bool) or not isinstance(factor, int | float) or factor < 1:
+        return bad_args("throughput", f"factor must be a number >= 1, got {factor!r}")
+    step_filter = args.get("step")
+    if step_filter is not None and not isinstance(step_filter, str):
+        return bad_args("throughput", f"step must be a string, got {step_filter!r}")
+    sources: list[tuple[str, str, float | None, int]] = []
+    if "path" in args:
+        shipped = shipped_files(ctx.repo, args["path"])
+        if isinstance(shipped, str):
+            return bad_args("throughput", shipped)
+        sources = [("the shipped log", rel, None, 1) for rel in shipped]
+        if not sources:
+            return outcome(Verdict.NA, f"no log file matches {args['path']!r}")
+    else:
+        if ctx.record is None:
+            return no_record()
+        runs = [r for r in step_runs(ctx.record, "train") if step_filter is None or step_filter in r.step.id]
+        if not runs:
+            return outcome(Verdict.NA, "no train step in the plan")
+        ran = [r for r in runs if r.ran and r.log]
+        if not ran:
+            return outcome(Verdict.SKIP, "no train step ran")
+        ran = [r for r in ran if r.passed] or ran
+        sources = [(r.step.id, str(r.log), _argv_batch_size(r.argv), _cards(r.argv)) for r in ran]
+    evidence: list[Evidence] = []
+    bad_total = judged_total = 0
+    for label, rel, argv_batch, cards in sources:
+        path = resolve(ctx.repo, rel)
+        if not path.is_file():
+            continue
+        parsed = [parse_line(seg, no) for no, seg in physical_lines(path)]
+        problems, judged = throughput_problems(parsed, argv_batch, float(factor), cards)
+        judged_total += judged
+        bad_total += len(problems)
+        if problems:
+            p, why, numbers = problems[0]
+            evidence.append(
+                Evidence(
+                    f"{label}: {why} ({len(problems)} of {judged} iteration line(s))",
+                    path=rel,
+                    line=p.line_no,
+                    excerpt=excerpt(p.text),
+                    numbers=(*numbers, ("bad_lines", len(problems)), ("judged_lines", judged)),
+                )
+            )
+    if bad_total:
+        return CheckOutcome(Verdict.FAIL, evidence[0].text, tuple(evidence), {"bad_lines": bad_total})
+    if judged_total == 0:
+        return outcome(Verdict.NA, "no iteration line carries both avg_ips and avg_batch_cost")
+    return outcome(
+        Verdict.PASS,
+        f"avg_ips is a throughput on {judged_total} iteration line(s) (consistent with batch / "
+        "avg_batch_cost)",
+        Evidence(f"{judged_total} line(s) judged", numbers=(("judged_lines", judged_total),)),
     )

@@ -10,7 +10,8 @@ How the commands are found:
 - images: `images` (args or agreement.images) else the image value of that inference step (an option whose key
   mentions image/img); with explicit images the inference step's image option is rewritten per image;
 - predict: `predict_args` (args or agreement.predict_args; `{image}` substituted) else
-  `predict.py --<same image option>=<image> <the export step's weights option>`: the weights the exported
+  `predict.py --<same image option>=<image> <the export step's weights option>`, predict.py found at the root,
+  in tools/, deploy/ or deploy/*/ (where real repos keep it): the weights the exported
   model was made from (e.g. `--pretrained=<output>/latest.pdparams`), so both scripts run the same parameters.
 Args: predict_args, infer_args, images, prob_atol, timeout_s, python.
 """
@@ -51,6 +52,27 @@ _CLASS_KEYS = ("class_id", "class_ids", "clas_id", "label", "cls_id", "class")
 _PROB_KEYS = ("prob", "probs", "score", "scores", "confidence")
 
 
+# Where real repos keep their entry scripts: the root, tools/ (the official template), deploy/ and its
+# subfolders.
+SCRIPT_DIRS = ("", "tools/", "deploy/", "deploy/*/")
+
+
+def find_script(repo: Path, name: str) -> str | None:
+    """Repo-relative path of `name` in the usual entry-script folders (first found; case ignored)."""
+    for folder in SCRIPT_DIRS:
+        parents = sorted(repo.glob(folder.rstrip("/"))) if folder else [repo]
+        for parent in parents:
+            if not parent.is_dir():
+                continue
+            exact = parent / name
+            if exact.is_file():
+                return exact.relative_to(repo).as_posix()
+            other = sorted(p for p in parent.iterdir() if p.is_file() and p.name.lower() == name.lower())
+            if other:
+                return other[0].relative_to(repo).as_posix()
+    return None
+
+
 def parse_predictions(path: Path) -> list[dict[str, Any]]:
     """One entry per line that carries a class id: {"line", "text", "image", "class_id", "prob"}."""
     out = []
@@ -88,6 +110,77 @@ def weights_option(record: Any) -> list[str]:
             if value and value.lower() != "null" and _WEIGHTS_KEY.search(key.split(".")[-1]):
                 return ["-o", f"{key}={value}"] if "." in key else [f"--{key}={value}"]
     return []
+
+
+def config_image(ctx: CheckContext) -> tuple[str, str] | None:
+    """(key without dashes, value) of the config's infer-block image slot, e.g. `--img-path:images/x`."""
+    import os
+
+    cfg = Path(str(ctx.record.plan.config_path))
+    cfg = cfg if cfg.is_absolute() else Path(ctx.repo) / cfg
+    try:
+        lines = cfg.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    in_infer = False
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("==="):
+            in_infer = "infer" in line.lower()
+            continue
+        key, sep, value = line.partition(":")
+        value = value.strip()
+        if not (in_infer and sep and value) or value.lower() == "null":
+            continue
+        if _IMAGE_KEY.search(key) and key.startswith("-") and os.path.exists(Path(ctx.repo) / value):
+            return key.lstrip("-"), value
+    return None
+
+
+def script_options(path: Path) -> set[str] | None:
+    """The `--options` a script's argparse declares (read with ast); None when it cannot be told."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "parse_known_args":
+            return None  # unknown options are accepted
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
+            found |= {a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+    return found or None
+
+
+def script_default_image(cwd: Path, argv: tuple[str, ...]) -> tuple[str, str] | None:
+    """(option, default) of the inference script's own image argument when it exists: with no image on its
+    command line the script reads that file, so predict.py is given the same one. Read statically (ast)."""
+    import ast
+
+    script = next((a for a in argv[1:3] if a.endswith(".py")), None)
+    if script is None:
+        return None
+    try:
+        tree = ast.parse((cwd / script).read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument" and node.args
+        ):
+            continue
+        first = node.args[0]
+        if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+            continue
+        if not (first.value.startswith("-") and _IMAGE_KEY.search(first.value)):
+            continue
+        for kw in node.keywords:
+            value = kw.value.value if isinstance(kw.value, ast.Constant) else None
+            if kw.arg == "default" and isinstance(value, str) and (cwd / value).is_file():
+                return first.value.lstrip("-"), value
+    return None
 
 
 def _with_image(argv: list[str], key: str, image: str) -> list[str]:
@@ -171,13 +264,19 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
     if ctx.record is None:
         return no_record()
     repo = Path(ctx.repo)
-    script = predict_args[0] if predict_args and predict_args[0].endswith(".py") else "predict.py"
-    if not (repo / script).is_file():
+    if predict_args and predict_args[0].endswith(".py"):
+        script: str | None = predict_args[0] if (repo / predict_args[0]).is_file() else None
+        wanted = predict_args[0]
+    else:
+        script, wanted = find_script(repo, "predict.py"), "predict.py"
+    if script is None:
+        where = wanted if predict_args else ", ".join(f"{d}predict.py" for d in SCRIPT_DIRS)
         return outcome(
             Verdict.FAIL,
-            f"{script} not found",
+            f"{wanted} not found",
             Evidence(
-                f"{script} not found (the training-engine prediction script of spec 2.2.1)", path=script
+                f"{wanted} not found in {where} (the training-engine prediction script of spec 2.2.1)",
+                path=wanted,
             ),
         )
     python = run_python(ctx, settings, args.get("python"))
@@ -192,6 +291,12 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
             Evidence(base.step.status_command or " ".join(base.argv), path=base.log),
         )
     img_opt = _image_option(base) if base is not None else None
+    unpassed: tuple[str, str] | None = None
+    if img_opt is None and base is not None and infer_args is None:
+        # The config names an image its script never passes (a compact dialect drops the slot): use it for
+        # both scripts, passed explicitly, rather than give up.
+        unpassed = config_image(ctx) or script_default_image(Path(ctx.repo) / base.step.cwd, base.argv)
+        img_opt = unpassed
     images = list(images_raw) or ([img_opt[1]] if img_opt else [])
     if not images:
         return outcome(
@@ -208,6 +313,18 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
     all_inf: list[dict[str, Any]] = []
     logs: list[str] = []
     weights = weights_option(ctx.record) if predict_args is None else []
+    accepted = script_options(repo / script) if predict_args is None else None
+    option = weights[-1].split("=", 1)[0] if len(weights) == 1 else ""
+    if option.startswith("--") and accepted is not None and option not in accepted:
+        # predict.py has no such option: passing it would only make argparse exit 2
+        # (liuxtakeoff/cutpaste_paddle tools/predict.py loads its own --model_dir).
+        evidence.append(
+            Evidence(
+                f"{script} takes no {option}: it predicts with the weights it loads itself, which may not "
+                "be the ones the export used"
+            )
+        )
+        weights = []
     # the inference step's environment (e.g. CUDA_VISIBLE_DEVICES) applies to both scripts
     env = proc.build_env(None, dict(base.step.env), base.step.unset_env) if base is not None else None
     commands: list[list[str]] = []
@@ -215,13 +332,15 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
         if predict_args is not None:
             p_argv = [python, *_fill(predict_args, image)]
         else:
-            p_argv = [python, "predict.py", f"--{img_opt[0] if img_opt else 'img_path'}={image}", *weights]
+            p_argv = [python, script, f"--{img_opt[0] if img_opt else 'img_path'}={image}", *weights]
         if infer_args is not None:
             i_argv = [python, *_fill(infer_args, image)]
         else:
             assert base is not None
             i_argv = [python, *base.argv[1:]]
-            if images_raw and img_opt is not None:
+            if unpassed is not None:
+                i_argv = [*i_argv, f"--{unpassed[0]}={image}"]
+            elif images_raw and img_opt is not None:
                 i_argv = _with_image(i_argv, img_opt[0], image)
         for kind, argv, sink in (("predict", p_argv, all_pred), ("infer", i_argv, all_inf)):
             log = work / f"{kind}_{n}.log"
@@ -299,8 +418,34 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
             numbers=(("compared", compared), ("max_prob_diff", worst)),
         )
     )
-    return CheckOutcome(
-        Verdict.PASS, f"predict.py and infer.py agree on {compared} image result(s)", tuple(evidence), data
+    # The spread of the results across the images, beside the error: a constant model agrees with itself.
+    from tipc.checks.spread import spread_from_values
+
+    rows = [[float(p["class_id"]), float(p["prob"]) if p["prob"] is not None else 0.0] for p in all_inf]
+    sp = spread_from_values("class_id/prob", rows)
+    data["spread"] = sp.to_json()
+    evidence.append(
+        Evidence(f"infer.py {sp.text()}", numbers=(("inputs", sp.inputs), ("max_minus_min", sp.max_range)))
+    )
+    if sp.constant and len({i.get("image") for i in all_inf}) > 1:
+        return CheckOutcome(
+            Verdict.WARN,
+            f"predict.py and infer.py agree, but the outputs are constant across {sp.inputs} inputs (the "
+            "same "
+            f"class_id and probability for every image): agreement on a constant model proves nothing",
+            tuple(evidence),
+            data,
+        )
+    from tipc.checks.agreement import with_eval_level
+
+    return with_eval_level(
+        ctx,
+        CheckOutcome(
+            Verdict.PASS,
+            f"predict.py and infer.py agree on {compared} image result(s)",
+            tuple(evidence),
+            data,
+        ),
     )
 
 

@@ -155,9 +155,7 @@ def stage_args(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
         except ValueError as exc:
             raise UserError(f"--args {item!r}: {exc}") from None
         if not sep or name.strip() not in stages or not words:
-            raise UserError(
-                f"--args {item!r}: expected STAGE=ARGS, STAGE one of {', '.join(sorted(stages))}"
-            )
+            raise UserError(f"--args {item!r}: expected STAGE=ARGS, STAGE one of {', '.join(sorted(stages))}")
         out[name.strip()] = out.get(name.strip(), ()) + words
     return out
 
@@ -224,7 +222,8 @@ def with_prepare(plan: Plan, args: argparse.Namespace) -> tuple[Plan, list[str]]
             else "not reachable in the sandbox (--network allows it)"
         )
         notes.append(
-            f"prepare.sh fetches or installs (network {where}):\n  " + "\n  ".join(actions[:12])
+            f"prepare.sh fetches or installs (network {where}):\n  "
+            + "\n  ".join(actions[:12])
             + (f"\n  ... and {len(actions) - 12} more" if len(actions) > 12 else "")
         )
     env: tuple[tuple[str, str], ...] = ()

@@ -40,8 +40,8 @@ EXIT_INTERRUPTED = 130
 EPILOG = """\
 exit codes: 0 every error-severity rule passed (SKIP, N-A and WARN are allowed), 1 a rule failed or the
 config has a lint error, 2 usage or config error (nothing is run), 3 internal error, 130 interrupted.
-Reports (report.json, report.md, report.junit.xml, report.html) go to --report-dir, by default the run folder's
-report/ (<repo>/test_tipc/output/tipc/<model>/<config>/<mode>/report/; with --no-sandbox
+Reports (report.json, report.md, report.junit.xml, report.html) go to --report-dir, by default the run
+folder's report/ (<repo>/test_tipc/output/tipc/<model>/<config>/<mode>/report/; with --no-sandbox
 <repo>/test_tipc/output/<model>/tipc_report/). The chain runs in a sandbox: see `tipc run --help`."""
 
 
@@ -313,8 +313,20 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
             serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
         notes.extend((*session.notes, *prepare_notes, *shipped))
         return _check_in(
-            args, seams, stdout, stderr, rulesets, repo, settings, findings, the_plan, serving_plan,
-            report_dir, notes, forced_env, session,
+            args,
+            seams,
+            stdout,
+            stderr,
+            rulesets,
+            repo,
+            settings,
+            findings,
+            the_plan,
+            serving_plan,
+            report_dir,
+            notes,
+            forced_env,
+            session,
         )
 
 

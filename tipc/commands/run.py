@@ -137,7 +137,11 @@ def run(args: argparse.Namespace) -> int:
             session = _sandboxed.enter(the_plan, sandbox_options, {"logs": the_plan.output_dir}, fresh=fresh)
             if session.backend == "copy":
                 the_plan, prepare_notes = _plan_to_run(
-                    args, session.view, _in_view(config, repo, session.view), overrides, sandbox_options,
+                    args,
+                    session.view,
+                    _in_view(config, repo, session.view),
+                    overrides,
+                    sandbox_options,
                     stage_timeouts,
                 )
             for note in (*session.notes, *prepare_notes, *shipped):

@@ -439,14 +439,61 @@ def lint_file(path: Path, *, dialect: str | None = None) -> list[Finding]:
     findings.extend(_slot_checks(cfg, profile.splitter))
     findings.extend(_section_checks(parsed, cfg, max(i for i in profile.slots.values() if i < 999) + 1))
     findings.extend(_structure_checks(cfg))
-    findings.extend(_plan_findings(path, root, name))
+    planned, infer_tokens = _plan_findings(path, root, name)
+    findings = _passed_as_parameter(findings, cfg, infer_tokens)
+    findings.extend(planned)
     return _dedupe(findings)
 
 
-def _plan_findings(path: Path, root: Path, dialect: str) -> list[Finding]:
+# Slots the script only hands to the inference command as `key=value` (func_set_params): another key there is
+# a different but well-formed parameter, not a broken one (Lieberk/Paddle-Cutpaste line 32:
+# `--data_type:bottle`
+# in the benchmark slot gives `--data_type=bottle`, which infer.py reads).
+_PASS_THROUGH_SLOTS = ("infer_benchmark",)
+
+
+def _passed_as_parameter(
+    findings: list[Finding], cfg: TipcConfig, infer_tokens: set[str] | None
+) -> list[Finding]:
+    """TIPC105 on a pass-through slot becomes a WARNING when every planned inference command carries the
+    slot as one well-formed `key=value` token (what the script actually passes, not what the slot is for)."""
+    if not infer_tokens:
+        return findings
+    out: list[Finding] = []
+    for f in findings:
+        slot = next(
+            (
+                getattr(cfg, n)
+                for n in _PASS_THROUGH_SLOTS
+                if f.code == "TIPC105" and getattr(cfg, n).present and getattr(cfg, n).line == f.line
+            ),
+            None,
+        )
+        key, value = (slot.key.strip(), slot.value.strip()) if slot is not None else ("", "")
+        token = f"{key}={value}"
+        well_formed = key.startswith("-") and value and "|" not in value
+        if slot is not None and f.level is Level.ERROR and well_formed and token in infer_tokens:
+            f = Finding(
+                f.path,
+                f.line,
+                f.col,
+                Level.WARNING,
+                f.code,
+                f"{f.message}; the planned inference command passes it as {token!r}, a well-formed "
+                "parameter, "
+                "so the chain runs, but the slot no longer sets the benchmark switch",
+            )
+        out.append(f)
+    return out
+
+
+def _plan_findings(path: Path, root: Path, dialect: str) -> tuple[list[Finding], set[str] | None]:
+    """Findings of planning every mode, and the argv tokens every planned inference step shares."""
     from tipc.plan import plan
+    from tipc.steps import Stage
 
     out: list[Finding] = []
+    shared: set[str] | None = None
     # klquant_whole_infer is linted only for configs meant for it: for the others it replays another layout.
     modes = [m for m in MODES if m != "klquant_whole_infer" or "kl" in path.name.lower()]
     for mode in modes:
@@ -455,13 +502,16 @@ def _plan_findings(path: Path, root: Path, dialect: str) -> list[Finding]:
         except ConfigError as exc:  # pragma: no cover - defensive: lint reports, never crashes
             out.append(Finding(str(path), exc.line or 0, 0, Level.ERROR, "TIPC002", exc.message))
             continue
+        for step in result.steps:
+            if step.stage is Stage.INFER and not step.shell:
+                shared = set(step.argv) if shared is None else shared & set(step.argv)
         for f in result.findings:
             if f.code in ("TIPC000", "TIPC900"):
                 continue
             if f.code == "TIPC100":
                 f = Finding(f.path, f.line, f.col, Level.INFO, f.code, f.message)
             out.append(f)
-    return out
+    return out, shared
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -2,7 +2,8 @@
 
 The repo is walked once per evaluation (pruning VCS folders, caches and tipc's own output), and every glob
 is matched against that list of repo-relative POSIX paths. Globs: `*` and `?` stay inside one path segment,
-`**/` spans any number of folders, `[abc]` and `{a,b}` work as in a shell.
+`**/` spans any number of folders, `[abc]` and `{a,b}` work as in a shell. Matching ignores case by default
+(`readme.md` is the README.md a rule asks for).
 """
 
 from __future__ import annotations
@@ -72,6 +73,13 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("(?s:" + "".join(out) + r")\Z")
 
 
+@lru_cache(maxsize=512)
+def glob_regex_ci(pattern: str) -> re.Pattern[str]:
+    """`glob_regex`, ignoring case: the spec's file names (README.md, lite_data, predict.py) name a file, and
+    repos spell them `readme.md` or `Readme.md`; on a case-insensitive checkout both are the same file."""
+    return re.compile(glob_regex(pattern).pattern, re.IGNORECASE)
+
+
 class RepoFiles:
     """The repo's files (and folders), listed lazily once."""
 
@@ -110,8 +118,10 @@ class RepoFiles:
         assert self._dirs is not None
         return self._dirs
 
-    def glob(self, patterns: tuple[str, ...], *, include_dirs: bool = False) -> list[str]:
-        """Sorted unique repo-relative paths matching any pattern."""
-        regexes = [glob_regex(p) for p in patterns]
+    def glob(
+        self, patterns: tuple[str, ...], *, include_dirs: bool = False, ignore_case: bool = True
+    ) -> list[str]:
+        """Sorted unique repo-relative paths matching any pattern (ignoring case unless told otherwise)."""
+        regexes = [glob_regex_ci(p) if ignore_case else glob_regex(p) for p in patterns]
         pool = self.files + self.dirs if include_dirs else self.files
         return sorted({p for p in pool if any(r.match(p) for r in regexes)})

@@ -19,7 +19,7 @@ from typing import Any
 
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.rules import markdown
-from tipc.rules.files import RepoFiles, glob_regex
+from tipc.rules.files import RepoFiles, glob_regex_ci
 from tipc.rules.model import CheckSpec
 
 MAX_TEXT_BYTES = 4 * 1024 * 1024
@@ -100,6 +100,16 @@ def op_file_exists(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
     noun = {"file": "file", "dir": "folder", "any": "path"}[kind]
     if ok:
         return _out(Verdict.PASS, f"{noun} {rel} exists", Evidence("exists", path=rel))
+    if not target.exists():
+        # `readme.md` is the README.md the spec names: the same file on a case-insensitive checkout.
+        pool = {"file": env.files.files, "dir": env.files.dirs, "any": env.files.files + env.files.dirs}[kind]
+        other = sorted(p for p in pool if p.lower() == rel.strip("/").lower())
+        if other:
+            return _out(
+                Verdict.PASS,
+                f"{noun} {rel} exists (spelled {other[0]})",
+                Evidence(f"exists as {other[0]}", path=other[0]),
+            )
     if target.exists():
         return _out(
             Verdict.FAIL, f"{rel} exists but is not a {noun}", Evidence(f"{rel} has the wrong type", path=rel)
@@ -164,7 +174,7 @@ def op_archive_contains(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
             f"no archive matches {' or '.join(archive_patterns)}",
             Evidence(f"expected an archive named like {' or '.join(archive_patterns)}"),
         )
-    regexes = [glob_regex(p) for p in member_patterns]
+    regexes = [glob_regex_ci(p) for p in member_patterns]
     evidence: list[Evidence] = []
     for rel in archives:
         try:
