@@ -516,6 +516,8 @@ class _Execution:
     def _status_line(self, step: Step, result: StepResult, status_command: str) -> None:
         if result.reused or result.status in (Status.SKIPPED, Status.INTERRUPTED):
             return
+        if step.stage is Stage.PREPARE:
+            return  # prepare.sh is not a command of the script's chain: its log has no line for it
         line = status_line(
             self.plan.status_format,
             ok=result.status is Status.PASSED,

@@ -19,6 +19,7 @@ import psutil
 import pytest
 
 from tipc.record import RECORD_FILENAME, load_record
+from tipc.sandbox import run_key, stored_path
 from tipc.steps import Plan, Stage, Status, Step
 
 pytestmark = pytest.mark.integration
@@ -44,8 +45,9 @@ DRIVER = textwrap.dedent(
     disc.find_configs = lambda repo: sorted(Path(repo).glob("test_tipc/configs/*/train_infer_python.txt"))
     disc.find_repo_root = find_repo_root
     sys.modules["tipc.config.discover"] = disc
-    from tipc.cli import main
-    sys.exit(main(sys.argv[2:]))
+    import tipc.cli
+    tipc.cli.IS_CONSOLE = True  # this driver is tipc's own process: it enters the sandbox itself
+    sys.exit(tipc.cli.main(sys.argv[2:]))
     """
 )
 
@@ -66,12 +68,17 @@ def _wait_for(path: Path, proc: subprocess.Popen[bytes], limit_s: float = 60.0) 
         time.sleep(0.05)
 
 
+def _stored(repo: Path, rel: str) -> Path:
+    """Where a file the sandboxed run wrote at `<repo>/<rel>` (in its output folder) really is."""
+    return stored_path(repo, run_key("m", "train_infer_python", "lite_train_lite_infer"), OUT, rel)
+
+
 def _setup(tmp_path: Path) -> tuple[Path, Path, Path]:
     repo = tmp_path / "repo"
     cfg = repo / "test_tipc/configs/m/train_infer_python.txt"
     cfg.parent.mkdir(parents=True)
     cfg.write_text("model_name:m\n")
-    pid_file = repo / OUT / "pids.json"
+    pid_file = repo / OUT / "pids.json"  # as the step sees it, in the sandbox's view
     long_code = textwrap.dedent(
         f"""
         import json, os, subprocess, sys, time
@@ -119,15 +126,16 @@ def _tipc(plan_file: Path, *args: str) -> subprocess.Popen[bytes]:
 def test_interrupt_stops_the_tree_writes_the_record_and_resume_finishes(tmp_path: Path, sig: int) -> None:
     repo, plan_file, pid_file = _setup(tmp_path)
     runner = _tipc(plan_file, str(repo))
+    pid_file = _stored(repo, f"{OUT}/pids.json")
     _wait_for(pid_file, runner)
     runner.send_signal(sig)  # only the runner, as a terminal's Ctrl-C would reach tipc first
     out, _ = runner.communicate(timeout=60)
     text = out.decode()
-    assert runner.returncode == 130, text
+    assert runner.returncode == 128 + sig, text  # 130 for Ctrl-C, 143 for SIGTERM
     assert "--resume" in text
     step_pid, grandchild = json.loads(pid_file.read_text())
     assert _gone(step_pid) and _gone(grandchild)
-    record = load_record(repo / OUT / RECORD_FILENAME)
+    record = load_record(_stored(repo, f"{OUT}/{RECORD_FILENAME}"))
     assert {r.step_id: r.status for r in record.results} == {
         "train": Status.PASSED,
         "eval": Status.INTERRUPTED,
@@ -136,7 +144,7 @@ def test_interrupt_stops_the_tree_writes_the_record_and_resume_finishes(tmp_path
     resumed = _tipc(plan_file, str(repo), "--resume")
     out, _ = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, out.decode()
-    record = load_record(repo / OUT / RECORD_FILENAME)
+    record = load_record(_stored(repo, f"{OUT}/{RECORD_FILENAME}"))
     assert {r.step_id: (r.status, r.reused) for r in record.results} == {
         "train": (Status.PASSED, True),
         "eval": (Status.PASSED, False),

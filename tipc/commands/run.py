@@ -164,14 +164,14 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write("tipc: interrupted before the chain started\n")
             return _sandboxed.interrupted_exit()
     if args.format == "json":
-        print(json.dumps(record.to_json(), indent=2))
-    if record.environment:
+        print(json.dumps(record.to_json(), indent=2))  # environment, sandbox and paths are all in it
+    elif record.environment:
         from tipc.envinfo import EnvInfo
 
         for line in EnvInfo.from_json(record.environment).header_lines():
             sys.stderr.write(f"tipc: {line}\n")
     logs = session.real("logs")
-    if logs is not None:
+    if logs is not None and args.format != "json":
         changed = (record.sandbox or {}).get("changes_total", 0)
         sys.stderr.write(
             f"tipc: logs and run record in {logs}; the run wrote {changed} file(s) in the repo's tree "
