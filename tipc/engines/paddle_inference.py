@@ -41,10 +41,16 @@ class PaddleInferenceEngine:
 
     def input_specs(self) -> list[InputSpec]:
         specs = []
+        try:
+            shapes = dict(self._predictor.get_input_tensor_shape())  # -1 for a dynamic dimension
+        except Exception:  # older Paddle: no shapes, the other engines (ONNX Runtime) may know them
+            shapes = {}
         for name in self._predictor.get_input_names():
             handle = self._predictor.get_input_handle(name)
             dtype = _DTYPES.get(str(handle.type()).rsplit(".", 1)[-1], "float32")
-            specs.append(InputSpec(name, None, dtype))
+            known = shapes.get(name)
+            shape = tuple(None if int(d) < 0 else int(d) for d in known) if known else None
+            specs.append(InputSpec(name, shape, dtype))
         return specs
 
     def run(self, feeds: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:

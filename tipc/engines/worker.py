@@ -44,6 +44,18 @@ def _make_engine(name: str, options: dict[str, Any] | None = None) -> Any:
     return getattr(importlib.import_module(module), attr)(**(options or {}))
 
 
+IMAGE_SIDE = 224
+
+
+def _concrete(shape: tuple[int | None, ...], dtype: str) -> tuple[int, ...]:
+    """A concrete shape for random inputs: dynamic dims 1, except the spatial dims of an image-like float
+    NCHW input (1 or 3 channels), which get a usual image side (a 1x1 image breaks most vision models)."""
+    image = len(shape) == 4 and dtype.startswith("float") and shape[1] in (1, 3)
+    return tuple(
+        d if d is not None else (IMAGE_SIDE if image and i >= 2 else 1) for i, d in enumerate(shape)
+    )
+
+
 def _feeds(request: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     import numpy as np
 
@@ -73,9 +85,15 @@ def _feeds(request: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, 
             raise ValueError(
                 "no engine reports the model's input shapes; set agreement.inputs to an .npy file"
             )
-        info.update({"source": "random", "note": "seeded standard-normal inputs; dynamic dims set to 1"})
+        info.update(
+            {
+                "source": "random",
+                "note": "seeded standard-normal inputs; dynamic dims set to 1 (224 for the height and width "
+                "of an image-like NCHW input)",
+            }
+        )
         for s in specs:
-            shape = tuple(d if d is not None else 1 for d in (s.shape or ()))
+            shape = _concrete(s.shape or (), s.dtype)
             if s.dtype.startswith("float"):
                 arrays[s.name] = rng.standard_normal(shape).astype(s.dtype)
             else:
