@@ -368,6 +368,15 @@ def _check_in(
     from tipc.steps import Status
 
     args.forced_env = forced_env
+    # --paddle-compat holds for everything the check starts too (the predict/infer and engine workers); set
+    # in tipc's own process only, never in a library caller's.
+    import os
+
+    from tipc import cli
+    from tipc.sandbox import CHILD_ENV
+
+    if cli.IS_CONSOLE or os.environ.get(CHILD_ENV) == "1":
+        os.environ.update(forced_env)
 
     record = None
     record_path: str | None = None

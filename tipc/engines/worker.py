@@ -47,13 +47,21 @@ def _make_engine(name: str, options: dict[str, Any] | None = None) -> Any:
 IMAGE_SIDE = 224
 
 
+RANDOM_BATCH = 4  # several inputs, so a model whose output does not depend on its input shows as such
+
+
 def _concrete(shape: tuple[int | None, ...], dtype: str) -> tuple[int, ...]:
-    """A concrete shape for random inputs: dynamic dims 1, except the spatial dims of an image-like float
-    NCHW input (1 or 3 channels), which get a usual image side (a 1x1 image breaks most vision models)."""
+    """A concrete shape for random inputs: a dynamic batch holds RANDOM_BATCH inputs, the spatial dims of an
+    image-like float NCHW input (1 or 3 channels) get a usual image side (a 1x1 image breaks most vision
+    models), other dynamic dims 1."""
     image = len(shape) == 4 and dtype.startswith("float") and shape[1] in (1, 3)
-    return tuple(
-        d if d is not None else (IMAGE_SIDE if image and i >= 2 else 1) for i, d in enumerate(shape)
-    )
+
+    def size(i: int) -> int:
+        if i == 0 and len(shape) >= 2:
+            return RANDOM_BATCH
+        return IMAGE_SIDE if image and i >= 2 else 1
+
+    return tuple(d if d is not None else size(i) for i, d in enumerate(shape))
 
 
 def _feeds(request: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -88,8 +96,8 @@ def _feeds(request: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, 
         info.update(
             {
                 "source": "random",
-                "note": "seeded standard-normal inputs; dynamic dims set to 1 (224 for the height and width "
-                "of an image-like NCHW input)",
+                "note": f"seeded standard-normal inputs; a dynamic batch of {RANDOM_BATCH}, other dynamic "
+                f"dims 1 ({IMAGE_SIDE} for the height and width of an image-like NCHW input)",
             }
         )
         for s in specs:

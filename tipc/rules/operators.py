@@ -357,6 +357,12 @@ def _record_of_chain(ctx: CheckContext, chain: str | None) -> Any:
     return found
 
 
+def _not_applicable(result: Any) -> bool:
+    return (
+        result is not None and result.status.value == "skipped" and "not applicable" in (result.reason or "")
+    )
+
+
 def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
     chain = args.get("chain")
     record = _record_of_chain(env.ctx, chain)
@@ -374,7 +380,12 @@ def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
         if (stage is None or s.stage.value == stage)
         and (trainer is None or s.trainer == trainer)
         and (step_re is None or re.search(step_re, s.id))
+        and s.stage.value != "prepare"  # the repo's prepare.sh is not a step of the chain it checks
     ]
+    # Steps planned but not applicable on this machine (a multi-GPU launch with --device cpu), and the
+    # steps after them, are neither passed nor failed: they leave the verdict to the steps that ran.
+    not_applicable = [s.id for s in selected if _not_applicable(record.result(s.id))]
+    selected = [s for s in selected if s.id not in not_applicable]
     what = (
         " ".join(
             x
@@ -388,6 +399,8 @@ def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
         )
         or "all steps"
     )
+    if not selected and not_applicable:
+        return _out(Verdict.NA, f"every step for {what} is not applicable here ({', '.join(not_applicable)})")
     if not selected:
         if stage is None and trainer is None and step_re is None:
             # An empty chain verifies nothing; passing it would be a check that cannot fail.
