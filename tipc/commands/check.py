@@ -376,7 +376,11 @@ def _check_in(
     from tipc.sandbox import CHILD_ENV
 
     if cli.IS_CONSOLE or os.environ.get(CHILD_ENV) == "1":
+        from tipc.compat import pythonpath_with_shim
+
         os.environ.update(forced_env)
+        # the repo's scripts run by checks (infer.py, predict.py) import auto_log as the chain's steps do
+        os.environ["PYTHONPATH"] = pythonpath_with_shim(os.environ.get("PYTHONPATH"))
 
     record = None
     record_path: str | None = None
