@@ -99,7 +99,9 @@ def test_tipc_run_passes_the_serving_chain_and_touches_only_the_output_dir(
 ) -> None:
     repo = copy_demo(tmp_path)
     before = snapshot(repo)
+    # in place (--no-sandbox): this test checks the serving chain's own redirection into test_tipc/output
     argv = ["run", str(repo), "--config", CONFIG, "--mode", "serving_infer", "--python", sys.executable]
+    argv.append("--no-sandbox")
     code = main([*argv, "--no-color", "--format", "json"])
     record = load_record(repo / OUT / "tipc_run.json")
     assert code == 0, capsys.readouterr().err[-3000:]
@@ -128,6 +130,7 @@ def test_a_server_killed_mid_run_fails_the_chain_and_tipc_check_reports_it(
     client.write_text(KILLING_CLIENT, encoding="utf-8")
     report_dir = tmp_path / "report"
     argv = ["check", str(repo), "--ruleset", str(serving_rules(tmp_path)), "--python", sys.executable]
+    argv.append("--no-sandbox")  # reads the serving record in place
     code = main([*argv, "--report-dir", str(report_dir), "--format", "json", "--no-color"])
     out = capsys.readouterr().out
     assert code == 1, out[-3000:]
@@ -141,23 +144,18 @@ def test_a_server_killed_mid_run_fails_the_chain_and_tipc_check_reports_it(
     assert "serving/server/default: failed (server killed by signal SIGKILL" in evidence, evidence
     assert "serving/client/default/pipeline_http_client.py: failed" in evidence, evidence
     assert any(e["path"] == f"{OUT}/python_server.log" for e in steps_pass["evidence"])
-    # The other serving rules still hold: the failure is the serving chain's alone.
+    # The files rules still hold; the repo's own serving result is not verified, so never a PASS (tipc's own
+    # reference server is reported apart, with its load figures).
     others = {k: r["verdict"] for k, r in rules.items() if k != "competition.serving.steps_pass"}
-    assert others == dict.fromkeys(
-        (
-            "competition.serving.test_script",
-            "competition.serving.documented",
-            "competition.serving.equals_inference",
-        ),
-        "PASS",
-    )
-    # The serving check's load figures reach every report format.
-    load = rules["competition.serving.equals_inference"]["data"]["load"]
-    assert load["errors"] == 0 and load["p50_ms"] is not None and load["p99_ms"] >= load["p50_ms"]
-    assert load["throughput_rps"] > 0
-    for name in ("report.md", "report.html"):
-        text = (report_dir / name).read_text(encoding="utf-8")
-        assert "p50" in text and "p99" in text and "req/s" in text
+    assert others == {
+        "competition.serving.test_script": "PASS",
+        "competition.serving.documented": "PASS",
+        "competition.serving.equals_inference": "FAIL",
+    }
+    equals = rules["competition.serving.equals_inference"]
+    assert "serving" in equals["summary"] and "failed" in equals["summary"], equals["summary"]
+    for name in ("report.md", "report.html"):  # the verdict and its reason reach every report format
+        assert "competition.serving.equals_inference" in (report_dir / name).read_text(encoding="utf-8")
     record = load_record(repo / OUT / "tipc_run.json")
     assert record.result("serving/server/default").status.value == "failed"
     no_server_left(repo)
