@@ -54,6 +54,27 @@ def step_runs(record: Any, stage: str) -> list[StepRun]:
     return out
 
 
+def ran_train_runs(
+    ctx: CheckContext, step_filter: str | None, *, list_steps: bool = False
+) -> list[StepRun] | CheckOutcome:
+    """The train steps (ids containing `step_filter`) that ran and left a log, or the outcome saying why none.
+
+    Shared by the log checks so they agree on NA (no train step planned) versus SKIP (none ran);
+    `list_steps` puts the planned step ids in the SKIP outcome's data.
+    """
+    if ctx.record is None:
+        return no_record()
+    runs = [r for r in step_runs(ctx.record, "train") if step_filter is None or step_filter in r.step.id]
+    if not runs:
+        return outcome(Verdict.NA, "no train step in the plan")
+    ran = [r for r in runs if r.ran and r.log]
+    if not ran:
+        if list_steps:
+            return outcome(Verdict.SKIP, "no train step ran", data={"steps": [r.step.id for r in runs]})
+        return outcome(Verdict.SKIP, "no train step ran")
+    return ran
+
+
 def outcome(verdict: Verdict, summary: str, *evidence: Evidence, **data: Any) -> CheckOutcome:
     return CheckOutcome(verdict, summary, tuple(evidence), dict(data))
 

@@ -29,13 +29,12 @@ from typing import Any
 from tipc.checks._common import (
     bad_args,
     excerpt,
-    no_record,
     outcome,
     physical_lines,
+    ran_train_runs,
     resolve,
     settings_of,
     shipped_files,
-    step_runs,
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.logparse import ParsedLine, parse_line, step_index
@@ -271,15 +270,9 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
             tuple(e for o in judged for e in o.evidence),
             {**worst.data, "logs": [o.data.get("log") for o in judged]},
         )
-    if ctx.record is None:
-        return no_record()
-
-    runs = [r for r in step_runs(ctx.record, "train") if step_filter is None or step_filter in r.step.id]
-    if not runs:
-        return outcome(Verdict.NA, "no train step in the plan")
-    ran = [r for r in runs if r.ran and r.log]
-    if not ran:
-        return outcome(Verdict.SKIP, "no train step ran")
+    ran = ran_train_runs(ctx, step_filter)
+    if isinstance(ran, CheckOutcome):
+        return ran
     run = next((r for r in ran if r.passed), ran[0])
     return _judge_log(ctx.repo, run.step.id, str(run.log), judge_args)
 

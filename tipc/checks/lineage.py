@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,23 @@ def _names(files: list[Any], limit: int = 2) -> str:
     return ", ".join(f.path for f in files[:limit]) + more
 
 
+def _recorded(graph: Any, steps: Iterable[Any]) -> Iterator[Any]:
+    """The steps the lineage graph holds recorded file access for (the others cannot be judged)."""
+    for step in steps:
+        node = graph.step(step.id)
+        if node is not None and node.recorded:
+            yield step
+
+
+def _fail(graph: Any, summary: str, problems: list[Evidence], notes: list[Evidence]) -> CheckOutcome:
+    # Every aspect's outcome carries the graph, so a report can show where each file came from.
+    return CheckOutcome(Verdict.FAIL, summary, tuple(problems + notes), {"lineage": graph.to_json()})
+
+
+def _pass(graph: Any, summary: str, notes: list[Evidence]) -> CheckOutcome:
+    return CheckOutcome(Verdict.PASS, summary, tuple(notes), {"lineage": graph.to_json()})
+
+
 def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
     steps = _runs(ctx, graph, ("eval", "export"), predict=True)
     if not steps:
@@ -151,10 +169,7 @@ def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
     notes: list[Evidence] = []
     bad: dict[str, tuple[Any, list[str]]] = {}
     checked = 0
-    for step in steps:
-        node = graph.step(step.id)
-        if node is None or not node.recorded:
-            continue
+    for step in _recorded(graph, steps):
         checked += 1
         result = ctx.record.result(step.id)
         named = [p for _, _, p in _named_paths(ctx, step, result)]
@@ -215,13 +230,8 @@ def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
             )
             if train_wrote:
                 summary += f" (its train wrote {_names(train_wrote)})"
-        return CheckOutcome(Verdict.FAIL, summary, tuple(problems + notes), {"lineage": graph.to_json()})
-    return CheckOutcome(
-        Verdict.PASS,
-        f"{checked} step(s) read this run's weights or named pretrained ones",
-        tuple(notes),
-        {"lineage": graph.to_json()},
-    )
+        return _fail(graph, summary, problems, notes)
+    return _pass(graph, f"{checked} step(s) read this run's weights or named pretrained ones", notes)
 
 
 def _inference_model(ctx: CheckContext, graph: Any) -> CheckOutcome:
@@ -234,10 +244,7 @@ def _inference_model(ctx: CheckContext, graph: Any) -> CheckOutcome:
     notes: list[Evidence] = []
     bad: dict[str, tuple[Any, list[str], str]] = {}
     checked = 0
-    for step in steps:
-        node = graph.step(step.id)
-        if node is None or not node.recorded:
-            continue
+    for step in _recorded(graph, steps):
         checked += 1
         result = ctx.record.result(step.id)
         named = [p for _, _, p in _named_paths(ctx, step, result)]
@@ -296,12 +303,11 @@ def _inference_model(ctx: CheckContext, graph: Any) -> CheckOutcome:
                 else f"{', '.join(steps)} opened {f.path}, which does not exist{beside}"
                 for f, steps, beside in bad.values()
             )
-        return CheckOutcome(Verdict.FAIL, summary, tuple(problems + notes), {"lineage": graph.to_json()})
-    return CheckOutcome(
-        Verdict.PASS,
+        return _fail(graph, summary, problems, notes)
+    return _pass(
+        graph,
         f"{checked} inference step(s) read the model this run exported (or the one the config names)",
-        tuple(notes),
-        {"lineage": graph.to_json()},
+        notes,
     )
 
 
@@ -323,10 +329,7 @@ def _cmdline_paths(ctx: CheckContext, graph: Any) -> CheckOutcome:
     unopened: dict[str, list[str]] = {}
     repo = os.path.realpath(str(ctx.repo))
     given = 0
-    for step in ctx.record.plan.steps:
-        node = graph.step(step.id)
-        if node is None or not node.recorded:
-            continue
+    for step in _recorded(graph, ctx.record.plan.steps):
         result = ctx.record.result(step.id)
         opened = [f.abspath for f in graph.files if step.id in f.read_by or step.id in f.written_by]
         if result is None or getattr(result.status, "value", "") != "passed":
@@ -356,21 +359,14 @@ def _cmdline_paths(ctx: CheckContext, graph: Any) -> CheckOutcome:
     if problems:
         parts = [f"{o} (given to {', '.join(ids)}) does not exist" for o, ids in missing.items()]
         parts += [f"{o} (given to {', '.join(ids)}) was never opened" for o, ids in unopened.items()]
-        return CheckOutcome(
-            Verdict.FAIL, "; ".join(parts), tuple(problems + notes), {"lineage": graph.to_json()}
-        )
+        return _fail(graph, "; ".join(parts), problems, notes)
     if not given:
         return outcome(
             Verdict.SKIP,
             "no step given a weights or model path on its command line passed with recorded file access",
             lineage=graph.to_json(),
         )
-    return CheckOutcome(
-        Verdict.PASS,
-        f"all {given} weights/model path(s) given on command lines were opened",
-        tuple(notes),
-        {"lineage": graph.to_json()},
-    )
+    return _pass(graph, f"all {given} weights/model path(s) given on command lines were opened", notes)
 
 
 def _not_applicable(ctx: CheckContext, aspect: str) -> str | None:

@@ -134,6 +134,11 @@ def _in_archives(repo: Path, archives: list[str], rel: str) -> str | None:
     return None
 
 
+def _ref_evidence(ref: DataRef, text: str) -> Evidence:
+    """Evidence pointing at the config line that names the data path."""
+    return Evidence(text, path=ref.config, line=ref.line, excerpt=ref.text)
+
+
 def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
     from tipc.checks._common import shipped_files
 
@@ -172,14 +177,7 @@ def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
         rel = os.path.relpath(target, root) if inside else ref.path
         if inside and target.exists():
             kind = "folder" if target.is_dir() else "file"
-            present.append(
-                Evidence(
-                    f"{ref.path}: {kind} {rel} is in the repo",
-                    path=ref.config,
-                    line=ref.line,
-                    excerpt=ref.text,
-                )
-            )
+            present.append(_ref_evidence(ref, f"{ref.path}: {kind} {rel} is in the repo"))
             continue
         if inside:
             if archives is None:
@@ -188,23 +186,14 @@ def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
             arch = _in_archives(repo, archives, rel)
             if arch is not None:
                 present.append(
-                    Evidence(
+                    _ref_evidence(
+                        ref,
                         f"{ref.path}: not extracted, but the repo ships it in {arch} (prepare extracts it)",
-                        path=ref.config,
-                        line=ref.line,
-                        excerpt=ref.text,
                     )
                 )
                 continue
         where = "outside the repo" if not inside else "neither in the repo nor in any archive it ships"
-        missing.append(
-            Evidence(
-                f"{ref.path}: the data the config reads is {where}",
-                path=ref.config,
-                line=ref.line,
-                excerpt=ref.text,
-            )
-        )
+        missing.append(_ref_evidence(ref, f"{ref.path}: the data the config reads is {where}"))
     data = {"paths": [r.path for r in refs]}
     if missing:
         return CheckOutcome(Verdict.FAIL, f"lite data missing: {missing[0].text}", (*missing, *present), data)

@@ -20,13 +20,12 @@ from typing import Any
 from tipc.checks._common import (
     bad_args,
     excerpt,
-    no_record,
     outcome,
     physical_lines,
+    ran_train_runs,
     resolve,
     settings_of,
     shipped_files,
-    step_runs,
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.logparse import ParsedLine, mentions_eval_run, parse_line
@@ -90,14 +89,9 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
             )
         sources = [("the shipped log", rel) for rel in shipped]
     else:
-        if ctx.record is None:
-            return no_record()
-        runs = [r for r in step_runs(ctx.record, "train") if step_filter is None or step_filter in r.step.id]
-        if not runs:
-            return outcome(Verdict.NA, "no train step in the plan")
-        ran = [r for r in runs if r.ran and r.log]
-        if not ran:
-            return outcome(Verdict.SKIP, "no train step ran", data={"steps": [r.step.id for r in runs]})
+        ran = ran_train_runs(ctx, step_filter, list_steps=True)
+        if isinstance(ran, CheckOutcome):
+            return ran
         # A failed training is the runner's verdict; judge the passed trainings' logs when there are any.
         ran = [r for r in ran if r.passed] or ran
         sources = [(r.step.id, str(r.log)) for r in ran]
@@ -334,14 +328,9 @@ def check_throughput(ctx: CheckContext, **args: Any) -> CheckOutcome:
         if not sources:
             return outcome(Verdict.NA, f"no log file matches {args['path']!r}")
     else:
-        if ctx.record is None:
-            return no_record()
-        runs = [r for r in step_runs(ctx.record, "train") if step_filter is None or step_filter in r.step.id]
-        if not runs:
-            return outcome(Verdict.NA, "no train step in the plan")
-        ran = [r for r in runs if r.ran and r.log]
-        if not ran:
-            return outcome(Verdict.SKIP, "no train step ran")
+        ran = ran_train_runs(ctx, step_filter)
+        if isinstance(ran, CheckOutcome):
+            return ran
         ran = [r for r in ran if r.passed] or ran
         sources = [(r.step.id, str(r.log), _argv_batch_size(r.argv), _cards(r.argv)) for r in ran]
     evidence: list[Evidence] = []

@@ -32,6 +32,15 @@ _FLUSH_AT = 256  # buffered records
 _MAX_RECORDS = 200000  # per process: a reader of a huge data set stops recording reads after that
 
 
+def _subclass(base: type, namespace: dict[str, object]) -> type:
+    """`base` subclassed under its own name and module (what the script sees), marked as wrapped so a
+    second import hook run leaves it alone."""
+    body = {**namespace, "__tipc_lineage__": True, "__module__": base.__module__}
+    wrapped = type(base)(base.__name__, (base,), body)
+    wrapped.__qualname__ = getattr(base, "__qualname__", base.__name__)
+    return wrapped
+
+
 class _Recorder:
     def __init__(self, target: str) -> None:
         import _thread
@@ -239,10 +248,7 @@ class _Recorder:
                     recorder.note(p, "read", "onnxruntime.InferenceSession")
                 base.__init__(self, path_or_bytes, *args, **kwargs)  # type: ignore[misc]
 
-            namespace = {"__init__": __init__, "__tipc_lineage__": True, "__module__": base.__module__}
-            wrapped = type(base)(base.__name__, (base,), namespace)
-            wrapped.__qualname__ = getattr(base, "__qualname__", base.__name__)
-            onnxruntime.InferenceSession = wrapped  # type: ignore[attr-defined]
+            onnxruntime.InferenceSession = _subclass(base, {"__init__": __init__})  # type: ignore[attr-defined]
         except Exception:
             pass
 
@@ -414,13 +420,11 @@ class _Recorder:
                 call.__name__ = name
                 return call
 
-            namespace = {"__init__": __init__, "__tipc_lineage__": True, "__module__": base.__module__}
+            namespace: dict[str, object] = {"__init__": __init__}
             for name in ("set_model", "set_prog_file", "set_params_file"):
                 if hasattr(base, name):
                     namespace[name] = method(name)
-            wrapped = type(base)(base.__name__, (base,), namespace)
-            wrapped.__qualname__ = getattr(base, "__qualname__", base.__name__)
-            inference.Config = wrapped  # type: ignore[attr-defined]
+            inference.Config = _subclass(base, namespace)  # type: ignore[attr-defined]
         except Exception:
             pass
 
