@@ -8,7 +8,7 @@ import tipc.engines
 from tipc import proc
 from tipc.checks._worker import tipc_pythonpath
 from tipc.engines import BUILTIN_ENGINES, engine_factory, engine_names, register_engine
-from tipc.engines.worker import PROTOCOL, handle
+from tipc.engines.worker import PROTOCOL, RANDOM_BATCH, _concrete, handle
 
 
 def test_registry_is_extensible(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,10 +122,19 @@ def test_random_inputs_with_dynamic_dims_and_agreeing_engines(
 ) -> None:
     resp = handle(fake_request(tmp_path, monkeypatch))
     assert resp["ok"], resp["error"]
-    assert resp["inputs"]["source"] == "random" and resp["inputs"]["feeds"]["x"]["shape"] == [1, 3]
+    # a dynamic batch holds several random inputs, so a model that ignores its input shows as constant
+    assert resp["inputs"]["source"] == "random" and resp["inputs"]["feeds"]["x"]["shape"] == [RANDOM_BATCH, 3]
     (pair,) = resp["pairs"]
     assert pair["within"] and len(pair["outputs"]) == 2 and pair["outputs"][0]["max_abs"] == 0.0
     assert (tmp_path / "w" / "outputs_doubler.npz").is_file()
+
+
+def test_concrete_shapes_for_random_inputs() -> None:
+    assert _concrete((None, 3, None, None), "float32") == (RANDOM_BATCH, 3, 224, 224)  # an image batch
+    assert _concrete((None, 8, None, None), "float32") == (RANDOM_BATCH, 8, 1, 1)  # not image-like
+    assert _concrete((None, 16), "int64") == (RANDOM_BATCH, 16)
+    assert _concrete((None,), "float32") == (1,)  # a vector: no batch dimension to fill
+    assert _concrete((2, 3, 32, 32), "float32") == (2, 3, 32, 32)  # fixed shapes are kept
 
 
 def test_engine_options_make_engines_disagree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
