@@ -261,3 +261,31 @@ def test_a_step_over_the_memory_limit_is_stopped_and_says_so(hostile_demo: Path,
     assert train_result["status"] == "failed"
     assert train_result["causes"][0]["id"] == "resource-limit"
     assert "memory limit (200 MiB)" in result.stdout + result.stderr
+
+
+@pytest.mark.integration
+@needs_root
+def test_a_second_run_of_the_same_config_and_mode_is_refused_while_the_first_runs(
+    hostile_demo: Path, tmp_path: Path
+) -> None:
+    (hostile_demo / "train.py").write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
+    argv = [sys.executable, "-m", "tipc", "run", str(hostile_demo), "--no-color", "--no-prepare"]
+    first = subprocess.Popen(
+        argv, env=_env(tmp_path, tmp_path, 9), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            logs = list((hostile_demo / OUTPUT / "tipc").rglob("train_*.log"))
+            if logs and "started" in logs[0].read_text():
+                break
+            time.sleep(0.2)
+        second = subprocess.run(
+            argv, env=_env(tmp_path, tmp_path, 9), capture_output=True, text=True, timeout=120, check=False
+        )
+        assert second.returncode == 2, second.stderr[-2000:]
+        assert "another tipc run of this config and mode" in second.stderr
+        assert first.poll() is None, "the first run goes on undisturbed"
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.wait(timeout=60)

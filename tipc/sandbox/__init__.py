@@ -230,6 +230,7 @@ def enter(
         raise InfraError("tipc.sandbox.enter called outside tipc's own process; run the command as a child")
     folder = run_folder(repo, key)
     started = time.perf_counter()
+    _hold(folder)
     problem = None
     if options.backend in ("auto", "overlay"):
         problem = _overlay_problem(repo)
@@ -255,6 +256,27 @@ def enter(
     )
     _current = session
     return session
+
+
+_held: list[int] = []  # lock files of the run folders this process uses, held until it ends
+
+
+def _hold(folder: Path) -> None:
+    """One tipc at a time per run folder: a second run of the same config and mode would empty the layers
+    the first one is running on. The lock (`<folder>.lock`) dies with the process, however it ends."""
+    import fcntl
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(f"{folder}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise UserError(
+            f"{folder}: another tipc run of this config and mode is using this run folder; "
+            "wait for it or stop it first"
+        ) from None
+    _held.append(fd)
 
 
 def _limit(session: Session, options: SandboxOptions) -> None:
