@@ -58,6 +58,7 @@ table.matrix td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-siz
 {% if report.run.reused %}(reused run record){% endif %}{% endif %} · tipc {{ report.tool_version }}
 · {{ report.created }}</p>
 {% if env_lines %}<div class="env">{% for line in env_lines %}<div>{{ line }}</div>{% endfor %}</div>{% endif %}
+{% if box_lines %}<details class="sandbox"><summary>{{ box_lines[0] }}</summary><ul>{% for line in box_lines[1:] %}<li><code>{{ line.strip() }}</code></li>{% endfor %}</ul></details>{% endif %}
 <p>{% for verdict, n in counts.items() if n %}<b>{{ n }}</b> {{ verdict }}{% if not loop.last %}, {% endif %}{% endfor %}
 {% if report.lint_errors %} · <b>{{ report.lint_errors | length }}</b> lint error(s){% endif %}</p>
 
@@ -215,6 +216,7 @@ def render_html(report: Report) -> str:
         steps=steps,
         counts=report.counts(),
         env_lines=report.run.environment_lines if report.run else [],
+        box_lines=report.run.sandbox_lines() if report.run else [],
         failed_steps=failed_steps,
         no_cause=NO_CAUSE,
         lineage=lineage,

@@ -37,6 +37,7 @@ def _run(run: RunSummary | None) -> dict[str, Any] | None:
         "status_counts": run.status_counts(),
         "environment": run.environment,
         "environment_lines": run.environment_lines,
+        "sandbox": run.sandbox,
         "steps": [
             {
                 "id": s.id,

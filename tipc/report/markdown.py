@@ -152,6 +152,11 @@ def _render(report: Report, max_lines: int) -> str:
     if report.run is not None and report.run.environment_lines:
         out.extend(f"> {_escape_text(line)}  " for line in report.run.environment_lines)
         out.append("")
+    box_lines = report.run.sandbox_lines() if report.run is not None else []
+    if box_lines:
+        out.append(_escape_text(box_lines[0]))
+        out.extend(f"- {_escape_text(line.strip())}" for line in box_lines[1:])
+        out.append("")
     out.append(
         f"**Rules:** {counts or 'none'}"
         + (f" · **lint errors:** {len(report.lint_errors)}" if report.lint_errors else "")

@@ -60,6 +60,28 @@ class RunSummary:
     reused: bool = False  # True when --reuse-run picked up an earlier run record
     record_path: str | None = None
     environment: dict[str, Any] | None = None  # tipc.envinfo.EnvInfo.to_json() of the run's interpreter
+    sandbox: dict[str, Any] | None = None  # tipc.sandbox.Session.to_json(): how the repo was kept untouched
+
+    def sandbox_lines(self, limit: int = 200) -> list[str]:
+        """How the run was kept off the repo, then every file it wrote in the repo's tree (up to `limit`)."""
+        box = self.sandbox
+        if not isinstance(box, dict):
+            return []
+        backend = box.get("backend")
+        if backend == "none":
+            return ["no sandbox (--no-sandbox): the chain ran in place, in the repo itself"]
+        changes = [c for c in box.get("changes") or () if isinstance(c, dict)]
+        total = int(box.get("changes_total") or len(changes))
+        where = f", kept in {box.get('folder')}/upper" if backend == "overlay" and box.get("folder") else ""
+        net = "allowed" if box.get("network") else "none"
+        lines = [
+            f"sandbox: {backend}, network {net}; the run wrote {total} file(s) in the repo's tree{where}"
+            + (" (the repo itself is unchanged)" if backend == "overlay" else "")
+        ]
+        lines += [f"  {c.get('kind', '?')}: {c.get('path', '?')}" for c in changes[:limit]]
+        if total > min(limit, len(changes)):
+            lines.append(f"  ... and {total - min(limit, len(changes))} more (report.json lists up to 5000)")
+        return lines
 
     @property
     def environment_lines(self) -> list[str]:
@@ -226,6 +248,7 @@ def run_summary(record: Any, *, reused: bool = False, record_path: str | None = 
         reused=reused,
         record_path=record_path,
         environment=env if isinstance(env := getattr(record, "environment", None), dict) else None,
+        sandbox=box if isinstance(box := getattr(record, "sandbox", None), dict) else None,
     )
 
 

@@ -66,6 +66,8 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
         console.print(Text(f"config {run.config}, mode {run.mode}, dialect {run.dialect}{reused}"))
         for env_line in run.environment_lines:
             console.print(Text(env_line, style="cyan"))
+        for box_line in run.sandbox_lines(limit=10):
+            console.print(Text(box_line, style="dim"))
         steps = Table(title="Steps", box=box.SIMPLE, title_justify="left", expand=False)
         for column in ("step", "stage", "status", "time", "peak RSS", "peak GPU mem"):
             steps.add_column(column, overflow="fold")
