@@ -90,14 +90,15 @@ def test_official_tutorial_passes_its_chain_and_shows_the_model_learns_nothing(
     for rule in ("basic.tipc.chain_passes", "basic.tipc.infer_passes", "basic.code.entrypoints"):
         assert _verdict(rules, rule) == "PASS", (rule, _summary(rules, rule), out.stderr[-2000:])
     assert _verdict(rules, "competition.train.loss_converges") != "PASS"
-    # The lite-trained model answers (nearly) the same for every input: the agreement shows it, as a WARN
-    # when the outputs are exactly constant, else with the spread beside the error (seen: max-min 0.0107).
+    # Paddle Inference and ONNX Runtime both run the export, and the output spread across the inputs is shown
+    # beside the error: a WARN when the outputs are exactly constant (how constant the lite-trained model's
+    # outputs are varies from run to run: max-min 0, 0.0107 and 0.115 were seen).
     agree = _summary(rules, "basic.infer.engines_agree")
-    spread = re.search(r"output spread across \d+ inputs: max-min ([0-9.e+-]+)", agree)
+    assert "2 engines agree" in agree or "constant" in agree, agree
     if _verdict(rules, "basic.infer.engines_agree") == "PASS":
-        assert spread is not None and float(spread.group(1)) < 0.05, agree
+        assert re.search(r"output spread across \d+ inputs: max-min ", agree), agree
     else:
-        assert "constant" in agree, agree
+        assert _verdict(rules, "basic.infer.engines_agree") == "WARN" and "constant" in agree, agree
     # the repo's own serving steps cannot run here: never a PASS made by tipc's own server
     assert _verdict(rules, "competition.serving.equals_inference") in ("N-A", "FAIL")
     assert tree_hashes(repo) == before
