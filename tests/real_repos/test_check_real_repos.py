@@ -94,11 +94,13 @@ def test_official_tutorial_passes_its_chain_and_shows_the_model_learns_nothing(
     # beside the error: a WARN when the outputs are exactly constant (how constant the lite-trained model's
     # outputs are varies from run to run: max-min 0, 0.0107 and 0.115 were seen).
     agree = _summary(rules, "basic.infer.engines_agree")
-    assert "2 engines agree" in agree or "constant" in agree, agree
-    if _verdict(rules, "basic.infer.engines_agree") == "PASS":
+    verdict = _verdict(rules, "basic.infer.engines_agree")
+    if verdict == "PASS":
         assert re.search(r"output spread across \d+ inputs: max-min ", agree), agree
-    else:
-        assert _verdict(rules, "basic.infer.engines_agree") == "WARN" and "constant" in agree, agree
+    elif verdict == "WARN":
+        assert "constant" in agree, agree
+    else:  # the two engines were compared and differ beyond the tolerance: named as such
+        assert verdict == "FAIL" and "engines disagree" in agree, agree
     # the repo's own serving steps cannot run here: never a PASS made by tipc's own server
     assert _verdict(rules, "competition.serving.equals_inference") in ("N-A", "FAIL")
     assert tree_hashes(repo) == before
