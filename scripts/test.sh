@@ -3,6 +3,7 @@
 # then the real-repo tier (tests/real_repos: the published repos of ../shared/real-repos, run under .venv-repos).
 source "$(dirname "$0")/_venv.sh" "model,serve,test"
 bash scripts/repos_env.sh
+bash scripts/system_deps.sh
 ruff check tipc tests bench
 mypy
 python -m pytest "$@"
