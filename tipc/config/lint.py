@@ -7,6 +7,7 @@ missing from a mode-keyed value, ...) plus the bash-semantics findings of planni
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +51,11 @@ _TRAINER_EXPORT = {
     "trainer2": "export2",
 }
 _BOOLS = {"True", "False", "null"}
+
+
+@functools.lru_cache(maxsize=None)
+def _key_pattern(expect: str) -> re.Pattern[str]:
+    return re.compile(expect, re.I)
 _URL_KEYS = re.compile(r"_url$")
 
 
@@ -141,7 +147,7 @@ def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
                 )
             )
         expect = _KEY_EXPECT.get(name)
-        misplaced = expect and slot.key.strip() and not re.search(expect, slot.key.strip(), re.I)
+        misplaced = expect and slot.key.strip() and not _key_pattern(expect).search(slot.key.strip())
         if misplaced and not (name == "infer_use_gpu" and slot.key.strip() == "null"):
             out.append(
                 _f(
@@ -439,7 +445,7 @@ def lint_file(path: Path, *, dialect: str | None = None) -> list[Finding]:
     findings.extend(_slot_checks(cfg, profile.splitter))
     findings.extend(_section_checks(parsed, cfg, max(i for i in profile.slots.values() if i < 999) + 1))
     findings.extend(_structure_checks(cfg))
-    planned, infer_tokens = _plan_findings(path, root, name)
+    planned, infer_tokens = _plan_findings(path, parsed, root, name, cfg)
     findings = _passed_as_parameter(findings, cfg, infer_tokens)
     findings.extend(planned)
     return _dedupe(findings)
@@ -487,27 +493,27 @@ def _passed_as_parameter(
     return out
 
 
-def _plan_findings(path: Path, root: Path, dialect: str) -> tuple[list[Finding], set[str] | None]:
-    """Findings of planning every mode, and the argv tokens every planned inference step shares."""
-    from tipc.plan import plan
-    from tipc.steps import Stage
+def _plan_findings(
+    path: Path, parsed: ParsedFile, root: Path, dialect: str, cfg: TipcConfig
+) -> tuple[list[Finding], set[str] | None]:
+    """Findings of planning every mode, and the argv tokens every planned inference step shares.
+
+    The config is read and its dialect's slots are built once for all modes (`tipc.plan.prepare`)."""
+    from tipc.plan import mode_findings, prepare
 
     out: list[Finding] = []
     shared: set[str] | None = None
+    prepared = prepare(path, parsed, "train_infer_python", root, dialect, slots=cfg)
+    out.extend(f for f in prepared.findings if f.code != "TIPC000")
+    root_abs = str(root)  # find_repo_root's answer is already resolved
     # klquant_whole_infer is linted only for configs meant for it: for the others it replays another layout.
     modes = [m for m in MODES if m != "klquant_whole_infer" or "kl" in path.name.lower()]
     for mode in modes:
-        try:
-            result = plan(path, mode, repo=root, dialect=dialect)
-        except ConfigError as exc:  # pragma: no cover - defensive: lint reports, never crashes
-            out.append(Finding(str(path), exc.line or 0, 0, Level.ERROR, "TIPC002", exc.message))
-            continue
-        for step in result.steps:
-            if step.stage is Stage.INFER and not step.shell:
-                shared = set(step.argv) if shared is None else shared & set(step.argv)
-        for f in result.findings:
-            if f.code in ("TIPC000", "TIPC900"):
-                continue
+        # Only what the findings need: the chain's findings and the inference argvs, no Step objects.
+        findings, infer_argvs = mode_findings(prepared, mode, root_abs=root_abs)
+        for argv in infer_argvs:
+            shared = set(argv) if shared is None else shared & set(argv)
+        for f in findings:
             if f.code == "TIPC100":
                 f = Finding(f.path, f.line, f.col, Level.INFO, f.code, f.message)
             out.append(f)

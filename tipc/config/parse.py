@@ -68,6 +68,8 @@ class ParsedFile:
 
     def find_header(self, name: str) -> int | None:
         """1-based physical line of the first line containing the header word `name` (like `grep -n -w`)."""
+        if name not in self.text:
+            return None
         for number, line in enumerate(self.physical, 1):
             if _has_word(line, name):
                 return number
