@@ -152,12 +152,21 @@ def mode_findings(
     findings.extend(chain_findings)
     if count == 0:
         findings.append(
-            Finding(str(prepared.config), 0, 0, Level.WARNING, "TIPC100", f"the script runs nothing in mode {mode}")
+            Finding(
+                str(prepared.config),
+                0,
+                0,
+                Level.WARNING,
+                "TIPC100",
+                f"the script runs nothing in mode {mode}",
+            )
         )
     return findings, infer_argvs
 
 
-def _mode_slots(prepared: Prepared, mode: str, findings: list[Finding]) -> tuple[TipcConfig, dialects_mod.Dialect]:
+def _mode_slots(
+    prepared: Prepared, mode: str, findings: list[Finding]
+) -> tuple[TipcConfig, dialects_mod.Dialect]:
     """The slots the script reads in `mode` (klquant_whole_infer re-reads a legacy layout in some scripts)."""
     config, parsed, profile, cfg = prepared.config, prepared.parsed, prepared.profile, prepared.cfg
     if mode == "klquant_whole_infer" and profile.klquant_slots and profile.klquant_branch == "whole_infer":

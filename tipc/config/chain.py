@@ -28,6 +28,8 @@ WORK_PER_STEP = 20  # loop bodies allowed per allowed step (most are skipped by 
 
 class _PlanTooLarge(Exception):
     """Raised inside the loops when the plan passes its cap; `build` turns it into a TIPC240 finding."""
+
+
 WHOLE_INFER_MODES = ("whole_infer", "klquant_whole_infer")
 
 

@@ -53,9 +53,11 @@ _TRAINER_EXPORT = {
 _BOOLS = {"True", "False", "null"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _key_pattern(expect: str) -> re.Pattern[str]:
     return re.compile(expect, re.I)
+
+
 _URL_KEYS = re.compile(r"_url$")
 
 
