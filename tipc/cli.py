@@ -7,6 +7,8 @@ Command modules keep their top-level imports light (no paddle, no rich) so `tipc
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import gc
 import importlib
 import sys
@@ -57,6 +59,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     global INVOCATION
+    _tolerant_output()
     words = list(sys.argv[1:] if argv is None else argv)
     INVOCATION = words
     # the verb is the first word that is not an option (the global options take no value)
@@ -80,14 +83,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        # A path the user gave that no system call accepts (a name over NAME_MAX, a loop of links, a file
+        # used as a folder) is bad input, not a bug.
+        if exc.errno not in _USER_PATH_ERRNOS or getattr(args, "debug", False):
+            return _internal(args, exc)
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        sys.stderr.write(f"tipc: {where}{exc.strerror or exc}\n")
+        return EXIT_USAGE
     except Exception as exc:
-        if getattr(args, "debug", False):
-            raise
-        sys.stderr.write(
-            f"tipc: internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in tipc; rerun with --debug for the traceback and report it.\n"
-        )
-        return EXIT_INTERNAL
+        return _internal(args, exc)
+
+
+_USER_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR})
+
+
+def _internal(args: argparse.Namespace, exc: Exception) -> int:
+    if getattr(args, "debug", False):
+        raise exc
+    sys.stderr.write(
+        f"tipc: internal error: {type(exc).__name__}: {exc}\n"
+        "This is a bug in tipc; rerun with --debug for the traceback and report it.\n"
+    )
+    return EXIT_INTERNAL
+
+
+def _tolerant_output() -> None:
+    """Where stdout cannot encode every character (LANG=C with PYTHONIOENCODING=ascii, a latin-1 pipe),
+    print what it can and `?` for the rest: a config path or a value in another script must not turn a
+    finished command into exit 3."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding in ("utf8", "utf16", "utf32") or getattr(stream, "errors", "strict") != "strict":
+            continue
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):  # a stream that cannot change its errors
+                reconfigure(errors="replace")
 
 
 def console_main() -> None:

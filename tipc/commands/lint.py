@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from tipc.errors import EXIT_CHECK_FAILED, EXIT_OK
     from tipc.findings import Level
 
-    findings = lint_paths([Path(p) for p in args.paths], dialect=args.dialect)
+    findings = lint_paths([Path(p) for p in args.paths], dialect=args.dialect, strict=True)
     errors = sum(1 for f in findings if f.level is Level.ERROR)
     warnings = sum(1 for f in findings if f.level is Level.WARNING)
     if args.format == "json":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -534,22 +535,53 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     return sorted(out, key=lambda f: (f.path, f.line, f.col, f.code))
 
 
-def lint_paths(paths: Sequence[Path], *, dialect: str | None = None) -> list[Finding]:
-    """Lint every config; a directory means every file under DIR/test_tipc/configs/**.
+def lint_paths(paths: Sequence[Path], *, dialect: str | None = None, strict: bool = False) -> list[Finding]:
+    """Lint every config; a directory means every file under DIR/test_tipc/configs/** (or, for a folder
+    inside a test_tipc tree, every file under it).
 
-    Raises ConfigError for a file that cannot be read at all (missing, binary, not UTF-8).
+    Raises ConfigError (exit 2) for a path that is not a lintable input: missing, a special file, a folder
+    with no configs, or a file that cannot be read at all. A file named directly that is not a .txt config
+    (README.md) is a TIPC032 info finding, or with `strict` (what `tipc lint` uses) a ConfigError too.
     """
-    from tipc.config.discover import iter_config_files
-
     findings: list[Finding] = []
     for path in paths:
         path = Path(path)
-        if path.is_dir():
-            files = iter_config_files(path)
-            if not files:
-                raise ConfigError(str(path), None, "no files under test_tipc/configs/ in this folder")
-            for file in files:
-                findings.extend(lint_file(file, dialect=dialect))
-        else:
-            findings.extend(lint_file(path, dialect=dialect))
+        for file in _inputs(path, strict):
+            findings.extend(lint_file(file, dialect=dialect))
     return findings
+
+
+def _inputs(path: Path, strict: bool) -> list[Path]:
+    """The config files an argument of `tipc lint` names, or a ConfigError saying why it names none."""
+    from tipc.config.discover import iter_config_files
+    from tipc.config.parse import describe_file_kind
+
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise ConfigError(
+            str(path), None, "no such file or folder (give a config file or a repo folder)"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(str(path), None, f"cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        files = iter_config_files(path)
+        if not files and "test_tipc" in path.resolve().parts:
+            # A config folder given directly (test_tipc/configs/<model>): every file under it.
+            files = sorted(p for p in path.rglob("*") if p.is_file())
+        if not files:
+            raise ConfigError(
+                str(path),
+                None,
+                "no files under test_tipc/configs/ in this folder (give a repo folder or a config file)",
+            )
+        return files
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(str(path), None, f"is {describe_file_kind(info.st_mode)}, expected a config file")
+    if path.suffix.lower() != ".txt" and strict:
+        raise ConfigError(
+            str(path),
+            None,
+            "not a TIPC config: tipc lint reads the .txt configs under test_tipc/configs/ (or a repo folder)",
+        )
+    return [path]
