@@ -57,16 +57,40 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# Options whose value is itself often an option: `--set --use_gpu=False` sets the config key `--use_gpu`.
+_VALUE_MAY_LOOK_LIKE_OPTION = ("--set",)
+
+
+def join_option_values(words: list[str]) -> list[str]:
+    """`--set -X...` -> `--set=-X...`: argparse would read a value starting with `-` as an option (and
+    reject `--set "--use_gpu=False"`), although the config keys of TIPC configs mostly start with `--`."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":  # everything after is positional
+            out.extend(words[i:])
+            break
+        following = words[i + 1] if i + 1 < len(words) else None
+        if word in _VALUE_MAY_LOOK_LIKE_OPTION and following is not None and following.startswith("-"):
+            out.append(f"{word}={following}")
+            i += 2
+            continue
+        out.append(word)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     global INVOCATION
     _tolerant_output()
-    words = list(sys.argv[1:] if argv is None else argv)
+    words = join_option_values(list(sys.argv[1:] if argv is None else argv))
     INVOCATION = words
     # the verb is the first word that is not an option (the global options take no value)
     verb = next((w for w in words if not w.startswith("-")), "")
     parser = build_parser(only=verb if verb in VERBS else "")
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
     if args.verb is None:

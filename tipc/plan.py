@@ -33,14 +33,53 @@ __all__ = [
     "Prepared",
     "Step",
     "apply_overrides",
+    "default_mode",
     "format_plan",
     "isolate",
     "max_steps_default",
     "plan",
     "plan_prepared",
     "prepare",
+    "select_stages",
     "status_line",
 ]
+
+
+def default_mode(config: Path) -> str:
+    """The mode a verb uses when none is given: serving_infer for a serving config, else
+    lite_train_lite_infer. Raises ConfigError for a config that cannot be read."""
+    return (
+        "serving_infer" if classify_chain(Path(config), parse_file(Path(config))) == "serving" else MODES[0]
+    )
+
+
+def select_stages(plan: Plan, only: tuple[str, ...]) -> Plan:
+    """The plan as `tipc run --only STAGE...` runs it: the steps of those stages, plus the background
+    servers a selected step talks to (the runner starts those too); the rest are left out with a TIPC920
+    info finding. Empty `only`: the plan unchanged."""
+    if not only:
+        return plan
+    needed = {
+        dep
+        for step in plan.steps
+        if step.stage.value in only
+        for dep in step.depends_on
+        if any(s.id == dep and s.background for s in plan.steps)
+    }
+    kept = tuple(s for s in plan.steps if s.stage.value in only or s.id in needed)
+    left = len(plan.steps) - len(kept)
+    if not left:
+        return plan
+    note = Finding(
+        plan.config_path,
+        0,
+        0,
+        Level.INFO,
+        "TIPC920",
+        f"--only {','.join(only)}: {len(kept)} of {len(plan.steps)} steps selected; the other {left} are "
+        "not run (their outputs are expected to exist already)",
+    )
+    return replace(plan, steps=kept, findings=(*plan.findings, note))
 
 
 def max_steps_default() -> int:
@@ -103,6 +142,11 @@ def prepare(
     else:
         cfg = load_mod.build(parsed, profile, root=root)
     findings.extend(cfg.findings)
+    if "" in parsed.physical:
+        from tipc.config.lint import shift_findings
+
+        # The steps below come from the shifted slots (what the script reads); say so where it matters.
+        findings.extend(shift_findings(parsed, cfg, profile.read_limit))
     return Prepared(config, parsed, chain_name, root, profile, cfg, tuple(findings))
 
 
@@ -116,7 +160,7 @@ def plan(
     max_steps: int | None = None,
 ) -> Plan:
     """`max_steps`: the cap on planned steps (None: `max_steps_default()`); past it the plan stops with a
-    TIPC240 error finding."""
+    TIPC270 error finding."""
     config = Path(config)
     parsed = parse_file(config)
     chain_name = classify_chain(config, parsed)

@@ -27,7 +27,7 @@ WORK_PER_STEP = 20  # loop bodies allowed per allowed step (most are skipped by 
 
 
 class _PlanTooLarge(Exception):
-    """Raised inside the loops when the plan passes its cap; `build` turns it into a TIPC240 finding."""
+    """Raised inside the loops when the plan passes its cap; `build` turns it into a TIPC270 finding."""
 
 
 WHOLE_INFER_MODES = ("whole_infer", "klquant_whole_infer")
@@ -97,7 +97,7 @@ class _Ctx:
         return candidate
 
     def tick(self) -> None:
-        """One loop body entered; too many (the product of `|` lists) stops planning (TIPC240)."""
+        """One loop body entered; too many (the product of `|` lists) stops planning (TIPC270)."""
         self.work += 1
         if self.work > self.max_steps * WORK_PER_STEP:
             raise _PlanTooLarge(f"{self.work - 1} loop iterations")
@@ -214,7 +214,7 @@ def build(
     max_steps: int = DEFAULT_MAX_STEPS,
 ) -> tuple[list[Step], list[Finding], str]:
     """`max_steps`: past that many steps (or `WORK_PER_STEP` times as many loop iterations) planning stops
-    with a TIPC240 error finding and the steps planned so far.
+    with a TIPC270 error finding and the steps planned so far.
 
     `device="cpu"`: the gpu_list items keep their names (output folders, logs); single-device items run
     without CUDA_VISIBLE_DEVICES (as the script runs a `-1` item), multi-GPU launch items are planned but
@@ -239,10 +239,12 @@ def _run(ctx: _Ctx, mode: str) -> None:
     try:
         _build(ctx, mode)
     except _PlanTooLarge as exc:
+        # Located at the longest `|` list: the likeliest place to cut.
+        widest = max(ctx.cfg.slots().values(), key=lambda s: s.value.count("|") if s.present else -1)
         ctx.note(
-            "TIPC240",
+            "TIPC270",
             Level.ERROR,
-            None,
+            widest if widest.present and "|" in widest.value else None,
             f"planning stopped after {exc}: the `|` alternatives of this config multiply into more "
             f"commands than the cap of {ctx.max_steps} steps (raise it with --max-steps or TIPC_MAX_STEPS)",
         )
@@ -1052,7 +1054,7 @@ def _whole_infer_clas(ctx: _Ctx) -> None:
     kl = cfg.export1  # Clas reads its KL-quant command from the export1 slot (line 34)
     if not (test_ne(kl.value, "null") and test_ne(kl.value, "False")):
         ctx.note(
-            "TIPC240",
+            "TIPC270",
             Level.INFO,
             kl,
             "PaddleClas whole_infer runs only the KL-quant command of line 34, which is null/False: "

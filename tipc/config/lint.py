@@ -70,6 +70,18 @@ def _f(
     return Finding(cfg.path, line, c, level, code, message)
 
 
+def shift_findings(parsed: ParsedFile, cfg: TipcConfig, read_limit: int | None) -> list[Finding]:
+    """The blank-line findings (TIPC102) that change what the script reads: slots shifted up from a blank
+    line on, or a line cut off by the read limit. `tipc plan` / `run --dry-run` report them beside the
+    commands they plan from the shifted slots, so plan and lint say the same thing."""
+    used = max((s.line for s in cfg.slots().values() if s.present), default=0)
+    return [
+        f
+        for f in _physical_checks(parsed, cfg, read_limit, used)
+        if f.code == "TIPC102" and f.level is not Level.INFO
+    ]
+
+
 def _physical_checks(
     parsed: ParsedFile, cfg: TipcConfig, limit: int | None, last_used_line: int
 ) -> list[Finding]:
@@ -411,7 +423,7 @@ def _section_checks(parsed: ParsedFile, cfg: TipcConfig, expected_lines: int) ->
     return out
 
 
-def lint_file(path: Path, *, dialect: str | None = None) -> list[Finding]:
+def lint_file(path: Path, *, dialect: str | None = None, max_steps: int | None = None) -> list[Finding]:
     from tipc.config import detect, dialects
     from tipc.config import reader as load_mod
 
@@ -448,7 +460,7 @@ def lint_file(path: Path, *, dialect: str | None = None) -> list[Finding]:
     findings.extend(_slot_checks(cfg, profile.splitter))
     findings.extend(_section_checks(parsed, cfg, max(i for i in profile.slots.values() if i < 999) + 1))
     findings.extend(_structure_checks(cfg))
-    planned, infer_tokens = _plan_findings(path, parsed, root, name, cfg)
+    planned, infer_tokens = _plan_findings(path, parsed, root, name, cfg, max_steps)
     findings = _passed_as_parameter(findings, cfg, infer_tokens)
     findings.extend(planned)
     return _dedupe(findings)
@@ -497,7 +509,7 @@ def _passed_as_parameter(
 
 
 def _plan_findings(
-    path: Path, parsed: ParsedFile, root: Path, dialect: str, cfg: TipcConfig
+    path: Path, parsed: ParsedFile, root: Path, dialect: str, cfg: TipcConfig, max_steps: int | None
 ) -> tuple[list[Finding], set[str] | None]:
     """Findings of planning every mode, and the argv tokens every planned inference step shares.
 
@@ -513,7 +525,7 @@ def _plan_findings(
     modes = [m for m in MODES if m != "klquant_whole_infer" or "kl" in path.name.lower()]
     for mode in modes:
         # Only what the findings need: the chain's findings and the inference argvs, no Step objects.
-        findings, infer_argvs = mode_findings(prepared, mode, root_abs=root_abs)
+        findings, infer_argvs = mode_findings(prepared, mode, root_abs=root_abs, max_steps=max_steps)
         for argv in infer_argvs:
             shared = set(argv) if shared is None else shared & set(argv)
         for f in findings:
@@ -535,19 +547,22 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     return sorted(out, key=lambda f: (f.path, f.line, f.col, f.code))
 
 
-def lint_paths(paths: Sequence[Path], *, dialect: str | None = None, strict: bool = False) -> list[Finding]:
+def lint_paths(
+    paths: Sequence[Path], *, dialect: str | None = None, strict: bool = False, max_steps: int | None = None
+) -> list[Finding]:
     """Lint every config; a directory means every file under DIR/test_tipc/configs/** (or, for a folder
     inside a test_tipc tree, every file under it).
 
     Raises ConfigError (exit 2) for a path that is not a lintable input: missing, a special file, a folder
     with no configs, or a file that cannot be read at all. A file named directly that is not a .txt config
     (README.md) is a TIPC032 info finding, or with `strict` (what `tipc lint` uses) a ConfigError too.
+    `max_steps`: the planner's step cap per mode (None: `tipc.plan.max_steps_default()`; TIPC270 past it).
     """
     findings: list[Finding] = []
     for path in paths:
         path = Path(path)
         for file in _inputs(path, strict):
-            findings.extend(lint_file(file, dialect=dialect))
+            findings.extend(lint_file(file, dialect=dialect, max_steps=max_steps))
     return findings
 
 
