@@ -455,6 +455,7 @@ def test_from_config_on_corpus_configs_lints_without_errors(
     messy.parent.mkdir()
     messy.write_bytes("\r\n".join(lines).encode("utf-8"))
     new = tmp_path / "new" / name
+    new.parent.mkdir()  # --output never creates folders
 
     def errors(path: Path) -> list[str]:
         return [f.format() for f in lint_paths([path]) if f.level is Level.ERROR]

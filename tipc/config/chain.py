@@ -1054,7 +1054,7 @@ def _whole_infer_clas(ctx: _Ctx) -> None:
     kl = cfg.export1  # Clas reads its KL-quant command from the export1 slot (line 34)
     if not (test_ne(kl.value, "null") and test_ne(kl.value, "False")):
         ctx.note(
-            "TIPC270",
+            "TIPC240",
             Level.INFO,
             kl,
             "PaddleClas whole_infer runs only the KL-quant command of line 34, which is null/False: "
