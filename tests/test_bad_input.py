@@ -180,12 +180,12 @@ def test_a_config_over_the_size_limits_is_a_located_usage_error(
 ) -> None:
     # Bounded work: tipc refuses a 5 MB file, or one line longer than any TIPC value, before tokenising it.
     path = inputs.write("huge.txt", GOOD + b"#" * (5 * 1024 * 1024) + b"\n")
-    rc, out, err = cli(capsys, [verb, str(path)])
+    rc, _out, err = cli(capsys, [verb, str(path)])
     assert_located(rc, err, path)
     assert "larger than" in err
     line = GOOD.count(b"\n") + 1
     path = inputs.write("long.txt", GOOD + b"x:" + b"y" * 100_000 + b"\n")
-    rc, out, err = cli(capsys, [verb, str(path)])
+    rc, _out, err = cli(capsys, [verb, str(path)])
     assert_located(rc, err, path, line)
 
 

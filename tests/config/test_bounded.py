@@ -65,7 +65,7 @@ def test_a_line_over_the_limit_names_its_line(tmp_path: Path) -> None:
 
 def test_a_long_quoted_value_under_the_limit_is_tokenised_in_linear_time(tmp_path: Path) -> None:
     # shlex read this character by character: a few KB of quoted words took seconds per mode.
-    value = "tools/train.py " + "-o 'a b' \"c \\\" d\" e\\ f " * 300
+    value = "tools/train.py " + '-o \'a b\' "c \\" d" e\\ f ' * 300
     repo = make_repo(tmp_path, {CONFIG: with_values({16: value})})
     _found, planned = lint_and_plan(repo / CONFIG)
     train = planned.steps[0]  # type: ignore[attr-defined]
@@ -97,7 +97,9 @@ def test_the_cap_comes_from_tipc_max_steps(tmp_path: Path, monkeypatch: pytest.M
 def test_null_alternatives_that_add_no_step_are_bounded_too(tmp_path: Path) -> None:
     # `null|null|...` in every loop: no step is planned, yet the loops multiply (47.8 s before).
     nulls = "|".join(["null"] * 1600)  # 8 KB, just under the line limit
-    repo = make_repo(tmp_path, {CONFIG: with_values({n: nulls for n in (4, 5, 6, 15, 41, 42, 43, 44, 45, 46)})})
+    repo = make_repo(
+        tmp_path, {CONFIG: with_values({n: nulls for n in (4, 5, 6, 15, 41, 42, 43, 44, 45, 46)})}
+    )
     found, planned = lint_and_plan(repo / CONFIG)
     assert any(f.code == "TIPC270" for f in planned.findings)  # type: ignore[attr-defined]
     assert found

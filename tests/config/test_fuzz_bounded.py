@@ -51,7 +51,9 @@ def m_nulls(rng: random.Random, lines: list[str]) -> None:
     for _ in range(rng.randint(1, 10)):
         i = _value_line(rng, lines)
         if i is not None:
-            _set_value(lines, i, "|".join([rng.choice(["null", "", "True", "False"])] * rng.randint(10, 1500)))
+            _set_value(
+                lines, i, "|".join([rng.choice(["null", "", "True", "False"])] * rng.randint(10, 1500))
+            )
 
 
 def m_long(rng: random.Random, lines: list[str]) -> None:
@@ -72,7 +74,9 @@ def m_quote(rng: random.Random, lines: list[str]) -> None:
     if i is not None:
         value = lines[i].split(":", 1)[1]
         pos = rng.randint(0, len(value))
-        _set_value(lines, i, value[:pos] + rng.choice(["'", '"', "\\", "`", "$(", ";", "&", ">"]) + value[pos:])
+        _set_value(
+            lines, i, value[:pos] + rng.choice(["'", '"', "\\", "`", "$(", ";", "&", ">"]) + value[pos:]
+        )
 
 
 def m_blank(rng: random.Random, lines: list[str]) -> None:
@@ -141,6 +145,6 @@ def test_every_mutant_of_the_corpus_lints_and_plans_within_the_bound(tmp_path: P
         config.parent.mkdir(parents=True)
         config.write_text("\n".join(lines), encoding="utf-8", newline="")
         what = f"seed {SEED} mutant {n} of {case.name}"
-        _bounded(f"{what}: lint", lambda: lint_paths([config], dialect=case.dialect))
-        mode = rng.choice(MODES)
-        _bounded(f"{what}: plan {mode}", lambda: plan(config, mode, dialect=case.dialect))
+        dialect, mode = case.dialect, rng.choice(MODES)
+        _bounded(f"{what}: lint", lambda c=config, d=dialect: lint_paths([c], dialect=d))
+        _bounded(f"{what}: plan {mode}", lambda c=config, m=mode, d=dialect: plan(c, m, dialect=d))
