@@ -92,6 +92,7 @@ def test_ne(word: str, literal: str) -> bool:
 
 _REDIRECT = re.compile(r"^\d*>>?|^&>|^\d*<")
 _REDIRECT_ALONE = re.compile(r"\d*>>?")
+_REDIRECT_START = frozenset("0123456789>&<")
 
 # One piece of a POSIX shell word per match (what `shlex.shlex(posix=True)` with whitespace " \t\n" reads),
 # with possessive quantifiers so that a failed match never backtracks: each character is looked at once.
@@ -142,6 +143,13 @@ def shell_words(command: str) -> list[str] | None:
     return words
 
 
+def is_shell_words(command: str) -> bool:
+    """Whether `command` splits into shell words (balanced quotes, no trailing backslash)."""
+    if "'" not in command and '"' not in command and "\\" not in command:
+        return True
+    return shell_words(command) is not None
+
+
 @functools.lru_cache(maxsize=4096)
 def _split_command(command: str) -> tuple[tuple[str, ...], bool]:
     words = shell_words(command)
@@ -155,7 +163,7 @@ def _split_command(command: str) -> tuple[tuple[str, ...], bool]:
             continue
         if token in ("2>&1", "1>&2"):
             continue
-        if _REDIRECT.match(token):
+        if token[:1] in _REDIRECT_START and _REDIRECT.match(token):
             # `>` alone takes the next word as its target; `>file` carries it.
             if token.rstrip("0123456789") in (">", ">>", "&>", "<") or _REDIRECT_ALONE.fullmatch(token):
                 skip_next = True

@@ -117,7 +117,11 @@ class _Ctx:
         writes: tuple[tuple[str, str], ...] = (),
         writes_unknown: str = "",
     ) -> str:
-        argv, exact = bash.command_argv(status_command)
+        if self.light and stage is not Stage.INFER:
+            # Lint keeps no argv but the inference ones: only whether the words are well formed.
+            argv, exact = (), bash.is_shell_words(status_command)
+        else:
+            argv, exact = bash.command_argv(status_command)
         for code, message, once in _command_notes(status_command, exact):
             self.note(code, Level.WARNING, None, message, once=once)
         if self.count >= self.max_steps:

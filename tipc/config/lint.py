@@ -137,7 +137,7 @@ def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
         if not slot.present:
             continue
         raw = slot.raw.rstrip("\r")
-        if splitter == "every_colon" and len(bash.common_fields(raw)) > 2:
+        if splitter == "every_colon" and raw.count(":") > 1 and len(bash.common_fields(raw)) > 2:
             whole = raw.split(":", 1)[1]
             level = Level.INFO if _URL_KEYS.search(slot.key) else Level.WARNING
             out.append(
@@ -150,7 +150,7 @@ def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
                     f"(not {whole!r})",
                 )
             )
-        if any(ch in slot.value for ch in "*?") and name not in ("inference",):
+        if ("*" in slot.value or "?" in slot.value) and name != "inference":
             out.append(
                 _f(
                     cfg,

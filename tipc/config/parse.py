@@ -8,6 +8,8 @@ value the planner uses can be reported as `path:line:col`.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import os
 import stat
 from dataclasses import dataclass, field
@@ -49,7 +51,15 @@ class ParsedFile:
 
     def array(self, limit: int | None) -> tuple[ArrayLine, ...]:
         """The line array a script builds when it reads the first `limit` lines (None: the whole file)."""
-        return array_lines(self.physical, limit)
+        whole = self._whole_array
+        if limit is None or not whole or whole[-1].number <= limit:
+            return whole
+        # The array of the first `limit` lines is a prefix of the whole file's array.
+        return whole[: bisect.bisect_right(whole, limit, key=lambda line: line.number)]
+
+    @functools.cached_property
+    def _whole_array(self) -> tuple[ArrayLine, ...]:
+        return array_lines(self.physical, None)
 
     def entries(self, splitter: str = "every_colon") -> tuple[Entry, ...]:
         """Every physical line classified, with key/value as the given splitter produces them."""

@@ -118,7 +118,8 @@ def expand_globs(cfg: TipcConfig, root: Path, splitter: str) -> TipcConfig:
     changes: dict[str, Slot] = {}
     findings: list[Finding] = []
     for name, slot in cfg.slots().items():
-        if not slot.present or not any(ch in slot.value for ch in _GLOB_CHARS):
+        value = slot.value
+        if not slot.present or ("*" not in value and "?" not in value and "[" not in value):
             continue
         try:
             expanded = expand_glob(slot.value, root, splitter)
