@@ -117,6 +117,7 @@ class _Ctx:
         writes: tuple[tuple[str, str], ...] = (),
         writes_unknown: str = "",
     ) -> str:
+        argv: tuple[str, ...]
         if self.light and stage is not Stage.INFER:
             # Lint keeps no argv but the inference ones: only whether the words are well formed.
             argv, exact = (), bash.is_shell_words(status_command)
