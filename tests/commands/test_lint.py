@@ -51,8 +51,9 @@ def test_lint_of_a_config_folder_lints_the_configs_in_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = make_repo(tmp_path, {CONFIG: OCR_DET.replace("\n", "\r\n")})
-    assert main(["lint", str(repo / "test_tipc" / "configs" / "demo")]) == 1
-    assert "TIPC101" in capsys.readouterr().out
+    for folder in ("test_tipc/configs/demo", "test_tipc"):
+        assert main(["lint", str(repo / folder)]) == 1
+        assert "TIPC101" in capsys.readouterr().out
 
 
 def test_lint_max_steps_switch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

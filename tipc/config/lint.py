@@ -582,8 +582,9 @@ def _inputs(path: Path, strict: bool) -> list[Path]:
     if stat.S_ISDIR(info.st_mode):
         files = iter_config_files(path)
         if not files and "test_tipc" in path.resolve().parts:
-            # A config folder given directly (test_tipc/configs/<model>): every file under it.
-            files = sorted(p for p in path.rglob("*") if p.is_file())
+            # A folder inside test_tipc given directly (test_tipc/, test_tipc/configs/<model>): its configs.
+            base = path / "configs" if (path / "configs").is_dir() else path
+            files = sorted(p for p in base.rglob("*") if p.is_file())
         if not files:
             raise ConfigError(
                 str(path),
