@@ -52,6 +52,11 @@ def _file_name(node: ast.AST) -> str | None:
     return None
 
 
+def _weights_piece(node: ast.AST) -> bool:
+    """True when a string piece of the expression names a `.pdparams` file (also `f"{name}.pdparams"`)."""
+    return any(_WEIGHT_SUFFIX in text for text in _strings(node))
+
+
 def _unwrap(node: ast.expr) -> ast.expr:
     """`str(x)`, `Path(x)` -> x: conversions that keep the path."""
     while isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
@@ -85,10 +90,9 @@ def _classify(
     direct = isinstance(target, (ast.Attribute, ast.Name))
     if direct:
         return refs[0], "file", None
-    name = _file_name(target)
-    if name is None:
-        return "", "", None  # joined onto something we cannot name (`join(args.resume, ".pdparams")`)
-    return refs[0], "dir", name
+    if not _weights_piece(target):
+        return "", "", None  # a path built for something else (a log, a folder of images)
+    return refs[0], "dir", _file_name(target)
 
 
 def _calls(tree: ast.AST, verb: str) -> list[ast.Call]:
@@ -128,10 +132,13 @@ def weight_refs(script: Path, dests: set[str], verb: str) -> list[WeightRef]:
         if dest and not (verb == "load" and "resume" in dest):  # resuming training is not evaluating
             out.append(WeightRef(dest, style, name, call.lineno, True))
     if verb == "load" and not out:
+        saving = {id(n) for call in _calls(tree, "save") for n in ast.walk(call)}
         for node in ast.walk(tree):
-            if isinstance(node, (ast.BinOp, ast.JoinedStr, ast.Call)) and _file_name(node):
+            if id(node) in saving:
+                continue  # where the script writes weights is not where it reads them
+            if isinstance(node, (ast.BinOp, ast.JoinedStr, ast.Call)) and _weights_piece(node):
                 dest, style, name = _classify(node, dests, assigned)
-                if dest and style == "dir":
+                if dest and style == "dir" and "resume" not in dest:
                     out.append(WeightRef(dest, style, name, getattr(node, "lineno", 0), False))
     return _ranked(out)
 

@@ -95,21 +95,31 @@ def _images_under(directory: Path, root: Path, limit: int = 50) -> tuple[str, ..
     return tuple(images)
 
 
+def _lite_archives(root: Path) -> list[Path]:
+    """Lite-data archives at the top level or one folder down (`test_images/lite_data.tar`), top first."""
+    found: list[Path] = []
+    for pattern in ("*", "*/*"):
+        for p in sorted(root.glob(pattern)):
+            rel = p.relative_to(root).parts
+            if rel[0] in ("test_tipc", "output") or rel[0].startswith("."):
+                continue
+            if p.is_file() and "lite" in p.name and p.name.endswith((".tar", ".tar.gz", ".tgz")):
+                found.append(p)
+    return found
+
+
 def find_lite_data(root: Path) -> LiteData | None:
     dirs = [p for p in sorted(root.iterdir()) if p.is_dir() and ("lite" in p.name and "data" in p.name)]
     dirs += [
         p for p in sorted(root.glob("*_lite*")) if p.is_dir() and p not in dirs and not p.name.startswith(".")
     ]
-    tars = [
-        p
-        for p in sorted(root.iterdir())
-        if p.is_file() and "lite" in p.name and p.name.endswith((".tar", ".tar.gz", ".tgz"))
-    ]
+    tars = _lite_archives(root)
     if not dirs and not tars:
         return None
     directory = dirs[0] if dirs else None
     tar = tars[0] if tars else None
     if directory is None and tar is not None:
+        # prepare.sh extracts into the repo root: the folder lands there whatever the archive's folder.
         stem = tar.name.split(".tar")[0].split(".tgz")[0]
         directory = root / stem
     assert directory is not None

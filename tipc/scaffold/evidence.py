@@ -148,7 +148,10 @@ def read_commands(root: Path) -> tuple[Command, ...]:
         for number, line in _logical_lines(text):
             if "python" not in line or ".py" not in line:
                 continue
-            parsed = parse_command(line)
+            # Inline code spans first (`python train.py ...` in prose), else the whole line.
+            spans = [span for span in re.findall(r"`([^`]+)`", line) if "python" in span]
+            parsed = next((p for p in map(parse_command, spans) if p is not None), None)
+            parsed = parsed or parse_command(line)
             if parsed is not None:
                 found.append(Command(rel, number, parsed[0], parsed[1]))
     return tuple(found)

@@ -396,8 +396,9 @@ def _fill_save_model(c: _Ctx) -> None:
     flag = c.by_dest("train", ref.dest) if ref else None
     train_script = c.script("train") or ""
     if flag is not None and ref is not None:
+        what = ref.name or "its .pdparams file"
         c.note(
-            f"save model dir: {flag.flag} ({_where(flag)}): train writes {ref.name} under it "
+            f"save model dir: {flag.flag} ({_where(flag)}): train writes {what} under it "
             f"(paddle.save at {ref.where(train_script)})"
         )
     else:
@@ -485,8 +486,14 @@ def _pretrain_by_name(c: _Ctx) -> None:
     def preference(f: Flag) -> int:
         return min(SYNONYMS["weights"].index(n) for n in f.names if n in SYNONYMS["weights"])
 
+    # A switch (`--no-pretrained`) takes no path: it cannot carry the weights.
     train_weights = sorted(
-        (f for f in (train.flags if train else ()) if set(f.names) & set(SYNONYMS["weights"])), key=preference
+        (
+            f
+            for f in (train.flags if train else ())
+            if set(f.names) & set(SYNONYMS["weights"]) and not f.is_switch
+        ),
+        key=preference,
     )
     eval_by_option = {o: f for f in (evals.flags if evals else ()) for o in f.options}
     shared = [f for f in train_weights if f.flag in eval_by_option]
