@@ -154,3 +154,24 @@ def _ranked(refs: list[WeightRef]) -> list[WeightRef]:
 
     unique = {(r.dest, r.style, r.name): r for r in sorted(refs, key=rank, reverse=True)}
     return sorted(unique.values(), key=rank)
+
+
+def literal_paths_under(script: Path, folder: str) -> list[int]:
+    """Lines of `script` holding a string literal path inside `folder` (`"logs/%s/params.crf"`).
+
+    A later stage that reads or writes such a path relies on train writing into `folder` itself,
+    whatever flags it is given.
+    """
+    tree = _parse(script)
+    if tree is None or not folder or folder in (".", "/"):
+        return []
+    prefix = folder.strip("/").removeprefix("./") + "/"
+    return sorted(
+        {
+            n.lineno
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant)
+            and isinstance(n.value, str)
+            and n.value.removeprefix("./").startswith(prefix)
+        }
+    )

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tipc.scaffold.dataflow import WeightRef, weight_refs
+from tipc.scaffold.dataflow import WeightRef, literal_paths_under, weight_refs
 from tipc.scaffold.detect import RepoScan, saved_checkpoint_names
 from tipc.scaffold.evidence import Command, commands_for, mentions, read_commands
 from tipc.scaffold.infer_flags import Flag, ScriptFlags, read_flags
@@ -174,6 +174,8 @@ class _Ctx:
     eval_data: tuple[str, str] | None = None
     export_flag: Flag | None = None
     export_ref: WeightRef | None = None
+    pinned: str | None = None
+    export_on_default: bool = False  # train's default save folder, used by later stages through literal paths
 
     @property
     def s(self) -> dict[str, tuple[str, str]]:
@@ -419,6 +421,32 @@ def _fill_save_model(c: _Ctx) -> None:
         return
     c.s["save_model"] = (flag.flag, "./output/")
     c.train_saves = ref.name if ref else None
+    c.pinned = _pinned_save_folder(c, flag)
+
+
+def _pinned_save_folder(c: _Ctx, flag: Flag) -> str | None:
+    """Where later stages use train's *default* save folder by a literal path: that folder, with its evidence.
+
+    Then moving train's output elsewhere breaks the chain (eval writes `logs/<kind>/...` whatever it is
+    given), so train, eval and export keep their defaults, which already meet in that folder.
+    """
+    default = flag.default if isinstance(flag.default, str) else None
+    if not default:
+        return None
+    seen = []
+    for role in ("eval", "export", "infer"):
+        script = c.script(role)
+        if script is None or (role == "eval" and c.flags("eval") is c.flags("train")):
+            continue
+        seen += [f"{script}:{line}" for line in literal_paths_under(c.scan.root / script, default)]
+    if not seen:
+        return None
+    c.s["save_model"] = ("null", "null")
+    c.note(
+        f"save model dir: {flag.flag} keeps its default {default!r}: later stages use that folder by a "
+        f"literal path ({', '.join(seen[:4])}), so train, eval and export are left on their defaults"
+    )
+    return default
 
 
 def _load_flag(c: _Ctx, role: str) -> tuple[Flag | None, WeightRef | None]:
@@ -432,6 +460,9 @@ def _load_flag(c: _Ctx, role: str) -> tuple[Flag | None, WeightRef | None]:
 
 def _fill_weights(c: _Ctx) -> None:
     """pretrain (eval's weights key), export_weight and train_model_name, from the load targets."""
+    if c.pinned is not None:
+        _weights_on_defaults(c, c.pinned)
+        return
     eval_flag, eval_ref = _load_flag(c, "eval") if c.flags("eval") is not c.flags("train") else (None, None)
     export_flag, export_ref = _load_flag(c, "export")
     styles = {r.style for r in (eval_ref, export_ref) if r is not None}
@@ -447,6 +478,30 @@ def _fill_weights(c: _Ctx) -> None:
         _train_model_name_dir(c, styles)
     else:
         _train_model_name_file(c)
+
+
+def _weights_on_defaults(c: _Ctx, folder: str) -> None:
+    """Eval and export read from their own defaults; say so, or list the ones that do not meet `folder`."""
+    c.s["pretrain"] = ("null", "null")
+    c.s["train_model_name"] = ("train_model_name", c.train_saves or "")
+    for role in ("eval", "export"):
+        flag = _load_flag(c, role)[0]
+        if flag is None or c.flags(role) is c.flags("train"):
+            continue
+        c.use(role, flag)
+        if _same_path(folder, flag.default):
+            c.note(
+                f"{role} weights: {flag.flag} defaults to {flag.default!r}, where train writes "
+                f"({_where(flag)})"
+            )
+        else:
+            slot = "pretrain" if role == "eval" else "export_weight"
+            c.todo(
+                slot,
+                f"{flag.flag} defaults to {flag.default!r}, not train's {folder!r}: set {flag.flag}={folder}",
+            )
+    c.export_flag, c.export_ref = None, None
+    c.export_on_default = True
 
 
 def _train_model_name_dir(c: _Ctx, styles: set[str]) -> None:
@@ -634,6 +689,9 @@ def _fill_export(c: _Ctx) -> None:
 
 
 def _fill_export_weight(c: _Ctx, export_script: str) -> None:
+    if c.export_on_default:
+        c.s["export_weight"] = ("null", "null")
+        return
     flag, ref = c.export_flag, c.export_ref
     if flag is not None and ref is not None:
         c.note(f"export weights: {flag.flag}: export loads its weights from it ({ref.where(export_script)})")
