@@ -848,7 +848,25 @@ def _fill_whole_infer(c: _Ctx) -> None:
         "infer_model",
         "no pretrained *.pdparams found (pretrained/, weights/, ...): whole_infer has "
         "nothing to run until you set infer_model and infer_export",
+        _weight_candidates(c),
     )
+
+
+def _weight_candidates(c: _Ctx) -> list[str]:
+    """.pdparams files elsewhere in the repo, and those the docs name (often a download)."""
+    root = c.scan.root
+    found = [
+        p.relative_to(root).as_posix()
+        for p in sorted(root.rglob("*.pdparams"))
+        if p.is_file() and p.relative_to(root).parts[0] not in ("test_tipc", "output")
+    ][:4]
+    named: dict[str, str] = {}
+    for command in c.commands:
+        for _, value in command.options():
+            if value and value.endswith(".pdparams"):
+                named.setdefault(posixpath.normpath(value), command.where)
+    found += [f"{value} ({where})" for value, where in named.items()]
+    return found[:6]
 
 
 def _append_doc_args(c: _Ctx) -> None:
