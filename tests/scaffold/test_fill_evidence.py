@@ -118,3 +118,34 @@ def test_explicit_template_without_mkldnn_flag_is_a_todo_not_a_token(tmp_path: P
     assert filled.slots["mkldnn"] == ("null", "null")
     todo = next(t for t in filled.todos if t.slot == "mkldnn")
     assert "--dialect compact" in todo.message
+
+
+def test_eval_by_mode_value_and_sample_data_named_in_the_docs(tmp_path: Path) -> None:
+    # One script trains and evaluates (`--mode eval`); the small data has no "lite" in its name.
+    repo = build_tree(
+        tmp_path / "modes",
+        {
+            "main.py": _PARSER + "def train(cls):\n"
+            "    path = os.path.join(args.output_dir, 'net_' + cls + '.pdparams')\n"
+            "    paddle.save({}, path)\n"
+            "def evaluate(cls):\n"
+            "    state = paddle.load(os.path.join(args.output_dir, 'net_' + cls + '.pdparams'))\n"
+            "p.add_argument('--data_dir', default='full')\np.add_argument('--mode', default='train')\n"
+            "p.add_argument('--output_dir', default='checkpoints')\n"
+            "p.add_argument('--epochs', type=int, default=100)\np.add_argument('--device', default='gpu')\n"
+            "args = p.parse_args()\n",
+            "README.md": "```bash\npython main.py --mode eval\n```\n"
+            "```bash\npython main.py --mode infer --data_dir sample_data --cls bottle\n```\n",
+            "sample_data/bottle/test/good/000.png": "",
+        },
+    )
+    filled = infer_slots(repo, "m", "template")
+    s = filled.slots
+    assert s["eval"] == ("eval", "main.py --mode=eval")
+    assert s["train_param1"] == ("--data_dir", "./sample_data")
+    assert s["eval_param1"] == ("--data_dir", "./sample_data")
+    assert s["save_model"][0] == "--output_dir"
+    assert s["pretrain"][0] == "--output_dir" and s["train_model_name"][1] == ""
+    notes = "\n".join(filled.notes)
+    assert "README.md:2" in notes and "README.md:5" in notes
+    assert filled.lite is not None and filled.lite.images == ("sample_data/bottle/test/good/000.png",)

@@ -57,10 +57,7 @@ def build_context(filled: Filled, repo: Path) -> dict[str, Any]:
     slots = slots_of(filled.dialect)
     line_slots = {name: filled.line(name) for name in slots}
     todos = [t.format(slots.get(t.slot) if t.slot else None) for t in filled.todos]
-    lite = None
-    from tipc.scaffold.detect import find_lite_data
-
-    lite = find_lite_data(repo)
+    lite = filled.lite
     weights = filled.slots["infer_model"][1]
     return {
         "s": line_slots,

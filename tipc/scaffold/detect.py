@@ -85,7 +85,7 @@ def find_scripts(root: Path) -> dict[str, str]:
     return found
 
 
-def _images_under(directory: Path, root: Path, limit: int = 50) -> tuple[str, ...]:
+def images_under(directory: Path, root: Path, limit: int = 50) -> tuple[str, ...]:
     images: list[str] = []
     for path in sorted(directory.rglob("*")):
         if path.suffix in IMAGE_SUFFIXES and path.is_file():
@@ -128,7 +128,7 @@ def find_lite_data(root: Path) -> LiteData | None:
     has_top = True
     arrays: tuple[str, ...] = ()
     if directory.is_dir():
-        images = _images_under(directory, root)
+        images = images_under(directory, root)
         arrays = tuple(
             p.relative_to(root).as_posix()
             for p in sorted(directory.rglob("*"))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tipc.scaffold.dataflow import WeightRef, literal_paths_under, weight_refs
-from tipc.scaffold.detect import RepoScan, saved_checkpoint_names
+from tipc.scaffold.detect import LiteData, RepoScan, images_under, saved_checkpoint_names
 from tipc.scaffold.evidence import Command, commands_for, mentions, read_commands
 from tipc.scaffold.infer_flags import Flag, ScriptFlags, read_flags
 from tipc.scaffold.render import check_model_name
@@ -119,6 +119,7 @@ class Filled:
     scripts: dict[str, str] = field(default_factory=dict)
     flags: dict[str, ScriptFlags] = field(default_factory=dict)
     serving: ServingFilled | None = None  # the serving chain, when the repo ships a serving deployment
+    lite: LiteData | None = None  # the lite data the slots point at (prepare.sh extracts or checks it)
 
     def line(self, name: str) -> str:
         key, value = self.slots[name]
@@ -174,6 +175,7 @@ class _Ctx:
     eval_data: tuple[str, str] | None = None
     export_flag: Flag | None = None
     export_ref: WeightRef | None = None
+    mode_flag: Flag | None = None  # the train script's flag that selects evaluation (`--mode`, `--test-only`)
     pinned: str | None = None
     export_on_default: bool = False  # train's default save folder, used by later stages through literal paths
 
@@ -225,7 +227,16 @@ class _Ctx:
         script = self.script(role)
         if script is None or self.lite_dir is None:
             return None
-        return next((c for c in commands_for(self.commands, script) if mentions(c, self.lite_dir)), None)
+        found = (c for c in commands_for(self.commands, script) if mentions(c, self.lite_dir))
+        return next((c for c in found if self._same_mode(role, c)), None)
+
+    def _same_mode(self, role: str, command: Command) -> bool:
+        """A command of the shared train/eval script counts for `role` only when it runs that mode."""
+        mode = self.mode_flag
+        if mode is None or role not in ("train", "eval"):
+            return True
+        given = [f"{o}={v}" if v is not None else o for o, v in command.options() if o in mode.options]
+        return given == [self.eval_switch] if role == "eval" else not given
 
 
 def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
@@ -233,6 +244,9 @@ def fill(scan: RepoScan, model: str, dialect: str) -> Filled:
     out = Filled(dialect=dialect, model=model, scripts=dict(scan.scripts))
     ctx = _Ctx(scan, out, read_commands(scan.root))
     _read_scripts(ctx)
+    if scan.lite is None:
+        scan.lite = _lite_from_docs(ctx)
+    out.lite = scan.lite
     _fill_fixed(ctx)
     _fill_train_script(ctx)
     _fill_train_device(ctx)
@@ -265,19 +279,53 @@ def _read_scripts(c: _Ctx) -> None:
 
 
 def _eval_from_train_docs(c: _Ctx) -> None:
-    """No eval script: the docs may evaluate with the training script and a switch (`--test-only`)."""
+    """No eval script: the docs may evaluate with the training script and a switch (`--test-only`) or a
+    mode value (`--mode eval`)."""
     train_script, train = c.script("train"), c.flags("train")
     if train_script is None or train is None:
         return
-    switches = {o: f for f in train.flags if f.is_switch for o in f.options if set(f.names) & _EVAL_SWITCHES}
+    by_option = {o: f for f in train.flags for o in f.options}
     for command in commands_for(c.commands, train_script):
-        hit = next((opt for opt, _ in command.options() if opt in switches), None)
-        if hit is not None:
+        for opt, value in command.options():
+            flag = by_option.get(opt)
+            if flag is None:
+                continue
+            if flag.is_switch and value is None and set(flag.names) & _EVAL_SWITCHES:
+                hit = opt
+            elif not flag.is_switch and value in _EVAL_SWITCHES and flag.default != value:
+                hit = f"{opt}={value}"
+            else:
+                continue
             c.out.scripts["eval"] = train_script
             c.out.flags["eval"] = train
-            c.eval_switch = hit
+            c.eval_switch, c.mode_flag = hit, flag
             c.note(f"eval: {train_script} {hit}, as the repo evaluates ({command.where})")
             return
+
+
+def _lite_from_docs(c: _Ctx) -> LiteData | None:
+    """No folder or archive named like lite data: a folder of the repo the docs pass to a data flag
+    (`python main.py --data_dir sample_data`), the small data a repo ships for trying it out."""
+    root = c.scan.root.resolve()
+    for role in ("train", "eval", "infer", "predict"):
+        script, flags = c.script(role), c.flags(role)
+        if script is None or flags is None:
+            continue
+        data_options = {o for f in flags.flags if set(f.names) & set(SYNONYMS["data"]) for o in f.options}
+        for command in commands_for(c.commands, script):
+            for opt, value in command.options():
+                if opt not in data_options or not value:
+                    continue
+                folder = (root / value).resolve()
+                if (
+                    folder.is_dir()
+                    and root in folder.parents
+                    and folder.relative_to(root).parts[0] != "test_tipc"
+                ):
+                    rel = folder.relative_to(root).as_posix()
+                    c.note(f"lite data: {rel}/, which the repo passes to {opt} ({command.where})")
+                    return LiteData(dir=rel, tar=None, images=images_under(folder, root))
+    return None
 
 
 _EVAL_SWITCHES = frozenset({"test_only", "eval_only", "eval", "evaluate", "test", "validate", "val_only"})
@@ -463,7 +511,7 @@ def _fill_weights(c: _Ctx) -> None:
     if c.pinned is not None:
         _weights_on_defaults(c, c.pinned)
         return
-    eval_flag, eval_ref = _load_flag(c, "eval") if c.flags("eval") is not c.flags("train") else (None, None)
+    eval_flag, eval_ref = _load_flag(c, "eval")
     export_flag, export_ref = _load_flag(c, "export")
     styles = {r.style for r in (eval_ref, export_ref) if r is not None}
     if eval_flag is not None and eval_ref is not None:
@@ -888,7 +936,9 @@ def _extra_args(c: _Ctx, role: str, command: Command, script: ScriptFlags) -> li
     extra: list[str] = []
     for opt, value in command.options():
         flag = by_option.get(opt)
-        if flag is None or id(flag) in c.used.get(role, set()) or flag.flag in covered or opt in covered:
+        if flag is None or flag is c.mode_flag or id(flag) in c.used.get(role, set()):
+            continue
+        if flag.flag in covered or opt in covered:
             continue
         if value is None:
             if flag.is_switch:
