@@ -94,12 +94,13 @@ def test_eval_by_switch_lite_archive_one_folder_down_and_no_null_tokens(tmp_path
         },
     )
     (repo / "test_images").mkdir()
-    (repo / "test_images" / "lite_data.tar").write_bytes(_tar({"lite_data/val/a/1.jpg": b"x"}))
+    members = {f"lite_data/{split}/a/{i}.jpg": b"x" for split in ("train", "val") for i in range(16)}
+    (repo / "test_images" / "lite_data.tar").write_bytes(_tar(members))
     filled = infer_slots(repo, "m", None)
     s = filled.slots
     assert s["eval"][1] == "train.py --test-only --data-path=./lite_data --device=cpu"
     assert s["train_model_name"] == ("train_model_name", "latest.pdparams")
-    assert s["train_batch"][1].startswith("lite_train_lite_infer=4|")
+    assert s["train_batch"][1].startswith("lite_train_lite_infer=4|")  # a quarter of 16 training images
     assert s["data_path"] == ("--data-path", "./lite_data")
     files = render_test_tipc(filled, repo)
     assert "test_images/lite_data.tar" in files["prepare.sh"]

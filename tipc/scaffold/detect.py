@@ -52,6 +52,7 @@ class LiteData:
     tar_has_top_dir: bool = True  # members of the tar live under `<dir>/`
     images: tuple[str, ...] = ()  # repo-relative image files (from the dir, or listed in the tar)
     input_arrays: tuple[str, ...] = ()  # repo-relative *input*.npy/.npz: preprocessed batches for agreement
+    train_samples: int | None = None  # files under a `train` folder (else all files); None when unknown
 
 
 @dataclass
@@ -134,6 +135,7 @@ def find_lite_data(root: Path) -> LiteData | None:
             for p in sorted(directory.rglob("*"))
             if p.suffix in (".npy", ".npz") and "input" in p.name and p.is_file()
         )
+    samples = train_samples([p.relative_to(root).as_posix() for p in directory.rglob("*") if p.is_file()])
     if tar is not None:
         try:
             with tarfile.open(tar) as archive:
@@ -141,6 +143,7 @@ def find_lite_data(root: Path) -> LiteData | None:
         except (tarfile.TarError, OSError):
             names = []
         if names:
+            samples = samples or train_samples(names)
             has_top = all(n.split("/", 1)[0] == directory.name for n in names)
             if not images:
                 prefix = "" if has_top else rel_dir + "/"
@@ -151,7 +154,15 @@ def find_lite_data(root: Path) -> LiteData | None:
         tar_has_top_dir=has_top,
         images=images,
         input_arrays=arrays,
+        train_samples=samples,
     )
+
+
+def train_samples(paths: list[str]) -> int | None:
+    """How many files a lite training split holds: those under a `train*` folder, else every data file."""
+    data = [p for p in paths if not p.endswith((".txt", ".md", ".json", ".yaml", ".yml"))]
+    train = [p for p in data if any(part.lower().startswith("train") for part in p.split("/")[:-1])]
+    return len(train or data) or None
 
 
 def find_weights(root: Path, model: str) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tipc.scaffold.dataflow import WeightRef, literal_paths_under, weight_refs
-from tipc.scaffold.detect import LiteData, RepoScan, images_under, saved_checkpoint_names
+from tipc.scaffold.detect import LiteData, RepoScan, images_under, saved_checkpoint_names, train_samples
 from tipc.scaffold.evidence import Command, commands_for, mentions, read_commands
 from tipc.scaffold.infer_flags import Flag, ScriptFlags, read_flags
 from tipc.scaffold.render import check_model_name
@@ -324,7 +324,10 @@ def _lite_from_docs(c: _Ctx) -> LiteData | None:
                 ):
                     rel = folder.relative_to(root).as_posix()
                     c.note(f"lite data: {rel}/, which the repo passes to {opt} ({command.where})")
-                    return LiteData(dir=rel, tar=None, images=images_under(folder, root))
+                    files = [p.relative_to(root).as_posix() for p in folder.rglob("*") if p.is_file()]
+                    return LiteData(
+                        rel, None, images=images_under(folder, root), train_samples=train_samples(files)
+                    )
     return None
 
 
@@ -398,10 +401,11 @@ def _doc_value(c: _Ctx, role: str, flag: Flag) -> tuple[int, str] | None:
     return None
 
 
-def _mode_keyed(c: _Ctx, flag: Flag, cap: int, fallback: int) -> tuple[str, str]:
+def _mode_keyed(c: _Ctx, flag: Flag, cap: int, fallback: int, doc_cap: int | None = None) -> tuple[str, str]:
+    """The mode-keyed value: the repo's own lite value (up to `doc_cap`), else the default up to `cap`."""
     default = _int_default(flag)
     seen = _doc_value(c, "train", flag)
-    lite = min(seen[0], cap) if seen else (min(default, cap) if default else fallback)
+    lite = min(seen[0], doc_cap or cap) if seen else (min(default, cap) if default else fallback)
     whole = f"|whole_train_whole_infer={default}" if default else ""
     origin = f"; lite value from {seen[1]}" if seen else ""
     return f"lite_train_lite_infer={lite}|lite_train_whole_infer={lite}{whole}", origin
@@ -424,13 +428,17 @@ def _fill_batch(c: _Ctx) -> None:
     if flag is None:
         c.s["train_batch"] = ("null", "null")
         return
-    # Lite data holds a handful of samples per split: a small batch keeps every split non-empty.
-    value, origin = _mode_keyed(c, flag, LITE_BATCH, LITE_BATCH)
+    # Lite data holds a handful of samples: a batch of a quarter of them keeps every epoch a few steps long.
+    samples = c.scan.lite.train_samples if c.scan.lite else None
+    cap = max(1, min(LITE_BATCH, samples // 4)) if samples else LITE_BATCH
+    value, origin = _mode_keyed(c, flag, cap, cap, LITE_BATCH)
+    if samples and not origin:
+        origin = f"; lite batch sized to {samples} lite training samples"
     c.s["train_batch"] = (flag.flag, value)
     c.note(f"train batch: {flag.flag} from {_where(flag)} (script default {flag.default}){origin}")
 
 
-LITE_BATCH = 4
+LITE_BATCH = 16
 
 
 def _path_candidates(script: ScriptFlags | None) -> list[str]:
