@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tipc.scaffold.dataflow import weight_refs
+from tipc.scaffold.dataflow import literal_paths_under, model_dir_refs, weight_refs
 
 
 def _script(tmp_path: Path, text: str) -> Path:
@@ -62,8 +62,35 @@ def test_resume_and_unrelated_paths_are_not_weights(tmp_path: Path) -> None:
         tmp_path,
         "import os, paddle\n"
         "paddle.load(os.path.join(args.resume, '.pdparams'))\n"
-        "paddle.save(x, os.path.join(args.log_dir, 'loss.txt'))\n",
+        "paddle.save(x, args.log_dir + '/loss.txt')\n",
     )
     assert weight_refs(script, {"resume", "log_dir"}, "load") == []
     assert weight_refs(script, {"resume", "log_dir"}, "save") == []
     assert weight_refs(tmp_path / "missing.py", {"x"}, "save") == []
+
+
+def test_folder_and_name_flags_joined(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        "import os, paddle\nstates = paddle.load(os.path.join(args.output_dir, args.ckpt_name))\n",
+    )
+    refs = weight_refs(script, {"output_dir", "ckpt_name"}, "load")
+    assert [(r.dest, r.style, r.name) for r in refs] == [("output_dir", "dir", None)]
+
+
+def test_model_dir_from_the_exported_file_names(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        "import os\nfrom paddle import inference\n"
+        "cfg = inference.Config(\n"
+        "    os.path.join(args.out, 'inference.pdmodel'), args.out + '/inference.pdiparams')\n",
+    )
+    assert {r.dest for r in model_dir_refs(script, {"out", "img"})} == {"out"}
+
+
+def test_literal_paths_under_a_default_folder(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path, "x = 'logs/%s/params.crf'\ny = './logs/a'\nz = 'logsx/b'\nw = 'other/logs/c'\n"
+    )
+    assert literal_paths_under(script, "logs") == [1, 2]
+    assert literal_paths_under(script, ".") == []

@@ -90,9 +90,38 @@ def _classify(
     direct = isinstance(target, (ast.Attribute, ast.Name))
     if direct:
         return refs[0], "file", None
-    if not _weights_piece(target):
+    if not (_weights_piece(target) or _joins_onto(target, refs[0])):
         return "", "", None  # a path built for something else (a log, a folder of images)
     return refs[0], "dir", _file_name(target)
+
+
+def _joins_onto(node: ast.expr, dest: str) -> bool:
+    """`os.path.join(args.<dest>, ...)`: a file name (maybe another flag) joined onto the folder flag."""
+    if not (isinstance(node, ast.Call) and len(node.args) > 1 and ast.unparse(node.func).endswith("join")):
+        return False
+    first = _unwrap(node.args[0])
+    return (isinstance(first, ast.Attribute) and first.attr == dest) or (
+        isinstance(first, ast.Name) and first.id == dest
+    )
+
+
+def model_dir_refs(script: Path, dests: set[str]) -> list[WeightRef]:
+    """Flags an inference script joins the exported model's file names onto (`inference.pdmodel`)."""
+    tree = _parse(script)
+    if tree is None:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Call, ast.BinOp, ast.JoinedStr)):
+            continue
+        if any(t.endswith(_MODEL_SUFFIXES) for t in _strings(node)):
+            refs = _refs(node, dests)
+            if refs and (_joins_onto(node, refs[0]) or not isinstance(node, ast.Call)):
+                out.append(WeightRef(refs[0], "dir", None, getattr(node, "lineno", 0), True))
+    return out
+
+
+_MODEL_SUFFIXES = (".pdmodel", ".pdiparams")
 
 
 def _calls(tree: ast.AST, verb: str) -> list[ast.Call]:

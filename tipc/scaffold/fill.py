@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tipc.scaffold.dataflow import WeightRef, literal_paths_under, weight_refs
+from tipc.scaffold.dataflow import WeightRef, literal_paths_under, model_dir_refs, weight_refs
 from tipc.scaffold.detect import LiteData, RepoScan, images_under, saved_checkpoint_names, train_samples
 from tipc.scaffold.evidence import Command, commands_for, mentions, read_commands
 from tipc.scaffold.infer_flags import Flag, ScriptFlags, read_flags
@@ -831,8 +831,26 @@ def _fill_choice(c: _Ctx, slot: str, role: str, value: str) -> None:
     c.note(f"{slot}: {flag.flag} from {_where(flag)}")
 
 
+def _model_dir_flag(c: _Ctx) -> Flag | None:
+    """The flag the inference script joins `inference.pdmodel` onto, else a model-dir flag by name."""
+    script, flags = c.script("infer"), c.flags("infer")
+    if script is None or flags is None:
+        return None
+    for ref in model_dir_refs(c.scan.root / script, {f.dest for f in flags.flags if f.options}):
+        flag = c.by_dest("infer", ref.dest)
+        if flag is not None and not flag.is_switch:
+            c.note(
+                f"model dir: {flag.flag}: the inference script opens the model under it ({script}:{ref.line})"
+            )
+            return flag
+    flag = c.find("infer", "model_dir")
+    if flag is not None:
+        c.note(f"model dir: {flag.flag} from {_where(flag)}")
+    return flag
+
+
 def _fill_model_dir(c: _Ctx) -> None:
-    flag = c.use("infer", c.find("infer", "model_dir"))
+    flag = c.use("infer", _model_dir_flag(c))
     if flag is None:
         c.s["model_dir"] = ("null", "null")
         if c.flags("infer") is not None:
@@ -845,7 +863,6 @@ def _fill_model_dir(c: _Ctx) -> None:
         return
     infer_dir = f"./test_tipc/output/{c.out.model}/whole_infer/inference/"
     c.s["model_dir"] = (flag.flag, infer_dir if c.dialect == "compact" else "")
-    c.note(f"model dir: {flag.flag} from {_where(flag)}")
 
 
 def _fill_image(c: _Ctx) -> None:
@@ -927,7 +944,7 @@ def _weight_candidates(c: _Ctx) -> list[str]:
 
 def _append_doc_args(c: _Ctx) -> None:
     """Arguments the repo's own lite command lines pass that no slot covers (`--type lite`)."""
-    for role, slot in (("train", "norm_train"), ("eval", "eval")):
+    for role, slot in (("train", "norm_train"), ("eval", "eval"), ("infer", "inference")):
         command, script = c.lite_command(role), c.flags(role)
         key, value = c.s.get(slot, (slot, "null"))
         if command is None or script is None or value == "null":
@@ -940,7 +957,9 @@ def _append_doc_args(c: _Ctx) -> None:
 
 def _extra_args(c: _Ctx, role: str, command: Command, script: ScriptFlags) -> list[str]:
     by_option = {o: f for f in script.flags for o in f.options}
-    covered = {c.s[name][0] for name in c.s if c.s[name][0] != "null"}
+    # Train and eval share keys (device, weights): a key any slot passes is theirs already. Inference has
+    # its own slots, all recorded in `used`.
+    covered = {c.s[name][0] for name in c.s if c.s[name][0] != "null"} if role != "infer" else set()
     extra: list[str] = []
     for opt, value in command.options():
         flag = by_option.get(opt)
