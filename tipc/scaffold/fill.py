@@ -303,10 +303,10 @@ def _eval_from_train_docs(c: _Ctx) -> None:
             return
 
 
-def _lite_from_docs(c: _Ctx) -> LiteData | None:
-    """No folder or archive named like lite data: a folder of the repo the docs pass to a data flag
-    (`python main.py --data_dir sample_data`), the small data a repo ships for trying it out."""
+def _doc_data_folders(c: _Ctx) -> list[tuple[str, str, str, int]]:
+    """(folder, option, where, file count) for every repo folder the docs pass to a script's data flag."""
     root = c.scan.root.resolve()
+    found: dict[str, tuple[str, str, str, int]] = {}
     for role in ("train", "eval", "infer", "predict"):
         script, flags = c.script(role), c.flags(role)
         if script is None or flags is None:
@@ -314,20 +314,40 @@ def _lite_from_docs(c: _Ctx) -> LiteData | None:
         data_options = {o for f in flags.flags if set(f.names) & set(SYNONYMS["data"]) for o in f.options}
         for command in commands_for(c.commands, script):
             for opt, value in command.options():
-                if opt not in data_options or not value:
+                folder = (root / value).resolve() if opt in data_options and value else None
+                if folder is None or not folder.is_dir() or root not in folder.parents:
                     continue
-                folder = (root / value).resolve()
-                if (
-                    folder.is_dir()
-                    and root in folder.parents
-                    and folder.relative_to(root).parts[0] != "test_tipc"
-                ):
-                    rel = folder.relative_to(root).as_posix()
-                    c.note(f"lite data: {rel}/, which the repo passes to {opt} ({command.where})")
-                    files = [p.relative_to(root).as_posix() for p in folder.rglob("*") if p.is_file()]
-                    return LiteData(
-                        rel, None, images=images_under(folder, root), train_samples=train_samples(files)
-                    )
+                rel = folder.relative_to(root).as_posix()
+                if rel.split("/")[0] != "test_tipc" and rel not in found:
+                    count = sum(1 for p in folder.rglob("*") if p.is_file())
+                    found[rel] = (rel, opt, command.where, count)
+    return list(found.values())
+
+
+# A folder with more files than this is a data set, not the few samples a lite run needs.
+LITE_MAX_FILES = 200
+
+
+def _lite_from_docs(c: _Ctx) -> LiteData | None:
+    """No folder or archive named like lite data: a small folder of the repo the docs pass to a data flag
+    (`python main.py --data_dir sample_data`), the sample data a repo ships for trying it out."""
+    root = c.scan.root.resolve()
+    folders = _doc_data_folders(c)
+    for rel, opt, where, count in folders:
+        if count <= LITE_MAX_FILES:
+            c.note(f"lite data: {rel}/ ({count} files), which the repo passes to {opt} ({where})")
+            files = [p.relative_to(root).as_posix() for p in (root / rel).rglob("*") if p.is_file()]
+            return LiteData(
+                rel, None, images=images_under(root / rel, root), train_samples=train_samples(files)
+            )
+    slot = "train_param1" if c.dialect == "template" else "data_path"
+    seen = [f"{rel}/ ({count} files, {opt} at {where})" for rel, opt, where, count in folders]
+    c.todo(
+        slot,
+        "no lite data found (lite_data/ or lite_data.tar, 8-16 samples per split); add it and set the data "
+        "flag here",
+        seen,
+    )
     return None
 
 
