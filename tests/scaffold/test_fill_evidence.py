@@ -150,3 +150,16 @@ def test_eval_by_mode_value_and_sample_data_named_in_the_docs(tmp_path: Path) ->
     notes = "\n".join(filled.notes)
     assert "README.md:2" in notes and "README.md:5" in notes
     assert filled.lite is not None and filled.lite.images == ("sample_data/bottle/test/good/000.png",)
+
+
+def test_a_data_set_named_in_the_docs_is_a_candidate_not_lite_data(tmp_path: Path) -> None:
+    files = {f"data/full/{i}.png": "" for i in range(201)}
+    files["train.py"] = _PARSER + "p.add_argument('--data_dir', default='data/full')\n"
+    files["README.md"] = "```\npython train.py --data_dir data/full\n```\n"
+    repo = build_tree(tmp_path / "big", files)
+    filled = infer_slots(repo, "m", "template")
+    assert filled.lite is None
+    todo = next(t for t in filled.todos if t.slot == "train_param1")
+    assert "no lite data" in todo.message
+    assert todo.candidates == ("data/full/ (201 files, --data_dir at README.md:2)",)
+    assert "(line 13)" in todo.format(13)
