@@ -153,7 +153,7 @@ def test_eval_by_mode_value_and_sample_data_named_in_the_docs(tmp_path: Path) ->
 
 
 def test_a_data_set_named_in_the_docs_is_a_candidate_not_lite_data(tmp_path: Path) -> None:
-    files = {f"data/full/{i}.png": "" for i in range(201)}
+    files = {f"data/full/{i}.png": "" for i in range(65)}
     files["train.py"] = _PARSER + "p.add_argument('--data_dir', default='data/full')\n"
     files["README.md"] = "```\npython train.py --data_dir data/full\n```\n"
     repo = build_tree(tmp_path / "big", files)
@@ -161,5 +161,5 @@ def test_a_data_set_named_in_the_docs_is_a_candidate_not_lite_data(tmp_path: Pat
     assert filled.lite is None
     todo = next(t for t in filled.todos if t.slot == "train_param1")
     assert "no lite data" in todo.message
-    assert todo.candidates == ("data/full/ (201 files, --data_dir at README.md:2)",)
+    assert todo.candidates == ("data/full/ (65 files, --data_dir at README.md:2)",)
     assert "(line 13)" in todo.format(13)

@@ -325,7 +325,7 @@ def _doc_data_folders(c: _Ctx) -> list[tuple[str, str, str, int]]:
 
 
 # A folder with more files than this is a data set, not the few samples a lite run needs.
-LITE_MAX_FILES = 200
+LITE_MAX_FILES = 64
 
 
 def _lite_from_docs(c: _Ctx) -> LiteData | None:
