@@ -172,12 +172,12 @@ class _Ctx:
     used: dict[str, set[int]] = field(default_factory=dict)
     eval_switch: str | None = None  # `--test-only` when eval is the training script with a switch
     train_saves: str | None = None  # the file name train's paddle.save joins onto the save folder
-    eval_data: tuple[str, str] | None = None
+    eval_data: tuple[str, str] | None = None  # the (flag, lite folder) eval is given
     export_flag: Flag | None = None
     export_ref: WeightRef | None = None
     mode_flag: Flag | None = None  # the train script's flag that selects evaluation (`--mode`, `--test-only`)
-    pinned: str | None = None
-    export_on_default: bool = False  # train's default save folder, used by later stages through literal paths
+    pinned: str | None = None  # train's default save folder, used by later stages through literal paths
+    export_on_default: bool = False  # export reads its weights from its own default (see `pinned`)
 
     @property
     def s(self) -> dict[str, tuple[str, str]]:
