@@ -81,7 +81,7 @@ class WorkerBackend:
     ) -> None:
         self.model_dir = model_dir
         self.argv_tail = [
-            str(model_dir),
+            str(model_dir.resolve()),  # the worker runs in a folder of its own
             "--name",
             name,
             "--workers",
