@@ -347,3 +347,22 @@ def test_a_worker_that_dies_while_loading_is_a_user_error_naming_the_signal(tmp_
         backend.start()
     assert "cannot load this model" in str(info.value)
     assert "died while loading (killed by SIGSEGV)" in str(info.value) and "loading..." in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"NONSENSE\r\n\r\n",
+        b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 30_000,  # a head over 16 KiB
+        b"POST /v2/models/tiny/infer HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+    ],
+)
+def test_malformed_http_is_a_json_400(hardened: RunningServer, raw: bytes) -> None:
+    with socket.create_connection(_address(hardened), timeout=10) as sock:
+        sock.sendall(raw)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert b"application/json" in head.lower() and json.loads(body)["error"]

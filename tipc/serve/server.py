@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import resource
 import socket
 import sys
@@ -68,6 +69,14 @@ def _head_guard(timeout_s: float) -> type[H11Protocol]:
             super().on_response_complete()
             if not self.transport.is_closing():
                 self._arm()
+
+        def send_400_response(self, msg: str) -> None:
+            """A malformed request line or header (or one over 16 KiB): 400 with a JSON body, not text."""
+            body = json.dumps({"error": f"malformed HTTP request: {msg}"}).encode()
+            head = b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n"
+            with contextlib.suppress(Exception):
+                self.transport.write(head + b"content-length: %d\r\n\r\n%s" % (len(body), body))
+            self.transport.close()
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self._head_timer is not None:
