@@ -111,7 +111,8 @@ def build_app(
     inflight_bytes: int | None = None,
 ) -> Starlette:
     budget = ByteBudget(inflight_bytes or 4 * max_body_bytes)
-    closing = {"Connection": "close"}  # the rest of a refused body is not read, so the connection ends
+    # Refused before (or while) its body was read: the rest of the body is not read, so the connection ends.
+    closing = {"Connection": "close"}
 
     def check_name(model: str) -> None:
         if model != name:
@@ -176,27 +177,28 @@ def build_app(
             check_name(request.path_params["model"])
             return await infer(request, "v2")
         except RequestError as exc:
-            headers = closing if exc.status in (408, 413) else None
-            return JSONResponse({"error": exc.message}, status_code=exc.status, headers=headers)
+            return JSONResponse({"error": exc.message}, status_code=exc.status, headers=closing)
         except Unavailable as exc:
-            return JSONResponse({"error": str(exc)}, status_code=503, headers={"Retry-After": "1"})
+            return JSONResponse({"error": str(exc)}, status_code=503, headers={**closing, "Retry-After": "1"})
 
     async def pipeline_predict(request: Request) -> Response:
         if request.path_params["service"] != name:
             return JSONResponse(
                 pipeline_error(PIPELINE_NO_SERVICE, f"no service {request.path_params['service']!r}"),
                 status_code=404,
+                headers=closing,
             )
         try:
             return await infer(request, "pipeline")
         except RequestError as exc:
-            headers = closing if exc.status in (408, 413) else None
             return JSONResponse(
-                pipeline_error(PIPELINE_INPUT_ERROR, exc.message), exc.status, headers=headers
+                pipeline_error(PIPELINE_INPUT_ERROR, exc.message), exc.status, headers=closing
             )
         except Unavailable as exc:
             return JSONResponse(
-                pipeline_error(PIPELINE_NO_SERVICE, str(exc)), status_code=503, headers={"Retry-After": "1"}
+                pipeline_error(PIPELINE_NO_SERVICE, str(exc)),
+                status_code=503,
+                headers={**closing, "Retry-After": "1"},
             )
 
     routes: Sequence[Route] = [
