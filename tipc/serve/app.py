@@ -41,7 +41,7 @@ class Backend(Protocol):
 
     def readiness(self) -> tuple[bool, str]: ...
 
-    async def infer(self, op: str, body: bytes) -> tuple[int, bytes]: ...
+    async def infer(self, op: str, body: bytes | bytearray) -> tuple[int, bytes]: ...
 
 
 class ByteBudget:
@@ -74,7 +74,7 @@ class ByteBudget:
             self._changed.notify_all()
 
 
-async def _read_body(request: Request, limit: int, timeout_s: float) -> bytes:
+async def _read_body(request: Request, limit: int, timeout_s: float) -> bytearray:
     body = bytearray()
     try:
         with anyio.fail_after(timeout_s):
@@ -86,7 +86,7 @@ async def _read_body(request: Request, limit: int, timeout_s: float) -> bytes:
         raise RequestError(408, f"request body not received within {timeout_s:g} s") from None
     except ClientDisconnect:
         raise RequestError(400, "the client went away before sending its whole body") from None
-    return bytes(body)
+    return body  # no copy: a bytearray is what the worker connection sends
 
 
 def _declared_length(request: Request, limit: int) -> int:

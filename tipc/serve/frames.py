@@ -14,14 +14,14 @@ _HEAD = struct.Struct("!IQ")
 MAX_HEADER = 1 << 20
 
 
-def send(sock: socket.socket, header: dict[str, Any], body: bytes = b"") -> None:
+def send(sock: socket.socket, header: dict[str, Any], body: bytes | bytearray = b"") -> None:
     head = json.dumps(header).encode()
     sock.sendall(_HEAD.pack(len(head), len(body)) + head)
     if body:
         sock.sendall(body)
 
 
-def _exactly(sock: socket.socket, size: int) -> bytes | None:
+def _exactly(sock: socket.socket, size: int) -> bytearray | None:
     buffer = bytearray(size)
     view = memoryview(buffer)
     got = 0
@@ -30,10 +30,10 @@ def _exactly(sock: socket.socket, size: int) -> bytes | None:
         if n == 0:
             return None
         got += n
-    return bytes(buffer) if size else b""
+    return buffer  # no copy: json.loads reads a bytearray as it is
 
 
-def recv(sock: socket.socket) -> tuple[dict[str, Any], bytes] | None:
+def recv(sock: socket.socket) -> tuple[dict[str, Any], bytearray] | None:
     """The next frame, or None when the other side closed the connection."""
     head = _exactly(sock, _HEAD.size)
     if head is None:

@@ -55,7 +55,7 @@ def _no_constants(token: str) -> Any:
     raise ValueError(f"{token} is not a number JSON allows")
 
 
-def parse_json(body: bytes) -> Any:
+def parse_json(body: bytes | bytearray) -> Any:
     """JSON -> value; any malformed body (bad syntax, NaN/Infinity, 5,000-digit integers, 100k-deep nesting)
     is a RequestError(400), never an internal error."""
     try:

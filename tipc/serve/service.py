@@ -54,7 +54,7 @@ def _dumps(payload: Any) -> bytes:
 
 
 def handle(
-    model: Model, op: str, body: bytes, *, name: str, max_batch: int = DEFAULT_MAX_BATCH
+    model: Model, op: str, body: bytes | bytearray, *, name: str, max_batch: int = DEFAULT_MAX_BATCH
 ) -> tuple[int, bytes]:
     """`op` is "v2" or "pipeline"; returns (HTTP status, JSON body). Client mistakes are 4xx; a model
     failure is a JSON 500 with the model's message."""
@@ -109,7 +109,7 @@ class LocalBackend:
     def readiness(self) -> tuple[bool, str]:
         return True, ""
 
-    async def infer(self, op: str, body: bytes) -> tuple[int, bytes]:
+    async def infer(self, op: str, body: bytes | bytearray) -> tuple[int, bytes]:
         return await anyio.to_thread.run_sync(
             lambda: handle(self.model, op, body, name=self.name, max_batch=self.max_batch),
             limiter=self._limiter,

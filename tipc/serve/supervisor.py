@@ -202,7 +202,7 @@ class WorkerBackend:
                 with self._lock:
                     future = worker.pending.pop(int(header.get("id", -1)), None)
                 if future is not None and not future.done():
-                    future.set_result((int(header.get("status", 500)), body))
+                    future.set_result((int(header.get("status", 500)), bytes(body)))
         except (OSError, ValueError):
             pass
         self._lost(worker)
@@ -261,11 +261,11 @@ class WorkerBackend:
         with self._lock:
             return self._worker is not None, self._why_not
 
-    def _send(self, worker: _Worker, request_id: int, op: str, body: bytes) -> None:
+    def _send(self, worker: _Worker, request_id: int, op: str, body: bytes | bytearray) -> None:
         with worker.send_lock:
             frames.send(worker.sock, {"id": request_id, "op": op}, body)
 
-    async def infer(self, op: str, body: bytes) -> tuple[int, bytes]:
+    async def infer(self, op: str, body: bytes | bytearray) -> tuple[int, bytes]:
         future: concurrent.futures.Future[tuple[int, bytes]] = concurrent.futures.Future()
         request_id = next(self._ids)
         with self._lock:

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     send_lock = threading.Lock()
 
-    def answer(request_id: int, op: str, body: bytes) -> None:
+    def answer(request_id: int, op: str, body: bytearray) -> None:
         large = len(body) >= TRIM_AFTER_BYTES
         try:
             status, payload = handle(pool, op, body, name=args.name, max_batch=args.max_batch)
