@@ -209,23 +209,24 @@ class WorkerBackend:
 
     def _lost(self, worker: _Worker) -> None:
         with self._lock:
-            if self._worker is not worker:
+            if self._worker is not worker or self._closing.is_set():
                 return
-            self._worker = None
-        with contextlib.suppress(OSError):
-            worker.sock.close()
         code = None
         for _ in range(40):  # the exit status tells a crash from a close; it comes a moment after EOF
             code = worker.background.poll()
             if code is not None:
                 break
             time.sleep(0.05)
-        if self._closing.is_set():
-            return
         why = f"the model worker died ({describe_exit(code)})"
         with self._lock:
+            if self._worker is not worker or self._closing.is_set():
+                return
+            # Not ready, with the reason, in one step: readiness never says 503 without saying why.
+            self._worker = None
             self._why_not = f"{why}; restarting it"
             pending, worker.pending = worker.pending, {}
+        with contextlib.suppress(OSError):
+            worker.sock.close()
         for future in pending.values():
             if not future.done():
                 future.set_exception(Unavailable(f"{why} while answering this request; retry shortly"))
