@@ -285,6 +285,16 @@ def test_a_worker_crash_is_a_503_json_then_a_restart(tiny_model: Path, tmp_path:
         assert running.background.poll() is None
         assert _worker_of(running).pid != first.pid
         assert "model worker died (killed by SIGSEGV); restarting it" in running.log.read_text()
+        # The server killed outright: its worker follows and removes the server's private folder.
+        worker = _worker_of(running)
+        cmdline = worker.cmdline()
+        folder = Path(cmdline[cmdline.index("--connect") + 1]).parent
+        assert folder.is_dir() and folder.name.startswith("tipc-serve-")
+        running.background.child.kill()
+        running.background.child.wait(timeout=10)
+        gone = psutil.wait_procs([worker], timeout=10)[1] == []
+        assert gone or worker.status() == psutil.STATUS_ZOMBIE
+        assert not folder.exists()
     finally:
         running.background.stop()
 

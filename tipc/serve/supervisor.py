@@ -291,6 +291,8 @@ class WorkerBackend:
         with self._lock:
             worker, self._worker = self._worker, None
         if worker is not None:
+            with contextlib.suppress(OSError), worker.send_lock:
+                frames.send(worker.sock, {"type": "bye"})  # a plain EOF would mean "the server died"
             with contextlib.suppress(OSError):
                 worker.sock.shutdown(socket.SHUT_RDWR)
                 worker.sock.close()

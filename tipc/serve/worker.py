@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import json
 import os
+import shutil
 import socket
 import sys
 import threading
@@ -31,10 +32,23 @@ def _trim() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
-def _watch_parent(parent: int) -> None:
+def _clean_if_orphaned(parent: int, folder: Path, wait_s: float) -> None:
+    """A server killed outright cannot remove its private folder (sockets, worker logs): the worker does,
+    once it is re-parented (which comes a moment after the server's end closed our connection)."""
+    end = time.monotonic() + wait_s
+    while os.getppid() == parent:
+        if time.monotonic() >= end:
+            return
+        time.sleep(0.02)
+    if folder.name.startswith("tipc-serve-"):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _watch_parent(parent: int, folder: Path) -> None:
     """Exit when the server dies, however it died (SIGKILL included): we are re-parented then."""
     while True:
         if os.getppid() != parent:
+            _clean_if_orphaned(parent, folder, 0)
             os._exit(0)
         time.sleep(0.5)
 
@@ -50,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-batch", type=int, default=64)
     parser.add_argument("--parent", type=int, default=os.getppid())
     args = parser.parse_args(argv)
-    threading.Thread(target=_watch_parent, args=(args.parent,), daemon=True).start()
+    threading.Thread(target=_watch_parent, args=(args.parent, Path(args.connect).parent), daemon=True).start()
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(args.connect)
@@ -96,8 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     with ThreadPoolExecutor(max_workers=pool.size, thread_name_prefix="predict") as executor:
         while True:
             frame = frames.recv(sock)
-            if frame is None:
-                os._exit(0)  # the server closed the connection: stop now, in-flight work is unwanted
+            if frame is None or frame[0].get("type") == "bye":
+                # The server is stopping (bye) or gone (EOF without one): in-flight work is unwanted.
+                if frame is None:
+                    _clean_if_orphaned(args.parent, Path(args.connect).parent, 2.0)
+                os._exit(0)
             header, body = frame
             executor.submit(answer, int(header["id"]), str(header["op"]), body)
             del frame, body
