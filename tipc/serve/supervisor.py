@@ -42,6 +42,13 @@ def describe_exit(code: int | None) -> str:
     return f"exit code {code}"
 
 
+def _exit_code(background: proc.Background, wait_s: float) -> int | None:
+    end = time.monotonic() + wait_s
+    while (code := background.poll()) is None and time.monotonic() < end:
+        time.sleep(0.02)
+    return code
+
+
 def _log_tail(path: Path, lines: int = 12) -> str:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -150,13 +157,8 @@ class WorkerBackend:
             if hello is None or not hello.get("ok"):
                 if conn is not None:
                     conn.close()
-                code = background.poll()
-                if code is None and hello is None:
-                    background.stop(grace_s=1.0)
-                    code = background.poll()
-                else:
-                    background.stop(grace_s=5.0)
-                    code = background.poll()
+                code = _exit_code(background, 2.0)  # an EOF comes a moment before the exit status
+                background.stop(grace_s=1.0 if hello is None else 5.0)
                 if hello is not None:
                     raise RuntimeError(str(hello.get("error", "the worker could not load the model")))
                 if code is None:
@@ -201,8 +203,9 @@ class WorkerBackend:
                 header, body = frame
                 with self._lock:
                     future = worker.pending.pop(int(header.get("id", -1)), None)
-                if future is not None and not future.done():
-                    future.set_result((int(header.get("status", 500)), bytes(body)))
+                if future is not None:
+                    with contextlib.suppress(concurrent.futures.InvalidStateError):  # its client left
+                        future.set_result((int(header.get("status", 500)), bytes(body)))
         except (OSError, ValueError):
             pass
         self._lost(worker)
@@ -211,13 +214,11 @@ class WorkerBackend:
         with self._lock:
             if self._worker is not worker or self._closing.is_set():
                 return
-        code = None
-        for _ in range(40):  # the exit status tells a crash from a close; it comes a moment after EOF
-            code = worker.background.poll()
-            if code is not None:
-                break
-            time.sleep(0.05)
-        why = f"the model worker died ({describe_exit(code)})"
+        code = _exit_code(worker.background, 2.0)  # tells a crash from a close; it comes just after EOF
+        if code is None:
+            why = "the connection to the model worker broke"
+        else:
+            why = f"the model worker died ({describe_exit(code)})"
         with self._lock:
             if self._worker is not worker or self._closing.is_set():
                 return
@@ -228,7 +229,8 @@ class WorkerBackend:
         with contextlib.suppress(OSError):
             worker.sock.close()
         for future in pending.values():
-            if not future.done():
+            # A request whose client left was cancelled meanwhile (wrap_future cancels its future).
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
                 future.set_exception(Unavailable(f"{why} while answering this request; retry shortly"))
         worker.background.stop(grace_s=1.0)
         tail = _log_tail(worker.log)
