@@ -115,13 +115,15 @@ def choose_python(
     written: list[str],
     *,
     own: str | None = None,
-    own_has_paddle: Callable[[], bool] = paddle_findable,
-    which: Callable[[str], str | None] = shutil.which,
+    own_has_paddle: Callable[[], bool] | None = None,
+    which: Callable[[str], str | None] | None = None,
 ) -> PythonChoice:
     """--python when given; else tipc's own interpreter in place of a bare `python` word the config names
     (whatever `python` is first on PATH, often one without paddle when a venv's tipc runs unactivated);
     an interpreter the config names by path is kept, as is the config's when tipc's own has no paddle."""
     own = own or sys.executable
+    own_has_paddle = own_has_paddle or paddle_findable
+    which = which or shutil.which
     if given:
         return PythonChoice(given, f"python: {given} (--python)")
     bare = [w for w in written if _BARE_PYTHON.match(w)]
