@@ -10,7 +10,7 @@ pytest_plugins = ["pytester"]
 
 HERE = Path(__file__).resolve().parent
 
-# Seed 003's example config for its BERT demo, with the application swapped for tests/convergence/fake_bert.py.
+# Seed 003's example config for its BERT demo; the application is tests/convergence/fake_bert.py.
 SEED_CONFIG = """\
 demo:
     directory: "{directory}"

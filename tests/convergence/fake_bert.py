@@ -10,8 +10,18 @@ import os
 import sys
 import time
 
-TABLE = {0: (9.742, 0.718), 1: (7.984, 0.704), 2: (7.336, 0.666), 3: (6.61, 0.66), 4: (6.2, 0.65),
-         5: (5.840, 0.625), 6: (5.477, 0.640), 7: (5.344, 0.650), 8: (5.1, 0.63), 9: (4.9, 0.62)}
+TABLE = {
+    0: (9.742, 0.718),
+    1: (7.984, 0.704),
+    2: (7.336, 0.666),
+    3: (6.61, 0.66),
+    4: (6.2, 0.65),
+    5: (5.840, 0.625),
+    6: (5.477, 0.640),
+    7: (5.344, 0.650),
+    8: (5.1, 0.63),
+    9: (4.9, 0.62),
+}
 
 
 def main() -> int:
@@ -49,8 +59,13 @@ def main() -> int:
         mlm, nsp = TABLE[i]
         noise = 0.001 * (a.seed % 3)
         if i != drop and i % a.steps_per_log == 0:
-            print(f"Iteration: {i:6d} Epoch: {i:6.2f} Loss (MLM NSP): {mlm * scale + noise:.3f} {nsp * scale:.3f} "
-                  f"Accuracy (MLM NSP): 0.{40 + i} 0.{60 + i}", file=sys.stderr, flush=True)
+            print(
+                f"Iteration: {i:6d} Epoch: {i:6.2f} "
+                f"Loss (MLM NSP): {mlm * scale + noise:.3f} {nsp * scale:.3f} "
+                f"Accuracy (MLM NSP): 0.{40 + i} 0.{60 + i}",
+                file=sys.stderr,
+                flush=True,
+            )
     return 0
 
 

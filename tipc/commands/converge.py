@@ -21,20 +21,43 @@ exit codes: 0 every segment passed, 1 a segment failed, 2 config/manifest error 
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-t", "--test-config-path", required=True, metavar="CONFIG", help="seed-003 YAML test config")
+    p.add_argument(
+        "-t", "--test-config-path", required=True, metavar="CONFIG", help="seed-003 YAML test config"
+    )
     p.add_argument("-s", "--storage-path", required=True, metavar="STORAGE", help="checkpoints and manifests")
-    p.add_argument("--manifest-name", default=None, metavar="NAME",
-                   help="manifest file name, prefixed with the test name (default: convergence_harness_manifest.json)")
-    p.add_argument("--test", dest="tests", action="append", default=[], metavar="NAME",
-                   help="run only this test of the config (repeatable)")
-    p.add_argument("-j", "--jobs", type=int, default=1, metavar="N", help="segments (or seed runs) in parallel")
-    p.add_argument("--timeout", type=float, default=None, metavar="S",
-                   help="time limit per segment / gather run (default: the config's timeout_s, else 3600)")
+    p.add_argument(
+        "--manifest-name",
+        default=None,
+        metavar="NAME",
+        help="manifest file name, prefixed with the test name (default: convergence_harness_manifest.json)",
+    )
+    p.add_argument(
+        "--test",
+        dest="tests",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only this test of the config (repeatable)",
+    )
+    p.add_argument(
+        "-j", "--jobs", type=int, default=1, metavar="N", help="segments (or seed runs) in parallel"
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="time limit per segment / gather run (default: the config's timeout_s, else 3600)",
+    )
     p.add_argument("--python", help="interpreter to use where the executable is python/python3")
     p.add_argument("--output", metavar="DIR", help="logs and scratch (default: STORAGE/tipc-converge)")
     p.add_argument("--report-dir", metavar="DIR", help="also write converge.{json,junit.xml,md,html} there")
-    p.add_argument("--format", choices=("text", "json", "junit", "markdown", "html"), default="text",
-                   help="what to print on stdout (default: %(default)s)")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "junit", "markdown", "html"),
+        default="text",
+        help="what to print on stdout (default: %(default)s)",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,9 +67,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub.required = True
     g = sub.add_parser("gather", help="run the known-good configuration and record segments")
     _common(g)
-    g.add_argument("--seeds", type=int, default=1, metavar="K", help="record K runs (needs flags.gather.seed)")
-    g.add_argument("--envelope", choices=("minmax", "std"), default="minmax",
-                   help="with --seeds: the band is min..max, or mean ± k·std (default: %(default)s)")
+    g.add_argument(
+        "--seeds", type=int, default=1, metavar="K", help="record K runs (needs flags.gather.seed)"
+    )
+    g.add_argument(
+        "--envelope",
+        choices=("minmax", "std"),
+        default="minmax",
+        help="with --seeds: the band is min..max, or mean ± k·std (default: %(default)s)",
+    )
     g.add_argument("--std-k", type=float, default=3.0, metavar="K", help="k for --envelope std (default: 3)")
     r = sub.add_parser("run", help="restart from every recorded checkpoint and compare the metrics")
     _common(r)
@@ -79,10 +108,18 @@ def run(args: argparse.Namespace) -> int:
     if seeds < 1:
         raise UserError("--seeds must be at least 1")
     result = do_convergence_test(
-        args.storage_path, args.manifest_name or DEFAULT_MANIFEST, args.test_config_path,
-        do_gather=args.action == "gather", tests=args.tests or None, jobs=args.jobs, timeout_s=args.timeout,
-        python=args.python, seeds=seeds, envelope_mode=getattr(args, "envelope", "minmax"),
-        envelope_k=getattr(args, "std_k", 3.0), output=args.output,
+        args.storage_path,
+        args.manifest_name or DEFAULT_MANIFEST,
+        args.test_config_path,
+        do_gather=args.action == "gather",
+        tests=args.tests or None,
+        jobs=args.jobs,
+        timeout_s=args.timeout,
+        python=args.python,
+        seeds=seeds,
+        envelope_mode=getattr(args, "envelope", "minmax"),
+        envelope_k=getattr(args, "std_k", 3.0),
+        output=args.output,
     )
     if args.report_dir:
         report.write_all(result, Path(args.report_dir))

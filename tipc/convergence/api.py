@@ -31,9 +31,15 @@ def do_convergence_test(
     path = str(test_config_path)
     selected = config_mod.select(config_mod.load(path), tests, path)
     opts = harness.Options(
-        storage=Path(storage_path), manifest_name=manifest_suffix, jobs=jobs, timeout_s=timeout_s,
-        output=Path(output) if output is not None else None, python=python, seeds=seeds,
-        envelope_mode=envelope_mode, envelope_k=envelope_k,
+        storage=Path(storage_path),
+        manifest_name=manifest_suffix,
+        jobs=jobs,
+        timeout_s=timeout_s,
+        output=Path(output) if output is not None else None,
+        python=python,
+        seeds=seeds,
+        envelope_mode=envelope_mode,
+        envelope_k=envelope_k,
     )
     mode = "gather" if do_gather else "run"
     result = ConvergeResult(mode)

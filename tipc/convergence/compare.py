@@ -23,7 +23,9 @@ class Bounds:
     centre: float  # recorded value (single run) or band mean
 
 
-def bounds(expected: float | Band, margin: float, abs_margin: float = 0.0, mode: str = "minmax", k: float = 3.0) -> Bounds:
+def bounds(
+    expected: float | Band, margin: float, abs_margin: float = 0.0, mode: str = "minmax", k: float = 3.0
+) -> Bounds:
     if isinstance(expected, Band):
         if mode == "std":
             lo, hi = expected.mean - k * expected.std, expected.mean + k * expected.std

@@ -179,7 +179,9 @@ def _parser(c: _Ctx, name: str, node: Any, line: int) -> LogParser:
     if unknown:
         key = sorted(unknown)[0]
         raise c.err(m.line_of(key), f"log_parsing.{name}: unknown key {key!r} (expected regex, labels)")
-    raw = c.string(c.required(m, "regex", f"log_parsing.{name}"), m.line_of("regex"), f"log_parsing.{name}.regex")
+    raw = c.string(
+        c.required(m, "regex", f"log_parsing.{name}"), m.line_of("regex"), f"log_parsing.{name}.regex"
+    )
     try:
         regex = re.compile(raw)
     except re.error as exc:
@@ -191,7 +193,9 @@ def _parser(c: _Ctx, name: str, node: Any, line: int) -> LogParser:
         seq = m.items["labels"]
         if not isinstance(seq, LSeq):
             raise c.err(m.line_of("labels"), f"log_parsing.{name}.labels must be a list")
-        labels = tuple(c.string(v, seq.line_of(i), f"log_parsing.{name}.labels[{i}]") for i, v in enumerate(seq.items))
+        labels = tuple(
+            c.string(v, seq.line_of(i), f"log_parsing.{name}.labels[{i}]") for i, v in enumerate(seq.items)
+        )
         if len(set(labels)) != len(labels):
             raise c.err(m.line_of("labels"), f"log_parsing.{name}.labels repeat a name")
     return LogParser(name, regex, labels, m.line_of("regex"))
@@ -202,10 +206,14 @@ def _metric(c: _Ctx, name: str, node: Any, line: int, parsers: dict[str, LogPars
     unknown = set(m.items) - {"margin", "comparison", "abs_margin"}
     if unknown:
         key = sorted(unknown)[0]
-        raise c.err(m.line_of(key), f"metrics.{name}: unknown key {key!r} (expected margin, comparison, abs_margin)")
+        raise c.err(
+            m.line_of(key), f"metrics.{name}: unknown key {key!r} (expected margin, comparison, abs_margin)"
+        )
     if name not in parsers or name in MANDATORY_PARSERS:
         raise c.err(line, f"metrics.{name}: no log_parsing.{name} regex to read it from the log")
-    margin = c.number(c.required(m, "margin", f"metrics.{name}"), m.line_of("margin"), f"metrics.{name}.margin")
+    margin = c.number(
+        c.required(m, "margin", f"metrics.{name}"), m.line_of("margin"), f"metrics.{name}.margin"
+    )
     comparison = c.required(m, "comparison", f"metrics.{name}")
     if comparison not in COMPARISONS:
         raise c.err(
@@ -223,11 +231,15 @@ def _flag(c: _Ctx, where: str, name: str, node: Any, line: int) -> Flag:
     unknown = set(m.items) - {"key", "value", "set_in_script"}
     if unknown:
         key = sorted(unknown)[0]
-        raise c.err(m.line_of(key), f"{where}.{name}: unknown key {key!r} (expected key, value, set_in_script)")
+        raise c.err(
+            m.line_of(key), f"{where}.{name}: unknown key {key!r} (expected key, value, set_in_script)"
+        )
     key = c.string(c.required(m, "key", f"{where}.{name}"), m.line_of("key"), f"{where}.{name}.key")
     value = m.items.get("value")
     if isinstance(value, LMap | LSeq):
-        raise c.err(m.line_of("value"), f"{where}.{name}.value must be a single value (or null for a key-only flag)")
+        raise c.err(
+            m.line_of("value"), f"{where}.{name}.value must be a single value (or null for a key-only flag)"
+        )
     sis = m.items.get("set_in_script", False)
     if not isinstance(sis, bool):
         raise c.err(m.line_of("set_in_script"), f"{where}.{name}.set_in_script must be true or false")
@@ -249,7 +261,9 @@ def _mode(c: _Ctx, flags: LMap, mode: str, mandatory: tuple[str, ...]) -> ModeFl
     misc: tuple[Flag, ...] = ()
     for key, value in m.items.items():
         if key == "misc":
-            misc = tuple(f for f in _flag_list(c, f"flags.{mode}.misc", value, m.line_of(key)) if not f.set_in_script)
+            misc = tuple(
+                f for f in _flag_list(c, f"flags.{mode}.misc", value, m.line_of(key)) if not f.set_in_script
+            )
         elif key in mandatory or key in OPTIONAL_SCRIPT_FLAGS[mode]:
             script[key] = _flag(c, f"flags.{mode}", key, value, m.line_of(key))
         else:
@@ -268,14 +282,18 @@ def _test(c: _Ctx, name: str, node: Any, line: int) -> TestConfig:
     t = c.mapping(node, line, f"test {name!r}")
     for key in t.items:
         if key not in _TEST_KEYS:
-            raise c.err(t.line_of(key), f"{name}: unknown key {key!r} (expected {', '.join(sorted(_TEST_KEYS))})")
+            raise c.err(
+                t.line_of(key), f"{name}: unknown key {key!r} (expected {', '.join(sorted(_TEST_KEYS))})"
+            )
     directory = c.string(c.required(t, "directory", name), t.line_of("directory"), f"{name}.directory")
     exe = c.required(t, "executable", name)
     if isinstance(exe, str):
         exe = LSeq([exe], t.line_of("executable"), [t.line_of("executable")])
     if not isinstance(exe, LSeq) or not exe.items:
         raise c.err(t.line_of("executable"), f"{name}.executable must be a non-empty list of strings")
-    executable = tuple(c.string(v, exe.line_of(i), f"{name}.executable[{i}]") for i, v in enumerate(exe.items))
+    executable = tuple(
+        c.string(v, exe.line_of(i), f"{name}.executable[{i}]") for i, v in enumerate(exe.items)
+    )
     log_output = t.items.get("log_output", "stdout")
     if log_output not in ("stdout", "stderr"):
         raise c.err(t.line_of("log_output"), f"{name}.log_output must be stdout or stderr")
@@ -291,20 +309,40 @@ def _test(c: _Ctx, name: str, node: Any, line: int) -> TestConfig:
     rec = c.mapping(c.required(t, "recording", name), t.line_of("recording"), f"{name}.recording")
     steps = c.required(rec, "steps_to_record_after_save", f"{name}.recording")
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise c.err(rec.line_of("steps_to_record_after_save"), "steps_to_record_after_save must be an integer >= 1")
+        raise c.err(
+            rec.line_of("steps_to_record_after_save"), "steps_to_record_after_save must be an integer >= 1"
+        )
     fl = c.mapping(c.required(t, "flags", name), t.line_of("flags"), f"{name}.flags")
     for key in fl.items:
         if key not in ("common", "gather", "run"):
-            raise c.err(fl.line_of(key), f"{name}.flags: unknown section {key!r} (expected common, gather, run)")
-    common = tuple(f for f in _flag_list(c, "flags.common", fl.items.get("common"), fl.line_of("common")) if not f.set_in_script)
+            raise c.err(
+                fl.line_of(key), f"{name}.flags: unknown section {key!r} (expected common, gather, run)"
+            )
+    common = tuple(
+        f
+        for f in _flag_list(c, "flags.common", fl.items.get("common"), fl.line_of("common"))
+        if not f.set_in_script
+    )
     gather = _mode(c, fl, "gather", GATHER_FLAGS)
     run = _mode(c, fl, "run", RUN_FLAGS)
     timeout_s = None
     if "timeout_s" in t.items:
         timeout_s = c.number(t.items["timeout_s"], t.line_of("timeout_s"), f"{name}.timeout_s", minimum=1.0)
     return TestConfig(
-        name, c.path, line, directory, t.line_of("directory"), executable, str(log_output), parsers, metrics,
-        steps, common, gather, run, timeout_s,
+        name,
+        c.path,
+        line,
+        directory,
+        t.line_of("directory"),
+        executable,
+        str(log_output),
+        parsers,
+        metrics,
+        steps,
+        common,
+        gather,
+        run,
+        timeout_s,
     )
 
 
@@ -324,7 +362,9 @@ def load(path: str | Path) -> dict[str, TestConfig]:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(str(p), None, f"cannot read the convergence config: {exc.strerror or exc}") from None
+        raise ConfigError(
+            str(p), None, f"cannot read the convergence config: {exc.strerror or exc}"
+        ) from None
     return load_text(text, str(p))
 
 

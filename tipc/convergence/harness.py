@@ -3,6 +3,7 @@ is watched line by line, and every segment ends as a value; nothing here raises 
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import statistics
@@ -133,7 +134,9 @@ def gather(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestRes
     result = TestResult(cfg.name, "gather", cfg.path, str(mpath))
     if opts.seeds > 1 and "seed" not in cfg.gather.script:
         raise ConfigError(
-            cfg.path, cfg.line, f"{cfg.name}: gather --seeds needs flags.gather.seed (key, set_in_script: true)"
+            cfg.path,
+            cfg.line,
+            f"{cfg.name}: gather --seeds needs flags.gather.seed (key, set_in_script: true)",
         )
     storage.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=max(1, min(opts.jobs, opts.seeds))) as pool:
@@ -150,7 +153,9 @@ def gather(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestRes
     segments: list[Segment] = []
     for r in first.recordings:
         if not r.results:
-            result.notes.append(f"checkpoint at step {r.start_step} ({r.checkpoint}): no metrics logged after it")
+            result.notes.append(
+                f"checkpoint at step {r.start_step} ({r.checkpoint}): no metrics logged after it"
+            )
             continue
         segments.append(Segment(str(r.start_step), r.stored, r.start_step, r.results))
     if not segments:
@@ -161,7 +166,9 @@ def gather(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestRes
     if opts.seeds > 1:
         _envelopes(segments, [run[0] for run in runs], result)
     for seg in segments:
-        sr = SegmentResult(cfg.name, seg.start_step, seg.checkpoint, PASS, [f"recorded steps {sorted(seg.results)}"])
+        sr = SegmentResult(
+            cfg.name, seg.start_step, seg.checkpoint, PASS, [f"recorded steps {sorted(seg.results)}"]
+        )
         sr.recorded = _curves(seg.results)
         result.segments.append(sr)
     if result.status == PASS:
@@ -193,8 +200,13 @@ def _envelopes(segments: list[Segment], recorders: list[Recorder], result: TestR
                         )
                     if not vals:
                         continue
-                    band = Band(min(vals), max(vals), statistics.fmean(vals),
-                                statistics.pstdev(vals) if len(vals) > 1 else 0.0, len(vals))
+                    band = Band(
+                        min(vals),
+                        max(vals),
+                        statistics.fmean(vals),
+                        statistics.pstdev(vals) if len(vals) > 1 else 0.0,
+                        len(vals),
+                    )
                     seg.envelope.setdefault(step, {}).setdefault(metric, {})[label] = band
 
 
@@ -220,47 +232,56 @@ def evaluate(
     the run did not report is a failure, never a skip."""
     checks: list[Check] = []
     for step in sorted(seg.results):
+        seen = observed.get(step)
         for metric_name, labels in seg.results[step].items():
             metric = cfg.metrics.get(metric_name)
             if metric is None:
                 continue
-            seen = observed.get(step)
             got = seen.get(metric_name) if seen is not None else None
             for label in labels:
                 expected = seg.value(step, metric_name, label)
                 band_v = seg.envelope.get(step, {}).get(metric_name, {}).get(label)
-                b = compare.bounds(band_v if band_v is not None else (expected or 0.0), metric.margin,
-                                   metric.abs_margin, manifest.envelope_mode, manifest.envelope_k)
+                target: float | Band = band_v if band_v is not None else (expected or 0.0)
+                mode, k = manifest.envelope_mode, manifest.envelope_k
+                b = compare.bounds(target, metric.margin, metric.abs_margin, mode, k)
                 band = None
                 if band_v is not None:
-                    lo_hi = compare.bounds(band_v, 0.0, 0.0, manifest.envelope_mode, manifest.envelope_k)
-                    band = (lo_hi.lo, lo_hi.hi)
-                common = dict(step=step, metric=metric_name, label=label, op=metric.comparison,
-                              margin=metric.margin, abs_margin=metric.abs_margin,
-                              expected=b.centre if band_v is not None else expected, lo=b.lo, hi=b.hi, band=band)
+                    raw = compare.bounds(band_v, 0.0, 0.0, mode, k)
+                    band = (raw.lo, raw.hi)
+                    expected = b.centre
+
+                base = (step, metric_name, label, metric.comparison, metric.margin, metric.abs_margin)
+                check = functools.partial(Check, *base, expected, b.lo, b.hi)
                 if seen is None:
-                    checks.append(Check(actual=None, passed=False, reason="step not observed in the run's log", **common))  # type: ignore[arg-type]
-                    continue
-                if got is None:
-                    checks.append(Check(actual=None, passed=False, reason=f"{metric_name} not observed at this step", **common))  # type: ignore[arg-type]
-                    continue
-                if label not in got:
-                    checks.append(Check(actual=None, passed=False, reason=(
-                        f"label not observed (recorded labels {sorted(labels)}, observed {sorted(got)})"), **common))  # type: ignore[arg-type]
-                    continue
-                try:
-                    actual = float(got[label])
-                except ValueError:
-                    checks.append(Check(actual=None, passed=False, reason=f"observed {got[label]!r} is not a number", **common))  # type: ignore[arg-type]
-                    continue
-                if expected is None and band_v is None:
-                    checks.append(Check(actual=actual, passed=False, reason="recorded value is not a number", **common))  # type: ignore[arg-type]
-                    continue
-                checks.append(Check(actual=actual, passed=compare.passes(metric.comparison, actual, b), **common))  # type: ignore[arg-type]
+                    checks.append(check(None, False, "step not observed in the run's log", band))
+                elif got is None:
+                    checks.append(check(None, False, f"{metric_name} not observed at this step", band))
+                elif label not in got:
+                    checks.append(
+                        check(
+                            None,
+                            False,
+                            f"label not observed (recorded {sorted(labels)}, observed {sorted(got)})",
+                            band,
+                        )
+                    )
+                else:
+                    try:
+                        actual = float(got[label])
+                    except ValueError:
+                        checks.append(check(None, False, f"observed {got[label]!r} is not a number", band))
+                        continue
+                    if expected is None:
+                        checks.append(check(actual, False, "recorded value is not a number", band))
+                    else:
+                        checks.append(check(actual, compare.passes(metric.comparison, actual, b), "", band))
     return checks
 
 
-def _run_segment(cfg: TestConfig, opts: Options, manifest: Manifest, seg: Segment, runner: Runner) -> SegmentResult:
+def run_segment(
+    cfg: TestConfig, opts: Options, manifest: Manifest, seg: Segment, runner: Runner = proc.run
+) -> SegmentResult:
+    """Restart the application from one segment's checkpoint and check its recorded steps."""
     sr = SegmentResult(cfg.name, seg.start_step, seg.checkpoint)
     sr.recorded = _curves(seg.results)
     ckpt = manifest.checkpoint_path(seg)
@@ -281,8 +302,14 @@ def _run_segment(cfg: TestConfig, opts: Options, manifest: Manifest, seg: Segmen
     log = out / f"segment_{seg.start_step}.log"
     sr.log_path = str(log)
     try:
-        res = runner(sr.argv, cwd=cfg.resolve_directory(), env=_env(), timeout_s=_timeout(opts, cfg),
-                     log_path=log, on_line=lines.append)
+        res = runner(
+            sr.argv,
+            cwd=cfg.resolve_directory(),
+            env=_env(),
+            timeout_s=_timeout(opts, cfg),
+            log_path=log,
+            on_line=lines.append,
+        )
     except OSError as exc:
         sr.status = FAIL
         sr.reasons.append(f"could not start {sr.argv[0]!r}: {exc}")
@@ -316,7 +343,9 @@ def run(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestResult
         return result
     cfg.resolve_directory()  # a bad directory is a config error before anything starts
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-        result.segments = list(pool.map(lambda s: _run_segment(cfg, opts, manifest, s, runner), manifest.segments))
+        result.segments = list(
+            pool.map(lambda s: run_segment(cfg, opts, manifest, s, runner), manifest.segments)
+        )
     return result
 
 

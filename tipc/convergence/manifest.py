@@ -104,7 +104,7 @@ def parse(text: str, path: str) -> Manifest:
     except json.JSONDecodeError as exc:
         raise ConfigError(path, exc.lineno, f"invalid JSON: {exc.msg}", exc.colno) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("ckpt_logs"), dict):
-        raise ConfigError(path, 1, "a convergence manifest needs a \"ckpt_logs\" object")
+        raise ConfigError(path, 1, 'a convergence manifest needs a "ckpt_logs" object')
     segments: list[Segment] = []
     for key, entry in doc["ckpt_logs"].items():
         where = ["ckpt_logs", key]
@@ -138,7 +138,10 @@ def parse(text: str, path: str) -> Manifest:
                 vals: dict[str, str] = {}
                 for label, value in labelled.items():
                     if isinstance(value, bool) or not isinstance(value, str | int | float):
-                        raise err([*sw, metric, label], f"results[{step_key!r}][{metric!r}][{label!r}] must be a number")
+                        raise err(
+                            [*sw, metric, label],
+                            f"results[{step_key!r}][{metric!r}][{label!r}] must be a number",
+                        )
                     try:
                         float(value)
                     except ValueError:
@@ -152,15 +155,24 @@ def parse(text: str, path: str) -> Manifest:
             try:
                 for step_key, metrics in env_raw.items():
                     envelope[int(step_key)] = {
-                        m: {lab: Band(float(b["min"]), float(b["max"]), float(b["mean"]), float(b["std"]), int(b["n"]))
-                            for lab, b in labs.items()}
+                        m: {
+                            lab: Band(
+                                float(b["min"]),
+                                float(b["max"]),
+                                float(b["mean"]),
+                                float(b["std"]),
+                                int(b["n"]),
+                            )
+                            for lab, b in labs.items()
+                        }
                         for m, labs in metrics.items()
                     }
             except (KeyError, TypeError, ValueError, AttributeError):
                 raise err([*where, "envelope"], f"ckpt_logs[{key!r}].envelope is malformed") from None
         segments.append(Segment(str(key), entry["checkpoint"], start, results, envelope))
     segments.sort(key=lambda s: s.start_step)
-    meta = doc.get("tipc") if isinstance(doc.get("tipc"), dict) else {}
+    meta_raw = doc.get("tipc")
+    meta: dict[str, Any] = meta_raw if isinstance(meta_raw, dict) else {}
     mode = str(meta.get("envelope_mode", "minmax"))
     if mode not in ("minmax", "std"):
         raise err(["tipc", "envelope_mode"], "tipc.envelope_mode must be minmax or std")
@@ -187,7 +199,10 @@ def to_json(manifest: Manifest) -> dict[str, Any]:
         if seg.envelope:
             entry["envelope"] = {
                 str(step): {
-                    m: {lab: {"min": b.lo, "max": b.hi, "mean": b.mean, "std": b.std, "n": b.n} for lab, b in labs.items()}
+                    m: {
+                        lab: {"min": b.lo, "max": b.hi, "mean": b.mean, "std": b.std, "n": b.n}
+                        for lab, b in labs.items()
+                    }
                     for m, labs in metrics.items()
                 }
                 for step, metrics in sorted(seg.envelope.items())
@@ -195,7 +210,11 @@ def to_json(manifest: Manifest) -> dict[str, Any]:
         logs[str(seg.start_step)] = entry
     doc: dict[str, Any] = {"ckpt_logs": logs}
     if manifest.seeds > 1:
-        doc["tipc"] = {"seeds": manifest.seeds, "envelope_mode": manifest.envelope_mode, "envelope_k": manifest.envelope_k}
+        doc["tipc"] = {
+            "seeds": manifest.seeds,
+            "envelope_mode": manifest.envelope_mode,
+            "envelope_k": manifest.envelope_k,
+        }
     return doc
 
 

@@ -12,7 +12,12 @@ from typing import Any
 from tipc.convergence.result import FAIL, PASS, ConvergeResult, SegmentResult, fmt
 
 FORMATS = ("text", "json", "junit", "markdown", "html")
-FILES = {"json": "converge.json", "junit": "converge.junit.xml", "markdown": "converge.md", "html": "converge.html"}
+FILES = {
+    "json": "converge.json",
+    "junit": "converge.junit.xml",
+    "markdown": "converge.md",
+    "html": "converge.html",
+}
 
 
 def _summary(result: ConvergeResult) -> str:
@@ -51,21 +56,43 @@ def to_dict(result: ConvergeResult) -> dict[str, Any]:
         "status": PASS if result.passed else FAIL,
         "tests": [
             {
-                "name": t.name, "status": t.status, "config": t.config_path, "manifest": t.manifest_path,
-                "errors": t.errors, "notes": t.notes,
+                "name": t.name,
+                "status": t.status,
+                "config": t.config_path,
+                "manifest": t.manifest_path,
+                "errors": t.errors,
+                "notes": t.notes,
                 "segments": [
                     {
-                        "name": s.name, "start_step": s.start_step, "checkpoint": s.checkpoint, "status": s.status,
-                        "reasons": s.reasons, "exit_code": s.exit_code, "timed_out": s.timed_out,
-                        "duration_s": round(s.duration_s, 3), "log": s.log_path, "argv": s.argv,
+                        "name": s.name,
+                        "start_step": s.start_step,
+                        "checkpoint": s.checkpoint,
+                        "status": s.status,
+                        "reasons": s.reasons,
+                        "exit_code": s.exit_code,
+                        "timed_out": s.timed_out,
+                        "duration_s": round(s.duration_s, 3),
+                        "log": s.log_path,
+                        "argv": s.argv,
                         "checks": [
-                            {"step": c.step, "metric": c.metric, "label": c.label, "operator": c.op,
-                             "margin": c.margin, "abs_margin": c.abs_margin, "expected": c.expected,
-                             "band": list(c.band) if c.band else None, "allowed": [c.lo, c.hi],
-                             "actual": c.actual, "passed": c.passed, "reason": c.reason}
+                            {
+                                "step": c.step,
+                                "metric": c.metric,
+                                "label": c.label,
+                                "operator": c.op,
+                                "margin": c.margin,
+                                "abs_margin": c.abs_margin,
+                                "expected": c.expected,
+                                "band": list(c.band) if c.band else None,
+                                "allowed": [c.lo, c.hi],
+                                "actual": c.actual,
+                                "passed": c.passed,
+                                "reason": c.reason,
+                            }
                             for c in s.checks
                         ],
-                        "recorded": s.recorded, "observed": s.observed,
+                        "recorded": s.recorded,
+                        "observed": s.observed,
                     }
                     for s in t.segments
                 ],
@@ -82,8 +109,13 @@ def to_json(result: ConvergeResult) -> str:
 def junit(result: ConvergeResult) -> str:
     root = ET.Element("testsuites", name=f"tipc converge {result.mode}")
     for t in result.tests:
-        suite = ET.SubElement(root, "testsuite", name=t.name, tests=str(max(1, len(t.segments))),
-                              failures=str(sum(1 for s in t.segments if s.status != PASS) + (1 if t.errors else 0)))
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=t.name,
+            tests=str(max(1, len(t.segments))),
+            failures=str(sum(1 for s in t.segments if s.status != PASS) + (1 if t.errors else 0)),
+        )
         if t.errors or not t.segments:
             case = ET.SubElement(suite, "testcase", classname=t.name, name=f"{t.name}::{t.mode}")
             failure = ET.SubElement(case, "failure", message=(t.errors or ["no segments"])[0].splitlines()[0])
@@ -109,7 +141,13 @@ def markdown(result: ConvergeResult) -> str:
         out += [f"- **error**: {_md(e)}" for e in t.errors] + [f"- {_md(n)}" for n in t.notes]
         out += ["", "| segment | checkpoint | status | detail |", "|---|---|---|---|"]
         for s in t.segments:
-            detail = s.failure_text() if s.status != PASS else f"{len(s.checks)} checks passed" if s.checks else "; ".join(s.reasons)
+            detail = (
+                s.failure_text()
+                if s.status != PASS
+                else f"{len(s.checks)} checks passed"
+                if s.checks
+                else "; ".join(s.reasons)
+            )
             out.append(f"| {s.start_step} | `{s.checkpoint}` | {s.status} | {_md(detail)} |")
         out.append("")
     return "\n".join(out) + "\n"
@@ -120,13 +158,17 @@ _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 
 def svg(seg: SegmentResult, width: int = 420, height: int = 180) -> str:
     """The recorded curve (solid) and the new one (dashed) of each metric label, one colour per series."""
-    series = [(k, v, False) for k, v in seg.recorded.items()] + [(k, v, True) for k, v in seg.observed.items()
-                                                               if k in seg.recorded]
+    series = [(k, v, False) for k, v in seg.recorded.items()] + [
+        (k, v, True) for k, v in seg.observed.items() if k in seg.recorded
+    ]
     pts = [p for _, v, _ in series for p in v]
     steps = [p[0] for p in pts]
     vals = [p[1] for p in pts if p[1] == p[1]]
     if not steps or not vals:
-        return f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="40"><text x="4" y="20">no data</text></svg>'
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="40">'
+            '<text x="4" y="20">no data</text></svg>'
+        )
     lo_s, hi_s = min(steps), max(steps)
     lo_v, hi_v = min(vals), max(vals)
     span_s = (hi_s - lo_s) or 1
@@ -139,61 +181,84 @@ def svg(seg: SegmentResult, width: int = 420, height: int = 180) -> str:
         return f"{x:.1f},{y:.1f}"
 
     names = list(seg.recorded)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 16 * len(names)}" '
-             f'role="img" aria-label="segment {seg.start_step} curves">',
-             f'<rect x="{pad}" y="{pad}" width="{width - 2 * pad}" height="{height - 2 * pad}" fill="none" stroke="#ccc"/>',
-             f'<text x="{pad}" y="{height - 8}" font-size="10">step {lo_s}</text>',
-             f'<text x="{width - pad}" y="{height - 8}" font-size="10" text-anchor="end">step {hi_s}</text>',
-             f'<text x="2" y="{pad}" font-size="10">{html.escape(fmt(hi_v))}</text>',
-             f'<text x="2" y="{height - pad}" font-size="10">{html.escape(fmt(lo_v))}</text>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 16 * len(names)}" '
+        f'role="img" aria-label="segment {seg.start_step} curves">',
+        f'<rect x="{pad}" y="{pad}" width="{width - 2 * pad}" height="{height - 2 * pad}" '
+        'fill="none" stroke="#ccc"/>',
+        f'<text x="{pad}" y="{height - 8}" font-size="10">step {lo_s}</text>',
+        f'<text x="{width - pad}" y="{height - 8}" font-size="10" text-anchor="end">step {hi_s}</text>',
+        f'<text x="2" y="{pad}" font-size="10">{html.escape(fmt(hi_v))}</text>',
+        f'<text x="2" y="{height - pad}" font-size="10">{html.escape(fmt(lo_v))}</text>',
+    ]
     for name, points, new in series:
         colour = _COLOURS[names.index(name) % len(_COLOURS)]
         dash = ' stroke-dasharray="5,3"' if new else ""
         cls = "observed" if new else "recorded"
         path = " ".join(xy(s, v) for s, v in points if v == v)
-        parts.append(f'<polyline class="{cls}" data-series="{html.escape(name)}" fill="none" stroke="{colour}"'
-                     f'{dash} stroke-width="1.5" points="{path}"/>')
+        parts.append(
+            f'<polyline class="{cls}" data-series="{html.escape(name)}" fill="none" stroke="{colour}"'
+            f'{dash} stroke-width="1.5" points="{path}"/>'
+        )
     for i, name in enumerate(names):
         colour = _COLOURS[i % len(_COLOURS)]
-        parts.append(f'<text x="{pad}" y="{height + 12 + 16 * i}" font-size="11" fill="{colour}">'
-                     f'{html.escape(name)}: recorded (solid), new (dashed)</text>')
+        parts.append(
+            f'<text x="{pad}" y="{height + 12 + 16 * i}" font-size="11" fill="{colour}">'
+            f"{html.escape(name)}: recorded (solid), new (dashed)</text>"
+        )
     parts.append("</svg>")
     return "".join(parts)
 
 
 def html_report(result: ConvergeResult) -> str:
     esc = html.escape
-    body = [f"<h1>tipc converge {esc(result.mode)}</h1>", f"<p class=summary><b>{esc(_summary(result))}</b></p>"]
+    body = [
+        f"<h1>tipc converge {esc(result.mode)}</h1>",
+        f"<p class=summary><b>{esc(_summary(result))}</b></p>",
+    ]
     for t in result.tests:
         body.append(f'<h2 class="{t.status.lower()}">{esc(t.name)}: {t.status}</h2>')
         body.append(f"<p>Manifest: <code>{esc(t.manifest_path)}</code></p>")
         body += [f'<p class="error">{esc(e)}</p>' for e in t.errors] + [f"<p>{esc(n)}</p>" for n in t.notes]
         for s in t.segments:
             body.append(f'<section class="segment {s.status.lower()}" id="seg-{esc(t.name)}-{s.start_step}">')
-            body.append(f"<h3>segment @ step {s.start_step}: {s.status}</h3><p>checkpoint <code>{esc(s.checkpoint)}</code></p>")
+            body.append(
+                f"<h3>segment @ step {s.start_step}: {s.status}</h3>"
+                f"<p>checkpoint <code>{esc(s.checkpoint)}</code></p>"
+            )
             body += [f"<p>{esc(r)}</p>" for r in s.reasons]
             body.append(svg(s))
             if s.checks:
-                body.append("<table><tr><th>step</th><th>metric</th><th>op</th><th>margin</th><th>expected</th>"
-                            "<th>allowed</th><th>actual</th><th>result</th></tr>")
+                body.append(
+                    "<table><tr><th>step</th><th>metric</th><th>op</th><th>margin</th><th>expected</th>"
+                    "<th>allowed</th><th>actual</th><th>result</th></tr>"
+                )
                 for c in s.checks:
                     res = "pass" if c.passed else f"FAIL {c.reason}".strip()
                     body.append(
-                        f'<tr class="{"pass" if c.passed else "fail"}"><td>{c.step}</td><td>{esc(c.name)}</td>'
+                        f'<tr class="{"pass" if c.passed else "fail"}">'
+                        f"<td>{c.step}</td><td>{esc(c.name)}</td>"
                         f"<td>{esc(c.op)}</td><td>{c.margin:g}</td><td>{fmt(c.expected)}</td>"
-                        f"<td>[{fmt(c.lo)}, {fmt(c.hi)}]</td><td>{fmt(c.actual)}</td><td>{esc(res)}</td></tr>")
+                        f"<td>[{fmt(c.lo)}, {fmt(c.hi)}]</td><td>{fmt(c.actual)}</td><td>{esc(res)}</td></tr>"
+                    )
                 body.append("</table>")
             if s.status != PASS and s.log_tail:
                 body.append("<pre>" + esc("\n".join(s.log_tail)) + "</pre>")
             body.append("</section>")
-    style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-             "padding:2px 6px}.fail{color:#b00}.pass{color:#060}pre{background:#f4f4f4;padding:6px}")
-    return ("<!doctype html><html><head><meta charset=utf-8><title>tipc converge</title>"
-            f"<style>{style}</style></head><body>" + "\n".join(body) + "</body></html>\n")
+    style = (
+        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+        "padding:2px 6px}.fail{color:#b00}.pass{color:#060}pre{background:#f4f4f4;padding:6px}"
+    )
+    return (
+        "<!doctype html><html><head><meta charset=utf-8><title>tipc converge</title>"
+        f"<style>{style}</style></head><body>" + "\n".join(body) + "</body></html>\n"
+    )
 
 
 def render(result: ConvergeResult, fmt_name: str) -> str:
-    return {"text": terminal, "json": to_json, "junit": junit, "markdown": markdown, "html": html_report}[fmt_name](result)
+    return {"text": terminal, "json": to_json, "junit": junit, "markdown": markdown, "html": html_report}[
+        fmt_name
+    ](result)
 
 
 def write_all(result: ConvergeResult, directory: Path) -> dict[str, Path]:

@@ -35,13 +35,23 @@ class Check:
     def describe(self) -> str:
         if self.reason:
             return f"step {self.step} {self.name}: {self.reason} (recorded {fmt(self.expected)})"
-        allowed = {"==": f"in [{fmt(self.lo)}, {fmt(self.hi)}]", "!=": f"outside [{fmt(self.lo)}, {fmt(self.hi)}]",
-                   "<=": f"<= {fmt(self.hi)}", "<": f"< {fmt(self.hi)}", ">=": f">= {fmt(self.lo)}",
-                   ">": f"> {fmt(self.lo)}"}[self.op]
-        base = f"band [{fmt(self.band[0])}, {fmt(self.band[1])}]" if self.band else f"expected {fmt(self.expected)}"
+        allowed = {
+            "==": f"in [{fmt(self.lo)}, {fmt(self.hi)}]",
+            "!=": f"outside [{fmt(self.lo)}, {fmt(self.hi)}]",
+            "<=": f"<= {fmt(self.hi)}",
+            "<": f"< {fmt(self.hi)}",
+            ">=": f">= {fmt(self.lo)}",
+            ">": f"> {fmt(self.lo)}",
+        }[self.op]
+        base = (
+            f"band [{fmt(self.band[0])}, {fmt(self.band[1])}]"
+            if self.band
+            else f"expected {fmt(self.expected)}"
+        )
         return (
             f"step {self.step} {self.name}: actual {fmt(self.actual)}, {base}, operator {self.op!r} "
-            f"margin {self.margin:g}{f' abs {self.abs_margin:g}' if self.abs_margin else ''} -> allowed {allowed}"
+            f"margin {self.margin:g}{f' abs {self.abs_margin:g}' if self.abs_margin else ''}"
+            f" -> allowed {allowed}"
         )
 
 

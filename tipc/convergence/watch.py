@@ -56,7 +56,9 @@ class Recorder:
             try:
                 stored = self.on_save(saved, self.current_step)
             except OSError as exc:
-                self.notes.append(f"checkpoint {saved!r} at step {self.current_step} could not be stored: {exc}")
+                self.notes.append(
+                    f"checkpoint {saved!r} at step {self.current_step} could not be stored: {exc}"
+                )
                 return
             self.recordings.append(Recording(self.current_step, saved, stored))
             return
