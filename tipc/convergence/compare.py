@@ -21,6 +21,7 @@ class Bounds:
     lo: float  # widened lower bound
     hi: float  # widened upper bound
     centre: float  # recorded value (single run) or band mean
+    slack: float = 0.0  # float noise allowed at the bounds of the non-strict operators
 
 
 def bounds(
@@ -37,7 +38,7 @@ def bounds(
     tol_lo = max(margin * abs(lo), abs_margin)
     tol_hi = max(margin * abs(hi), abs_margin)
     slack = _EPS * max(1.0, abs(lo), abs(hi))
-    return Bounds(lo - tol_lo - slack, hi + tol_hi + slack, centre)
+    return Bounds(lo - tol_lo, hi + tol_hi, centre, slack)
 
 
 def passes(op: str, actual: float, b: Bounds) -> bool:
@@ -45,17 +46,17 @@ def passes(op: str, actual: float, b: Bounds) -> bool:
     `>=`/`>`: not below its bottom (`>` strictly). NaN never passes."""
     if actual != actual:  # NaN
         return False
-    inside = b.lo <= actual <= b.hi
+    inside = b.lo - b.slack <= actual <= b.hi + b.slack
     if op == "==":
         return inside
     if op == "!=":
         return not inside
     if op == "<=":
-        return actual <= b.hi
+        return actual <= b.hi + b.slack
     if op == "<":
         return actual < b.hi
     if op == ">=":
-        return actual >= b.lo
+        return actual >= b.lo - b.slack
     if op == ">":
         return actual > b.lo
     raise ValueError(f"unknown comparison {op!r}")

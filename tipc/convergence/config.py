@@ -274,7 +274,7 @@ def _mode(c: _Ctx, flags: LMap, mode: str, mandatory: tuple[str, ...]) -> ModeFl
             )
     for key in mandatory:
         if key not in script:
-            raise c.err(m.line, f"flags.{mode}: missing mandatory flag {key!r}")
+            raise c.err(flags.line_of(mode), f"flags.{mode}: missing mandatory flag {key!r}")
     return ModeFlags(script, misc)
 
 
@@ -301,7 +301,7 @@ def _test(c: _Ctx, name: str, node: Any, line: int) -> TestConfig:
     parsers = {k: _parser(c, k, v, lp.line_of(k)) for k, v in lp.items.items()}
     for must in MANDATORY_PARSERS:
         if must not in parsers:
-            raise c.err(lp.line, f"{name}.log_parsing: missing the mandatory {must!r} regex")
+            raise c.err(t.line_of("log_parsing"), f"{name}.log_parsing: missing the mandatory {must!r} regex")
     mt = c.mapping(c.required(t, "metrics", name), t.line_of("metrics"), f"{name}.metrics")
     metrics = {k: _metric(c, k, v, mt.line_of(k), parsers) for k, v in mt.items.items()}
     if not metrics:
