@@ -89,6 +89,8 @@ class ModeFlags:
 
 @dataclass(frozen=True)
 class TestConfig:
+    __test__ = False  # not a pytest test class
+
     name: str
     path: str
     line: int

@@ -88,6 +88,8 @@ class SegmentResult:
 
 @dataclass
 class TestResult:
+    __test__ = False  # not a pytest test class
+
     name: str
     mode: str  # gather | run
     config_path: str
