@@ -17,13 +17,34 @@ def test_seed_demo_config_loads_unchanged(seed_config: Path) -> None:
     assert demo.metrics["loss"].comparison == "<=" and demo.metrics["loss"].margin == 0.2
     assert demo.steps_to_record == 3
     assert demo.gather_argv("/s/ckpts") == [
-        "python3", "fake_bert.py", "--checkpoint-dir", "/s/ckpts", "--epochs-per-save", "5", "--epochs", "10",
-        "--steps-per-log", "1", "--config", "configs/demo.json",
+        "python3",
+        "fake_bert.py",
+        "--checkpoint-dir",
+        "/s/ckpts",
+        "--epochs-per-save",
+        "5",
+        "--epochs",
+        "10",
+        "--steps-per-log",
+        "1",
+        "--config",
+        "configs/demo.json",
     ]
     assert demo.run_argv("/s/ckpts/m.onnx", 4, 7) == [
-        "python3", "fake_bert.py", "--onnx-checkpoint", "/s/ckpts/m.onnx", "--continue-training-from-epoch", "4",
-        "--epochs", "7", "--engine-cache", "__demo_runtest_engine_cache", "--steps-per-log", "1",
-        "--config", "configs/demo.json",
+        "python3",
+        "fake_bert.py",
+        "--onnx-checkpoint",
+        "/s/ckpts/m.onnx",
+        "--continue-training-from-epoch",
+        "4",
+        "--epochs",
+        "7",
+        "--engine-cache",
+        "__demo_runtest_engine_cache",
+        "--steps-per-log",
+        "1",
+        "--config",
+        "configs/demo.json",
     ]
 
 
@@ -53,12 +74,20 @@ def _line_of(text: str, needle: str) -> int:
     [
         ('comparison: "<="', 'comparison: "~="', 'comparison: "~="', "is not one of"),
         ("        step_num:\n", "        step_nr:\n", "log_parsing:", "missing the mandatory 'step_num'"),
-        ("margin: 0.2\n            comparison: \"<=\"", "margin: -1\n            comparison: \"<=\"",
-         "margin: -1", "margin must be a number"),
+        (
+            'margin: 0.2\n            comparison: "<="',
+            'margin: -1\n            comparison: "<="',
+            "margin: -1",
+            "margin must be a number",
+        ),
         ("            start_step:\n", "            start_stp:\n", "start_stp:", "unknown flag 'start_stp'"),
         ("    log_output:", "    log_outptu:", "log_outptu", "unknown key 'log_outptu'"),
-        ("steps_to_record_after_save: 3", "steps_to_record_after_save: 0", "steps_to_record_after_save",
-         "integer >= 1"),
+        (
+            "steps_to_record_after_save: 3",
+            "steps_to_record_after_save: 0",
+            "steps_to_record_after_save",
+            "integer >= 1",
+        ),
         ('regex: "Iteration:', 'regex: "(Iteration:', 'regex: "(Iteration:', "does not compile"),
     ],
 )
@@ -81,7 +110,9 @@ def test_metric_without_parser_is_an_error() -> None:
 
 
 def test_missing_mandatory_run_flag() -> None:
-    text = seed_config_text(**{"            run_for:\n                key: \"--epochs\"\n                set_in_script: true\n": ""})
+    text = seed_config_text(
+        **{'            run_for:\n                key: "--epochs"\n                set_in_script: true\n': ""}
+    )
     with pytest.raises(ConfigError, match="missing mandatory flag 'run_for'"):
         load_text(text, "c.yml")
 

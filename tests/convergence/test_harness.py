@@ -42,7 +42,9 @@ def test_worse_loss_fails_naming_steps_and_numbers(
     seg = result.segments[1]
     assert seg.status == FAIL
     text = seg.failure_text()
-    assert "step 5 loss[MLM]: actual 8.76, expected 5.84, operator '<=' margin 0.2 -> allowed <= 7.008" in text
+    assert (
+        "step 5 loss[MLM]: actual 8.76, expected 5.84, operator '<=' margin 0.2 -> allowed <= 7.008" in text
+    )
     assert {c.step for c in seg.failed_checks} == {5, 6, 7}
 
 
@@ -114,17 +116,40 @@ def test_gather_then_run_via_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert manifest["ckpt_logs"]["4"]["checkpoint"] == "ckpts/model_5.onnx"
     assert (storage / "ckpts" / "model_5.onnx").is_file()
     assert "PASS: 1 test(s), 2 segment(s), 0 failed (gather)" in capsys.readouterr().out
-    rc = main(["converge", "run", "-t", str(config), "-s", str(storage), "--python", PYTHON,
-               "--manifest-name", "m.json", "-j", "2", "--format", "json", "--report-dir", str(tmp_path / "rep")])
+    rc = main(
+        [
+            "converge",
+            "run",
+            "-t",
+            str(config),
+            "-s",
+            str(storage),
+            "--python",
+            PYTHON,
+            "--manifest-name",
+            "m.json",
+            "-j",
+            "2",
+            "--format",
+            "json",
+            "--report-dir",
+            str(tmp_path / "rep"),
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["status"] == PASS
     assert len(out["tests"][0]["segments"][0]["checks"]) == 12  # loss and accuracy, 2 labels, 3 steps
     assert {p.name for p in (tmp_path / "rep").iterdir()} == {
-        "converge.json", "converge.junit.xml", "converge.md", "converge.html"}
+        "converge.json",
+        "converge.junit.xml",
+        "converge.md",
+        "converge.html",
+    }
 
 
-def test_run_fails_with_exit_1(seed_storage: Path, seed_config: Path, monkeypatch: pytest.MonkeyPatch,
-                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_fails_with_exit_1(
+    seed_storage: Path, seed_config: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("FAKE_LOSS_SCALE", "2")
     rc = main(["converge", "run", "-t", str(seed_config), "-s", str(seed_storage), "--python", PYTHON])
     assert rc == 1
@@ -143,11 +168,14 @@ def test_gather_of_a_crashing_app_fails_and_writes_no_manifest(
 
 def test_gather_with_seeds_records_an_envelope(tmp_path: Path) -> None:
     config = tmp_path / "c.yml"
-    config.write_text(seed_config_text(**{
-        "        misc:\n                save_interval:":
-        "        seed:\n                key: \"--seed\"\n                set_in_script: true\n"
-        "            misc:\n                save_interval:",
-    }))
+    config.write_text(
+        seed_config_text(
+            **{
+                "        misc:\n                save_interval:": '        seed:\n                key: "--seed"\n                set_in_script: true\n'
+                "            misc:\n                save_interval:",
+            }
+        )
+    )
     storage = tmp_path / "st"
     gathered = _run(storage, config, do_gather=True, seeds=3, jobs=3)
     assert gathered.passed, gathered.tests[0].errors
@@ -159,8 +187,9 @@ def test_gather_with_seeds_records_an_envelope(tmp_path: Path) -> None:
     assert _run(storage, config).passed
 
 
-def test_seeds_without_a_seed_flag_is_a_config_error(tmp_path: Path, seed_config: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_seeds_without_a_seed_flag_is_a_config_error(
+    tmp_path: Path, seed_config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rc = main(["converge", "gather", "-t", str(seed_config), "-s", str(tmp_path / "s"), "--seeds", "2"])
     assert rc == 2
     assert f"{seed_config}:1: demo: gather --seeds needs flags.gather.seed" in capsys.readouterr().err

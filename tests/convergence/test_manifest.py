@@ -40,7 +40,9 @@ def test_round_trip_keeps_the_seed_layout(tmp_path: Path) -> None:
 
 
 def test_envelope_round_trip(tmp_path: Path) -> None:
-    seg = Segment("0", "ckpts/a", 0, {1: {"loss": {"0": "1.0"}}}, {1: {"loss": {"0": Band(0.9, 1.1, 1.0, 0.1, 3)}}})
+    seg = Segment(
+        "0", "ckpts/a", 0, {1: {"loss": {"0": "1.0"}}}, {1: {"loss": {"0": Band(0.9, 1.1, 1.0, 0.1, 3)}}}
+    )
     m = Manifest(str(tmp_path / "m.json"), [seg], "std", 2.0, 3)
     save(m)
     back = load(tmp_path / "m.json")

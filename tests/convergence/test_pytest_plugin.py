@@ -18,8 +18,18 @@ def _plugin_args() -> list[str]:
 
 
 def _args(config: Path, storage: Path, *extra: str) -> list[str]:
-    return [*_plugin_args(), "--converge-config", str(config), "--converge-storage", str(storage),
-            "--converge-python", PYTHON, "-p", "no:cacheprovider", *extra]
+    return [
+        *_plugin_args(),
+        "--converge-config",
+        str(config),
+        "--converge-storage",
+        str(storage),
+        "--converge-python",
+        PYTHON,
+        "-p",
+        "no:cacheprovider",
+        *extra,
+    ]
 
 
 def test_one_item_per_segment(pytester: pytest.Pytester, seed_config: Path, seed_storage: Path) -> None:
@@ -34,10 +44,12 @@ def test_failing_segment_shows_step_metric_values_operator_margin(
     monkeypatch.setenv("FAKE_LOSS_SCALE", "1.5")
     res = pytester.runpytest(*_args(seed_config, seed_storage, "-k", "segment_4"))
     res.assert_outcomes(failed=1, deselected=1)
-    res.stdout.fnmatch_lines([
-        "*segment @ step 4 (ckpts/20-04-11-14-23-13/model_4:5.onnx) FAILED*",
-        "step 5 loss[MLM]: actual 8.76, expected 5.84, operator '<=' margin 0.2 -> allowed <= 7.008",
-    ])
+    res.stdout.fnmatch_lines(
+        [
+            "*segment @ step 4 (ckpts/20-04-11-14-23-13/model_4:5.onnx) FAILED*",
+            "step 5 loss[MLM]: actual 8.76, expected 5.84, operator '<=' margin 0.2 -> allowed <= 7.008",
+        ]
+    )
 
 
 def test_bad_config_is_a_usage_error(pytester: pytest.Pytester, tmp_path: Path, seed_storage: Path) -> None:
@@ -55,7 +67,9 @@ def test_inactive_without_its_option(pytester: pytest.Pytester) -> None:
 
 
 def test_import_is_cheap() -> None:
-    code = (f"import sys, {MODULE}; "
-            "print(sorted(m for m in sys.modules if m.startswith('tipc.convergence.') or m == 'yaml'))")
+    code = (
+        f"import sys, {MODULE}; "
+        "print(sorted(m for m in sys.modules if m.startswith('tipc.convergence.') or m == 'yaml'))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == f"['{MODULE}']"

@@ -14,10 +14,25 @@ def _result() -> ConvergeResult:
     ok.checks = [Check(1, "loss", "MLM", "<=", 0.2, 0.0, 7.9, None, 9.5, 7.8, True)]
     ok.recorded = {"loss[MLM]": [(1, 7.9), (2, 7.3)]}
     ok.observed = {"loss[MLM]": [(1, 7.8), (2, 7.2)]}
-    bad = SegmentResult("demo", 4, "ckpts/m4", FAIL, ["application exited with code 3"], log_path="/x/seg.log")
+    bad = SegmentResult(
+        "demo", 4, "ckpts/m4", FAIL, ["application exited with code 3"], log_path="/x/seg.log"
+    )
     bad.checks = [
         Check(5, "loss", "MLM", "<=", 0.2, 0.0, 5.84, None, 7.008, 8.76, False),
-        Check(6, "loss", "MLM", "<=", 0.2, 0.0, 5.477, None, 6.5724, None, False, "step not observed in the run's log"),
+        Check(
+            6,
+            "loss",
+            "MLM",
+            "<=",
+            0.2,
+            0.0,
+            5.477,
+            None,
+            6.5724,
+            None,
+            False,
+            "step not observed in the run's log",
+        ),
     ]
     bad.recorded = {"loss[MLM]": [(5, 5.84), (6, 5.477)]}
     bad.observed = {"loss[MLM]": [(5, 8.76)]}
@@ -29,7 +44,9 @@ def _result() -> ConvergeResult:
 def test_terminal_names_the_failure() -> None:
     text = report.terminal(_result())
     assert "[FAIL] segment@4" in text and "[PASS] segment@0" in text
-    assert "step 5 loss[MLM]: actual 8.76, expected 5.84, operator '<=' margin 0.2 -> allowed <= 7.008" in text
+    assert (
+        "step 5 loss[MLM]: actual 8.76, expected 5.84, operator '<=' margin 0.2 -> allowed <= 7.008" in text
+    )
     assert "step 6 loss[MLM]: step not observed in the run's log (recorded 5.477)" in text
     assert text.rstrip().endswith("FAIL: 1 test(s), 2 segment(s), 1 failed (run)")
 
@@ -39,8 +56,18 @@ def test_json_is_complete() -> None:
     assert doc["status"] == FAIL
     seg = doc["tests"][0]["segments"][1]
     assert seg["checks"][0] == {
-        "step": 5, "metric": "loss", "label": "MLM", "operator": "<=", "margin": 0.2, "abs_margin": 0.0,
-        "expected": 5.84, "band": None, "allowed": [None, 7.008], "actual": 8.76, "passed": False, "reason": "",
+        "step": 5,
+        "metric": "loss",
+        "label": "MLM",
+        "operator": "<=",
+        "margin": 0.2,
+        "abs_margin": 0.0,
+        "expected": 5.84,
+        "band": None,
+        "allowed": [None, 7.008],
+        "actual": 8.76,
+        "passed": False,
+        "reason": "",
     }
 
 

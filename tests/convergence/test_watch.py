@@ -14,8 +14,11 @@ def test_recorder_reproduces_the_seed_manifest_from_its_log() -> None:
     cfg = load_text(seed_config_text(), "c.yml")["demo"]
     saved: list[tuple[str, int]] = []
     rec = Recorder(cfg, lambda path, step: saved.append((path, step)) or f"ckpts/{path}")
-    values = {step: entry["loss"] for seg in SEED_MANIFEST["ckpt_logs"].values()
-              for step, entry in seg["results"].items()}
+    values = {
+        step: entry["loss"]
+        for seg in SEED_MANIFEST["ckpt_logs"].values()
+        for step, entry in seg["results"].items()
+    }
     rec.feed("Saving model to: model_0.onnx")
     for step in range(0, 9):
         if step == 5:
