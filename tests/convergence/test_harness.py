@@ -168,14 +168,9 @@ def test_gather_of_a_crashing_app_fails_and_writes_no_manifest(
 
 def test_gather_with_seeds_records_an_envelope(tmp_path: Path) -> None:
     config = tmp_path / "c.yml"
-    config.write_text(
-        seed_config_text(
-            **{
-                "        misc:\n                save_interval:": '        seed:\n                key: "--seed"\n                set_in_script: true\n'
-                "            misc:\n                save_interval:",
-            }
-        )
-    )
+    seed_flag = '        seed:\n                key: "--seed"\n                set_in_script: true\n'
+    misc = "        misc:\n                save_interval:"
+    config.write_text(seed_config_text(**{misc: seed_flag + "    " + misc}))
     storage = tmp_path / "st"
     gathered = _run(storage, config, do_gather=True, seeds=3, jobs=3)
     assert gathered.passed, gathered.tests[0].errors
