@@ -178,11 +178,13 @@ def _fstrings(script: Path) -> list[ast.JoinedStr]:
 
 
 def _parts(node: ast.JoinedStr) -> list[str | ast.FormattedValue]:
-    return [
-        p.value if isinstance(p, ast.Constant) and isinstance(p.value, str) else p
-        for p in node.values
-        if isinstance(p, ast.Constant | ast.FormattedValue)
-    ]
+    out: list[str | ast.FormattedValue] = []
+    for p in node.values:
+        if isinstance(p, ast.FormattedValue):
+            out.append(p)
+        elif isinstance(p, ast.Constant) and isinstance(p.value, str):
+            out.append(p.value)
+    return out
 
 
 def _expr_name(fv: ast.FormattedValue) -> str:
