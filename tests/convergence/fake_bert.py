@@ -2,7 +2,8 @@
 
 The losses follow a fixed table (the seed's example manifest values at steps 0-2 and 5-7). Knobs for tests
 (environment): FAKE_LOSS_SCALE multiplies the losses, FAKE_CRASH_FROM=S exits 3 when resumed at start step S,
-FAKE_DROP_STEP=N never logs step N, FAKE_SLEEP_FROM=S sleeps long when resumed at S (a hang).
+FAKE_DROP_STEP=N never logs step N, FAKE_SLEEP_FROM=S sleeps long when resumed at S (a hang),
+FAKE_WRITE=NAME writes that file in the working directory.
 """
 
 import argparse
@@ -36,6 +37,9 @@ def main() -> int:
     p.add_argument("--engine-cache")
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args()
+    if os.environ.get("FAKE_WRITE"):
+        with open(os.environ["FAKE_WRITE"], "w") as fh:
+            fh.write("written into the application's folder")
     scale = float(os.environ.get("FAKE_LOSS_SCALE", "1"))
     drop = int(os.environ.get("FAKE_DROP_STEP", "-1"))
     first = 0

@@ -47,6 +47,7 @@ def test_gather_then_run_passes_and_leaves_the_repo_clean(storage: Path) -> None
     result = _converge(storage, CONFIG)
     assert result.passed, [s.failure_text() for s in result.segments]
     assert [len(s.checks) for s in result.segments] == [6, 6]  # loss and acc at 3 steps
+    assert not any("wrote into" in n for n in result.tests[0].notes), result.tests[0].notes
     status = subprocess.run(
         ["git", "status", "--porcelain", "--", str(DEMO)],
         capture_output=True,

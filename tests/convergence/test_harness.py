@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
@@ -198,3 +199,17 @@ def test_bad_config_exits_2_with_its_line(tmp_path: Path, capsys: pytest.Capture
     assert rc == 2
     line = next(n for n, t in enumerate(config.read_text().splitlines(), 1) if '"=>"' in t)
     assert f"{config}:{line}: metrics.accuracy.comparison '=>' is not one of" in err
+
+
+def test_writes_into_the_application_folder_are_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    shutil.copy(Path(__file__).with_name("fake_bert.py"), app / "fake_bert.py")
+    config = tmp_path / "c.yml"
+    config.write_text(seed_config_text().replace(str(Path(__file__).parent), str(app)))
+    monkeypatch.setenv("FAKE_WRITE", "stray.log")
+    result = _run(tmp_path / "st", config, do_gather=True)
+    assert result.passed
+    assert any(n.startswith(f"the application wrote into {app}: stray.log") for n in result.tests[0].notes)

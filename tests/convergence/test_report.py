@@ -90,7 +90,8 @@ def test_html_draws_recorded_and_new_curve_per_segment() -> None:
     assert page.count("<svg") == 2
     assert page.count('class="recorded"') == 2 and page.count('class="observed"') == 2
     assert "&lt;boom&gt;" in page  # log tail escaped
-    ET.fromstring(report.svg(_result().segments[1]))  # well-formed SVG
+    ET.fromstring(report.svg(_result().segments[1], "loss[MLM]"))  # well-formed SVG
+    assert page.count('class="failed"') == 1  # step 5 circled; step 6 has no new value
 
 
 @pytest.mark.parametrize("name", report.FORMATS)

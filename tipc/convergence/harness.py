@@ -77,6 +77,43 @@ def _tail(lines: list[str], n: int = 15) -> list[str]:
     return lines[-n:]
 
 
+# --- the application's folder ----------------------------------------------------------------------------
+
+_SNAPSHOT_LIMIT = 20000  # files; a bigger tree is not watched (the walk would cost more than it tells)
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, int]] | None:
+    """(mtime_ns, size) of every file under `root` (no .git), to tell afterwards what the application wrote
+    into its own folder: runs are not sandboxed, so this is said, not prevented."""
+    out: dict[str, tuple[int, int]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            out[os.path.relpath(path, root)] = (st.st_mtime_ns, st.st_size)
+            if len(out) > _SNAPSHOT_LIMIT:
+                return None
+    return out
+
+
+def written(before: dict[str, tuple[int, int]] | None, root: Path) -> list[str]:
+    if before is None:
+        return []
+    after = snapshot(root) or {}
+    return sorted(p for p, sig in after.items() if before.get(p) != sig)
+
+
+def _note_writes(result: TestResult, before: dict[str, tuple[int, int]] | None, root: Path) -> None:
+    changed = written(before, root)
+    if changed:
+        shown = ", ".join(changed[:8]) + (f", ... ({len(changed)} files)" if len(changed) > 8 else "")
+        result.notes.append(f"the application wrote into {root}: {shown} (point its outputs at ${{WORK}})")
+
+
 # --- gather ---------------------------------------------------------------------------------------------
 
 
@@ -139,8 +176,11 @@ def gather(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestRes
             f"{cfg.name}: gather --seeds needs flags.gather.seed (key, set_in_script: true)",
         )
     storage.mkdir(parents=True, exist_ok=True)
+    app_dir = cfg.resolve_directory()
+    before = snapshot(app_dir)
     with ThreadPoolExecutor(max_workers=max(1, min(opts.jobs, opts.seeds))) as pool:
         runs = list(pool.map(lambda i: _gather_one(cfg, opts, i, storage, runner), range(opts.seeds)))
+    _note_writes(result, before, app_dir)
     for i, (rec, res, lines, log) in enumerate(runs):
         who = f"gather run (seed {i + 1})" if opts.seeds > 1 else "gather run"
         result.notes += rec.notes
@@ -341,13 +381,11 @@ def run(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestResult
     if not manifest.segments:
         result.errors.append("the manifest has no segments")
         return result
-    cfg.resolve_directory()  # a bad directory is a config error before anything starts
+    app_dir = cfg.resolve_directory()  # a bad directory is a config error before anything starts
+    before = snapshot(app_dir)
     with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
         result.segments = list(
             pool.map(lambda s: run_segment(cfg, opts, manifest, s, runner), manifest.segments)
         )
+    _note_writes(result, before, app_dir)
     return result
-
-
-def cpu_jobs() -> int:
-    return max(1, (os.cpu_count() or 1))

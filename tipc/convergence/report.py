@@ -156,56 +156,58 @@ def markdown(result: ConvergeResult) -> str:
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 
 
-def svg(seg: SegmentResult, width: int = 420, height: int = 180) -> str:
-    """The recorded curve (solid) and the new one (dashed) of each metric label, one colour per series."""
-    series = [(k, v, False) for k, v in seg.recorded.items()] + [
-        (k, v, True) for k, v in seg.observed.items() if k in seg.recorded
-    ]
-    pts = [p for _, v, _ in series for p in v]
-    steps = [p[0] for p in pts]
-    vals = [p[1] for p in pts if p[1] == p[1]]
-    if not steps or not vals:
+def svg(seg: SegmentResult, name: str, width: int = 360, height: int = 170) -> str:
+    """One metric label of a segment: the recorded curve (solid) and the new one (dashed); failing steps
+    circled in red. Each metric gets its own chart, since scales differ (a loss and an accuracy)."""
+    recorded = seg.recorded.get(name, [])
+    observed = seg.observed.get(name, [])
+    failed = {c.step for c in seg.failed_checks if c.name == name}
+    pts = [p for p in (*recorded, *observed) if p[1] == p[1]]
+    if not pts:
         return (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="40">'
-            '<text x="4" y="20">no data</text></svg>'
+            f'<text x="4" y="20">{html.escape(name)}: no data</text></svg>'
         )
-    lo_s, hi_s = min(steps), max(steps)
-    lo_v, hi_v = min(vals), max(vals)
+    lo_s, hi_s = min(p[0] for p in pts), max(p[0] for p in pts)
+    lo_v, hi_v = min(p[1] for p in pts), max(p[1] for p in pts)
     span_s = (hi_s - lo_s) or 1
     span_v = (hi_v - lo_v) or 1.0
-    pad = 30
+    pad, top = 44, 22
 
-    def xy(step: int, value: float) -> str:
-        x = pad + (step - lo_s) / span_s * (width - 2 * pad)
-        y = height - pad - (value - lo_v) / span_v * (height - 2 * pad)
-        return f"{x:.1f},{y:.1f}"
+    def x(step: int) -> float:
+        return pad + (step - lo_s) / span_s * (width - 2 * pad)
 
-    names = list(seg.recorded)
+    def y(value: float) -> float:
+        return height - pad + 14 - (value - lo_v) / span_v * (height - pad + 14 - top)
+
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height + 16 * len(names)}" '
-        f'role="img" aria-label="segment {seg.start_step} curves">',
-        f'<rect x="{pad}" y="{pad}" width="{width - 2 * pad}" height="{height - 2 * pad}" '
-        'fill="none" stroke="#ccc"/>',
-        f'<text x="{pad}" y="{height - 8}" font-size="10">step {lo_s}</text>',
-        f'<text x="{width - pad}" y="{height - 8}" font-size="10" text-anchor="end">step {hi_s}</text>',
-        f'<text x="2" y="{pad}" font-size="10">{html.escape(fmt(hi_v))}</text>',
-        f'<text x="2" y="{height - pad}" font-size="10">{html.escape(fmt(lo_v))}</text>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+        f'aria-label="{html.escape(name)} at segment {seg.start_step}">',
+        f'<text x="{pad}" y="14" font-size="12" font-weight="bold">{html.escape(name)}</text>',
+        f'<rect x="{pad}" y="{top}" width="{width - 2 * pad}" height="{height - pad + 14 - top}" fill="none" '
+        'stroke="#ccc"/>',
+        f'<text x="{pad}" y="{height - 12}" font-size="10">step {lo_s}</text>',
+        f'<text x="{width - pad}" y="{height - 12}" font-size="10" text-anchor="end">step {hi_s}</text>',
+        f'<text x="2" y="{top + 8}" font-size="10">{html.escape(fmt(hi_v))}</text>',
+        f'<text x="2" y="{height - pad + 14}" font-size="10">{html.escape(fmt(lo_v))}</text>',
+        f'<text x="{width - pad}" y="14" font-size="10" text-anchor="end">'
+        '<tspan fill="#1f77b4">recorded ——</tspan> <tspan fill="#ff7f0e">new - - -</tspan></text>',
     ]
-    for name, points, new in series:
-        colour = _COLOURS[names.index(name) % len(_COLOURS)]
-        dash = ' stroke-dasharray="5,3"' if new else ""
-        cls = "observed" if new else "recorded"
-        path = " ".join(xy(s, v) for s, v in points if v == v)
+    for points, cls, dash in ((recorded, "recorded", ""), (observed, "observed", ' stroke-dasharray="5,3"')):
+        path = " ".join(f"{x(s):.1f},{y(v):.1f}" for s, v in points if v == v)
+        colour = "#1f77b4" if cls == "recorded" else "#ff7f0e"
         parts.append(
             f'<polyline class="{cls}" data-series="{html.escape(name)}" fill="none" stroke="{colour}"'
             f'{dash} stroke-width="1.5" points="{path}"/>'
         )
-    for i, name in enumerate(names):
-        colour = _COLOURS[i % len(_COLOURS)]
-        parts.append(
-            f'<text x="{pad}" y="{height + 12 + 16 * i}" font-size="11" fill="{colour}">'
-            f"{html.escape(name)}: recorded (solid), new (dashed)</text>"
-        )
+        for s, v in points:
+            if v == v:
+                parts.append(f'<circle cx="{x(s):.1f}" cy="{y(v):.1f}" r="2" fill="{colour}"/>')
+    for s, v in observed:
+        if s in failed and v == v:
+            parts.append(
+                f'<circle class="failed" cx="{x(s):.1f}" cy="{y(v):.1f}" r="6" fill="none" stroke="#c00"/>'
+            )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -221,13 +223,13 @@ def html_report(result: ConvergeResult) -> str:
         body.append(f"<p>Manifest: <code>{esc(t.manifest_path)}</code></p>")
         body += [f'<p class="error">{esc(e)}</p>' for e in t.errors] + [f"<p>{esc(n)}</p>" for n in t.notes]
         for s in t.segments:
-            body.append(f'<section class="segment {s.status.lower()}" id="seg-{esc(t.name)}-{s.start_step}">')
+            body.append(f'<section class="segment" id="seg-{esc(t.name)}-{s.start_step}">')
             body.append(
-                f"<h3>segment @ step {s.start_step}: {s.status}</h3>"
+                f'<h3 class="{s.status.lower()}">segment @ step {s.start_step}: {s.status}</h3>'
                 f"<p>checkpoint <code>{esc(s.checkpoint)}</code></p>"
             )
             body += [f"<p>{esc(r)}</p>" for r in s.reasons]
-            body.append(svg(s))
+            body.append('<div class="charts">' + "".join(svg(s, name) for name in s.recorded) + "</div>")
             if s.checks:
                 body.append(
                     "<table><tr><th>step</th><th>metric</th><th>op</th><th>margin</th><th>expected</th>"
@@ -239,7 +241,7 @@ def html_report(result: ConvergeResult) -> str:
                         f'<tr class="{"pass" if c.passed else "fail"}">'
                         f"<td>{c.step}</td><td>{esc(c.name)}</td>"
                         f"<td>{esc(c.op)}</td><td>{c.margin:g}</td><td>{fmt(c.expected)}</td>"
-                        f"<td>[{fmt(c.lo)}, {fmt(c.hi)}]</td><td>{fmt(c.actual)}</td><td>{esc(res)}</td></tr>"
+                        f"<td>{esc(c.allowed())}</td><td>{fmt(c.actual)}</td><td>{esc(res)}</td></tr>"
                     )
                 body.append("</table>")
             if s.status != PASS and s.log_tail:
@@ -247,7 +249,9 @@ def html_report(result: ConvergeResult) -> str:
             body.append("</section>")
     style = (
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-        "padding:2px 6px}.fail{color:#b00}.pass{color:#060}pre{background:#f4f4f4;padding:6px}"
+        "padding:2px 6px}.fail{color:#b00}.pass{color:#060}"
+        "pre{background:#f4f4f4;padding:6px;white-space:pre-wrap}"
+        ".charts{display:flex;flex-wrap:wrap;gap:12px}"
     )
     return (
         "<!doctype html><html><head><meta charset=utf-8><title>tipc converge</title>"

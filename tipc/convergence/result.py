@@ -32,10 +32,9 @@ class Check:
     def name(self) -> str:
         return f"{self.metric}[{self.label}]"
 
-    def describe(self) -> str:
-        if self.reason:
-            return f"step {self.step} {self.name}: {self.reason} (recorded {fmt(self.expected)})"
-        allowed = {
+    def allowed(self) -> str:
+        """What the operator accepted, in numbers: `in [a, b]`, `<= b`, ..."""
+        return {
             "==": f"in [{fmt(self.lo)}, {fmt(self.hi)}]",
             "!=": f"outside [{fmt(self.lo)}, {fmt(self.hi)}]",
             "<=": f"<= {fmt(self.hi)}",
@@ -43,6 +42,11 @@ class Check:
             ">=": f">= {fmt(self.lo)}",
             ">": f"> {fmt(self.lo)}",
         }[self.op]
+
+    def describe(self) -> str:
+        if self.reason:
+            return f"step {self.step} {self.name}: {self.reason} (recorded {fmt(self.expected)})"
+        allowed = self.allowed()
         base = (
             f"band [{fmt(self.band[0])}, {fmt(self.band[1])}]"
             if self.band
