@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -213,3 +217,35 @@ def test_writes_into_the_application_folder_are_reported(
     result = _run(tmp_path / "st", config, do_gather=True)
     assert result.passed
     assert any(n.startswith(f"the application wrote into {app}: stray.log") for n in result.tests[0].notes)
+
+
+def test_ctrl_c_stops_running_segments(seed_storage: Path, seed_config: Path) -> None:
+    env = {**os.environ, "FAKE_SLEEP_FROM": "4", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    argv = [
+        PYTHON,
+        "-m",
+        "tipc",
+        "converge",
+        "run",
+        "-t",
+        str(seed_config),
+        "-s",
+        str(seed_storage),
+        "--python",
+        PYTHON,
+        "-j",
+        "2",
+    ]
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = seed_storage / "tipc-converge" / "demo" / "run" / "segment_4.log"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not log.exists():
+        time.sleep(0.1)
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    try:
+        _, err = child.communicate(timeout=15)  # the hung segment sleeps 60 s: stopped, not waited for
+    finally:
+        child.kill()
+    assert child.returncode == 130, err
+    assert "interrupted" in err

@@ -7,10 +7,12 @@ import functools
 import os
 import shutil
 import statistics
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from tipc import proc
 from tipc.convergence import compare
@@ -27,6 +29,8 @@ DEFAULT_TIMEOUT_S = 3600.0
 _PYTHONS = ("python", "python3")
 
 Runner = Callable[..., proc.ProcResult]  # the proc.run seam
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,44 @@ def _argv(opts: Options, argv: list[str], values: dict[str, str]) -> list[str]:
     if opts.python and out and Path(out[0]).name in _PYTHONS:
         out[0] = opts.python
     return out
+
+
+class _Live:
+    """Process groups started by worker threads: Ctrl-C reaches only the main thread, which stops them."""
+
+    def __init__(self) -> None:
+        self._pids: set[int] = set()
+        self._lock = threading.Lock()
+
+    def started(self, pid: int) -> None:
+        with self._lock:
+            self._pids.add(pid)
+
+    def finished(self, pid: int) -> None:
+        with self._lock:
+            self._pids.discard(pid)
+
+    def stop_all(self) -> None:
+        with self._lock:
+            pids = list(self._pids)
+        for pid in pids:
+            proc.kill_group(pid, grace_s=1.0)
+
+
+_LIVE = _Live()
+
+
+def _in_pool(jobs: int, fn: Callable[[T], R], items: list[T]) -> list[R]:
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(fn, item) for item in items]
+        try:
+            return [f.result() for f in futures]
+        except KeyboardInterrupt:
+            for f in futures:
+                f.cancel()
+            with proc.shielded():
+                _LIVE.stop_all()
+            raise
 
 
 def _env() -> dict[str, str]:
@@ -161,7 +203,16 @@ def _gather_one(
         rec.feed(line)
 
     log = out / f"gather_seed_{seed_index + 1}.log"
-    res = runner(argv, cwd=app_dir, env=_env(), timeout_s=_timeout(opts, cfg), log_path=log, on_line=on_line)
+    res = runner(
+        argv,
+        cwd=app_dir,
+        env=_env(),
+        timeout_s=_timeout(opts, cfg),
+        log_path=log,
+        on_line=on_line,
+        on_start=_LIVE.started,
+    )
+    _LIVE.finished(res.pid)
     return rec, res, lines, log
 
 
@@ -178,8 +229,11 @@ def gather(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestRes
     storage.mkdir(parents=True, exist_ok=True)
     app_dir = cfg.resolve_directory()
     before = snapshot(app_dir)
-    with ThreadPoolExecutor(max_workers=max(1, min(opts.jobs, opts.seeds))) as pool:
-        runs = list(pool.map(lambda i: _gather_one(cfg, opts, i, storage, runner), range(opts.seeds)))
+    runs = _in_pool(
+        min(opts.jobs, opts.seeds),
+        lambda i: _gather_one(cfg, opts, i, storage, runner),
+        list(range(opts.seeds)),
+    )
     _note_writes(result, before, app_dir)
     for i, (rec, res, lines, log) in enumerate(runs):
         who = f"gather run (seed {i + 1})" if opts.seeds > 1 else "gather run"
@@ -349,7 +403,9 @@ def run_segment(
             timeout_s=_timeout(opts, cfg),
             log_path=log,
             on_line=lines.append,
+            on_start=_LIVE.started,
         )
+        _LIVE.finished(res.pid)
     except OSError as exc:
         sr.status = FAIL
         sr.reasons.append(f"could not start {sr.argv[0]!r}: {exc}")
@@ -383,9 +439,8 @@ def run(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestResult
         return result
     app_dir = cfg.resolve_directory()  # a bad directory is a config error before anything starts
     before = snapshot(app_dir)
-    with ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
-        result.segments = list(
-            pool.map(lambda s: run_segment(cfg, opts, manifest, s, runner), manifest.segments)
-        )
+    result.segments = _in_pool(
+        opts.jobs, lambda s: run_segment(cfg, opts, manifest, s, runner), manifest.segments
+    )
     _note_writes(result, before, app_dir)
     return result
