@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import seed_config_text
 
+from tests.convergence.seed_data import seed_config_text
 from tipc.convergence.config import load, load_text, select
 from tipc.errors import ConfigError
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import PYTHON, seed_config_text
 
+from tests.convergence.seed_data import PYTHON, seed_config_text
 from tipc import proc
 from tipc.cli import main
 from tipc.convergence import do_convergence_test

@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import SEED_MANIFEST
 
+from tests.convergence.seed_data import SEED_MANIFEST
 from tipc.convergence.manifest import Band, Manifest, Segment, load, parse, save, to_json
 from tipc.errors import ConfigError
 

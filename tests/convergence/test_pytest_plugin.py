@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PYTHON
+
+from tests.convergence.seed_data import PYTHON
 
 MODULE = "tipc.convergence.pytest_plugin"
 

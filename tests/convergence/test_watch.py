@@ -1,7 +1,6 @@
 from __future__ import annotations
 
-from conftest import SEED_MANIFEST, seed_config_text
-
+from tests.convergence.seed_data import SEED_MANIFEST, seed_config_text
 from tipc.convergence.config import load_text
 from tipc.convergence.watch import Recorder, observe
 
