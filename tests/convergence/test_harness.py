@@ -249,3 +249,29 @@ def test_ctrl_c_stops_running_segments(seed_storage: Path, seed_config: Path) ->
         child.kill()
     assert child.returncode == 130, err
     assert "interrupted" in err
+
+
+def test_missing_executable_fails_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "c.yml"
+    config.write_text(seed_config_text(**{'- "python3"': '- "no-such-interpreter-xyz"'}))
+    storage = tmp_path / "st"
+    assert main(["converge", "gather", "-t", str(config), "-s", str(storage)]) == 1
+    assert "gather run: could not start 'no-such-interpreter-xyz'" in capsys.readouterr().out
+
+
+def test_run_without_a_manifest_is_exit_2(
+    tmp_path: Path, seed_config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["converge", "run", "-t", str(seed_config), "-s", str(tmp_path / "nothing")]) == 2
+    assert "demo_convergence_harness_manifest.json: cannot read the manifest" in capsys.readouterr().err
+
+
+def test_missing_directory_is_located(
+    tmp_path: Path, seed_storage: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "c.yml"
+    config.write_text(seed_config_text().replace(str(Path(__file__).parent), str(tmp_path / "gone")))
+    assert main(["converge", "run", "-t", str(config), "-s", str(seed_storage)]) == 2
+    assert f"{config}:2: directory" in capsys.readouterr().err

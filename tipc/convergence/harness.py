@@ -186,7 +186,7 @@ def _store_checkpoint(logged: str, step: int, app_dir: Path, storage: Path, ckpt
 
 def _gather_one(
     cfg: TestConfig, opts: Options, seed_index: int, storage: Path, runner: Runner
-) -> tuple[Recorder, proc.ProcResult, list[str], Path]:
+) -> tuple[Recorder, proc.ProcResult | str, list[str], Path]:
     app_dir = cfg.resolve_directory()
     ckpt_dir = storage / "ckpts" if opts.seeds == 1 else storage / "ckpts" / f"seed_{seed_index + 1}"
     ckpt_dir.mkdir(parents=True, exist_ok=True)
@@ -203,15 +203,18 @@ def _gather_one(
         rec.feed(line)
 
     log = out / f"gather_seed_{seed_index + 1}.log"
-    res = runner(
-        argv,
-        cwd=app_dir,
-        env=_env(),
-        timeout_s=_timeout(opts, cfg),
-        log_path=log,
-        on_line=on_line,
-        on_start=_LIVE.started,
-    )
+    try:
+        res = runner(
+            argv,
+            cwd=app_dir,
+            env=_env(),
+            timeout_s=_timeout(opts, cfg),
+            log_path=log,
+            on_line=on_line,
+            on_start=_LIVE.started,
+        )
+    except OSError as exc:
+        return rec, f"could not start {argv[0]!r}: {exc}", lines, log
     _LIVE.finished(res.pid)
     return rec, res, lines, log
 
@@ -238,7 +241,9 @@ def gather(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestRes
     for i, (rec, res, lines, log) in enumerate(runs):
         who = f"gather run (seed {i + 1})" if opts.seeds > 1 else "gather run"
         result.notes += rec.notes
-        if res.timed_out:
+        if isinstance(res, str):
+            result.errors.append(f"{who}: {res}")
+        elif res.timed_out:
             result.errors.append(f"{who} timed out after {_timeout(opts, cfg):g}s; log {log}")
         elif res.exit_code != 0:
             tail = "\n    ".join(_tail(lines, 8))
