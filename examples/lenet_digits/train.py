@@ -65,7 +65,10 @@ def main(args: argparse.Namespace) -> None:
     set_seed(args.seed)
     os.makedirs(args.output_dir, exist_ok=True)
     log = Logger(os.path.join(args.output_dir, "train.log"))
-    log(f"[Config] {vars(args)}")
+    # the segment flags show only when given, so the log of a plain run stays as it was
+    segment_flags = ("save_interval", "checkpoint_dir", "resume", "start_step", "max_steps")
+    shown = {k: v for k, v in vars(args).items() if k not in segment_flags or v}
+    log(f"[Config] {shown}")
 
     train_set = DigitsDataset(args.data_dir, "train_list.txt")
     train_loader = paddle.io.DataLoader(

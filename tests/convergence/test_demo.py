@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tipc import proc
 from tipc.convergence import ConvergeResult, do_convergence_test
 from tipc.convergence.result import FAIL, PASS
 
@@ -94,3 +95,20 @@ def test_log_lacking_a_recorded_step_fails_not_observed(storage: Path, tmp_path:
     assert first.status == PASS
     assert second.status == FAIL and second.exit_code == 0
     assert {(c.step, c.reason) for c in second.failed_checks} == {(13, "step not observed in the run's log")}
+
+
+def test_plain_training_log_is_unchanged_without_the_segment_flags(tmp_path: Path) -> None:
+    code, out = proc.capture(
+        [sys.executable, "train.py", "--epochs", "1", "--output_dir", str(tmp_path)], cwd=DEMO, timeout_s=300
+    )
+    assert code == 0, out
+    config_line = next(line for line in out.splitlines() if line.startswith("[Config]"))
+    assert "save_interval" not in config_line and "resume" not in config_line
+    assert "[Step " not in out and "[Checkpoint]" not in out
+    assert "[Epoch 1/1][Iter 19/19] loss:" in out and "[Eval] acc:" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "best_model.pdparams",
+        "latest.pdopt",
+        "latest.pdparams",
+        "train.log",
+    ]
