@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -112,3 +113,15 @@ def test_plain_training_log_is_unchanged_without_the_segment_flags(tmp_path: Pat
         "latest.pdparams",
         "train.log",
     ]
+
+
+def test_gather_with_seeds_then_run_passes_inside_the_band(tmp_path: Path) -> None:
+    storage = tmp_path / "st"
+    gathered = _converge(storage, CONFIG, do_gather=True, seeds=2)
+    assert gathered.passed, gathered.tests[0].errors
+    doc = json.loads((storage / f"lenet_digits_{MANIFEST}").read_text())
+    band = doc["ckpt_logs"]["5"]["envelope"]["6"]["loss"]["0"]
+    assert band["n"] == 2 and band["min"] < band["max"]  # two runs, two data orders
+    result = _converge(storage, CONFIG)
+    assert result.passed, [s.failure_text() for s in result.segments]
+    assert all(c.band is not None for s in result.segments for c in s.checks)

@@ -181,7 +181,7 @@ def test_gather_with_seeds_records_an_envelope(tmp_path: Path) -> None:
     assert gathered.passed, gathered.tests[0].errors
     doc = json.loads((storage / "demo_convergence_harness_manifest.json").read_text())
     band = doc["ckpt_logs"]["4"]["envelope"]["5"]["loss"]["MLM"]
-    # the fake adds 0.001 * (seed % 3) to MLM: seeds 1, 2, 3 -> +0.001, +0.002, +0.0
+    # the fake adds 0.001 * (seed % 3) to MLM: run 1 as configured (seed 0), runs 2, 3 with seeds 1, 2
     assert band["min"] == pytest.approx(5.840) and band["max"] == pytest.approx(5.842) and band["n"] == 3
     assert doc["tipc"] == {"seeds": 3, "envelope_mode": "minmax", "envelope_k": 3.0}
     assert _run(storage, config).passed

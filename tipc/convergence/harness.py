@@ -188,13 +188,15 @@ def _gather_one(
     cfg: TestConfig, opts: Options, seed_index: int, storage: Path, runner: Runner
 ) -> tuple[Recorder, proc.ProcResult | str, list[str], Path]:
     app_dir = cfg.resolve_directory()
-    ckpt_dir = storage / "ckpts" if opts.seeds == 1 else storage / "ckpts" / f"seed_{seed_index + 1}"
+    # Run 1 is the configuration as written (its checkpoints are the segments' starting points); runs 2..K
+    # differ only by the seed flag (1..K-1) and give the spread of the curve.
+    ckpt_dir = storage / "ckpts" if opts.seeds == 1 else storage / "ckpts" / f"run_{seed_index + 1}"
     ckpt_dir.mkdir(parents=True, exist_ok=True)
     out = _out_dir(opts, cfg, "gather")
-    work = out / "work" / f"seed_{seed_index + 1}"
+    work = out / "work" / f"run_{seed_index + 1}"
     work.mkdir(parents=True, exist_ok=True)
     rec = Recorder(cfg, lambda logged, step: _store_checkpoint(logged, step, app_dir, storage, ckpt_dir))
-    argv = cfg.gather_argv(str(ckpt_dir), seed=seed_index + 1 if opts.seeds > 1 else None)
+    argv = cfg.gather_argv(str(ckpt_dir), seed=seed_index if seed_index > 0 else None)
     argv = _argv(opts, argv, {"STORAGE": str(storage), "WORK": str(work)})
     lines: list[str] = []
 
@@ -202,7 +204,7 @@ def _gather_one(
         lines.append(line)
         rec.feed(line)
 
-    log = out / f"gather_seed_{seed_index + 1}.log"
+    log = out / f"gather_run_{seed_index + 1}.log"
     try:
         res = runner(
             argv,
@@ -239,7 +241,11 @@ def gather(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestRes
     )
     _note_writes(result, before, app_dir)
     for i, (rec, res, lines, log) in enumerate(runs):
-        who = f"gather run (seed {i + 1})" if opts.seeds > 1 else "gather run"
+        who = (
+            f"gather run {i + 1} ({f'seed {i}' if i else 'as configured'})"
+            if opts.seeds > 1
+            else "gather run"
+        )
         result.notes += rec.notes
         if isinstance(res, str):
             result.errors.append(f"{who}: {res}")
@@ -281,7 +287,7 @@ def _envelopes(segments: list[Segment], recorders: list[Recorder], result: TestR
         for n, rec in enumerate(recorders):
             match = next((r for r in rec.recordings if r.start_step == seg.start_step and r.results), None)
             if match is None:
-                result.errors.append(f"seed {n + 1} recorded no segment at step {seg.start_step}")
+                result.errors.append(f"gather run {n + 1} recorded no segment at step {seg.start_step}")
                 continue
             per_run.append(match.results)
         for step, metrics in seg.results.items():
@@ -295,7 +301,7 @@ def _envelopes(segments: list[Segment], recorders: list[Recorder], result: TestR
                     if len(vals) < len(recorders):
                         result.errors.append(
                             f"segment {seg.start_step} step {step} {metric}[{label}]: recorded by "
-                            f"{len(vals)} of {len(recorders)} seeds"
+                            f"{len(vals)} of {len(recorders)} gather runs"
                         )
                     if not vals:
                         continue
