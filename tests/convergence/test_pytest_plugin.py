@@ -74,3 +74,12 @@ def test_import_is_cheap() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == f"['{MODULE}']"
+
+
+def test_missing_manifest_is_a_collection_error(
+    pytester: pytest.Pytester, seed_config: Path, tmp_path: Path
+) -> None:
+    res = pytester.runpytest(*_args(seed_config, tmp_path / "none"))
+    assert res.ret == pytest.ExitCode.INTERRUPTED
+    res.stdout.fnmatch_lines(["*demo_convergence_harness_manifest.json: cannot read the manifest*"])
+    assert "Traceback" not in res.stdout.str()

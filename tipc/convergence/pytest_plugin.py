@@ -80,8 +80,14 @@ class ConfigTestCollector(pytest.Collector):
     def collect(self) -> list[pytest.Item]:
         from tipc.convergence.harness import manifest_file
         from tipc.convergence.manifest import load
+        from tipc.errors import ConfigError
 
-        manifest = load(manifest_file(self.opts.storage.resolve(), self.cfg.name, self.opts.manifest_name))
+        try:
+            manifest = load(
+                manifest_file(self.opts.storage.resolve(), self.cfg.name, self.opts.manifest_name)
+            )
+        except ConfigError as exc:
+            raise self.CollectError(exc.render()) from None
         return [
             SegmentItem.from_parent(
                 self,
