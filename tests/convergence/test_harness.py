@@ -275,3 +275,22 @@ def test_missing_directory_is_located(
     config.write_text(seed_config_text().replace(str(Path(__file__).parent), str(tmp_path / "gone")))
     assert main(["converge", "run", "-t", str(config), "-s", str(seed_storage)]) == 2
     assert f"{config}:2: directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("first", "replaced"),
+    [
+        ("python3", True),
+        ("python3.7", True),
+        ("/usr/bin/python", True),
+        ("bash", False),
+        ("pythonista", False),
+    ],
+)
+def test_python_option_replaces_only_an_interpreter(first: str, replaced: bool) -> None:
+    from tipc.convergence.harness import _argv
+
+    out = _argv(
+        Options(storage=Path("s"), python="/venv/bin/python"), [first, "app.py", "${WORK}/o"], {"WORK": "/w"}
+    )
+    assert out == ["/venv/bin/python" if replaced else first, "app.py", "/w/o"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import statistics
 import threading
@@ -26,7 +27,7 @@ from tipc.errors import ConfigError
 
 DEFAULT_MANIFEST = "convergence_harness_manifest.json"
 DEFAULT_TIMEOUT_S = 3600.0
-_PYTHONS = ("python", "python3")
+_PYTHON_NAME = re.compile(r"python[\d.]*")  # python, python3, python3.7: what --python replaces
 
 Runner = Callable[..., proc.ProcResult]  # the proc.run seam
 T = TypeVar("T")
@@ -68,7 +69,7 @@ def _argv(opts: Options, argv: list[str], values: dict[str, str]) -> list[str]:
         for key, value in values.items():
             word = word.replace("${" + key + "}", value)
         out.append(word)
-    if opts.python and out and Path(out[0]).name in _PYTHONS:
+    if opts.python and out and _PYTHON_NAME.fullmatch(Path(out[0]).name):
         out[0] = opts.python
     return out
 
