@@ -184,7 +184,18 @@ def test_gather_with_seeds_records_an_envelope(tmp_path: Path) -> None:
     # the fake adds 0.001 * (seed % 3) to MLM: run 1 as configured (seed 0), runs 2, 3 with seeds 1, 2
     assert band["min"] == pytest.approx(5.840) and band["max"] == pytest.approx(5.842) and band["n"] == 3
     assert doc["tipc"] == {"seeds": 3, "envelope_mode": "minmax", "envelope_k": 3.0}
-    assert _run(storage, config).passed
+    ran = _run(storage, config)
+    assert ran.passed
+    check = next(c for c in ran.segments[1].checks if (c.step, c.label) == (5, "MLM"))
+    assert check.band == pytest.approx((5.840, 5.842))
+    assert check.hi == pytest.approx(5.842 * 1.2)  # `<=` with margin 0.2 widens the top of the band
+
+    std = tmp_path / "std"
+    assert _run(std, config, do_gather=True, seeds=3, envelope_mode="std", envelope_k=1.0).passed
+    check = next(c for c in _run(std, config).segments[1].checks if (c.step, c.label) == (5, "MLM"))
+    spread = (2 / 3) ** 0.5 * 0.001  # population std of +0, +0.001, +0.002
+    assert check.band == pytest.approx((5.841 - spread, 5.841 + spread))
+    assert check.expected == pytest.approx(5.841)
 
 
 def test_seeds_without_a_seed_flag_is_a_config_error(
