@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,14 @@ def test_bad_yaml_is_located() -> None:
 def test_select_unknown_test(seed_config: Path) -> None:
     with pytest.raises(ConfigError, match="no test named 'bert'"):
         select(load(seed_config), ["bert"], str(seed_config))
+
+
+def test_special_files_are_refused_before_reading(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.yml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match="FIFO"):
+        load(fifo)  # never blocks
+    with pytest.raises(ConfigError, match="character device"):
+        load("/dev/zero")
+    with pytest.raises(ConfigError, match="is a directory"):
+        load(tmp_path)

@@ -276,7 +276,7 @@ def test_run_without_a_manifest_is_exit_2(
     tmp_path: Path, seed_config: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["converge", "run", "-t", str(seed_config), "-s", str(tmp_path / "nothing")]) == 2
-    assert "demo_convergence_harness_manifest.json: cannot read the manifest" in capsys.readouterr().err
+    assert "demo_convergence_harness_manifest.json: no manifest here: gather first" in capsys.readouterr().err
 
 
 def test_missing_directory_is_located(

@@ -102,3 +102,8 @@ def test_real_repos(name: str, resumes: bool, missing: set[str], tmp_path: Path)
     if resumes:
         run = next(iter(cfg.values())).run_argv("ck", 3, 5)
         assert run[2:8] == ["--resume", "ck", "--start-epoch", "3", "--epochs", "5"]
+
+
+def test_unwritable_output_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["converge", "init", str(DEMO), "-o", str(tmp_path / "missing" / "c.yaml")]) == 2
+    assert "cannot write" in capsys.readouterr().err

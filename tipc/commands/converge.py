@@ -91,7 +91,10 @@ def run(args: argparse.Namespace) -> int:
 
         proposal = propose(Path(args.repo), args.config)
         if args.out:
-            Path(args.out).write_text(proposal.yaml_text, encoding="utf-8")
+            try:
+                Path(args.out).write_text(proposal.yaml_text, encoding="utf-8")
+            except OSError as exc:
+                raise UserError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
         else:
             sys.stdout.write(proposal.yaml_text)
         for line in proposal.messages:
@@ -122,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
         output=args.output,
     )
     if args.report_dir:
-        report.write_all(result, Path(args.report_dir))
+        try:
+            report.write_all(result, Path(args.report_dir))
+        except OSError as exc:
+            raise UserError(f"{args.report_dir}: cannot write the reports: {exc.strerror or exc}") from None
     sys.stdout.write(report.render(result, args.format))
     return EXIT_OK if result.passed else EXIT_CHECK_FAILED

@@ -359,15 +359,25 @@ def load_text(text: str, path: str) -> dict[str, TestConfig]:
     return {name: _test(c, name, node, doc.line_of(name)) for name, node in doc.items.items()}
 
 
+def read_text_bounded(path: Path, limit: int, what: str) -> str:
+    """A regular file's UTF-8 text, at most `limit` bytes; special files are refused before reading (the
+    bounded reader `tipc lint` uses), so a FIFO or /dev/zero given as an input cannot hang or flood tipc."""
+    from tipc.config.parse import read_bytes_bounded
+
+    data = read_bytes_bounded(path, limit, what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(str(path), line, f"not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+
+
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
 def load(path: str | Path) -> dict[str, TestConfig]:
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(
-            str(p), None, f"cannot read the convergence config: {exc.strerror or exc}"
-        ) from None
-    return load_text(text, str(p))
+    return load_text(read_text_bounded(p, MAX_CONFIG_BYTES, "a convergence config"), str(p))
 
 
 def select(tests: dict[str, TestConfig], names: list[str] | None, path: str) -> list[TestConfig]:

@@ -179,13 +179,16 @@ def parse(text: str, path: str) -> Manifest:
     return Manifest(path, segments, mode, float(meta.get("envelope_k", 3.0)), int(meta.get("seeds", 1)))
 
 
+MAX_MANIFEST_BYTES = 256 * 1024 * 1024  # a manifest of a long training is large; /dev/zero is not
+
+
 def load(path: str | Path) -> Manifest:
+    from tipc.convergence.config import read_text_bounded
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(str(p), None, f"cannot read the manifest: {exc.strerror or exc}") from None
-    return parse(text, str(p))
+    if not p.exists():
+        raise ConfigError(str(p), None, "no manifest here: gather first, or check -s and --manifest-name")
+    return parse(read_text_bounded(p, MAX_MANIFEST_BYTES, "a convergence manifest"), str(p))
 
 
 def to_json(manifest: Manifest) -> dict[str, Any]:
