@@ -6,4 +6,5 @@ bash scripts/repos_env.sh
 bash scripts/system_deps.sh
 ruff check tipc tests bench
 mypy
-python -m pytest "$@"
+# Two workers by default (CI has 2 cores); one file stays on one worker, so module fixtures run once.
+python -m pytest -n "${TIPC_TEST_WORKERS:-2}" --dist loadfile "$@"
