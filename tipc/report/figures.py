@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from tipc.lineage.render import ARTEFACT_KINDS, short
+from tipc.lineage.render import ARTEFACT_KINDS
 
 BLUE, LIGHT_BLUE, ORANGE, GREEN, RED, GREY, PURPLE = (
     "#0969da",
@@ -361,7 +361,7 @@ def lineage_svg(lineage: dict[str, Any], *, width: int = 960) -> str:
         node = files[p]
         fresh = any(e.get("kind") == "wrote" for e in edges if str(e.get("file")) == p)
         fill = "#dafbe1" if fresh else "#ffebe9"
-        label = ("" if fresh else "! ") + short(p, 24)
+        label = ("" if fresh else "! ") + p.rstrip("/").rsplit("/", 1)[-1]  # the name; the path: its title
         parts.append(
             f'<rect class="file" x="{fx[p]:.1f}" y="{fy[p]}" width="{box_w:.1f}" height="26" rx="10" '
             f'fill="{fill}" stroke="{GREEN if fresh else RED}"><title>{_esc(p)} '
