@@ -6,8 +6,8 @@ do it again. Use these instead:
 - `demo_run` (session): a scratch copy of the demo on which `tipc run --mode lite_train_lite_infer` ran once.
   `demo_run.repo` holds the copy, its run record and logs under test_tipc/output. READ-ONLY: a test that
   writes into the repo (a mutation, another run) takes its own copy with `demo_run.copy(tmp_path)`.
-- `demo_checked` (session): `tipc check --reuse-run --format json` on that run, once: `.code`, `.report`
-  (the tipc.report/1 JSON), `.stderr`, `.verdicts`.
+- `demo_checked` (session): `tipc check --reuse-run --format json` on a copy of that run, once: `.repo` (the
+  checked copy, read-only too), `.code`, `.report` (the tipc.report/1 JSON), `.stderr`, `.verdicts`.
 - `copy_demo(dest, keep_output=False)`: a fresh copy of examples/lenet_digits with its own serving port.
 
 Under pytest-xdist each worker process has its own session; the run is still made once: the first worker to
@@ -101,6 +101,7 @@ class DemoCheck:
     code: int
     report: dict[str, Any]
     stderr: str
+    before: dict[str, str]  # tree_hashes(repo) before the check
 
     @property
     def verdicts(self) -> dict[str, str]:
@@ -156,12 +157,20 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
 
 @pytest.fixture(scope="session")
 def demo_checked(demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) -> DemoCheck:
-    shared = demo_run.repo.parent
+    # On its own copy of the run: the check writes reports and a serving run, and demo_run.repo must stay
+    # unchanged while other workers copy it.
+    shared = demo_run.repo.parent / "checked"
+    repo = shared / "lenet_digits"
 
     def make() -> dict[str, Any]:
-        done = tipc("check", str(demo_run.repo), "--reuse-run", "--no-color", "--format", "json")
+        if repo.exists():
+            shutil.rmtree(repo)
+        demo_run.copy(repo)
+        before = tree_hashes(repo)
+        done = tipc("check", str(repo), "--reuse-run", "--no-color", "--format", "json")
         assert done.stdout.strip(), done.stderr[-3000:]
-        return {"code": done.returncode, "report": json.loads(done.stdout), "stderr": done.stderr}
+        report = json.loads(done.stdout)
+        return {"code": done.returncode, "report": report, "stderr": done.stderr, "before": before}
 
     made = _cached(shared, "check", make)
-    return DemoCheck(demo_run.repo, made["code"], made["report"], made["stderr"])
+    return DemoCheck(repo, made["code"], made["report"], made["stderr"], made["before"])

@@ -49,4 +49,4 @@ def test_check_passes_basic_and_competition(demo_run: DemoRun, demo_checked: Dem
     assert report["overall"] == "PASS"
     assert report["run"]["reused"] is True
     assert not failed
-    assert tree_hashes(demo_run.repo) == demo_run.before
+    assert tree_hashes(demo_checked.repo) == demo_checked.before
