@@ -99,11 +99,15 @@ class CommandError(TipcError):
         self.exit_code = exit_code
 
 
-def lint(*paths: str | Path, dialect: str | None = None) -> LintResult:
-    """Lint config files, or each repo folder's test_tipc/configs/** (as `tipc lint` does)."""
+def lint(
+    *paths: str | Path, dialect: str | None = None, strict: bool = True, max_steps: int | None = None
+) -> LintResult:
+    """Lint config files, or each repo folder's test_tipc/configs/** (as `tipc lint` does; `strict=False`
+    makes a named file that is not a config an info finding instead of an error)."""
     from tipc.config.lint import lint_paths
 
-    return LintResult(tuple(lint_paths([Path(p) for p in paths], dialect=dialect)))
+    found = lint_paths([Path(p) for p in paths], dialect=dialect, strict=strict, max_steps=max_steps)
+    return LintResult(tuple(found))
 
 
 def plan(
@@ -115,6 +119,7 @@ def plan(
     sets: Mapping[str, str] | Iterable[str] = (),
     dialect: str | None = None,
     isolated: bool = False,
+    max_steps: int | None = None,
 ) -> Plan:
     """The tipc.plan.Plan `tipc plan` prints: the steps the config's script would run in `mode`."""
     from tipc.commands._target import parse_sets
@@ -129,6 +134,7 @@ def plan(
         repo=Path(repo) if repo is not None else None,
         overrides=Overrides(device=device, sets=parse_sets(words)),
         dialect=dialect,
+        max_steps=max_steps,
     )
     return isolate(result) if isolated else result
 
