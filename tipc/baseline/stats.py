@@ -15,7 +15,8 @@ The rule (documented with a worked example in docs/model-ci.md):
 - the floors stop a metric that happened not to vary in n runs (a seeded CPU loss, a lucky timing) from
   failing on the next tiny change: with n = 3 a std is itself very uncertain. Timings on shared CI machines
   vary by 10-20 % run to run (peer systems measured 5 % std on dedicated ones), hence the 20 % floor for
-  performance and resource metrics and 5 % for effect metrics, whose runs are seeded.
+  performance metrics; peak RSS is sampled a few times a step and misses short peaks, hence 30 % for
+  resource metrics; effect metrics come from seeded runs: 5 %.
 An explicit `margin:` in the baseline file (a human's decision) overrides the derived one.
 """
 
@@ -26,7 +27,7 @@ import statistics
 from dataclasses import dataclass
 
 K = 3.0
-REL_FLOOR = {"effect": 0.05, "performance": 0.20, "resource": 0.20}
+REL_FLOOR = {"effect": 0.05, "performance": 0.20, "resource": 0.30}
 ABS_FLOOR_BY_UNIT = {"s": 0.05, "ms": 0.5, "MiB": 16.0, "%": 5.0}
 ABS_FLOOR_DEFAULT = 1e-3
 
