@@ -27,7 +27,7 @@ def webhook() -> Iterator[tuple[str, _Hook]]:
     hook = _Hook()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server API
+        def do_POST(self) -> None:
             size = int(self.headers.get("Content-Length", "0"))
             hook.received.append((self.headers.get("Content-Type", ""), json.loads(self.rfile.read(size))))
             self.send_response(hook.status)
@@ -50,14 +50,18 @@ def _judgement() -> judge.Judgement:
     rows = (
         judge.Row("train.loss.last", "FAIL", 2.3, 0.07, 0.0035, "5% floor", "<=", "", "2.3 vs 0.07"),
         judge.Row("eval.acc", "PASS", 0.91, 0.91, 0.05, "5% floor", ">=", "", "same"),
-        judge.Row("train.avg_ips", "IMPROVED", 9000.0, 7000.0, 1400.0, "20% floor", ">=", "images/sec", "faster"),
+        judge.Row(
+            "train.avg_ips", "IMPROVED", 9000.0, 7000.0, 1400.0, "20% floor", ">=", "images/sec", "faster"
+        ),
     )
     return judge.Judgement(Path("b/cpu.yaml"), "cpu", rows, ("paddle_version: 2.6.2 -> 3.3.1",))
 
 
 def _record() -> Any:
     plan = SimpleNamespace(model_name="lenet", config_path="c.txt", mode="lite_train_lite_infer")
-    return SimpleNamespace(plan=plan, environment={"paddle_version": "3.3.1"}, git_commit="abc", started=1.0e9)
+    return SimpleNamespace(
+        plan=plan, environment={"paddle_version": "3.3.1"}, git_commit="abc", started=1.0e9
+    )
 
 
 def test_the_payload_is_versioned_and_carries_the_verdicts() -> None:

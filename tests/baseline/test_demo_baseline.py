@@ -53,7 +53,11 @@ def _env() -> dict[str, str]:
 def _tipc(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tipc", *args],
-        capture_output=True, text=True, env=_env(), timeout=timeout, check=False,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -69,6 +73,8 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 
 class Recorded:
+    stderr = ""
+
     def __init__(self, repo: Path, baselines: Path, ruleset: Path) -> None:
         self.repo = repo
         self.baselines = baselines
@@ -78,12 +84,23 @@ class Recorded:
         self.file = files[0]
         self.data: dict[str, Any] = yaml.safe_load(self.file.read_text(encoding="utf-8"))
 
-    def check(self, repo: Path, history: Path) -> tuple[int, dict[str, Any], dict[str, Any]]:
+    def check(self, repo: Path, history: Path, *extra: str) -> tuple[int, dict[str, Any], dict[str, Any]]:
         """(exit code, the baseline rule of report.json, the whole report)."""
         result = _tipc(
-            "check", str(repo), "--no-color", "--format", "json", "--ruleset", str(self.ruleset),
-            "--baseline", str(self.baselines), "--history", str(history),
+            "check",
+            str(repo),
+            "--no-color",
+            "--format",
+            "json",
+            "--ruleset",
+            str(self.ruleset),
+            "--baseline",
+            str(self.baselines),
+            "--history",
+            str(history),
+            *extra,
         )
+        self.stderr = result.stderr
         assert result.stdout.strip(), result.stderr[-3000:]
         report = json.loads(result.stdout)
         rule = next(r for r in report["rules"] if r["id"] == "model-ci.baseline")
@@ -102,6 +119,25 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     return Recorded(repo, baselines, ruleset)
 
 
+def _serve(received: list[dict[str, Any]]) -> str:
+    """A real webhook on 127.0.0.1 (a daemon thread for the session) collecting the JSON posted to it."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            received.append(json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0")))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/hook"
+
+
 def _rows(rule: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {r["metric"]: r for r in rule["data"]["baseline"]["rows"]}
 
@@ -109,14 +145,23 @@ def _rows(rule: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_the_recorded_file_is_reviewable_with_statistics_and_provenance(recorded: Recorded) -> None:
     data = recorded.data
     assert recorded.file.relative_to(recorded.baselines).parts == (
-        "lenet_digits", "train_infer_python", "lite_train_lite_infer", "cpu.yaml",
+        "lenet_digits",
+        "train_infer_python",
+        "lite_train_lite_infer",
+        "cpu.yaml",
     )
     assert data["machine_class"] == "cpu" and data["mode"] == "lite_train_lite_infer"
     assert data["stages"] == ["train", "eval", "export", "infer"]
     prov = data["provenance"]
     assert prov["paddle_version"] and prov["python_version"] and len(prov["runs"]) == 3
     assert "numpy" in prov["packages"] and prov["cpu_model"]
-    for name in ("train.loss.last", "train.avg_ips", "eval.acc", "stage.train.time_s", "resources.peak_rss_mb"):
+    for name in (
+        "train.loss.last",
+        "train.avg_ips",
+        "eval.acc",
+        "stage.train.time_s",
+        "resources.peak_rss_mb",
+    ):
         m = data["metrics"][name]
         assert m["n"] == 3 and len(m["samples"]) == 3, name
         assert m["min"] <= m["median"] <= m["max"] and m["margin"] > 0 and m["margin_from"], name
@@ -144,20 +189,27 @@ def test_the_unchanged_demo_passes_and_is_stored_in_the_history(recorded: Record
     assert runs[0].metrics["train.loss.last"][0] == pytest.approx(rows["train.loss.last"]["value"])
 
 
-def test_a_slower_training_step_fails_on_throughput_and_stage_time(recorded: Recorded, tmp_path: Path) -> None:
+def test_a_slower_training_step_fails_on_throughput_and_stage_time(
+    recorded: Recorded, tmp_path: Path
+) -> None:
     repo = _copy(tmp_path / "lenet_digits")
     # Each step sleeps so that the train stage takes 30 % longer than the baseline's median.
     stage = recorded.data["metrics"]["stage.train.time_s"]["median"]
     train_images = len((repo / "lite_data" / "train_list.txt").read_text().split())
     steps = 5 * math.ceil(train_images / 16)  # the config's lite epochs and batch size
     pause = 0.30 * stage / steps
-    _edit(repo / "train.py", "            optimizer.clear_grad()\n",
-          f"            optimizer.clear_grad()\n            time.sleep({pause:.6f})\n")
+    _edit(
+        repo / "train.py",
+        "            optimizer.clear_grad()\n",
+        f"            optimizer.clear_grad()\n            time.sleep({pause:.6f})\n",
+    )
     code, rule, _ = recorded.check(repo, tmp_path / "h.sqlite3")
     rows = _rows(rule)
     assert code == 1 and rule["verdict"] == "FAIL"
     assert rows["train.avg_ips"]["verdict"] == "FAIL", rows["train.avg_ips"]
-    assert rows["train.avg_ips"]["value"] < rows["train.avg_ips"]["baseline"] - rows["train.avg_ips"]["margin"]
+    assert (
+        rows["train.avg_ips"]["value"] < rows["train.avg_ips"]["baseline"] - rows["train.avg_ips"]["margin"]
+    )
     assert rows["stage.train.time_s"]["verdict"] == "FAIL", rows["stage.train.time_s"]
     assert "regression in" in rule["summary"] and "train.avg_ips" in rule["summary"]
     texts = " ".join(e["text"] for e in rule["evidence"])
@@ -166,13 +218,24 @@ def test_a_slower_training_step_fails_on_throughput_and_stage_time(recorded: Rec
     assert rows["train.loss.last"]["verdict"] in ("PASS", "IMPROVED")
 
 
-def test_a_broken_learning_rate_fails_on_the_loss(recorded: Recorded, tmp_path: Path) -> None:
+def test_a_broken_learning_rate_fails_on_the_loss_and_alerts(recorded: Recorded, tmp_path: Path) -> None:
     repo = _copy(tmp_path / "lenet_digits")
-    _edit(repo / "train.py", 'parser.add_argument("--lr", type=float, default=0.01,',
-          'parser.add_argument("--lr", type=float, default=0.0,')
-    code, rule, _ = recorded.check(repo, tmp_path / "h.sqlite3")
+    _edit(
+        repo / "train.py",
+        'parser.add_argument("--lr", type=float, default=0.01,',
+        'parser.add_argument("--lr", type=float, default=0.0,',
+    )
+    received: list[dict[str, Any]] = []
+    url = _serve(received)
+    code, rule, _ = recorded.check(repo, tmp_path / "h.sqlite3", "--notify", url)
     rows = _rows(rule)
     assert code == 1 and rule["verdict"] == "FAIL"
+    assert f"tipc: notified {url}" in recorded.stderr
+    assert (
+        len(received) == 1 and received[0]["schema"] == "tipc.notify/1" and received[0]["verdict"] == "FAIL"
+    )
+    assert "train.loss.last" in {r["metric"] for r in received[0]["regressions"]}
+    assert received[0]["exit_code"] == 1 and "| `train.loss.last` | FAIL |" in received[0]["markdown"]
     last = rows["train.loss.last"]
     assert last["verdict"] == "FAIL" and last["value"] > last["baseline"] + last["margin"], last
     assert rows["train.loss.window4of4"]["verdict"] == "FAIL"
@@ -183,8 +246,11 @@ def test_removing_the_eval_stage_fails_on_the_missing_stage_and_metric(
     recorded: Recorded, tmp_path: Path
 ) -> None:
     repo = _copy(tmp_path / "lenet_digits")
-    _edit(repo / "test_tipc" / "configs" / "lenet_digits" / "train_infer_python.txt",
-          "eval:eval.py --data_dir=./lite_data\n", "eval:null\n")
+    _edit(
+        repo / "test_tipc" / "configs" / "lenet_digits" / "train_infer_python.txt",
+        "eval:eval.py --data_dir=./lite_data\n",
+        "eval:null\n",
+    )
     code, rule, _ = recorded.check(repo, tmp_path / "h.sqlite3")
     rows = _rows(rule)
     assert code == 1 and rule["verdict"] == "FAIL"

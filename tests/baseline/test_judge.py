@@ -44,9 +44,14 @@ def _baseline(**metrics: tuple[float, float, str, str]) -> store.Baseline:
             name, EFFECT, "", better, op, s, [ref] * 3, margin, "test margin"
         )
     return store.Baseline(
-        "m", "c.txt", "lite", "cpu",
+        "m",
+        "c.txt",
+        "lite",
+        "cpu",
         {"paddle_version": "3.3.1", "python_version": "3.11.7", "packages": {"numpy": "2.4.6"}, "gpus": []},
-        out, stages=["train", "eval"], path=Path("b.yaml"),
+        out,
+        stages=["train", "eval"],
+        path=Path("b.yaml"),
     )
 
 
@@ -57,12 +62,13 @@ def _run(values: dict[str, float], stages: dict[str, str]) -> RunMetrics:
 
 
 def test_missing_metrics_and_stages_fail_and_the_rest_is_judged() -> None:
-    base = _baseline(
-        train__loss__last=(0.1, 0.01, LOWER, "<="), eval__acc=(0.9, 0.05, HIGHER, ">=")
-    )
+    base = _baseline(train__loss__last=(0.1, 0.01, LOWER, "<="), eval__acc=(0.9, 0.05, HIGHER, ">="))
     run = _run({"train.loss.last": 0.5}, {"train": "passed"})
-    j = judge.judge_metrics(base, run, {"paddle_version": "3.3.1", "python_version": "3.11.7",
-                                       "packages": {"numpy": "2.4.6"}, "gpus": []})
+    j = judge.judge_metrics(
+        base,
+        run,
+        {"paddle_version": "3.3.1", "python_version": "3.11.7", "packages": {"numpy": "2.4.6"}, "gpus": []},
+    )
     rows = {r.metric: r for r in j.rows}
     assert rows["stage.eval"].verdict == "FAIL" and "not in this run" in rows["stage.eval"].why
     assert rows["eval.acc"].verdict == "FAIL" and rows["eval.acc"].value is None
@@ -84,8 +90,9 @@ def test_a_failed_stage_is_named_with_its_status() -> None:
 def test_inactive_metrics_are_info_and_never_fail() -> None:
     base = _baseline(resources__mean_cpu_percent=(90.0, 5.0, "neither", "=="))
     base.metrics["resources.mean_cpu_percent"].active = False
-    j = judge.judge_metrics(base, _run({"resources.mean_cpu_percent": 20.0}, {"train": "passed", "eval": "passed"}),
-                            None)
+    j = judge.judge_metrics(
+        base, _run({"resources.mean_cpu_percent": 20.0}, {"train": "passed", "eval": "passed"}), None
+    )
     assert [r.verdict for r in j.rows] == ["INFO"] and not j.regressed
     assert judge.to_outcome(j).verdict.value == "PASS"
 
@@ -101,10 +108,22 @@ def test_improvements_pass_and_are_reported() -> None:
 
 
 def test_environment_differences_are_named() -> None:
-    prov = {"paddle_version": "2.6.2", "paddle_commit": "abc", "python_version": "3.9.18",
-            "packages": {"numpy": "1.26.4", "opencv": None}, "cpu_model": "X", "gpus": []}
-    env = {"paddle_version": "3.3.1", "paddle_commit": "abc", "python_version": "3.11.7",
-           "packages": {"numpy": "2.4.6", "onnxruntime": "1.32"}, "cpu_model": "X", "gpus": []}
+    prov = {
+        "paddle_version": "2.6.2",
+        "paddle_commit": "abc",
+        "python_version": "3.9.18",
+        "packages": {"numpy": "1.26.4", "opencv": None},
+        "cpu_model": "X",
+        "gpus": [],
+    }
+    env = {
+        "paddle_version": "3.3.1",
+        "paddle_commit": "abc",
+        "python_version": "3.11.7",
+        "packages": {"numpy": "2.4.6", "onnxruntime": "1.32"},
+        "cpu_model": "X",
+        "gpus": [],
+    }
     diff = judge.env_differences(prov, env)
     assert "paddle_version: 2.6.2 -> 3.3.1" in diff
     assert "python_version: 3.9.18 -> 3.11.7" in diff

@@ -13,49 +13,97 @@ from tipc.errors import ConfigError
 from tipc.record import Resources, RunRecord, StepResult
 from tipc.steps import Plan, Stage, Status, Step
 
-TRAIN_LOG = "\n".join(
-    f"[Epoch 1/1][Iter {i}/8] loss: {loss:.4f}, avg_batch_cost: 0.01 sec, avg_ips: {ips:.1f} images/sec"
-    for i, (loss, ips) in enumerate(
-        zip([2.3, 2.0, 1.6, 1.2, 0.9, 0.7, 0.5, 0.4], [50.0, 1000, 1100, 900, 1000, 1050, 950, 1000]), start=1
+TRAIN_LOG = (
+    "\n".join(
+        f"[Epoch 1/1][Iter {i}/8] loss: {loss:.4f}, avg_batch_cost: 0.01 sec, avg_ips: {ips:.1f} images/sec"
+        for i, (loss, ips) in enumerate(
+            zip(
+                [2.3, 2.0, 1.6, 1.2, 0.9, 0.7, 0.5, 0.4],
+                [50.0, 1000, 1100, 900, 1000, 1050, 950, 1000],
+                strict=True,
+            ),
+            start=1,
+        )
     )
-) + "\n[Eval] acc: 0.8800\n"
+    + "\n[Eval] acc: 0.8800\n"
+)
 EVAL_LOG = "evaluated on 100 test images, loss: 0.3262\n[Eval] acc: 0.9100\n"
 INFER_LOG = "root INFO:  preprocess_time(ms): 0.4, inference_time(ms): 1.5, postprocess_time(ms): 0.01\n"
 
 
-def _record(repo: Path, *, eval_status: Status = Status.PASSED, started: float = 1.0e9, scale: float = 1.0) -> RunRecord:
-    logs = {"train": ("out/train.log", TRAIN_LOG), "eval": ("out/eval.log", EVAL_LOG),
-            "infer": ("out/python_infer_cpu.log", INFER_LOG)}
+def _record(
+    repo: Path, *, eval_status: Status = Status.PASSED, started: float = 1.0e9, scale: float = 1.0
+) -> RunRecord:
+    logs = {
+        "train": ("out/train.log", TRAIN_LOG),
+        "eval": ("out/eval.log", EVAL_LOG),
+        "infer": ("out/python_infer_cpu.log", INFER_LOG),
+    }
     (repo / "out").mkdir(parents=True, exist_ok=True)
     for rel, text in logs.values():
         (repo / rel).write_text(text)
     steps = tuple(
-        Step(id=f"{stage}/norm" + ("/python_infer_cpu" if stage == "infer" else ""), stage=Stage(stage),
-             argv=("python", "x.py"), log=logs[stage][0])
+        Step(
+            id=f"{stage}/norm" + ("/python_infer_cpu" if stage == "infer" else ""),
+            stage=Stage(stage),
+            argv=("python", "x.py"),
+            log=logs[stage][0],
+        )
         for stage in ("train", "eval", "infer")
     )
     results = []
     for i, step in enumerate(steps):
         status = eval_status if step.stage is Stage.EVAL else Status.PASSED
-        results.append(StepResult(
-            step.id, status, 0, started + i * 10, started + i * 10 + 2.0 * scale, step.log,
-            resources=Resources(peak_rss_bytes=(200 + i) * 2**20, cpu_time_s=1.0 * scale),
-        ))
-    plan = Plan(str(repo / "test_tipc/configs/m/train_infer_python.txt"), str(repo), "lite_train_lite_infer",
-                "template", "m", "out", "out/results_python.log", "template", steps)
-    env = {"paddle_version": "3.3.1", "python_version": "3.11.7", "packages": {"numpy": "2.4.6"},
-           "cpu_model": "AMD EPYC", "gpus": []}
+        results.append(
+            StepResult(
+                step.id,
+                status,
+                0,
+                started + i * 10,
+                started + i * 10 + 2.0 * scale,
+                step.log,
+                resources=Resources(peak_rss_bytes=(200 + i) * 2**20, cpu_time_s=1.0 * scale),
+            )
+        )
+    plan = Plan(
+        str(repo / "test_tipc/configs/m/train_infer_python.txt"),
+        str(repo),
+        "lite_train_lite_infer",
+        "template",
+        "m",
+        "out",
+        "out/results_python.log",
+        "template",
+        steps,
+    )
+    env = {
+        "paddle_version": "3.3.1",
+        "python_version": "3.11.7",
+        "packages": {"numpy": "2.4.6"},
+        "cpu_model": "AMD EPYC",
+        "gpus": [],
+    }
     return RunRecord(plan, tuple(results), started, started + 30, environment=env, git_commit="abc123")
 
 
 def test_metrics_of_a_run(tmp_path: Path) -> None:
     run = extract(_record(tmp_path), tmp_path)
     m = run.metrics
-    assert (m["train.loss.first"].value, m["train.loss.last"].value, m["train.loss.min"].value) == (2.3, 0.4, 0.4)
-    assert m["train.loss.first"].source == "out/train.log:1" and m["train.loss.last"].source == "out/train.log:8"
+    assert (m["train.loss.first"].value, m["train.loss.last"].value, m["train.loss.min"].value) == (
+        2.3,
+        0.4,
+        0.4,
+    )
+    assert (
+        m["train.loss.first"].source == "out/train.log:1" and m["train.loss.last"].source == "out/train.log:8"
+    )
     assert [round(m[f"train.loss.window{i}of4"].value, 3) for i in range(1, 5)] == [2.15, 1.4, 0.8, 0.45]
-    assert m["train.avg_ips"].value == 1000.0 and m["train.avg_ips"].unit == "images/sec"  # warm-up line dropped
-    assert m["train.eval.acc"].value == 0.88 and m["eval.acc"].value == 0.91 and m["eval.loss"].value == 0.3262
+    assert (
+        m["train.avg_ips"].value == 1000.0 and m["train.avg_ips"].unit == "images/sec"
+    )  # warm-up line dropped
+    assert (
+        m["train.eval.acc"].value == 0.88 and m["eval.acc"].value == 0.91 and m["eval.loss"].value == 0.3262
+    )
     assert m["infer.python_infer_cpu.inference_time_ms"].value == 1.5
     assert m["infer.python_infer_cpu.preprocess_time_ms"].unit == "ms"
     assert m["stage.train.time_s"].value == pytest.approx(2.0) and m["stage.infer.time_s"].unit == "s"

@@ -40,14 +40,18 @@ def postgres_url() -> Iterator[str]:
     env = dict(os.environ, LC_ALL="C", LANG="C")
 
     def run(*argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*prefix, *argv], capture_output=True, text=True, env=env, timeout=120, check=False)
+        return subprocess.run(
+            [*prefix, *argv], capture_output=True, text=True, env=env, timeout=120, check=False
+        )
 
     made = run(str(PG_BIN / "initdb"), "-D", str(data), "-U", "tipc", "--auth=trust", "-E", "UTF8")
     if made.returncode != 0:
         shutil.rmtree(root, ignore_errors=True)
         pytest.skip(f"initdb failed: {made.stderr.strip()[-300:]}")
     options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c max_connections=50 -c fsync=off"
-    started = run(str(PG_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start")
+    started = run(
+        str(PG_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start"
+    )
     if started.returncode != 0:
         log = (root / "log").read_text(errors="replace")[-500:] if (root / "log").exists() else ""
         shutil.rmtree(root, ignore_errors=True)

@@ -19,9 +19,18 @@ def _append(target: str, writer: int, n: int) -> None:
     with open_history(target) as h:
         for i in range(n):
             h.append(
-                run_id=f"w{writer}-{i}", kind="check", repo="/r", model="m", config="c.txt", mode="lite",
-                machine_class="cpu", paddle_version=("2.6.2" if i % 2 else "3.3.1"), paddle_commit=None,
-                repo_commit=None, started=1000.0 + writer * 1000 + i, verdict="passed",
+                run_id=f"w{writer}-{i}",
+                kind="check",
+                repo="/r",
+                model="m",
+                config="c.txt",
+                mode="lite",
+                machine_class="cpu",
+                paddle_version=("2.6.2" if i % 2 else "3.3.1"),
+                paddle_commit=None,
+                repo_commit=None,
+                started=1000.0 + writer * 1000 + i,
+                verdict="passed",
                 provenance={"writer": writer},
                 metrics=[("train.loss.last", 0.1 * i, "", "PASS"), ("stage.train.time_s", 2.0, "s", None)],
             )
@@ -47,14 +56,27 @@ def _roundtrip(target: str) -> None:
     with open_history(target) as h:
         assert h.version() == history_db.SCHEMA_VERSION
         pk = h.append(
-            run_id="a", kind="check", repo="/r", model="m", config="c", mode="lite", machine_class="cpu",
-            paddle_version="3.3.1", paddle_commit="abc", repo_commit=None, started=5.0, verdict="passed",
-            provenance={"k": "v"}, metrics=[("eval.acc", 0.91, "", "PASS"), ("x", None, "", None)],
+            run_id="a",
+            kind="check",
+            repo="/r",
+            model="m",
+            config="c",
+            mode="lite",
+            machine_class="cpu",
+            paddle_version="3.3.1",
+            paddle_commit="abc",
+            repo_commit=None,
+            started=5.0,
+            verdict="passed",
+            provenance={"k": "v"},
+            metrics=[("eval.acc", 0.91, "", "PASS"), ("x", None, "", None)],
         )
         assert pk > 0
         h.store_band("/r", "m", "lite", "cpu", {"eval.acc": (0.9, 0.05)})
         runs = h.runs(repo="/r", model="m", mode="lite")
-        assert [(r.run_id, r.paddle_version, r.metrics["eval.acc"]) for r in runs] == [("a", "3.3.1", (0.91, ""))]
+        assert [(r.run_id, r.paddle_version, r.metrics["eval.acc"]) for r in runs] == [
+            ("a", "3.3.1", (0.91, ""))
+        ]
         assert runs[0].metrics["x"] == (None, "")
         assert h.runs(repo="/other") == []
         assert h.bands("/r") == {"eval.acc": (0.9, 0.05)}
@@ -90,7 +112,7 @@ def test_bad_targets_are_user_errors(tmp_path: Path) -> None:
         open_history(tmp_path)
     junk = tmp_path / "junk.sqlite3"
     junk.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(UserError, match="junk.sqlite3"):
+    with pytest.raises(UserError, match=r"junk\.sqlite3"):
         open_history(junk)
     with pytest.raises(UserError, match=r"cannot connect to postgresql://u:\*\*\*@127.0.0.1:1/x"):
         open_history("postgresql://u:secret@127.0.0.1:1/x")

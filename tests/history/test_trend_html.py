@@ -17,8 +17,18 @@ def _runs() -> list[StoredRun]:
         [("2.6.2", 0.30, 900.0), ("2.6.2", 0.28, 950.0), ("3.3.1", 0.27, 1000.0), ("3.3.1", 0.90, 400.0)]
     ):
         out.append(
-            StoredRun(i + 1, f"r{i}", "check", "m", "lite", "cpu", version, 1_795_000_000.0 + 3600 * i, "passed",
-                      {"train.loss.last": (loss, ""), "train.avg_ips": (ips, "images/sec")})
+            StoredRun(
+                i + 1,
+                f"r{i}",
+                "check",
+                "m",
+                "lite",
+                "cpu",
+                version,
+                1_795_000_000.0 + 3600 * i,
+                "passed",
+                {"train.loss.last": (loss, ""), "train.avg_ips": (ips, "images/sec")},
+            )
         )
     return out
 
