@@ -192,6 +192,13 @@ def test_the_unchanged_demo_passes_and_is_stored_in_the_history(recorded: Record
 def test_a_slower_training_step_fails_on_throughput_and_stage_time(
     recorded: Recorded, tmp_path: Path
 ) -> None:
+    spread = {
+        n: recorded.data["metrics"][n]["robust_std"] / recorded.data["metrics"][n]["median"]
+        for n in ("stage.train.time_s", "train.avg_ips")
+    }
+    if not all(recorded.data["metrics"][n]["stable"] for n in spread):
+        # The recorder itself flagged these timings unstable: 30 % cannot be told from this machine's noise.
+        pytest.skip(f"the baseline runs' timings varied too much on this busy machine: {spread}")
     repo = _copy(tmp_path / "lenet_digits")
     # Each step sleeps so that the train stage takes 30 % longer than the baseline's median.
     stage = recorded.data["metrics"]["stage.train.time_s"]["median"]
@@ -205,7 +212,7 @@ def test_a_slower_training_step_fails_on_throughput_and_stage_time(
     )
     code, rule, _ = recorded.check(repo, tmp_path / "h.sqlite3")
     rows = _rows(rule)
-    assert code == 1 and rule["verdict"] == "FAIL"
+    assert code == 1 and rule["verdict"] == "FAIL", rows
     assert rows["train.avg_ips"]["verdict"] == "FAIL", rows["train.avg_ips"]
     assert (
         rows["train.avg_ips"]["value"] < rows["train.avg_ips"]["baseline"] - rows["train.avg_ips"]["margin"]

@@ -44,3 +44,10 @@ def test_one_sample_and_non_finite_samples() -> None:
     assert nan.n == 2 and math.isnan(nan.mean)
     mixed = stats.summarise([1.0, math.inf, 3.0])
     assert mixed.median == 2.0 and mixed.n == 3
+
+
+def test_stability_is_the_robust_spread_against_the_reference() -> None:
+    assert stats.summarise([2.10, 2.04, 2.95]).stable  # one outlier: 0.089 / 2.10 = 4 %
+    wild = stats.summarise([1.5, 3.6, 9.0])
+    assert not wild.stable and wild.relative_spread == pytest.approx(1.4826 * 2.1 / 3.6)
+    assert stats.summarise([5.0]).stable and stats.summarise([0.0, 0.0]).stable

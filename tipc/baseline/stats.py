@@ -33,6 +33,10 @@ ABS_FLOOR_DEFAULT = 1e-3
 
 
 MAD_TO_STD = 1.4826
+# A metric whose robust spread exceeds this share of its reference over the recorded runs is marked unstable
+# (Model CE rejected KPIs above 5 % std/mean; TorchBench calls tests stable up to 7 %): its margin is wide and
+# a busy machine, not the model, is the likely cause.
+UNSTABLE_SPREAD = 0.10
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,15 @@ class Summary:
     @property
     def spread(self) -> float:
         return self.robust_std if math.isfinite(self.robust_std) else self.std
+
+    @property
+    def relative_spread(self) -> float:
+        ref = abs(self.reference)
+        return self.spread / ref if ref > 0 and math.isfinite(self.spread) else 0.0
+
+    @property
+    def stable(self) -> bool:
+        return self.n < 2 or self.relative_spread <= UNSTABLE_SPREAD
 
 
 def summarise(samples: list[float]) -> Summary:

@@ -61,6 +61,7 @@ class MetricBaseline:
             "samples": [_num(v) for v in self.samples],
             "margin": _num(self.margin),
             "margin_from": self.margin_from,
+            "stable": s.stable,
             "active": self.active,
         }
         if self.description:

@@ -116,7 +116,7 @@ class _ChainFailed(Exception):
 
 
 def _record(args: argparse.Namespace, update: bool) -> int:
-    from tipc.baseline import diff, store
+    from tipc.baseline import diff, stats, store
     from tipc.commands._target import resolve_target
 
     repo, _config = resolve_target(args.repo, args.config)
@@ -161,6 +161,15 @@ def _record(args: argparse.Namespace, update: bool) -> int:
         sys.stderr.write(f"tipc: updated {path}: review the diff above and commit it\n")
     else:
         sys.stderr.write(f"tipc: wrote {path} ({len(base.metrics)} metrics from {len(runs)} runs)\n")
+    unstable = [
+        f"{n} ({m.summary.relative_spread:.0%})" for n, m in base.metrics.items() if not m.summary.stable
+    ]
+    if unstable:
+        sys.stderr.write(
+            f"tipc: warning: unstable over the {len(runs)} runs (robust spread above "
+            f"{stats.UNSTABLE_SPREAD:.0%} of the median), so their margins are wide: {', '.join(unstable)}; "
+            "a busy machine is the usual cause: record again on a quiet one, or with more --repeat\n"
+        )
     return 0
 
 
