@@ -25,6 +25,15 @@ from typing import Any
 from tipc.errors import UserError
 
 STAMP = "tipc-env.json"
+ENV_LAYOUT = 2  # bump when what ensure_env puts into an environment changes: older ones are rebuilt
+# Paddle 2.x's library carries its own zlib symbols; loaded first, it breaks Pillow's PNG decoder ("codec
+# configuration error when reading image file"). A .pth line makes the environment load Pillow (and its zlib)
+# at start-up, before any `import paddle`.
+PILLOW_FIRST = "tipc_pillow_first.pth"
+PILLOW_FIRST_TEXT = (
+    "# tipc: load Pillow before Paddle 2.x, whose bundled zlib otherwise breaks Pillow's PNG decoder\n"
+    "import importlib.util, sys; importlib.util.find_spec('PIL') and __import__('PIL.Image')\n"
+)
 _PADDLE_REQ = re.compile(r"^\s*paddlepaddle(-gpu)?\b", re.IGNORECASE)
 
 
@@ -119,7 +128,7 @@ def ensure_env(version: str, python: str, reqs: Sequence[str], *, runner: Runner
     if code != 0:
         raise UserError(f"--python {python}: cannot run it: {out.strip()[-200:]}")
     py_version = out.strip().splitlines()[-1]
-    key = hashlib.sha1(json.dumps([version, py_version, python, spec]).encode()).hexdigest()[:10]
+    key = hashlib.sha1(json.dumps([version, py_version, python, spec, ENV_LAYOUT]).encode()).hexdigest()[:10]
     path = cache_root() / f"paddle-{version}-py{py_version}-{key}"
     env_python = path / "bin" / "python"
     stamp = path / STAMP
@@ -147,6 +156,9 @@ def ensure_env(version: str, python: str, reqs: Sequence[str], *, runner: Runner
                 f"Paddle {version}: setting up its environment failed ({' '.join(argv[:3])} ...): "
                 f"{out.strip()[-600:]}"
             )
+    if paddle_major(version) < 3:
+        for site in path.glob("lib/python*/site-packages"):
+            (site / PILLOW_FIRST).write_text(PILLOW_FIRST_TEXT, encoding="utf-8")
     stamp.write_text(json.dumps({"paddle": version, "python": py_version, "spec": spec}), encoding="utf-8")
     return Env(version, path, env_python, False)
 
