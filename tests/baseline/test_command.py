@@ -56,3 +56,41 @@ def test_bad_input_is_exit_2_with_file_and_line(tmp_path: Path, capsys: pytest.C
     assert "not committed in git" in capsys.readouterr().err
     assert main(["baseline", "record", str(tmp_path), "--repeat", "0"]) == 2
     assert main(["matrix", str(tmp_path)]) == 2  # --paddle is required
+
+
+def test_record_refuses_to_overwrite_and_update_prints_the_file_diff(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The chain runs are replaced by records built in the test (the demo acceptance test runs real ones)."""
+    from tests.baseline.test_metrics_store import _record
+    from tipc.baseline.metrics import extract
+    from tipc.commands import baseline as command
+
+    repo = tmp_path / "repo"
+    (repo / "test_tipc" / "configs" / "m").mkdir(parents=True)
+    (repo / "test_tipc" / "configs" / "m" / "train_infer_python.txt").write_text("model_name:m\n")
+    scale = [1.0]
+
+    def fake_runs(args: object, where: Path) -> tuple[list[object], list[object]]:
+        records = [_record(repo, started=1.0e9 + i, scale=scale[0]) for i in range(3)]
+        return records, [extract(r, repo) for r in records]
+
+    monkeypatch.setattr(command, "run_chain_times", fake_runs)
+    out_dir = tmp_path / "b"
+    assert main(["baseline", "record", str(repo), "--baseline-dir", str(out_dir)]) == 0
+    written = out_dir / "m" / "train_infer_python" / "lite_train_lite_infer" / "cpu.yaml"
+    assert written.is_file() and "+ stage.train.time_s: new, 2 s" in capsys.readouterr().out
+    before = written.read_text()
+    assert main(["baseline", "record", str(repo), "--baseline-dir", str(out_dir)]) == 2
+    assert "already exists; `tipc baseline update`" in capsys.readouterr().err
+    assert written.read_text() == before
+    scale[0] = 1.5
+    assert main(["baseline", "update", str(repo), "--baseline-dir", str(out_dir)]) == 0
+    captured = capsys.readouterr()
+    assert "~ stage.train.time_s: 2 -> 3 s (+50.0%)" in captured.out
+    assert (
+        "--- a/" in captured.out
+        and "-    median: 2.0\n" in captured.out
+        and "+    median: 3.0\n" in captured.out
+    )
+    assert "review the diff above and commit it" in captured.err
