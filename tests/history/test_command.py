@@ -40,7 +40,7 @@ def test_terminal_trend_and_html(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["history", str(repo), "--history", str(db), "--metric", "train.loss.last"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("3 runs from") and "Paddle 2.6.2, 3.3.1" in out
-    assert "train.loss.last []: ▁▁█  last 3: 0.3, 0.29, 0.95" in out
+    assert "train.loss.last: ▁▁█  last 3: 0.3, 0.29, 0.95" in out
     assert "latest OUTSIDE the baseline band 0.3 ± 0.02" in out and "stage.train" not in out
     page = tmp_path / "out" / "trend.html"
     assert main(["history", str(repo), "--history", str(db), "--html", str(page)]) == 0

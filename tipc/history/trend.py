@@ -57,7 +57,8 @@ def render(
         unit = runs[-1].metrics.get(name, (None, ""))[1] or next((r.metrics[name][1] for r, _ in points), "")
         values = [v for _, v in points]
         tail = ", ".join(f"{v:.4g}" for v in values[-last:])
-        line = f"{name} [{unit}]: {sparkline(values)}  last {min(last, len(values))}: {tail}"
+        shown = f"{name} [{unit}]" if unit else name
+        line = f"{shown}: {sparkline(values)}  last {min(last, len(values))}: {tail}"
         band = (bands or {}).get(name)
         if band is not None:
             mean, margin = band
