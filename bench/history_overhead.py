@@ -59,7 +59,10 @@ def main() -> int:
         t = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "tipc", "run", str(repo), "--no-color"],
-            env=_env(), capture_output=True, text=True, check=False,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            check=False,
         )
         chain = time.perf_counter() - t
         if done.returncode != 0:
