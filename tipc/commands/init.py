@@ -137,6 +137,9 @@ def _from_config(args: argparse.Namespace) -> int:
     target = Path(args.output) if args.output else src
     if target.is_dir():
         raise UserError(f"{target}: is a directory, expected the config file to write (--output NEW.txt)")
+    if not target.parent.is_dir():
+        # Creating folders the user did not ask for hides a mistyped path; refuse before any work.
+        raise UserError(f"{target}: folder {target.parent} does not exist (create it first)")
     _check_writable_parent(target)
     report = fix_text(raw, args.dialect)
     old = target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
@@ -161,7 +164,6 @@ def _from_config(args: argparse.Namespace) -> int:
         raise UserError(f"{target} exists already (use --force to overwrite it, or --output NEW.txt)")
     tmp = target.with_name(f".{target.name}.tipc-tmp")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(report.text)
         tmp.replace(target)
