@@ -179,8 +179,18 @@ def test_the_unchanged_demo_passes_and_is_stored_in_the_history(recorded: Record
         # cause; a second run must pass. Effect metrics (loss, accuracy) get no second chance.
         code, rule, _ = recorded.check(recorded.repo, tmp_path / "h.sqlite3")
         rows = _rows(rule)
-    assert rule["verdict"] == "PASS", rule["summary"] + "\n" + "\n".join(e["text"] for e in rule["evidence"])
-    assert code == 0
+    failed = {m for m, r in rows.items() if r["verdict"] == "FAIL"}
+    assert not {m for m in failed if not m.startswith(TIMING)}, failed  # the model itself never regresses
+    busy = [d for d in rule["data"]["baseline"]["env_diff"] if d.startswith("machine load per CPU")]
+    if busy:
+        # The judge says the machine's load changed several fold since the recording, so timings may leave
+        # their band either way; it must say so in the report's evidence.
+        assert any(busy[0] in e["text"] for e in rule["evidence"])
+    else:
+        assert rule["verdict"] == "PASS", (
+            rule["summary"] + "\n" + "\n".join(e["text"] for e in rule["evidence"])
+        )
+        assert code == 0
     assert rows["eval.acc"]["verdict"] in ("PASS", "IMPROVED")
     assert rows["train.loss.last"]["value"] == pytest.approx(rows["train.loss.last"]["baseline"], rel=0.05)
     with open_history(tmp_path / "h.sqlite3") as db:

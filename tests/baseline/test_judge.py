@@ -142,3 +142,15 @@ def test_no_baseline_for_the_machine_class_is_a_fail_naming_the_others(tmp_path:
     assert j.regressed and j.machine_class == "gpu-nvidia-h100-80gb-hbm3"
     assert "no baseline for machine class gpu-nvidia-h100-80gb-hbm3" in j.problem
     assert "baselines exist for: cpu" in j.problem
+
+
+def test_a_several_fold_change_of_machine_load_is_named() -> None:
+    diff = judge.env_differences({"load_per_cpu": 0.6}, {"load_per_cpu": 5.4})
+    assert diff == (
+        "machine load per CPU: 0.6 -> 5.4 (timings taken under such different load are not comparable)",
+    )
+    assert judge.env_differences({"load_per_cpu": 0.6}, {"load_per_cpu": 1.0}) == ()  # under 2x
+    assert (
+        judge.env_differences({"load_per_cpu": 0.1}, {"load_per_cpu": 0.5}) == ()
+    )  # an idle machine both times
+    assert judge.env_differences({}, {"load_per_cpu": 5.0}) == ()

@@ -145,10 +145,21 @@ def judge_metrics(base: store.Baseline, run: RunMetrics, env: dict[str, Any] | N
     return Judgement(base.path, base.machine_class, tuple(rows), env_differences(base.provenance, env))
 
 
+LOAD_RATIO = 2.0  # machine load this many times higher or lower: timings are not comparable
+
+
 def env_differences(prov: dict[str, Any], env: dict[str, Any] | None) -> tuple[str, ...]:
     """What differs between the baseline's provenance and this run's environment, one line each."""
     env = env or {}
     out: list[str] = []
+    old_load, new_load = prov.get("load_per_cpu"), env.get("load_per_cpu")
+    if isinstance(old_load, int | float) and isinstance(new_load, int | float):
+        low, high = sorted((float(old_load), float(new_load)))
+        if high > 1.0 and high > LOAD_RATIO * max(low, 0.05):
+            out.append(
+                f"machine load per CPU: {old_load} -> {new_load} (timings taken under such different load "
+                "are not comparable)"
+            )
     for key in ENV_KEYS:
         if key == "repo_commit":
             continue
@@ -202,7 +213,7 @@ def judge_record(record: Any, repo: Path, directory: Path) -> Judgement:
 
 
 def _env_with_commit(record: Any) -> dict[str, Any]:
-    return dict(record.environment or {})
+    return {**(record.environment or {}), "load_per_cpu": store.load_per_cpu()}
 
 
 def render_text(j: Judgement) -> str:

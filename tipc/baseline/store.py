@@ -135,7 +135,18 @@ def run_id(record: Any) -> str:
     return f"{when}-{digest}"
 
 
-def provenance(record: Any, run_ids: list[str]) -> dict[str, Any]:
+def load_per_cpu() -> float | None:
+    """This machine's 1-minute load average per CPU (None where the OS has none): how busy it was while the
+    chain just ran. Timings taken under very different load are not comparable, and the judge says so."""
+    import os
+
+    try:
+        return round(os.getloadavg()[0] / (os.cpu_count() or 1), 2)
+    except (AttributeError, OSError):
+        return None
+
+
+def provenance(record: Any, run_ids: list[str], load: float | None = None) -> dict[str, Any]:
     env = record.environment or {}
     raw = env.get("packages")
     packages: dict[str, Any] = raw if isinstance(raw, dict) else {}
@@ -157,11 +168,16 @@ def provenance(record: Any, run_ids: list[str]) -> dict[str, Any]:
         "machine_class": machine_class(env),
         "tipc_version": record.tipc_version,
         "runs": run_ids,
+        "load_per_cpu": load,
     }
 
 
 def build(
-    record: Any, runs: list[RunMetrics], run_ids: list[str], previous: Baseline | None = None
+    record: Any,
+    runs: list[RunMetrics],
+    run_ids: list[str],
+    previous: Baseline | None = None,
+    load: float | None = None,
 ) -> Baseline:
     """The baseline from `runs` (metrics of one chain run n times); `previous` lends the human choices."""
     names = sorted({name for r in runs for name in r.metrics})
@@ -200,7 +216,7 @@ def build(
         config=repo_relative(record.plan.config_path, record.plan.repo),
         mode=record.plan.mode,
         machine_class=machine_class(env),
-        provenance=provenance(record, run_ids),
+        provenance=provenance(record, run_ids, load),
         metrics=metrics,
         stages=stages,
         not_available=na,

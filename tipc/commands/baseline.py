@@ -81,11 +81,13 @@ def _newest_record(repo: Path, since: float, mode: str) -> Path | None:
 def run_chain_times(args: argparse.Namespace, repo: Path) -> tuple[list[Any], list[Any]]:
     """Run the chain `args.repeat` times; (records, metrics) of each. A failing chain is exit 1."""
     from tipc import proc
+    from tipc.baseline import store
     from tipc.baseline.metrics import extract
     from tipc.record import load_record
 
     records: list[Any] = []
     runs: list[Any] = []
+    loads: list[float] = []
     for i in range(args.repeat):
         sys.stderr.write(f"tipc: baseline run {i + 1}/{args.repeat} ...\n")
         started = time.time()
@@ -101,6 +103,9 @@ def run_chain_times(args: argparse.Namespace, repo: Path) -> tuple[list[Any], li
                 "from a chain whose steps all pass"
             )
         record = load_record(path)
+        load = store.load_per_cpu()
+        if load is not None:
+            loads.append(load)
         records.append(record)
         runs.append(extract(record, repo))
         if args.history:
@@ -108,6 +113,7 @@ def run_chain_times(args: argparse.Namespace, repo: Path) -> tuple[list[Any], li
 
             with open_history(args.history) as db:
                 db.store_run(record, runs[-1], kind="baseline-run", repo=repo)
+    args.loads = loads
     return records, runs
 
 
@@ -142,7 +148,11 @@ def _record(args: argparse.Namespace, update: bool) -> int:
         )
     if previous is None and update:
         sys.stderr.write(f"tipc: no baseline at {path} yet: recording a new one\n")
-    base = store.build(last, runs, [store.run_id(r) for r in records], previous)
+    import statistics
+
+    loads = getattr(args, "loads", [])
+    load = round(statistics.median(loads), 2) if loads else None
+    base = store.build(last, runs, [store.run_id(r) for r in records], previous, load)
     text = base.dumps()
     old_text = path.read_text(encoding="utf-8") if path.is_file() else ""
     path.parent.mkdir(parents=True, exist_ok=True)
