@@ -181,10 +181,10 @@ def test_the_unchanged_demo_passes_and_is_stored_in_the_history(recorded: Record
         rows = _rows(rule)
     failed = {m for m, r in rows.items() if r["verdict"] == "FAIL"}
     assert not {m for m in failed if not m.startswith(TIMING)}, failed  # the model itself never regresses
-    busy = [d for d in rule["data"]["baseline"]["env_diff"] if d.startswith("machine load per CPU")]
+    busy = [d for d in rule["data"]["baseline"]["env_diff"] if d.startswith("machine ")]
     if busy:
-        # The judge says the machine's load changed several fold since the recording, so timings may leave
-        # their band either way; it must say so in the report's evidence.
+        # The judge says the machine was busy (or its load changed several fold since the recording), so
+        # timings may leave their band either way; it must say so in the report's evidence.
         assert any(busy[0] in e["text"] for e in rule["evidence"])
     else:
         assert rule["verdict"] == "PASS", (

@@ -144,13 +144,16 @@ def test_no_baseline_for_the_machine_class_is_a_fail_naming_the_others(tmp_path:
     assert "baselines exist for: cpu" in j.problem
 
 
-def test_a_several_fold_change_of_machine_load_is_named() -> None:
-    diff = judge.env_differences({"load_per_cpu": 0.6}, {"load_per_cpu": 5.4})
+def test_machine_load_differences_and_a_busy_machine_are_named() -> None:
+    diff = judge.env_differences({"load_per_cpu": 0.1}, {"load_per_cpu": 1.2})
     assert diff == (
-        "machine load per CPU: 0.6 -> 5.4 (timings taken under such different load are not comparable)",
+        "machine load per CPU: 0.1 -> 1.2 (timings taken under such different load are not comparable)",
     )
-    assert judge.env_differences({"load_per_cpu": 0.6}, {"load_per_cpu": 1.0}) == ()  # under 2x
-    assert (
-        judge.env_differences({"load_per_cpu": 0.1}, {"load_per_cpu": 0.5}) == ()
-    )  # an idle machine both times
-    assert judge.env_differences({}, {"load_per_cpu": 5.0}) == ()
+    busy = judge.env_differences({"load_per_cpu": 4.0}, {"load_per_cpu": 4.5})
+    assert busy == (
+        "machine busy while this run was measured: load per CPU 4.5 (baseline 4.0); its timings competed for "
+        "the CPUs",
+    )
+    assert judge.env_differences({"load_per_cpu": 0.6}, {"load_per_cpu": 1.0}) == ()  # under 2x, not busy
+    assert judge.env_differences({"load_per_cpu": 0.1}, {"load_per_cpu": 0.5}) == ()  # an idle machine
+    assert judge.env_differences({}, {"load_per_cpu": 1.0}) == ()

@@ -146,6 +146,7 @@ def judge_metrics(base: store.Baseline, run: RunMetrics, env: dict[str, Any] | N
 
 
 LOAD_RATIO = 2.0  # machine load this many times higher or lower: timings are not comparable
+BUSY_LOAD = 1.5  # more runnable tasks than this per CPU: the run's timings competed for the CPUs
 
 
 def env_differences(prov: dict[str, Any], env: dict[str, Any] | None) -> tuple[str, ...]:
@@ -153,7 +154,12 @@ def env_differences(prov: dict[str, Any], env: dict[str, Any] | None) -> tuple[s
     env = env or {}
     out: list[str] = []
     old_load, new_load = prov.get("load_per_cpu"), env.get("load_per_cpu")
-    if isinstance(old_load, int | float) and isinstance(new_load, int | float):
+    if isinstance(new_load, int | float) and new_load > BUSY_LOAD:
+        out.append(
+            f"machine busy while this run was measured: load per CPU {new_load} (baseline {old_load}); "
+            "its timings competed for the CPUs"
+        )
+    elif isinstance(old_load, int | float) and isinstance(new_load, int | float):
         low, high = sorted((float(old_load), float(new_load)))
         if high > 1.0 and high > LOAD_RATIO * max(low, 0.05):
             out.append(
