@@ -35,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--dialect",
         choices=("template", "compact"),
         default=None,
-        help="config layout: the 51-line template (default) or the 32-line compact one",
+        help="config layout: the 51-line template or the 32-line compact one (default: the template, or "
+        "compact when the inference script has no MKLDNN flag for the template's raw MKLDNN slot)",
     )
     parser.add_argument(
         "--set",
@@ -79,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
     repo = Path(args.repo or ".")
     if not repo.is_dir():
         raise UserError(f"{repo}: not a folder")
-    dialect = args.dialect or "template"
-    filled = infer_slots(repo, args.model, dialect, _parse_sets(args.sets))
+    filled = infer_slots(repo, args.model, args.dialect, _parse_sets(args.sets))
+    dialect = filled.dialect
     files = render_test_tipc(filled, repo)
     dest = repo / "test_tipc"
     check_destination(repo, dest)
