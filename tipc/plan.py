@@ -13,8 +13,11 @@ import os
 import posixpath
 import re
 import shlex
+import sys
+import types
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from tipc.config import chain as chain_mod
 from tipc.config import detect as detect_mod
@@ -656,3 +659,17 @@ def isolate(plan: Plan) -> Plan:
             status_command=command,
         )
     return replace(plan, steps=tuple(steps), findings=plan.findings + tuple(findings), isolated=True)
+
+
+class _PlanModule(types.ModuleType):
+    """`tipc.plan` is both this module and the Python API's `tipc.plan(config, mode, ...)`: calling the module
+    calls tipc.api.plan (the import system binds the submodule over any attribute of that name in tipc)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Plan:
+        from tipc.api import plan as api_plan
+
+        result: Plan = api_plan(*args, **kwargs)
+        return result
+
+
+sys.modules[__name__].__class__ = _PlanModule
