@@ -73,3 +73,58 @@ def test_helpers(tmp_path: Path) -> None:
     (tmp_path / "x.log").write_text("".join(f"line {i}\n" for i in range(50)))
     assert log_tail(str(tmp_path), "x.log", 2) == ["line 48", "line 49"]
     assert log_tail(str(tmp_path), "missing.log") == []
+
+
+# --- checks announced while they work -------------------------------------------------------------------
+
+
+class _Outcome:
+    def __init__(self, verdict: str) -> None:
+        from tipc.checks.base import Verdict
+
+        self.verdict = Verdict(verdict)
+
+
+def test_slow_checks_are_announced_and_fast_ones_stay_quiet() -> None:
+    import time
+
+    from tipc.progress import announced_checks
+
+    stream = io.StringIO()
+    checks = {
+        "quick": lambda ctx, **args: _Outcome("PASS"),
+        "slow": lambda ctx, **args: (time.sleep(0.3), _Outcome("FAIL"))[1],
+    }
+    wrapped = announced_checks(checks, PlainObserver(stream), quiet_s=0.1)
+    assert wrapped["quick"](None).verdict.value == "PASS"
+    assert wrapped["slow"](None, x=1).verdict.value == "FAIL"
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "tipc: check slow ..."
+    assert lines[1].startswith("tipc: check slow: FAIL (") and len(lines) == 2
+
+
+def test_a_check_that_raises_is_still_closed_and_re_raises() -> None:
+    from tipc.progress import announced_checks
+
+    stream = io.StringIO()
+
+    def broken(ctx: object) -> None:
+        import time
+
+        time.sleep(0.2)
+        raise RuntimeError("boom")
+
+    wrapped = announced_checks({"broken": broken}, PlainObserver(stream), quiet_s=0.05)
+    with pytest.raises(RuntimeError, match="boom"):
+        wrapped["broken"](None)
+    assert stream.getvalue().splitlines()[-1].startswith("tipc: check broken: error (")
+
+
+def test_an_observer_without_check_methods_gets_the_checks_unchanged() -> None:
+    from tipc.console import NullObserver
+    from tipc.progress import announced_checks
+
+    def fn(ctx: object) -> None:
+        return None
+
+    assert announced_checks({"a": fn}, NullObserver()) == {"a": fn}

@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from tipc.console import human_bytes
@@ -140,6 +141,12 @@ class PlainObserver:
         self._say("tipc: " + totals_line(results))
         self._say(f"tipc: run record {shown_record(plan)}")
 
+    def check_started(self, name: str) -> None:
+        self._say(f"tipc: check {name} ...")
+
+    def check_finished(self, name: str, verdict: str, seconds: float) -> None:
+        self._say(f"tipc: check {name}: {verdict} ({human_seconds(seconds)})")
+
 
 def shown_record(plan: Plan) -> str:
     """The run record's path as the user finds it after the run (inside a sandbox: in the run folder)."""
@@ -201,6 +208,14 @@ class RichObserver:
 
     def notice(self, message: str) -> None:
         self.console.print(f"[yellow]note:[/] {message}", markup=True, highlight=False)
+
+    def check_started(self, name: str) -> None:
+        self.console.print(f"check {name} ...", markup=False, highlight=False)
+
+    def check_finished(self, name: str, verdict: str, seconds: float) -> None:
+        self.console.print(
+            f"check {name}: {verdict} ({human_seconds(seconds)})", markup=False, highlight=False
+        )
 
     def plan_started(self, plan: Plan) -> None:
         from rich.live import Live
@@ -272,3 +287,56 @@ def make_observer(*, no_color: bool = False, plain: bool | None = None, stream: 
     from tipc.console import get_console
 
     return RichObserver(get_console(no_color=no_color))
+
+
+# --- checks: the model-side work after the chain (ONNX, agreement, predict/infer, a server under load) ---
+
+CHECK_QUIET_S = 0.5  # a check that ends sooner is not announced: most read a log and take milliseconds
+
+
+def announced_checks(
+    checks: Mapping[str, Callable[..., Any]],
+    observer: Any,
+    *,
+    quiet_s: float = CHECK_QUIET_S,
+    clock: Callable[[], float] = time.monotonic,
+) -> dict[str, Callable[..., Any]]:
+    """The check registry with each call that runs past `quiet_s` told to the observer (`check_started`
+    when it passes `quiet_s`, `check_finished` with its verdict and seconds), so the terminal is never silent
+    while a check works. An observer without those methods (NullObserver) is told nothing."""
+    started_fn = getattr(observer, "check_started", None)
+    finished_fn = getattr(observer, "check_finished", None)
+    if started_fn is None or finished_fn is None:
+        return dict(checks)
+
+    def announced(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(ctx: Any, **args: Any) -> Any:
+            t0 = clock()
+            lock = threading.Lock()
+            state = {"done": False, "told": False}
+
+            def tell() -> None:
+                with lock:  # never a "started" line after the "finished" one
+                    if not state["done"]:
+                        state["told"] = True
+                        started_fn(name)
+
+            timer = threading.Timer(quiet_s, tell)
+            timer.daemon = True
+            timer.start()
+            verdict = "error"
+            try:
+                outcome = fn(ctx, **args)
+                verdict = str(getattr(getattr(outcome, "verdict", None), "value", "done"))
+                return outcome
+            finally:
+                timer.cancel()
+                with lock:
+                    state["done"] = True
+                    told = state["told"]
+                if told:
+                    finished_fn(name, verdict, clock() - t0)
+
+        return call
+
+    return {name: announced(name, fn) for name, fn in checks.items()}

@@ -85,3 +85,20 @@ def test_passed_serving_steps_keep_the_comparison(tmp_path: Path, reference_serv
     ctx = CheckContext(repo=tmp_path, record=train_record(tmp_path), records={"serving": chain})
     out = serving_mod.serving(ctx)
     assert out.verdict is Verdict.PASS and out.data["repo_serving"] == "passed"
+
+
+def test_full_load_lifts_the_time_budget_unless_a_rule_sets_one() -> None:
+    from tipc.checks.serving import full_load
+
+    seen: list[dict[str, object]] = []
+
+    def fake(ctx: object, **args: object) -> str:
+        seen.append(args)
+        return "done"
+
+    other = object()
+    checks = full_load({"serving": fake, "agreement": other})  # type: ignore[dict-item]
+    assert checks["agreement"] is other
+    checks["serving"](None)
+    checks["serving"](None, load_s=5, requests=10)
+    assert seen == [{"load_s": 0}, {"load_s": 5, "requests": 10}]

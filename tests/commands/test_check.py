@@ -414,3 +414,41 @@ def test_reuse_run_reads_the_record_of_its_own_mode_in_a_shared_output_dir(
         run = json.loads(out)["run"]
         assert (run["mode"], run["reused"], run["record_path"]) == (mode, True, str(expected))
         assert load_record(stored).started == started  # read, not re-run
+
+
+@pytest.mark.parametrize(
+    ("given", "has_paddle", "expected", "said"),
+    [
+        (None, True, "OWN", "in place of the config's 'python' (/nowhere/python)"),
+        (None, False, None, "has no paddle"),
+        ("/opt/py/bin/python", True, "/opt/py/bin/python", "(--python)"),
+    ],
+)
+def test_the_interpreter_with_paddle_is_chosen_and_said(
+    repo: Path,
+    ruleset: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    given: str | None,
+    has_paddle: bool,
+    expected: str | None,
+    said: str,
+) -> None:
+    """`.venv/bin/tipc check` unactivated: the config's bare `python` is another one, without paddle."""
+    import sys
+
+    import tipc.commands._target as target
+
+    (repo / CONFIG).write_text("model_name:lenet\npython:python\n", encoding="utf-8")
+    monkeypatch.setattr(target.shutil, "which", lambda word: "/nowhere/python")
+    monkeypatch.setattr(target, "paddle_findable", lambda: has_paddle)
+    fakes = Fakes(repo)
+    argv = [str(repo), "--ruleset", str(ruleset)] + (["--python", given] if given else [])
+    code, _, err = _run(argv, fakes)
+    assert code == 0
+    chosen = sys.executable if expected == "OWN" else expected
+    assert fakes.options[0]["python"] == chosen
+    assert fakes.planned[0][3].python == chosen  # the plan's overrides (the serving plan's python too)
+    line = next(ln for ln in err.splitlines() if ln.startswith("tipc: python: "))
+    assert said in line
+    report = json.loads((repo / "test_tipc/output/lenet/tipc_report/report.json").read_text(encoding="utf-8"))
+    assert line.removeprefix("tipc: ") in report["notes"]

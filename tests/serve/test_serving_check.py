@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import signal
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -103,7 +104,23 @@ def test_check_passes_and_reports_agreement_and_load(
         settings=settings,
         records={"serving": serving_record(Path("repo"))},
     )
-    outcome = serving(context, requests=40, concurrency=4)
+    from tipc.checks import _worker
+
+    monkeypatch.setattr(_worker, "_OUTPUTS", {})  # the same model and batch in the other case would be reused
+    if suffix == "npy":  # the agreement check's worker ran Paddle Inference on this model and batch first
+        from tipc.checks._worker import run_worker
+
+        model_dir = str((repo / "inference" / "tiny_infer").resolve())
+        request = {"op": "agreement", "model_dir": model_dir, "engines": ["paddle_inference"]}
+        agree = tmp_path / "agreement_worker"
+        request.update(work_dir=str(agree), inputs=str((repo / rel).resolve()))
+        assert run_worker(sys.executable, request, agree, 300).response is not None
+    outcome = serving(context, requests=40, concurrency=4, load_s=0)  # all 40, however slow the box
+    # ... so the serving check reuses those outputs rather than starting Paddle again (npz: its own worker).
+    assert ("reference" in outcome.data) == (suffix == "npy"), outcome.data
+    assert (repo / "test_tipc/output/tiny/lite_train_lite_infer/serving_check/paddle_inference").is_dir() == (
+        suffix == "npz"
+    )
     assert outcome.verdict is Verdict.PASS, outcome.to_json()
     assert f"agreement inputs {rel}" in outcome.data["inputs"]
     for protocol in ("v2", "pipeline"):
@@ -135,7 +152,7 @@ def test_check_fails_with_evidence_when_the_server_dies_mid_run(
 
     monkeypatch.setattr(tipc.serve.load, "run_load", kill_server_then_load)
     context = CheckContext(repo=repo, record=record_for(repo), records={"serving": serving_record(repo)})
-    outcome = serving(context, requests=20, concurrency=2)
+    outcome = serving(context, requests=20, concurrency=2, load_s=0)
     assert outcome.verdict is Verdict.FAIL
     assert "server died" in outcome.summary
     assert outcome.evidence[0].path is not None and outcome.evidence[0].path.endswith("server.log")

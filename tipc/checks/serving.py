@@ -8,9 +8,10 @@ v2 and Paddle Serving pipeline), compare with Paddle Inference (a separate worke
 (max abs/rel error, cosine), then run a bounded load loop (latency p50/p99, throughput, errors). A server that
 dies at any point makes the check FAIL with its log tail as evidence. The server is always stopped.
 
-Arguments (all optional): model_dir, inputs (.npy), requests (200), concurrency (4), ready_deadline_s (120),
-atol / rtol / cosine_min (else the repo's agreement tolerances, else 1e-5 / 1e-4 / 0.99999). An unknown or
-ill-typed argument is a FAIL naming it; a run whose plans have no export or inference step (and no
+Arguments (all optional): model_dir, inputs (.npy), requests (200), concurrency (4), load_s (2: the load
+loop's time budget, so a slow model gets fewer requests; 0 = none, `tipc check --load`), ready_deadline_s
+(120), atol / rtol / cosine_min (else the repo's agreement tolerances, else 1e-5 / 1e-4 / 0.99999). An
+unknown or ill-typed argument is a FAIL naming it; a run whose plans have no export or inference step (and no
 `serving.model_dir` in tipc.yaml) is N-A: there is no exported model to serve.
 
 The model is looked for in the train chain's record first (`ctx.record`), then in the other chains' records
@@ -21,18 +22,18 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tipc.checks._common import settings_of, work_dir_for
+from tipc.checks._common import run_python, settings_of, work_dir_for
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 
 _MODEL_DIR_KEYS = ("save_inference", "inference_dir", "model_dir", "output_path")
 _SERVICE_NAME = "tipc_check"
 _INT_ARGS = {"requests": 1, "concurrency": 1}
-_FLOAT_ARGS = ("ready_deadline_s", "atol", "rtol", "cosine_min")
+_FLOAT_ARGS = ("ready_deadline_s", "atol", "rtol", "cosine_min", "load_s")
+DEFAULT_LOAD_S = 2.0  # the default load loop is a smoke test of concurrency; `--load` runs the full one
 _STR_ARGS = ("model_dir", "inputs")
 _ARGS = frozenset((*_INT_ARGS, *_FLOAT_ARGS, *_STR_ARGS))
 _MODEL_STAGES = ("export", "infer")
@@ -202,6 +203,22 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     )
 
 
+def full_load(checks: Mapping[str, Callable[..., CheckOutcome]]) -> dict[str, Callable[..., CheckOutcome]]:
+    """The check registry with the serving check's load loop unbounded in time (`tipc check --load`): all
+    `requests` are sent, however long they take. A rule's own `load_s` still wins."""
+    out = dict(checks)
+    inner = out.get("serving")
+    if inner is not None:
+        out["serving"] = lambda ctx, **args: inner(ctx, **{"load_s": 0, **args})
+    return out
+
+
+def _reference(np: Any, engine: Mapping[str, Any], npz: Path) -> dict[str, Any]:
+    """A worker's saved outputs by output name (out0, out1, .. in the engine's output order)."""
+    saved = np.load(npz)
+    return {o["name"]: saved[f"out{i}"] for i, o in enumerate(engine["outputs"])}
+
+
 def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
     problem = _bad_args(args)
     if problem is not None:
@@ -210,7 +227,7 @@ def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
         import numpy as np
     except ImportError:
         return CheckOutcome(Verdict.SKIP, "numpy is not installed; the serving check needs the model extras")
-    from tipc.checks._worker import run_worker, tipc_pythonpath
+    from tipc.checks._worker import earlier_outputs, run_worker, tipc_pythonpath
     from tipc.engines.compare import compare_arrays, within
     from tipc.serve.client import Client, tensor_value
     from tipc.serve.launcher import launch, log_tail
@@ -244,10 +261,11 @@ def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
     requests = int(args.get("requests", 200))
     concurrency = int(args.get("concurrency", 4))
     deadline_s = float(args.get("ready_deadline_s", 120.0))
+    load_s = float(args.get("load_s", DEFAULT_LOAD_S))
 
     # 1. The server, on a port it picks itself (no race for a pre-chosen free port).
     server_log = out / "server.log"
-    python = settings.python or sys.executable  # tipc.yaml `python:`
+    python = run_python(ctx, settings)  # tipc.yaml `python:`, else the run's interpreter, else ours
     launched = launch(
         model_dir,
         log=server_log,
@@ -321,29 +339,35 @@ def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
 
         # 3. Paddle Inference reference: the engines worker (the agreement check's), in its own process, so
         # the reference shares no code with the server's predictors.
-        ref = run_worker(
-            python,
-            {
-                "op": "agreement",
-                "model_dir": str(model_dir),
-                "work_dir": str(out / "paddle_inference"),
-                "engines": ["paddle_inference"],
-                "inputs": str(batch_path),
-            },
-            out / "paddle_inference",
-            300,
-        )
-        engine = ((ref.response or {}).get("engines") or {}).get("paddle_inference") or {}
-        if not engine.get("ok"):
-            why = ref.error or engine.get("error") or (ref.response or {}).get("error") or "no outputs"
-            return CheckOutcome(
-                Verdict.FAIL,
-                f"Paddle Inference could not run the exported model (reference for serving): {why}",
-                (Evidence("worker log", path=str(ref.log), excerpt=log_tail(ref.log)),),
-                data,
+        # The agreement check's worker may have run Paddle Inference on this very model and batch already.
+        reused = earlier_outputs(python, str(model_dir), str(batch_path), "paddle_inference")
+        if reused is not None:
+            engine, saved_path = reused
+            data["reference"] = f"Paddle Inference outputs reused from {saved_path.parent.name}"
+        else:
+            ref = run_worker(
+                python,
+                {
+                    "op": "agreement",
+                    "model_dir": str(model_dir),
+                    "work_dir": str(out / "paddle_inference"),
+                    "engines": ["paddle_inference"],
+                    "inputs": str(batch_path),
+                },
+                out / "paddle_inference",
+                300,
             )
-        saved = np.load(out / "paddle_inference" / "outputs_paddle_inference.npz")
-        reference = {o["name"]: saved[f"out{i}"] for i, o in enumerate(engine["outputs"])}
+            engine = ((ref.response or {}).get("engines") or {}).get("paddle_inference") or {}
+            if not engine.get("ok"):
+                why = ref.error or engine.get("error") or (ref.response or {}).get("error") or "no outputs"
+                return CheckOutcome(
+                    Verdict.FAIL,
+                    f"Paddle Inference could not run the exported model (reference for serving): {why}",
+                    (Evidence("worker log", path=str(ref.log), excerpt=log_tail(ref.log)),),
+                    data,
+                )
+            saved_path = out / "paddle_inference" / "outputs_paddle_inference.npz"
+        reference = _reference(np, engine, saved_path)
 
         # 4. Agreement through both protocols.
         name = spec["name"]
@@ -405,7 +429,14 @@ def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
 
         # 5. Bounded load: batch-1 requests cycling over the rows of the batch.
         samples = [{name: feeds[name][i : i + 1]} for i in range(feeds[name].shape[0])]
-        load = run_load(base_url, _SERVICE_NAME, samples, requests=requests, concurrency=concurrency)
+        load = run_load(
+            base_url,
+            _SERVICE_NAME,
+            samples,
+            requests=requests,
+            concurrency=concurrency,
+            time_budget_s=load_s or None,
+        )
         data["load"] = load.to_json()
         if server.poll() is not None:
             return died(f"during the load loop ({load.ok}/{load.requests} requests answered)")

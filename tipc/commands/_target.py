@@ -6,7 +6,13 @@ Imports stay light (this module is loaded with the CLI); config discovery is imp
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import re
+import shutil
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from tipc.errors import UserError
@@ -67,3 +73,76 @@ def resolve_target(
 
         find_configs = find_configs_in_repo
     return target, pick_config(target, config_arg, find_configs)
+
+
+# --- which interpreter runs the chain ---------------------------------------------------------------
+
+_BARE_PYTHON = re.compile(r"^python[0-9.]*$")
+
+
+@dataclass(frozen=True)
+class PythonChoice:
+    """The interpreter `tipc run`/`check` hands the runner as --python (None: the config's own), and why."""
+
+    python: str | None
+    why: str  # one line for the terminal and the report's notes
+
+
+def config_pythons(config: Path) -> list[str]:
+    """The interpreter words a config's `python:` lines name (first alternative of `a|b`), in order, once."""
+    try:
+        text = config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out: list[str] = []
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() == "python":
+            word = value.split("|")[0].strip()
+            word = word.split("=", 1)[1].strip() if "=" in word else word  # `mode=python3` form
+            if word and word != "null" and word not in out:
+                out.append(word)
+    return out
+
+
+def paddle_findable() -> bool:
+    """Whether paddle is installed for tipc's own interpreter (located, not imported: the CLI stays light)."""
+    return importlib.util.find_spec("paddle") is not None
+
+
+def choose_python(
+    given: str | None,
+    written: list[str],
+    *,
+    own: str | None = None,
+    own_has_paddle: Callable[[], bool] | None = None,
+    which: Callable[[str], str | None] | None = None,
+) -> PythonChoice:
+    """--python when given; else tipc's own interpreter in place of a bare `python` word the config names
+    (whatever `python` is first on PATH, often one without paddle when a venv's tipc runs unactivated);
+    an interpreter the config names by path is kept, as is the config's when tipc's own has no paddle."""
+    own = own or sys.executable
+    own_has_paddle = own_has_paddle or paddle_findable
+    which = which or shutil.which
+    if given:
+        return PythonChoice(given, f"python: {given} (--python)")
+    bare = [w for w in written if _BARE_PYTHON.match(w)]
+    if not bare:
+        shown = ", ".join(written) or "none"
+        return PythonChoice(None, f"python: the config's own ({shown}; choose another with --python)")
+    found = which(bare[0])
+    same = found is not None and os.path.realpath(found) == os.path.realpath(own)
+    if not own_has_paddle():
+        where = found or "not on PATH"
+        return PythonChoice(
+            None,
+            f"python: the config's '{bare[0]}' ({where}); tipc's own interpreter {own} has no paddle "
+            "(choose one with --python)",
+        )
+    if same:
+        return PythonChoice(None, f"python: {own} (the config's '{bare[0]}'; tipc runs under it too)")
+    return PythonChoice(
+        own,
+        f"python: {own}, the interpreter tipc runs under (it has paddle), in place of the config's "
+        f"'{bare[0]}' ({found or 'not on PATH'}); choose another with --python",
+    )

@@ -17,12 +17,12 @@ import argparse
 import re
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from tipc.commands import _sandboxed
-from tipc.commands._target import parse_sets, resolve_target
+from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.errors import InfraError, TipcError, UserError
 from tipc.steps import MODES
 
@@ -80,6 +80,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="override a config value"
     )
     parser.add_argument("--python", help="interpreter to run in place of the config's python")
+    parser.add_argument(
+        "--load", action="store_true", help="the serving check's full load test (no time budget)"
+    )
     parser.add_argument("--dialect", help="force a dialect profile instead of detecting it")
     parser.add_argument(
         "--step-timeout",
@@ -270,6 +273,9 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     # REPO may be a config inside the repo (`tipc check path/to/test_tipc/configs/m/train_infer_python.txt`).
     repo, config = resolve_target(args.repo, args.config, seams.find_configs)
     repo, config = repo.resolve(), config.resolve()
+    python_choice = choose_python(args.python, config_pythons(config))  # ours (has paddle) over bare python
+    args.python = python_choice.python
+    overrides = replace(overrides, python=args.python)
     settings = seams.load_settings(repo)
     findings = list(seams.lint_paths([config], dialect=args.dialect))
     the_plan, prepare_notes = _plan_to_run(args, repo, config, overrides, seams, sandbox_options)
@@ -291,6 +297,8 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         code = proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
         # history and notification from outside the sandbox (it has no network, keeps no outside writes)
         return hooks.after_child(args, repo, the_plan, code, stderr) if hooks.wanted(args) else code
+    stderr.write(f"tipc: {python_choice.why}\n")
+    notes.append(python_choice.why)
     binds = {"logs": the_plan.output_dir}
     if serving_plan is not None:
         binds["serving"] = serving_plan.output_dir
@@ -368,7 +376,9 @@ def _check_in(
 ) -> int:
     """The check proper, in the sandbox: run (or reuse) the chain and the serving chain, evaluate, report."""
     from tipc.checks.base import CheckContext
+    from tipc.checks.serving import full_load
     from tipc.console import use_color
+    from tipc.progress import announced_checks
     from tipc.report import build_report, render, write_reports
     from tipc.rules.evaluate import evaluate
     from tipc.steps import Status
@@ -407,7 +417,8 @@ def _check_in(
     if serving_plan is not None:
         records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
     ctx = CheckContext(repo=repo, record=record, settings=settings, records=records)
-    results = evaluate(rulesets, ctx, checks=seams.checks)
+    checks = full_load(seams.checks) if getattr(args, "load", False) else seams.checks
+    results = evaluate(rulesets, ctx, checks=announced_checks(checks, seams.make_observer(args.no_color)))
     if getattr(args, "baseline", None) is not None:
         from tipc.baseline import hooks
 

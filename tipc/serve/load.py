@@ -23,6 +23,8 @@ class LoadResult:
     wall_s: float
     latencies_s: tuple[float, ...]
     first_errors: tuple[str, ...] = field(default=())
+    planned: int | None = None  # requests asked for; more than `requests` when the time budget ran out
+    time_budget_s: float | None = None
 
     def percentile_ms(self, q: float) -> float | None:
         if not self.latencies_s:
@@ -47,6 +49,8 @@ class LoadResult:
             "p99_ms": None if p99 is None else round(p99, 3),
             "throughput_rps": round(self.throughput_rps, 2),
             "first_errors": list(self.first_errors),
+            "planned": self.requests if self.planned is None else self.planned,
+            "time_budget_s": self.time_budget_s,
         }
 
 
@@ -59,8 +63,13 @@ def run_load(
     concurrency: int = 4,
     protocol: str = "v2",
     timeout_s: float = 30.0,
+    time_budget_s: float | None = None,
 ) -> LoadResult:
-    """Send `requests` predictions (cycling over `samples`: name -> array) from `concurrency` threads."""
+    """Send `requests` predictions (cycling over `samples`: name -> array) from `concurrency` threads.
+
+    With `time_budget_s`, no request starts after the budget is spent (those in flight finish), so a slow
+    model gets fewer requests and a fast one all of them: the loop's length is sized to the model.
+    """
     if not samples:
         raise ValueError("run_load needs at least one sample")
     lock = threading.Lock()
@@ -68,10 +77,15 @@ def run_load(
     latencies: list[float] = []
     errors: list[str] = []
 
+    deadline: float | None = None
+
     def take() -> int | None:
         nonlocal next_index
         with lock:
             if next_index >= requests:
+                return None
+            # The first `concurrency` requests always go: a result has at least one round of every client.
+            if deadline is not None and next_index >= concurrency and time.perf_counter() >= deadline:
                 return None
             next_index += 1
             return next_index - 1
@@ -100,17 +114,21 @@ def run_load(
 
     threads = [threading.Thread(target=worker, daemon=True) for _ in range(max(1, concurrency))]
     started = time.perf_counter()
+    if time_budget_s is not None:
+        deadline = started + time_budget_s
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     wall = time.perf_counter() - started
     return LoadResult(
-        requests=requests,
+        requests=min(next_index, requests),
         concurrency=concurrency,
         ok=len(latencies),
         errors=len(errors),
         wall_s=wall,
         latencies_s=tuple(latencies),
         first_errors=tuple(errors[:5]),
+        planned=requests,
+        time_budget_s=time_budget_s,
     )
