@@ -3,6 +3,7 @@ reporter."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -144,3 +145,11 @@ def test_reports_without_environment_or_failures_stay_quiet() -> None:
     report = _report(environment=None)
     assert "Paddle 3.3.1 (cpu" not in render_terminal(report)
     assert "Paddle 3.3.1 (cpu" not in render_markdown(report)
+
+
+def test_environment_header_names_the_interpreter_the_chain_ran_with() -> None:
+    run = _report().run
+    assert run is not None
+    assert not run.python and not any(line.startswith("interpreter:") for line in run.environment_lines)
+    named = dataclasses.replace(run, python="/opt/py/bin/python3")
+    assert named.environment_lines[-1] == "interpreter: /opt/py/bin/python3"

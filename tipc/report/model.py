@@ -93,7 +93,8 @@ class RunSummary:
             return []
         from tipc.envinfo import EnvInfo
 
-        return EnvInfo.from_json(self.environment).header_lines()
+        interpreter = [f"interpreter: {self.python}"] if self.python else []
+        return EnvInfo.from_json(self.environment).header_lines() + interpreter
 
     @property
     def failed_steps(self) -> tuple[StepSummary, ...]:
