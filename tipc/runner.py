@@ -378,7 +378,10 @@ class _Facts:
         with contextlib.suppress(Exception):
             from tipc.envinfo import collect
 
-            self.environment = collect(self.python, cwd=self.repo, env=self.env).to_json()
+            self.environment = collect(
+                self.python, cwd=self.repo, env=self.env, on_start=self._started
+            ).to_json()
+        self._ended()
 
     def _started(self, pid: int) -> None:
         with self._lock:
@@ -539,7 +542,7 @@ class _Execution:
     # ---- environment
 
     def _env(self, step: Step) -> tuple[dict[str, str], tuple[tuple[str, str | None], ...]]:
-        base = dict(os.environ)
+        base = proc.base_env()
         extra = {k: v for k, v in self.options.extra_env if k not in base and k not in step.unset_env}
         wanted = {**extra, **self._forced_env(), **step.env_dict}
         # Every step's Python processes record the files they read and write (tipc.lineage); the recorder
@@ -668,9 +671,7 @@ class _Execution:
         if status not in _DIAGNOSED:
             return ()
         found = _causes(log, argv, exit_code, cwd)
-        prepare = next(
-            (self.record.result(s.id) for s in self.plan.steps if s.stage is Stage.PREPARE), None
-        )
+        prepare = next((self.record.result(s.id) for s in self.plan.steps if s.stage is Stage.PREPARE), None)
         if prepare is not None and prepare.status is Status.FAILED:
             found += (
                 Cause(
@@ -956,7 +957,7 @@ class _Execution:
             notes=tuple(self.notes),
         )
         self.writer.write(self.record)
-        facts_env = {**os.environ, **dict(options.extra_env), **dict(options.forced_env)}
+        facts_env = {**proc.base_env(), **dict(options.extra_env), **dict(options.forced_env)}
         self.facts = _Facts(run_python, self.repo, options.probe_versions, facts_env).start()
         self.observer.plan_started(plan)
         current: tuple[int, Step] | None = None

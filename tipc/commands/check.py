@@ -205,9 +205,25 @@ def _check_report_dir(report_dir: Path) -> None:
     """Refuse a report folder that cannot be written before anything runs (a run lost to a typo is costly)."""
     from tipc.commands import unwritable_dir
 
-    problem = unwritable_dir(report_dir)
+    problem = unwritable_dir(report_dir) or _cannot_create(report_dir)
     if problem is not None:
         raise UserError(f"{report_dir}: {problem} (--report-dir)")
+
+
+def _cannot_create(folder: Path) -> str | None:
+    """Why a folder cannot be made at `folder`, found by trying: permission bits say /proc is writable to
+    root, yet nothing can be made there. Leaves nothing behind."""
+    import os
+    import tempfile
+
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir():
+        return None
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".tipc-probe-", dir=existing))
+    except OSError as exc:
+        return f"cannot create anything in {existing} ({exc.strerror or exc})"
+    return None
 
 
 def _check_output_dir(repo: Path, output_dir: str) -> None:
@@ -269,8 +285,9 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     repo, config = repo.resolve(), config.resolve()
     settings = seams.load_settings(repo)
     findings = list(seams.lint_paths([config], dialect=args.dialect))
-    the_plan, prepare_notes = _plan_to_run(args, repo, config, overrides, seams, sandbox_options)
-    the_plan = _sandboxed.with_stage_timeouts(the_plan, stage_timeouts)
+    the_plan, prepare_notes = _sandboxed.plan_to_run(
+        seams.plan, args, repo, config, overrides, sandbox_options, stage_timeouts
+    )
     report_dir = (
         Path(args.report_dir).resolve() if args.report_dir else default_report_dir(repo, the_plan.model_name)
     )
@@ -306,8 +323,9 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         if session.backend == "copy":
             view_config = session.view / config.relative_to(repo)
             repo, config = session.view, view_config
-            the_plan, prepare_notes = _plan_to_run(args, repo, config, overrides, seams, sandbox_options)
-            the_plan = _sandboxed.with_stage_timeouts(the_plan, stage_timeouts)
+            the_plan, prepare_notes = _sandboxed.plan_to_run(
+                seams.plan, args, repo, config, overrides, sandbox_options, stage_timeouts
+            )
             if report_dir.is_relative_to(session.repo) and not args.report_dir:
                 report_dir = default_report_dir(repo, the_plan.model_name)
             serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
@@ -330,20 +348,6 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         )
 
 
-def _plan_to_run(
-    args: argparse.Namespace, repo: Path, config: Path, overrides: Any, seams: Seams, sandbox_options: Any
-) -> tuple[Plan, list[str]]:
-    """The script's own commands (a sandbox keeps the repo clean; with --no-sandbox writes outside the output
-    folder are redirected into it, TIPC910 findings), prepare.sh first."""
-    from tipc.plan import isolate
-
-    the_plan = seams.plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
-    if sandbox_options.backend == "none":
-        the_plan = isolate(the_plan)
-    the_plan = _sandboxed.with_stage_args(the_plan, _sandboxed.stage_args(args))
-    return _sandboxed.with_prepare(the_plan, args)
-
-
 def _check_in(
     args: argparse.Namespace,
     seams: Seams,
@@ -361,26 +365,48 @@ def _check_in(
     session: Any,
 ) -> int:
     """The check proper, in the sandbox: run (or reuse) the chain and the serving chain, evaluate, report."""
+    from tipc import proc
+
+    args.forced_env = forced_env
+    # --paddle-compat holds for everything the check starts too (the predict/infer and engine workers).
+    with proc.child_env(_sandboxed.child_defaults(forced_env)):
+        return _checked(
+            args,
+            seams,
+            stdout,
+            stderr,
+            rulesets,
+            repo,
+            settings,
+            findings,
+            the_plan,
+            serving_plan,
+            report_dir,
+            notes,
+            session,
+        )
+
+
+def _checked(
+    args: argparse.Namespace,
+    seams: Seams,
+    stdout: IO[str],
+    stderr: IO[str],
+    rulesets: list[Ruleset],
+    repo: Path,
+    settings: Any,
+    findings: list[Finding],
+    the_plan: Plan,
+    serving_plan: Plan | None,
+    report_dir: Path,
+    notes: list[str],
+    session: Any,
+) -> int:
     from tipc.checks.base import CheckContext
     from tipc.console import use_color
     from tipc.report import build_report, render, write_reports
     from tipc.rules.evaluate import evaluate
     from tipc.steps import Status
-
-    args.forced_env = forced_env
-    # --paddle-compat holds for everything the check starts too (the predict/infer and engine workers); set
-    # in tipc's own process only, never in a library caller's.
-    import os
-
-    from tipc import cli
-    from tipc.sandbox import CHILD_ENV
-
-    if cli.IS_CONSOLE or os.environ.get(CHILD_ENV) == "1":
-        from tipc.compat import pythonpath_with_shim
-
-        os.environ.update(forced_env)
-        # the repo's scripts run by checks (infer.py, predict.py) import auto_log as the chain's steps do
-        os.environ["PYTHONPATH"] = pythonpath_with_shim(os.environ.get("PYTHONPATH"))
 
     record = None
     record_path: str | None = None
@@ -398,7 +424,10 @@ def _check_in(
         record = _execute(args, the_plan, seams, "the runner failed")
 
     records: dict[str, Any] = {}
-    if serving_plan is not None:
+    stopped = any(r.status is Status.INTERRUPTED for r in record.results)
+    if serving_plan is not None and stopped:
+        notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
+    elif serving_plan is not None:
         records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
     ctx = CheckContext(repo=repo, record=record, settings=settings, records=records)
     results = evaluate(rulesets, ctx, checks=seams.checks)

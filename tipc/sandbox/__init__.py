@@ -17,6 +17,7 @@ fallback: a plain copy of the working tree, announced with its cost), `none` (`-
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -221,6 +222,10 @@ def enter(
     if options.backend == "none":
         _current = Session("none", repo, repo, None, network=True)
         _current.notes.append("no sandbox (--no-sandbox): the chain runs in place and may write anywhere")
+        from tipc import cli
+
+        if cli.IS_CONSOLE or os.environ.get(CHILD_ENV) == "1":  # never a library caller's process
+            _contain(_current, pid_namespace=False)
         return _current
     if must_reexec(options):
         # Namespaces are for tipc's own process only: entering them from a library caller (a test runner,
@@ -247,6 +252,7 @@ def enter(
         if options.backend == "overlay":
             raise UserError(f"--sandbox overlay: {problem}")
     session = _enter_copy(repo, folder, options, fresh=fresh)
+    _contain(session, pid_namespace=True)
     _limit(session, options)
     session.setup_s = time.perf_counter() - started
     session.notes.insert(
@@ -277,6 +283,63 @@ def _hold(folder: Path) -> None:
             "wait for it or stop it first"
         ) from None
     _held.append(fd)
+
+
+_CONTAINED = "processes: the run's own PID namespace; nothing it starts outlives tipc, however tipc ends"
+
+
+def _contain(session: Session, *, pid_namespace: bool) -> None:
+    """Tie every later child to this process (see tipc.proc): a PID namespace of its own where one can be
+    had, else a subreaper that sweeps orphans after each step (but cannot outlive a SIGKILL of tipc)."""
+    from tipc import proc
+    from tipc.sandbox import _syscalls as sc
+
+    if proc.containment() != "none":
+        return
+    if pid_namespace:
+        try:
+            sc.unshare(sc.CLONE_NEWNS)
+            sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
+        except OSError:
+            pass
+        else:
+            if _pid_namespace():
+                session.notes.append(_CONTAINED)
+                return
+    if proc.become_subreaper():
+        session.notes.append(
+            "processes: orphans of the run's steps are stopped after each step; a SIGKILL of tipc can leave "
+            "the running step's processes behind (no PID namespace here)"
+        )
+
+
+def _pid_namespace() -> bool:
+    """Carry on as init of a PID namespace of our own (tipc.proc.become_namespace_init), with that
+    namespace's /proc mounted over /proc (in our private mount namespace) so that pids read there are the
+    pids the run's processes have. False, and nothing changed, where the kernel refuses."""
+    from tipc import proc
+    from tipc.sandbox import _syscalls as sc
+
+    try:
+        own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        try:
+            sc.unshare(sc.CLONE_NEWPID)
+        except OSError:
+            return False
+
+        def mount_proc() -> None:
+            sc.mount("proc", "/proc", "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
+
+        if proc.become_namespace_init(mount_proc):
+            return True
+        with contextlib.suppress(OSError):
+            sc.setns(own, sc.CLONE_NEWPID)  # later children are born where we are, as before
+        return False
+    finally:
+        os.close(own)
 
 
 def _limit(session: Session, options: SandboxOptions) -> None:
@@ -338,6 +401,7 @@ def _enter_overlay(
     if not options.network:
         sc.loopback_up()
     sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
+    pid_namespace = _pid_namespace()  # before the paths below name this process's /proc entry
     # Opened inside the new namespace (the overlay refuses layers reached through the old one's mounts).
     folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     repo_fd = os.open(repo, os.O_RDONLY | os.O_DIRECTORY)
@@ -377,6 +441,10 @@ def _enter_overlay(
     session = Session(
         "overlay", repo, repo, folder, network=options.network, binds=roles, _state=state, _lower=lower
     )
+    if pid_namespace:
+        session.notes.append(_CONTAINED)
+    else:
+        _contain(session, pid_namespace=False)
     session.notes.append(
         "sandbox: overlay; the repo is the read-only lower layer, writes land in "
         f"{folder.relative_to(repo)}/upper; network: {'allowed (--network)' if options.network else 'none'}"
