@@ -799,6 +799,19 @@ class _Execution:
             return replace(
                 base, reason=f"ready_url {step.ready_url!r}: expected http://, https:// or tcp://host:port"
             )
+        from tipc.sandbox import ports
+
+        port = ports.local_port(step.ready_url) if step.ready_url else None
+        holder = ports.taken_by(port) if port is not None and ports.readable() else None
+        if port is not None and holder is not None:
+            # Whatever answers there is not this run's server, which cannot bind the port: never a pass.
+            return replace(
+                base,
+                started=time.time(),
+                ended=time.time(),
+                reason=f"port {port} was already in use before the server started (held by {holder}); "
+                "the server cannot bind it and what answers there is not the repo's server",
+            )
         started = time.time()
         try:
             handle = proc.Background(argv, cwd=cwd, env=env, log_path=log)
@@ -842,6 +855,20 @@ class _Execution:
                 handle.stop()
                 stop_monitor()
             raise
+        foreign = None
+        if ready and handle.poll() is None and port is not None:
+            foreign = ports.held_by_others(port, handle.tree())
+        if foreign is not None:
+            with proc.shielded():
+                stopped = handle.stop()
+            return replace(
+                base,
+                ended=time.time(),
+                exit_code=stopped,
+                resources=stop_monitor(),
+                reason=f"something answered at {url}, but the port is not held by the server tipc started "
+                f"(held by {foreign}); the server is not ready",
+            )
         if ready and handle.poll() is None:
             waited = time.monotonic() - t0
             result = replace(
