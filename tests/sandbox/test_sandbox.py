@@ -73,7 +73,7 @@ def test_unknown_backend_is_a_usage_error(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------ integration
 
-HOSTILE = '''
+HOSTILE = """
 import os, socket, sys
 from pathlib import Path
 here = Path(__file__).resolve().parent
@@ -96,7 +96,7 @@ except OSError as exc:
     report.append(f"REFUSED-SECRET {exc}")
 (here / "stray_from_train.txt").write_text("written in the repo's tree")
 print("\\n".join(report), flush=True)
-'''
+"""
 
 
 def _env(home: Path, outside: Path, port: int) -> dict[str, str]:
@@ -234,7 +234,8 @@ def _alive_with(token: str) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            if token.encode() in (entry / "environ").read_bytes() and " Z " not in (entry / "stat").read_text():
+            zombie = " Z " in (entry / "stat").read_text()
+            if token.encode() in (entry / "environ").read_bytes() and not zombie:
                 found.append(int(entry.name))
         except OSError:
             continue

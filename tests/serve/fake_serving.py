@@ -72,7 +72,7 @@ def fake_serving_repo(root: Path, port: int) -> Path:
 class _Plausible(http.server.BaseHTTPRequestHandler):
     """Answers every request as a healthy pipeline service would (0.1 for every class)."""
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", 0) or 0)
         self.rfile.read(length)
         body = json.dumps({"err_no": 0, "err_msg": "", "key": ["prob"], "value": ["0.1"] * 10}).encode()
@@ -83,7 +83,7 @@ class _Plausible(http.server.BaseHTTPRequestHandler):
 
     do_GET = do_POST
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - http.server's signature
+    def log_message(self, format: str, *args: object) -> None:
         return
 
 

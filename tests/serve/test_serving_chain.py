@@ -8,8 +8,8 @@ No server outlives a test (tests/serve/conftest.py checks our process tree after
 from __future__ import annotations
 
 import hashlib
-import os
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -182,7 +182,8 @@ def test_a_foreign_server_on_the_serving_port_fails_the_server_step_and_the_chec
     repo = fake_serving_repo(tmp_path / "repo", port)
     out = "test_tipc/output/m/serving_infer"
     # The control: the repo's own server on a free port passes, so the failure below is the port's doing.
-    assert main([*_serving_argv(repo, python), "--no-sandbox", "--no-color"]) == 0, capsys.readouterr().err[-2000:]
+    code = main([*_serving_argv(repo, python), "--no-sandbox", "--no-color"])
+    assert code == 0, capsys.readouterr().err[-2000:]
     assert load_record(repo / out / "tipc_run.json").result("serving/server/default").status.value == "passed"
     with foreign_server(port):
         code = main([*_serving_argv(repo, python), "--no-sandbox", "--no-color"])
