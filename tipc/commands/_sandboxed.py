@@ -268,13 +268,14 @@ def enter(
     *,
     fresh: bool,
     writable: tuple[Path, ...] = (),
+    wait: bool = False,
 ) -> Session:
     """Enter the sandbox of `plan`'s run: key (model, config stem, mode); `binds` maps a role (logs, serving,
     report) to the repo-relative folder that must outlive the run."""
     from tipc import sandbox
 
     key = sandbox.run_key(plan.model_name, plan.config_path, plan.mode)
-    return sandbox.enter(Path(plan.repo), key, binds, options, fresh=fresh, writable=writable)
+    return sandbox.enter(Path(plan.repo), key, binds, options, fresh=fresh, writable=writable, wait=wait)
 
 
 # ---------------------------------------------------------------- signals

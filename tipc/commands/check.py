@@ -314,8 +314,9 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     shipped = _sandboxed.committed_results(the_plan) if sandbox_options.backend != "none" else []
     with _sandboxed.stop_signals():
         try:
+            # One check at a time per run folder (a second one waits): each report agrees with its exit code.
             session = _sandboxed.enter(
-                the_plan, sandbox_options, binds, fresh=not args.reuse_run, writable=outside
+                the_plan, sandbox_options, binds, fresh=not args.reuse_run, writable=outside, wait=True
             )
         except KeyboardInterrupt:
             stderr.write("tipc: interrupted before the chain started\n")
@@ -330,22 +331,25 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
                 report_dir = default_report_dir(repo, the_plan.model_name)
             serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
         notes.extend((*session.notes, *prepare_notes, *shipped))
-        return _check_in(
-            args,
-            seams,
-            stdout,
-            stderr,
-            rulesets,
-            repo,
-            settings,
-            findings,
-            the_plan,
-            serving_plan,
-            report_dir,
-            notes,
-            forced_env,
-            session,
-        )
+        try:
+            return _check_in(
+                args,
+                seams,
+                stdout,
+                stderr,
+                rulesets,
+                repo,
+                settings,
+                findings,
+                the_plan,
+                serving_plan,
+                report_dir,
+                notes,
+                forced_env,
+                session,
+            )
+        finally:
+            sandbox.release()  # at once where this process goes on (a library caller)
 
 
 def _check_in(

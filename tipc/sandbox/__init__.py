@@ -206,6 +206,7 @@ def enter(
     *,
     fresh: bool,
     writable: Sequence[Path] = (),
+    wait: bool = False,
 ) -> Session:
     """Put this process into the sandbox of the run `key` (model, config stem, mode).
 
@@ -213,13 +214,17 @@ def enter(
     chain's output folders, the report folder): the real folder `<run folder>/<role>` is bound over that path
     in the view. With `fresh`,
     the run folder's layers are emptied first (a new run); without it they are reused (`--resume`,
-    `check --reuse-run`). Call it before any thread is started.
+    `check --reuse-run`). With `wait`, a run folder another tipc is using is waited for (`tipc check`:
+    one check at a time per run folder, its reports included), else refused. Call it before any thread is
+    started.
     """
     global _current
     if options.backend not in BACKENDS:
         raise UserError(f"--sandbox {options.backend!r}: expected one of {', '.join(BACKENDS)}")
     repo = repo.resolve()
     if options.backend == "none":
+        if wait:  # in place too, one check at a time: the records it reuses are not rewritten under it
+            _hold(run_folder(repo, key), wait=True, in_place=True)
         _current = Session("none", repo, repo, None, network=True)
         _current.notes.append("no sandbox (--no-sandbox): the chain runs in place and may write anywhere")
         from tipc import cli
@@ -235,7 +240,7 @@ def enter(
         raise InfraError("tipc.sandbox.enter called outside tipc's own process; run the command as a child")
     folder = run_folder(repo, key)
     started = time.perf_counter()
-    _hold(folder)
+    _hold(folder, wait=wait)
     problem = None
     if options.backend in ("auto", "overlay"):
         problem = _overlay_problem(repo)
@@ -267,22 +272,46 @@ def enter(
 _held: list[int] = []  # lock files of the run folders this process uses, held until it ends
 
 
-def _hold(folder: Path) -> None:
+def _hold(folder: Path, *, wait: bool = False, in_place: bool = False) -> None:
     """One tipc at a time per run folder: a second run of the same config and mode would empty the layers
-    the first one is running on. The lock (`<folder>.lock`) dies with the process, however it ends."""
+    the first one is running on, and a second check would read records the first is rewriting. The lock
+    (`<folder>.lock`) dies with the process, however it ends; `release()` lets it go earlier. `in_place`
+    (--no-sandbox, where nothing but the chain may write in the repo): the lock file is in the temp folder."""
     import fcntl
 
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(f"{folder}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    if in_place:
+        import hashlib
+        import tempfile
+
+        digest = hashlib.sha256(str(folder).encode()).hexdigest()[:24]
+        lock = Path(tempfile.gettempdir()) / "tipc-locks" / f"{digest}.lock"
+    else:
+        lock = Path(f"{folder}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        os.close(fd)
-        raise UserError(
-            f"{folder}: another tipc run of this config and mode is using this run folder; "
-            "wait for it or stop it first"
-        ) from None
+        if not wait:
+            os.close(fd)
+            raise UserError(
+                f"{folder}: another tipc run of this config and mode is using this run folder; "
+                "wait for it or stop it first"
+            ) from None
+        sys.stderr.write(f"tipc: waiting for the other tipc using {folder} (same config and mode) to end\n")
+        sys.stderr.flush()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # Ctrl-C, SIGTERM and SIGHUP still stop the wait
+        except BaseException:
+            os.close(fd)
+            raise
     _held.append(fd)
+
+
+def release() -> None:
+    """Let go of the run folders this process holds (a check run in a library caller's process)."""
+    while _held:
+        os.close(_held.pop())
 
 
 _CONTAINED = "processes: the run's own PID namespace; nothing it starts outlives tipc, however tipc ends"
