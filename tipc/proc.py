@@ -26,6 +26,29 @@ _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 
 
+class Refused(Exception):
+    """Raised instead of starting a process after `refuse_new`: after an interrupt nothing new starts."""
+
+
+_refusal: str | None = None
+
+
+@contextlib.contextmanager
+def refusing(reason: str) -> Iterator[None]:
+    """Inside the block no process is started: run, capture and Background raise Refused(reason)."""
+    global _refusal
+    saved, _refusal = _refusal, reason
+    try:
+        yield
+    finally:
+        _refusal = saved
+
+
+def _may_start() -> None:
+    if _refusal is not None:
+        raise Refused(_refusal)
+
+
 @dataclass(frozen=True)
 class ProcResult:
     exit_code: int | None  # None if killed before it exited by itself
@@ -200,6 +223,7 @@ def run(
     stdin_data: bytes | None = None,
 ) -> ProcResult:
     """Run `argv` to completion (or timeout/Ctrl-C), teeing stdout+stderr to `log_path` and `on_line`."""
+    _may_start()
     sink: IO[bytes] | None = None
     if log_path is not None:
         Path(log_path).parent.mkdir(parents=True, exist_ok=True)
@@ -515,6 +539,7 @@ class Background:
         env: Mapping[str, str] | None = None,
         log_path: str | Path | None = None,
     ) -> None:
+        _may_start()
         self._sink: IO[bytes] | int = subprocess.DEVNULL
         if log_path is not None:
             Path(log_path).parent.mkdir(parents=True, exist_ok=True)

@@ -406,6 +406,7 @@ def _checked(
     notes: list[str],
     session: Any,
 ) -> int:
+    from tipc import proc
     from tipc.checks.base import CheckContext
     from tipc.console import use_color
     from tipc.report import build_report, render, write_reports
@@ -434,7 +435,14 @@ def _checked(
     elif serving_plan is not None:
         records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
     ctx = CheckContext(repo=repo, record=record, settings=settings, records=records)
-    results = evaluate(rulesets, ctx, checks=seams.checks)
+    if stopped or any(r.status is Status.INTERRUPTED for rec in records.values() for r in rec.results):
+        # After an interrupt nothing new starts: checks that would start a process (predict/infer, a server)
+        # are SKIP; those that only read the record and the logs still judge what ran.
+        checks = {name: _not_after_interrupt(fn) for name, fn in seams.checks.items()}
+        with proc.refusing("the run was interrupted, and nothing new is started after an interrupt"):
+            results = evaluate(rulesets, ctx, checks=checks)
+    else:
+        results = evaluate(rulesets, ctx, checks=seams.checks)
     report = build_report(
         repo=str(repo),
         rulesets=[rs.name for rs in rulesets],
@@ -471,6 +479,20 @@ def _checked(
         stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
         return _sandboxed.interrupted_exit()
     return report.exit_code
+
+
+def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
+    from tipc import proc
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return check(*args, **kwargs)
+        except proc.Refused as exc:
+            from tipc.checks.base import CheckOutcome, Verdict
+
+            return CheckOutcome(Verdict.SKIP, f"not checked: {exc}")
+
+    return checked
 
 
 def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str) -> Any:
