@@ -428,6 +428,20 @@ def become_namespace_init(prepare: Callable[[], None]) -> bool:
     os._exit(code if code >= 0 else 128 - code)
 
 
+def succeeds_in_child(attempt: Callable[[], None]) -> bool:
+    """Whether `attempt` runs without an exception in a forked child (which then exits): a way to learn what
+    the kernel allows (a namespace, a mount) without committing this process to it. Before any thread."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked child
+        try:
+            attempt()
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
 def _pass_on(pid: int, signum: int) -> None:
     with contextlib.suppress(OSError):
         os.kill(pid, signum)

@@ -332,7 +332,7 @@ def _contain(session: Session, *, pid_namespace: bool) -> None:
         except OSError:
             pass
         else:
-            if _pid_namespace():
+            if _pid_namespace(probe_first=not _is_initial_user_namespace()):
                 session.notes.append(_CONTAINED)
                 return
     if proc.become_subreaper():
@@ -342,7 +342,14 @@ def _contain(session: Session, *, pid_namespace: bool) -> None:
         )
 
 
-def _pid_namespace() -> bool:
+def _is_initial_user_namespace() -> bool:
+    try:
+        return Path("/proc/self/uid_map").read_text().split()[:3] == ["0", "0", "4294967295"]
+    except (OSError, IndexError):
+        return False
+
+
+def _pid_namespace(*, probe_first: bool = False) -> bool:
     """Carry on as init of a PID namespace of our own (tipc.proc.become_namespace_init), with that
     namespace's /proc mounted over /proc (in our private mount namespace) so that pids read there are the
     pids the run's processes have. False, and nothing changed, where the kernel refuses."""
@@ -354,14 +361,22 @@ def _pid_namespace() -> bool:
     except OSError:
         return False
     try:
-        try:
-            sc.unshare(sc.CLONE_NEWPID)
-        except OSError:
-            return False
 
         def mount_proc() -> None:
             sc.mount("proc", "/proc", "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
 
+        def trial() -> None:  # in a throw-away child: a PID namespace of its own, /proc mounted in it
+            sc.unshare(sc.CLONE_NEWPID | sc.CLONE_NEWNS)
+            sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
+            if not proc.succeeds_in_child(mount_proc):
+                raise OSError("cannot mount /proc in a new PID namespace")
+
+        if probe_first and not proc.succeeds_in_child(trial):
+            return False
+        try:
+            sc.unshare(sc.CLONE_NEWPID)
+        except OSError:
+            return False
         if proc.become_namespace_init(mount_proc):
             return True
         with contextlib.suppress(OSError):
@@ -430,7 +445,9 @@ def _enter_overlay(
     if not options.network:
         sc.loopback_up()
     sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
-    pid_namespace = _pid_namespace()  # before the paths below name this process's /proc entry
+    # Before the paths below name this process's /proc entry. In a user namespace of our own a failed try
+    # cannot be undone (setns back needs rights we gave up), so it is tried in a child first.
+    pid_namespace = _pid_namespace(probe_first=os.geteuid() != 0 or not _is_initial_user_namespace())
     # Opened inside the new namespace (the overlay refuses layers reached through the old one's mounts).
     folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     repo_fd = os.open(repo, os.O_RDONLY | os.O_DIRECTORY)
