@@ -165,15 +165,14 @@ def capture(
 
 
 def _wait(child: subprocess.Popen[bytes], timeout_s: float | None) -> None:
-    """`child.wait(timeout_s)` without its polling loop.
+    """`child.wait(timeout_s)` without its polling loop, and interruptible whichever thread gets a signal.
 
     Popen.wait(timeout) sleeps up to 50 ms between looks, so a step's end would be noticed up to 50 ms late.
-    A pidfd becomes readable the moment the child exits; the poll is still interrupted by Ctrl-C. Raises
-    subprocess.TimeoutExpired as Popen.wait does.
+    A pidfd becomes readable the moment the child exits. A signal (SIGTERM, SIGHUP, Ctrl-C) may be delivered
+    to any thread (an output pump, a monitor): only the main thread runs Python's handlers, and only once its
+    own system call returns, so the main thread also polls a wakeup fd that every delivery writes to.
+    Raises subprocess.TimeoutExpired as Popen.wait does.
     """
-    if timeout_s is None:
-        child.wait()  # a blocking waitpid: no latency
-        return
     pidfd_open = getattr(os, "pidfd_open", None)  # Linux >= 5.3, Python >= 3.9
     try:
         fd = pidfd_open(child.pid) if pidfd_open is not None else -1
@@ -182,15 +181,39 @@ def _wait(child: subprocess.Popen[bytes], timeout_s: float | None) -> None:
     if fd < 0:
         child.wait(timeout=timeout_s)
         return
+    wake_r = wake_w = -1
+    previous = -1
+    if threading.current_thread() is threading.main_thread():
+        wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            previous = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        except ValueError:
+            os.close(wake_r)
+            os.close(wake_w)
+            wake_r = wake_w = -1
     try:
         poller = select.poll()
         poller.register(fd, select.POLLIN)
-        deadline = time.monotonic() + timeout_s
-        while not poller.poll(math.ceil(max(0.0, min(deadline - time.monotonic(), 3600.0)) * 1000)):
-            if time.monotonic() >= deadline:
-                raise subprocess.TimeoutExpired(child.args, timeout_s)
+        if wake_r >= 0:
+            poller.register(wake_r, select.POLLIN)
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            left = 3600.0 if deadline is None else max(0.0, min(deadline - time.monotonic(), 3600.0))
+            ready = poller.poll(math.ceil(left * 1000))
+            if any(ready_fd == fd for ready_fd, _ in ready):
+                break
+            if wake_r >= 0:
+                with contextlib.suppress(OSError):
+                    while os.read(wake_r, 512):  # a signal that raised nothing: keep waiting
+                        pass
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(child.args, timeout_s or 0.0)
     finally:
         os.close(fd)
+        if wake_r >= 0:
+            signal.set_wakeup_fd(previous)
+            os.close(wake_r)
+            os.close(wake_w)
     child.wait()  # reaps at once: the child has exited
 
 
@@ -312,7 +335,8 @@ def run_attached(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -
     try:
         while True:
             try:
-                code = child.wait()
+                _wait(child, None)  # wakes for a signal whichever thread it reached
+                code = child.returncode
                 break
             except KeyboardInterrupt:
                 child.send_signal(signal.SIGINT)
