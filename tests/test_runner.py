@@ -778,7 +778,14 @@ def test_the_environment_probe_is_stopped_on_cancel(tmp_path: Path) -> None:
     python = _fake_python(tmp_path / "bin", 'if [ "$1" = "-c" ]; then echo 3.3.1; exit 0; fi\nexec sleep 60')
     facts = _Facts(str(python), tmp_path, probe_versions=True).start()
     deadline = time.monotonic() + 30
-    while not (facts.paddle_version and facts._running is not None) and time.monotonic() < deadline:
+    def probing_environment() -> bool:  # the running probe is the hanging one (not git, not the version)
+        pid = facts._running
+        try:
+            return pid is not None and b"sleep" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+
+    while not probing_environment() and time.monotonic() < deadline:
         assert not facts.wait(0.01), "the probes ended before the environment probe could be cancelled"
     pid = facts._running
     assert facts.paddle_version == "3.3.1" and pid is not None
