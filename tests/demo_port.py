@@ -24,11 +24,23 @@ def free_port() -> int:
         return port
 
 
-def use_free_port(repo: Path) -> int:
-    """Rewrite the demo port in `repo` (a copy) to a free one; returns the port."""
+def use_free_port(repo: Path, old: int = DEMO_PORT) -> int:
+    """Rewrite the port `old` (the demo's) in `repo` (a copy) to a free one; returns the port."""
     port = free_port()
     for rel in _FILES:
         path = repo / rel
         if path.is_file():
-            path.write_text(path.read_text().replace(str(DEMO_PORT), str(port)))
+            path.write_text(path.read_text().replace(str(old), str(port)))
+    _note(repo).write_text(str(port))
     return port
+
+
+def _note(repo: Path) -> Path:
+    # Beside the copy, not in it (the repo's own tree stays as the demo's): the port the copy was given.
+    return repo.parent / f".{repo.name}.port"
+
+
+def port_of(repo: Path) -> int:
+    """The port a copy was given by use_free_port (the demo's own port for anything else)."""
+    note = _note(repo)
+    return int(note.read_text()) if note.is_file() else DEMO_PORT

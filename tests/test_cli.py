@@ -1,5 +1,9 @@
+from __future__ import annotations
+
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -52,3 +56,49 @@ def test_each_verb_still_has_its_options(capsys: pytest.CaptureFixture[str]) -> 
         assert option in capsys.readouterr().out
     assert main(["--debug", "run", "/no/such/repo"]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_set_values_that_look_like_options_are_joined() -> None:
+    from tipc.cli import join_option_values
+
+    assert join_option_values(["plan", "c.txt", "--set", "--use_gpu=False", "--set", "epoch=2"]) == [
+        "plan",
+        "c.txt",
+        "--set=--use_gpu=False",
+        "--set",
+        "epoch=2",
+    ]
+    assert join_option_values(["run", "--", "--set", "-x"]) == ["run", "--", "--set", "-x"]
+    assert join_option_values(["run", "--set"]) == ["run", "--set"]
+
+
+@pytest.mark.parametrize("verb", ["lint", "plan", "run", "check"])
+def test_an_over_long_file_name_exits_2(
+    verb: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = str(tmp_path / ("a" * 300 + ".txt"))
+    argv = {"run": ["run", "--dry-run", "--no-sandbox", name], "check": ["check", "--no-sandbox", name]}
+    assert main(argv.get(verb, [verb, name])) == 2
+    err = capsys.readouterr().err
+    assert "File name too long" in err and "internal error" not in err, err
+
+
+def test_non_ascii_output_to_an_ascii_stdout_is_replaced_not_exit_3(tmp_path: Path) -> None:
+    demo = Path(__file__).resolve().parent.parent / "examples" / "lenet_digits"
+    config = tmp_path / "test_tipc" / "configs" / "m" / "train_infer_python.txt"
+    config.parent.mkdir(parents=True)
+    text = (demo / "test_tipc/configs/lenet_digits/train_infer_python.txt").read_text(encoding="utf-8")
+    config.write_text(text.replace("model_name:lenet_digits", "model_name:lénet_dïgits"), encoding="utf-8")
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "LC_ALL": "C"}
+    env["PYTHONPATH"] = str(demo.parent.parent) + ":" + env.get("PYTHONPATH", "")
+    for verb in ("plan", "lint"):
+        done = subprocess.run(
+            [sys.executable, "-m", "tipc", verb, str(config)], capture_output=True, env=env, timeout=60
+        )
+        assert done.returncode in (0, 1), done.stderr.decode(errors="replace")
+    assert (
+        b"l?net_d?gits"
+        in subprocess.run(
+            [sys.executable, "-m", "tipc", "plan", str(config)], capture_output=True, env=env, timeout=60
+        ).stdout
+    )

@@ -158,3 +158,38 @@ null:null
     infers = [s for s in result.steps if s.stage is Stage.INFER]
     assert infers and all("--precision=int8" in s.argv for s in infers)
     assert all("--benchmark=True" not in s.argv for s in infers)
+
+
+def test_select_stages_keeps_the_selected_steps_and_the_servers_they_need() -> None:
+    from tipc.plan import select_stages
+    from tipc.steps import Step
+
+    steps = (
+        Step(id="train/a", stage=Stage.TRAIN, argv=("python", "t.py")),
+        Step(id="serve/s", stage=Stage.SERVE, argv=("python", "s.py"), background=True),
+        Step(id="infer/a", stage=Stage.INFER, argv=("python", "i.py"), depends_on=("train/a", "serve/s")),
+    )
+    base = Plan(
+        config_path="c.txt",
+        repo="/r",
+        mode="lite_train_lite_infer",
+        dialect="ocr",
+        model_name="m",
+        output_dir="out",
+        results_log="out/results_python.log",
+        status_format="ocr",
+        steps=steps,
+    )
+    assert [s.id for s in select_stages(base, ("train",)).steps] == ["train/a"]
+    chosen = select_stages(base, ("infer",))
+    assert [s.id for s in chosen.steps] == ["serve/s", "infer/a"]
+    assert any(f.code == "TIPC920" for f in chosen.findings)
+    assert select_stages(base, ()) is base
+
+
+def test_default_mode_follows_the_config_chain(tmp_path: Path) -> None:
+    from tipc.plan import default_mode
+
+    demo = Path(__file__).resolve().parent.parent / "examples" / "lenet_digits" / "test_tipc" / "configs"
+    assert default_mode(demo / "lenet_digits" / "serving_infer_python.txt") == "serving_infer"
+    assert default_mode(demo / "lenet_digits" / "train_infer_python.txt") == "lite_train_lite_infer"

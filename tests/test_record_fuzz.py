@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -116,3 +117,70 @@ def test_truncated_records_name_the_line(cut: int) -> None:
             load_record(path)
         except ConfigError as exc:
             assert exc.line is not None and 1 <= exc.line <= text[:cut].count("\n") + 1, exc.render()
+        else:
+            raise AssertionError(f"a record cut at {cut} of {len(text)} characters loaded")
+
+
+# A valid record of any shape the runner writes loads back as the very same record (the fuzz tests above
+# only prove that nothing crashes; this one fails on any field the writer and the reader disagree on).
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+_times = st.one_of(st.none(), st.floats(min_value=0, max_value=2e9, allow_nan=False))
+_steps = st.builds(
+    Step,
+    id=_text.filter(bool),
+    stage=st.sampled_from(list(Stage)),
+    argv=st.lists(_text, min_size=1, max_size=4).map(tuple),
+    log=st.one_of(st.none(), _text),
+    trainer=st.one_of(st.none(), _text),
+    env=st.lists(st.tuples(_text, _text), max_size=3).map(tuple),
+    depends_on=st.lists(_text, max_size=3).map(tuple),
+    timeout_s=st.one_of(st.none(), st.floats(min_value=0, max_value=1e6)),
+)
+_results = st.builds(
+    StepResult,
+    step_id=_text,
+    status=st.sampled_from(list(Status)),
+    exit_code=st.one_of(st.none(), st.integers(-255, 255)),
+    started=_times,
+    ended=_times,
+    log=st.one_of(st.none(), _text),
+    reason=_text,
+    argv=st.lists(_text, max_size=3).map(tuple),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_steps, min_size=1, max_size=3, unique_by=lambda s: s.id), st.lists(_results, max_size=3))
+def test_a_written_record_reads_back_as_itself(steps: list[Step], results: list[StepResult]) -> None:
+    plan = Plan(
+        config_path="c.txt",
+        repo="/r",
+        mode="lite_train_lite_infer",
+        dialect="template",
+        model_name="m",
+        output_dir="test_tipc/output",
+        results_log="test_tipc/output/r.log",
+        status_format="template",
+        steps=tuple(steps),
+    )
+    record = RunRecord(plan=plan, results=tuple(results), started=1.0, ended=2.0, notes=("n",))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "tipc_run.json"
+        path.write_text(json.dumps(record.to_json()), encoding="utf-8")
+        loaded = load_record(path)
+    assert loaded.to_json() == record.to_json()
+    assert [s.id for s in loaded.plan.steps] == [s.id for s in steps]
+    assert [(r.step_id, r.status, r.exit_code) for r in loaded.results] == [
+        (r.step_id, r.status, r.exit_code) for r in results
+    ]
+
+
+def test_the_harness_fails_on_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The property "never crashes" is only worth something if a crash does fail it."""
+
+    def broken(cls: type, data: dict[str, Any]) -> StepResult:
+        raise ZeroDivisionError("a bug in the reader")
+
+    monkeypatch.setattr(StepResult, "from_json", classmethod(broken))
+    with pytest.raises(ZeroDivisionError):
+        _load(json.dumps(_valid()).encode())

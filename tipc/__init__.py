@@ -1,3 +1,49 @@
-"""tipc: one trustworthy command to check a PaddlePaddle repo's training and inference pipeline."""
+"""tipc: one trustworthy command to check a PaddlePaddle repo's training and inference pipeline.
+
+The Python API (`tipc.lint`, `tipc.plan`, `tipc.run`, `tipc.check`, see tipc.api) is loaded on first use, so
+`import tipc` and the CLI stay cheap (not even `typing` is imported here).
+"""
+
+from __future__ import annotations
 
 __version__ = "0.2.0"
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # type checkers see the API's real signatures; at run time __getattr__ loads it
+    from tipc.api import CheckResult, LintResult, RuleOutcome, RunResult, StepOutcome, check, lint, plan, run
+
+_API = (
+    "lint",
+    "plan",
+    "run",
+    "check",
+    "LintResult",
+    "RunResult",
+    "CheckResult",
+    "StepOutcome",
+    "RuleOutcome",
+)
+
+
+def __getattr__(name: str) -> object:
+    # `tipc.plan` is also the submodule tipc/plan.py, which the import system binds over this attribute once
+    # imported: that module is callable and forwards to tipc.api.plan (see the end of tipc/plan.py).
+    if name in _API:
+        from tipc import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'tipc' has no attribute {name!r}")
+
+
+__all__ = [
+    "CheckResult",
+    "LintResult",
+    "RuleOutcome",
+    "RunResult",
+    "StepOutcome",
+    "__version__",
+    "check",
+    "lint",
+    "plan",
+    "run",
+]

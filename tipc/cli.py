@@ -7,6 +7,8 @@ Command modules keep their top-level imports light (no paddle, no rich) so `tipc
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import gc
 import importlib
 import sys
@@ -16,7 +18,18 @@ from types import ModuleType
 from tipc import __version__
 from tipc.errors import EXIT_INTERNAL, EXIT_USAGE, TipcError
 
-VERBS: tuple[str, ...] = ("lint", "plan", "run", "check", "init", "serve")
+VERBS: tuple[str, ...] = (
+    "lint",
+    "plan",
+    "run",
+    "check",
+    "init",
+    "serve",
+    "converge",
+    "baseline",
+    "history",
+    "matrix",
+)
 # This process is tipc's own (console entry point), so it may enter a sandbox's namespaces itself; the words
 # of the current invocation let a library caller's sandboxed command re-run as a child tipc.
 IS_CONSOLE = False
@@ -55,15 +68,40 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# Options whose value is itself often an option: `--set --use_gpu=False` sets the config key `--use_gpu`.
+_VALUE_MAY_LOOK_LIKE_OPTION = ("--set",)
+
+
+def join_option_values(words: list[str]) -> list[str]:
+    """`--set -X...` -> `--set=-X...`: argparse would read a value starting with `-` as an option (and
+    reject `--set "--use_gpu=False"`), although the config keys of TIPC configs mostly start with `--`."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":  # everything after is positional
+            out.extend(words[i:])
+            break
+        following = words[i + 1] if i + 1 < len(words) else None
+        if word in _VALUE_MAY_LOOK_LIKE_OPTION and following is not None and following.startswith("-"):
+            out.append(f"{word}={following}")
+            i += 2
+            continue
+        out.append(word)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     global INVOCATION
-    words = list(sys.argv[1:] if argv is None else argv)
+    _tolerant_output()
+    words = join_option_values(list(sys.argv[1:] if argv is None else argv))
     INVOCATION = words
     # the verb is the first word that is not an option (the global options take no value)
     verb = next((w for w in words if not w.startswith("-")), "")
     parser = build_parser(only=verb if verb in VERBS else "")
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
     if args.verb is None:
@@ -80,14 +118,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        # A path the user gave that no system call accepts (a name over NAME_MAX, a loop of links, a file
+        # used as a folder) is bad input, not a bug.
+        if exc.errno not in _USER_PATH_ERRNOS or getattr(args, "debug", False):
+            return _internal(args, exc)
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        sys.stderr.write(f"tipc: {where}{exc.strerror or exc}\n")
+        return EXIT_USAGE
     except Exception as exc:
-        if getattr(args, "debug", False):
-            raise
-        sys.stderr.write(
-            f"tipc: internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in tipc; rerun with --debug for the traceback and report it.\n"
-        )
-        return EXIT_INTERNAL
+        return _internal(args, exc)
+
+
+_USER_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR})
+
+
+def _internal(args: argparse.Namespace, exc: Exception) -> int:
+    if getattr(args, "debug", False):
+        raise exc
+    sys.stderr.write(
+        f"tipc: internal error: {type(exc).__name__}: {exc}\n"
+        "This is a bug in tipc; rerun with --debug for the traceback and report it.\n"
+    )
+    return EXIT_INTERNAL
+
+
+def _tolerant_output() -> None:
+    """Where stdout cannot encode every character (LANG=C with PYTHONIOENCODING=ascii, a latin-1 pipe),
+    print what it can and `?` for the rest: a config path or a value in another script must not turn a
+    finished command into exit 3."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+        if encoding in ("utf8", "utf16", "utf32") or getattr(stream, "errors", "strict") != "strict":
+            continue
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):  # a stream that cannot change its errors
+                reconfigure(errors="replace")
 
 
 def console_main() -> None:

@@ -9,11 +9,15 @@ Pure apart from reading the config (and the repo's script, for dialect detection
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import shlex
-from dataclasses import replace
+import sys
+import types
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from tipc.config import chain as chain_mod
 from tipc.config import detect as detect_mod
@@ -21,41 +25,100 @@ from tipc.config import dialects as dialects_mod
 from tipc.config import reader as load_mod
 from tipc.config.discover import classify_chain, find_repo_root
 from tipc.config.model import SLOT_NAMES, Slot, TipcConfig
-from tipc.config.parse import parse_file
+from tipc.config.parse import ParsedFile, parse_file
 from tipc.errors import ConfigError, UserError
 from tipc.findings import Finding, Level
 from tipc.steps import MODES, Overrides, Plan, Step
 
-__all__ = ["Overrides", "Plan", "Step", "apply_overrides", "format_plan", "isolate", "plan", "status_line"]
+__all__ = [
+    "Overrides",
+    "Plan",
+    "Prepared",
+    "Step",
+    "apply_overrides",
+    "default_mode",
+    "format_plan",
+    "isolate",
+    "max_steps_default",
+    "plan",
+    "plan_prepared",
+    "prepare",
+    "select_stages",
+    "status_line",
+]
 
 
-def plan(
+def default_mode(config: Path) -> str:
+    """The mode a verb uses when none is given: serving_infer for a serving config, else
+    lite_train_lite_infer. Raises ConfigError for a config that cannot be read."""
+    return (
+        "serving_infer" if classify_chain(Path(config), parse_file(Path(config))) == "serving" else MODES[0]
+    )
+
+
+def select_stages(plan: Plan, only: tuple[str, ...]) -> Plan:
+    """The plan as `tipc run --only STAGE...` runs it: the steps of those stages, plus the background
+    servers a selected step talks to (the runner starts those too); the rest are left out with a TIPC920
+    info finding. Empty `only`: the plan unchanged."""
+    if not only:
+        return plan
+    needed = {
+        dep
+        for step in plan.steps
+        if step.stage.value in only
+        for dep in step.depends_on
+        if any(s.id == dep and s.background for s in plan.steps)
+    }
+    kept = tuple(s for s in plan.steps if s.stage.value in only or s.id in needed)
+    left = len(plan.steps) - len(kept)
+    if not left:
+        return plan
+    note = Finding(
+        plan.config_path,
+        0,
+        0,
+        Level.INFO,
+        "TIPC920",
+        f"--only {','.join(only)}: {len(kept)} of {len(plan.steps)} steps selected; the other {left} are "
+        "not run (their outputs are expected to exist already)",
+    )
+    return replace(plan, steps=kept, findings=(*plan.findings, note))
+
+
+def max_steps_default() -> int:
+    """The step cap: TIPC_MAX_STEPS when set to a positive integer, else chain.DEFAULT_MAX_STEPS."""
+    raw = os.environ.get("TIPC_MAX_STEPS", "")
+    if raw.strip().isdigit() and int(raw) > 0:
+        return int(raw)
+    return chain_mod.DEFAULT_MAX_STEPS
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What every mode of one config shares: the parsed file, its dialect and its slots (read once)."""
+
+    config: Path
+    parsed: ParsedFile
+    chain: str
+    root: Path
+    profile: dialects_mod.Dialect
+    cfg: TipcConfig
+    findings: tuple[Finding, ...]
+
+
+def prepare(
     config: Path,
-    mode: str,
+    parsed: ParsedFile,
+    chain_name: str,
+    root: Path,
+    dialect: str | None,
     *,
-    repo: Path | None = None,
-    overrides: Overrides = Overrides(),  # noqa: B008 - frozen value
-    dialect: str | None = None,
-) -> Plan:
-    config = Path(config)
-    parsed = parse_file(config)
-    chain_name = classify_chain(config, parsed)
-    if chain_name == "serving":
-        from tipc.serve.plan import plan_serving
+    slots: TipcConfig | None = None,
+) -> Prepared:
+    """Dialect detection and slot reading for a train_infer_python-family config (no mode yet).
 
-        return plan_serving(config, repo=repo, overrides=overrides, mode=mode)
-    if mode not in MODES:
-        raise UserError(f"unknown mode {mode!r}; expected one of: {', '.join(MODES)}")
-    # PTQ/KL-quant configs are what the template's klquant_whole_infer branch reads; unknown files are read
-    # as the script would read them. Other chains have their own scripts.
-    if chain_name not in ("train_infer_python", "ptq", "unknown"):
-        raise ConfigError(
-            str(config),
-            None,
-            f"this is a {chain_name} config; tipc plans the train_infer_python chain "
-            "(test_train_inference_python.sh) only",
-        )
-    root = Path(repo) if repo is not None else find_repo_root(config)
+    `slots`: the config already read with `dialect`'s profile and no repo (lint has it); its globs are
+    expanded here instead of reading the slots again."""
     findings: list[Finding] = list(parsed.issues)
     if chain_name != "train_infer_python":
         findings.append(
@@ -77,8 +140,82 @@ def plan(
         profile = dialects_mod.get(found.dialect)
         reason = found.reason
     findings.append(Finding(str(config), 0, 0, Level.INFO, "TIPC000", f"dialect {profile.name}: {reason}"))
-    cfg = load_mod.build(parsed, profile, root=root)
+    if slots is not None and slots.dialect == profile.name:
+        cfg = load_mod.expand_globs(slots, root, profile.splitter)
+    else:
+        cfg = load_mod.build(parsed, profile, root=root)
     findings.extend(cfg.findings)
+    if "" in parsed.physical:
+        from tipc.config.lint import shift_findings
+
+        # The steps below come from the shifted slots (what the script reads); say so where it matters.
+        findings.extend(shift_findings(parsed, cfg, profile.read_limit))
+    return Prepared(config, parsed, chain_name, root, profile, cfg, tuple(findings))
+
+
+def plan(
+    config: Path,
+    mode: str,
+    *,
+    repo: Path | None = None,
+    overrides: Overrides = Overrides(),  # noqa: B008 - frozen value
+    dialect: str | None = None,
+    max_steps: int | None = None,
+) -> Plan:
+    """`max_steps`: the cap on planned steps (None: `max_steps_default()`); past it the plan stops with a
+    TIPC270 error finding."""
+    config = Path(config)
+    parsed = parse_file(config)
+    chain_name = classify_chain(config, parsed)
+    if chain_name == "serving":
+        from tipc.serve.plan import plan_serving
+
+        return plan_serving(config, repo=repo, overrides=overrides, mode=mode)
+    if mode not in MODES:
+        raise UserError(f"unknown mode {mode!r}; expected one of: {', '.join(MODES)}")
+    # PTQ/KL-quant configs are what the template's klquant_whole_infer branch reads; unknown files are read
+    # as the script would read them. Other chains have their own scripts.
+    if chain_name not in ("train_infer_python", "ptq", "unknown"):
+        raise ConfigError(
+            str(config),
+            None,
+            f"this is a {chain_name} config; tipc plans the train_infer_python chain "
+            "(test_train_inference_python.sh) only",
+        )
+    root = Path(repo) if repo is not None else find_repo_root(config)
+    prepared = prepare(config, parsed, chain_name, root, dialect)
+    return plan_prepared(prepared, mode, overrides=overrides, max_steps=max_steps)
+
+
+def mode_findings(
+    prepared: Prepared, mode: str, *, root_abs: str, max_steps: int | None = None
+) -> tuple[list[Finding], list[tuple[str, ...]]]:
+    """What lint needs of the plan of one mode, without building it: the findings `plan` would report
+    (less the dialect and override notes) and the argv of every inference step."""
+    findings: list[Finding] = []
+    cfg, profile = _mode_slots(prepared, mode, findings)
+    cap = max_steps if max_steps is not None else max_steps_default()
+    chain_findings, count, infer_argvs = chain_mod.lint_build(cfg, profile, mode, root_abs, max_steps=cap)
+    findings.extend(chain_findings)
+    if count == 0:
+        findings.append(
+            Finding(
+                str(prepared.config),
+                0,
+                0,
+                Level.WARNING,
+                "TIPC100",
+                f"the script runs nothing in mode {mode}",
+            )
+        )
+    return findings, infer_argvs
+
+
+def _mode_slots(
+    prepared: Prepared, mode: str, findings: list[Finding]
+) -> tuple[TipcConfig, dialects_mod.Dialect]:
+    """The slots the script reads in `mode` (klquant_whole_infer re-reads a legacy layout in some scripts)."""
+    config, parsed, profile, cfg = prepared.config, prepared.parsed, prepared.profile, prepared.cfg
     if mode == "klquant_whole_infer" and profile.klquant_slots and profile.klquant_branch == "whole_infer":
         legacy = load_mod.build(
             parsed, profile.with_(slots=profile.klquant_slots, read_limit=profile.klquant_read_limit)
@@ -96,10 +233,30 @@ def plan(
                 "infer_model ... at lines 2..); the 51-line slots are not used in this mode",
             )
         )
-    cfg, notes = apply_overrides(cfg, overrides, mode)
-    findings.extend(notes)
-    root_abs = str(root.resolve())
-    steps, chain_findings, log_root = chain_mod.build(cfg, profile, mode, root_abs, device=overrides.device)
+    return cfg, profile
+
+
+def plan_prepared(
+    prepared: Prepared,
+    mode: str,
+    *,
+    overrides: Overrides = Overrides(),  # noqa: B008 - frozen value
+    max_steps: int | None = None,
+    root_abs: str | None = None,
+) -> Plan:
+    """The plan of one mode from a `prepare`d config (lint plans several modes from one read)."""
+    config = prepared.config
+    findings = list(prepared.findings)
+    cfg, profile = _mode_slots(prepared, mode, findings)
+    if overrides.device is not None or overrides.sets:
+        cfg, notes = apply_overrides(cfg, overrides, mode)
+        findings.extend(notes)
+    if root_abs is None:
+        root_abs = str(prepared.root.resolve())
+    cap = max_steps if max_steps is not None else max_steps_default()
+    steps, chain_findings, log_root = chain_mod.build(
+        cfg, profile, mode, root_abs, device=overrides.device, max_steps=cap
+    )
     findings.extend(chain_findings)
     if overrides.device == "cpu":
         from tipc.device_flags import add_cpu_flags
@@ -502,3 +659,17 @@ def isolate(plan: Plan) -> Plan:
             status_command=command,
         )
     return replace(plan, steps=tuple(steps), findings=plan.findings + tuple(findings), isolated=True)
+
+
+class _PlanModule(types.ModuleType):
+    """`tipc.plan` is both this module and the Python API's `tipc.plan(config, mode, ...)`: calling the module
+    calls tipc.api.plan (the import system binds the submodule over any attribute of that name in tipc)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Plan:
+        from tipc.api import plan as api_plan
+
+        result: Plan = api_plan(*args, **kwargs)
+        return result
+
+
+sys.modules[__name__].__class__ = _PlanModule

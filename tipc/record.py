@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tipc._fs import atomic_write_text
 from tipc.causes import Cause
 from tipc.errors import ConfigError
 from tipc.steps import Plan, Status
@@ -279,9 +280,7 @@ class RecordWriter:
         return head[: -len("\n}")] + ',\n  "plan": ' + self._plan_text + ',\n  "results": ' + results + "\n}"
 
     def write(self, record: RunRecord) -> None:
-        tmp = self.path.with_suffix(".json.tmp")
-        tmp.write_text(self.dumps(record), encoding="utf-8")
-        tmp.replace(self.path)  # atomic: an interrupted write never leaves half a record
+        atomic_write_text(self.path, self.dumps(record))  # an interrupted write never leaves half a record
 
 
 def load_record(path: Path) -> RunRecord:

@@ -30,6 +30,18 @@ def get_args(add_help: bool = True) -> argparse.Namespace:
     parser.add_argument("--pretrained", default=None, help="weights to start from (.pdparams)")
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--print_freq", type=int, default=1, help="log every N iterations")
+    # Checkpoint segments (tipc converge): off unless given; without them training and its log are unchanged.
+    parser.add_argument(
+        "--save_interval", type=int, default=0, help="save a checkpoint every N global steps (0: never)"
+    )
+    parser.add_argument("--checkpoint_dir", default=None, help="where checkpoints go (default: output_dir)")
+    parser.add_argument(
+        "--resume", default=None, help="checkpoint prefix to resume from (<prefix>.pdparams and .pdopt)"
+    )
+    parser.add_argument(
+        "--start_step", type=int, default=0, help="global steps already done: fast-forward the data past them"
+    )
+    parser.add_argument("--max_steps", type=int, default=0, help="stop after this global step (0: no limit)")
     return parser.parse_args()
 
 
@@ -53,7 +65,10 @@ def main(args: argparse.Namespace) -> None:
     set_seed(args.seed)
     os.makedirs(args.output_dir, exist_ok=True)
     log = Logger(os.path.join(args.output_dir, "train.log"))
-    log(f"[Config] {vars(args)}")
+    # the segment flags show only when given, so the log of a plain run stays as it was
+    segment_flags = ("save_interval", "checkpoint_dir", "resume", "start_step", "max_steps")
+    shown = {k: v for k, v in vars(args).items() if k not in segment_flags or v}
+    log(f"[Config] {shown}")
 
     train_set = DigitsDataset(args.data_dir, "train_list.txt")
     train_loader = paddle.io.DataLoader(
@@ -65,6 +80,7 @@ def main(args: argparse.Namespace) -> None:
     if args.pretrained:
         load_weights(model, args.pretrained)
         log(f"[Train] loaded pretrained weights from {args.pretrained}")
+    segments = bool(args.save_interval or args.resume or args.start_step or args.max_steps)
 
     iters_per_epoch = len(train_loader)
     scheduler = paddle.optimizer.lr.CosineAnnealingDecay(
@@ -74,6 +90,16 @@ def main(args: argparse.Namespace) -> None:
         learning_rate=scheduler, parameters=model.parameters(), weight_decay=args.weight_decay
     )
     loss_fn = paddle.nn.CrossEntropyLoss()
+    if args.resume:
+        load_weights(model, args.resume + ".pdparams")
+        optimizer.set_state_dict(paddle.load(args.resume + ".pdopt"))
+        # The schedule's position comes from the checkpoint, its peak from --lr (so a changed --lr shows).
+        scheduler.base_lr = args.lr
+        scheduler.step(scheduler.last_epoch)
+        log(f"[Train] resumed from {args.resume} at step {args.start_step}")
+    checkpoint_dir = args.checkpoint_dir or args.output_dir
+    global_step = 0
+    stop = False
 
     reader_cost = AverageMeter()
     batch_cost = AverageMeter()
@@ -85,6 +111,9 @@ def main(args: argparse.Namespace) -> None:
     for epoch in range(1, args.epochs + 1):
         tic = time.perf_counter()
         for it, (images, labels) in enumerate(train_loader, start=1):
+            global_step += 1
+            if global_step <= args.start_step:
+                continue  # fast-forward: the loader still draws the same shuffled batches
             reader_cost.update(time.perf_counter() - tic)
             lr = optimizer.get_lr()
             logits = model(images)
@@ -111,7 +140,23 @@ def main(args: argparse.Namespace) -> None:
                 )
                 for meter in (reader_cost, batch_cost, samples, loss_meter, acc_meter):
                     meter.reset()
+            if segments:
+                log(f"[Step {global_step}] loss: {float(loss):.6f}, acc: {acc:.6f}, lr: {lr:.8f}")
+            if args.save_interval and global_step % args.save_interval == 0:
+                os.makedirs(checkpoint_dir, exist_ok=True)
+                prefix = os.path.join(checkpoint_dir, f"step_{global_step}")
+                paddle.save(model.state_dict(), prefix + ".pdparams")
+                paddle.save(optimizer.state_dict(), prefix + ".pdopt")
+                log(f"[Checkpoint] saved step {global_step} to {prefix}")
             tic = time.perf_counter()
+            if args.max_steps and global_step >= args.max_steps:
+                stop = True
+                break
+        if stop:
+            log(f"[Train] stopped after step {global_step} (--max_steps)")
+            break
+        if global_step <= args.start_step:
+            continue  # an epoch skipped whole: nothing trained, nothing to evaluate
 
         eval_acc, _ = evaluate(model, eval_loader)
         log(f"[Eval] acc: {eval_acc:.4f}")

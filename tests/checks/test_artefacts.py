@@ -271,3 +271,22 @@ def test_stale_pdmodel_beside_a_fresh_json_export_fails(tmp_path: Path) -> None:
     assert out.verdict is Verdict.FAIL
     assert out.summary.startswith("stale model file beside this run's export")
     assert out.evidence[0].path == f"{model_dir}/model.pdmodel" and "model.json" in out.summary
+
+
+def test_the_wheel_probe_reads_this_interpreters_paddle() -> None:
+    import importlib.metadata
+    import sys
+
+    from tipc.checks import artefacts
+
+    artefacts._probe_cache.clear()
+    try:
+        importlib.metadata.distribution("paddlepaddle-gpu")
+        expected: bool | None = True
+    except importlib.metadata.PackageNotFoundError:
+        try:
+            importlib.metadata.distribution("paddlepaddle")
+            expected = False
+        except importlib.metadata.PackageNotFoundError:
+            expected = None
+    assert artefacts._probe_wheel(sys.executable) is expected

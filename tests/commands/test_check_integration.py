@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import DemoRun
 from tipc.cli import main
 from tipc.rules import resolve_ruleset
 
@@ -45,13 +46,18 @@ def _snapshot(root: Path) -> dict[str, float]:
 
 @pytest.mark.integration
 @pytest.mark.skipif(bool(_missing()), reason=f"needs {', '.join(_missing())}")
-def test_check_the_demo_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    before = _snapshot(DEMO)
+def test_check_the_demo_end_to_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], demo_run: DemoRun
+) -> None:
+    # The suite's shared run of the demo (tests/conftest.py), copied: this check writes its reports there.
+    repo = demo_run.copy(tmp_path / "lenet_digits")
+    before = _snapshot(repo)
     report_dir = tmp_path / "report"
     code = main(
         [
             "check",
-            str(DEMO),
+            str(repo),
+            "--reuse-run",
             "--device",
             "cpu",
             "--python",
@@ -77,6 +83,8 @@ def test_check_the_demo_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
         assert verdicts[rule_id] == "PASS", (rule_id, next(r for r in data["rules"] if r["id"] == rule_id))
     assert data["run"]["steps"] and all(s["status"] == "passed" for s in data["run"]["steps"])
     junit = ET.parse(report_dir / "report.junit.xml").getroot()
-    assert int(junit.get("tests", "0")) == len(expected_ids) + len(data["lint"])
+    # one testcase per rule and lint finding, and one per step of the chain (timed by the step itself)
+    assert int(junit.get("tests", "0")) == len(expected_ids) + len(data["lint"]) + len(data["run"]["steps"])
+    assert data["run"]["reused"] is True
     assert (report_dir / "report.html").is_file() and (report_dir / "report.md").is_file()
-    assert _snapshot(DEMO) == before  # only test_tipc/output changed in the demo repo
+    assert _snapshot(repo) == before  # only test_tipc/output changed in the demo repo

@@ -384,6 +384,19 @@ def test_from_config_fixes_mechanical_problems_and_keeps_meaning(
     assert b"\r\n" in old.read_bytes()
 
 
+def test_from_config_output_into_a_missing_folder_exits_2_and_creates_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = tmp_path / "old.txt"
+    old.write_bytes(MESSY.encode())
+    target = tmp_path / "nonexistent" / "deeper" / "x.txt"
+    assert main(["init", "--from-config", str(old), "--output", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert str(target) in err and "does not exist" in err
+    assert not (tmp_path / "nonexistent").exists()
+    assert old.read_bytes() == MESSY.encode()
+
+
 def test_from_config_never_overwrites_without_force(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -455,6 +468,7 @@ def test_from_config_on_corpus_configs_lints_without_errors(
     messy.parent.mkdir()
     messy.write_bytes("\r\n".join(lines).encode("utf-8"))
     new = tmp_path / "new" / name
+    new.parent.mkdir()  # --output never creates folders
 
     def errors(path: Path) -> list[str]:
         return [f.format() for f in lint_paths([path]) if f.level is Level.ERROR]

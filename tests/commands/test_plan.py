@@ -109,3 +109,49 @@ def test_plan_observe_isolated(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", str(DEMO_CONFIG), "--observe", "--isolated", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["isolated"] is True and len(data["steps"]) == 4
+
+
+def test_plan_of_a_config_with_a_blank_line_plans_the_shifted_slots_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tipc.config.lint import lint_paths
+
+    # Line 13 (`null:null`) left blank: the script drops it, so every later line moves up one slot.
+    lines = OCR_DET.split("\n")
+    lines[12] = ""
+    repo = make_repo(tmp_path, {CONFIG: "\n".join(lines)})
+    assert main(["plan", str(repo / CONFIG), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    shifted = [f for f in data["findings"] if f["code"] == "TIPC102"]
+    assert shifted and shifted[0]["line"] == 13 and shifted[0]["level"] != "info"
+    linted = [f for f in lint_paths([repo / CONFIG]) if f.code == "TIPC102"]
+    assert [f.message for f in linted] == [f["message"] for f in shifted]  # plan and lint agree
+    # What the script runs: `trainer:norm_train` now fills the train_param2 slot, `norm_train:...` the
+    # trainer list, so the trainer loop looks for a trainer named `tools/train.py -c ...` (skipped).
+    assert not any(s["id"].startswith("train/norm_train") for s in data["steps"])
+    assert main(["plan", str(repo / CONFIG)]) == 0
+    assert "TIPC102" in capsys.readouterr().out  # shown in the text plan too
+
+
+def test_plan_of_a_serving_config_defaults_to_serving_infer(capsys: pytest.CaptureFixture[str]) -> None:
+    demo = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
+    serving = demo / "test_tipc" / "configs" / "lenet_digits" / "serving_infer_python.txt"
+    assert main(["plan", str(serving)]) == 0
+    assert "mode serving_infer" in capsys.readouterr().out
+
+
+def test_set_accepts_a_key_that_starts_with_dashes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = make_repo(tmp_path, {CONFIG: OCR_DET})
+    for argv in (["--set", "--cpu_threads=3"], ["--set=--cpu_threads=3"]):
+        assert main(["plan", str(repo / CONFIG), *argv, "--format", "json"]) == 0
+        steps = json.loads(capsys.readouterr().out)["steps"]
+        assert any("--cpu_threads=3" in s["argv"] for s in steps)
+
+
+def test_plan_max_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo(tmp_path, {CONFIG: OCR_DET})
+    assert main(["plan", str(repo / CONFIG), "--max-steps", "2", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["steps"]) == 2 and any(f["code"] == "TIPC270" for f in data["findings"])

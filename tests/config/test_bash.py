@@ -55,3 +55,57 @@ def test_split_command_drops_redirections() -> None:
     assert argv == ["python", "a.py"]
     argv, exact = bash.split_command("python a.py --s='unbalanced")
     assert not exact and argv[0] == "python"
+
+
+def _shlex_words(command: str) -> list[str] | None:
+    import shlex
+
+    lexer = shlex.shlex(command, posix=True)
+    lexer.whitespace = " \t\n"
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError:
+        return None
+
+
+def test_shell_words_match_shlex_on_random_strings() -> None:
+    import random
+
+    rng = random.Random(7)
+    alphabet = "ab =\"'\\\t\n\r|>$*-#;&"
+    for _ in range(20_000):
+        command = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        assert bash.shell_words(command) == _shlex_words(command), repr(command)
+
+
+def test_shell_words_match_shlex_on_every_corpus_command() -> None:
+    from tests.config.test_corpus import CORPUS
+    from tipc.config.corpus import iter_cases
+    from tipc.plan import plan
+
+    if CORPUS is None:
+        import pytest
+
+        pytest.skip("corpus not found: shared/tipc-corpus")
+    commands = set()
+    for case in iter_cases(CORPUS):
+        for mode in case.expected:
+            commands.update(case.expected[mode])
+            commands.update(s.status_command for s in plan(case.config, mode, repo=case.repo).steps)
+    assert len(commands) > 500
+    for command in commands:
+        assert bash.shell_words(command) == _shlex_words(command), command
+
+
+def test_shell_words_is_linear_on_long_words() -> None:
+    import time
+
+    command = "x" * 200_000 + " '" + "y z " * 50_000 + "' \"" + 'a\\"b ' * 40_000 + '"'
+    start = time.process_time()
+    words = bash.shell_words(command)
+    assert time.process_time() - start < 0.5
+    assert words is not None and len(words) == 3 and words[2].count('"') == 40_000
+    assert bash.shell_words("a 'b") is None and bash.shell_words("a\\") is None
+    assert bash.split_command("python a.py 'x") == (["python", "a.py", "'x"], False)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.demo_port import use_free_port
+from tests.conftest import DemoCheck, copy_demo
 
 pytestmark = pytest.mark.integration
 
@@ -88,12 +87,9 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Checked:
-    """The demo, checked once with its chain run for real (the run record is reused below)."""
-    repo = tmp_path_factory.mktemp("base") / "lenet_digits"
-    shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns("output", "__pycache__"))
-    use_free_port(repo)
-    return _check(repo)
+def base(demo_checked: DemoCheck) -> Checked:
+    """The demo, run and checked once for the whole suite (tests/conftest.py); read-only, copied below."""
+    return Checked(demo_checked.repo, demo_checked.code, demo_checked.report, demo_checked.stderr)
 
 
 @pytest.fixture
@@ -102,8 +98,7 @@ def mutant(base: Checked, tmp_path: Path) -> Callable[..., Checked]:
 
     def make(mutate: Callable[[Path], None], *, reuse_run: bool) -> Checked:
         repo = tmp_path / "lenet_digits"
-        skip = ("__pycache__",) if reuse_run else ("output", "__pycache__")
-        shutil.copytree(base.repo, repo, ignore=shutil.ignore_patterns(*skip))
+        copy_demo(repo, source=base.repo, keep_output=reuse_run)
         mutate(repo)
         checked = _check(repo, *(("--reuse-run",) if reuse_run else ()))
         assert checked.report["run"]["reused"] is reuse_run

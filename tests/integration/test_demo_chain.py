@@ -1,71 +1,26 @@
 """The main job, end to end: `tipc run` then `tipc check` on a scratch copy of the demo repo (Paddle on CPU).
 
 This is what the README's main command does; it asserts the chain passes, the status log keeps the
-template's line format, and the user's files are left untouched outside the output folder.
+template's line format, and the user's files are left untouched outside the output folder. The run and the
+check are the suite's shared ones (tests/conftest.py: demo_run, demo_checked).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.demo_port import use_free_port
+from tests.conftest import DemoCheck, DemoRun, tree_hashes
 
 pytestmark = pytest.mark.integration
 
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
 OUTPUT = Path("test_tipc") / "output"
 
 
-def _tree_hashes(root: Path) -> dict[str, str]:
-    hashes = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if path.is_file() and not rel.is_relative_to(OUTPUT):
-            hashes[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return hashes
-
-
-def _tipc(*args: str) -> subprocess.CompletedProcess[str]:
-    # `python:` in the demo config resolves through PATH, so put this interpreter's folder first.
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    env.pop("FLAGS_enable_pir_api", None)
-    return subprocess.run(
-        [sys.executable, "-m", "tipc", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dest = tmp_path_factory.mktemp("chain") / "lenet_digits"
-    shutil.copytree(DEMO, dest, ignore=shutil.ignore_patterns("output", "__pycache__"))
-    use_free_port(dest)
-    return dest
-
-
-@pytest.fixture(scope="module")
-def ran(demo: Path) -> tuple[Path, subprocess.CompletedProcess[str], dict[str, str]]:
-    before = _tree_hashes(demo)
-    result = _tipc("run", str(demo), "--mode", "lite_train_lite_infer", "--no-color")
-    return demo, result, before
-
-
-def test_run_passes_every_step(ran: tuple[Path, subprocess.CompletedProcess[str], dict[str, str]]) -> None:
-    demo, result, _ = ran
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    record = json.loads(next((demo / OUTPUT).rglob("tipc_run.json")).read_text())
+def test_run_passes_every_step(demo_run: DemoRun) -> None:
+    assert demo_run.code == 0, demo_run.stdout[-3000:] + demo_run.stderr[-3000:]
+    record = demo_run.record()
     statuses = {r["step_id"]: r["status"] for r in record["results"]}
     stages = {s["stage"] for s in record["plan"]["steps"]}
     assert {"train", "eval", "export", "infer"} <= stages
@@ -74,11 +29,8 @@ def test_run_passes_every_step(ran: tuple[Path, subprocess.CompletedProcess[str]
     assert record["paddle_version"], "the Paddle version of the run must be recorded"
 
 
-def test_status_log_uses_the_dialect_line_format(
-    ran: tuple[Path, subprocess.CompletedProcess[str], dict[str, str]],
-) -> None:
-    demo, _, _ = ran
-    lines = next((demo / OUTPUT).rglob("results_python.log")).read_text().splitlines()
+def test_status_log_uses_the_dialect_line_format(demo_run: DemoRun) -> None:
+    lines = next((demo_run.repo / OUTPUT).rglob("results_python.log")).read_text().splitlines()
     assert len(lines) == 4
     for line in lines:
         # --no-color drops the ESC codes; the " - " field structure parsers rely on stays.
@@ -86,21 +38,15 @@ def test_status_log_uses_the_dialect_line_format(
         assert line.lstrip().startswith("Run successfully with command - ")
 
 
-def test_run_leaves_the_repo_untouched(
-    ran: tuple[Path, subprocess.CompletedProcess[str], dict[str, str]],
-) -> None:
-    demo, _, before = ran
-    assert _tree_hashes(demo) == before
+def test_run_leaves_the_repo_untouched(demo_run: DemoRun) -> None:
+    assert tree_hashes(demo_run.repo) == demo_run.before
 
 
-def test_check_passes_basic_and_competition(
-    ran: tuple[Path, subprocess.CompletedProcess[str], dict[str, str]],
-) -> None:
-    demo, _, before = ran
-    result = _tipc("check", str(demo), "--reuse-run", "--no-color", "--format", "json")
-    report = json.loads(result.stdout)
+def test_check_passes_basic_and_competition(demo_run: DemoRun, demo_checked: DemoCheck) -> None:
+    report = demo_checked.report
     failed = [(r["id"], r["summary"]) for r in report["rules"] if r["verdict"] == "FAIL"]
-    assert result.returncode == 0, failed
+    assert demo_checked.code == 0, failed
     assert report["overall"] == "PASS"
+    assert report["run"]["reused"] is True
     assert not failed
-    assert _tree_hashes(demo) == before
+    assert tree_hashes(demo_checked.repo) == demo_checked.before

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import DemoRun
+
 pytestmark = pytest.mark.integration
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
@@ -73,8 +75,18 @@ def rule(report: dict[str, Any], rule_id: str) -> dict[str, Any]:
     return next(r for r in report["rules"] if r["id"] == rule_id)
 
 
-def test_the_demo_chain_reads_what_it_wrote(tmp_path: Path) -> None:
-    report = run_and_check(demo_copy(tmp_path))
+def check_only(repo: Path) -> dict[str, Any]:
+    ruleset = repo.parent / "lineage.yaml"
+    ruleset.write_text(RULESET)
+    checked = tipc("check", str(repo), "--reuse-run", "--ruleset", str(ruleset), "--format", "json")
+    assert checked.returncode in (0, 1), checked.stderr
+    return dict(json.loads(checked.stdout))
+
+
+def test_the_demo_chain_reads_what_it_wrote(tmp_path: Path, demo_run: DemoRun) -> None:
+    # The suite's shared `tipc run` of the demo (tests/conftest.py), copied with its record.
+    report = check_only(demo_run.copy(tmp_path / "lenet_digits"))
+    assert report["run"]["reused"] is True
     for rule_id in ("lineage.weights", "lineage.inference_model", "lineage.cmdline_paths"):
         assert rule(report, rule_id)["verdict"] == "PASS", rule(report, rule_id)
     lineage = report["lineage"]

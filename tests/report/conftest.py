@@ -141,3 +141,151 @@ def report() -> Report:
 @pytest.fixture
 def make_report_fn() -> Callable[..., Report]:
     return make_report
+
+
+def make_rich_report() -> Report:
+    """A report with every figure's data as the checks and the monitor record it: a timed chain with resource
+    series, a loss curve with the convergence statistics, an agreement matrix and a served model that differs,
+    and a lineage graph with one stale read."""
+    from dataclasses import replace
+
+    from tipc.checks.convergence import analyse_curve
+
+    base = make_report()
+    curve = [(i, 2.5 * 0.97**i + 0.05 * ((i * 7919) % 13) / 13) for i in range(1, 121)]
+    _, summary, conv = analyse_curve(curve)
+
+    def samples(n: int, rss: int, gpu: bool = False) -> tuple[tuple[float, int, float, int | None], ...]:
+        return tuple(
+            (0.5 * k, rss + k * 2**20, 40.0 + (k % 5) * 10, (k * 2**22) if gpu else None) for k in range(n)
+        )
+
+    steps = (
+        StepSummary(
+            "train/norm_train",
+            "train",
+            "norm_train",
+            "passed",
+            0,
+            20.0,
+            300 * 2**20,
+            2**28,
+            "a.log",
+            "",
+            started=100.0,
+            samples=samples(40, 200 * 2**20, gpu=True),
+        ),
+        StepSummary(
+            "eval",
+            "eval",
+            None,
+            "passed",
+            0,
+            4.0,
+            2**28,
+            None,
+            "e.log",
+            "",
+            started=120.5,
+            samples=samples(8, 150 * 2**20),
+        ),
+        StepSummary(
+            "export",
+            "export",
+            None,
+            "passed",
+            0,
+            5.0,
+            2**30,
+            None,
+            "b.log",
+            "",
+            started=125.0,
+            samples=samples(10, 180 * 2**20),
+        ),
+        StepSummary(
+            "infer/" + NASTY,
+            "infer",
+            None,
+            "failed",
+            1,
+            5.0,
+            None,
+            None,
+            "c.log",
+            "exit 1",
+            started=130.5,
+            samples=samples(10, 120 * 2**20),
+        ),
+    )
+    cell = {"within": True, "max_abs": 3e-7, "max_rel": 6e-6, "cosine": 1.0, "argmax_agree": 1.0}
+    agreement = RuleVerdict(
+        "tipc-basic",
+        "basic.infer.engines_agree",
+        "seed002 §3.2.1",
+        "error",
+        "engines agree",
+        Verdict.PASS,
+        "2 engines agree",
+        data={
+            "engines": ["paddle_inference", "onnxruntime"],
+            "matrix": {
+                "paddle_inference": {"paddle_inference": None, "onnxruntime": cell},
+                "onnxruntime": {"paddle_inference": cell, "onnxruntime": None},
+            },
+        },
+    )
+    serving = RuleVerdict(
+        "competition",
+        "competition.serving.equals_inference",
+        "seed004 §4.2.3",
+        "error",
+        "serving equals",
+        Verdict.FAIL,
+        "pipeline output differs from Paddle Inference",
+        data={
+            "agreement": {
+                "v2": {"out": {"max_abs": 2e-7, "max_rel": 3e-6, "cosine": 1.0}},
+                "pipeline": {"out": {"max_abs": 0.4, "max_rel": 0.9, "cosine": 0.7}},
+            },
+            "tolerances": {"atol": 1e-5, "rtol": 1e-4, "cosine_min": 0.99999},
+        },
+    )
+    loss = RuleVerdict(
+        "competition",
+        "competition.train.loss_converges",
+        "seed004 §4.1.3",
+        "error",
+        "loss converges",
+        Verdict.PASS,
+        summary,
+        data=conv,
+    )
+    rules = (*tuple(r for r in base.rules if r.id not in {loss.id, serving.id}), agreement, serving, loss)
+    lineage = {
+        "steps": [
+            {"id": "train/norm_train", "stage": "train", "recorded": True},
+            {"id": "eval", "stage": "eval", "recorded": True},
+            {"id": "export", "stage": "export", "recorded": True},
+            {"id": "infer/" + NASTY, "stage": "infer", "recorded": True},
+        ],
+        "files": [
+            {"path": "out/model.pdparams", "kind": "weights", "written_by": ["train/norm_train"]},
+            {"path": "pretrained/old.pdparams", "kind": "weights", "origin": "committed"},
+            {"path": "out/inference.json", "kind": "model", "written_by": ["export"]},
+        ],
+        "edges": [
+            {"step": "train/norm_train", "file": "out/model.pdparams", "kind": "wrote"},
+            {"step": "eval", "file": "pretrained/old.pdparams", "kind": "read", "fresh": False},
+            {"step": "export", "file": "out/model.pdparams", "kind": "read", "fresh": True},
+            {"step": "export", "file": "out/inference.json", "kind": "wrote"},
+            {"step": "infer/" + NASTY, "file": "out/inference.json", "kind": "read", "fresh": True},
+        ],
+    }
+    assert base.run is not None
+    return replace(base, rules=rules, run=replace(base.run, steps=steps), lineage=lineage)
+
+
+@pytest.fixture
+def rich_report() -> Report:
+    return make_rich_report()

@@ -172,6 +172,7 @@ def test_operator_registry_is_closed_and_documented() -> None:
         "step_passed",
         "check",
         "agreement_within",
+        "baseline",
         "script_matches_template",
         "all_of",
         "any_of",

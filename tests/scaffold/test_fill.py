@@ -59,9 +59,10 @@ def test_dashed_flags_keep_their_spelling(tmp_path: Path) -> None:
         "--max-epochs",
         "lite_train_lite_infer=5|lite_train_whole_infer=5|whole_train_whole_infer=90",
     )
+    # the fixture's lite data holds a couple of files: a batch of one keeps an epoch non-empty
     assert s["train_batch"] == (
         "--batch-size",
-        "lite_train_lite_infer=16|lite_train_whole_infer=16|whole_train_whole_infer=128",
+        "lite_train_lite_infer=1|lite_train_whole_infer=1|whole_train_whole_infer=128",
     )
     assert s["save_model"][0] == "--output-dir"
     assert s["train_param1"] == ("--data-path", "./lite_data")  # default is elsewhere: pass the lite data
@@ -121,7 +122,7 @@ def test_compact_dialect_embeds_fixed_arguments(tmp_path: Path) -> None:
     files["eval.py"] = files["eval.py"].replace('default="./lite_data"', 'default="/data"')
     repo = build_tree(tmp_path / "r", files)
     filled = infer_slots(repo, "m", "compact")
-    assert filled.slots["eval"] == ("eval", "eval.py --data_dir=./lite_data")
+    assert filled.slots["eval"] == ("eval", "eval.py --data_dir=./lite_data --use_gpu=False")
     assert filled.slots["infer_model"][0] == "train_model"
     assert filled.slots["model_dir"][1].endswith("/inference/")
 

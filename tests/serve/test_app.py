@@ -12,7 +12,8 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 
 from tipc.serve.app import build_app
-from tipc.serve.model import RequestError, TensorSpec
+from tipc.serve.service import LocalBackend
+from tipc.serve.spec import RequestError, TensorSpec
 
 
 class DoubleIt:
@@ -37,7 +38,7 @@ class DoubleIt:
 
 @pytest.fixture
 def client() -> TestClient:
-    return TestClient(build_app(DoubleIt(), name="double", max_body_bytes=2048))
+    return TestClient(build_app(LocalBackend(DoubleIt(), name="double"), name="double", max_body_bytes=2048))
 
 
 def test_health_and_metadata(client: TestClient) -> None:
@@ -124,7 +125,7 @@ class Explodes(DoubleIt):
 
 
 def test_a_model_failure_is_a_json_500_and_the_app_keeps_serving() -> None:
-    client = TestClient(build_app(Explodes(), name="double"))
+    client = TestClient(build_app(LocalBackend(Explodes(), name="double"), name="double"))
     bad = client.post("/double/prediction", json={"key": ["x"], "value": ["[[-1, -1, -1]]"]})
     assert bad.status_code == 500 and bad.json()["err_no"] == 9000 and "kernel error" in bad.json()["err_msg"]
     v2 = client.post(

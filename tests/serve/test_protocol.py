@@ -105,3 +105,54 @@ def test_invalid_json_is_400() -> None:
     with pytest.raises(RequestError) as info:
         protocol.parse_json(b"{not json")
     assert info.value.status == 400
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" + b"7" * 5000 + b"]",  # over Python's 4,300-digit limit for int()
+        b"[" * 100_000 + b"]" * 100_000,
+        b"[NaN]",
+        b"[-Infinity]",
+        b"\xff\xfe",
+    ],
+)
+def test_json_that_python_refuses_is_400_not_an_internal_error(body: bytes) -> None:
+    with pytest.raises(RequestError) as info:
+        protocol.parse_json(body)
+    assert info.value.status == 400
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {"name": "x", "shape": [2**62, 4, 1, 1], "datatype": "FP32", "data": []},
+        {"name": "x", "shape": [True, 1, 2, 2], "datatype": "FP32", "data": [1, 2, 3, 4]},
+        {"name": "x", "shape": True, "datatype": "FP32", "data": [1]},
+        {"name": "x", "shape": [1] * 40, "datatype": "FP32", "data": [1]},
+        {"name": "x", "shape": [1, 1, 2, 2], "datatype": "FP32", "data": [1e39, 0, 0, 0]},
+        {"name": "x", "shape": [1, 1, 2, 2], "datatype": "FP32", "data": [float("inf"), 0, 0, 0]},
+        {"name": "x", "shape": [1, 1, 2, 2], "datatype": "FP64", "data": [float("nan"), 0, 0, 0]},
+        {"name": "x", "shape": [1], "datatype": "INT32", "data": [2**40]},
+    ],
+)
+def test_hostile_v2_inputs_are_400(item: dict[str, object]) -> None:
+    with pytest.raises(RequestError) as info:
+        protocol.decode_v2_request({"inputs": [item]}, [X])
+    assert info.value.status == 400
+
+
+def test_duplicate_inputs_are_400_in_both_protocols() -> None:
+    item = {"name": "x", "shape": [1, 1, 2, 2], "datatype": "FP32", "data": [1, 2, 3, 4]}
+    with pytest.raises(RequestError, match="given twice"):
+        protocol.decode_v2_request({"inputs": [item, item]}, [X])
+    with pytest.raises(RequestError, match="given twice"):
+        protocol.decode_pipeline_request({"key": ["x", "x"], "value": ["[1]", "[1]"]}, [X])
+
+
+def test_pipeline_tensor_object_with_overflowing_shape_is_400() -> None:
+    with pytest.raises(RequestError) as info:
+        protocol.decode_pipeline_value(json.dumps({"shape": [2**62, 4, 1, 1], "data": []}), X)
+    assert info.value.status == 400
+    with pytest.raises(RequestError):
+        protocol.decode_pipeline_value(json.dumps({"shape": [1, 1, 2, 2], "data": [1e39, 0, 0, 0]}), X)

@@ -90,16 +90,8 @@ def _gpu_flag(run: StepRun) -> str | None:
     return None
 
 
-_PROBE = (
-    "import importlib.metadata as m, json\n"
-    "def has(n):\n"
-    "    try:\n"
-    "        m.distribution(n)\n"
-    "        return True\n"
-    "    except m.PackageNotFoundError:\n"
-    "        return False\n"
-    "print(json.dumps({'cpu': has('paddlepaddle'), 'gpu': has('paddlepaddle-gpu')}))\n"
-)
+# A standalone script (linted and type-checked with the package), run under the run's python.
+_PROBE = Path(__file__).resolve().parents[1] / "_probes" / "wheelprobe.py"
 _probe_cache: dict[str, bool | None] = {}
 
 
@@ -116,7 +108,7 @@ def _probe_wheel(python: str) -> bool | None:
     with tempfile.TemporaryDirectory() as tmp:
         lines: list[str] = []
         try:
-            res = proc.run([python, "-c", _PROBE], cwd=tmp, timeout_s=30, on_line=lines.append)
+            res = proc.run([python, str(_PROBE)], cwd=tmp, timeout_s=30, on_line=lines.append)
         except OSError:
             res = None
         if res is not None and res.exit_code == 0 and lines:

@@ -116,34 +116,18 @@ class Settings:
 
 
 class _Where:
-    """Line lookup for a path of keys, from yaml's composed node tree (1-based lines)."""
+    """Line lookup for a path of keys in the located tree of tipc.rules.yamlnodes (the one YAML reader with
+    lines that rulesets, the causes catalogue and tipc.yaml share)."""
 
-    def __init__(self, node: Any) -> None:
-        self.node = node
+    def __init__(self, tree: Any, first_line: int | None = None) -> None:
+        self.tree = tree
+        self.first_line = first_line  # where a document that is a bare scalar starts
 
     def line(self, keys: tuple[str | int, ...], *, of_key: bool = False) -> int | None:
-        import yaml
+        from tipc.rules.yamlnodes import line_at
 
-        node = self.node
-        key_node = None
-        for k in keys:
-            if isinstance(node, yaml.MappingNode):
-                found = None
-                for kn, vn in node.value:
-                    if isinstance(kn, yaml.ScalarNode) and kn.value == k:
-                        found = (kn, vn)
-                        break
-                if found is None:
-                    break
-                key_node, node = found
-            elif isinstance(node, yaml.SequenceNode) and isinstance(k, int) and k < len(node.value):
-                key_node, node = None, node.value[k]
-            else:
-                break
-        target = key_node if (of_key and key_node is not None) else node
-        if target is None:
-            return None
-        return int(target.start_mark.line) + 1
+        found = line_at(self.tree, keys)
+        return found if found is not None else self.first_line
 
 
 class _Validator:
@@ -219,7 +203,8 @@ class _Validator:
 
 def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) -> Settings:
     """Turn a parsed mapping into `Settings`; raises ConfigError naming path:line on any problem."""
-    v = _Validator(path, _Where(node) if node is not None else None)
+    where = node if isinstance(node, _Where) or node is None else _Where(node)
+    v = _Validator(path, where)
     top = v.mapping(data, (), {"python", "agreement", "log_fields", "convergence", "ground_truth", "serving"})
 
     python = v.string(top["python"], ("python",)) if top.get("python") is not None else None
@@ -341,20 +326,15 @@ def _engine_options(v: _Validator, value: Any) -> dict[str, dict[str, Any]]:
 
 
 def parse_settings(text: str, path: str = SETTINGS_PATH) -> Settings:
-    import yaml
+    from tipc.rules.yamlnodes import YamlShapeError, load_located, plain
 
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = int(mark.line) + 1 if mark is not None else None
-        position = getattr(exc, "position", None)  # a ReaderError (control character) has no mark
-        if line is None and isinstance(position, int):
-            line = text[:position].count("\n") + 1
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(path, line, f"not valid YAML: {problem}") from None
-    return validate_settings(data, path, node)
+        tree = load_located(text)
+    except YamlShapeError as exc:
+        problem = exc.message.removeprefix("invalid YAML: ")
+        raise ConfigError(path, exc.line, f"not valid YAML: {problem}") from None
+    first = next((n for n, line in enumerate(text.splitlines(), 1) if line.strip()), None)
+    return validate_settings(plain(tree), path, _Where(tree, first))
 
 
 def load_settings(repo: Path) -> Settings:

@@ -90,6 +90,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-color", action="store_true", help="no colour in the output")
     _sandboxed.add_arguments(parser)
+    from tipc.baseline import hooks  # model CI: --baseline, --history, --notify
+
+    hooks.add_arguments(parser)
 
 
 # --- seams ----------------------------------------------------------------------------------------------
@@ -297,11 +300,14 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
 
     from tipc import sandbox
+    from tipc.baseline import hooks
 
-    if sandbox.must_reexec(sandbox_options):
+    if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
         from tipc import proc
 
-        return proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
+        code = proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
+        # history and notification from outside the sandbox (it has no network, keeps no outside writes)
+        return hooks.after_child(args, repo, the_plan, code, stderr) if hooks.wanted(args) else code
     binds = {"logs": the_plan.output_dir}
     if serving_plan is not None:
         binds["serving"] = serving_plan.output_dir
@@ -443,6 +449,10 @@ def _checked(
             results = evaluate(rulesets, ctx, checks=checks)
     else:
         results = evaluate(rulesets, ctx, checks=seams.checks)
+    if getattr(args, "baseline", None) is not None:
+        from tipc.baseline import hooks
+
+        results = [*results, hooks.rule_result(ctx, args.baseline)]
     report = build_report(
         repo=str(repo),
         rulesets=[rs.name for rs in rulesets],
@@ -478,6 +488,11 @@ def _checked(
     if interrupted:
         stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
         return _sandboxed.interrupted_exit()
+    if session is None or session.backend == "none":  # in place: store and notify here (else the parent does)
+        from tipc.baseline import hooks
+
+        if hooks.wanted(args):
+            hooks.after(args, repo, record, report.exit_code, stderr)
     return report.exit_code
 
 

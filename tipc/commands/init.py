@@ -35,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--dialect",
         choices=("template", "compact"),
         default=None,
-        help="config layout: the 51-line template (default) or the 32-line compact one",
+        help="config layout: the 51-line template or the 32-line compact one (default: the template, or "
+        "compact when the inference script has no MKLDNN flag for the template's raw MKLDNN slot)",
     )
     parser.add_argument(
         "--set",
@@ -79,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
     repo = Path(args.repo or ".")
     if not repo.is_dir():
         raise UserError(f"{repo}: not a folder")
-    dialect = args.dialect or "template"
-    filled = infer_slots(repo, args.model, dialect, _parse_sets(args.sets))
+    filled = infer_slots(repo, args.model, args.dialect, _parse_sets(args.sets))
+    dialect = filled.dialect
     files = render_test_tipc(filled, repo)
     dest = repo / "test_tipc"
     check_destination(repo, dest)
@@ -137,6 +138,9 @@ def _from_config(args: argparse.Namespace) -> int:
     target = Path(args.output) if args.output else src
     if target.is_dir():
         raise UserError(f"{target}: is a directory, expected the config file to write (--output NEW.txt)")
+    if not target.parent.is_dir():
+        # Creating folders the user did not ask for hides a mistyped path; refuse before any work.
+        raise UserError(f"{target}: folder {target.parent} does not exist (create it first)")
     _check_writable_parent(target)
     report = fix_text(raw, args.dialect)
     old = target.read_text(encoding="utf-8", errors="replace") if target.is_file() else None
@@ -161,7 +165,6 @@ def _from_config(args: argparse.Namespace) -> int:
         raise UserError(f"{target} exists already (use --force to overwrite it, or --output NEW.txt)")
     tmp = target.with_name(f".{target.name}.tipc-tmp")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(report.text)
         tmp.replace(target)

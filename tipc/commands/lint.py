@@ -17,6 +17,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dialect", help="read every config with this dialect instead of detecting it")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--quiet", "-q", action="store_true", help="hide info-level findings in text output")
+    parser.add_argument(
+        "--max-steps",
+        type=_positive_int,
+        metavar="N",
+        help="planning cap per mode while linting (default 1000, or TIPC_MAX_STEPS); TIPC270 past it",
+    )
+
+
+def _positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,7 +40,9 @@ def run(args: argparse.Namespace) -> int:
     from tipc.errors import EXIT_CHECK_FAILED, EXIT_OK
     from tipc.findings import Level
 
-    findings = lint_paths([Path(p) for p in args.paths], dialect=args.dialect)
+    findings = lint_paths(
+        [Path(p) for p in args.paths], dialect=args.dialect, strict=True, max_steps=args.max_steps
+    )
     errors = sum(1 for f in findings if f.level is Level.ERROR)
     warnings = sum(1 for f in findings if f.level is Level.WARNING)
     if args.format == "json":

@@ -50,7 +50,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the repo's own test_train_inference_python.sh on a throw-away copy with recording "
         "stand-ins and show the commands it runs, with every difference from the profile plan (TIPC040)",
     )
+    parser.add_argument(
+        "--max-steps",
+        type=_positive_int,
+        metavar="N",
+        help="stop planning after N steps per mode (default 1000, or TIPC_MAX_STEPS); TIPC270 says when",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,7 +84,14 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"{args.config}: --chain {args.chain}, but this config drives the {found} chain")
     if args.repo and not Path(args.repo).is_dir():
         raise UserError(f"{args.repo}: --repo must be a folder (the one the script runs from)")
-    mode = args.mode or ("serving_infer" if args.chain == "serving" else "lite_train_lite_infer")
+    if args.mode:
+        mode = args.mode
+    elif args.chain == "auto":
+        from tipc.plan import default_mode
+
+        mode = default_mode(Path(args.config))  # a serving config plans serving_infer
+    else:
+        mode = "serving_infer" if args.chain == "serving" else "lite_train_lite_infer"
     if args.observe:
         return _observe(args, mode)
     result = plan(
@@ -81,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         repo=Path(args.repo) if args.repo else None,
         overrides=Overrides(device=args.device, sets=parse_sets(args.sets)),
         dialect=args.dialect,
+        max_steps=args.max_steps,
     )
     if args.isolated:
         result = isolate(result)

@@ -2,6 +2,7 @@
 
 Speaks Paddle Serving's pipeline HTTP protocol (`POST /{name}/prediction`) and the Open Inference Protocol v2
 (`/v2/...`), so a repo's serving client can be checked without Paddle Serving, which no longer installs.
+The model runs in a worker process; this process (the HTTP server) never imports paddle or numpy.
 """
 
 from __future__ import annotations
@@ -34,6 +35,16 @@ def _port(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 < value < 86400:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"expected seconds in (0, 86400), got {text!r}")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "model_dir", type=Path, help="folder with inference.json|.pdmodel + inference.pdiparams"
@@ -63,17 +74,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=16 * 1024 * 1024,
         help="reject larger request bodies with 413 (default 16 MiB)",
     )
+    parser.add_argument(
+        "--max-batch",
+        type=_positive,
+        default=64,
+        help="reject a larger batch (first dimension of a dynamic-batch input) with 413 (default 64)",
+    )
+    parser.add_argument(
+        "--header-timeout",
+        type=_seconds,
+        default=10.0,
+        help="close a connection whose request headers are not complete in this many seconds (default 10)",
+    )
+    parser.add_argument(
+        "--body-timeout",
+        type=_seconds,
+        default=30.0,
+        help="answer 408 and close when a request body takes longer than this to arrive (default 30)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     model_dir: Path = args.model_dir
-    from tipc.serve.model import find_model_files
+    from tipc.serve.spec import find_model_files
 
-    find_model_files(model_dir)  # a clear exit-2 message before paddle is even imported
+    find_model_files(model_dir)  # a clear exit-2 message before any worker starts
     try:
         from tipc.serve.server import serve
     except ImportError as exc:
-        raise UserError(f"tipc serve needs uvicorn, starlette and paddlepaddle: {exc}") from None
+        raise UserError(
+            f"tipc serve needs uvicorn and starlette (pip install 'tipc[serve]'): {exc}"
+        ) from None
     name = args.name or model_dir.resolve().name
     return serve(
         model_dir,
@@ -84,4 +115,7 @@ def run(args: argparse.Namespace) -> int:
         cpu_threads=args.cpu_threads,
         mkldnn=args.enable_mkldnn,
         max_body_bytes=args.max_body_bytes,
+        max_batch=args.max_batch,
+        header_timeout_s=args.header_timeout,
+        body_timeout_s=args.body_timeout,
     )

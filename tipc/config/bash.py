@@ -7,8 +7,8 @@ tiny, lets the planner read like the scripts while staying testable.
 
 from __future__ import annotations
 
+import functools
 import re
-import shlex
 
 OMITTED = " "  # what `func_set_params` prints for an omitted parameter
 
@@ -91,26 +91,70 @@ def test_ne(word: str, literal: str) -> bool:
 
 
 _REDIRECT = re.compile(r"^\d*>>?|^&>|^\d*<")
+_REDIRECT_ALONE = re.compile(r"\d*>>?")
+_REDIRECT_START = frozenset("0123456789>&<")
+
+# One piece of a POSIX shell word per match (what `shlex.shlex(posix=True)` with whitespace " \t\n" reads),
+# with possessive quantifiers so that a failed match never backtracks: each character is looked at once.
+_PIECE = re.compile(
+    r"(?P<plain>[^ \t\n'\"\\]++)"
+    r"|'(?P<single>[^']*+)'"
+    r"|\"(?P<double>(?:[^\"\\]++|\\.)*+)\""
+    r"|\\(?P<escaped>.)"
+    r"|(?P<blank>[ \t\n]++)",
+    re.S,
+)
+_BLANKS = re.compile(r"[^ \t\n]+")
+_DQ_ESCAPE = re.compile(r"\\([\\\"])")
 
 
-def split_command(command: str) -> tuple[list[str], bool]:
-    """Split a command string into argv the way `eval` would, dropping redirections.
+def shell_words(command: str) -> list[str] | None:
+    """POSIX shell words of `command` in linear time (None: unbalanced quotes or a trailing backslash).
 
-    Returns (argv, exact): `exact` is False when the string is not valid POSIX shell words (unbalanced
-    quotes) and a plain whitespace split was used instead.
+    Same results as `shlex.shlex(command, posix=True)` with whitespace " \\t\\n", whitespace_split and no
+    commenters, which reads character by character in Python (slow, and quadratic on long tokens).
     """
-    # bash splits words on space, tab and newline only: a CRLF file's `\r` stays inside the words.
-    lexer = shlex.shlex(command, posix=True)
-    lexer.whitespace = " \t\n"
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        tokens = list(lexer)
-        exact = True
-    except ValueError:
-        tokens = command.split(" ")
-        tokens = [t for t in tokens if t]
-        exact = False
+    if "'" not in command and '"' not in command and "\\" not in command:
+        return _BLANKS.findall(command)  # no quoting at all: the words are the runs of non-blanks
+    words: list[str] = []
+    current: list[str] = []
+    started = False  # a quoted empty string still makes a word
+    pos, end = 0, len(command)
+    match = _PIECE.match
+    while pos < end:
+        m = match(command, pos)
+        if m is None:
+            return None
+        kind = m.lastgroup or ""
+        if kind == "blank":
+            if started:
+                words.append("".join(current))
+                current, started = [], False
+        elif kind == "double":
+            # In double quotes a backslash escapes only `"` and itself; before anything else it is kept.
+            current.append(_DQ_ESCAPE.sub(r"\1", m.group(kind)))
+            started = True
+        else:
+            current.append(m.group(kind))
+            started = True
+        pos = m.end()
+    if started:
+        words.append("".join(current))
+    return words
+
+
+def is_shell_words(command: str) -> bool:
+    """Whether `command` splits into shell words (balanced quotes, no trailing backslash)."""
+    if "'" not in command and '"' not in command and "\\" not in command:
+        return True
+    return shell_words(command) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _split_command(command: str) -> tuple[tuple[str, ...], bool]:
+    words = shell_words(command)
+    exact = words is not None
+    tokens = words if words is not None else [t for t in command.split(" ") if t]
     argv: list[str] = []
     skip_next = False
     for token in tokens:
@@ -119,13 +163,30 @@ def split_command(command: str) -> tuple[list[str], bool]:
             continue
         if token in ("2>&1", "1>&2"):
             continue
-        if _REDIRECT.match(token):
+        if token[:1] in _REDIRECT_START and _REDIRECT.match(token):
             # `>` alone takes the next word as its target; `>file` carries it.
-            if token.rstrip("0123456789") in (">", ">>", "&>", "<") or re.fullmatch(r"\d*>>?", token):
+            if token.rstrip("0123456789") in (">", ">>", "&>", "<") or _REDIRECT_ALONE.fullmatch(token):
                 skip_next = True
             continue
         argv.append(token)
-    return argv, exact
+    return tuple(argv), exact
+
+
+def command_argv(command: str) -> tuple[tuple[str, ...], bool]:
+    """`split_command` as an immutable, cached result (the planner's hot path)."""
+    return _split_command(command)
+
+
+def split_command(command: str) -> tuple[list[str], bool]:
+    """Split a command string into argv the way `eval` would, dropping redirections.
+
+    Returns (argv, exact): `exact` is False when the string is not valid POSIX shell words (unbalanced
+    quotes) and a plain whitespace split was used instead. Linear in the command's length; planning splits
+    the same commands in several modes, so results are cached.
+    """
+    # bash splits words on space, tab and newline only: a CRLF file's `\r` stays inside the words.
+    argv, exact = _split_command(command)
+    return list(argv), exact
 
 
 def word_count_nodes(ips: str) -> int:

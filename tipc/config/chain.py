@@ -7,6 +7,7 @@ a Finding. Pure: no file is read or written here.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from dataclasses import dataclass, field
 
@@ -19,6 +20,16 @@ from tipc.findings import Finding, Level
 from tipc.steps import Stage, Step
 
 CUDA = "CUDA_VISIBLE_DEVICES"
+# The `|` lists of a config multiply (gpu_list x autocast x trainer x use_gpu x threads x batch x precision):
+# a 1.5 KB config can ask for tens of thousands of commands. Real configs plan well under 100 per mode.
+DEFAULT_MAX_STEPS = 1000
+WORK_PER_STEP = 20  # loop bodies allowed per allowed step (most are skipped by the scripts' rules)
+
+
+class _PlanTooLarge(Exception):
+    """Raised inside the loops when the plan passes its cap; `build` turns it into a TIPC270 finding."""
+
+
 WHOLE_INFER_MODES = ("whole_infer", "klquant_whole_infer")
 
 
@@ -43,6 +54,12 @@ class _Ctx:
     findings: list[Finding] = field(default_factory=list)
     env: dict[str, str | None] = field(default_factory=dict)
     ids: set[str] = field(default_factory=set)
+    next_suffix: dict[str, int] = field(default_factory=dict)  # base id -> the next `#n` to try
+    max_steps: int = DEFAULT_MAX_STEPS
+    work: int = 0  # loop bodies entered: bounds planning even when the iterations add no step
+    count: int = 0  # steps planned
+    light: bool = False  # lint: findings only, no Step objects (only the inference argvs are kept)
+    infer_argvs: list[tuple[str, ...]] = field(default_factory=list)
     noted: set[str] = field(default_factory=set)
     last_export_weight: str = ""
     cpu: bool = False  # --device cpu: single-device items run on the CPU, launch steps are not applicable
@@ -69,12 +86,21 @@ class _Ctx:
         return path
 
     def unique(self, base: str) -> str:
-        candidate, n = base, 2
+        # Remember where each base's numbering stopped: repeated ids cost O(1) each, not O(repeats).
+        candidate = base
+        n = self.next_suffix.get(base, 2)
         while candidate in self.ids:
             candidate = f"{base}#{n}"
             n += 1
+        self.next_suffix[base] = n
         self.ids.add(candidate)
         return candidate
+
+    def tick(self) -> None:
+        """One loop body entered; too many (the product of `|` lists) stops planning (TIPC270)."""
+        self.work += 1
+        if self.work > self.max_steps * WORK_PER_STEP:
+            raise _PlanTooLarge(f"{self.work - 1} loop iterations")
 
     def add(
         self,
@@ -91,43 +117,29 @@ class _Ctx:
         writes: tuple[tuple[str, str], ...] = (),
         writes_unknown: str = "",
     ) -> str:
-        argv, exact = bash.split_command(status_command)
-        if not exact:
-            self.note(
-                "TIPC302",
-                Level.WARNING,
-                None,
-                f"command is not valid shell words (unbalanced quotes); split on whitespace: "
-                f"{status_command.strip()}",
-            )
-        for word in status_command.split():
-            if word.startswith((">", "'", '"')) or word == "2>&1":
-                continue
-            if "*" in word or "?" in word:
-                self.note(
-                    "TIPC303",
-                    Level.WARNING,
-                    None,
-                    f"{word!r} is expanded by bash when the script evals the command (pathname expansion "
-                    "at run time); the planned argv keeps it literally",
-                    once=f"glob:{word}",
-                )
-            elif "$" in word:
-                self.note(
-                    "TIPC304",
-                    Level.WARNING,
-                    None,
-                    f"{word!r} contains `$`: the script's eval expands it from the environment at run time",
-                    once=f"var:{word}",
-                )
+        argv: tuple[str, ...]
+        if self.light and stage is not Stage.INFER:
+            # Lint keeps no argv but the inference ones: only whether the words are well formed.
+            argv, exact = (), bash.is_shell_words(status_command)
+        else:
+            argv, exact = bash.command_argv(status_command)
+        for code, message, once in _command_notes(status_command, exact):
+            self.note(code, Level.WARNING, None, message, once=once)
+        if self.count >= self.max_steps:
+            raise _PlanTooLarge(f"{self.max_steps} steps")
+        self.count += 1
         sid = self.unique(step_id)
+        if self.light:
+            if stage is Stage.INFER:
+                self.infer_argvs.append(argv)
+            return sid
         env = tuple(sorted((k, v) for k, v in self.env.items() if v is not None))
         unset = tuple(sorted(k for k, v in self.env.items() if v is None))
         self.steps.append(
             Step(
                 id=sid,
                 stage=stage,
-                argv=tuple(argv),
+                argv=argv,
                 cwd=cwd,
                 env=env,
                 unset_env=unset,
@@ -152,6 +164,43 @@ class _Ctx:
         self.env[CUDA] = None
 
 
+@functools.lru_cache(maxsize=4096)
+def _command_notes(status_command: str, exact: bool) -> tuple[tuple[str, str, str | None], ...]:
+    """(code, message, once-key) of the warnings about one command's words (the same commands recur in
+    every mode lint plans, so this is cached)."""
+    out: list[tuple[str, str, str | None]] = []
+    if not exact:
+        out.append(
+            (
+                "TIPC302",
+                "command is not valid shell words (unbalanced quotes); split on whitespace: "
+                f"{status_command.strip()}",
+                None,
+            )
+        )
+    for word in status_command.split():
+        if word.startswith((">", "'", '"')) or word == "2>&1":
+            continue
+        if "*" in word or "?" in word:
+            out.append(
+                (
+                    "TIPC303",
+                    f"{word!r} is expanded by bash when the script evals the command (pathname expansion "
+                    "at run time); the planned argv keeps it literally",
+                    f"glob:{word}",
+                )
+            )
+        elif "$" in word:
+            out.append(
+                (
+                    "TIPC304",
+                    f"{word!r} contains `$`: the script's eval expands it from the environment at run time",
+                    f"var:{word}",
+                )
+            )
+    return tuple(out)
+
+
 def _writes(slot: Slot, path: str, what: str) -> tuple[tuple[tuple[str, str], ...], str]:
     """(writes, writes_unknown) of a command passing `set_param(slot.key, path)` as its output location."""
     if set_param(slot.key, path).strip() == "":
@@ -161,14 +210,55 @@ def _writes(slot: Slot, path: str, what: str) -> tuple[tuple[tuple[str, str], ..
 
 
 def build(
-    cfg: TipcConfig, d: Dialect, mode: str, root: str, *, device: str | None = None
+    cfg: TipcConfig,
+    d: Dialect,
+    mode: str,
+    root: str,
+    *,
+    device: str | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
 ) -> tuple[list[Step], list[Finding], str]:
-    """`device="cpu"`: the gpu_list items keep their names (output folders, logs); single-device items run
+    """`max_steps`: past that many steps (or `WORK_PER_STEP` times as many loop iterations) planning stops
+    with a TIPC270 error finding and the steps planned so far.
+
+    `device="cpu"`: the gpu_list items keep their names (output folders, logs); single-device items run
     without CUDA_VISIBLE_DEVICES (as the script runs a `-1` item), multi-GPU launch items are planned but
     marked not applicable. The use_gpu values are rewritten beforehand (`tipc.plan.apply_overrides`)."""
-    ctx = _Ctx(cfg, d, mode, root, cpu=device == "cpu")
+    ctx = _Ctx(cfg, d, mode, root, cpu=device == "cpu", max_steps=max_steps)
+    _run(ctx, mode)
+    return ctx.steps, ctx.findings, ctx.log_root
+
+
+def lint_build(
+    cfg: TipcConfig, d: Dialect, mode: str, root: str, *, max_steps: int = DEFAULT_MAX_STEPS
+) -> tuple[list[Finding], int, list[tuple[str, ...]]]:
+    """What lint needs of a plan: (findings, number of steps, argv of every inference step).
+
+    The same interpretation as `build`, without building Step objects (lint plans four modes per config)."""
+    ctx = _Ctx(cfg, d, mode, root, max_steps=max_steps, light=True)
+    _run(ctx, mode)
+    return ctx.findings, ctx.count, ctx.infer_argvs
+
+
+def _run(ctx: _Ctx, mode: str) -> None:
+    try:
+        _build(ctx, mode)
+    except _PlanTooLarge as exc:
+        # Located at the longest `|` list: the likeliest place to cut.
+        widest = max(ctx.cfg.slots().values(), key=lambda s: s.value.count("|") if s.present else -1)
+        ctx.note(
+            "TIPC270",
+            Level.ERROR,
+            widest if widest.present and "|" in widest.value else None,
+            f"planning stopped after {exc}: the `|` alternatives of this config multiply into more "
+            f"commands than the cap of {ctx.max_steps} steps (raise it with --max-steps or TIPC_MAX_STEPS)",
+        )
+
+
+def _build(ctx: _Ctx, mode: str) -> None:
+    cfg, d = ctx.cfg, ctx.d
     model_name = cfg.model_name.value
-    ctx.log_root = d.log_root.format(model_name=model_name, mode=mode, root=root)
+    ctx.log_root = d.log_root.format(model_name=model_name, mode=mode, root=ctx.root)
     whole = mode == "whole_infer" or (mode == "klquant_whole_infer" and d.klquant_branch == "whole_infer")
     if mode == "klquant_whole_infer" and not whole:
         ctx.note(
@@ -188,7 +278,6 @@ def build(
             _whole_infer_t51(ctx)
     else:
         _train_modes(ctx)
-    return ctx.steps, ctx.findings, ctx.log_root
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -357,6 +446,7 @@ def _train_modes(ctx: _Ctx) -> None:
     load_norm_train_model = ""
     fallback_noted = False
     for count, gpu_item in enumerate(ifs_split(cfg.gpu_list.value, "|")):
+        ctx.tick()
         if d.train_use_gpu_per_item:
             use_gpu = use_gpu_items[count] if count < len(use_gpu_items) else ""
         else:
@@ -376,8 +466,10 @@ def _train_modes(ctx: _Ctx) -> None:
                 f"multi-node (ips={ips!r}, gpus={gpu!r})",
             )
         for autocast in ifs_split(cfg.autocast.value, "|") if d.engine != "compact" else [""]:
+            ctx.tick()
             amp = _amp(ctx, autocast)
             for trainer in ifs_split(cfg.trainer_list.value, "|"):
+                ctx.tick()
                 disp = _dispatch(ctx, trainer)
                 if disp is None:
                     continue
@@ -828,11 +920,13 @@ def _inference(
         return ifs_split(cfg.slot(name).value, "|") if name in d.slots else [""]
 
     for use_gpu in ifs_split(cfg.infer_use_gpu.value, "|"):
+        ctx.tick()
         use_gpu_param = f"{cfg.infer_use_gpu.key}={use_gpu}"
         if d.infer_log_gpu_is_use_gpu:
             names["gpu"] = use_gpu
         if test_eq(use_gpu, "False") or test_eq(use_gpu, "cpu"):
             for mkldnn in loop("infer_mkldnn"):
+                ctx.tick()
                 if "C3" in d.cpu_skip and test_eq(mkldnn, "False") and test_eq(quant, "True"):
                     continue
                 mkldnn_param = (
@@ -841,9 +935,12 @@ def _inference(
                     else set_param(cfg.infer_mkldnn.key, mkldnn)
                 )
                 for threads in loop("infer_threads"):
+                    ctx.tick()
                     for batch in ifs_split(cfg.infer_batch.value, "|"):
+                        ctx.tick()
                         precisions = loop("infer_precision") if d.cpu_precision_loop else [""]
                         for precision in precisions:
+                            ctx.tick()
                             if any(_cpu_skip(r, quant, precision, mkldnn) for r in d.cpu_skip):
                                 continue
                             log = d.cpu_log.format(
@@ -860,10 +957,13 @@ def _inference(
         elif test_eq(use_gpu, "True") or test_eq(use_gpu, "gpu"):
             trts = [""] if d.whole_infer == "det" else loop("infer_trt")
             for trt in trts:
+                ctx.tick()
                 for precision in loop("infer_precision"):
+                    ctx.tick()
                     if any(_gpu_skip(r, quant, precision, trt) for r in d.gpu_skip):
                         continue
                     for batch in ifs_split(cfg.infer_batch.value, "|"):
+                        ctx.tick()
                         log = d.gpu_log.format(**names, trt=trt, precision=precision, batch=batch)
                         values = {
                             "use_gpu": use_gpu_param,
@@ -893,6 +993,7 @@ def _whole_infer_t51(ctx: _Ctx) -> None:
     quants = ifs_split(cfg.infer_quant.value, "|")
     gpu = d.whole_infer_gpu
     for n, infer_model in enumerate(ifs_split(cfg.infer_model.value, "|")):
+        ctx.tick()
         run_export = exports[n] if n < len(exports) else ""
         depends: tuple[str, ...] = ()
         if test_ne(run_export, "null"):
@@ -1012,6 +1113,7 @@ def _whole_infer_det(ctx: _Ctx) -> None:
         "kl_quant": cfg.kl_quant_export,
     }
     for infer_mode in ifs_split(cfg.infer_model.value, "|"):
+        ctx.tick()
         if test_eq(infer_mode, "null"):
             continue
         if mode == "klquant_whole_infer" and infer_mode != "kl_quant":
@@ -1124,6 +1226,7 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
             "the compact script parses the train use_gpu line but never passes it to training",
         )
     for gpu_item in ifs_split(cfg.gpu_list.value, "|"):
+        ctx.tick()
         gpu, ips, env = _classify(gpu_item)
         if len(gpu_item) > 15 and d.compact_multinode:
             firsts = ifs_split(gpu, ",")
@@ -1132,6 +1235,7 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
             gpu, ips, env = gpu_item, "", (CUDA, ifs_split(gpu_item, ",")[0])
         env = _device_item(ctx, gpu_item, gpu, ips, env)
         for trainer in ifs_split(cfg.trainer_list.value, "|"):
+            ctx.tick()
             run_train = cfg.norm_train.value
             run_export = cfg.norm_export.value
             if test_eq(run_train, "null"):

@@ -154,6 +154,11 @@ CODES: dict[str, tuple[Level, str]] = {
     ),
     "TIPC250": (Level.INFO, "compact script parses the train use_gpu line but never passes it"),
     "TIPC260": (Level.INFO, "whole_infer export: this script exits before running it (hand-edited copy)"),
+    "TIPC270": (
+        Level.ERROR,
+        "planning stopped at the step cap (default 1000 per mode, or 20 loop iterations per allowed step): "
+        "the `|` alternatives multiply into too many commands; raise it with --max-steps or TIPC_MAX_STEPS",
+    ),
     "TIPC302": (Level.WARNING, "command is not valid shell words (unbalanced quotes): split on whitespace"),
     "TIPC303": (
         Level.WARNING,
@@ -187,6 +192,10 @@ CODES: dict[str, tuple[Level, str]] = {
         Level.WARNING,
         "a step writes where tipc cannot redirect it (free-form command, no output-dir argument, "
         "another cwd): run/check may change files outside the output folder",
+    ),
+    "TIPC920": (
+        Level.INFO,
+        "--only STAGE: the plan shows only the selected stages' steps (and the servers they talk to)",
     ),
 }
 

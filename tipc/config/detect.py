@@ -143,6 +143,24 @@ def _from_51_line_cues(text: str, helper: str) -> Detection | None:
 
 
 def _from_script(repo: Path) -> Detection | None:
+    # `tipc lint REPO` detects once per config of one repo: read and hash its script once per version.
+    try:
+        info = (repo / SCRIPT).stat()
+    except OSError:
+        return None
+    try:
+        helper = (repo / HELPER).stat()
+        helper_version = (helper.st_mtime_ns, helper.st_size, helper.st_ino)
+    except OSError:
+        helper_version = (0, 0, 0)
+    return _from_script_version(str(repo), (info.st_mtime_ns, info.st_size, info.st_ino), helper_version)
+
+
+@lru_cache(maxsize=64)
+def _from_script_version(
+    repo_str: str, _script: tuple[int, int, int], _helper: tuple[int, int, int]
+) -> Detection | None:
+    repo = Path(repo_str)
     try:
         data = (repo / SCRIPT).read_bytes()
     except OSError:

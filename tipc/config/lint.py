@@ -7,7 +7,9 @@ missing from a mode-keyed value, ...) plus the bash-semantics findings of planni
 
 from __future__ import annotations
 
+import functools
 import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -50,6 +52,13 @@ _TRAINER_EXPORT = {
     "trainer2": "export2",
 }
 _BOOLS = {"True", "False", "null"}
+
+
+@functools.cache
+def _key_pattern(expect: str) -> re.Pattern[str]:
+    return re.compile(expect, re.I)
+
+
 _URL_KEYS = re.compile(r"_url$")
 
 
@@ -59,6 +68,18 @@ def _f(
     line = slot.line if slot is not None else 0
     c = col if col is not None else (slot.col if slot is not None else 0)
     return Finding(cfg.path, line, c, level, code, message)
+
+
+def shift_findings(parsed: ParsedFile, cfg: TipcConfig, read_limit: int | None) -> list[Finding]:
+    """The blank-line findings (TIPC102) that change what the script reads: slots shifted up from a blank
+    line on, or a line cut off by the read limit. `tipc plan` / `run --dry-run` report them beside the
+    commands they plan from the shifted slots, so plan and lint say the same thing."""
+    used = max((s.line for s in cfg.slots().values() if s.present), default=0)
+    return [
+        f
+        for f in _physical_checks(parsed, cfg, read_limit, used)
+        if f.code == "TIPC102" and f.level is not Level.INFO
+    ]
 
 
 def _physical_checks(
@@ -116,7 +137,7 @@ def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
         if not slot.present:
             continue
         raw = slot.raw.rstrip("\r")
-        if splitter == "every_colon" and len(bash.common_fields(raw)) > 2:
+        if splitter == "every_colon" and raw.count(":") > 1 and len(bash.common_fields(raw)) > 2:
             whole = raw.split(":", 1)[1]
             level = Level.INFO if _URL_KEYS.search(slot.key) else Level.WARNING
             out.append(
@@ -129,7 +150,7 @@ def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
                     f"(not {whole!r})",
                 )
             )
-        if any(ch in slot.value for ch in "*?") and name not in ("inference",):
+        if ("*" in slot.value or "?" in slot.value) and name != "inference":
             out.append(
                 _f(
                     cfg,
@@ -141,7 +162,7 @@ def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
                 )
             )
         expect = _KEY_EXPECT.get(name)
-        misplaced = expect and slot.key.strip() and not re.search(expect, slot.key.strip(), re.I)
+        misplaced = expect and slot.key.strip() and not _key_pattern(expect).search(slot.key.strip())
         if misplaced and not (name == "infer_use_gpu" and slot.key.strip() == "null"):
             out.append(
                 _f(
@@ -402,7 +423,7 @@ def _section_checks(parsed: ParsedFile, cfg: TipcConfig, expected_lines: int) ->
     return out
 
 
-def lint_file(path: Path, *, dialect: str | None = None) -> list[Finding]:
+def lint_file(path: Path, *, dialect: str | None = None, max_steps: int | None = None) -> list[Finding]:
     from tipc.config import detect, dialects
     from tipc.config import reader as load_mod
 
@@ -439,7 +460,7 @@ def lint_file(path: Path, *, dialect: str | None = None) -> list[Finding]:
     findings.extend(_slot_checks(cfg, profile.splitter))
     findings.extend(_section_checks(parsed, cfg, max(i for i in profile.slots.values() if i < 999) + 1))
     findings.extend(_structure_checks(cfg))
-    planned, infer_tokens = _plan_findings(path, root, name)
+    planned, infer_tokens = _plan_findings(path, parsed, root, name, cfg, max_steps)
     findings = _passed_as_parameter(findings, cfg, infer_tokens)
     findings.extend(planned)
     return _dedupe(findings)
@@ -487,27 +508,27 @@ def _passed_as_parameter(
     return out
 
 
-def _plan_findings(path: Path, root: Path, dialect: str) -> tuple[list[Finding], set[str] | None]:
-    """Findings of planning every mode, and the argv tokens every planned inference step shares."""
-    from tipc.plan import plan
-    from tipc.steps import Stage
+def _plan_findings(
+    path: Path, parsed: ParsedFile, root: Path, dialect: str, cfg: TipcConfig, max_steps: int | None
+) -> tuple[list[Finding], set[str] | None]:
+    """Findings of planning every mode, and the argv tokens every planned inference step shares.
+
+    The config is read and its dialect's slots are built once for all modes (`tipc.plan.prepare`)."""
+    from tipc.plan import mode_findings, prepare
 
     out: list[Finding] = []
     shared: set[str] | None = None
+    prepared = prepare(path, parsed, "train_infer_python", root, dialect, slots=cfg)
+    out.extend(f for f in prepared.findings if f.code != "TIPC000")
+    root_abs = str(root)  # find_repo_root's answer is already resolved
     # klquant_whole_infer is linted only for configs meant for it: for the others it replays another layout.
     modes = [m for m in MODES if m != "klquant_whole_infer" or "kl" in path.name.lower()]
     for mode in modes:
-        try:
-            result = plan(path, mode, repo=root, dialect=dialect)
-        except ConfigError as exc:  # pragma: no cover - defensive: lint reports, never crashes
-            out.append(Finding(str(path), exc.line or 0, 0, Level.ERROR, "TIPC002", exc.message))
-            continue
-        for step in result.steps:
-            if step.stage is Stage.INFER and not step.shell:
-                shared = set(step.argv) if shared is None else shared & set(step.argv)
-        for f in result.findings:
-            if f.code in ("TIPC000", "TIPC900"):
-                continue
+        # Only what the findings need: the chain's findings and the inference argvs, no Step objects.
+        findings, infer_argvs = mode_findings(prepared, mode, root_abs=root_abs, max_steps=max_steps)
+        for argv in infer_argvs:
+            shared = set(argv) if shared is None else shared & set(argv)
+        for f in findings:
             if f.code == "TIPC100":
                 f = Finding(f.path, f.line, f.col, Level.INFO, f.code, f.message)
             out.append(f)
@@ -526,22 +547,57 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     return sorted(out, key=lambda f: (f.path, f.line, f.col, f.code))
 
 
-def lint_paths(paths: Sequence[Path], *, dialect: str | None = None) -> list[Finding]:
-    """Lint every config; a directory means every file under DIR/test_tipc/configs/**.
+def lint_paths(
+    paths: Sequence[Path], *, dialect: str | None = None, strict: bool = False, max_steps: int | None = None
+) -> list[Finding]:
+    """Lint every config; a directory means every file under DIR/test_tipc/configs/** (or, for a folder
+    inside a test_tipc tree, every file under it).
 
-    Raises ConfigError for a file that cannot be read at all (missing, binary, not UTF-8).
+    Raises ConfigError (exit 2) for a path that is not a lintable input: missing, a special file, a folder
+    with no configs, or a file that cannot be read at all. A file named directly that is not a .txt config
+    (README.md) is a TIPC032 info finding, or with `strict` (what `tipc lint` uses) a ConfigError too.
+    `max_steps`: the planner's step cap per mode (None: `tipc.plan.max_steps_default()`; TIPC270 past it).
     """
-    from tipc.config.discover import iter_config_files
-
     findings: list[Finding] = []
     for path in paths:
         path = Path(path)
-        if path.is_dir():
-            files = iter_config_files(path)
-            if not files:
-                raise ConfigError(str(path), None, "no files under test_tipc/configs/ in this folder")
-            for file in files:
-                findings.extend(lint_file(file, dialect=dialect))
-        else:
-            findings.extend(lint_file(path, dialect=dialect))
+        for file in _inputs(path, strict):
+            findings.extend(lint_file(file, dialect=dialect, max_steps=max_steps))
     return findings
+
+
+def _inputs(path: Path, strict: bool) -> list[Path]:
+    """The config files an argument of `tipc lint` names, or a ConfigError saying why it names none."""
+    from tipc.config.discover import iter_config_files
+    from tipc.config.parse import describe_file_kind
+
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise ConfigError(
+            str(path), None, "no such file or folder (give a config file or a repo folder)"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(str(path), None, f"cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        files = iter_config_files(path)
+        if not files and "test_tipc" in path.resolve().parts:
+            # A folder inside test_tipc given directly (test_tipc/, test_tipc/configs/<model>): its configs.
+            base = path / "configs" if (path / "configs").is_dir() else path
+            files = sorted(p for p in base.rglob("*") if p.is_file())
+        if not files:
+            raise ConfigError(
+                str(path),
+                None,
+                "no files under test_tipc/configs/ in this folder (give a repo folder or a config file)",
+            )
+        return files
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(str(path), None, f"is {describe_file_kind(info.st_mode)}, expected a config file")
+    if path.suffix.lower() != ".txt" and strict:
+        raise ConfigError(
+            str(path),
+            None,
+            "not a TIPC config: tipc lint reads the .txt configs under test_tipc/configs/ (or a repo folder)",
+        )
+    return [path]

@@ -189,7 +189,7 @@ class TipcConfig:
         return value
 
     def slots(self) -> dict[str, Slot]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name in SLOT_NAMES}
+        return {name: getattr(self, name) for name in _slot_fields()}
 
     def section(self, name: str) -> Section | None:
         for section in self.sections:
@@ -221,3 +221,14 @@ def with_slots(config: TipcConfig, **changes: Slot) -> TipcConfig:
 
 
 __all__ = ["EMPTY", "SLOT_NAMES", "Section", "Slot", "TipcConfig", "with_slots"]
+
+
+_SLOT_FIELDS: tuple[str, ...] = ()
+
+
+def _slot_fields() -> tuple[str, ...]:
+    """TipcConfig's slot fields in declaration order (computed once: `fields()` is slow in a hot loop)."""
+    global _SLOT_FIELDS
+    if not _SLOT_FIELDS:
+        _SLOT_FIELDS = tuple(f.name for f in fields(TipcConfig) if f.name in SLOT_NAMES)
+    return _SLOT_FIELDS

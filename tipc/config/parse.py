@@ -8,6 +8,10 @@ value the planner uses can be reported as `path:line:col`.
 
 from __future__ import annotations
 
+import bisect
+import functools
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,7 +51,15 @@ class ParsedFile:
 
     def array(self, limit: int | None) -> tuple[ArrayLine, ...]:
         """The line array a script builds when it reads the first `limit` lines (None: the whole file)."""
-        return array_lines(self.physical, limit)
+        whole = self._whole_array
+        if limit is None or not whole or whole[-1].number <= limit:
+            return whole
+        # The array of the first `limit` lines is a prefix of the whole file's array.
+        return whole[: bisect.bisect_right(whole, limit, key=lambda line: line.number)]
+
+    @functools.cached_property
+    def _whole_array(self) -> tuple[ArrayLine, ...]:
+        return array_lines(self.physical, None)
 
     def entries(self, splitter: str = "every_colon") -> tuple[Entry, ...]:
         """Every physical line classified, with key/value as the given splitter produces them."""
@@ -68,6 +80,8 @@ class ParsedFile:
 
     def find_header(self, name: str) -> int | None:
         """1-based physical line of the first line containing the header word `name` (like `grep -n -w`)."""
+        if name not in self.text:
+            return None
         for number, line in enumerate(self.physical, 1):
             if _has_word(line, name):
                 return number
@@ -99,24 +113,94 @@ def array_lines(physical: tuple[str, ...], limit: int | None) -> tuple[ArrayLine
     return tuple(out)
 
 
-def read_text(path: Path) -> str:
-    """Read a config as UTF-8, raising ConfigError for what no script could read either."""
+# Bounds on what tipc reads as a config. Real configs are under 3 KB with lines under 500 characters; the
+# limits keep every later step (tokenising, planning) small whatever the file holds.
+MAX_CONFIG_BYTES = 256 * 1024
+MAX_LINE_CHARS = 8192
+
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def describe_file_kind(mode: int) -> str:
+    """'a FIFO (named pipe)', 'a character device', ... for a stat mode that is not a regular file."""
+    for test, kind in _FILE_KINDS:
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def read_bytes_bounded(path: Path, limit: int = MAX_CONFIG_BYTES, what: str = "a config file") -> bytes:
+    """The bytes of a regular file of at most `limit` bytes, or a ConfigError (exit 2) naming the path.
+
+    Special files are refused before reading: the file is opened non-blocking (a FIFO without a writer
+    would block forever otherwise) and checked with fstat; `/dev/zero` and friends are character devices.
+    """
+    where = str(path)
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise ConfigError(str(path), None, "no such file") from None
+        raise ConfigError(where, None, "no such file") from None
     except IsADirectoryError:
-        raise ConfigError(str(path), None, "is a directory, expected a config file") from None
+        raise ConfigError(where, None, f"is a directory, expected {what}") from None
     except OSError as exc:
-        raise ConfigError(str(path), None, f"cannot read: {exc.strerror or exc}") from None
+        raise ConfigError(where, None, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ConfigError(where, None, f"is a directory, expected {what}")
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(
+                where, None, f"is {describe_file_kind(info.st_mode)}, expected {what}: not read"
+            )
+        if info.st_size > limit:
+            raise ConfigError(
+                where, None, f"{info.st_size} bytes: larger than the {limit} bytes tipc reads as {what}"
+            )
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise ConfigError(where, None, f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # grew while we read it
+        raise ConfigError(where, None, f"larger than the {limit} bytes tipc reads as {what}")
+    return data
+
+
+def read_text(path: Path) -> str:
+    """Read a config as UTF-8, raising ConfigError for what no script could read either, and for a file or
+    a line past tipc's size limits (MAX_CONFIG_BYTES, MAX_LINE_CHARS)."""
+    data = read_bytes_bounded(path)
     if b"\x00" in data:
         line = data[: data.index(b"\x00")].count(b"\n") + 1
         raise ConfigError(str(path), line, "binary file (NUL byte), expected a text config")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ConfigError(str(path), line, f"not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+    check_line_lengths(text, str(path))
+    return text
+
+
+def check_line_lengths(text: str, path: str, limit: int = MAX_LINE_CHARS) -> None:
+    """ConfigError at the first line longer than `limit` characters."""
+    if len(text) <= limit:
+        return
+    for number, line in enumerate(text.split("\n"), 1):
+        if len(line) > limit:
+            raise ConfigError(
+                path,
+                number,
+                f"line is {len(line)} characters long; tipc reads config lines of at most {limit} "
+                "characters (a value this long is not a TIPC setting)",
+                1,
+            )
 
 
 def parse_text(text: str, path: str = "<config>") -> ParsedFile:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import glob as globmod
+import fnmatch
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,21 +36,121 @@ def _is_header(text: str) -> bool:
     return text.lstrip().startswith("=")
 
 
+# Pathname expansion at read time is bounded: patterns are matched only inside the repo (an absolute or
+# `..` pattern is left literal: a script run elsewhere would see another file system) and the walk stops
+# after GLOB_SCAN_LIMIT directory entries or GLOB_MATCH_LIMIT matches (TIPC104 says so).
+GLOB_SCAN_LIMIT = 20_000
+GLOB_MATCH_LIMIT = 1_000
+
+
+class GlobTooLarge(Exception):
+    pass
+
+
+def _glob_in(root: Path, pattern: str) -> list[str]:
+    """Matches of `pattern` (relative, `/`-separated) under `root`, bash-style (a leading `.` is matched
+    only literally), within the scan and match limits; sorted like bash sorts them."""
+    parts = [p for p in pattern.split("/") if p]
+    trailing_slash = pattern.endswith("/")
+    current: list[str] = [""]
+    scanned = 0
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        found: list[str] = []
+        magic = any(ch in part for ch in _GLOB_CHARS)
+        for prefix in current:
+            base = root / prefix if prefix else root
+            if not magic:
+                target = base / part
+                ok = target.is_dir() if (not last or trailing_slash) else os.path.lexists(target)
+                if ok:
+                    found.append(f"{prefix}{part}")
+                continue
+            try:
+                entries = os.scandir(base)
+            except OSError:
+                continue
+            with entries:
+                for entry in entries:
+                    scanned += 1
+                    if scanned > GLOB_SCAN_LIMIT:
+                        raise GlobTooLarge(f"more than {GLOB_SCAN_LIMIT} directory entries")
+                    if entry.name.startswith(".") and not part.startswith("."):
+                        continue
+                    if not fnmatch.fnmatchcase(entry.name, part):
+                        continue
+                    if not last or trailing_slash:
+                        try:
+                            if not entry.is_dir():
+                                continue
+                        except OSError:
+                            continue
+                    found.append(f"{prefix}{entry.name}")
+            if len(found) > GLOB_MATCH_LIMIT:
+                raise GlobTooLarge(f"more than {GLOB_MATCH_LIMIT} matches")
+        current = [f"{f}/" for f in found] if not last else found
+        if not current:
+            return []
+    if trailing_slash:
+        return sorted(f"{c.rstrip('/')}/" for c in current)
+    return sorted(current)
+
+
 def expand_glob(value: str, root: Path, splitter: str) -> str | None:
     """What bash's pathname expansion makes of an unquoted value in `root` (None: no match, kept literally).
 
     common_func.sh keeps the first match (the value is field 1 of an array); PaddleDetection's utils_func.sh
-    echoes the value unquoted, so every match, space-joined.
+    echoes the value unquoted, so every match, space-joined. Raises GlobTooLarge past the limits.
     """
-    if not any(ch in value for ch in _GLOB_CHARS) or " " in value:
+    if not any(ch in value for ch in _GLOB_CHARS) or " " in value or "\t" in value:
         return None
-    try:
-        matches = sorted(globmod.glob(value, root_dir=str(root)))
-    except (OSError, ValueError):
+    if value.startswith("/") or ".." in value.split("/"):
         return None
+    matches = _glob_in(root, value)
     if not matches:
         return None
     return " ".join(matches) if splitter == "first_colon" else matches[0]
+
+
+def expand_globs(cfg: TipcConfig, root: Path, splitter: str) -> TipcConfig:
+    """`cfg` with every slot value that bash would expand when the script reads the config expanded in
+    `root`; each expansion (or a walk stopped at a limit) is a TIPC104 warning on `cfg.findings`."""
+    changes: dict[str, Slot] = {}
+    findings: list[Finding] = []
+    for name, slot in cfg.slots().items():
+        value = slot.value
+        if not slot.present or ("*" not in value and "?" not in value and "[" not in value):
+            continue
+        try:
+            expanded = expand_glob(slot.value, root, splitter)
+        except GlobTooLarge as exc:
+            findings.append(
+                Finding(
+                    cfg.path,
+                    slot.line,
+                    slot.col,
+                    Level.WARNING,
+                    "TIPC104",
+                    f"glob {slot.value!r} matches too much in {root} ({exc}): tipc keeps it literally; "
+                    "the script would expand it when reading the config",
+                )
+            )
+            continue
+        if expanded is not None and expanded != slot.value:
+            changes[name] = replace(slot, value=expanded)
+            findings.append(
+                Finding(
+                    cfg.path,
+                    slot.line,
+                    slot.col,
+                    Level.WARNING,
+                    "TIPC104",
+                    f"glob {slot.value!r} expands to {expanded!r} in {root} when the script reads the config",
+                )
+            )
+    if not findings:
+        return cfg
+    return replace(cfg, findings=cfg.findings + tuple(findings), **changes)  # type: ignore[arg-type]
 
 
 def build(
@@ -74,29 +175,12 @@ def build(
                 break
             body.append(_slot(line, dialect.splitter))
         sections.append(Section(header, number, tuple(body)))
-    findings: list[Finding] = []
-    if root is not None:
-        for name, slot in list(slots.items()):
-            expanded = expand_glob(slot.value, root, dialect.splitter)
-            if expanded is not None and expanded != slot.value:
-                slots[name] = replace(slot, value=expanded)
-                findings.append(
-                    Finding(
-                        parsed.path,
-                        slot.line,
-                        slot.col,
-                        Level.WARNING,
-                        "TIPC104",
-                        f"glob {slot.value!r} expands to {expanded!r} in {root} when the script reads "
-                        "the config",
-                    )
-                )
     extra = ""
     if dialect.name == "seg" and parsed.physical:
         last = parsed.physical[-1]
         if ";" in last and not _is_header(last):
             extra = last
-    return TipcConfig(
+    cfg = TipcConfig(
         path=parsed.path,
         dialect=dialect.name,
         chain=chain,
@@ -104,9 +188,9 @@ def build(
         crlf=parsed.crlf,
         sections=tuple(sections),
         extra_args=extra,
-        findings=tuple(findings),
         **slots,  # type: ignore[arg-type]
     )
+    return expand_globs(cfg, root, dialect.splitter) if root is not None else cfg
 
 
 def mode_slot_value(slot: Slot, mode: str, dialect: Dialect) -> str:

@@ -31,6 +31,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from tipc._fs import atomic_write_text
+
 PROTOCOL = "tipc.engines/1"
 
 
@@ -215,9 +217,7 @@ def main(argv: list[str] | None = None) -> int:
             "engines": {},
             "pairs": [],
         }
-    tmp = Path(ns.response + ".tmp")
-    tmp.write_text(json.dumps(resp, indent=2, default=str), encoding="utf-8")
-    tmp.replace(ns.response)
+    atomic_write_text(ns.response, json.dumps(resp, indent=2, default=str))
     return 0
 
 

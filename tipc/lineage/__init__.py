@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tipc._fs import atomic_write_text
+
 INJECT_DIR = Path(__file__).resolve().parent / "inject"
 LINEAGE_DIRNAME = "tipc_lineage"
 ENV_FILE = "TIPC_LINEAGE_FILE"
@@ -284,10 +286,8 @@ def finish_step(lineage_dir: Path, step_id: str) -> StepAccess | None:
     prints = fingerprint(a.path for a in access.writes)
     meta = {"step_id": step_id, "fingerprints": [f.to_json() for f in prints]}
     target = folder / f"{sanitise(step_id)}.files.json"
-    tmp = folder / f".{target.name}.tmp"
     try:
-        tmp.write_text(json.dumps(meta, indent=1), encoding="utf-8")
-        tmp.replace(target)
+        atomic_write_text(target, json.dumps(meta, indent=1))
     except OSError:
         return None
     return StepAccess(step_id, access.accesses, access.processes, prints)

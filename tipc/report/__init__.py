@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tipc._fs import atomic_write_text
 from tipc.report.model import REPORT_SCHEMA, Report, build_report
 
 FORMATS: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")
@@ -49,11 +50,7 @@ def write_reports(report: Report, directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt, name in REPORT_FILES.items():
-        target = directory / name
-        tmp = directory / f".{name}.tmp"
-        tmp.write_text(render(report, fmt), encoding="utf-8")
-        tmp.replace(target)
-        written.append(target)
+        written.append(atomic_write_text(directory / name, render(report, fmt)))
     return written
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from tipc.console import human_bytes
+from tipc.report.figures import agreement_cells, lineage_svg, loss_chart_svg, timeline_svg
 from tipc.report.model import (
     NO_CAUSE,
+    REFERENCE_ENGINE,
     TAIL_LINES,
     Report,
     agreement_caption,
@@ -19,6 +21,8 @@ from tipc.report.model import (
     fmt_seconds,
     matrix_table,
     remedy_text,
+    served_cells,
+    with_served,
 )
 
 _TEMPLATE = """<!DOCTYPE html>
@@ -49,6 +53,19 @@ ul.failed li{margin:.3rem 0}
 section.step{border-left:4px solid #cf222e;padding:.2rem .8rem;margin:.6rem 0}
 .cause{font-weight:600}.remedy{color:#1a7f37}
 table.matrix td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em}
+table.matrix td.agree{background:#dafbe1}table.matrix td.differ{background:#ffebe9;color:#a40e26;font-weight:600}
+table.steps td:not(:first-child):not(:last-child),table.steps th{white-space:nowrap}table.steps td:first-child{max-width:28rem}
+table.matrix td.none{color:#8c959f;text-align:center}
+nav.summary>div>.v{padding:.05em .35em;border-radius:.25em;color:#fff;font-weight:600}
+nav.summary{position:sticky;top:0;z-index:2;background:#fff;border-bottom:2px solid #d0d7de;padding:.4rem 0;margin-bottom:1rem}
+nav.summary .why{margin:.2rem 0 0 0;padding-left:1.2rem;max-height:9rem;overflow:auto;font-size:.9em}
+nav.summary a{color:inherit}
+svg{max-width:100%;height:auto}figure{margin:.5rem 0}figcaption{color:#57606a;font-size:.85em}
+@page{size:A4;margin:12mm}
+@media print{body{margin:0;max-width:none;font-size:10pt}nav.summary{position:static;border:none}
+nav.summary .why{max-height:none;overflow:visible}pre{max-height:none;white-space:pre-wrap}
+section,figure,tr,svg{break-inside:avoid}h2{break-after:avoid}a{color:inherit;text-decoration:none}
+details>*{display:block}}
 </style>
 </head>
 <body>
@@ -59,13 +76,22 @@ table.matrix td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-siz
 · {{ report.created }}</p>
 {% if env_lines %}<div class="env">{% for line in env_lines %}<div>{{ line }}</div>{% endfor %}</div>{% endif %}
 {% if box_lines %}<details class="sandbox"><summary>{{ box_lines[0] }}</summary><ul>{% for line in box_lines[1:] %}<li><code>{{ line.strip() }}</code></li>{% endfor %}</ul></details>{% endif %}
-<p>{% for verdict, n in counts.items() if n %}<b>{{ n }}</b> {{ verdict }}{% if not loop.last %}, {% endif %}{% endfor %}
-{% if report.lint_errors %} · <b>{{ report.lint_errors | length }}</b> lint error(s){% endif %}</p>
+<nav class="summary" id="summary">
+<div><span class="v {{ report.overall }}">{{ report.overall }}</span>
+<div>{% for verdict, n in counts.items() if n %}<b>{{ n }}</b> {{ verdict }}{% if not loop.last %}, {% endif %}{% endfor %}
+{% if report.lint_errors %} · <b>{{ report.lint_errors | length }}</b> lint error(s){% endif %}
+{% if report.run %} · steps: {% for status, n in step_counts.items() %}{{ n }} {{ status }}{% if not loop.last %}, {% endif %}{% endfor %}{% endif %}</div>
+{% if failed or failed_steps or broken %}<ul class="why">
+{% if failed_steps %}<li>Failed steps: {% for s in failed_steps %}<a href="#step-{{ loop.index }}"><b>{{ s.step.id }}</b></a> ({{ s.step.status }}{% if s.step.exit_code %}, exit {{ s.step.exit_code }}{% endif %}{% if s.causes %}, {{ s.causes[0].id }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}</li>{% endif %}
+{% for r in failed %}<li><a href="#{{ r.rule.id }}"><b>{{ r.rule.id }}</b></a>: {{ r.rule.summary }}</li>{% endfor %}
+{% for r in broken %}<li><a href="#{{ r.rule.id }}"><b>{{ r.rule.id }}</b></a> broke: <code>{{ r.rule.error }}</code></li>{% endfor %}
+</ul>{% else %}<div class="meta">nothing failed</div>{% endif %}
+</nav>
 
 {% if failed_steps %}
 <h2>Failed steps</h2>
 {% for s in failed_steps %}
-<section class="step"><h3>{{ s.step.id }} <span class="v FAIL">{{ s.step.status }}{% if s.step.exit_code %} (exit {{ s.step.exit_code }}){% endif %}</span></h3>
+<section class="step" id="step-{{ loop.index }}"><h3>{{ s.step.id }} <span class="v FAIL">{{ s.step.status }}{% if s.step.exit_code %} (exit {{ s.step.exit_code }}){% endif %}</span></h3>
 {% if not s.causes %}<p class="cause">cause: {{ no_cause }}</p>{% endif %}
 {% for c in s.causes %}<p class="cause">cause: {{ c.cause }}</p><p class="remedy">remedy: {{ c.remedy }}</p>
 {% if c.evidence %}<p class="src">seen: <code>{{ c.evidence }}</code></p>{% endif %}{% endfor %}
@@ -86,11 +112,33 @@ table.matrix td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-siz
 {% for r in figures %}
 <section class="fig" id="fig-{{ r.rule.id }}">
 <h3><a href="#{{ r.rule.id }}">{{ r.rule.id }}</a> <span class="v {{ r.rule.verdict.value }}">{{ r.rule.verdict.value }}</span></h3>
-{% if r.matrix %}<table class="matrix"><caption>engine x engine agreement{% if r.matrix_caption %}: {{ r.matrix_caption }}{% endif %}</caption><tr>{% for h in r.matrix[0] %}<th>{{ h }}</th>{% endfor %}</tr>
-{% for row in r.matrix[1] %}<tr>{% for c in row %}{% if loop.first %}<th>{{ c }}</th>{% else %}<td>{{ c }}</td>{% endif %}{% endfor %}</tr>{% endfor %}</table>{% endif %}
-{% if r.svg %}<div>{{ r.svg }}</div>{% endif %}
+{% if r.matrix %}<table class="matrix"><caption>engine x engine agreement{% if r.served %} (with the served model){% endif %}{% if r.matrix_caption %}: {{ r.matrix_caption }}{% endif %}</caption><tr>{% for h in r.matrix[0] %}<th>{{ h }}</th>{% endfor %}</tr>
+{% for row in r.cells %}<tr>{% for c in row %}{% if loop.first %}<th>{{ c.text }}</th>{% else %}<td class="{{ c.cls }}">{{ c.text }}</td>{% endif %}{% endfor %}</tr>{% endfor %}</table>{% endif %}
+{% if r.svg %}<figure class="loss">{{ r.svg }}<figcaption>loss per iteration with its moving average; the orange bars are the first and last windows the convergence check compares</figcaption></figure>{% endif %}
 </section>
 {% endfor %}
+{% endif %}
+
+{% if report.run %}
+<h2>Steps</h2>
+{% if timeline %}<figure class="timeline">{{ timeline }}<figcaption>stage timeline with the monitor's CPU, memory{% if has_gpu %} and GPU memory{% endif %} series of each step's process tree</figcaption></figure>{% endif %}
+<table class="steps">
+<tr><th>Step</th><th>Stage</th><th>Status</th><th>Exit</th><th>Time</th><th>Peak RSS</th><th>Peak GPU mem</th><th>Log</th></tr>
+{% for s in steps %}
+<tr><td>{{ s.step.id }}</td><td>{{ s.step.stage }}</td><td>{{ s.step.status }}{% if s.step.reason %}
+<br><span class="src">{{ s.step.reason }}</span>{% endif %}</td><td>{{ s.step.exit_code if s.step.exit_code is not none else "" }}</td>
+<td>{{ s.time }}</td><td>{{ s.rss }}</td><td>{{ s.gpu }}</td><td><code>{{ s.step.log or "" }}</code></td></tr>
+{% endfor %}
+</table>
+{% endif %}
+
+{% if lineage %}
+<h2>Lineage</h2>
+{% if lineage_svg %}<figure class="lineage">{{ lineage_svg }}<figcaption>steps (top) and the weights and model files they wrote (green) or read; a red dashed arrow is a read of a file this run did not write</figcaption></figure>{% endif %}
+<details class="lineage-text"{% if not lineage_svg %} open{% endif %}><summary>as text: weights and model files each step read and wrote in this run; <b>!</b> marks a read of a file this run did not write</summary>
+<ul class="lineage">{% for sid, reads, writes in lineage %}<li><code>{{ sid }}</code>
+<ul>{% for r in reads %}<li>read <code>{{ r }}</code></li>{% endfor %}{% for w in writes %}<li>wrote <code>{{ w }}</code></li>{% endfor %}
+{% if not reads and not writes %}<li class="src">no weights or model file</li>{% endif %}</ul></li>{% endfor %}</ul></details>
 {% endif %}
 
 <h2>Rules</h2>
@@ -112,26 +160,6 @@ table.matrix td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-siz
 {% endfor %}
 </table>
 
-{% if lineage %}
-<h2>Lineage</h2>
-<p class="meta">weights and model files each step read and wrote in this run; <b>!</b> marks a read of a file this run did not write</p>
-<ul class="lineage">{% for sid, reads, writes in lineage %}<li><code>{{ sid }}</code>
-<ul>{% for r in reads %}<li>read <code>{{ r }}</code></li>{% endfor %}{% for w in writes %}<li>wrote <code>{{ w }}</code></li>{% endfor %}
-{% if not reads and not writes %}<li class="src">no weights or model file</li>{% endif %}</ul></li>{% endfor %}</ul>
-{% endif %}
-
-{% if report.run %}
-<h2>Steps</h2>
-<table>
-<tr><th>Step</th><th>Stage</th><th>Status</th><th>Exit</th><th>Time</th><th>Peak RSS</th><th>Peak GPU mem</th><th>Log</th></tr>
-{% for s in steps %}
-<tr><td>{{ s.step.id }}</td><td>{{ s.step.stage }}</td><td>{{ s.step.status }}{% if s.step.reason %}
-<br><span class="src">{{ s.step.reason }}</span>{% endif %}</td><td>{{ s.step.exit_code if s.step.exit_code is not none else "" }}</td>
-<td>{{ s.time }}</td><td>{{ s.rss }}</td><td>{{ s.gpu }}</td><td><code>{{ s.step.log or "" }}</code></td></tr>
-{% endfor %}
-</table>
-{% endif %}
-
 {% if report.findings %}
 <h2>Config lint</h2>
 <ul>{% for f in report.findings %}<li><code>{{ f.format() }}</code></li>{% endfor %}</ul>
@@ -142,30 +170,9 @@ table.matrix td{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-siz
 """
 
 
-def loss_curve_svg(points: list[tuple[float, float]], width: int = 480, height: int = 180) -> str:
-    """A polyline of the loss curve; built only from numbers, so it needs no escaping."""
-    if len(points) < 2:
-        return ""
-    pad = 30
-    xs = [p[0] for p in points]
-    ys = [p[1] for p in points]
-    x0, x1 = min(xs), max(xs)
-    y0, y1 = min(ys), max(ys)
-    xspan = (x1 - x0) or 1.0
-    yspan = (y1 - y0) or 1.0
-    coords = " ".join(
-        f"{pad + (x - x0) / xspan * (width - 2 * pad):.1f},{height - pad - (y - y0) / yspan * (height - 2 * pad):.1f}"
-        for x, y in points
-    )
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-        f'aria-label="loss curve">'
-        f'<polyline fill="none" stroke="#0969da" stroke-width="1.5" points="{coords}"/>'
-        f'<text x="{pad}" y="14" font-size="11">loss {y1:.4g} (max) … {y0:.4g} (min)</text>'
-        f'<text x="{pad}" y="{height - 8}" font-size="11">iter {x0:.0f}</text>'
-        f'<text x="{width - pad}" y="{height - 8}" font-size="11" text-anchor="end">iter {x1:.0f}</text>'
-        "</svg>"
-    )
+def loss_curve_svg(points: list[tuple[float, float]], data: dict[str, Any] | None = None) -> str:
+    """The loss chart (axes, smoothing, trend); built from numbers and escaped text only."""
+    return loss_chart_svg(points, data or {})
 
 
 def render_html(report: Report) -> str:
@@ -174,15 +181,30 @@ def render_html(report: Report) -> str:
 
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     template = env.from_string(_TEMPLATE)
+    served: dict[str, dict[str, Any]] = {}
+    for r in report.rules:
+        served.update(served_cells(r.data))
     rules: list[dict[str, Any]] = []
     for r in report.rules:
-        svg = loss_curve_svg(curve_points(r.data))
+        svg = loss_curve_svg(curve_points(r.data), r.data)
+        data = r.data
+        grown = False
+        # The served model joins the engines' agreement matrix (the check that names its engines).
+        if served and isinstance(data.get("engines"), list) and REFERENCE_ENGINE in (data.get("matrix") or {}):
+            data = {**data, "matrix": with_served(data["matrix"], served)}
+            grown = True
+        matrix = matrix_table(data)
+        raw_rows = _raw_rows(data)
         rules.append(
             {
                 "rule": r,
                 "evidence": [{"text": evidence_text(e), "excerpt": e.excerpt} for e in r.evidence],
-                "svg": Markup(svg) if svg else "",  # numbers only, see loss_curve_svg
-                "matrix": matrix_table(r.data),
+                "svg": Markup(svg) if svg else "",  # numbers and escaped text only, see tipc.report.figures
+                "matrix": matrix,
+                "cells": agreement_cells(matrix[0], raw_rows) if matrix and raw_rows else
+                [[{"text": c, "cls": "name" if i == 0 else ""} for i, c in enumerate(row)] for row in matrix[1]]
+                if matrix else [],
+                "served": grown,
                 "matrix_caption": agreement_caption(r.data),
             }
         )
@@ -198,7 +220,7 @@ def render_html(report: Report) -> str:
     failed_steps = [
         {
             "step": s,
-            "causes": [{"cause": c.cause, "remedy": remedy_text(c), "evidence": c.evidence} for c in s.causes],
+            "causes": [{"id": c.id, "cause": c.cause, "remedy": remedy_text(c), "evidence": c.evidence} for c in s.causes],
             "tail": "\n".join(s.log_tail.splitlines()[-TAIL_LINES:]) if s.log_tail else "",
         }
         for s in (report.run.failed_steps if report.run else ())
@@ -208,7 +230,15 @@ def render_html(report: Report) -> str:
     from tipc.lineage.render import step_lines
 
     lineage = step_lines(report.lineage) if report.lineage else []
+    run_steps = report.run.steps if report.run else ()
+    timeline = timeline_svg(run_steps)
+    graph = lineage_svg(report.lineage) if report.lineage else ""
     return template.render(
+        broken=[r for r in rules if r["rule"].error is not None],
+        step_counts=report.run.status_counts() if report.run else {},
+        timeline=Markup(timeline) if timeline else "",  # escaped in tipc.report.figures
+        has_gpu=any(x[3] is not None for s in run_steps for x in s.samples),
+        lineage_svg=Markup(graph) if graph else "",
         report=report,
         rules=rules,
         figures=figures,
@@ -221,3 +251,16 @@ def render_html(report: Report) -> str:
         no_cause=NO_CAUSE,
         lineage=lineage,
     )
+
+
+def _raw_rows(data: dict[str, Any]) -> list[list[Any]] | None:
+    """The {a: {b: cell}} matrix as rows of raw cells (name first), in matrix_table's column order."""
+    m = data.get("matrix")
+    if not (isinstance(m, dict) and m and all(isinstance(v, dict) for v in m.values())):
+        return None
+    cols: list[str] = []
+    for v in m.values():
+        for k in v:
+            if str(k) not in cols:
+                cols.append(str(k))
+    return [[str(a), *(row.get(c) for c in cols)] for a, row in m.items()]

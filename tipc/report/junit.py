@@ -3,6 +3,10 @@
 FAIL => <failure>, SKIP and N-A => <skipped>, an internal error => <error>, PASS and WARN => a passing
 testcase (WARN text goes to <system-out>). Error-level lint findings are failing testcases of the "lint"
 suite, because they fail `tipc check` too. Characters XML 1.0 cannot hold (ANSI escapes in logs) are dropped.
+
+Times are real: a rule's testcase carries the wall time its evaluation took, and when the check ran (or
+reused) a chain, a "chain" suite has one testcase per step with the step's own duration (a failed or
+timed-out step is a <failure>, a step that never ran is <skipped>), so CI dashboards show where time went.
 """
 
 from __future__ import annotations
@@ -33,23 +37,63 @@ def _suite(parent: ET.Element, name: str) -> ET.Element:
     return ET.SubElement(parent, "testsuite", {"name": name})
 
 
-def _finish(suite: ET.Element, counts: dict[str, int]) -> None:
+def _seconds(value: float | None) -> str:
+    return f"{value:.3f}" if value is not None and value >= 0 else "0.000"
+
+
+def _finish(suite: ET.Element, counts: dict[str, int], time_s: float) -> None:
     for key in ("tests", "failures", "errors", "skipped"):
         suite.set(key, str(counts[key]))
-    suite.set("time", "0")
+    suite.set("time", _seconds(time_s))
+
+
+def _chain_suite(root: ET.Element, report: Report) -> tuple[dict[str, int], float]:
+    """The run's steps as testcases, each timed by its own duration."""
+    run = report.run
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    if run is None or not run.steps:
+        return counts, 0.0
+    suite = _suite(root, "chain")
+    total = 0.0
+    for s in run.steps:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            {
+                "classname": _clean(f"tipc.chain.{s.stage}"),
+                "name": _clean(s.id),
+                "time": _seconds(s.duration_s),
+            },
+        )
+        counts["tests"] += 1
+        total += s.duration_s or 0.0
+        if s.failed:
+            message = f"{s.status}" + (f" (exit {s.exit_code})" if s.exit_code is not None else "")
+            text = "\n".join([s.reason, *(f"cause: {c.cause}" for c in s.causes), f"log: {s.log or '-'}"])
+            ET.SubElement(case, "failure", {"message": _clean(message), "type": s.status}).text = _clean(text)
+            counts["failures"] += 1
+        elif s.status != "passed":
+            ET.SubElement(case, "skipped", {"message": _clean(f"{s.status}: {s.reason}")})
+            counts["skipped"] += 1
+    _finish(suite, counts, total)
+    return counts, total
 
 
 def render_junit(report: Report) -> str:
     root = ET.Element("testsuites", {"name": _clean(f"tipc check {report.repo}")})
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    totals, total_s = _chain_suite(root, report)
     for ruleset in report.rulesets:
         suite = _suite(root, ruleset)
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        suite_s = 0.0
         for r in (r for r in report.rules if r.ruleset == ruleset):
             case = ET.SubElement(
-                suite, "testcase", {"classname": f"tipc.{ruleset}", "name": r.id, "time": "0"}
+                suite,
+                "testcase",
+                {"classname": f"tipc.{ruleset}", "name": r.id, "time": _seconds(r.duration_s)},
             )
             counts["tests"] += 1
+            suite_s += r.duration_s or 0.0
             if r.error is not None:
                 ET.SubElement(
                     case, "error", {"message": _clean(r.summary), "type": "internal"}
@@ -65,7 +109,8 @@ def render_junit(report: Report) -> str:
                 counts["skipped"] += 1
             elif r.verdict is Verdict.WARN:
                 ET.SubElement(case, "system-out").text = _clean(f"WARN: {_details(r)}")
-        _finish(suite, counts)
+        _finish(suite, counts, suite_s)
+        total_s += suite_s
         for k in totals:
             totals[k] += counts[k]
     if report.findings:
@@ -75,7 +120,7 @@ def render_junit(report: Report) -> str:
             case = ET.SubElement(
                 suite,
                 "testcase",
-                {"classname": "tipc.lint", "name": _clean(f"{f.code} {f.path}:{f.line}"), "time": "0"},
+                {"classname": "tipc.lint", "name": _clean(f"{f.code} {f.path}:{f.line}"), "time": "0.000"},
             )
             counts["tests"] += 1
             if f.level.value == "error":
@@ -85,9 +130,9 @@ def render_junit(report: Report) -> str:
                 counts["failures"] += 1
             else:
                 ET.SubElement(case, "system-out").text = _clean(f.format())
-        _finish(suite, counts)
+        _finish(suite, counts, 0.0)
         for k in totals:
             totals[k] += counts[k]
-    _finish(root, totals)
+    _finish(root, totals, total_s)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -38,6 +38,9 @@ class StepSummary:
     reason: str
     causes: tuple[Cause, ...] = ()  # plain causes of a failure, most specific first
     log_tail: str | None = None  # the end of the log of a step that failed (from the chain rule's evidence)
+    started: float | None = None  # unix time the step started (the report's timeline)
+    # The monitor's series: (seconds since the step started, memory bytes, CPU %, GPU memory bytes or None).
+    samples: tuple[tuple[float, int, float, int | None], ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -121,6 +124,7 @@ class RuleVerdict:
     evidence: tuple[Evidence, ...] = ()
     data: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    duration_s: float | None = None  # wall time the rule's evaluation took
 
 
 @dataclass(frozen=True)
@@ -201,6 +205,10 @@ def steps_of(record: Any) -> tuple[StepSummary, ...]:
                 log=result.log or step.log,
                 reason=result.reason,
                 causes=tuple(_causes(getattr(result, "causes", ()))),
+                started=result.started,
+                samples=tuple(
+                    (x.t, x.rss_bytes, x.cpu_percent, x.gpu_mem_bytes) for x in result.resources.samples
+                ),
             )
         )
     return tuple(steps)
@@ -266,6 +274,7 @@ def rule_verdicts(results: Iterable[Any]) -> tuple[RuleVerdict, ...]:
             evidence=tuple(r.outcome.evidence),
             data=_finite(dict(r.outcome.data)),
             error=r.error,
+            duration_s=getattr(r, "duration_s", None),
         )
         for r in results
     )
@@ -475,3 +484,61 @@ def remedy_text(cause: Cause) -> str:
 
 NO_CAUSE = "no known cause matched: see the log"
 TAIL_LINES = 12  # lines of a failed step's log shown after its cause
+
+
+REFERENCE_ENGINE = "paddle_inference"  # what the serving check compares the served replies with
+
+
+def served_cells(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The serving check's comparison of each protocol's replies with Paddle Inference (its data["agreement"]:
+    {protocol: {output: {max_abs, max_rel, cosine}}}) as one matrix cell per protocol, worst over outputs.
+    `within` applies the check's tolerances to those worst figures: cosine >= cosine_min, and max_abs <= atol
+    or max_rel <= rtol (the check's own per-element verdict is the rule's)."""
+    raw = data.get("agreement")
+    raw_tol = data.get("tolerances")
+    tol: dict[str, Any] = raw_tol if isinstance(raw_tol, dict) else {}
+    out: dict[str, dict[str, Any]] = {}
+    if not isinstance(raw, dict):
+        return out
+    for proto, per_output in raw.items():
+        if not isinstance(per_output, dict) or not per_output:
+            continue
+        figs = [f for f in per_output.values() if isinstance(f, dict)]
+
+        def worst(key: str, pick: Any, figs: list[dict[str, Any]] = figs) -> float | None:
+            vals = [float(f[key]) for f in figs if isinstance(f.get(key), (int, float))]
+            return pick(vals) if vals else None
+
+        max_abs, max_rel, cosine = worst("max_abs", max), worst("max_rel", max), worst("cosine", min)
+        within = (
+            cosine is not None
+            and max_abs is not None
+            and max_rel is not None
+            and cosine >= float(tol.get("cosine_min", 0.99999))
+            and (max_abs <= float(tol.get("atol", 1e-5)) or max_rel <= float(tol.get("rtol", 1e-4)))
+        )
+        out[f"served ({proto})"] = {
+            "within": within,
+            "max_abs": max_abs,
+            "max_rel": max_rel,
+            "cosine": cosine,
+        }
+    return out
+
+
+def with_served(matrix: dict[str, Any], served: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The agreement matrix ({a: {b: cell}}) grown by a row and column per served protocol, compared with
+    Paddle Inference only (other pairs: no comparison, None)."""
+    if not served or not isinstance(matrix, dict) or not all(isinstance(v, dict) for v in matrix.values()):
+        return matrix
+    grown: dict[str, dict[str, Any]] = {a: dict(row) for a, row in matrix.items()}
+    names = list(grown)
+    for name, cell in served.items():
+        for a in names:
+            grown[a][name] = cell if a == REFERENCE_ENGINE else None
+        grown[name] = {a: (cell if a == REFERENCE_ENGINE else None) for a in names}
+        grown[name].update({other: None for other in served})
+    for name in served:
+        for other in served:
+            grown[name][other] = None
+    return grown

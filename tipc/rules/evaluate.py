@@ -7,9 +7,10 @@ A check that raises is a bug in tipc, not in the user's repo: the rule is report
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tipc.checks.base import CheckContext, CheckOutcome, Verdict
@@ -26,6 +27,7 @@ class RuleResult:
     verdict: Verdict  # after severity: a warning rule's FAIL becomes WARN
     outcome: CheckOutcome  # what the check itself said
     error: str | None = None  # an internal error while evaluating (tipc bug or broken check)
+    duration_s: float | None = None  # wall time spent evaluating the rule (JUnit's time=)
 
     @property
     def blocking(self) -> bool:
@@ -94,4 +96,10 @@ def evaluate(
     templates_dir: Path | None = None,
 ) -> list[RuleResult]:
     env = make_env(ctx, checks, templates_dir)
-    return [evaluate_rule(rule, env, rs.name) for rs in rulesets for rule in rs.rules]
+    results = []
+    for rs in rulesets:
+        for rule in rs.rules:
+            started = time.perf_counter()
+            result = evaluate_rule(rule, env, rs.name)
+            results.append(replace(result, duration_s=time.perf_counter() - started))
+    return results

@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from tipc._fs import atomic_write_text
 from tipc.errors import TipcError
 from tipc.rules.templates import (
     TEMPLATE_SCHEMA,
@@ -95,9 +96,7 @@ def add_hashes(
         entries.append(new)
         added.append(f"{digest}  {rel}")
     text = _HEADER + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110)
-    tmp = template_file.with_suffix(".yaml.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(template_file)
+    atomic_write_text(template_file, text)
     return added
 
 

@@ -527,6 +527,23 @@ def op_any_of(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
     return CheckOutcome(Verdict.FAIL, "none of the alternatives holds: " + summary, evidence, data)
 
 
+def op_baseline(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
+    """The run against its model CI baseline (tipc.baseline): FAIL on a regression or a missing metric."""
+    from tipc.baseline.judge import judge_record, to_outcome
+    from tipc.errors import ConfigError
+
+    if env.ctx.record is None:
+        return _out(Verdict.SKIP, "no run record to compare with a baseline")
+    given = args.get("dir") or ""
+    directory = Path(given) if Path(given).is_absolute() else env.repo / (given or "test_tipc/baselines")
+    try:
+        outcome: CheckOutcome = to_outcome(judge_record(env.ctx.record, env.repo, directory))
+    except ConfigError as exc:
+        where = Evidence(exc.message, exc.path, exc.line)
+        return _out(Verdict.FAIL, f"unreadable baseline: {exc.render()}", where)
+    return outcome
+
+
 _COUNTS = {
     "at_least": Param("int", doc="minimum number of matches"),
     "exactly": Param("int", doc="exact number of matches"),
@@ -623,6 +640,12 @@ OPERATORS: dict[str, Operator] = {
             {"name": Param("str", required=True), "args": Param("mapping", default=None)},
             op_check,
             "delegates to CHECKS[name](ctx, **args); SKIP with '<name> check not available' when absent",
+        ),
+        Operator(
+            "baseline",
+            {"dir": Param("str", doc="baseline folder (default test_tipc/baselines)")},
+            op_baseline,
+            "every metric of the run is within its baseline's margin; a missing metric or stage FAILs",
         ),
         Operator(
             "agreement_within",

@@ -70,7 +70,7 @@ def _convert(node: yaml.Node, constructor: yaml.SafeLoader, depth: int) -> Any:
                 raise YamlShapeError(_line(key_node), "mapping keys must be plain strings")
             key = constructor.construct_object(key_node)
             if key_node.tag == "tag:yaml.org,2002:merge":
-                raise YamlShapeError(_line(key_node), "merge keys (<<) are not supported in rulesets")
+                raise YamlShapeError(_line(key_node), "merge keys (<<) are not supported")
             if not isinstance(key, str):
                 raise YamlShapeError(_line(key_node), f"mapping key {key!r} must be a string")
             if key in out.items:
@@ -96,8 +96,15 @@ def load_located(text: str) -> Any:
     """Parse one YAML document into LMap/LSeq/scalars. Raises YamlShapeError on any problem."""
     try:
         loader = yaml.SafeLoader(text)
-    except yaml.YAMLError as exc:  # the reader rejects control characters up front
-        raise YamlShapeError(None, f"invalid YAML: {exc}") from None
+    except yaml.YAMLError as exc:  # the reader rejects control characters up front, at a character position
+        position = getattr(exc, "position", None)
+        line = text[:position].count("\n") + 1 if isinstance(position, int) else None
+        problem = (
+            f"unacceptable character #x{ord(text[position]):04x}"
+            if isinstance(position, int) and (position < len(text))
+            else str(exc)
+        )
+        raise YamlShapeError(line, f"invalid YAML: {problem}") from None
     try:
         try:
             node = loader.get_single_node()
@@ -110,7 +117,7 @@ def load_located(text: str) -> Any:
         if node is None:
             return None
         if _has_alias(node, set()):
-            raise YamlShapeError(_line(node), "YAML anchors/aliases are not supported in rulesets")
+            raise YamlShapeError(_line(node), "YAML anchors/aliases are not supported")
         return _convert(node, loader, 0)
     except yaml.YAMLError as exc:
         raise YamlShapeError(None, f"invalid YAML: {exc}") from None
@@ -128,6 +135,24 @@ def _has_alias(node: yaml.Node, seen: set[int]) -> bool:
     if isinstance(node, yaml.SequenceNode):
         return any(_has_alias(v, seen) for v in node.value)
     return False
+
+
+def line_at(tree: Any, keys: tuple[str | int, ...]) -> int | None:
+    """The 1-based line where the value at `keys` is written in a located tree (its key's line in a mapping,
+    its item's line in a list); where the path stops existing, the line of the deepest part that exists.
+    None for a tree without lines (plain data)."""
+    node: Any = tree
+    line: int | None = getattr(tree, "line", None)
+    for k in keys:
+        if isinstance(node, LMap) and isinstance(k, str) and k in node.items:  # noqa: SIM114 - mypy narrows each
+            line = node.line_of(k)
+            node = node.items[k]
+        elif isinstance(node, LSeq) and isinstance(k, int) and 0 <= k < len(node.items):
+            line = node.line_of(k)
+            node = node.items[k]
+        else:
+            break
+    return line
 
 
 def plain(value: Any) -> Any:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tipc.scaffold.detect import scan
-from tipc.scaffold.fill import MODE_KEYS, Filled, apply_sets, fill
+from tipc.scaffold.fill import MODE_KEYS, Filled, apply_sets, choose_dialect, fill
 from tipc.scaffold.render import check_model_name, render_files
 from tipc.scaffold.serving import CONFIG_NAME as SERVING_CONFIG_NAME
 from tipc.scaffold.serving import config_text, fill_serving, find_serving
@@ -22,8 +22,12 @@ from tipc.scaffold.slots import line_count, slots_of
 __all__ = ["Filled", "build_context", "infer_slots", "render_test_tipc"]
 
 
-def infer_slots(repo: Path, model: str, dialect: str, sets: list[tuple[str, str]] | None = None) -> Filled:
+def infer_slots(
+    repo: Path, model: str, dialect: str | None, sets: list[tuple[str, str]] | None = None
+) -> Filled:
     """Scan `repo` and fill every slot of `dialect`; `sets` (`--set slot=value`) win over inference.
+
+    `dialect` None picks the layout from the repo (`choose_dialect`).
 
     Raises UserError for an invalid model name or an unknown slot in `sets`.
     """
@@ -31,7 +35,12 @@ def infer_slots(repo: Path, model: str, dialect: str, sets: list[tuple[str, str]
 
     check_model_name(model)
     found = scan(repo, model)
+    reason = ""
+    if dialect is None:
+        dialect, reason = choose_dialect(found)
     filled = fill(found, model, dialect)
+    if reason:
+        filled.notes.insert(0, f"layout: {dialect} ({reason})")
     errors = apply_sets(filled, list(sets or ()))
     if errors:
         raise UserError("; ".join(errors))
@@ -48,10 +57,7 @@ def build_context(filled: Filled, repo: Path) -> dict[str, Any]:
     slots = slots_of(filled.dialect)
     line_slots = {name: filled.line(name) for name in slots}
     todos = [t.format(slots.get(t.slot) if t.slot else None) for t in filled.todos]
-    lite = None
-    from tipc.scaffold.detect import find_lite_data
-
-    lite = find_lite_data(repo)
+    lite = filled.lite
     weights = filled.slots["infer_model"][1]
     return {
         "s": line_slots,

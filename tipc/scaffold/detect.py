@@ -52,6 +52,7 @@ class LiteData:
     tar_has_top_dir: bool = True  # members of the tar live under `<dir>/`
     images: tuple[str, ...] = ()  # repo-relative image files (from the dir, or listed in the tar)
     input_arrays: tuple[str, ...] = ()  # repo-relative *input*.npy/.npz: preprocessed batches for agreement
+    train_samples: int | None = None  # files under a `train` folder (else all files); None when unknown
 
 
 @dataclass
@@ -85,7 +86,7 @@ def find_scripts(root: Path) -> dict[str, str]:
     return found
 
 
-def _images_under(directory: Path, root: Path, limit: int = 50) -> tuple[str, ...]:
+def images_under(directory: Path, root: Path, limit: int = 50) -> tuple[str, ...]:
     images: list[str] = []
     for path in sorted(directory.rglob("*")):
         if path.suffix in IMAGE_SUFFIXES and path.is_file():
@@ -95,21 +96,31 @@ def _images_under(directory: Path, root: Path, limit: int = 50) -> tuple[str, ..
     return tuple(images)
 
 
+def _lite_archives(root: Path) -> list[Path]:
+    """Lite-data archives at the top level or one folder down (`test_images/lite_data.tar`), top first."""
+    found: list[Path] = []
+    for pattern in ("*", "*/*"):
+        for p in sorted(root.glob(pattern)):
+            rel = p.relative_to(root).parts
+            if rel[0] in ("test_tipc", "output") or rel[0].startswith("."):
+                continue
+            if p.is_file() and "lite" in p.name and p.name.endswith((".tar", ".tar.gz", ".tgz")):
+                found.append(p)
+    return found
+
+
 def find_lite_data(root: Path) -> LiteData | None:
     dirs = [p for p in sorted(root.iterdir()) if p.is_dir() and ("lite" in p.name and "data" in p.name)]
     dirs += [
         p for p in sorted(root.glob("*_lite*")) if p.is_dir() and p not in dirs and not p.name.startswith(".")
     ]
-    tars = [
-        p
-        for p in sorted(root.iterdir())
-        if p.is_file() and "lite" in p.name and p.name.endswith((".tar", ".tar.gz", ".tgz"))
-    ]
+    tars = _lite_archives(root)
     if not dirs and not tars:
         return None
     directory = dirs[0] if dirs else None
     tar = tars[0] if tars else None
     if directory is None and tar is not None:
+        # prepare.sh extracts into the repo root: the folder lands there whatever the archive's folder.
         stem = tar.name.split(".tar")[0].split(".tgz")[0]
         directory = root / stem
     assert directory is not None
@@ -118,12 +129,13 @@ def find_lite_data(root: Path) -> LiteData | None:
     has_top = True
     arrays: tuple[str, ...] = ()
     if directory.is_dir():
-        images = _images_under(directory, root)
+        images = images_under(directory, root)
         arrays = tuple(
             p.relative_to(root).as_posix()
             for p in sorted(directory.rglob("*"))
             if p.suffix in (".npy", ".npz") and "input" in p.name and p.is_file()
         )
+    samples = train_samples([p.relative_to(root).as_posix() for p in directory.rglob("*") if p.is_file()])
     if tar is not None:
         try:
             with tarfile.open(tar) as archive:
@@ -131,6 +143,7 @@ def find_lite_data(root: Path) -> LiteData | None:
         except (tarfile.TarError, OSError):
             names = []
         if names:
+            samples = samples or train_samples(names)
             has_top = all(n.split("/", 1)[0] == directory.name for n in names)
             if not images:
                 prefix = "" if has_top else rel_dir + "/"
@@ -141,7 +154,15 @@ def find_lite_data(root: Path) -> LiteData | None:
         tar_has_top_dir=has_top,
         images=images,
         input_arrays=arrays,
+        train_samples=samples,
     )
+
+
+def train_samples(paths: list[str]) -> int | None:
+    """How many files a lite training split holds: those under a `train*` folder, else every data file."""
+    data = [p for p in paths if not p.endswith((".txt", ".md", ".json", ".yaml", ".yml"))]
+    train = [p for p in data if any(part.lower().startswith("train") for part in p.split("/")[:-1])]
+    return len(train or data) or None
 
 
 def find_weights(root: Path, model: str) -> tuple[str, ...]:

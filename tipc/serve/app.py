@@ -1,82 +1,148 @@
 """The ASGI app of `tipc serve`: Paddle Serving pipeline HTTP + Open Inference Protocol v2 over one model.
 
-Model work runs in worker threads (bounded by the predictor pool), so the event loop keeps answering health
-checks and rejecting bad requests while predictions run. Every client mistake is a 4xx with a JSON body.
+This is the HTTP side only: no numpy, no paddle. It reads a bounded body (size, time and a shared in-flight
+byte budget) and hands the bytes to a Backend; decoding, the model and encoding run in the model worker
+process (or, in unit tests, in threads), so the event loop keeps answering health checks and rejecting bad
+requests while predictions run. Every client mistake is a 4xx with a JSON body; nothing answers plain text.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 import anyio
-import numpy as np
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tipc import __version__
-from tipc.serve import protocol
-from tipc.serve.model import RequestError, TensorSpec
+from tipc.serve.spec import PIPELINE_INPUT_ERROR, PIPELINE_NO_SERVICE, RequestError, pipeline_error
 
 log = logging.getLogger("tipc.serve")
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+DEFAULT_BODY_TIMEOUT_S = 30.0
+DEFAULT_REQUEST_TIMEOUT_S = 120.0
+
+
+class Unavailable(Exception):
+    """The model cannot answer now (its worker crashed and is restarting): a 503 with the reason."""
 
 
 class Backend(Protocol):
-    """What the app needs from a model (PredictorPool in production, a numpy fake in unit tests)."""
+    """What the app needs from a model: v2 metadata, readiness, and body bytes -> (status, JSON bytes)."""
 
-    size: int
-    inputs: list[TensorSpec]
-    outputs: list[TensorSpec]
+    inputs: list[dict[str, Any]]
+    outputs: list[dict[str, Any]]
 
-    def validate(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]: ...
+    def readiness(self) -> tuple[bool, str]: ...
 
-    def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]: ...
+    async def infer(self, op: str, body: bytes | bytearray) -> tuple[int, bytes]: ...
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        try:
-            if int(declared) > limit:
-                raise RequestError(
-                    413, f"request body of {declared} bytes exceeds the limit of {limit} bytes"
+class ByteBudget:
+    """Bytes of request bodies held at once; a request waits for its share before its body is read, so
+    many large requests at once queue in the clients' sockets instead of in this process's memory."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self._changed: asyncio.Condition | None = None
+
+    async def acquire(self, amount: int, timeout_s: float) -> bool:
+        if self._changed is None:
+            self._changed = asyncio.Condition()
+        amount = min(amount, self.limit)
+        async with self._changed:
+            try:
+                await asyncio.wait_for(
+                    self._changed.wait_for(lambda: self.used + amount <= self.limit), timeout_s
                 )
-        except ValueError:
-            raise RequestError(400, "bad Content-Length header") from None
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise RequestError(413, f"request body exceeds the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+            except asyncio.TimeoutError:
+                return False
+            self.used += amount
+            return True
+
+    async def release(self, amount: int) -> None:
+        assert self._changed is not None
+        async with self._changed:
+            self.used -= min(amount, self.limit)
+            self._changed.notify_all()
 
 
-def build_app(backend: Backend, *, name: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES) -> Starlette:
-    limiter = anyio.CapacityLimiter(max(1, backend.size))
+async def _read_body(request: Request, limit: int, timeout_s: float) -> bytearray:
+    body = bytearray()
+    try:
+        with anyio.fail_after(timeout_s):
+            async for chunk in request.stream():
+                if len(body) + len(chunk) > limit:
+                    raise RequestError(413, f"request body exceeds the limit of {limit} bytes")
+                body += chunk
+    except TimeoutError:
+        raise RequestError(408, f"request body not received within {timeout_s:g} s") from None
+    except ClientDisconnect:
+        raise RequestError(400, "the client went away before sending its whole body") from None
+    return body  # no copy: a bytearray is what the worker connection sends
 
-    async def predict(feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        checked = backend.validate(feeds)
-        return await anyio.to_thread.run_sync(backend.run, checked, limiter=limiter)
 
-    def v2_error(exc: RequestError) -> JSONResponse:
-        return JSONResponse({"error": exc.message}, status_code=exc.status)
+def _declared_length(request: Request, limit: int) -> int:
+    """The body size to reserve: Content-Length, checked against the limit before any byte is read."""
+    declared = request.headers.get("content-length")
+    if declared is None:
+        return limit  # chunked: it may be as large as allowed
+    if not declared.isdigit():
+        raise RequestError(400, "bad Content-Length header")
+    if int(declared) > limit:
+        raise RequestError(413, f"request body of {declared} bytes exceeds the limit of {limit} bytes")
+    return int(declared)
+
+
+def build_app(
+    backend: Backend,
+    *,
+    name: str,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S,
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+    inflight_bytes: int | None = None,
+) -> Starlette:
+    budget = ByteBudget(inflight_bytes or 4 * max_body_bytes)
+    # Refused before (or while) its body was read: the rest of the body is not read, so the connection ends.
+    closing = {"Connection": "close"}
 
     def check_name(model: str) -> None:
         if model != name:
             raise RequestError(404, f"unknown model {model!r}; this server serves {name!r}")
 
+    async def infer(request: Request, op: str) -> Response:
+        reserve = _declared_length(request, max_body_bytes)
+        if not await budget.acquire(reserve, body_timeout_s):
+            raise Unavailable("too many large requests at once; retry shortly")
+        try:
+            body = await _read_body(request, max_body_bytes, body_timeout_s)
+            try:
+                with anyio.fail_after(request_timeout_s):
+                    status, payload = await backend.infer(op, body)
+            except TimeoutError:
+                return JSONResponse(
+                    {"error": f"no answer from the model within {request_timeout_s:g} s"}, status_code=504
+                )
+        finally:
+            await budget.release(reserve)
+        return Response(payload, status_code=status, media_type="application/json")
+
     async def live(_: Request) -> JSONResponse:
         return JSONResponse({"live": True})
 
     async def ready(_: Request) -> JSONResponse:
-        return JSONResponse({"ready": True})
+        ok, why = backend.readiness()
+        if ok:
+            return JSONResponse({"ready": True})
+        return JSONResponse({"ready": False, "reason": why}, status_code=503)
 
     async def server_metadata(_: Request) -> JSONResponse:
         return JSONResponse({"name": "tipc-serve", "version": __version__, "extensions": []})
@@ -85,14 +151,14 @@ def build_app(backend: Backend, *, name: str, max_body_bytes: int = DEFAULT_MAX_
         try:
             check_name(request.path_params["model"])
         except RequestError as exc:
-            return v2_error(exc)
+            return JSONResponse({"error": exc.message}, status_code=exc.status)
         return JSONResponse(
             {
                 "name": name,
                 "versions": ["1"],
                 "platform": "paddle_inference",
-                "inputs": [s.to_v2() for s in backend.inputs],
-                "outputs": [s.to_v2() for s in backend.outputs],
+                "inputs": backend.inputs,
+                "outputs": backend.outputs,
             }
         )
 
@@ -100,50 +166,40 @@ def build_app(backend: Backend, *, name: str, max_body_bytes: int = DEFAULT_MAX_
         try:
             check_name(request.path_params["model"])
         except RequestError as exc:
-            return v2_error(exc)
-        return JSONResponse({"name": name, "ready": True})
+            return JSONResponse({"error": exc.message}, status_code=exc.status)
+        ok, why = backend.readiness()
+        return JSONResponse(
+            {"name": name, "ready": ok, **({"reason": why} if why else {})}, status_code=200 if ok else 503
+        )
 
-    async def v2_infer(request: Request) -> JSONResponse:
+    async def v2_infer(request: Request) -> Response:
         try:
             check_name(request.path_params["model"])
-            body = protocol.parse_json(await _read_body(request, max_body_bytes))
-            feeds, wanted = protocol.decode_v2_request(body, backend.inputs)
-            known = [s.name for s in backend.outputs]
-            if wanted is not None and (unknown := sorted(set(wanted) - set(known))):
-                raise RequestError(400, f"unknown output(s) {unknown}; the model has {known}")
-            outputs = await predict(feeds)
+            return await infer(request, "v2")
         except RequestError as exc:
-            return v2_error(exc)
-        except Exception as exc:  # the predictor rejected inputs validation could not foresee
-            log.exception("inference failed")
-            return JSONResponse({"error": f"inference failed: {exc}"}, status_code=500)
-        if wanted is not None:
-            outputs = {n: outputs[n] for n in wanted}
-        request_id = body.get("id") if isinstance(body.get("id"), str) else None
-        return JSONResponse(protocol.encode_v2_response(name, outputs, request_id))
+            return JSONResponse({"error": exc.message}, status_code=exc.status, headers=closing)
+        except Unavailable as exc:
+            return JSONResponse({"error": str(exc)}, status_code=503, headers={**closing, "Retry-After": "1"})
 
-    async def pipeline_predict(request: Request) -> JSONResponse:
+    async def pipeline_predict(request: Request) -> Response:
         if request.path_params["service"] != name:
             return JSONResponse(
-                protocol.pipeline_error(
-                    protocol.PIPELINE_NO_SERVICE, f"no service {request.path_params['service']!r}"
-                ),
+                pipeline_error(PIPELINE_NO_SERVICE, f"no service {request.path_params['service']!r}"),
                 status_code=404,
+                headers=closing,
             )
         try:
-            body = protocol.parse_json(await _read_body(request, max_body_bytes))
-            outputs = await predict(protocol.decode_pipeline_request(body, backend.inputs))
+            return await infer(request, "pipeline")
         except RequestError as exc:
             return JSONResponse(
-                protocol.pipeline_error(protocol.PIPELINE_INPUT_ERROR, exc.message), exc.status
+                pipeline_error(PIPELINE_INPUT_ERROR, exc.message), exc.status, headers=closing
             )
-        except Exception as exc:
-            log.exception("inference failed")
+        except Unavailable as exc:
             return JSONResponse(
-                protocol.pipeline_error(protocol.PIPELINE_INFER_ERROR, f"inference failed: {exc}"),
-                status_code=500,
+                pipeline_error(PIPELINE_NO_SERVICE, str(exc)),
+                status_code=503,
+                headers={**closing, "Retry-After": "1"},
             )
-        return JSONResponse(protocol.encode_pipeline_response(outputs))
 
     routes: Sequence[Route] = [
         Route("/v2/health/live", live, methods=["GET"]),
@@ -162,8 +218,12 @@ def build_app(backend: Backend, *, name: str, max_body_bytes: int = DEFAULT_MAX_
             status_code=status,
         )
 
-    return Starlette(routes=list(routes), exception_handlers={404: not_found, 405: not_found})
+    async def internal(request: Request, exc: Exception) -> JSONResponse:
+        log.error(
+            "internal error on %s %s: %s: %s", request.method, request.url.path, type(exc).__name__, exc
+        )
+        return JSONResponse({"error": f"internal server error: {type(exc).__name__}"}, status_code=500)
 
-
-def describe(backend: Backend) -> dict[str, Any]:
-    return {"inputs": [s.to_v2() for s in backend.inputs], "outputs": [s.to_v2() for s in backend.outputs]}
+    return Starlette(
+        routes=list(routes), exception_handlers={404: not_found, 405: not_found, Exception: internal}
+    )

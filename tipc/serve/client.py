@@ -9,10 +9,14 @@ import base64
 import http.client
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from tipc.serve.ready import wait_ready
+
+__all__ = ["Client", "Reply", "free_port", "tensor_value", "v2_outputs", "wait_ready"]
 
 
 @dataclass(frozen=True)
@@ -134,40 +138,6 @@ def tensor_value(array: Any) -> str:
             "b64": base64.b64encode(raw).decode(),
         }
     )
-
-
-def wait_ready(
-    url: str,
-    *,
-    deadline_s: float,
-    alive: Callable[[], bool] = lambda: True,
-    interval_s: float = 0.1,
-) -> tuple[bool, str]:
-    """Poll `url` (http://... answering 2xx, or tcp://host:port accepting) until it answers or the deadline.
-
-    Returns (ready, why-not). Stops early when `alive()` turns false (the server process exited).
-    """
-    import socket
-
-    parts = urlsplit(url)
-    end = time.monotonic() + deadline_s
-    last = "no answer yet"
-    while time.monotonic() < end:
-        if not alive():
-            return False, f"server exited before it was ready ({last})"
-        try:
-            if parts.scheme == "tcp":
-                with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=1.0):
-                    return True, ""
-            with Client(f"http://{parts.hostname}:{parts.port or 80}", timeout_s=2.0) as client:
-                reply = client.get(parts.path or "/")
-                if reply.ok:
-                    return True, ""
-                last = f"HTTP {reply.status}"
-        except OSError as exc:
-            last = f"{type(exc).__name__}: {exc}"
-        time.sleep(interval_s)
-    return False, f"not ready after {deadline_s:.0f}s ({last})"
 
 
 def free_port(host: str = "127.0.0.1") -> int:

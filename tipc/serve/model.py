@@ -12,27 +12,22 @@ import json
 import queue
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from tipc.errors import UserError
+from tipc.serve.spec import NUMPY_TO_V2, V2_TO_NUMPY, RequestError, TensorSpec, find_model_files
 
-# Open Inference Protocol v2 datatype names <-> numpy dtypes.
-V2_TO_NUMPY: dict[str, str] = {
-    "BOOL": "bool",
-    "UINT8": "uint8",
-    "INT8": "int8",
-    "INT16": "int16",
-    "INT32": "int32",
-    "INT64": "int64",
-    "FP16": "float16",
-    "FP32": "float32",
-    "FP64": "float64",
-}
-NUMPY_TO_V2: dict[str, str] = {v: k for k, v in V2_TO_NUMPY.items()}
+__all__ = [
+    "NUMPY_TO_V2",
+    "V2_TO_NUMPY",
+    "PredictorPool",
+    "RequestError",
+    "TensorSpec",
+    "find_model_files",
+    "read_input_specs",
+]
 
 # PIR dtype attribute strings and protobuf VarType enum values -> numpy dtype names.
 _PIR_DTYPES = {
@@ -57,43 +52,6 @@ _PROTO_DTYPES = {
     20: "uint8",
     21: "int8",
 }
-
-
-class RequestError(Exception):
-    """A client mistake: rendered as a 4xx with a JSON message; the server keeps serving."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-@dataclass(frozen=True)
-class TensorSpec:
-    name: str
-    dtype: str  # numpy dtype name
-    shape: tuple[int, ...]  # -1 for a dynamic dimension
-
-    @property
-    def datatype(self) -> str:
-        return NUMPY_TO_V2.get(self.dtype, self.dtype.upper())
-
-    def to_v2(self) -> dict[str, Any]:
-        return {"name": self.name, "datatype": self.datatype, "shape": list(self.shape)}
-
-
-def find_model_files(model_dir: Path) -> tuple[Path, Path]:
-    """(model file, params file) of an exported model; .json (PIR) wins over .pdmodel, as in Paddle 3."""
-    if not model_dir.is_dir():
-        raise UserError(f"{model_dir}: not a directory (expected an exported inference model folder)")
-    params = model_dir / "inference.pdiparams"
-    for name in ("inference.json", "inference.pdmodel"):
-        model = model_dir / name
-        if model.is_file():
-            if not params.is_file():
-                raise UserError(f"{model_dir}: has {name} but no inference.pdiparams")
-            return model, params
-    raise UserError(f"{model_dir}: no inference.json or inference.pdmodel (+ inference.pdiparams) in it")
 
 
 def _pir_inputs(model_file: Path) -> list[TensorSpec]:

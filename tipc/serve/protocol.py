@@ -16,34 +16,92 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from tipc.serve.model import NUMPY_TO_V2, V2_TO_NUMPY, RequestError, TensorSpec
+from tipc.serve.spec import (
+    NUMPY_TO_V2,
+    PIPELINE_INFER_ERROR,
+    PIPELINE_INPUT_ERROR,
+    PIPELINE_NO_SERVICE,
+    PIPELINE_OK,
+    V2_TO_NUMPY,
+    RequestError,
+    TensorSpec,
+    pipeline_error,
+)
 
-PIPELINE_OK = 0
-PIPELINE_NO_SERVICE = 3002
-PIPELINE_INPUT_ERROR = 5000
-PIPELINE_INFER_ERROR = 9000
+__all__ = [
+    "PIPELINE_INFER_ERROR",
+    "PIPELINE_INPUT_ERROR",
+    "PIPELINE_NO_SERVICE",
+    "PIPELINE_OK",
+    "decode_pipeline_request",
+    "decode_v2_request",
+    "encode_pipeline_response",
+    "encode_v2_response",
+    "parse_json",
+    "pipeline_error",
+]
+
+# numpy refuses more dimensions than this; a deeper shape or nesting is a client mistake, not a crash.
+MAX_RANK = 32
 
 
-def parse_json(body: bytes) -> Any:
+def _no_constants(token: str) -> Any:
+    raise ValueError(f"{token} is not a number JSON allows")
+
+
+def parse_json(body: bytes | bytearray) -> Any:
+    """JSON -> value; any malformed body (bad syntax, NaN/Infinity, 5,000-digit integers, 100k-deep nesting)
+    is a RequestError(400), never an internal error."""
     try:
-        return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RequestError(400, f"request body is not valid JSON: {exc}") from None
+        return json.loads(body, parse_constant=_no_constants)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, int digit limit
+        text = str(exc) or type(exc).__name__
+        if isinstance(exc, RecursionError):
+            text = "nested too deeply"
+        raise RequestError(400, f"request body is not valid JSON: {text[:200]}") from None
+
+
+def check_shape(shape: Any, what: str) -> list[int]:
+    """A list of non-negative ints (booleans are not integers here), at most MAX_RANK long."""
+    if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
+        raise RequestError(400, f"{what}: 'shape' must be a list of non-negative integers")
+    if len(shape) > MAX_RANK:
+        raise RequestError(400, f"{what}: 'shape' has {len(shape)} dimensions (at most {MAX_RANK})")
+    return shape
+
+
+def _fill(array: np.ndarray, shape: list[int], what: str) -> np.ndarray:
+    # math.prod on Python ints: [2**62, 4, 1, 1] cannot wrap around to a size that matches.
+    if math.prod(shape) != array.size:
+        raise RequestError(400, f"{what}: {array.size} values do not fill shape {shape}")
+    return array.reshape(shape)
+
+
+def _finite(array: np.ndarray, what: str) -> np.ndarray:
+    if array.dtype.kind == "f" and array.size and not bool(np.isfinite(array).all()):
+        raise RequestError(
+            400, f"{what}: NaN, infinity or a value out of the {array.dtype} range is not a valid input"
+        )
+    return array
 
 
 def _array(data: Any, dtype: str, what: str) -> np.ndarray:
     try:
-        array = np.asarray(data, dtype=dtype)
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise RequestError(400, f"{what}: not a rectangular array of {dtype} numbers ({exc})") from None
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow becomes inf, refused just below
+            array = np.asarray(data, dtype=dtype)
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        raise RequestError(
+            400, f"{what}: not a rectangular array of {dtype} numbers ({str(exc)[:200]})"
+        ) from None
     if array.dtype == object:
         raise RequestError(400, f"{what}: not a numeric array")
-    return array
+    return _finite(array, what)
 
 
 def _infer_shape(nbytes: int, itemsize: int, spec: TensorSpec, what: str) -> tuple[int, ...]:
@@ -51,7 +109,7 @@ def _infer_shape(nbytes: int, itemsize: int, spec: TensorSpec, what: str) -> tup
         raise RequestError(400, f"{what}: {nbytes} bytes is not a whole number of {spec.dtype} items")
     count = nbytes // itemsize
     dynamic = [i for i, d in enumerate(spec.shape) if d < 0]
-    fixed = int(np.prod([d for d in spec.shape if d >= 0])) if spec.shape else 1
+    fixed = math.prod(d for d in spec.shape if d >= 0)
     if len(dynamic) > 1:
         raise RequestError(400, f"{what}: raw base64 needs a shape; send {{'shape': [...], 'b64': ...}}")
     if not dynamic:
@@ -93,7 +151,8 @@ def decode_pipeline_value(value: Any, spec: TensorSpec) -> np.ndarray:
     raw = _decode_b64(text, what)
     itemsize = np.dtype(spec.dtype).itemsize
     shape = _infer_shape(len(raw), itemsize, spec, what)
-    return np.frombuffer(raw, dtype=np.dtype(spec.dtype).newbyteorder("<")).astype(spec.dtype).reshape(shape)
+    array = np.frombuffer(raw, dtype=np.dtype(spec.dtype).newbyteorder("<")).astype(spec.dtype)
+    return _finite(array.reshape(shape), what)
 
 
 def _decode_tensor_object(obj: Mapping[str, Any], spec: TensorSpec, what: str) -> np.ndarray:
@@ -104,10 +163,8 @@ def _decode_tensor_object(obj: Mapping[str, Any], spec: TensorSpec, what: str) -
             raise RequestError(400, f"{what}: unknown datatype {datatype!r}")
         dtype = V2_TO_NUMPY[datatype]
     shape = obj.get("shape")
-    if shape is not None and (
-        not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape)
-    ):
-        raise RequestError(400, f"{what}: 'shape' must be a list of non-negative integers")
+    if shape is not None:
+        shape = check_shape(shape, what)
     if "b64" in obj:
         if not isinstance(obj["b64"], str):
             raise RequestError(400, f"{what}: 'b64' must be a string")
@@ -115,15 +172,13 @@ def _decode_tensor_object(obj: Mapping[str, Any], spec: TensorSpec, what: str) -
         itemsize = np.dtype(dtype).itemsize
         if len(raw) % itemsize:
             raise RequestError(400, f"{what}: {len(raw)} bytes is not a whole number of {dtype} items")
-        array = np.frombuffer(raw, dtype=np.dtype(dtype).newbyteorder("<")).astype(dtype)
+        array = _finite(np.frombuffer(raw, dtype=np.dtype(dtype).newbyteorder("<")).astype(dtype), what)
     elif "data" in obj:
         array = _array(obj["data"], dtype, what)
     else:
         raise RequestError(400, f"{what}: needs 'data' or 'b64'")
     if shape is not None:
-        if int(np.prod(shape)) != array.size:
-            raise RequestError(400, f"{what}: {array.size} items do not fill shape {shape}")
-        array = array.reshape(shape)
+        array = _fill(array, shape, what)
     return array
 
 
@@ -147,6 +202,8 @@ def decode_pipeline_request(body: Any, inputs: Sequence[TensorSpec]) -> dict[str
             spec = inputs[0]  # pipeline clients often name the single input freely ("image", "x")
         if spec is None:
             raise RequestError(400, f"unknown key {key!r}; the model takes {sorted(specs)}")
+        if spec.name in feeds:
+            raise RequestError(400, f"input {spec.name!r} is given twice")
         feeds[spec.name] = decode_pipeline_value(value, spec)
     return feeds
 
@@ -159,10 +216,6 @@ def encode_pipeline_response(outputs: Mapping[str, np.ndarray]) -> dict[str, Any
         "value": [json.dumps(a.tolist()) for a in outputs.values()],
         "tensors": [],
     }
-
-
-def pipeline_error(err_no: int, message: str) -> dict[str, Any]:
-    return {"err_no": err_no, "err_msg": message, "key": [], "value": [], "tensors": []}
 
 
 def decode_v2_request(
@@ -179,16 +232,15 @@ def decode_v2_request(
         name, shape, datatype = item.get("name"), item.get("shape"), item.get("datatype")
         if not isinstance(name, str) or name not in specs:
             raise RequestError(400, f"unknown input {name!r}; the model takes {sorted(specs)}")
-        if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
-            raise RequestError(400, f"input {name!r}: 'shape' must be a list of non-negative integers")
+        if name in feeds:
+            raise RequestError(400, f"input {name!r} is given twice")
+        shape = check_shape(shape, f"input {name!r}")
         if datatype not in V2_TO_NUMPY:
             raise RequestError(400, f"input {name!r}: unsupported datatype {datatype!r}")
         if "data" not in item:
             raise RequestError(400, f"input {name!r}: no 'data'")
         array = _array(item["data"], V2_TO_NUMPY[datatype], f"input {name!r}")
-        if array.size != int(np.prod(shape)):
-            raise RequestError(400, f"input {name!r}: {array.size} values do not fill shape {shape}")
-        feeds[name] = array.reshape(shape)
+        feeds[name] = _fill(array, shape, f"input {name!r}")
     wanted: list[str] | None = None
     if "outputs" in body:
         outs = body["outputs"]

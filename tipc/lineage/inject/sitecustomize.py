@@ -272,7 +272,7 @@ class _Recorder:
     def _paths(self, value: object) -> list[str]:
         if isinstance(value, (str, bytes)) or hasattr(value, "__fspath__"):
             try:
-                return [os.fsdecode(os.fspath(value))]  # type: ignore[call-overload]
+                return [os.fsdecode(os.fspath(value))]
             except Exception:
                 return []
         return []
@@ -485,7 +485,7 @@ def _install(target: str) -> None:
         os.register_at_fork(after_in_child=recorder.forked)
     if "paddle" in sys.modules or "onnxruntime" in sys.modules:  # imported by a .pth file: wrap it now
         recorder.patch_paddle()
-    sys.meta_path.insert(0, _PaddleWatcher(recorder))  # type: ignore[arg-type]
+    sys.meta_path.insert(0, _PaddleWatcher(recorder))
     recorder.flush()
 
 

@@ -1,0 +1,218 @@
+"""`tipc baseline record|update|diff`: baselines under review.
+
+`record` runs the chain N times (each a normal `tipc run` in a child process, so each is sandboxed and leaves
+its run record) and writes one YAML file per model, config, mode and machine class; it refuses to overwrite.
+`update` does the same over an existing file and prints the unified diff for review: nothing is updated
+silently. `diff OLD NEW` (or `diff FILE`, against the version committed in git) shows old -> new per metric.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tipc.errors import UserError
+
+HELP = "record, update and compare model CI baselines (metrics with tolerances from repeated runs)"
+EXIT_CHAIN_FAILED = 1
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("repo", metavar="REPO", help="the model repo (or a train_infer_python config inside it)")
+    p.add_argument(
+        "--repeat", "-n", type=_positive, default=3, help="runs of the chain (default: %(default)s)"
+    )
+    p.add_argument(
+        "--baseline-dir", metavar="DIR", help="where baselines live (default: REPO/test_tipc/baselines)"
+    )
+    p.add_argument("--config", "-c", help="config file (default: the repo's one train_infer_python config)")
+    p.add_argument("--mode", "-m", default="lite_train_lite_infer", help="TIPC mode (default: %(default)s)")
+    p.add_argument("--python", help="interpreter to run in place of the config's python")
+    p.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--history", metavar="PATH|URL", help="also store each run in this history database")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    rec = sub.add_parser("record", help="run the chain N times and write a new baseline file")
+    _run_options(rec)
+    upd = sub.add_parser("update", help="re-record an existing baseline and print the file diff to review")
+    _run_options(upd)
+    dif = sub.add_parser(
+        "diff", help="old -> new per metric between two baseline files (or FILE vs git HEAD)"
+    )
+    dif.add_argument("old", metavar="OLD|FILE")
+    dif.add_argument("new", metavar="NEW", nargs="?")
+
+
+def _child_argv(args: argparse.Namespace, repo: str) -> list[str]:
+    argv = [sys.executable, "-m", "tipc", "run", repo, "--mode", args.mode, "--no-color"]
+    for flag, value in (("--config", args.config), ("--python", args.python), ("--device", args.device)):
+        if value:
+            argv += [flag, value]
+    for item in args.sets:
+        argv += ["--set", item]
+    return argv
+
+
+def _newest_record(repo: Path, since: float, mode: str) -> Path | None:
+    found = [
+        p
+        for p in (repo / "test_tipc" / "output").glob("**/tipc_run.json")
+        if p.stat().st_mtime >= since - 1 and f"/{mode}/" in p.as_posix()
+    ]
+    return max(found, key=lambda p: p.stat().st_mtime) if found else None
+
+
+def run_chain_times(args: argparse.Namespace, repo: Path) -> tuple[list[Any], list[Any]]:
+    """Run the chain `args.repeat` times; (records, metrics) of each. A failing chain is exit 1."""
+    from tipc import proc
+    from tipc.baseline import store
+    from tipc.baseline.metrics import extract
+    from tipc.record import load_record
+
+    records: list[Any] = []
+    runs: list[Any] = []
+    loads: list[float] = []
+    for i in range(args.repeat):
+        sys.stderr.write(f"tipc: baseline run {i + 1}/{args.repeat} ...\n")
+        started = time.time()
+        tail: list[str] = []
+        res = proc.run(_child_argv(args, str(repo)), cwd=repo, on_line=tail.append)
+        if res.interrupted:
+            raise KeyboardInterrupt
+        path = _newest_record(repo, started, args.mode)
+        if res.exit_code not in (0,) or path is None:
+            sys.stderr.write("".join(tail[-25:]))
+            raise _ChainFailed(
+                f"run {i + 1} of the chain did not pass (exit {res.exit_code}): a baseline is recorded only "
+                "from a chain whose steps all pass"
+            )
+        record = load_record(path)
+        load = store.load_per_cpu()
+        if load is not None:
+            loads.append(load)
+        records.append(record)
+        runs.append(extract(record, repo))
+        if args.history:
+            from tipc.history import open_history
+
+            with open_history(args.history) as db:
+                db.store_run(record, runs[-1], kind="baseline-run", repo=repo)
+    args.loads = loads
+    return records, runs
+
+
+class _ChainFailed(Exception):
+    pass
+
+
+def _record(args: argparse.Namespace, update: bool) -> int:
+    from tipc.baseline import diff, stats, store
+    from tipc.commands._target import resolve_target
+
+    repo, _config = resolve_target(args.repo, args.config)
+    repo = repo.resolve()
+    directory = Path(args.baseline_dir).resolve() if args.baseline_dir else repo / store.DEFAULT_DIR
+    try:
+        records, runs = run_chain_times(args, repo)
+    except _ChainFailed as exc:
+        sys.stderr.write(f"tipc: {exc}\n")
+        return EXIT_CHAIN_FAILED
+    last = records[-1]
+    path = store.baseline_path(
+        directory,
+        last.plan.model_name,
+        last.plan.config_path,
+        last.plan.mode,
+        store.machine_class(last.environment),
+    )
+    previous = store.load(path) if path.is_file() else None
+    if previous is not None and not update:
+        raise UserError(
+            f"{path}: a baseline already exists; `tipc baseline update` re-records it and prints the diff"
+        )
+    if previous is None and update:
+        sys.stderr.write(f"tipc: no baseline at {path} yet: recording a new one\n")
+    import statistics
+
+    loads = getattr(args, "loads", [])
+    load = round(statistics.median(loads), 2) if loads else None
+    base = store.build(last, runs, [store.run_id(r) for r in records], previous, load)
+    text = base.dumps()
+    old_text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    if args.history:
+        from tipc.history import open_history
+
+        with open_history(args.history) as db:
+            bands = {n: (m.summary.reference, m.margin) for n, m in base.metrics.items()}
+            db.store_band(str(repo), base.model, base.mode, base.machine_class, bands)
+    shown = path.relative_to(repo) if path.is_relative_to(repo) else path
+    for line in diff.metric_lines(previous, base):
+        sys.stdout.write(line + "\n")
+    if update and previous is not None:
+        sys.stdout.write(diff.file_diff(old_text, text, str(shown)))
+        sys.stderr.write(f"tipc: updated {path}: review the diff above and commit it\n")
+    else:
+        sys.stderr.write(f"tipc: wrote {path} ({len(base.metrics)} metrics from {len(runs)} runs)\n")
+    unstable = [
+        f"{n} ({m.summary.relative_spread:.0%})" for n, m in base.metrics.items() if not m.summary.stable
+    ]
+    if unstable:
+        sys.stderr.write(
+            f"tipc: warning: unstable over the {len(runs)} runs (robust spread above "
+            f"{stats.UNSTABLE_SPREAD:.0%} of the median), so their margins are wide: {', '.join(unstable)}; "
+            "a busy machine is the usual cause: record again on a quiet one, or with more --repeat\n"
+        )
+    return 0
+
+
+def _git_head_text(path: Path) -> str | None:
+    from tipc import proc
+
+    code, out = proc.capture(["git", "show", f"HEAD:./{path.name}"], cwd=path.parent, timeout_s=30)
+    return out if code == 0 else None
+
+
+def _diff(args: argparse.Namespace) -> int:
+    import tempfile
+
+    from tipc.baseline import diff, store
+
+    old_path = Path(args.old)
+    if args.new is None:
+        new = store.load(old_path)
+        head = _git_head_text(old_path.resolve())
+        if head is None:
+            raise UserError(f"{old_path}: not committed in git; give two files: tipc baseline diff OLD NEW")
+        with tempfile.TemporaryDirectory() as tmp:
+            committed = Path(tmp) / old_path.name
+            committed.write_text(head, encoding="utf-8")
+            old = store.load(committed)
+    else:
+        old, new = store.load(old_path), store.load(Path(args.new))
+    lines = diff.metric_lines(old, new)
+    sys.stdout.write("\n".join(lines) + ("\n" if lines else "no differences\n"))
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action == "diff":
+        return _diff(args)
+    return _record(args, update=args.action == "update")

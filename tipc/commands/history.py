@@ -1,0 +1,82 @@
+"""`tipc history REPO`: the trend of each stored metric for a repo, in the terminal or as an HTML page.
+
+Runs are stored by `tipc check --baseline` / `--history` and `tipc baseline record --history`. The baseline
+band drawn is the repo's baseline file for the machine class of the latest run (else the last band stored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from tipc.errors import UserError
+
+HELP = "show the trend of a repo's stored run metrics (terminal, or --html for a self-contained page)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("repo", metavar="REPO", help="the model repo whose runs to show")
+    parser.add_argument(
+        "--history",
+        metavar="PATH|URL",
+        help="history database: a SQLite file or a postgresql:// URL (default: $TIPC_HISTORY or "
+        "~/.local/share/tipc/history.sqlite3)",
+    )
+    parser.add_argument("--metric", action="append", default=[], metavar="NAME", help="only this metric")
+    parser.add_argument("--model", help="only this model (default: all models of the repo)")
+    parser.add_argument("--mode", help="only this mode")
+    parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML page here")
+    parser.add_argument(
+        "--baseline-dir", metavar="DIR", help="baselines for the bands (default: REPO/test_tipc/baselines)"
+    )
+
+
+def bands_from_files(directory: Path, runs: list[Any]) -> dict[str, tuple[float, float]]:
+    """(mean, margin) per metric from the baseline file matching the latest run's model, mode and machine."""
+    from tipc.baseline import store
+
+    if not runs or not directory.is_dir():
+        return {}
+    latest = runs[-1]
+    for path in sorted(directory.glob("**/*.yaml")):
+        if path.stem != latest.machine_class:
+            continue
+        try:
+            base = store.load(path)
+        except Exception:
+            continue
+        if base.model == latest.model and base.mode == latest.mode:
+            return {n: (m.summary.reference, m.margin) for n, m in base.metrics.items()}
+    return {}
+
+
+def run(args: argparse.Namespace) -> int:
+    from tipc.history import open_history, trend
+
+    repo = Path(args.repo).resolve()
+    if not repo.is_dir():
+        raise UserError(f"{args.repo}: no such repo folder")
+    with open_history(args.history) as db:
+        runs = db.runs(repo=str(repo), model=args.model, mode=args.mode)
+        bands = db.bands(str(repo), args.model)
+    directory = Path(args.baseline_dir) if args.baseline_dir else repo / "test_tipc" / "baselines"
+    bands.update(bands_from_files(directory, runs))
+    names = list(args.metric)
+    if names and runs:
+        known = {n for r in runs for n in r.metrics}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise UserError(
+                f"--metric {unknown[0]}: not stored for this repo (known: {', '.join(sorted(known))})"
+            )
+    sys.stdout.write(trend.render(runs, names, bands))
+    if args.html:
+        from tipc.history import html
+
+        out = Path(args.html)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(html.render(runs, f"tipc history: {repo.name}", names, bands), encoding="utf-8")
+        sys.stderr.write(f"tipc: wrote {out}\n")
+    return 0

@@ -1,0 +1,377 @@
+"""`tipc converge init REPO`: propose a seed-003 config from a TIPC repo, statically.
+
+The train command comes from the repo's train_infer_python config (tipc.config); the flags its script accepts
+from tipc.scaffold.infer_flags (the `tipc init` reader: argparse calls read with `ast`, nothing runs). Each
+harness role is matched by normalised flag names. Log regexes are derived from the script's own f-strings
+when it logs a step counter, else generic ones are proposed and marked for checking.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tipc.errors import UserError
+from tipc.scaffold.infer_flags import Flag, ScriptFlags, read_flags
+
+# Harness role -> normalised flag names, in preference order.
+ROLES: dict[str, tuple[str, ...]] = {
+    "checkpoint_input": (
+        "resume",
+        "resume_from",
+        "resume_path",
+        "resume_checkpoint",
+        "resume_ckpt",
+        "checkpoint",
+        "checkpoints",
+        "ckpt",
+        "load_checkpoint",
+        "init_checkpoint",
+        "restore",
+        "restore_from",
+        "continue_from",
+    ),
+    "start_step": (
+        "start_step",
+        "start_iter",
+        "start_iteration",
+        "start_epoch",
+        "begin_epoch",
+        "initial_epoch",
+        "resume_epoch",
+        "last_epoch",
+        "continue_training_from_epoch",
+    ),
+    "run_for": (
+        "max_steps",
+        "max_step",
+        "max_iters",
+        "max_iter",
+        "total_steps",
+        "total_iters",
+        "num_iters",
+        "iters",
+        "epochs",
+        "epoch",
+        "num_epochs",
+        "total_epochs",
+        "max_epoch",
+        "max_epochs",
+        "epoch_num",
+        "n_epochs",
+    ),
+    "save_interval": (
+        "save_interval",
+        "save_steps",
+        "save_step",
+        "save_freq",
+        "save_every",
+        "checkpoint_interval",
+        "ckpt_interval",
+        "save_epoch",
+        "save_epochs",
+        "epochs_per_save",
+        "save_interval_epochs",
+        "save_epoch_step",
+    ),
+    "checkpoint_output": (
+        "checkpoint_dir",
+        "ckpt_dir",
+        "save_dir",
+        "save_path",
+        "save_folder",
+        "output_dir",
+        "output",
+        "model_dir",
+        "outdir",
+        "log_dir",
+    ),
+}
+REQUIRED = {
+    "checkpoint_input": "load a checkpoint to start from (e.g. --resume PATH)",
+    "start_step": "start at a given step or epoch (e.g. --start_step N / --start_epoch N)",
+    "run_for": "stop after a given step or epoch (e.g. --max_steps N / --epochs N)",
+    "checkpoint_output": "choose where checkpoints are written (e.g. --checkpoint_dir DIR)",
+}
+_HIGHER_IS_BETTER = ("acc", "top1", "top5", "psnr", "ssim", "miou", "map", "f1", "auc", "recall", "precision")
+_NUMBER = r"([-+]?[\d.]+(?:[eE][-+]?\d+)?)"
+
+
+@dataclass
+class Proposal:
+    yaml_text: str
+    messages: list[str] = field(default_factory=list)
+    flags: dict[str, Flag | None] = field(default_factory=dict)
+
+    @property
+    def can_resume(self) -> bool:
+        return all(self.flags.get(role) is not None for role in REQUIRED)
+
+
+def _train_command(repo: Path, config: str | None) -> tuple[Path, str, list[str], str]:
+    """(config path, python, train argv words with the lite-mode slot flags, the config's epoch flag)."""
+    from tipc.config import load
+    from tipc.config.bash import is_mode_keyed
+    from tipc.config.discover import find_configs
+
+    if config:
+        path = Path(config) if Path(config).is_absolute() else repo / config
+    else:
+        found = find_configs(repo)
+        if not found:
+            raise UserError(
+                f"{repo}: no test_tipc/configs/**/train_infer_python*.txt to read the train command from"
+            )
+        path = found[0]
+    cfg = load(path, repo=repo)
+    words = shlex.split(cfg.norm_train.value) if cfg.norm_train.present else []
+    if not words or not any(w.endswith(".py") for w in words):
+        raise UserError(f"{path}:{cfg.norm_train.line or 1}: no python train script in the norm_train slot")
+    epoch_key = cfg.epoch.key if cfg.epoch.present and cfg.epoch.key.startswith("-") else ""
+    # the slots the TIPC script appends to the train command (device, epochs, batch size, output folder)
+    for slot in (cfg.train_use_gpu, cfg.epoch, cfg.train_batch, cfg.save_model):
+        value = slot.value if slot.present else ""
+        if is_mode_keyed(value):
+            value = slot.mode_value("lite_train_lite_infer")
+        if slot is cfg.save_model and value and value != "null":
+            value = "${WORK}/output"  # tipc expands it per run: the repo stays clean, segments stay apart
+        if slot.key.startswith("-") and value and value != "null" and "|" not in value:
+            words.append(f"{slot.key}={value}")
+    return path, cfg.python.value or "python", words, epoch_key
+
+
+def _script_of(words: list[str]) -> str:
+    return next(w for w in words if w.endswith(".py"))
+
+
+def _pairs(words: list[str]) -> list[tuple[str, str | None]]:
+    """`--k v` / `--k=v` words after the script as (key, value) pairs, in order."""
+    out: list[tuple[str, str | None]] = []
+    rest = words[words.index(_script_of(words)) + 1 :]
+    i = 0
+    while i < len(rest):
+        w = rest[i]
+        if w.startswith("-") and "=" in w:
+            k, v = w.split("=", 1)
+            out.append((k, v))
+        elif w.startswith("-") and i + 1 < len(rest) and not rest[i + 1].startswith("-"):
+            out.append((w, rest[i + 1]))
+            i += 1
+        else:
+            out.append((w, None))
+        i += 1
+    return out
+
+
+# --- log regexes from the script's f-strings ------------------------------------------------------------
+
+
+def _fstrings(script: Path) -> list[ast.JoinedStr]:
+    try:
+        tree = ast.parse(script.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    return [n for n in ast.walk(tree) if isinstance(n, ast.JoinedStr)]
+
+
+def _parts(node: ast.JoinedStr) -> list[str | ast.FormattedValue]:
+    out: list[str | ast.FormattedValue] = []
+    for p in node.values:
+        if isinstance(p, ast.FormattedValue):
+            out.append(p)
+        elif isinstance(p, ast.Constant) and isinstance(p.value, str):
+            out.append(p.value)
+    return out
+
+
+def _expr_name(fv: ast.FormattedValue) -> str:
+    return ast.unparse(fv.value).lower()
+
+
+def _step_line(nodes: list[ast.JoinedStr]) -> tuple[str, list[str | ast.FormattedValue], int] | None:
+    """The f-string that logs a global step counter with a loss: (unit, parts, index of the step value)."""
+    best: tuple[int, str, list[str | ast.FormattedValue], int] | None = None
+    for node in nodes:
+        parts = _parts(node)
+        text = "".join(p for p in parts if isinstance(p, str)).lower()
+        if "loss" not in text:
+            continue
+        for i, p in enumerate(parts):
+            if not isinstance(p, ast.FormattedValue) or i == 0 or not isinstance(parts[i - 1], str):
+                continue
+            before = str(parts[i - 1]).lower()
+            name = _expr_name(p)
+            if not re.search(r"(step|iter\w*|epoch)\W*$", before):
+                continue
+            rank = 3 if "step" in name or "global" in name else 2 if "iter" in name else 1
+            unit = "epoch" if "epoch" in before[-8:] and rank == 1 else "step"
+            if best is None or rank > best[0]:
+                best = (rank, unit, parts, i)
+    return None if best is None else (best[1], best[2], best[3])
+
+
+def _literal_before(parts: list[str | ast.FormattedValue], i: int) -> str:
+    return str(parts[i - 1]) if i > 0 and isinstance(parts[i - 1], str) else ""
+
+
+def _derive(nodes: list[ast.JoinedStr]) -> tuple[str, dict[str, str], str | None, str] | None:
+    found = _step_line(nodes)
+    if found is None:
+        return None
+    unit, parts, si = found
+    anchor = re.escape(_literal_before(parts, si).lstrip())
+    step_re = anchor + r"(\d+)"
+    metrics: dict[str, str] = {}
+    for i in range(si + 1, len(parts)):
+        lit = _literal_before(parts, i)
+        m = (
+            re.search(r"([A-Za-z][A-Za-z0-9_@]*)\W*$", lit)
+            if isinstance(parts[i], ast.FormattedValue)
+            else None
+        )
+        if m is None:
+            continue
+        name = m.group(1).lower()
+        if name in metrics or not (name == "loss" or name.startswith(_HIGHER_IS_BETTER)):
+            continue
+        metrics[name] = anchor + r"\d+.*?" + re.escape(lit.strip()) + r"\s*" + _NUMBER
+    save_re = None
+    best_rank = -1
+    for node in nodes:
+        p = _parts(node)
+        text = "".join(x for x in p if isinstance(x, str))
+        if not re.search(r"(?i)\bsav(e|ed|ing)\b", text) or not isinstance(p[-1], ast.FormattedValue):
+            continue
+        # a line about checkpoints beats one about best weights or exports
+        rank = (
+            2 if re.search(r"(?i)checkpoint|ckpt", text) else 0 if re.search(r"(?i)best|infer", text) else 1
+        )
+        if rank > best_rank:
+            first = str(p[0]) if isinstance(p[0], str) else ""
+            save_re = re.escape(first) + ".*?" + re.escape(_literal_before(p, len(p) - 1)) + r"(\S+)"
+            best_rank = rank
+    return unit, metrics, save_re, step_re
+
+
+# --- the YAML -------------------------------------------------------------------------------------------
+
+
+def _q(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _flag_yaml(name: str, key: str, value: str | None, indent: int, script: bool = False) -> list[str]:
+    pad = " " * indent
+    lines = [f"{pad}{name}:", f"{pad}    key: {_q(key)}"]
+    if script:
+        lines.append(f"{pad}    set_in_script: true")
+    else:
+        lines.append(f"{pad}    value: {_q(value) if value is not None else 'null'}")
+    return lines
+
+
+def propose(repo: Path, config: str | None = None) -> Proposal:
+    repo = repo.resolve()
+    if not repo.is_dir():
+        raise UserError(f"{repo}: not a folder")
+    cfg_path, python, words, epoch_key = _train_command(repo, config)
+    script = repo / _script_of(words)
+    sf: ScriptFlags = read_flags(script, repo)
+    prop = Proposal("")
+    rel_script = _script_of(words)
+    if sf.error:
+        prop.messages.append(f"{rel_script}: {sf.error}")
+    for role, names in ROLES.items():
+        prop.flags[role] = sf.find(names)
+    if prop.flags["run_for"] is None and epoch_key and sf.find((epoch_key.lstrip("-").replace("-", "_"),)):
+        prop.flags["run_for"] = sf.find((epoch_key.lstrip("-").replace("-", "_"),))
+    derived = _derive(_fstrings(script))
+    start = prop.flags["start_step"]
+    unit = "epoch" if start is not None and "epoch" in start.dest.lower() else "step"
+    for role, why in REQUIRED.items():
+        if prop.flags[role] is None:
+            looked = ", ".join("--" + n for n in ROLES[role][:6])
+            prop.messages.append(
+                f"missing capability: {rel_script} has no flag to {why}; looked for {looked}, ... "
+                f"(seed 003 needs it to {'gather' if role == 'checkpoint_output' else 'restart segments'})"
+            )
+    if prop.flags["save_interval"] is None:
+        prop.messages.append(
+            f"no save-interval flag in {rel_script}: gather relies on the script saving on its own "
+            f"(e.g. every {unit}); set flags.gather.misc if it has another way"
+        )
+    used = {f.flag for f in prop.flags.values() if f is not None}
+    common = [(k, v) for k, v in _pairs(words) if k not in used]
+
+    def key(role: str) -> str:
+        f = prop.flags[role]
+        return f.flag if f is not None else f"--TODO-{role.replace('_', '-')}"
+
+    if derived is not None:
+        d_unit, metrics, save_re, step_re = derived
+        prop.messages.append(
+            f"log_parsing derived from the f-strings of {rel_script}; check them against a log"
+        )
+    else:
+        d_unit, metrics, save_re, step_re = unit, {}, None, ""
+    if not step_re:
+        step_re = r"(?i)(?:step|iter)\s*[:\[]?\s*(\d+)" if unit == "step" else r"(?i)epoch\s*[:\[]?\s*(\d+)"
+        prop.messages.append("no step log line found in the script: log_parsing.step_num is a guess")
+    if not metrics:
+        metrics = {"loss": r"(?i)loss\s*[:=]\s*" + _NUMBER}
+    if save_re is None:
+        save_re = r"(?i)sav(?:e|ed|ing)\b.*?(\S+\.pd\w+)"
+        prop.messages.append("no checkpoint-save log line found: log_parsing.model_save is a guess")
+    name = re.sub(r"\W+", "_", repo.name).strip("_") or "model"
+    out = [
+        f"# Proposed by `tipc converge init` from {cfg_path.relative_to(repo).as_posix()} and {rel_script}.",
+        f"# The step counter is the {d_unit}. Check log_parsing against a training log and tune the margins.",
+    ]
+    for msg in prop.messages:
+        out.append(f"# NOTE: {msg}")
+    out += [
+        f"{name}:",
+        f"    directory: {_q(str(repo))}",
+        "    executable:",
+        f"        - {_q(python)}",
+        f"        - {_q(rel_script)}",
+        '    log_output: "stdout"',
+        "    log_parsing:",
+        "        step_num:",
+        f"            regex: {_q(step_re)}",
+        "        model_save:",
+        f"            regex: {_q(save_re)}",
+    ]
+    for metric, regex in metrics.items():
+        out += [f"        {metric}:", f"            regex: {_q(regex)}"]
+    out.append("    metrics:")
+    for metric in metrics:
+        better_high = metric.startswith(_HIGHER_IS_BETTER)
+        out += [
+            f"        {metric}:",
+            "            margin: 0.05",
+            f"            comparison: {_q('>=' if better_high else '<=')}",
+        ]
+    out += ["    recording:", "        steps_to_record_after_save: 3", "    flags:", "        common:"]
+    for i, (k, v) in enumerate(common):
+        out += _flag_yaml(f"arg_{i}_{re.sub(r'[^a-z0-9]+', '_', k.lstrip('-').lower())}", k, v, 12)
+    if not common:
+        out[-1] = "        common: {}"
+    out += [
+        "        gather:",
+        *_flag_yaml("checkpoint_output", key("checkpoint_output"), None, 12, script=True),
+        "            misc:",
+    ]
+    out += _flag_yaml("save_interval", key("save_interval"), "5", 16) if prop.flags["save_interval"] else []
+    out += _flag_yaml("run_for", key("run_for"), "20", 16)
+    out += [
+        "        run:",
+        *_flag_yaml("checkpoint_input", key("checkpoint_input"), None, 12, script=True),
+        *_flag_yaml("start_step", key("start_step"), None, 12, script=True),
+        *_flag_yaml("run_for", key("run_for"), None, 12, script=True),
+    ]
+    prop.yaml_text = "\n".join(out) + "\n"
+    return prop

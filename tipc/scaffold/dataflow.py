@@ -1,0 +1,206 @@
+"""Where a script writes or reads its weights, read statically: `paddle.save` / `paddle.load` targets.
+
+A target built from an argument says which flag carries the weights and in which form:
+- "file": the argument is the weights file itself (`paddle.load(args.pretrained)`);
+- "dir": the argument is a folder the script joins a file name onto
+  (`os.path.join(args.output_dir, "latest.pdparams")`, `"%s/%s/final.pdparams" % (args.model_dir, kind)`).
+Arguments are matched by the flags' `dest` names, as attributes (`args.x`, `opt.x`) or as plain names (a
+helper's parameter named after the flag, `run_training(model_dir=args.model_dir)`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+_WEIGHT_SUFFIX = ".pdparams"
+_STABLE_ORDER = ("final", "latest", "last", "model", "best")
+
+
+@dataclass(frozen=True)
+class WeightRef:
+    dest: str  # the argparse dest the path is built from
+    style: str  # "file" | "dir"
+    name: str | None  # the constant file name joined on (dir style), e.g. "latest.pdparams"
+    line: int
+    direct: bool  # True: the argument of a paddle.save/paddle.load call; False: a path expression elsewhere
+
+    def where(self, path: str) -> str:
+        return f"{path}:{self.line}"
+
+
+def _strings(node: ast.AST) -> list[str]:
+    return [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _refs(node: ast.AST, dests: set[str]) -> list[str]:
+    """Flag dests named in `node`, in source order: `args.x` attributes first, else plain names."""
+    attrs = [n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and n.attr in dests]
+    if attrs:
+        return attrs
+    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in dests]
+
+
+def _file_name(node: ast.AST) -> str | None:
+    """The stable `.pdparams` file name a path expression ends in, if any."""
+    for text in _strings(node):
+        tail = text.rsplit("/", 1)[-1]
+        if tail.endswith(_WEIGHT_SUFFIX) and not tail.startswith(".") and not re.search(r"[{}%]", tail):
+            return tail
+    return None
+
+
+def _weights_piece(node: ast.AST) -> bool:
+    """True when a string piece of the expression names a `.pdparams` file (also `f"{name}.pdparams"`)."""
+    return any(_WEIGHT_SUFFIX in text for text in _strings(node))
+
+
+def _unwrap(node: ast.expr) -> ast.expr:
+    """`str(x)`, `Path(x)` -> x: conversions that keep the path."""
+    while isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if name not in ("str", "Path", "abspath", "expanduser", "realpath"):
+            break
+        node = node.args[0]
+    return node
+
+
+def _assignments(tree: ast.AST) -> dict[str, ast.expr]:
+    """name -> the last expression assigned to it anywhere in the file (one level of indirection)."""
+    out: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out[node.targets[0].id] = node.value
+    return out
+
+
+def _classify(
+    target: ast.expr, dests: set[str], assigned: dict[str, ast.expr]
+) -> tuple[str, str, str | None]:
+    """(dest, style, file name) of one path expression, or ('', '', None) when no flag is behind it."""
+    target = _unwrap(target)
+    if isinstance(target, ast.Name) and target.id not in dests and target.id in assigned:
+        target = _unwrap(assigned[target.id])
+    refs = _refs(target, dests)
+    if not refs:
+        return "", "", None
+    direct = isinstance(target, (ast.Attribute, ast.Name))
+    if direct:
+        return refs[0], "file", None
+    if not (_weights_piece(target) or _joins_onto(target, refs[0])):
+        return "", "", None  # a path built for something else (a log, a folder of images)
+    return refs[0], "dir", _file_name(target)
+
+
+def _joins_onto(node: ast.expr, dest: str) -> bool:
+    """`os.path.join(args.<dest>, ...)`: a file name (maybe another flag) joined onto the folder flag."""
+    if not (isinstance(node, ast.Call) and len(node.args) > 1 and ast.unparse(node.func).endswith("join")):
+        return False
+    first = _unwrap(node.args[0])
+    return (isinstance(first, ast.Attribute) and first.attr == dest) or (
+        isinstance(first, ast.Name) and first.id == dest
+    )
+
+
+def model_dir_refs(script: Path, dests: set[str]) -> list[WeightRef]:
+    """Flags an inference script joins the exported model's file names onto (`inference.pdmodel`)."""
+    tree = _parse(script)
+    if tree is None:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Call, ast.BinOp, ast.JoinedStr)):
+            continue
+        if any(t.endswith(_MODEL_SUFFIXES) for t in _strings(node)):
+            refs = _refs(node, dests)
+            if refs and (_joins_onto(node, refs[0]) or not isinstance(node, ast.Call)):
+                out.append(WeightRef(refs[0], "dir", None, getattr(node, "lineno", 0), True))
+    return out
+
+
+_MODEL_SUFFIXES = (".pdmodel", ".pdiparams")
+
+
+def _calls(tree: ast.AST, verb: str) -> list[ast.Call]:
+    """`paddle.save(...)` / `paddle.load(...)` (also `paddle.framework.save`, `fluid.io.save`)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == verb:
+            base = ast.unparse(node.func.value)
+            if "paddle" in base or "fluid" in base:
+                found.append(node)
+    return found
+
+
+def _parse(script: Path) -> ast.Module | None:
+    try:
+        return ast.parse(script.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def weight_refs(script: Path, dests: set[str], verb: str) -> list[WeightRef]:
+    """Weights paths `verb` ("save" or "load") is given in `script`, built from one of `dests`.
+
+    Direct call arguments come first; for "load" the path expressions holding a `.pdparams` name and a flag
+    (`name = "%s/final.pdparams" % args.model_dir`, later loaded through a helper) follow.
+    """
+    tree = _parse(script)
+    if tree is None:
+        return []
+    assigned = _assignments(tree)
+    out: list[WeightRef] = []
+    slot = 1 if verb == "save" else 0
+    for call in _calls(tree, verb):
+        if len(call.args) <= slot:
+            continue
+        dest, style, name = _classify(call.args[slot], dests, assigned)
+        if dest and not (verb == "load" and "resume" in dest):  # resuming training is not evaluating
+            out.append(WeightRef(dest, style, name, call.lineno, True))
+    if verb == "load" and not out:
+        saving = {id(n) for call in _calls(tree, "save") for n in ast.walk(call)}
+        for node in ast.walk(tree):
+            if id(node) in saving:
+                continue  # where the script writes weights is not where it reads them
+            if isinstance(node, (ast.BinOp, ast.JoinedStr, ast.Call)) and _weights_piece(node):
+                dest, style, name = _classify(node, dests, assigned)
+                if dest and style == "dir" and "resume" not in dest:
+                    out.append(WeightRef(dest, style, name, getattr(node, "lineno", 0), False))
+    return _ranked(out)
+
+
+def _ranked(refs: list[WeightRef]) -> list[WeightRef]:
+    """Stable names first (final/latest/...), per-epoch and nameless ones last; duplicates dropped."""
+
+    def rank(ref: WeightRef) -> tuple[int, int]:
+        if ref.name is None:
+            return (len(_STABLE_ORDER) + (0 if ref.style == "file" else 1), ref.line)
+        hit = next((i for i, word in enumerate(_STABLE_ORDER) if word in ref.name), len(_STABLE_ORDER))
+        return (hit, ref.line)
+
+    unique = {(r.dest, r.style, r.name): r for r in sorted(refs, key=rank, reverse=True)}
+    return sorted(unique.values(), key=rank)
+
+
+def literal_paths_under(script: Path, folder: str) -> list[int]:
+    """Lines of `script` holding a string literal path inside `folder` (`"logs/%s/params.crf"`).
+
+    A later stage that reads or writes such a path relies on train writing into `folder` itself,
+    whatever flags it is given.
+    """
+    tree = _parse(script)
+    if tree is None or not folder or folder in (".", "/"):
+        return []
+    prefix = folder.strip("/").removeprefix("./") + "/"
+    return sorted(
+        {
+            n.lineno
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant)
+            and isinstance(n.value, str)
+            and n.value.removeprefix("./").startswith(prefix)
+        }
+    )
