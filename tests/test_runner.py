@@ -9,6 +9,7 @@ import signal
 import socket
 import sys
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -770,6 +771,28 @@ def test_a_probe_still_running_is_stopped_on_cancel(tmp_path: Path) -> None:
     assert pid is not None
     facts.cancel()
     assert facts.wait(30) and facts.paddle_version is None and gone(pid)
+
+
+def test_the_environment_probe_is_stopped_on_cancel(tmp_path: Path) -> None:
+    # Answers the version query at once; the environment probe (a script path, no -c) hangs.
+    python = _fake_python(tmp_path / "bin", 'if [ "$1" = "-c" ]; then echo 3.3.1; exit 0; fi\nexec sleep 60')
+    facts = _Facts(str(python), tmp_path, probe_versions=True).start()
+    deadline = time.monotonic() + 30
+    def probing_environment() -> bool:  # the running probe is the hanging one (not git, not the version)
+        pid = facts._running
+        try:
+            return pid is not None and b"sleep" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+
+    while not probing_environment() and time.monotonic() < deadline:
+        assert not facts.wait(0.01), "the probes ended before the environment probe could be cancelled"
+    pid = facts._running
+    assert facts.paddle_version == "3.3.1" and pid is not None
+    started = time.monotonic()
+    facts.cancel()
+    assert facts.wait(10) and gone(pid)
+    assert time.monotonic() - started < 5 and facts.environment is not None  # says it could not run
 
 
 def test_paddle_version_from_installed_folders(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ interpreter (the CLI never imports paddle), and shown as a short header in every
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -154,11 +154,18 @@ def parse_probe_output(python: str, output: str) -> EnvInfo:
 
 
 def collect(
-    python: str, *, cwd: Path, env: Mapping[str, str] | None = None, timeout_s: float = 120
+    python: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = 120,
+    on_start: Callable[[int], None] | None = None,
 ) -> EnvInfo:
     """Run the probe under `python` (in `cwd`, with the chain's `env`) and read what it found. Never raises
     for a broken interpreter: the EnvInfo says what went wrong instead."""
-    code, output = proc.capture([python, str(PROBE)], cwd=cwd, env=env, timeout_s=timeout_s)
+    code, output = proc.capture(
+        [python, str(PROBE)], cwd=cwd, env=env, timeout_s=timeout_s, on_start=on_start
+    )  # on_start: the caller can stop the probe (a run interrupted while it runs)
     info = parse_probe_output(python, output)
     if info.error and code is None:
         return EnvInfo(

@@ -378,7 +378,10 @@ class _Facts:
         with contextlib.suppress(Exception):
             from tipc.envinfo import collect
 
-            self.environment = collect(self.python, cwd=self.repo, env=self.env).to_json()
+            self.environment = collect(
+                self.python, cwd=self.repo, env=self.env, on_start=self._started
+            ).to_json()
+        self._ended()
 
     def _started(self, pid: int) -> None:
         with self._lock:
@@ -539,7 +542,7 @@ class _Execution:
     # ---- environment
 
     def _env(self, step: Step) -> tuple[dict[str, str], tuple[tuple[str, str | None], ...]]:
-        base = dict(os.environ)
+        base = proc.base_env()
         extra = {k: v for k, v in self.options.extra_env if k not in base and k not in step.unset_env}
         wanted = {**extra, **self._forced_env(), **step.env_dict}
         # Every step's Python processes record the files they read and write (tipc.lineage); the recorder
@@ -668,9 +671,7 @@ class _Execution:
         if status not in _DIAGNOSED:
             return ()
         found = _causes(log, argv, exit_code, cwd)
-        prepare = next(
-            (self.record.result(s.id) for s in self.plan.steps if s.stage is Stage.PREPARE), None
-        )
+        prepare = next((self.record.result(s.id) for s in self.plan.steps if s.stage is Stage.PREPARE), None)
         if prepare is not None and prepare.status is Status.FAILED:
             found += (
                 Cause(
@@ -798,6 +799,19 @@ class _Execution:
             return replace(
                 base, reason=f"ready_url {step.ready_url!r}: expected http://, https:// or tcp://host:port"
             )
+        from tipc.sandbox import ports
+
+        port = ports.local_port(step.ready_url) if step.ready_url else None
+        holder = ports.taken_by(port) if port is not None and ports.readable() else None
+        if port is not None and holder is not None:
+            # Whatever answers there is not this run's server, which cannot bind the port: never a pass.
+            return replace(
+                base,
+                started=time.time(),
+                ended=time.time(),
+                reason=f"port {port} was already in use before the server started (held by {holder}); "
+                "the server cannot bind it and what answers there is not the repo's server",
+            )
         started = time.time()
         try:
             handle = proc.Background(argv, cwd=cwd, env=env, log_path=log)
@@ -841,6 +855,20 @@ class _Execution:
                 handle.stop()
                 stop_monitor()
             raise
+        foreign = None
+        if ready and handle.poll() is None and port is not None:
+            foreign = ports.held_by_others(port, handle.tree())
+        if foreign is not None:
+            with proc.shielded():
+                stopped = handle.stop()
+            return replace(
+                base,
+                ended=time.time(),
+                exit_code=stopped,
+                resources=stop_monitor(),
+                reason=f"something answered at {url}, but the port is not held by the server tipc started "
+                f"(held by {foreign}); the server is not ready",
+            )
         if ready and handle.poll() is None:
             waited = time.monotonic() - t0
             result = replace(
@@ -956,7 +984,7 @@ class _Execution:
             notes=tuple(self.notes),
         )
         self.writer.write(self.record)
-        facts_env = {**os.environ, **dict(options.extra_env), **dict(options.forced_env)}
+        facts_env = {**proc.base_env(), **dict(options.extra_env), **dict(options.forced_env)}
         self.facts = _Facts(run_python, self.repo, options.probe_versions, facts_env).start()
         self.observer.plan_started(plan)
         current: tuple[int, Step] | None = None

@@ -73,7 +73,7 @@ def test_unknown_backend_is_a_usage_error(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------------ integration
 
-HOSTILE = '''
+HOSTILE = """
 import os, socket, sys
 from pathlib import Path
 here = Path(__file__).resolve().parent
@@ -96,7 +96,7 @@ except OSError as exc:
     report.append(f"REFUSED-SECRET {exc}")
 (here / "stray_from_train.txt").write_text("written in the repo's tree")
 print("\\n".join(report), flush=True)
-'''
+"""
 
 
 def _env(home: Path, outside: Path, port: int) -> dict[str, str]:
@@ -198,11 +198,12 @@ def test_copy_backend_runs_the_chain_on_a_copy(hostile_demo: Path, tmp_path: Pat
 @pytest.mark.integration
 @needs_root
 def test_sigterm_stops_the_run_with_143_and_leaves_no_process(hostile_demo: Path, tmp_path: Path) -> None:
+    token = f"tipc-test-{os.getpid()}-{time.monotonic_ns()}"
     train = hostile_demo / "train.py"
     train.write_text("import time, os\nprint('started', os.getpid(), flush=True)\ntime.sleep(300)\n")
     proc = subprocess.Popen(
         [sys.executable, "-m", "tipc", "run", str(hostile_demo), "--no-color", "--no-prepare"],
-        env=_env(tmp_path, tmp_path, 9),
+        env={**_env(tmp_path, tmp_path, 9), "TIPC_TEST_TOKEN": token},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -215,14 +216,30 @@ def test_sigterm_stops_the_run_with_143_and_leaves_no_process(hostile_demo: Path
         logs = [p for p in found if "started" in p.read_text()]
         time.sleep(0.2)
     assert logs, "the training step never started"
-    pid = int(logs[0].read_text().split()[1])
+    assert _alive_with(token), "the step's process must be found by its token"
     proc.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 143, out
     time.sleep(0.5)
-    assert not Path(f"/proc/{pid}").exists(), "the step's process must be stopped"
+    # (the pid the step printed is its pid in the run's own PID namespace, so it is found by a token)
+    assert _alive_with(token) == [], "the step's process must be stopped"
     record = json.loads(next((hostile_demo / OUTPUT / "tipc").rglob("tipc_run.json")).read_text())
     assert any(r["status"] == "interrupted" for r in record["results"])
+
+
+def _alive_with(token: str) -> list[int]:
+    """Processes (but the zombies) whose environment holds `token`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            zombie = " Z " in (entry / "stat").read_text()
+            if token.encode() in (entry / "environ").read_bytes() and not zombie:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
 
 
 def _cgroups_writable() -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -159,3 +160,66 @@ def test_a_server_killed_mid_run_fails_the_chain_and_tipc_check_reports_it(
     record = load_record(repo / OUT / "tipc_run.json")
     assert record.result("serving/server/default").status.value == "failed"
     no_server_left(repo)
+
+
+# ---------------------------------------------------------------- a port the run's server does not hold
+
+
+def _serving_argv(repo: Path, python: str) -> list[str]:
+    from tests.serve.fake_serving import CONFIG as FAKE_CONFIG
+
+    return ["run", str(repo), "--config", FAKE_CONFIG, "--mode", "serving_infer", "--python", python]
+
+
+def test_a_foreign_server_on_the_serving_port_fails_the_server_step_and_the_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.demo_port import free_port
+    from tests.serve.fake_serving import fake_serving_repo, foreign_server, stdlib_python
+
+    python = stdlib_python(tmp_path / "bin")
+    port = free_port()
+    repo = fake_serving_repo(tmp_path / "repo", port)
+    out = "test_tipc/output/m/serving_infer"
+    # The control: the repo's own server on a free port passes, so the failure below is the port's doing.
+    code = main([*_serving_argv(repo, python), "--no-sandbox", "--no-color"])
+    assert code == 0, capsys.readouterr().err[-2000:]
+    assert load_record(repo / out / "tipc_run.json").result("serving/server/default").status.value == "passed"
+    with foreign_server(port):
+        code = main([*_serving_argv(repo, python), "--no-sandbox", "--no-color"])
+        record = load_record(repo / out / "tipc_run.json")
+        server = record.result("serving/server/default")
+        assert code == 1, capsys.readouterr().err[-2000:]
+        assert server.status.value == "failed", server
+        assert f"port {port} was already in use before the server started" in server.reason, server.reason
+        assert record.result("serving/client/default/pipeline_http_client.py").status.value == "blocked"
+
+        capsys.readouterr()
+        report_dir = tmp_path / "report"
+        argv = ["check", str(repo), "--ruleset", str(serving_rules(tmp_path)), "--python", python]
+        code = main([*argv, "--no-sandbox", "--report-dir", str(report_dir), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == report["exit_code"] == 1 and report["overall"] != "PASS", report["overall"]
+    steps_pass = {r["id"]: r for r in report["rules"]}["competition.serving.steps_pass"]
+    assert steps_pass["verdict"] == "FAIL", steps_pass
+    assert "already in use" in json.dumps(steps_pass["evidence"]), steps_pass
+    no_server_left(repo)
+
+
+def test_a_port_held_outside_the_servers_tree_is_named_and_its_own_is_accepted() -> None:
+    import socket
+
+    from tipc.sandbox import ports
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        assert ports.held_by_others(port, {os.getpid()}) is None  # held by the tree: ready
+        assert f"pid {os.getpid()}" in (ports.held_by_others(port, {1 << 30}) or "")
+        assert f"pid {os.getpid()}" in (ports.taken_by(port) or "")
+    assert ports.taken_by(port) is None
+    assert ports.held_by_others(port, {os.getpid()}) == "nothing listens on it now"
+    assert ports.local_port("tcp://127.0.0.1:8080") == 8080
+    assert ports.local_port("http://localhost/v2/health") == 80
+    assert ports.local_port("http://example.com:8080/") is None

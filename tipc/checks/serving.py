@@ -20,12 +20,12 @@ The model is looked for in the train chain's record first (`ctx.record`), then i
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tipc import proc
 from tipc.checks._common import run_python, settings_of, work_dir_for
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 
@@ -252,7 +252,7 @@ def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return CheckOutcome(Verdict.SKIP, f"serving not checked: {how}", (Evidence(how),))
     out = work_dir_for(ctx, "serving_check").absolute()  # children run elsewhere: absolute paths
     out.mkdir(parents=True, exist_ok=True)
-    env = tipc_pythonpath(dict(os.environ))
+    env = tipc_pythonpath(proc.base_env())
     # Arguments (validated above) over the repo's agreement tolerances.
     tolerances = {
         key: float(args.get(key, getattr(settings.agreement.tolerances, key)))

@@ -10,11 +10,11 @@ import contextlib
 import os
 import re
 import signal
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tipc.errors import UserError
 
@@ -268,13 +268,14 @@ def enter(
     *,
     fresh: bool,
     writable: tuple[Path, ...] = (),
+    wait: bool = False,
 ) -> Session:
     """Enter the sandbox of `plan`'s run: key (model, config stem, mode); `binds` maps a role (logs, serving,
     report) to the repo-relative folder that must outlive the run."""
     from tipc import sandbox
 
     key = sandbox.run_key(plan.model_name, plan.config_path, plan.mode)
-    return sandbox.enter(Path(plan.repo), key, binds, options, fresh=fresh, writable=writable)
+    return sandbox.enter(Path(plan.repo), key, binds, options, fresh=fresh, writable=writable, wait=wait)
 
 
 # ---------------------------------------------------------------- signals
@@ -308,3 +309,34 @@ def child_env() -> dict[str, str]:
     from tipc.sandbox import CHILD_ENV
 
     return dict(os.environ, **{CHILD_ENV: "1"})
+
+
+def child_defaults(forced_env: Mapping[str, str]) -> dict[str, str]:
+    """What every process a check starts beside the chain (predict/infer, engine workers) must see, as the
+    chain's steps do: the --paddle-compat switches and the auto_log shim last on PYTHONPATH."""
+    from tipc.compat import pythonpath_with_shim
+
+    return {**forced_env, "PYTHONPATH": pythonpath_with_shim(os.environ.get("PYTHONPATH"))}
+
+
+def plan_to_run(
+    planner: Callable[..., Plan],
+    args: argparse.Namespace,
+    repo: Path,
+    config: Path,
+    overrides: Any,
+    options: SandboxOptions,
+    timeouts: Mapping[str, float],
+) -> tuple[Plan, list[str]]:
+    """The plan `tipc run` and `tipc check` execute, and notes on prepare.sh: the planner's commands (in a
+    sandbox nothing needs redirecting; with --no-sandbox, writes outside the output folder are redirected
+    into it, TIPC910 findings), prepare.sh first, then the --args words (so `--args prepare=...` reaches
+    prepare.sh too) and the --stage-timeout limits."""
+    from tipc.plan import isolate
+
+    the_plan = planner(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
+    if options.backend == "none":
+        the_plan = isolate(the_plan)
+    the_plan, notes = with_prepare(the_plan, args)
+    the_plan = with_stage_args(the_plan, stage_args(args))
+    return with_stage_timeouts(the_plan, timeouts), notes

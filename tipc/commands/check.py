@@ -131,10 +131,10 @@ def _null_observer() -> Any:
 def default_seams() -> Seams:
     """The real collaborators. Imported here, not at module import, so `tipc --help` stays instant."""
     try:
-        from tipc.config.discover import find_configs  # type: ignore  # lands with its branch
-        from tipc.config.lint import lint_paths  # type: ignore  # lands with its branch
+        from tipc.config.discover import find_configs
+        from tipc.config.lint import lint_paths
         from tipc.observe import plan_for_run as plan
-        from tipc.runner import RunOptions, execute, find_record  # type: ignore  # lands with its branch
+        from tipc.runner import RunOptions, execute, find_record
     except ImportError as exc:
         raise InfraError(f"this tipc build lacks a component `tipc check` needs: {exc}") from None
     from tipc.record import load_record
@@ -143,18 +143,18 @@ def default_seams() -> Seams:
     try:
         import tipc.checks as checks_pkg
 
-        checks: Mapping[str, Callable[..., Any]] = checks_pkg.CHECKS  # type: ignore
+        checks: Mapping[str, Callable[..., Any]] = checks_pkg.CHECKS
     except (ImportError, AttributeError):
         checks = {}
         notes.append("the check registry tipc.checks.CHECKS is missing: rules that delegate to it are SKIP")
     try:
-        from tipc.checks.settings import load_settings  # type: ignore  # lands with its branch
+        from tipc.checks.settings import load_settings
     except ImportError:
         load_settings = _raw_settings
 
     def make_observer(no_color: bool) -> Any:
         try:
-            from tipc.progress import PlainObserver, make_observer  # type: ignore  # lands with its branch
+            from tipc.progress import PlainObserver, make_observer
 
             return make_observer(no_color=no_color) if sys.stderr.isatty() else PlainObserver(sys.stderr)
         except ImportError:
@@ -211,9 +211,25 @@ def _check_report_dir(report_dir: Path) -> None:
     """Refuse a report folder that cannot be written before anything runs (a run lost to a typo is costly)."""
     from tipc.commands import unwritable_dir
 
-    problem = unwritable_dir(report_dir)
+    problem = unwritable_dir(report_dir) or _cannot_create(report_dir)
     if problem is not None:
         raise UserError(f"{report_dir}: {problem} (--report-dir)")
+
+
+def _cannot_create(folder: Path) -> str | None:
+    """Why a folder cannot be made at `folder`, found by trying: permission bits say /proc is writable to
+    root, yet nothing can be made there. Leaves nothing behind."""
+    import os
+    import tempfile
+
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir():
+        return None
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".tipc-probe-", dir=existing))
+    except OSError as exc:
+        return f"cannot create anything in {existing} ({exc.strerror or exc})"
+    return None
 
 
 def _check_output_dir(repo: Path, output_dir: str) -> None:
@@ -278,8 +294,9 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     overrides = replace(overrides, python=args.python)
     settings = seams.load_settings(repo)
     findings = list(seams.lint_paths([config], dialect=args.dialect))
-    the_plan, prepare_notes = _plan_to_run(args, repo, config, overrides, seams, sandbox_options)
-    the_plan = _sandboxed.with_stage_timeouts(the_plan, stage_timeouts)
+    the_plan, prepare_notes = _sandboxed.plan_to_run(
+        seams.plan, args, repo, config, overrides, sandbox_options, stage_timeouts
+    )
     report_dir = (
         Path(args.report_dir).resolve() if args.report_dir else default_report_dir(repo, the_plan.model_name)
     )
@@ -311,8 +328,9 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     shipped = _sandboxed.committed_results(the_plan) if sandbox_options.backend != "none" else []
     with _sandboxed.stop_signals():
         try:
+            # One check at a time per run folder (a second one waits): each report agrees with its exit code.
             session = _sandboxed.enter(
-                the_plan, sandbox_options, binds, fresh=not args.reuse_run, writable=outside
+                the_plan, sandbox_options, binds, fresh=not args.reuse_run, writable=outside, wait=True
             )
         except KeyboardInterrupt:
             stderr.write("tipc: interrupted before the chain started\n")
@@ -320,42 +338,32 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         if session.backend == "copy":
             view_config = session.view / config.relative_to(repo)
             repo, config = session.view, view_config
-            the_plan, prepare_notes = _plan_to_run(args, repo, config, overrides, seams, sandbox_options)
-            the_plan = _sandboxed.with_stage_timeouts(the_plan, stage_timeouts)
+            the_plan, prepare_notes = _sandboxed.plan_to_run(
+                seams.plan, args, repo, config, overrides, sandbox_options, stage_timeouts
+            )
             if report_dir.is_relative_to(session.repo) and not args.report_dir:
                 report_dir = default_report_dir(repo, the_plan.model_name)
             serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
         notes.extend((*session.notes, *prepare_notes, *shipped))
-        return _check_in(
-            args,
-            seams,
-            stdout,
-            stderr,
-            rulesets,
-            repo,
-            settings,
-            findings,
-            the_plan,
-            serving_plan,
-            report_dir,
-            notes,
-            forced_env,
-            session,
-        )
-
-
-def _plan_to_run(
-    args: argparse.Namespace, repo: Path, config: Path, overrides: Any, seams: Seams, sandbox_options: Any
-) -> tuple[Plan, list[str]]:
-    """The script's own commands (a sandbox keeps the repo clean; with --no-sandbox writes outside the output
-    folder are redirected into it, TIPC910 findings), prepare.sh first."""
-    from tipc.plan import isolate
-
-    the_plan = seams.plan(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
-    if sandbox_options.backend == "none":
-        the_plan = isolate(the_plan)
-    the_plan = _sandboxed.with_stage_args(the_plan, _sandboxed.stage_args(args))
-    return _sandboxed.with_prepare(the_plan, args)
+        try:
+            return _check_in(
+                args,
+                seams,
+                stdout,
+                stderr,
+                rulesets,
+                repo,
+                settings,
+                findings,
+                the_plan,
+                serving_plan,
+                report_dir,
+                notes,
+                forced_env,
+                session,
+            )
+        finally:
+            sandbox.release()  # at once where this process goes on (a library caller)
 
 
 def _check_in(
@@ -375,6 +383,44 @@ def _check_in(
     session: Any,
 ) -> int:
     """The check proper, in the sandbox: run (or reuse) the chain and the serving chain, evaluate, report."""
+    from tipc import proc
+
+    args.forced_env = forced_env
+    # --paddle-compat holds for everything the check starts too (the predict/infer and engine workers).
+    with proc.child_env(_sandboxed.child_defaults(forced_env)):
+        return _checked(
+            args,
+            seams,
+            stdout,
+            stderr,
+            rulesets,
+            repo,
+            settings,
+            findings,
+            the_plan,
+            serving_plan,
+            report_dir,
+            notes,
+            session,
+        )
+
+
+def _checked(
+    args: argparse.Namespace,
+    seams: Seams,
+    stdout: IO[str],
+    stderr: IO[str],
+    rulesets: list[Ruleset],
+    repo: Path,
+    settings: Any,
+    findings: list[Finding],
+    the_plan: Plan,
+    serving_plan: Plan | None,
+    report_dir: Path,
+    notes: list[str],
+    session: Any,
+) -> int:
+    from tipc import proc
     from tipc.checks.base import CheckContext
     from tipc.checks.serving import full_load
     from tipc.console import use_color
@@ -382,21 +428,6 @@ def _check_in(
     from tipc.report import build_report, render, write_reports
     from tipc.rules.evaluate import evaluate
     from tipc.steps import Status
-
-    args.forced_env = forced_env
-    # --paddle-compat holds for everything the check starts too (the predict/infer and engine workers); set
-    # in tipc's own process only, never in a library caller's.
-    import os
-
-    from tipc import cli
-    from tipc.sandbox import CHILD_ENV
-
-    if cli.IS_CONSOLE or os.environ.get(CHILD_ENV) == "1":
-        from tipc.compat import pythonpath_with_shim
-
-        os.environ.update(forced_env)
-        # the repo's scripts run by checks (infer.py, predict.py) import auto_log as the chain's steps do
-        os.environ["PYTHONPATH"] = pythonpath_with_shim(os.environ.get("PYTHONPATH"))
 
     record = None
     record_path: str | None = None
@@ -414,11 +445,22 @@ def _check_in(
         record = _execute(args, the_plan, seams, "the runner failed")
 
     records: dict[str, Any] = {}
-    if serving_plan is not None:
+    stopped = any(r.status is Status.INTERRUPTED for r in record.results)
+    if serving_plan is not None and stopped:
+        notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
+    elif serving_plan is not None:
         records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
     ctx = CheckContext(repo=repo, record=record, settings=settings, records=records)
     checks = full_load(seams.checks) if getattr(args, "load", False) else seams.checks
-    results = evaluate(rulesets, ctx, checks=announced_checks(checks, seams.make_observer(args.no_color)))
+    observer = seams.make_observer(args.no_color)
+    if stopped or any(r.status is Status.INTERRUPTED for rec in records.values() for r in rec.results):
+        # After an interrupt nothing new starts: checks that would start a process (predict/infer, a server)
+        # are SKIP; those that only read the record and the logs still judge what ran.
+        checks = {name: _not_after_interrupt(fn) for name, fn in checks.items()}
+        with proc.refusing("the run was interrupted, and nothing new is started after an interrupt"):
+            results = evaluate(rulesets, ctx, checks=announced_checks(checks, observer))
+    else:
+        results = evaluate(rulesets, ctx, checks=announced_checks(checks, observer))
     if getattr(args, "baseline", None) is not None:
         from tipc.baseline import hooks
 
@@ -464,6 +506,20 @@ def _check_in(
         if hooks.wanted(args):
             hooks.after(args, repo, record, report.exit_code, stderr)
     return report.exit_code
+
+
+def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
+    from tipc import proc
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return check(*args, **kwargs)
+        except proc.Refused as exc:
+            from tipc.checks.base import CheckOutcome, Verdict
+
+            return CheckOutcome(Verdict.SKIP, f"not checked: {exc}")
+
+    return checked
 
 
 def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str) -> Any:

@@ -78,6 +78,7 @@ def _show_findings(the_plan: Any, stream: TextIO) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tipc.observe import plan_for_run
     from tipc.steps import Overrides, Stage
 
     if args.mode not in (*MODES, "serving_infer"):
@@ -97,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
     forced_env = _sandboxed.compat_env(args)
     repo, config = resolve_target(args.repo, args.config)
     overrides = Overrides(device=args.device, sets=parse_sets(args.sets), python=args.python)
-    the_plan, prepare_notes = _plan_to_run(args, repo, config, overrides, sandbox_options, stage_timeouts)
+    the_plan, prepare_notes = _sandboxed.plan_to_run(
+        plan_for_run, args, repo, config, overrides, sandbox_options, stage_timeouts
+    )
     if args.dry_run:
         if args.format == "json":
             print(json.dumps(the_plan.to_json(), indent=2))
@@ -136,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             session = _sandboxed.enter(the_plan, sandbox_options, {"logs": the_plan.output_dir}, fresh=fresh)
             if session.backend == "copy":
-                the_plan, prepare_notes = _plan_to_run(
+                the_plan, prepare_notes = _sandboxed.plan_to_run(
+                    plan_for_run,
                     args,
                     session.view,
                     _in_view(config, repo, session.view),
@@ -187,25 +191,3 @@ def run(args: argparse.Namespace) -> int:
 def _in_view(path: Path, repo: Path, view: Path) -> Path:
     """`path` (inside `repo`) at the same place inside the copy `view`."""
     return view / path.resolve().relative_to(repo.resolve())
-
-
-def _plan_to_run(
-    args: argparse.Namespace,
-    repo: Path,
-    config: Path,
-    overrides: Any,
-    sandbox_options: Any,
-    stage_timeouts: dict[str, float],
-) -> tuple[Any, list[str]]:
-    """The plan `tipc run` executes: the script's own commands (in a sandbox nothing needs redirecting; with
-    --no-sandbox, writes outside the output folder are redirected into it), prepare.sh first."""
-    from tipc.observe import plan_for_run
-    from tipc.plan import isolate
-
-    # The repo's own script, observed where it is an edited copy; the dialect profile where it is known.
-    the_plan = plan_for_run(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
-    if sandbox_options.backend == "none":
-        the_plan = isolate(the_plan)
-    the_plan, notes = _sandboxed.with_prepare(the_plan, args)
-    the_plan = _sandboxed.with_stage_args(the_plan, _sandboxed.stage_args(args))
-    return _sandboxed.with_stage_timeouts(the_plan, stage_timeouts), notes

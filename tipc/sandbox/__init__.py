@@ -17,6 +17,7 @@ fallback: a plain copy of the working tree, announced with its cost), `none` (`-
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -205,6 +206,7 @@ def enter(
     *,
     fresh: bool,
     writable: Sequence[Path] = (),
+    wait: bool = False,
 ) -> Session:
     """Put this process into the sandbox of the run `key` (model, config stem, mode).
 
@@ -212,15 +214,23 @@ def enter(
     chain's output folders, the report folder): the real folder `<run folder>/<role>` is bound over that path
     in the view. With `fresh`,
     the run folder's layers are emptied first (a new run); without it they are reused (`--resume`,
-    `check --reuse-run`). Call it before any thread is started.
+    `check --reuse-run`). With `wait`, a run folder another tipc is using is waited for (`tipc check`:
+    one check at a time per run folder, its reports included), else refused. Call it before any thread is
+    started.
     """
     global _current
     if options.backend not in BACKENDS:
         raise UserError(f"--sandbox {options.backend!r}: expected one of {', '.join(BACKENDS)}")
     repo = repo.resolve()
     if options.backend == "none":
+        if wait:  # in place too, one check at a time: the records it reuses are not rewritten under it
+            _hold(run_folder(repo, key), wait=True, in_place=True)
         _current = Session("none", repo, repo, None, network=True)
         _current.notes.append("no sandbox (--no-sandbox): the chain runs in place and may write anywhere")
+        from tipc import cli
+
+        if cli.IS_CONSOLE or os.environ.get(CHILD_ENV) == "1":  # never a library caller's process
+            _contain(_current, pid_namespace=False)
         return _current
     if must_reexec(options):
         # Namespaces are for tipc's own process only: entering them from a library caller (a test runner,
@@ -230,7 +240,7 @@ def enter(
         raise InfraError("tipc.sandbox.enter called outside tipc's own process; run the command as a child")
     folder = run_folder(repo, key)
     started = time.perf_counter()
-    _hold(folder)
+    _hold(folder, wait=wait)
     problem = None
     if options.backend in ("auto", "overlay"):
         problem = _overlay_problem(repo)
@@ -247,6 +257,7 @@ def enter(
         if options.backend == "overlay":
             raise UserError(f"--sandbox overlay: {problem}")
     session = _enter_copy(repo, folder, options, fresh=fresh)
+    _contain(session, pid_namespace=True)
     _limit(session, options)
     session.setup_s = time.perf_counter() - started
     session.notes.insert(
@@ -261,22 +272,118 @@ def enter(
 _held: list[int] = []  # lock files of the run folders this process uses, held until it ends
 
 
-def _hold(folder: Path) -> None:
+def _hold(folder: Path, *, wait: bool = False, in_place: bool = False) -> None:
     """One tipc at a time per run folder: a second run of the same config and mode would empty the layers
-    the first one is running on. The lock (`<folder>.lock`) dies with the process, however it ends."""
+    the first one is running on, and a second check would read records the first is rewriting. The lock
+    (`<folder>.lock`) dies with the process, however it ends; `release()` lets it go earlier. `in_place`
+    (--no-sandbox, where nothing but the chain may write in the repo): the lock file is in the temp folder."""
     import fcntl
 
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(f"{folder}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    if in_place:
+        import hashlib
+        import tempfile
+
+        digest = hashlib.sha256(str(folder).encode()).hexdigest()[:24]
+        lock = Path(tempfile.gettempdir()) / "tipc-locks" / f"{digest}.lock"
+    else:
+        lock = Path(f"{folder}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        os.close(fd)
-        raise UserError(
-            f"{folder}: another tipc run of this config and mode is using this run folder; "
-            "wait for it or stop it first"
-        ) from None
+        if not wait:
+            os.close(fd)
+            raise UserError(
+                f"{folder}: another tipc run of this config and mode is using this run folder; "
+                "wait for it or stop it first"
+            ) from None
+        sys.stderr.write(f"tipc: waiting for the other tipc using {folder} (same config and mode) to end\n")
+        sys.stderr.flush()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # Ctrl-C, SIGTERM and SIGHUP still stop the wait
+        except BaseException:
+            os.close(fd)
+            raise
     _held.append(fd)
+
+
+def release() -> None:
+    """Let go of the run folders this process holds (a check run in a library caller's process)."""
+    while _held:
+        os.close(_held.pop())
+
+
+_CONTAINED = "processes: the run's own PID namespace; nothing it starts outlives tipc, however tipc ends"
+
+
+def _contain(session: Session, *, pid_namespace: bool) -> None:
+    """Tie every later child to this process (see tipc.proc): a PID namespace of its own where one can be
+    had, else a subreaper that sweeps orphans after each step (but cannot outlive a SIGKILL of tipc)."""
+    from tipc import proc
+    from tipc.sandbox import _syscalls as sc
+
+    if proc.containment() != "none":
+        return
+    if pid_namespace:
+        try:
+            sc.unshare(sc.CLONE_NEWNS)
+            sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
+        except OSError:
+            pass
+        else:
+            if _pid_namespace(probe_first=not _is_initial_user_namespace()):
+                session.notes.append(_CONTAINED)
+                return
+    if proc.become_subreaper():
+        session.notes.append(
+            "processes: orphans of the run's steps are stopped after each step; a SIGKILL of tipc can leave "
+            "the running step's processes behind (no PID namespace here)"
+        )
+
+
+def _is_initial_user_namespace() -> bool:
+    try:
+        return Path("/proc/self/uid_map").read_text().split()[:3] == ["0", "0", "4294967295"]
+    except (OSError, IndexError):
+        return False
+
+
+def _pid_namespace(*, probe_first: bool = False) -> bool:
+    """Carry on as init of a PID namespace of our own (tipc.proc.become_namespace_init), with that
+    namespace's /proc mounted over /proc (in our private mount namespace) so that pids read there are the
+    pids the run's processes have. False, and nothing changed, where the kernel refuses."""
+    from tipc import proc
+    from tipc.sandbox import _syscalls as sc
+
+    try:
+        own = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+
+        def mount_proc() -> None:
+            sc.mount("proc", "/proc", "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
+
+        def trial() -> None:  # in a throw-away child: a PID namespace of its own, /proc mounted in it
+            sc.unshare(sc.CLONE_NEWPID | sc.CLONE_NEWNS)
+            sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
+            if not proc.succeeds_in_child(mount_proc):
+                raise OSError("cannot mount /proc in a new PID namespace")
+
+        if probe_first and not proc.succeeds_in_child(trial):
+            return False
+        try:
+            sc.unshare(sc.CLONE_NEWPID)
+        except OSError:
+            return False
+        if proc.become_namespace_init(mount_proc):
+            return True
+        with contextlib.suppress(OSError):
+            sc.setns(own, sc.CLONE_NEWPID)  # later children are born where we are, as before
+        return False
+    finally:
+        os.close(own)
 
 
 def _limit(session: Session, options: SandboxOptions) -> None:
@@ -338,6 +445,9 @@ def _enter_overlay(
     if not options.network:
         sc.loopback_up()
     sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
+    # Before the paths below name this process's /proc entry. In a user namespace of our own a failed try
+    # cannot be undone (setns back needs rights we gave up), so it is tried in a child first.
+    pid_namespace = _pid_namespace(probe_first=os.geteuid() != 0 or not _is_initial_user_namespace())
     # Opened inside the new namespace (the overlay refuses layers reached through the old one's mounts).
     folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     repo_fd = os.open(repo, os.O_RDONLY | os.O_DIRECTORY)
@@ -377,6 +487,10 @@ def _enter_overlay(
     session = Session(
         "overlay", repo, repo, folder, network=options.network, binds=roles, _state=state, _lower=lower
     )
+    if pid_namespace:
+        session.notes.append(_CONTAINED)
+    else:
+        _contain(session, pid_namespace=False)
     session.notes.append(
         "sandbox: overlay; the repo is the read-only lower layer, writes land in "
         f"{folder.relative_to(repo)}/upper; network: {'allowed (--network)' if options.network else 'none'}"

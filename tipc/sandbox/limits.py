@@ -66,7 +66,8 @@ class Limits:
 
     def apply(self) -> None:
         """Create the groups, set the limits, move this process in. Failures leave the run unlimited."""
-        name = f"tipc-{os.getpid()}"
+        # Unique among concurrent runs: in its own PID namespace every tipc is pid 1.
+        name = f"tipc-{os.getpid()}-{os.urandom(6).hex()}"
         applied = []
         for controller, limit, knob in (
             ("memory", self.memory_bytes, "memory.limit_in_bytes"),

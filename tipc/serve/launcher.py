@@ -94,6 +94,14 @@ def launch(
             time.monotonic() - started,
             f"no ready line in its log after {deadline_s:.0f}s",
         )
+    from tipc.sandbox import ports
+
+    port = ports.local_port(url)
+    foreign = ports.held_by_others(port, background.tree()) if port is not None else None
+    if foreign is not None:  # its ready line names a port another process holds: not this server's
+        return Launched(
+            background, None, log, time.monotonic() - started, f"{url} is not held by this server ({foreign})"
+        )
     remaining = max(1.0, end - time.monotonic())
     ok, why = wait_ready(
         f"{url}/v2/health/ready", deadline_s=remaining, alive=lambda: background.poll() is None
