@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tipc.commands import _sandboxed
-from tipc.commands._target import parse_sets, resolve_target
+from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.errors import UserError
+from tipc.plan import default_mode, select_stages
 from tipc.steps import MODES
 
 HELP = "run a repo's TIPC chain for real: steps, real exit codes, timeouts, logs and a run record"
@@ -34,7 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--config", "-c", help="config file (default: the repo's one train_infer_python config)"
     )
     parser.add_argument(
-        "--mode", "-m", default="lite_train_lite_infer", help="TIPC mode (default: %(default)s)"
+        "--mode",
+        "-m",
+        default=None,
+        help="TIPC mode (default: serving_infer for a serving config, else lite_train_lite_infer)",
     )
     parser.add_argument("--dialect", help="force a dialect profile instead of detecting it")
     parser.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
@@ -81,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from tipc.observe import plan_for_run
     from tipc.steps import Overrides, Stage
 
-    if args.mode not in (*MODES, "serving_infer"):
+    if args.mode is not None and args.mode not in (*MODES, "serving_infer"):
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
     stages = {s.value for s in Stage}
     only = tuple(dict.fromkeys(s.strip() for item in args.only for s in item.split(",") if s.strip()))
@@ -97,11 +101,15 @@ def run(args: argparse.Namespace) -> int:
     stage_timeouts = _sandboxed.stage_timeouts(args)
     forced_env = _sandboxed.compat_env(args)
     repo, config = resolve_target(args.repo, args.config)
+    args.mode = args.mode or default_mode(config)
+    python_choice = choose_python(args.python, config_pythons(config))  # ours (has paddle) over bare python
+    args.python = python_choice.python
     overrides = Overrides(device=args.device, sets=parse_sets(args.sets), python=args.python)
     the_plan, prepare_notes = _sandboxed.plan_to_run(
         plan_for_run, args, repo, config, overrides, sandbox_options, stage_timeouts
     )
     if args.dry_run:
+        the_plan = select_stages(the_plan, only)
         if args.format == "json":
             print(json.dumps(the_plan.to_json(), indent=2))
         else:
@@ -122,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         from tipc import proc
 
         return proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
+    sys.stderr.write(f"tipc: {python_choice.why}\n")
 
     from tipc.commands import unwritable_dir
     from tipc.progress import PlainObserver, make_observer
