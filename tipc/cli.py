@@ -16,7 +16,7 @@ from types import ModuleType
 from tipc import __version__
 from tipc.errors import EXIT_INTERNAL, EXIT_USAGE, TipcError
 
-VERBS: tuple[str, ...] = ("lint", "plan", "run", "check", "init", "serve")
+VERBS: tuple[str, ...] = ("lint", "plan", "run", "check", "init", "serve", "review")
 # This process is tipc's own (console entry point), so it may enter a sandbox's namespaces itself; the words
 # of the current invocation let a library caller's sandboxed command re-run as a child tipc.
 IS_CONSOLE = False
