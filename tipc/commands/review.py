@@ -1,4 +1,4 @@
-"""`tipc review`: check many submissions, each in its own work area and sandbox, in parallel, into one summary.
+"""`tipc review`: check many submissions, each in its own work area and sandbox, in parallel; one summary.
 
 Exit codes: 0 every submission PASSed; 1 one did not (FAIL, TIMEOUT, ERROR, REJECTED); 2 bad input (nothing
 is run); 130 (143, 129) interrupted: what finished is kept, and the same command goes on from there.
@@ -28,34 +28,80 @@ exit codes: 0 every submission passed, 1 one did not, 2 bad input (nothing is ru
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("submissions", nargs="+", metavar="SUBMISSION", help="folder, archive or git repo@ref")
     parser.add_argument(
-        "--jobs", "-j", type=int, metavar="N",
+        "submissions", nargs="+", metavar="SUBMISSION", help="folder, archive or git repo@ref"
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        metavar="N",
         help="checks at once (default: what the cores and free memory allow at --estimate-memory each)",
     )
     parser.add_argument(
-        "--ruleset", action="append", default=[], metavar="NAME|PATH",
-        help="ruleset for every check (repeatable; default: tipc check's default rulesets)",
+        "--ruleset",
+        action="append",
+        default=[],
+        metavar="NAME|PATH",
+        help="ruleset for every check (repeatable; default: tipc-basic, competition, submission-artefacts)",
     )
-    parser.add_argument("--out", "-o", default="tipc-review", metavar="DIR",
-                        help="review folder: work areas, state, summaries (default: %(default)s)")
-    parser.add_argument("--format", choices=("text", "markdown", "csv", "json", "html"), default="text",
-                        help="summary printed on stdout (default: %(default)s)")
-    parser.add_argument("--budget", type=float, default=3600.0, metavar="S",
-                        help="wall-clock budget of each submission's check, in seconds (default: %(default)g)")
-    parser.add_argument("--memory-limit", metavar="SIZE",
-                        help="memory limit of each check, e.g. 4G (default: its share of 85%% of the machine)")
-    parser.add_argument("--estimate-memory", default="2G", metavar="SIZE",
-                        help="memory one check is expected to need, for the default --jobs (default: %(default)s)")
+    parser.add_argument(
+        "--out",
+        "-o",
+        default="tipc-review",
+        metavar="DIR",
+        help="review folder: work areas, state, summaries (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "markdown", "csv", "json", "html"),
+        default="text",
+        help="summary printed on stdout (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=3600.0,
+        metavar="S",
+        help="wall-clock budget of each submission's check, in seconds (default: %(default)g)",
+    )
+    parser.add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        help="memory limit of each check, e.g. 4G (default: its share of 85%% of the machine)",
+    )
+    parser.add_argument(
+        "--estimate-memory",
+        default="2G",
+        metavar="SIZE",
+        help="memory one check is expected to need, for the default --jobs (default: %(default)s)",
+    )
     parser.add_argument("--max-processes", type=int, metavar="N", help="process/thread limit of each check")
-    parser.add_argument("--executor", choices=("local", "ray"), default="local",
-                        help="local process pool (default) or Ray tasks")
-    parser.add_argument("--address", metavar="ADDR",
-                        help="Ray cluster to use (auto, HOST:PORT, ray://HOST:PORT; default: a private local one)")
-    parser.add_argument("--cpus-per-submission", type=float, default=1.0, metavar="N",
-                        help="CPUs each check declares to Ray (default: %(default)g)")
-    parser.add_argument("--gpus-per-submission", type=float, default=0.0, metavar="N",
-                        help="GPUs each check declares to Ray (default: %(default)g)")
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local process pool (default) or Ray tasks",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="Ray cluster to use (auto, HOST:PORT, ray://HOST:PORT; default: a private local one)",
+    )
+    parser.add_argument(
+        "--cpus-per-submission",
+        type=float,
+        default=1.0,
+        metavar="N",
+        help="CPUs each check declares to Ray (default: %(default)g)",
+    )
+    parser.add_argument(
+        "--gpus-per-submission",
+        type=float,
+        default=0.0,
+        metavar="N",
+        help="GPUs each check declares to Ray (default: %(default)g)",
+    )
     parser.add_argument("--force", action="store_true", help="check again submissions reviewed before")
     check = parser.add_argument_group("passed to every tipc check")
     check.add_argument("--mode", "-m", help="TIPC mode to run")
@@ -66,7 +112,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check.add_argument("--step-timeout", type=float, metavar="S")
     check.add_argument("--no-prepare", action="store_true")
     check.add_argument(
-        "--check-arg", action="append", default=[], metavar="ARG",
+        "--check-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
         help="any other `tipc check` argument, as is (repeatable), e.g. --check-arg=--network",
     )
     parser.add_argument("--no-color", action="store_true", help="no colour in the output")

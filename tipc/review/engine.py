@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from tipc import __version__
-from tipc.proc import shielded
 from tipc.errors import UserError
+from tipc.proc import shielded
 from tipc.review.executor import Executor, Job, make_executor
 from tipc.review.sources import Rejected, Source, content_hash, materialise, parse_source
 from tipc.review.store import Store, job_key
@@ -30,13 +30,15 @@ from tipc.review.summary import Row, Summary, rejected_row, row_from_outcome
 DEFAULT_ESTIMATE_BYTES = 2 << 30  # what one check of a small model repo needs (Paddle + ONNX Runtime)
 DEFAULT_BUDGET_S = 3600.0
 DEFAULT_OUT = "tipc-review"
+# tipc check's default rulesets, and seed 001's submission artefacts for every submission
+DEFAULT_RULESETS: tuple[str, ...] = ("tipc-basic", "competition", "submission-artefacts")
 
 
 @dataclass
 class ReviewOptions:
     submissions: list[str]
     out: Path
-    rulesets: list[str] = field(default_factory=list)  # names or paths; empty: check's default
+    rulesets: list[str] = field(default_factory=list)  # names or paths; empty: DEFAULT_RULESETS
     jobs: int | None = None
     budget_s: float = DEFAULT_BUDGET_S
     memory_limit: int | None = None  # per submission; None: a share of the machine
@@ -118,20 +120,32 @@ def check_env() -> dict[str, str]:
     return env
 
 
-def resolve_rulesets(names: Sequence[str]) -> list[str]:
-    """The ruleset names the checks will report (errors in a ruleset file are found here, exit 2)."""
+def resolve_rulesets(names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The ruleset names the checks will report, and a digest of each ruleset file (an edited ruleset makes
+    every submission worth checking again). Errors in a ruleset file are found here (exit 2)."""
+    import hashlib
+
     from tipc.commands.check import load_rulesets
 
-    return [rs.name for rs in load_rulesets(list(names))]
+    loaded = load_rulesets(list(names))
+    digests = []
+    for rs in loaded:
+        try:
+            digests.append(hashlib.sha256(Path(rs.path).read_bytes()).hexdigest()[:16])
+        except OSError:
+            digests.append(rs.name)
+    return [rs.name for rs in loaded], digests
 
 
-def plan(options: ReviewOptions) -> list[Planned]:
+def plan(options: ReviewOptions, ruleset_digests: Sequence[str] = ()) -> list[Planned]:
     sources = [parse_source(text) for text in options.submissions]
     out = options.out.resolve()
     for s in sources:
         if s.kind in ("folder", "git") and (out == s.path or out.is_relative_to(s.path)):
-            raise UserError(f"--out {options.out}: the review folder must not be inside the submission {s.text}")
-    fingerprint = ["rulesets", *options.rulesets, "check-args", *options.check_args]
+            raise UserError(
+                f"--out {options.out}: the review folder must not be inside the submission {s.text}"
+            )
+    fingerprint = ["rulesets", *options.rulesets, *ruleset_digests, "check-args", *options.check_args]
     planned: list[Planned] = []
     used: dict[str, int] = {}
     for s in sources:
@@ -172,8 +186,10 @@ def review(
     """Run the review; (summary, interrupted). KeyboardInterrupt stops the running checks and returns what
     finished (stored, so a second run goes on from there)."""
     t0 = time.monotonic()
-    rulesets = resolve_rulesets(options.rulesets)
-    planned = plan(options)
+    if not options.rulesets:
+        options.rulesets = list(DEFAULT_RULESETS)
+    rulesets, digests = resolve_rulesets(options.rulesets)
+    planned = plan(options, digests)
     out = options.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     store = Store(out)
@@ -186,18 +202,27 @@ def review(
     memory = options.memory_limit or per_check_memory(
         1 if options.executor == "ray" else jobs_n, options.estimate_bytes
     )
-    rows: dict[str, Row] = {}
+    rows: dict[int, Row] = {}  # by position in `planned`
     to_run: list[tuple[Planned, Job]] = []
+    twins: dict[str, list[int]] = {}  # identical submissions (same key) are checked once
     observer.queued([p.name for p in planned])
     env = check_env()
-    for p in planned:
+
+    def record(index: int, row: Row) -> None:
+        rows[index] = row
+        observer.finished(row)
+
+    for index, p in enumerate(planned):
+        if p.key in twins:
+            twins[p.key].append(index)
+            continue
         stored = None if options.force else store.get(p.key)
         if stored is not None:
             row = Row.from_json(stored)
             row.name, row.source, row.cached = p.name, p.source.text, True
-            rows[p.key] = row
-            observer.finished(row)
+            record(index, row)
             continue
+        twins[p.key] = [index]
         area = out / "areas" / f"{_safe(p.name)}-{p.content_hash[:12]}"
         if area.exists():
             shutil.rmtree(area)  # a fresh area for every check: nothing stale from an earlier one
@@ -208,8 +233,7 @@ def review(
             row = rejected_row(p.name, p.source.text, p.content_hash, str(exc))
             row.work_area = str(area)
             store.put(p.key, row.to_json())
-            rows[p.key] = row
-            observer.finished(row)
+            record(index, row)
             continue
         report_dir = area / "report"
         job = Job(
@@ -226,6 +250,13 @@ def review(
             gpus=options.gpus,
         )
         to_run.append((p, job))
+    # a twin of a submission decided above (stored or rejected) takes its row
+    for indices in twins.values():
+        if indices[0] in rows:
+            for other in indices[1:]:
+                twin = Row.from_json(rows[indices[0]].to_json())
+                twin.name, twin.source = planned[other].name, planned[other].source.text
+                record(other, twin)
     cached = sum(1 for r in rows.values() if r.cached)
     if cached:
         observer.notice(
@@ -257,8 +288,10 @@ def review(
                 )
                 if row.verdict != "STOPPED":
                     store.put(p.key, row.to_json())
-                rows[p.key] = row
-                observer.finished(row)
+                for n, index in enumerate(twins[p.key]):
+                    twin = row if n == 0 else Row.from_json(row.to_json())
+                    twin.name, twin.source = planned[index].name, planned[index].source.text
+                    record(index, twin)
         except KeyboardInterrupt:
             interrupted = True
             with shielded():  # a second Ctrl-C must not leave checks half-stopped
@@ -266,7 +299,7 @@ def review(
                 close = getattr(outcomes, "close", None)
                 if close is not None:
                     close()  # the executor waits for its stopped checks and kills what they left
-    ordered = [rows[p.key] for p in planned if p.key in rows]
+    ordered = [rows[i] for i in range(len(planned)) if i in rows]
     if interrupted:
         missing = len(planned) - len([r for r in ordered if r.verdict != "STOPPED"])
         notes.append(f"interrupted: {missing} submission(s) not checked; run the same review again to go on")

@@ -1,4 +1,4 @@
-"""One executor interface, two implementations: a local pool of worker threads, and Ray (tipc.review.ray_exec).
+"""One executor interface, two implementations: a local pool of worker threads, and Ray (review.ray_exec).
 
 A `Job` is one submission's `tipc check`, fully described by plain data (argv, folders, budgets), so it
 crosses to a Ray worker unchanged. `run_job` runs it where it lands: the check in its own process group
@@ -104,7 +104,7 @@ def _kill_leftovers(pid: int, seen: Sequence[Any]) -> int:
         with contextlib.suppress(psutil.Error):
             p.kill()
     if victims:
-        psutil.wait_procs(list(victims.values()), timeout=5)
+        psutil.wait_procs(list(victims.values()), timeout=2)
     return len(victims)
 
 
@@ -182,7 +182,9 @@ class LocalPool:
 
     def _one(self, job: Job, events: Event) -> Outcome:
         if self._stopping.is_set():
-            return Outcome(job.key, None, False, True, 0.0, None, None, error="not started: the review stopped")
+            return Outcome(
+                job.key, None, False, True, 0.0, None, None, error="not started: the review stopped"
+            )
 
         def on_start(pid: int) -> None:
             with self._lock:

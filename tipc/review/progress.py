@@ -63,7 +63,9 @@ class RichReviewObserver:
 
         table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
         for col in ("submission", "state", "time", "peak mem", "first failing rule"):
-            table.add_column(col, overflow="ellipsis", no_wrap=True, max_width=70 if col.startswith("first") else None)
+            table.add_column(
+                col, overflow="ellipsis", no_wrap=True, max_width=70 if col.startswith("first") else None
+            )
         now = time.monotonic()
         with self._lock:
             for name in self.order:
@@ -72,7 +74,9 @@ class RichReviewObserver:
                     colour = "green" if row.verdict == "PASS" else "red"
                     verdict = f"[{colour}]{row.verdict}[/]" + (" (cached)" if row.cached else "")
                     failing = f"{row.first_failure}: {row.cause}" if row.first_failure else ""
-                    table.add_row(name, verdict, human_s(row.wall_s), human_bytes(row.peak_rss_bytes), failing)
+                    table.add_row(
+                        name, verdict, human_s(row.wall_s), human_bytes(row.peak_rss_bytes), failing
+                    )
                 else:
                     elapsed = human_s(now - since) if since is not None else ""
                     table.add_row(name, state, elapsed, "", "")

@@ -76,7 +76,9 @@ class RayExecutor:
                 ray.init(address=self.address, **kwargs)
             else:
                 # a private cluster on loopback, sized for the review
-                ray.init(num_cpus=max(self.slots, os.cpu_count() or 1), _node_ip_address="127.0.0.1", **kwargs)
+                ray.init(
+                    num_cpus=max(self.slots, os.cpu_count() or 1), _node_ip_address="127.0.0.1", **kwargs
+                )
                 self._started_here = True
         except ConnectionError as exc:
             raise UserError(f"--address {self.address}: cannot connect to a Ray cluster: {exc}") from None
@@ -114,8 +116,16 @@ class RayExecutor:
                     try:
                         yield ray.get(ref)
                     except Exception as exc:  # the task died (node lost, cancelled): the job has no verdict
-                        yield Outcome(job.key, None, False, self._stopping.is_set(), 0.0, None, None,
-                                      error=f"the Ray task failed: {type(exc).__name__}: {exc}")
+                        yield Outcome(
+                            job.key,
+                            None,
+                            False,
+                            self._stopping.is_set(),
+                            0.0,
+                            None,
+                            None,
+                            error=f"the Ray task failed: {type(exc).__name__}: {exc}",
+                        )
         finally:
             if by_ref:
                 self.stop()

@@ -77,7 +77,9 @@ def _git(args: list[str], cwd: Path) -> tuple[int | None, str]:
 def parse_source(text: str) -> Source:
     """The submission `text` names; UserError (exit 2) when it names nothing reviewable."""
     if "://" in text or text.startswith("git@"):
-        raise UserError(f"{text}: only local submissions are reviewed (a folder, an archive, or a local git repo@ref)")
+        raise UserError(
+            f"{text}: only local submissions are reviewed (a folder, an archive, or a local git repo@ref)"
+        )
     path = Path(text).expanduser()
     if path.exists():
         resolved = path.resolve()
@@ -85,16 +87,16 @@ def parse_source(text: str) -> Source:
             return Source(text, "folder", resolved)
         if resolved.is_file() and _is_archive(resolved):
             return Source(text, "archive", resolved)
-        raise UserError(
-            f"{text}: not a folder or a supported archive ({', '.join(ARCHIVE_SUFFIXES)})"
-        )
+        raise UserError(f"{text}: not a folder or a supported archive ({', '.join(ARCHIVE_SUFFIXES)})")
     if "@" in text:
         where, ref = text.rsplit("@", 1)
         repo = Path(where).expanduser()
         if repo.is_dir() and ref:
             code, out = _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], repo.resolve())
             if code != 0:
-                raise UserError(f"{text}: {ref!r} is not a commit, branch or tag of the git repository {where}")
+                raise UserError(
+                    f"{text}: {ref!r} is not a commit, branch or tag of the git repository {where}"
+                )
             return Source(text, "git", repo.resolve(), ref=ref, commit=out.strip().splitlines()[-1])
         if not repo.exists():
             raise UserError(f"{text}: no such folder {where}")
@@ -138,7 +140,9 @@ def content_hash(source: Source) -> str:
     else:
         for rel, full in _walk(source.path):
             st = full.lstat()
-            digest.update(f"\0{rel}\0{'L' if stat.S_ISLNK(st.st_mode) else oct(st.st_mode & 0o111)}\0".encode())
+            digest.update(
+                f"\0{rel}\0{'L' if stat.S_ISLNK(st.st_mode) else oct(st.st_mode & 0o111)}\0".encode()
+            )
             if stat.S_ISLNK(st.st_mode):
                 digest.update(os.readlink(full).encode())
             elif stat.S_ISREG(st.st_mode):
@@ -208,7 +212,9 @@ def _copy_limited(src: IO[bytes], dest: Path, name: str, budget: _Budget, mode: 
             if written > budget.max_member:
                 raise Rejected(f"member {name!r} is larger than {budget.max_member} bytes")
             if budget.total > budget.max_total:
-                raise Rejected(f"the unpacked submission is larger than {budget.max_total} bytes (at {name!r})")
+                raise Rejected(
+                    f"the unpacked submission is larger than {budget.max_total} bytes (at {name!r})"
+                )
             out.write(chunk)
 
 
@@ -238,7 +244,9 @@ def _unpack_tar(archive: Path, area: Path, budget: _Budget) -> None:
             elif member.islnk():
                 source = extracted.get(_norm(member.linkname))
                 if source is None:
-                    raise Rejected(f"hard link {member.name!r} -> {member.linkname!r} names no earlier member")
+                    raise Rejected(
+                        f"hard link {member.name!r} -> {member.linkname!r} names no earlier member"
+                    )
                 with open(source, "rb") as fh:
                     _copy_limited(fh, target, member.name, budget, member.mode)
             else:
@@ -263,7 +271,7 @@ def _unpack_zip(archive: Path, area: Path, budget: _Budget) -> None:
                 _check_link(area, target, link, info.filename)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.symlink(link, target)
-            elif mode and not stat.S_ISREG(mode):
+            elif stat.S_IFMT(mode) and not stat.S_ISREG(mode):
                 raise Rejected(f"member {info.filename!r} is a device, fifo or other special file")
             else:
                 with zf.open(info) as fh:
@@ -316,7 +324,9 @@ def materialise(
             return root
         if source.kind == "git":
             tar_path = area / "git-archive.tar"
-            code, out = _git(["archive", "--format=tar", "-o", str(tar_path), str(source.commit)], source.path)
+            code, out = _git(
+                ["archive", "--format=tar", "-o", str(tar_path), str(source.commit)], source.path
+            )
             if code != 0:
                 raise Rejected(f"git archive {source.commit} failed: {out.strip()[-300:]}")
             try:

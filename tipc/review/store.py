@@ -49,7 +49,9 @@ class Store:
             aside = self.path.with_suffix(".json.unreadable")
             with contextlib.suppress(OSError):
                 os.replace(self.path, aside)
-            self.note = f"{self.path}: unreadable review state ({exc}); set aside as {aside.name}, starting afresh"
+            self.note = (
+                f"{self.path}: unreadable review state ({exc}); set aside as {aside.name}, starting afresh"
+            )
             self._rows = {}
 
     def get(self, key: str) -> dict[str, Any] | None:

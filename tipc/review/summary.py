@@ -61,7 +61,9 @@ class Row:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Row:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        known["rulesets"] = [RulesetCounts(str(r["name"]), dict(r["counts"])) for r in data.get("rulesets", [])]
+        known["rulesets"] = [
+            RulesetCounts(str(r["name"]), dict(r["counts"])) for r in data.get("rulesets", [])
+        ]
         return cls(**known)
 
 
@@ -99,8 +101,15 @@ def _tipc_message(lines: Sequence[str]) -> str | None:
 
 
 def row_from_outcome(
-    outcome: Outcome, *, name: str, source: str, content_hash: str, budget_s: float, work_area: str,
-    report_dir: str, log_path: str,
+    outcome: Outcome,
+    *,
+    name: str,
+    source: str,
+    content_hash: str,
+    budget_s: float,
+    work_area: str,
+    report_dir: str,
+    log_path: str,
 ) -> Row:
     report = outcome.report
     row = Row(
@@ -232,8 +241,14 @@ def table_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     for r in summary.rows:
         verdict = r.verdict + (" (cached)" if r.cached else "")
         body.append(
-            [r.name, verdict, *(_ruleset_cell(r, n) for n in names), _failure_text(r), human_s(r.wall_s),
-             human_bytes(r.peak_rss_bytes)]
+            [
+                r.name,
+                verdict,
+                *(_ruleset_cell(r, n) for n in names),
+                _failure_text(r),
+                human_s(r.wall_s),
+                human_bytes(r.peak_rss_bytes),
+            ]
         )
     return header, body
 
@@ -307,8 +322,14 @@ def render_csv(summary: Summary) -> str:
         cells: list[Any] = [r.name, r.source, r.content_hash, r.verdict, str(r.cached).lower()]
         for n in names:
             cells += [by_name.get(n, {}).get(v, 0) if n in by_name else "" for v in COUNTED]
-        cells += [r.first_failure or "", r.cause or "", r.wall_s if r.wall_s is not None else "",
-                  r.peak_rss_bytes or "", "" if r.exit_code is None else r.exit_code, r.report_html or ""]
+        cells += [
+            r.first_failure or "",
+            r.cause or "",
+            r.wall_s if r.wall_s is not None else "",
+            r.peak_rss_bytes or "",
+            "" if r.exit_code is None else r.exit_code,
+            r.report_html or "",
+        ]
         writer.writerow(cells)
     return buf.getvalue()
 

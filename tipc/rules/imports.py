@@ -115,7 +115,9 @@ def missing_imports(root: Path, rel_files: list[str], files: list[str], dirs: li
                             # `from . import x`: a module beside the file, or a name its package defines
                             init = (base / "__init__.py").as_posix().lstrip("./")
                             for alias in node.names:
-                                if init not in file_set and not _resolves(base, [alias.name], file_set, dir_set):
+                                if init not in file_set and not _resolves(
+                                    base, [alias.name], file_set, dir_set
+                                ):
                                     out.append(Missing(rel, line, "." * node.level + alias.name))
                     elif mod and mod[0] in tops and not _resolves(tops[mod[0]], mod, file_set, dir_set):
                         out.append(Missing(rel, line, ".".join(mod)))
