@@ -173,6 +173,7 @@ def test_operator_registry_is_closed_and_documented() -> None:
         "check",
         "agreement_within",
         "script_matches_template",
+        "imports_resolve",
         "all_of",
         "any_of",
     }

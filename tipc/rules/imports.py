@@ -64,14 +64,11 @@ def _local_tops(rel_file: PurePosixPath, files: set[str], dirs: set[str]) -> dic
 
 
 def _resolves(base: PurePosixPath, parts: list[str], files: set[str], dirs: set[str]) -> bool:
-    """`parts` (a dotted module path, maybe ending in an attribute) names a file or folder under `base`: the
-    longest prefix that is a module must be followed by at most one name (an attribute of that module)."""
-    for n in range(len(parts), 0, -1):
-        rel = base.joinpath(*parts[:n]).as_posix()
-        rel = "" if rel == "." else rel
-        if (rel + ".py") in files or (rel in dirs and rel):
-            return len(parts) - n <= 1 or rel in dirs  # names under a package may be its attributes
-    return False
+    """The dotted module path `parts` is a module (`.py`) or a package folder under `base`. (Only the names
+    a `from M import a, b` takes may be attributes; M itself must be a module.)"""
+    rel = base.joinpath(*parts).as_posix()
+    rel = "" if rel == "." else rel
+    return (rel + ".py") in files or (bool(rel) and rel in dirs)
 
 
 def missing_imports(root: Path, rel_files: list[str], files: list[str], dirs: list[str]) -> list[Missing]:
