@@ -36,7 +36,8 @@ def test_local_imports_and_runs_resolve(tmp_path: Path) -> None:
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "prep.py").write_text("")
     (tmp_path / "infer.py").write_text(
-        "import os\nimport numpy as np\nimport pkg.ops\nfrom pkg import x\nfrom pkg.ops import f\nimport helpers\n"
+        "import os\nimport numpy as np\nimport pkg.ops\nfrom pkg import x\n"
+        "from pkg.ops import f\nimport helpers\n"
     )
     _nb(
         tmp_path / "demo.ipynb",
