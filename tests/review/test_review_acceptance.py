@@ -67,8 +67,18 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     res, summary = _review(out, *args, *common)
     wall = time.monotonic() - t0
     rows = {r["name"]: r for r in summary["submissions"]}
-    return {"root": root, "out": out, "canary": canary, "made": made, "res": res, "summary": summary,
-            "rows": rows, "wall": wall, "args": args, "common": common}
+    return {
+        "root": root,
+        "out": out,
+        "canary": canary,
+        "made": made,
+        "res": res,
+        "summary": summary,
+        "rows": rows,
+        "wall": wall,
+        "args": args,
+        "common": common,
+    }
 
 
 def test_each_submission_gets_its_verdict(batch: dict[str, Any]) -> None:
@@ -90,6 +100,7 @@ def test_each_submission_gets_its_verdict(batch: dict[str, Any]) -> None:
     assert hostile["verdict"] == "FAIL" and hostile["first_failure"].startswith("basic.train"), hostile
     log = Path(hostile["log_path"]).read_text(errors="replace")
     assert "network reached" not in log
+    assert "step train/" in hostile["cause"] and "download" in hostile["cause"]
 
     hog = rows["memory_hog"]
     assert hog["verdict"] == "FAIL" and hog["first_failure"].startswith("basic.train"), hog
@@ -97,6 +108,7 @@ def test_each_submission_gets_its_verdict(batch: dict[str, Any]) -> None:
     if any("limits for the run (cgroups): memory" in n for n in report["notes"]):
         # the limit held: the kernel stopped the step, and the report says so
         assert "memory limit" in json.dumps(report["run"]["steps"])
+        assert "step train/" in hog["cause"] and "memory limit" in hog["cause"]
         assert hog["peak_rss_bytes"] is None or hog["peak_rss_bytes"] < 1700 << 20
 
 

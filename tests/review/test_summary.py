@@ -54,6 +54,20 @@ def test_verdicts_from_outcomes(tmp_path: Path) -> None:
     # the first error-severity FAIL, not the warning before it
     assert (row.verdict, row.first_failure, row.cause) == ("FAIL", "x", "x says FAIL")
 
+    failing["run"] = {
+        "steps": [
+            {"id": "prepare", "status": "passed", "causes": []},
+            {
+                "id": "train/x",
+                "status": "failed",
+                "reason": "exit 1",
+                "causes": [{"cause": "the download failed"}],
+            },
+        ]
+    }
+    row = _row(Outcome("k", 1, False, False, 3.0, None, failing), tmp_path, "s")
+    assert (row.first_failure, row.cause) == ("x", "step train/x failed: the download failed; x says FAIL")
+
     row = _row(Outcome("k", None, True, False, 60.2, None, None), tmp_path, "t")
     assert (row.verdict, row.first_failure) == ("TIMEOUT", "review.budget")
     assert "budget of 60 s" in (row.cause or "")

@@ -85,10 +85,26 @@ def _counts(report: dict[str, Any]) -> list[RulesetCounts]:
     return [RulesetCounts(n, c) for n, c in table.items()]
 
 
+def _failed_step(report: dict[str, Any]) -> str | None:
+    """The chain's first failed step with its plain cause (what the failing rules follow from), or None."""
+    run = report.get("run")
+    steps = run.get("steps", []) if isinstance(run, dict) else []
+    for step in steps:
+        if isinstance(step, dict) and step.get("status") in ("failed", "timeout"):
+            causes = step.get("causes") or []
+            first = causes[0].get("cause") if causes and isinstance(causes[0], dict) else None
+            what = first or step.get("reason") or step.get("status")
+            return f"step {step.get('id')} {step.get('status')}: {what}"
+    return None
+
+
 def _first_failure(report: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The first error-severity FAIL, its cause led by the failed step it follows from (if a step failed)."""
     for rule in report.get("rules", []):
         if rule.get("verdict") == "FAIL" and rule.get("severity", "error") == "error":
-            return str(rule.get("id")), _short(str(rule.get("summary") or rule.get("error") or ""))
+            summary = str(rule.get("summary") or rule.get("error") or "")
+            step = _failed_step(report)
+            return str(rule.get("id")), _short(f"{step}; {summary}" if step else summary)
     return None, None
 
 
