@@ -245,7 +245,9 @@ def review(
             log_path=str(area / "check.log"),
             budget_s=options.budget_s,
             env=env,
-            memory_bytes=memory,
+            # what Ray reserves: the limit when one is given, else the expected need (a share of this
+            # machine could exceed what a node offers, and the task would never be placed)
+            memory_bytes=options.memory_limit or options.estimate_bytes,
             cpus=options.cpus,
             gpus=options.gpus,
         )

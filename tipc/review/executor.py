@@ -37,7 +37,7 @@ class Job:
     log_path: str
     budget_s: float  # wall-clock budget of the whole check
     env: Mapping[str, str] | None = None
-    memory_bytes: int | None = None  # declared to Ray; the check's own --memory-limit enforces it
+    memory_bytes: int | None = None  # reserved on Ray; the check's own --memory-limit enforces the limit
     cpus: float = 1.0
     gpus: float = 0.0
 
