@@ -82,12 +82,14 @@ def main() -> int:
             paths = _batch(tmp / label.replace(" ", "_"), args.n)
             wall, summary, code = _review(paths, tmp / f"out-{label.replace(' ', '_')}", [*common, *extra])
             verdicts = summary["verdicts"]
-            print(f"{label:16s} {wall:7.1f} s   verdicts {verdicts}   exit {code}", flush=True)
+            load = os.getloadavg()[0]
+            print(f"{label:16s} {wall:7.1f} s  verdicts {verdicts}  exit {code}  load {load:.1f}", flush=True)
             if code != 0:
                 print(f"  not every submission passed under {label}: the figure is not comparable")
             results[label] = wall
     print()
     print(f"{args.n} demo submissions, {os.cpu_count()} cores; rulesets {', '.join(rulesets)}")
+    print("(a load average above the core count: other work shared the cores; compare with care)")
     print(f"{'configuration':16s} {'wall':>9s} {'vs --jobs 1':>12s}")
     base = results["local --jobs 1"]
     for label, wall in results.items():
