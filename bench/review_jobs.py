@@ -44,6 +44,15 @@ def _batch(tmp: Path, n: int) -> list[str]:
     return paths
 
 
+def _children_cpu() -> float:
+    """CPU seconds of every finished child (and their waited-for descendants) so far. Ray's workers are not
+    children of the review, so the Ray figure undercounts."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _review(paths: list[str], out: Path, extra: list[str]) -> tuple[float, dict[str, object], int]:
     argv = [sys.executable, "-m", "tipc", "review", *paths, "--out", str(out), "--format", "json", *extra]
     t0 = time.monotonic()
@@ -80,10 +89,17 @@ def main() -> int:
         tmp = Path(tmp_name)
         for label, extra in configs:
             paths = _batch(tmp / label.replace(" ", "_"), args.n)
+            cpu0 = _children_cpu()
             wall, summary, code = _review(paths, tmp / f"out-{label.replace(' ', '_')}", [*common, *extra])
+            cpu = _children_cpu() - cpu0
             verdicts = summary["verdicts"]
             load = os.getloadavg()[0]
-            print(f"{label:16s} {wall:7.1f} s  verdicts {verdicts}  exit {code}  load {load:.1f}", flush=True)
+            # CPU time the review's processes got per second of wall time: ~1 per busy core we were given
+            print(
+                f"{label:16s} {wall:7.1f} s  cpu {cpu:6.1f} s ({cpu / wall:.2f} cores)  verdicts {verdicts}  "
+                f"exit {code}  load {load:.1f}",
+                flush=True,
+            )
             if code != 0:
                 print(f"  not every submission passed under {label}: the figure is not comparable")
             results[label] = wall
