@@ -130,6 +130,7 @@ def test_an_interrupted_review_goes_on_where_it_stopped(tmp_path: Path) -> None:
     summary, interrupted = _review(_options(tmp_path, subs), first)
     assert interrupted and first.stopped and len(first.ran) == 1
     assert "interrupted: 2 submission(s) not checked" in summary.notes[-1]
+    assert [r.verdict for r in summary.rows] == ["PASS", "STOPPED", "STOPPED"]
     second = FakeChecks()
     summary, interrupted = _review(_options(tmp_path, subs), second)
     assert not interrupted and len(second.ran) == 2 and summary.passed

@@ -301,9 +301,20 @@ def review(
                 close = getattr(outcomes, "close", None)
                 if close is not None:
                     close()  # the executor waits for its stopped checks and kills what they left
+    if interrupted:
+        for index, p in enumerate(planned):
+            if index not in rows:
+                rows[index] = Row(
+                    p.name,
+                    p.source.text,
+                    p.content_hash,
+                    "STOPPED",
+                    first_failure="review.interrupted",
+                    cause="the review was interrupted before this submission's check ended",
+                )
     ordered = [rows[i] for i in range(len(planned)) if i in rows]
     if interrupted:
-        missing = len(planned) - len([r for r in ordered if r.verdict != "STOPPED"])
+        missing = sum(1 for r in ordered if r.verdict == "STOPPED")
         notes.append(f"interrupted: {missing} submission(s) not checked; run the same review again to go on")
     summary = Summary(
         rows=ordered,
