@@ -6,6 +6,7 @@ Default: 12 submissions made from the demo, reviewed together (default rulesets)
   no licence (.tar.gz)                                          FAIL artefacts.licence
   notebook importing a missing helper (.zip)                    FAIL artefacts.helpers_present
   export script crashes                                         FAIL, step export/ named
+  no TIPC config                                                ERROR, tipc check's own message
   hostile: writes outside its area, reaches for the network    FAIL, nothing written outside, no network
   hangs                                                         TIMEOUT within budget + grace
   eats memory                                                   FAIL, the memory limit named
@@ -96,6 +97,9 @@ def _demo_batch(tmp: Path) -> tuple[list[str], dict[str, tuple[str, str | None]]
     export = subs.copy_demo(made / "broken_export")
     subs.broken_export(export)
     add(export, "broken_export", "FAIL", None)
+    noconf = subs.copy_demo(made / "no_config")
+    subs.no_config(noconf)
+    add(noconf, "no_config", "ERROR", "check.exit_2")
     hostile = subs.copy_demo(made / "hostile")
     subs.hostile(canaries)(hostile)
     add(hostile, "hostile", "FAIL", "basic.train")

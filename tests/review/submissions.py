@@ -93,7 +93,13 @@ def broken_export(repo: Path) -> None:
 
 
 def train_crash(repo: Path) -> None:
-    _inject(repo / "train.py", "raise RuntimeError('CUDA out of memory (simulated)')\n")
+    _inject(repo / "train.py", "raise ValueError('lr schedule: warmup steps exceed the total steps')\n")
+
+
+def no_config(repo: Path) -> None:
+    """The TIPC config is gone: the check cannot plan anything (tipc check exits 2)."""
+    for config in (repo / "test_tipc" / "configs").rglob("train_infer_python.txt"):
+        config.unlink()
 
 
 def no_licence(repo: Path) -> None:
