@@ -66,7 +66,10 @@ def test_verdicts_from_outcomes(tmp_path: Path) -> None:
         ]
     }
     row = _row(Outcome("k", 1, False, False, 3.0, None, failing), tmp_path, "s")
-    assert (row.first_failure, row.cause) == ("x", "step train/x failed: the download failed; x says FAIL")
+    assert (row.first_failure, row.cause) == ("x", "x says FAIL")  # rule x is not about the train step
+    failing["rules"][2]["id"] = "basic.train.log_fields"
+    row = _row(Outcome("k", 1, False, False, 3.0, None, failing), tmp_path, "s2")
+    assert row.cause == "step train/x failed: the download failed; x says FAIL"
 
     row = _row(Outcome("k", None, True, False, 60.2, None, None), tmp_path, "t")
     assert (row.verdict, row.first_failure) == ("TIMEOUT", "review.budget")

@@ -85,26 +85,39 @@ def _counts(report: dict[str, Any]) -> list[RulesetCounts]:
     return [RulesetCounts(n, c) for n, c in table.items()]
 
 
-def _failed_step(report: dict[str, Any]) -> str | None:
-    """The chain's first failed step with its plain cause (what the failing rules follow from), or None."""
+# Which steps a rule's id speaks about: its stage words (basic.train.*: train steps; *.data.*: prepare,
+# which fetches the data; a chain-wide rule: any step).
+_RULE_STAGES = {"data": ("prepare",), "lite_data": ("prepare",), "prepare": ("prepare",)}
+
+
+def _failed_step(report: dict[str, Any], rule_id: str) -> str | None:
+    """The chain's first failed step that the rule `rule_id` is about, with its plain cause, or None."""
     run = report.get("run")
     steps = run.get("steps", []) if isinstance(run, dict) else []
+    parts = set(rule_id.split("."))
+    chain_wide = "chain" in rule_id or "chain_passes" in parts
+    stages = set(parts) | {s for p in parts for s in _RULE_STAGES.get(p, ())}
     for step in steps:
-        if isinstance(step, dict) and step.get("status") in ("failed", "timeout"):
-            causes = step.get("causes") or []
-            first = causes[0].get("cause") if causes and isinstance(causes[0], dict) else None
-            what = first or step.get("reason") or step.get("status")
-            return f"step {step.get('id')} {step.get('status')}: {what}"
+        if not isinstance(step, dict) or step.get("status") not in ("failed", "timeout"):
+            continue
+        stage = str(step.get("stage") or str(step.get("id", "")).split("/")[0])
+        if not chain_wide and stage not in stages:
+            continue
+        causes = step.get("causes") or []
+        first = causes[0].get("cause") if causes and isinstance(causes[0], dict) else None
+        what = first or step.get("reason") or step.get("status")
+        return f"step {step.get('id')} {step.get('status')}: {what}"
     return None
 
 
 def _first_failure(report: dict[str, Any]) -> tuple[str | None, str | None]:
-    """The first error-severity FAIL, its cause led by the failed step it follows from (if a step failed)."""
+    """The first error-severity FAIL; its cause is led by the failed step it is about, if one failed."""
     for rule in report.get("rules", []):
         if rule.get("verdict") == "FAIL" and rule.get("severity", "error") == "error":
+            rule_id = str(rule.get("id"))
             summary = str(rule.get("summary") or rule.get("error") or "")
-            step = _failed_step(report)
-            return str(rule.get("id")), _short(f"{step}; {summary}" if step else summary)
+            step = _failed_step(report, rule_id)
+            return rule_id, _short(f"{step}; {summary}" if step else summary)
     return None, None
 
 
