@@ -186,6 +186,8 @@ def real_repos(args: argparse.Namespace) -> int:
         print(f"no *.tar.gz in {args.real_repos}")
         return 2
     common = ["--python", args.python, "--device", "cpu", "--paddle-compat", "export"]
+    # the same rulesets both ways (the review's default adds submission-artefacts to check's default)
+    common += ["--ruleset", "tipc-basic", "--ruleset", "competition", "--ruleset", "submission-artefacts"]
     with tempfile.TemporaryDirectory(prefix="tipc-review-real-") as tmp_name:
         tmp = Path(tmp_name)
         t0 = time.monotonic()
