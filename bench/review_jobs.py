@@ -8,7 +8,7 @@ Each configuration reviews fresh copies (distinct content, so none is skipped as
 folder; every submission must PASS. The rulesets default to tipc-basic + submission-artefacts (no serving
 chain) to keep the batch affordable; pass --ruleset to change that.
 
-    python bench/review_jobs.py [--n 8] [--no-ray] [--ruleset NAME ...]
+    python bench/review_jobs.py [--n 8] [--no-ray] [--reverse] [--ruleset NAME ...]
 """
 
 from __future__ import annotations
@@ -71,6 +71,11 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=8, help="demo submissions in the batch (default: 8)")
     parser.add_argument("--no-ray", action="store_true", help="leave out the Ray configuration")
     parser.add_argument(
+        "--reverse",
+        action="store_true",
+        help="run the configurations in reverse order (other work's load drifts)",
+    )
+    parser.add_argument(
         "--ruleset", action="append", default=[], help="rulesets (default: tipc-basic, submission-artefacts)"
     )
     args = parser.parse_args()
@@ -84,6 +89,8 @@ def main() -> int:
             print("ray is not installed: the Ray configuration is left out (pip install 'tipc[ray]')")
         else:
             configs.append(("ray --jobs 2", ["--jobs", "2", "--executor", "ray"]))
+    if args.reverse:
+        configs.reverse()
     results: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="tipc-review-bench-") as tmp_name:
         tmp = Path(tmp_name)
