@@ -29,6 +29,7 @@ VERBS: tuple[str, ...] = (
     "baseline",
     "history",
     "matrix",
+    "review",
 )
 # This process is tipc's own (console entry point), so it may enter a sandbox's namespaces itself; the words
 # of the current invocation let a library caller's sandboxed command re-run as a child tipc.

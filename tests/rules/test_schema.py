@@ -174,6 +174,7 @@ def test_operator_registry_is_closed_and_documented() -> None:
         "agreement_within",
         "baseline",
         "script_matches_template",
+        "imports_resolve",
         "all_of",
         "any_of",
     }

@@ -544,6 +544,32 @@ def op_baseline(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
     return outcome
 
 
+# --- submission artefacts (seed 001 artefact 6) ---------------------------------------------------------
+
+
+def op_imports_resolve(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
+    from tipc.rules.imports import missing_imports
+
+    patterns = _patterns(args["files"])
+    targets = env.files.glob(patterns)
+    if not targets:
+        return _out(Verdict.NA, f"no file matches {' or '.join(patterns)}", Evidence("nothing to read"))
+    missing = missing_imports(env.repo, targets, env.files.files, env.files.dirs)
+    if not missing:
+        return _out(
+            Verdict.PASS,
+            f"every repo-local import and script of {len(targets)} file(s) resolves",
+            Evidence(_listing(targets), numbers=(("files", len(targets)),)),
+        )
+    evidence = [Evidence(f"needs {m.what}, which the repo lacks", path=m.path, line=m.line) for m in missing]
+    return _out(
+        Verdict.FAIL,
+        f"{len(missing)} import(s) or script(s) the notebooks/scripts need are missing: "
+        + _listing(sorted({m.what for m in missing})),
+        *evidence[:MAX_LISTED],
+    )
+
+
 _COUNTS = {
     "at_least": Param("int", doc="minimum number of matches"),
     "exactly": Param("int", doc="exact number of matches"),
@@ -663,6 +689,13 @@ OPERATORS: dict[str, Operator] = {
             {"template": Param("str", default="train_infer_python")},
             op_script_matches_template,
             "the repo's TIPC scripts equal a canonical template (normalised sha256, see specs/templates)",
+        ),
+        Operator(
+            "imports_resolve",
+            {"files": Param("glob", required=True)},
+            op_imports_resolve,
+            "the repo-local modules the matching scripts/notebooks import, and the scripts they run, exist "
+            "(N-A when no file matches)",
         ),
         Operator("all_of", {"checks": Param("checks", required=True)}, op_all_of, "every sub-check holds"),
         Operator(

@@ -1,0 +1,128 @@
+"""Wall time of `tipc review` over N demo submissions, side by side in one run:
+  local --jobs 1    one check after the other
+  local --jobs 2    two at once (goal on 2 cores: <= 0.6x the --jobs 1 time)
+  ray   --jobs 2    the same batch as Ray tasks on a private local cluster (started and stopped by the review,
+                    its start-up included), against the local pool at --jobs 2
+
+Each configuration reviews fresh copies (distinct content, so none is skipped as a twin) into its own review
+folder; every submission must PASS. The rulesets default to tipc-basic + submission-artefacts (no serving
+chain) to keep the batch affordable; pass --ruleset to change that.
+
+    python bench/review_jobs.py [--n 8] [--no-ray] [--reverse] [--ruleset NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.review import submissions as subs  # noqa: E402
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env.pop("FLAGS_enable_pir_api", None)
+    return env
+
+
+def _batch(tmp: Path, n: int) -> list[str]:
+    paths = []
+    for i in range(n):
+        repo = subs.copy_demo(tmp / f"sub{i:02d}")
+        (repo / "SUBMISSION.txt").write_text(f"submission {i}\n")  # distinct content: no twins
+        paths.append(str(repo))
+    return paths
+
+
+def _children_cpu() -> float:
+    """CPU seconds of every finished child (and their waited-for descendants) so far. Ray's workers are not
+    children of the review, so the Ray figure undercounts."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _review(paths: list[str], out: Path, extra: list[str]) -> tuple[float, dict[str, object], int]:
+    argv = [sys.executable, "-m", "tipc", "review", *paths, "--out", str(out), "--format", "json", *extra]
+    t0 = time.monotonic()
+    res = subprocess.run(argv, capture_output=True, text=True, env=_env(), check=False)
+    wall = time.monotonic() - t0
+    if not res.stdout.strip():
+        sys.stderr.write(res.stderr[-3000:])
+        raise SystemExit(f"tipc review gave no summary (exit {res.returncode})")
+    return wall, json.loads(res.stdout), res.returncode
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--n", type=int, default=8, help="demo submissions in the batch (default: 8)")
+    parser.add_argument("--no-ray", action="store_true", help="leave out the Ray configuration")
+    parser.add_argument(
+        "--reverse",
+        action="store_true",
+        help="run the configurations in reverse order (other work's load drifts)",
+    )
+    parser.add_argument(
+        "--ruleset", action="append", default=[], help="rulesets (default: tipc-basic, submission-artefacts)"
+    )
+    args = parser.parse_args()
+    rulesets = args.ruleset or ["tipc-basic", "submission-artefacts"]
+    common = [arg for rs in rulesets for arg in ("--ruleset", rs)] + ["--memory-limit", "3G"]
+    configs = [("local --jobs 1", ["--jobs", "1"]), ("local --jobs 2", ["--jobs", "2"])]
+    if not args.no_ray:
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            print("ray is not installed: the Ray configuration is left out (pip install 'tipc[ray]')")
+        else:
+            configs.append(("ray --jobs 2", ["--jobs", "2", "--executor", "ray"]))
+    if args.reverse:
+        configs.reverse()
+    results: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="tipc-review-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        for label, extra in configs:
+            paths = _batch(tmp / label.replace(" ", "_"), args.n)
+            cpu0 = _children_cpu()
+            wall, summary, code = _review(paths, tmp / f"out-{label.replace(' ', '_')}", [*common, *extra])
+            cpu = _children_cpu() - cpu0
+            verdicts = summary["verdicts"]
+            load = os.getloadavg()[0]
+            # CPU time the review's processes got per second of wall time: ~1 per busy core we were given
+            print(
+                f"{label:16s} {wall:7.1f} s  cpu {cpu:6.1f} s ({cpu / wall:.2f} cores)  verdicts {verdicts}  "
+                f"exit {code}  load {load:.1f}",
+                flush=True,
+            )
+            if code != 0:
+                print(f"  not every submission passed under {label}: the figure is not comparable")
+            results[label] = wall
+    print()
+    print(f"{args.n} demo submissions, {os.cpu_count()} cores; rulesets {', '.join(rulesets)}")
+    print("(a load average above the core count: other work shared the cores; compare with care)")
+    print(f"{'configuration':16s} {'wall':>9s} {'vs --jobs 1':>12s}")
+    base = results["local --jobs 1"]
+    for label, wall in results.items():
+        print(f"{label:16s} {wall:7.1f} s {wall / base:11.2f}x")
+    ratio = results["local --jobs 2"] / base
+    print(f"\n--jobs 2 / --jobs 1 = {ratio:.2f} (goal <= 0.60): {'met' if ratio <= 0.6 else 'NOT met'}")
+    if "ray --jobs 2" in results:
+        print(f"ray / local at --jobs 2 = {results['ray --jobs 2'] / results['local --jobs 2']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

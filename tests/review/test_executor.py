@@ -1,0 +1,86 @@
+"""The local pool: jobs in parallel up to its slots, a budget that stops a job's whole tree (a grandchild in
+its own session included), and stop() for an interrupted review."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+
+from tipc.review.executor import Job, LocalPool, Outcome
+
+
+def _job(tmp_path: Path, key: str, code: str, budget: float = 60.0) -> Job:
+    area = tmp_path / key
+    (area / "report").mkdir(parents=True)
+    return Job(
+        key=key,
+        name=key,
+        argv=(sys.executable, "-c", code),
+        cwd=str(area),
+        report_dir=str(area / "report"),
+        log_path=str(area / "check.log"),
+        budget_s=budget,
+    )
+
+
+WRITE_REPORT = (
+    "import json, time; time.sleep({sleep}); "
+    "json.dump({{'rules': [], 'overall': 'PASS'}}, open('report/report.json', 'w')); print('done')"
+)
+
+
+def test_jobs_run_in_parallel_up_to_the_slots(tmp_path: Path) -> None:
+    jobs = [_job(tmp_path, f"j{i}", WRITE_REPORT.format(sleep=1.5)) for i in range(2)]
+    events: list[tuple[str, str]] = []
+    t0 = time.monotonic()
+    outcomes = list(LocalPool(2).run(jobs, lambda e, k, d: events.append((e, k))))
+    wall = time.monotonic() - t0
+    assert wall < 2.8, wall  # both at once; one after the other would take 3 s
+    assert sorted(o.key for o in outcomes) == ["j0", "j1"]
+    assert all(o.exit_code == 0 and o.report == {"rules": [], "overall": "PASS"} for o in outcomes)
+    assert all(o.log_tail[-1] == "done" for o in outcomes)
+    assert sorted(events) == [("started", "j0"), ("started", "j1")]
+
+
+def test_budget_stops_the_whole_tree(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    code = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'],\n"
+        "                     start_new_session=True)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
+        "time.sleep(600)\n"
+    )
+    [outcome] = list(LocalPool(1).run([_job(tmp_path, "hang", code, budget=2.0)], lambda e, k, d: None))
+    assert outcome.timed_out and outcome.exit_code is None
+    assert outcome.wall_s < 10
+    grandchild = int(pid_file.read_text())
+    # its own session escaped the group kill; run_job found it in the tree and killed it
+    assert outcome.killed_leftovers >= 1
+    assert not psutil.pid_exists(grandchild) or psutil.Process(grandchild).status() == psutil.STATUS_ZOMBIE
+
+
+def test_stop_ends_running_jobs_and_drops_the_rest(tmp_path: Path) -> None:
+    jobs = [_job(tmp_path, f"j{i}", "import time; time.sleep(600)") for i in range(3)]
+    pool = LocalPool(1)
+    started = threading.Event()
+    outcomes: list[Outcome] = []
+
+    def consume() -> None:
+        outcomes.extend(pool.run(jobs, lambda e, k, d: started.set()))
+
+    worker = threading.Thread(target=consume)
+    worker.start()
+    assert started.wait(30)
+    t0 = time.monotonic()
+    pool.stop()
+    worker.join(30)
+    assert not worker.is_alive() and time.monotonic() - t0 < 10
+    assert len(outcomes) == 3
+    ran = [o for o in outcomes if o.error is None]
+    assert len(ran) == 1 and ran[0].exit_code != 0
+    assert all("not started" in (o.error or "") for o in outcomes if o not in ran)

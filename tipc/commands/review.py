@@ -1,0 +1,194 @@
+"""`tipc review`: check many submissions, each in its own work area and sandbox, in parallel; one summary.
+
+Exit codes: 0 every submission PASSed; 1 one did not (FAIL, TIMEOUT, ERROR, REJECTED); 2 bad input (nothing
+is run); 130 (143, 129) interrupted: what finished is kept, and the same command goes on from there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tipc.errors import UserError
+
+HELP = "review many submissions (folders, archives, git repo@ref) in parallel sandboxes, into one summary"
+
+EPILOG = """\
+A submission is a folder, a .tar.gz/.tgz/.tar/.zip archive, or a local git repository with a ref
+(path/to/repo@main). Each is unpacked into its own work area under --out and checked by `tipc check` in its
+own sandbox (no network, writes confined, memory and process limits) within a wall-clock budget.
+The summary (summary.md, summary.csv, summary.json, summary.html linking every report) is written to --out;
+--format chooses what is printed. Results are kept in --out/review-state.json: an interrupted review run
+again goes on where it stopped, and an unchanged submission (same content, tipc version and options) is
+not checked again unless --force.
+exit codes: 0 every submission passed, 1 one did not, 2 bad input (nothing is run), 130 interrupted."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument(
+        "submissions", nargs="+", metavar="SUBMISSION", help="folder, archive or git repo@ref"
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        metavar="N",
+        help="checks at once (default: what the cores and free memory allow at --estimate-memory each)",
+    )
+    parser.add_argument(
+        "--ruleset",
+        action="append",
+        default=[],
+        metavar="NAME|PATH",
+        help="ruleset for every check (repeatable; default: tipc-basic, competition, submission-artefacts)",
+    )
+    parser.add_argument(
+        "--out",
+        "-o",
+        default="tipc-review",
+        metavar="DIR",
+        help="review folder: work areas, state, summaries (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "markdown", "csv", "json", "html"),
+        default="text",
+        help="summary printed on stdout (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=3600.0,
+        metavar="S",
+        help="wall-clock budget of each submission's check, in seconds (default: %(default)g)",
+    )
+    parser.add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        help="memory limit of each check, e.g. 4G (default: its share of 85%% of the machine)",
+    )
+    parser.add_argument(
+        "--estimate-memory",
+        default="2G",
+        metavar="SIZE",
+        help="memory one check is expected to need, for the default --jobs (default: %(default)s)",
+    )
+    parser.add_argument("--max-processes", type=int, metavar="N", help="process/thread limit of each check")
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local process pool (default) or Ray tasks",
+    )
+    parser.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="Ray cluster to use (auto, HOST:PORT, ray://HOST:PORT; default: a private local one)",
+    )
+    parser.add_argument(
+        "--cpus-per-submission",
+        type=float,
+        default=1.0,
+        metavar="N",
+        help="CPUs each check declares to Ray (default: %(default)g)",
+    )
+    parser.add_argument(
+        "--gpus-per-submission",
+        type=float,
+        default=0.0,
+        metavar="N",
+        help="GPUs each check declares to Ray (default: %(default)g)",
+    )
+    parser.add_argument("--force", action="store_true", help="check again submissions reviewed before")
+    check = parser.add_argument_group("passed to every tipc check")
+    check.add_argument("--mode", "-m", help="TIPC mode to run")
+    check.add_argument("--python", help="interpreter to run in place of the configs' python")
+    check.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
+    check.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
+    check.add_argument("--paddle-compat", action="append", default=[], metavar="NAME")
+    check.add_argument("--step-timeout", type=float, metavar="S")
+    check.add_argument("--no-prepare", action="store_true")
+    check.add_argument(
+        "--check-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="any other `tipc check` argument, as is (repeatable), e.g. --check-arg=--network",
+    )
+    parser.add_argument("--no-color", action="store_true", help="no colour in the output")
+
+
+def _check_args(args: argparse.Namespace) -> list[str]:
+    out: list[str] = []
+    if args.mode:
+        out += ["--mode", args.mode]
+    if args.python:
+        out += ["--python", args.python]
+    if args.device:
+        out += ["--device", args.device]
+    for kv in args.sets:
+        out += ["--set", kv]
+    for name in args.paddle_compat:
+        out += ["--paddle-compat", name]
+    if args.step_timeout is not None:
+        out += ["--step-timeout", str(args.step_timeout)]
+    if args.no_prepare:
+        out.append("--no-prepare")
+    out += list(args.check_arg)
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from tipc.commands import _sandboxed, unwritable_dir
+    from tipc.review import summary as summary_mod
+    from tipc.review.engine import ReviewOptions, review
+    from tipc.review.progress import make_review_observer
+    from tipc.sandbox.limits import parse_size
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError("--jobs must be at least 1")
+    if not 0 < args.budget < float("inf"):
+        raise UserError("--budget must be a positive number of seconds")
+    if args.address and args.executor != "ray":
+        raise UserError("--address is for --executor ray")
+    try:
+        memory = parse_size(args.memory_limit) if args.memory_limit else None
+        estimate = parse_size(args.estimate_memory)
+    except ValueError as exc:
+        raise UserError(f"--memory-limit/--estimate-memory {exc}") from None
+    out = Path(args.out)
+    problem = unwritable_dir(out)
+    if problem is not None:
+        raise UserError(f"--out {out}: {problem}")
+    options = ReviewOptions(
+        submissions=list(args.submissions),
+        out=out,
+        rulesets=list(args.ruleset),
+        jobs=args.jobs,
+        budget_s=args.budget,
+        memory_limit=memory,
+        estimate_bytes=estimate,
+        max_processes=args.max_processes,
+        cpus=args.cpus_per_submission,
+        gpus=args.gpus_per_submission,
+        executor=args.executor,
+        address=args.address,
+        force=args.force,
+        check_args=_check_args(args),
+    )
+    observer = make_review_observer(sys.stderr, no_color=args.no_color)
+    try:
+        with _sandboxed.stop_signals():
+            summary, interrupted = review(options, observer)
+    finally:
+        observer.close()
+    folder = out.resolve()
+    written = summary_mod.write_all(summary, folder)
+    sys.stdout.write(summary_mod.render(summary, args.format, folder))
+    sys.stderr.write(f"review: summary written to {written['html']} (also .md, .csv, .json)\n")
+    if interrupted:
+        return _sandboxed.interrupted_exit()
+    return 0 if summary.passed else 1

@@ -1,0 +1,328 @@
+"""`tipc review` proper: submissions -> work areas -> checks on an executor -> one summary.
+
+Every input problem (a path that names nothing, a bad ref, an unknown ruleset, an output folder inside a
+submission) is found before anything runs. Then each submission is hashed; an unchanged one with a stored
+row is taken from the review state (unless `force`); the others are unpacked into their own work area
+`<out>/areas/<name>-<hash>/` and checked by `python -m tipc check` in its own sandbox, `jobs` at a time.
+Rows are stored as they finish, so an interrupted review run again goes on where it stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tipc import __version__
+from tipc.errors import UserError
+from tipc.proc import shielded
+from tipc.review.executor import Executor, Job, make_executor
+from tipc.review.sources import Rejected, Source, content_hash, materialise, parse_source
+from tipc.review.store import Store, job_key
+from tipc.review.summary import Row, Summary, rejected_row, row_from_outcome
+
+DEFAULT_ESTIMATE_BYTES = 2 << 30  # what one check of a small model repo needs (Paddle + ONNX Runtime)
+DEFAULT_BUDGET_S = 3600.0
+DEFAULT_OUT = "tipc-review"
+# tipc check's default rulesets, and seed 001's submission artefacts for every submission
+DEFAULT_RULESETS: tuple[str, ...] = ("tipc-basic", "competition", "submission-artefacts")
+
+
+@dataclass
+class ReviewOptions:
+    submissions: list[str]
+    out: Path
+    rulesets: list[str] = field(default_factory=list)  # names or paths; empty: DEFAULT_RULESETS
+    jobs: int | None = None
+    budget_s: float = DEFAULT_BUDGET_S
+    memory_limit: int | None = None  # per submission; None: a share of the machine
+    estimate_bytes: int = DEFAULT_ESTIMATE_BYTES
+    max_processes: int | None = None
+    cpus: float = 1.0
+    gpus: float = 0.0
+    executor: str = "local"
+    address: str | None = None
+    force: bool = False
+    check_args: list[str] = field(default_factory=list)  # passed to every `tipc check` as they are
+
+
+@dataclass
+class Planned:
+    source: Source
+    name: str
+    content_hash: str
+    key: str
+
+
+def _meminfo(field_name: str) -> int | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith(field_name + ":"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def default_jobs(estimate_bytes: int, *, cpus: int | None = None, available: int | None = None) -> int:
+    """What the machine allows: one check per core, and no more than its free memory holds at `estimate`."""
+    cores = cpus if cpus is not None else cpu_count()
+    free = available if available is not None else _meminfo("MemAvailable")
+    by_memory = max(1, free // estimate_bytes) if free else cores
+    return max(1, min(cores, by_memory))
+
+
+def per_check_memory(jobs: int, estimate_bytes: int, total: int | None = None) -> int | None:
+    """The --memory-limit each check gets by default: its share of 85% of the machine, at least `estimate`."""
+    total = total if total is not None else _meminfo("MemTotal")
+    if not total:
+        return None
+    share = int(total * 0.85) // max(1, jobs)
+    return min(int(total * 0.85), max(estimate_bytes, share))
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "submission"
+
+
+def tipc_pythonpath(current: str | None) -> str | None:
+    """PYTHONPATH for the checks: this tipc's folder first (so `python -m tipc` is this tipc), unless tipc is
+    an installed package (a site-packages folder on PYTHONPATH would shadow the repos' own packages)."""
+    import tipc
+
+    here = str(Path(tipc.__file__).resolve().parent.parent)
+    parts = [p for p in (current or "").split(os.pathsep) if p]
+    if Path(here).name in ("site-packages", "dist-packages") or here in parts:
+        return current
+    return os.pathsep.join([here, *parts])
+
+
+def check_env() -> dict[str, str]:
+    from tipc.sandbox import CHILD_ENV
+
+    env = {k: v for k, v in os.environ.items() if k != CHILD_ENV}  # each check enters its own sandbox
+    path = tipc_pythonpath(env.get("PYTHONPATH"))
+    if path:
+        env["PYTHONPATH"] = path
+    return env
+
+
+def resolve_rulesets(names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The ruleset names the checks will report, and a digest of each ruleset file (an edited ruleset makes
+    every submission worth checking again). Errors in a ruleset file are found here (exit 2)."""
+    import hashlib
+
+    from tipc.commands.check import load_rulesets
+
+    loaded = load_rulesets(list(names))
+    digests = []
+    for rs in loaded:
+        try:
+            digests.append(hashlib.sha256(Path(rs.path).read_bytes()).hexdigest()[:16])
+        except OSError:
+            digests.append(rs.name)
+    return [rs.name for rs in loaded], digests
+
+
+def plan(options: ReviewOptions, ruleset_digests: Sequence[str] = ()) -> list[Planned]:
+    sources = [parse_source(text) for text in options.submissions]
+    out = options.out.resolve()
+    for s in sources:
+        if s.kind in ("folder", "git") and (out == s.path or out.is_relative_to(s.path)):
+            raise UserError(
+                f"--out {options.out}: the review folder must not be inside the submission {s.text}"
+            )
+    fingerprint = ["rulesets", *options.rulesets, *ruleset_digests, "check-args", *options.check_args]
+    planned: list[Planned] = []
+    used: dict[str, int] = {}
+    for s in sources:
+        digest = content_hash(s)
+        name = s.label
+        used[name] = used.get(name, 0) + 1
+        if used[name] > 1:
+            name = f"{name}#{used[name]}"
+        planned.append(Planned(s, name, digest, job_key(digest, __version__, fingerprint)))
+    return planned
+
+
+def check_argv(repo: Path, report_dir: Path, options: ReviewOptions, memory: int | None) -> tuple[str, ...]:
+    argv = [sys.executable, "-m", "tipc", "check", str(repo), "--report-dir", str(report_dir), "--no-color"]
+    for rs in options.rulesets:
+        argv += ["--ruleset", rs]
+    if memory is not None:
+        argv += ["--memory-limit", str(memory)]
+    if options.max_processes is not None:
+        argv += ["--max-processes", str(options.max_processes)]
+    argv += options.check_args
+    return tuple(argv)
+
+
+class Observer:
+    """What review() tells as it goes (tipc.review.progress implements it)."""
+
+    def notice(self, text: str) -> None: ...
+    def queued(self, names: list[str]) -> None: ...
+    def started(self, name: str) -> None: ...
+    def finished(self, row: Row) -> None: ...
+    def close(self) -> None: ...
+
+
+def review(
+    options: ReviewOptions, observer: Any, *, executor: Executor | None = None
+) -> tuple[Summary, bool]:
+    """Run the review; (summary, interrupted). KeyboardInterrupt stops the running checks and returns what
+    finished (stored, so a second run goes on from there)."""
+    t0 = time.monotonic()
+    if not options.rulesets:
+        options.rulesets = list(DEFAULT_RULESETS)
+    rulesets, digests = resolve_rulesets(options.rulesets)
+    planned = plan(options, digests)
+    out = options.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    store = Store(out)
+    notes: list[str] = []
+    if store.note:
+        notes.append(store.note)
+    jobs_n = options.jobs or (
+        len(planned) if options.executor == "ray" else default_jobs(options.estimate_bytes)
+    )
+    memory = options.memory_limit or per_check_memory(
+        1 if options.executor == "ray" else jobs_n, options.estimate_bytes
+    )
+    rows: dict[int, Row] = {}  # by position in `planned`
+    to_run: list[tuple[Planned, Job]] = []
+    twins: dict[str, list[int]] = {}  # identical submissions (same key) are checked once
+    observer.queued([p.name for p in planned])
+    env = check_env()
+
+    def record(index: int, row: Row) -> None:
+        rows[index] = row
+        observer.finished(row)
+
+    for index, p in enumerate(planned):
+        if p.key in twins:
+            twins[p.key].append(index)
+            continue
+        stored = None if options.force else store.get(p.key)
+        if stored is not None:
+            row = Row.from_json(stored)
+            row.name, row.source, row.cached = p.name, p.source.text, True
+            record(index, row)
+            continue
+        twins[p.key] = [index]
+        area = out / "areas" / f"{_safe(p.name)}-{p.content_hash[:12]}"
+        if area.exists():
+            shutil.rmtree(area)  # a fresh area for every check: nothing stale from an earlier one
+        area.mkdir(parents=True)
+        try:
+            repo = materialise(p.source, area)
+        except Rejected as exc:
+            row = rejected_row(p.name, p.source.text, p.content_hash, str(exc))
+            row.work_area = str(area)
+            store.put(p.key, row.to_json())
+            record(index, row)
+            continue
+        report_dir = area / "report"
+        job = Job(
+            key=p.key,
+            name=p.name,
+            argv=check_argv(repo, report_dir, options, memory),
+            cwd=str(area),
+            report_dir=str(report_dir),
+            log_path=str(area / "check.log"),
+            budget_s=options.budget_s,
+            env=env,
+            # what Ray reserves: the limit when one is given, else the expected need (a share of this
+            # machine could exceed what a node offers, and the task would never be placed)
+            memory_bytes=options.memory_limit or options.estimate_bytes,
+            cpus=options.cpus,
+            gpus=options.gpus,
+        )
+        to_run.append((p, job))
+    # a twin of a submission decided above (stored or rejected) takes its row
+    for indices in twins.values():
+        if indices[0] in rows:
+            for other in indices[1:]:
+                twin = Row.from_json(rows[indices[0]].to_json())
+                twin.name, twin.source = planned[other].name, planned[other].source.text
+                record(other, twin)
+    cached = sum(1 for r in rows.values() if r.cached)
+    if cached:
+        observer.notice(
+            f"{cached} of {len(planned)} submission(s) unchanged since an earlier review: results reused "
+            "(--force checks them again)"
+        )
+    interrupted = False
+    runner = executor or make_executor(options.executor, jobs_n, options.address)
+    by_key = {job.key: (p, job) for p, job in to_run}
+
+    def events(event: str, key: str, details: Any) -> None:
+        if event == "started" and key in by_key:
+            observer.started(by_key[key][0].name)
+
+    if to_run:
+        outcomes = runner.run([job for _, job in to_run], events)
+        try:
+            for outcome in outcomes:
+                p, job = by_key[outcome.key]
+                row = row_from_outcome(
+                    outcome,
+                    name=p.name,
+                    source=p.source.text,
+                    content_hash=p.content_hash,
+                    budget_s=job.budget_s,
+                    work_area=job.cwd,
+                    report_dir=job.report_dir,
+                    log_path=job.log_path,
+                )
+                if row.verdict != "STOPPED":
+                    store.put(p.key, row.to_json())
+                for n, index in enumerate(twins[p.key]):
+                    twin = row if n == 0 else Row.from_json(row.to_json())
+                    twin.name, twin.source = planned[index].name, planned[index].source.text
+                    record(index, twin)
+        except KeyboardInterrupt:
+            interrupted = True
+            with shielded():  # a second Ctrl-C must not leave checks half-stopped
+                runner.stop()
+                close = getattr(outcomes, "close", None)
+                if close is not None:
+                    close()  # the executor waits for its stopped checks and kills what they left
+    if interrupted:
+        for index, p in enumerate(planned):
+            if index not in rows:
+                rows[index] = Row(
+                    p.name,
+                    p.source.text,
+                    p.content_hash,
+                    "STOPPED",
+                    first_failure="review.interrupted",
+                    cause="the review was interrupted before this submission's check ended",
+                )
+    ordered = [rows[i] for i in range(len(planned)) if i in rows]
+    if interrupted:
+        missing = sum(1 for r in ordered if r.verdict == "STOPPED")
+        notes.append(f"interrupted: {missing} submission(s) not checked; run the same review again to go on")
+    summary = Summary(
+        rows=ordered,
+        rulesets=rulesets,
+        tipc_version=__version__,
+        executor=runner.name,
+        jobs=runner.slots,
+        wall_s=time.monotonic() - t0,
+        notes=notes,
+    )
+    return summary, interrupted

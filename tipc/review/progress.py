@@ -1,0 +1,113 @@
+"""The review's live progress on stderr: a table of submissions (state, time, verdict) redrawn in place on a
+terminal, one line per event elsewhere. An observer only: it never decides anything."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import IO, Any
+
+from tipc.review.summary import Row, human_bytes, human_s
+
+
+class PlainReviewObserver:
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self._lock = threading.Lock()
+        self.total = 0
+        self.done = 0
+
+    def _say(self, text: str) -> None:
+        with self._lock:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+
+    def notice(self, text: str) -> None:
+        self._say(f"review: {text}")
+
+    def queued(self, names: list[str]) -> None:
+        self.total += len(names)
+
+    def started(self, name: str) -> None:
+        self._say(f"review: started {name}")
+
+    def finished(self, row: Row) -> None:
+        self.done += 1
+        what = f"{row.first_failure}: {row.cause}" if row.first_failure else ""
+        cached = " (cached)" if row.cached else ""
+        self._say(
+            f"review: [{self.done}/{self.total}] {row.name} {row.verdict}{cached} {human_s(row.wall_s)} "
+            f"{human_bytes(row.peak_rss_bytes)} {what}".rstrip()
+        )
+
+    def close(self) -> None:
+        pass
+
+
+class RichReviewObserver:
+    """A live table: one line per submission, its state and elapsed time, then its verdict."""
+
+    def __init__(self, stream: IO[str], no_color: bool = False) -> None:
+        from rich.console import Console
+        from rich.live import Live
+
+        self.console = Console(file=stream, no_color=no_color, highlight=False)
+        self._lock = threading.Lock()
+        self.order: list[str] = []
+        self.state: dict[str, tuple[str, float | None, Row | None]] = {}
+        self.live = Live(self, console=self.console, refresh_per_second=2, transient=False)
+        self.live.start()
+
+    def __rich__(self) -> Any:
+        from rich.table import Table
+
+        table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
+        for col in ("submission", "state", "time", "peak mem", "first failing rule"):
+            table.add_column(
+                col, overflow="ellipsis", no_wrap=True, max_width=70 if col.startswith("first") else None
+            )
+        now = time.monotonic()
+        with self._lock:
+            for name in self.order:
+                state, since, row = self.state[name]
+                if row is not None:
+                    colour = "green" if row.verdict == "PASS" else "red"
+                    verdict = f"[{colour}]{row.verdict}[/]" + (" (cached)" if row.cached else "")
+                    failing = f"{row.first_failure}: {row.cause}" if row.first_failure else ""
+                    table.add_row(
+                        name, verdict, human_s(row.wall_s), human_bytes(row.peak_rss_bytes), failing
+                    )
+                else:
+                    elapsed = human_s(now - since) if since is not None else ""
+                    table.add_row(name, state, elapsed, "", "")
+        return table
+
+    def notice(self, text: str) -> None:
+        self.console.print(f"review: {text}", markup=False)
+
+    def queued(self, names: list[str]) -> None:
+        with self._lock:
+            for n in names:
+                if n not in self.state:
+                    self.order.append(n)
+                self.state[n] = ("queued", None, None)
+
+    def started(self, name: str) -> None:
+        with self._lock:
+            self.state[name] = ("running", time.monotonic(), None)
+
+    def finished(self, row: Row) -> None:
+        with self._lock:
+            if row.name not in self.state:
+                self.order.append(row.name)
+            self.state[row.name] = ("done", None, row)
+
+    def close(self) -> None:
+        self.live.stop()
+
+
+def make_review_observer(stream: IO[str], *, no_color: bool = False) -> Any:
+    isatty = getattr(stream, "isatty", None)
+    if isatty is not None and isatty():
+        return RichReviewObserver(stream, no_color=no_color)
+    return PlainReviewObserver(stream)

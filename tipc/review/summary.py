@@ -1,0 +1,442 @@
+"""The review's one summary: a row per submission (verdict, per-ruleset counts, the first failing rule with
+its cause, wall time, peak memory, where its full report is), built from a check's Outcome, and rendered as
+a terminal table, Markdown, CSV, JSON and a self-contained HTML page linking each submission's report.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tipc.review.executor import Outcome
+
+VERDICTS = ("PASS", "FAIL", "TIMEOUT", "ERROR", "REJECTED", "STOPPED")
+COUNTED = ("PASS", "FAIL", "WARN", "SKIP", "N-A")
+CAUSE_CHARS = 300
+
+
+@dataclass
+class RulesetCounts:
+    name: str
+    counts: dict[str, int]
+
+    def cell(self) -> str:
+        """`36 pass, 2 fail` (+ warn), the short form the tables show."""
+        parts = [f"{self.counts.get('PASS', 0)} pass", f"{self.counts.get('FAIL', 0)} fail"]
+        if self.counts.get("WARN"):
+            parts.append(f"{self.counts['WARN']} warn")
+        return ", ".join(parts)
+
+
+@dataclass
+class Row:
+    name: str
+    source: str
+    content_hash: str
+    verdict: str  # one of VERDICTS
+    rulesets: list[RulesetCounts] = field(default_factory=list)
+    first_failure: str | None = None  # rule id (or what stopped the check)
+    cause: str | None = None
+    wall_s: float | None = None
+    peak_rss_bytes: int | None = None
+    exit_code: int | None = None
+    report_html: str | None = None  # absolute paths
+    report_json: str | None = None
+    log_path: str | None = None
+    work_area: str | None = None
+    cached: bool = False  # taken from an earlier review (unchanged submission)
+    killed_leftovers: int = 0
+    node: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Row:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["rulesets"] = [
+            RulesetCounts(str(r["name"]), dict(r["counts"])) for r in data.get("rulesets", [])
+        ]
+        return cls(**known)
+
+
+def _short(text: str | None) -> str | None:
+    if text is None:
+        return None
+    text = " ".join(text.split())
+    return text if len(text) <= CAUSE_CHARS else text[: CAUSE_CHARS - 1] + "…"
+
+
+def _counts(report: dict[str, Any]) -> list[RulesetCounts]:
+    names = [str(n) for n in report.get("rulesets", [])]
+    table: dict[str, dict[str, int]] = {n: {} for n in names}
+    for rule in report.get("rules", []):
+        rs = str(rule.get("ruleset", "?"))
+        verdict = str(rule.get("verdict", "?"))
+        table.setdefault(rs, {})
+        table[rs][verdict] = table[rs].get(verdict, 0) + 1
+    return [RulesetCounts(n, c) for n, c in table.items()]
+
+
+# Which steps a rule's id speaks about: its stage words (basic.train.*: train steps; *.data.*: prepare,
+# which fetches the data; a chain-wide rule: any step).
+_RULE_STAGES = {"data": ("prepare",), "lite_data": ("prepare",), "prepare": ("prepare",)}
+
+
+def _failed_step(report: dict[str, Any], rule_id: str) -> str | None:
+    """The chain's first failed step that the rule `rule_id` is about, with its plain cause, or None."""
+    run = report.get("run")
+    steps = run.get("steps", []) if isinstance(run, dict) else []
+    parts = set(rule_id.split("."))
+    chain_wide = "chain" in rule_id or "chain_passes" in parts
+    stages = set(parts) | {s for p in parts for s in _RULE_STAGES.get(p, ())}
+    for step in steps:
+        if not isinstance(step, dict) or step.get("status") not in ("failed", "timeout"):
+            continue
+        stage = str(step.get("stage") or str(step.get("id", "")).split("/")[0])
+        if not chain_wide and stage not in stages:
+            continue
+        causes = step.get("causes") or []
+        first = causes[0].get("cause") if causes and isinstance(causes[0], dict) else None
+        what = first or step.get("reason") or step.get("status")
+        return f"step {step.get('id')} {step.get('status')}: {what}"
+    return None
+
+
+def _first_failure(report: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The first error-severity FAIL; its cause is led by the failed step it is about, if one failed."""
+    for rule in report.get("rules", []):
+        if rule.get("verdict") == "FAIL" and rule.get("severity", "error") == "error":
+            rule_id = str(rule.get("id"))
+            summary = str(rule.get("summary") or rule.get("error") or "")
+            step = _failed_step(report, rule_id)
+            return rule_id, _short(f"{step}; {summary}" if step else summary)
+    return None, None
+
+
+def _tipc_message(lines: Sequence[str]) -> str | None:
+    """The check's own `tipc: ...` error line (exit 2/3), else its last line."""
+    for line in reversed(lines):
+        if line.startswith("tipc: "):
+            return line[len("tipc: ") :]
+    return lines[-1] if lines else None
+
+
+def row_from_outcome(
+    outcome: Outcome,
+    *,
+    name: str,
+    source: str,
+    content_hash: str,
+    budget_s: float,
+    work_area: str,
+    report_dir: str,
+    log_path: str,
+) -> Row:
+    report = outcome.report
+    row = Row(
+        name=name,
+        source=source,
+        content_hash=content_hash,
+        verdict="ERROR",
+        wall_s=outcome.wall_s,
+        peak_rss_bytes=outcome.peak_rss_bytes,
+        exit_code=outcome.exit_code,
+        log_path=log_path,
+        work_area=work_area,
+        killed_leftovers=outcome.killed_leftovers,
+        node=outcome.node,
+    )
+    if report is not None:
+        row.rulesets = _counts(report)
+        row.report_json = os.path.join(report_dir, "report.json")
+        html_path = os.path.join(report_dir, "report.html")
+        row.report_html = html_path if os.path.exists(html_path) else None
+        row.first_failure, row.cause = _first_failure(report)
+    if outcome.error is not None:
+        row.verdict = "STOPPED" if outcome.interrupted else "ERROR"
+        row.cause = _short(outcome.error)
+    elif outcome.timed_out:
+        row.verdict = "TIMEOUT"
+        row.first_failure = "review.budget"
+        row.cause = f"the check ran past its budget of {budget_s:g} s and was stopped"
+    elif outcome.interrupted:
+        row.verdict = "STOPPED"
+        row.cause = "the review was interrupted"
+    elif outcome.exit_code == 0:
+        row.verdict = "PASS"
+    elif outcome.exit_code == 1 and report is not None:
+        row.verdict = "FAIL"
+        if row.first_failure is None:
+            row.first_failure, row.cause = "check", _short(_tipc_message(outcome.log_tail))
+    elif outcome.exit_code in (143, 130, 129, -15, -2) and report is None:
+        row.verdict = "STOPPED"
+        row.cause = "the check was stopped by a signal"
+    else:
+        row.verdict = "ERROR"
+        row.first_failure = row.first_failure or f"check.exit_{outcome.exit_code}"
+        row.cause = row.cause or _short(_tipc_message(outcome.log_tail))
+    return row
+
+
+def rejected_row(name: str, source: str, content_hash: str, reason: str) -> Row:
+    return Row(name, source, content_hash, "REJECTED", first_failure="review.unpack", cause=_short(reason))
+
+
+@dataclass
+class Summary:
+    rows: list[Row]
+    rulesets: list[str]
+    tipc_version: str
+    executor: str
+    jobs: int
+    wall_s: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.rows) and all(r.verdict == "PASS" for r in self.rows)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.rows:
+            out[r.verdict] = out.get(r.verdict, 0) + 1
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": "tipc.review/1",
+            "tipc_version": self.tipc_version,
+            "executor": self.executor,
+            "jobs": self.jobs,
+            "wall_s": round(self.wall_s, 3),
+            "rulesets": self.rulesets,
+            "passed": self.passed,
+            "verdicts": self.counts(),
+            "notes": self.notes,
+            "submissions": [r.to_json() for r in self.rows],
+        }
+
+
+# --- renderers -------------------------------------------------------------------------------------------
+
+
+def human_bytes(n: int | None) -> str:
+    if not n:
+        return "-"
+    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
+
+
+def human_s(s: float | None) -> str:
+    if s is None:
+        return "-"
+    return f"{s:.1f} s" if s < 120 else f"{int(s // 60)} min {int(s % 60)} s"
+
+
+def _ruleset_cell(row: Row, name: str) -> str:
+    for rs in row.rulesets:
+        if rs.name == name:
+            return rs.cell()
+    return "-"
+
+
+def _extra_rulesets(summary: Summary) -> list[str]:
+    """Rulesets as columns: the asked ones, then any a report adds (`lint`)."""
+    names = list(summary.rulesets)
+    for row in summary.rows:
+        for rs in row.rulesets:
+            if rs.name not in names:
+                names.append(rs.name)
+    return names
+
+
+def _failure_text(row: Row) -> str:
+    if row.first_failure is None:
+        return ""
+    return f"{row.first_failure}: {row.cause}" if row.cause else row.first_failure
+
+
+def table_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    names = _extra_rulesets(summary)
+    header = ["submission", "verdict", *names, "first failing rule: cause", "wall", "peak mem"]
+    body = []
+    for r in summary.rows:
+        verdict = r.verdict + (" (cached)" if r.cached else "")
+        body.append(
+            [
+                r.name,
+                verdict,
+                *(_ruleset_cell(r, n) for n in names),
+                _failure_text(r),
+                human_s(r.wall_s),
+                human_bytes(r.peak_rss_bytes),
+            ]
+        )
+    return header, body
+
+
+def _footer(summary: Summary) -> str:
+    counts = ", ".join(f"{n} {v}" for v, n in summary.counts().items())
+    return (
+        f"{len(summary.rows)} submission(s): {counts}; {summary.executor} executor, {summary.jobs} job(s), "
+        f"{human_s(summary.wall_s)}"
+    )
+
+
+def render_text(summary: Summary, width: int = 160) -> str:
+    header, body = table_rows(summary)
+    fail_col = header.index("first failing rule: cause")
+    # the cause column takes what the others leave of the width
+    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(header)]
+    others = sum(w for i, w in enumerate(widths) if i != fail_col) + 2 * (len(widths) - 1)
+    widths[fail_col] = max(24, min(widths[fail_col], width - others))
+
+    def fmt(cells: list[str]) -> str:
+        out = []
+        for i, c in enumerate(cells):
+            if len(c) > widths[i]:
+                c = c[: widths[i] - 1] + "…"
+            out.append(c.ljust(widths[i]))
+        return "  ".join(out).rstrip()
+
+    lines = [fmt(header), fmt(["-" * w for w in widths]), *(fmt(b) for b in body), "", _footer(summary)]
+    lines.extend(f"note: {n}" for n in summary.notes)
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(summary: Summary, base: Path | None = None) -> str:
+    header, body = table_rows(summary)
+    lines = [
+        "# tipc review",
+        "",
+        f"tipc {summary.tipc_version}; rulesets: {', '.join(summary.rulesets)}.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    for r, cells in zip(summary.rows, body, strict=True):
+        if r.report_html:
+            target = os.path.relpath(r.report_html, base) if base else r.report_html
+            cells = [f"[{_md(cells[0])}]({target})", *cells[1:]]
+        else:
+            cells = [_md(cells[0]), *cells[1:]]
+        lines.append("| " + " | ".join(_md(c) if i else c for i, c in enumerate(cells)) + " |")
+    lines += ["", _footer(summary)]
+    lines.extend(f"- note: {n}" for n in summary.notes)
+    return "\n".join(lines) + "\n"
+
+
+def render_csv(summary: Summary) -> str:
+    names = _extra_rulesets(summary)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    header = ["submission", "source", "content_hash", "verdict", "cached"]
+    for n in names:
+        header += [f"{n}_{v.lower().replace('-', '')}" for v in COUNTED]
+    header += ["first_failing_rule", "cause", "wall_s", "peak_rss_bytes", "exit_code", "report"]
+    writer.writerow(header)
+    for r in summary.rows:
+        by_name = {rs.name: rs.counts for rs in r.rulesets}
+        cells: list[Any] = [r.name, r.source, r.content_hash, r.verdict, str(r.cached).lower()]
+        for n in names:
+            cells += [by_name.get(n, {}).get(v, 0) if n in by_name else "" for v in COUNTED]
+        cells += [
+            r.first_failure or "",
+            r.cause or "",
+            r.wall_s if r.wall_s is not None else "",
+            r.peak_rss_bytes or "",
+            "" if r.exit_code is None else r.exit_code,
+            r.report_html or "",
+        ]
+        writer.writerow(cells)
+    return buf.getvalue()
+
+
+def render_json(summary: Summary) -> str:
+    return json.dumps(summary.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;font-size:14px}
+th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f3f3f3}
+.v-PASS{background:#e5f5e5;color:#126b12;font-weight:bold}
+.v-FAIL,.v-TIMEOUT,.v-ERROR,.v-REJECTED,.v-STOPPED{background:#fbe4e4;color:#9b1111;font-weight:bold}
+td.cause{max-width:40em}
+.small{color:#666;font-size:12px}
+"""
+
+
+def render_html(summary: Summary, base: Path | None = None) -> str:
+    """One self-contained page (inline style, no script); links to each submission's report are relative to
+    `base` (the folder the page is written to)."""
+    header, body = table_rows(summary)
+    e = html.escape
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8"><title>tipc review</title>',
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>tipc review</h1>",
+        f'<p class="small">tipc {e(summary.tipc_version)}; rulesets: {e(", ".join(summary.rulesets))}</p>',
+        "<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr></thead><tbody>",
+    ]
+    for r, cells in zip(summary.rows, body, strict=True):
+        tds = []
+        for i, c in enumerate(cells):
+            if i == 0:
+                link = r.report_html
+                inner = e(c)
+                if link:
+                    target = os.path.relpath(link, base) if base else link
+                    inner = f'<a href="{e(target)}">{e(c)}</a>'
+                inner += f'<br><span class="small">{e(r.source)}</span>'
+                tds.append(f"<td>{inner}</td>")
+            elif i == 1:
+                tds.append(f'<td class="v-{e(r.verdict)}">{e(c)}</td>')
+            elif header[i] == "first failing rule: cause":
+                tds.append(f'<td class="cause">{e(c)}</td>')
+            else:
+                tds.append(f"<td>{e(c)}</td>")
+        out.append("<tr>" + "".join(tds) + "</tr>")
+    out.append("</tbody></table>")
+    out.append(f"<p>{e(_footer(summary))}</p>")
+    out.extend(f'<p class="small">note: {e(n)}</p>' for n in summary.notes)
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+RENDERERS = ("text", "markdown", "csv", "json", "html")
+
+
+def render(summary: Summary, fmt: str, base: Path | None = None) -> str:
+    if fmt == "markdown":
+        return render_markdown(summary, base)
+    if fmt == "csv":
+        return render_csv(summary)
+    if fmt == "json":
+        return render_json(summary)
+    if fmt == "html":
+        return render_html(summary, base)
+    return render_text(summary)
+
+
+def write_all(summary: Summary, folder: Path) -> dict[str, Path]:
+    """summary.{md,csv,json,html} in `folder`; returns them by format."""
+    written = {}
+    for fmt, ext in (("markdown", "md"), ("csv", "csv"), ("json", "json"), ("html", "html")):
+        path = folder / f"summary.{ext}"
+        path.write_text(render(summary, fmt, folder), encoding="utf-8")
+        written[fmt] = path
+    return written
