@@ -699,7 +699,7 @@ def test_changed_command_is_rerun_on_resume(repo: Path) -> None:
     assert a is not None and not a.reused and (repo / str(a.log)).read_text() == "2\n"
 
 
-def test_http_probe_counts_any_answer(repo: Path) -> None:
+def test_probe_without_a_listener_is_not_ready_and_a_bad_scheme_is_refused(repo: Path) -> None:
     from tipc.runner import probe
 
     port = free_port()

@@ -31,6 +31,7 @@ from tipc.errors import ConfigError, UserError
 from tipc.monitor import Monitor, host_info
 from tipc.record import RecordWriter, Resources, RunRecord, StepResult, load_record, record_location
 from tipc.results import append_status_line, log_field, status_line
+from tipc.serve.ready import probe
 from tipc.steps import Plan, Stage, Status, Step
 
 DEFAULT_STEP_TIMEOUT_S = 1800.0
@@ -297,40 +298,6 @@ def find_record(repo: Path, plan: Plan) -> Path | None:
 
 
 # ---------------------------------------------------------------- readiness
-
-
-def probe(url: str, timeout_s: float) -> bool:
-    """True once something answers at `url`: any HTTP response for http(s)://, an accepted connect for tcp://."""
-    # Imported here: only background steps need them, and urllib.request alone costs ~10 ms at start-up.
-    import socket
-    import ssl
-    import urllib.error
-    import urllib.request
-
-    parts = urllib.parse.urlsplit(url)
-    timeout_s = max(0.05, timeout_s)
-    if parts.scheme == "tcp":
-        try:
-            with socket.create_connection(
-                (parts.hostname or "127.0.0.1", parts.port or 0), timeout=timeout_s
-            ):
-                return True
-        except OSError:
-            return False
-    if parts.scheme not in ("http", "https"):
-        raise UserError(f"ready_url {url!r}: expected http://, https:// or tcp://host:port")
-    try:
-        with urllib.request.urlopen(url, timeout=timeout_s):
-            return True
-    except urllib.error.HTTPError:
-        return True  # 404 or 500 still means the server is up and answering
-    except urllib.error.URLError as exc:
-        # a TLS complaint (self-signed certificate, ...) also means something answered on that port
-        return isinstance(exc.reason, ssl.SSLError)
-    except ssl.SSLError:
-        return True
-    except (OSError, ValueError):
-        return False
 
 
 class _Facts:
