@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -19,3 +20,10 @@ def unwritable_dir(path: Path) -> str | None:
                 return f"{parent} is a file, expected a folder"
             return None if os.access(parent, os.W_OK) else f"{parent} is not writable"
     return None
+
+
+def positive_int(text: str) -> int:
+    """argparse type for counts and limits: a whole number >= 1 (usage error, exit 2, otherwise)."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)

@@ -14,26 +14,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tipc.commands import positive_int
 from tipc.errors import UserError
 
 HELP = "record, update and compare model CI baselines (metrics with tolerances from repeated runs)"
 EXIT_CHAIN_FAILED = 1
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("repo", metavar="REPO", help="the model repo (or a train_infer_python config inside it)")
     p.add_argument(
-        "--repeat", "-n", type=_positive, default=3, help="runs of the chain (default: %(default)s)"
+        "--repeat", "-n", type=positive_int, default=3, help="runs of the chain (default: %(default)s)"
     )
     p.add_argument(
         "--baseline-dir", metavar="DIR", help="where baselines live (default: REPO/test_tipc/baselines)"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from tipc.commands import positive_int
+
 HELP = "check TIPC configs for the traps their bash scripts fall into"
 
 
@@ -19,16 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", "-q", action="store_true", help="hide info-level findings in text output")
     parser.add_argument(
         "--max-steps",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="planning cap per mode while linting (default 1000, or TIPC_MAX_STEPS); TIPC270 past it",
     )
-
-
-def _positive_int(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
-    return int(text)
 
 
 def run(args: argparse.Namespace) -> int:

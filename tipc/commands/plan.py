@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from tipc.commands import positive_int
+
 HELP = "show the ordered steps the repo's test_train_inference_python.sh would run"
 
 MODES = (
@@ -52,17 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-steps",
-        type=_positive_int,
+        type=positive_int,
         metavar="N",
         help="stop planning after N steps per mode (default 1000, or TIPC_MAX_STEPS); TIPC270 says when",
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
-
-
-def _positive_int(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
-    return int(text)
 
 
 def run(args: argparse.Namespace) -> int:

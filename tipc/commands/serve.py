@@ -10,19 +10,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tipc.commands import positive_int
 from tipc.errors import UserError
 
 HELP = "serve an exported Paddle inference model over HTTP (Paddle Serving pipeline + Open Inference v2)"
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def _port(text: str) -> int:
@@ -58,25 +49,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--workers",
         "--threads",
         dest="workers",
-        type=_positive,
+        type=positive_int,
         default=2,
         help="predictors serving requests concurrently (default 2)",
     )
     parser.add_argument(
-        "--cpu-threads", type=_positive, default=1, help="math threads per predictor (default 1)"
+        "--cpu-threads", type=positive_int, default=1, help="math threads per predictor (default 1)"
     )
     parser.add_argument(
         "--enable-mkldnn", action="store_true", help="use oneDNN on CPU (default off, as TIPC's mkldnn=False)"
     )
     parser.add_argument(
         "--max-body-bytes",
-        type=_positive,
+        type=positive_int,
         default=16 * 1024 * 1024,
         help="reject larger request bodies with 413 (default 16 MiB)",
     )
     parser.add_argument(
         "--max-batch",
-        type=_positive,
+        type=positive_int,
         default=64,
         help="reject a larger batch (first dimension of a dynamic-batch input) with 413 (default 64)",
     )
