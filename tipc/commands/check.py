@@ -345,64 +345,29 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
                 report_dir = default_report_dir(repo, the_plan.model_name)
             serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
         notes.extend((*session.notes, *prepare_notes, *shipped))
+        from tipc import proc
+
+        args.forced_env = forced_env
         try:
-            return _check_in(
-                args,
-                seams,
-                stdout,
-                stderr,
-                rulesets,
-                repo,
-                settings,
-                findings,
-                the_plan,
-                serving_plan,
-                report_dir,
-                notes,
-                forced_env,
-                session,
-            )
+            # --paddle-compat holds for everything the check starts (predict/infer and the engine workers).
+            with proc.child_env(_sandboxed.child_defaults(forced_env)):
+                return _checked(
+                    args,
+                    seams,
+                    stdout,
+                    stderr,
+                    rulesets,
+                    repo,
+                    settings,
+                    findings,
+                    the_plan,
+                    serving_plan,
+                    report_dir,
+                    notes,
+                    session,
+                )
         finally:
             sandbox.release()  # at once where this process goes on (a library caller)
-
-
-def _check_in(
-    args: argparse.Namespace,
-    seams: Seams,
-    stdout: IO[str],
-    stderr: IO[str],
-    rulesets: list[Ruleset],
-    repo: Path,
-    settings: Any,
-    findings: list[Finding],
-    the_plan: Plan,
-    serving_plan: Plan | None,
-    report_dir: Path,
-    notes: list[str],
-    forced_env: dict[str, str],
-    session: Any,
-) -> int:
-    """The check proper, in the sandbox: run (or reuse) the chain and the serving chain, evaluate, report."""
-    from tipc import proc
-
-    args.forced_env = forced_env
-    # --paddle-compat holds for everything the check starts too (the predict/infer and engine workers).
-    with proc.child_env(_sandboxed.child_defaults(forced_env)):
-        return _checked(
-            args,
-            seams,
-            stdout,
-            stderr,
-            rulesets,
-            repo,
-            settings,
-            findings,
-            the_plan,
-            serving_plan,
-            report_dir,
-            notes,
-            session,
-        )
 
 
 def _checked(
