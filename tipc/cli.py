@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from tipc import __version__
+from tipc import __version__, interrupts
 from tipc.errors import EXIT_INTERNAL, EXIT_USAGE, TipcError
 
 VERBS: tuple[str, ...] = (
@@ -109,14 +109,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        code: int = args._run(args)
+        with interrupts.stop_signals():
+            code: int = args._run(args)
         return code
     except TipcError as exc:
         sys.stderr.write(f"tipc: {exc.render()}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("tipc: interrupted\n")
-        return 130
+        return interrupts.interrupted_exit()
     except BrokenPipeError:
         return 0
     except OSError as exc:

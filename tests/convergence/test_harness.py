@@ -230,7 +230,13 @@ def test_writes_into_the_application_folder_are_reported(
     assert any(n.startswith(f"the application wrote into {app}: stray.log") for n in result.tests[0].notes)
 
 
-def test_ctrl_c_stops_running_segments(seed_storage: Path, seed_config: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
+)
+def test_ctrl_c_sigterm_and_sighup_stop_running_segments(
+    seed_storage: Path, seed_config: Path, signum: int, code: int
+) -> None:
+    """Every verb handles SIGTERM and SIGHUP as Ctrl-C (tipc.interrupts), with 128 + the signal."""
     env = {**os.environ, "FAKE_SLEEP_FROM": "4", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     argv = [
         PYTHON,
@@ -253,12 +259,12 @@ def test_ctrl_c_stops_running_segments(seed_storage: Path, seed_config: Path) ->
     while time.monotonic() < deadline and not log.exists():
         time.sleep(0.1)
     time.sleep(0.5)
-    child.send_signal(signal.SIGINT)
+    child.send_signal(signum)
     try:
         _, err = child.communicate(timeout=15)  # the hung segment sleeps 60 s: stopped, not waited for
     finally:
         child.kill()
-    assert child.returncode == 130, err
+    assert child.returncode == code, err
     assert "interrupted" in err
 
 

@@ -6,16 +6,14 @@ SIGHUP handled like Ctrl-C, and step time limits that fit the mode.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import re
-import signal
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from tipc import interrupts
 from tipc.errors import UserError
 
 if TYPE_CHECKING:
@@ -280,29 +278,9 @@ def enter(
 
 # ---------------------------------------------------------------- signals
 
-_received: list[int] = []
-
-
-def _as_interrupt(signum: int, frame: FrameType | None) -> None:
-    _received.append(signum)
-    raise KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def stop_signals() -> Iterator[None]:
-    """SIGTERM (what `timeout` and CI send) and SIGHUP stop the run as Ctrl-C does: the running step's
-    process group is stopped and the record written. `interrupted_exit()` then gives 143 or 129."""
-    previous = {sig: signal.signal(sig, _as_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def interrupted_exit() -> int:
-    """128 + the signal that stopped the run (SIGINT 130, SIGTERM 143, SIGHUP 129)."""
-    return 128 + (_received[-1] if _received else int(signal.SIGINT))
+# SIGTERM/SIGHUP as Ctrl-C: one implementation for every verb (tipc.interrupts).
+stop_signals = interrupts.stop_signals
+interrupted_exit = interrupts.interrupted_exit
 
 
 def child_env() -> dict[str, str]:
