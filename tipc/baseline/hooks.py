@@ -75,7 +75,9 @@ def outside_needed(args: Any, sandbox_options: Any) -> bool:
     return wanted(args) and sandbox_options.backend != "none" and os.environ.get(CHILD_ENV) != "1"
 
 
-def after_child(args: Any, repo: Path, plan: Any, exit_code: int, stderr: IO[str]) -> int:
+def after_child(
+    args: Any, repo: Path, plan: Any, exit_code: int, stderr: IO[str], *, kind: str = "check"
+) -> int:
     """After a sandboxed child check: find its run record in the run folder, then store and notify."""
     from tipc import sandbox
     from tipc.errors import ConfigError
@@ -88,11 +90,13 @@ def after_child(args: Any, repo: Path, plan: Any, exit_code: int, stderr: IO[str
     except ConfigError as exc:
         stderr.write(f"tipc: warning: no run record to store or notify about: {exc.render()}\n")
         return exit_code
-    after(args, repo, record, exit_code, stderr)
+    after(args, repo, record, exit_code, stderr, kind=kind)
     return exit_code
 
 
-def after(args: Any, repo: Path, record: Any, exit_code: int, stderr: IO[str]) -> None:
+def after(
+    args: Any, repo: Path, record: Any, exit_code: int, stderr: IO[str], *, kind: str = "check"
+) -> None:
     """History and notification. Neither changes the exit code; a failure of either is said on stderr."""
     from tipc.baseline import judge as judging
     from tipc.baseline.metrics import extract
@@ -111,7 +115,7 @@ def after(args: Any, repo: Path, record: Any, exit_code: int, stderr: IO[str]) -
                 db.store_run(
                     record,
                     extract(record, repo),
-                    kind="check",
+                    kind=kind,
                     repo=repo,
                     verdict="regressed" if judgement is not None and judgement.regressed else None,
                     verdicts=verdicts,

@@ -64,6 +64,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-color", action="store_true", help="no colour on screen or in results_python.log"
     )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument(
+        "--history",
+        metavar="PATH|URL",
+        help="store this run and its metrics in a history database (SQLite file or postgresql:// URL)",
+    )
     _sandboxed.add_arguments(parser)
 
 
@@ -125,11 +130,17 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
     from tipc import sandbox
+    from tipc.baseline import hooks  # --history: stored from outside the sandbox (its writes do not last)
 
-    if sandbox.must_reexec(sandbox_options):
+    if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
         from tipc import proc
 
-        return proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
+        code = proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
+        return (
+            hooks.after_child(args, repo, the_plan, code, sys.stderr, kind="run")
+            if hooks.wanted(args)
+            else code
+        )
     sys.stderr.write(f"tipc: {python_choice.why}\n")
 
     from tipc.commands import unwritable_dir
@@ -191,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
             f"(kept in {session.folder}/upper, the repo is unchanged)\n"
         )
     code = exit_code(record)
+    if args.history is not None and sandbox_options.backend == "none":
+        hooks.after(args, repo, record, code, sys.stderr, kind="run")
     if code == 130:
         sys.stderr.write("tipc: interrupted; the record is written, `tipc run --resume` continues the run\n")
         return _sandboxed.interrupted_exit()
