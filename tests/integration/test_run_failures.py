@@ -15,9 +15,9 @@ import textwrap
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
+from tests.sandbox.test_endings import _settled
 from tipc.record import RECORD_FILENAME, load_record
 from tipc.sandbox import run_key, stored_path
 from tipc.steps import Plan, Stage, Status, Step
@@ -33,11 +33,13 @@ DRIVER = textwrap.dedent(
     import json, sys, types
     from pathlib import Path
     from tipc.steps import Plan
-    from tipc.plan import isolate
+    from tipc.plan import default_mode, isolate, select_stages
     from tipc.config.discover import find_repo_root
     plan_file = sys.argv[1]
     fake = types.ModuleType("tipc.plan")
     fake.isolate = isolate
+    fake.default_mode = default_mode
+    fake.select_stages = select_stages
     fake.plan = lambda config, mode, **kw: Plan.from_json(json.loads(Path(plan_file).read_text()))
     fake.format_plan = lambda p: "\\n".join(s.id for s in p.steps)
     sys.modules["tipc.plan"] = fake
@@ -50,13 +52,6 @@ DRIVER = textwrap.dedent(
     sys.exit(tipc.cli.main(sys.argv[2:]))
     """
 )
-
-
-def _gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 def _wait_for(path: Path, proc: subprocess.Popen[bytes], limit_s: float = 60.0) -> None:
@@ -112,8 +107,9 @@ def _setup(tmp_path: Path) -> tuple[Path, Path, Path]:
     return repo, plan_file, pid_file
 
 
-def _tipc(plan_file: Path, *args: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "true"}
+def _tipc(plan_file: Path, *args: str, token: str = "") -> subprocess.Popen[bytes]:
+    # every process of the run inherits the token: found by it afterwards, whatever pid namespace it had
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "true", "TIPC_RUN_TOKEN": token}
     return subprocess.Popen(
         [sys.executable, "-c", DRIVER, str(plan_file), "run", *args],
         env=env,
@@ -125,7 +121,8 @@ def _tipc(plan_file: Path, *args: str) -> subprocess.Popen[bytes]:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_stops_the_tree_writes_the_record_and_resume_finishes(tmp_path: Path, sig: int) -> None:
     repo, plan_file, pid_file = _setup(tmp_path)
-    runner = _tipc(plan_file, str(repo))
+    token = f"tipc-run-failures-{os.getpid()}-{time.monotonic_ns()}"
+    runner = _tipc(plan_file, str(repo), token=token)
     pid_file = _stored(repo, f"{OUT}/pids.json")
     _wait_for(pid_file, runner)
     runner.send_signal(sig)  # only the runner, as a terminal's Ctrl-C would reach tipc first
@@ -133,8 +130,8 @@ def test_interrupt_stops_the_tree_writes_the_record_and_resume_finishes(tmp_path
     text = out.decode()
     assert runner.returncode == 128 + sig, text  # 130 for Ctrl-C, 143 for SIGTERM
     assert "--resume" in text
-    step_pid, grandchild = json.loads(pid_file.read_text())
-    assert _gone(step_pid) and _gone(grandchild)
+    assert len(json.loads(pid_file.read_text())) == 2  # the step and its grandchild were running
+    assert _settled(token) == []  # pids in the file are the run's pid namespace's: found by token instead
     record = load_record(_stored(repo, f"{OUT}/{RECORD_FILENAME}"))
     assert {r.step_id: r.status for r in record.results} == {
         "train": Status.PASSED,
