@@ -11,6 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.processes import our_children
 from tipc import proc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -103,6 +104,6 @@ def server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 def _no_orphans() -> Iterator[None]:
     """After every test module: no child process of ours is left running (servers, workers)."""
     yield
-    leftovers = [p for p in psutil.Process().children(recursive=True) if p.is_running()]
+    leftovers = our_children()
     _, alive = psutil.wait_procs(leftovers, timeout=5)
     assert not alive, f"orphan processes: {[(p.pid, p.cmdline()) for p in alive]}"

@@ -18,6 +18,7 @@ import psutil
 import pytest
 
 from tests.demo_port import use_free_port
+from tests.processes import our_children
 from tests.serve.conftest import REPO_ROOT
 from tipc.cli import main
 from tipc.record import load_record
@@ -76,7 +77,7 @@ def snapshot(repo: Path) -> dict[str, str]:
 
 def no_server_left(repo: Path) -> None:
     """Nothing we started is alive, and no `tipc serve` of this repo copy runs anywhere."""
-    ours = [p for p in psutil.Process().children(recursive=True) if p.is_running()]
+    ours = our_children()
     _, alive = psutil.wait_procs(ours, timeout=5)
     assert not alive, [p.cmdline() for p in alive]
     for p in psutil.process_iter(["cmdline", "cwd"]):
