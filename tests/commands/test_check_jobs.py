@@ -1,4 +1,4 @@
-"""`tipc check --jobs N`: the lane checks of the registry run side by side up to N, the report stays the same."""
+"""`tipc check --jobs N`: the registry's lane checks run side by side up to N; the report stays the same."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.commands.test_check import Fakes, _run, repo  # noqa: F401 - the repo fixture
+from tests.commands.test_check import Fakes, _run
+from tests.commands.test_check import repo as repo  # the fixture
 from tipc.checks.base import CheckContext, CheckOutcome, Verdict
 from tipc.commands import check as check_cmd
 from tipc.errors import UserError
