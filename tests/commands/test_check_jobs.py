@@ -84,3 +84,38 @@ def test_the_default_is_at_most_two(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("os.cpu_count", lambda: 1)
     assert check_cmd.check_jobs(None) == 1
     assert check_cmd.check_jobs(5) == 5
+
+
+def test_ctrl_c_while_lane_checks_run_stops_them_and_still_reports(repo: Path, tmp_path: Path) -> None:
+    import os
+    import signal
+
+    from tipc import proc
+
+    leaders: list[int] = []
+
+    class Sleepy(Timed):
+        def model(self, name: str) -> Any:
+            def check(ctx: CheckContext, **args: Any) -> CheckOutcome:
+                res = proc.run(["sleep", "60"], cwd=tmp_path, on_start=leaders.append)
+                return CheckOutcome(Verdict.PASS if res.exit_code == 0 else Verdict.FAIL, name)
+
+            return check
+
+    def interrupt() -> None:
+        deadline = time.monotonic() + 20
+        while len(leaders) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    started = time.monotonic()
+    report = tmp_path / "report"
+    argv = [str(repo), "--ruleset", str(_rules(tmp_path)), "--jobs", "2", "--report-dir", str(report)]
+    code, out, err = _run(argv, Sleepy(repo))
+    assert code == 130 and time.monotonic() - started < 15
+    assert len(leaders) == 2 and not set(leaders) & proc._ours
+    for pid in leaders:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert "not checked" in out and (report / "report.json").is_file()
