@@ -113,6 +113,7 @@ def test_ctrl_c_while_lane_checks_run_stops_them_and_still_reports(repo: Path, t
     report = tmp_path / "report"
     argv = [str(repo), "--ruleset", str(_rules(tmp_path)), "--jobs", "2", "--report-dir", str(report)]
     code, out, err = _run(argv, Sleepy(repo))
+    assert "interrupted" in err
     assert code == 130 and time.monotonic() - started < 15
     assert len(leaders) == 2 and not set(leaders) & proc._ours
     for pid in leaders:
