@@ -304,8 +304,10 @@ def _run_lanes(memo: _Memo, lanes: list[list[tuple[str, dict[str, Any]]]], jobs:
         with proc.shielded(), proc.refusing("interrupted: nothing new is started after Ctrl-C"):
             for future in futures:
                 future.cancel()
-            proc.stop_children()
-            pool.shutdown(wait=True)
+            running = {f for f in futures if not f.done()}
+            while running:  # again until every lane ends: one may have been past its refusal check
+                proc.stop_children()
+                _, running = wait(running, timeout=0.2)
         raise
     finally:
         pool.shutdown(wait=True)
