@@ -619,3 +619,17 @@ class Background:
     def tree(self) -> set[int]:
         """The pids of this server's process tree (its group, its session and their descendants)."""
         return process_tree(self.child.pid)
+
+
+def stop_children(grace_s: float = TERM_GRACE_S) -> list[int]:
+    """Stop the process group of every child started here that still runs, whichever thread started it
+    (a Ctrl-C reaches only the main thread; children of other threads are stopped here). Returns the
+    leaders' pids. Call under `refusing`, so no thread starts another one meanwhile."""
+    with _registry_lock:
+        leaders = sorted(_ours)
+    for pid in leaders:  # all told at once, so their grace periods overlap
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGTERM)
+    for pid in leaders:
+        kill_group(pid, grace_s=grace_s)
+    return leaders

@@ -35,4 +35,23 @@ CHECKS: dict[str, Callable[..., CheckOutcome]] = {
     "lineage": check_lineage,
 }
 
-__all__ = ["CHECKS", "CheckContext", "CheckOutcome", "Evidence", "Settings", "Verdict", "load_settings"]
+# Checks that start model-side processes and may run beside each other (`tipc check --jobs`): check name ->
+# lane. Calls in one lane run in rule order; lanes run side by side. Serving shares the agreement's lane
+# because it reuses the Paddle Inference outputs the agreement's worker saved (beside it, it would compute
+# them again on the same cores, and its evidence would depend on which finished first).
+LANES: dict[str, str] = {
+    "agreement": "engines",
+    "serving": "engines",
+    "predict_infer_agreement": "scripts",
+}
+
+__all__ = [
+    "CHECKS",
+    "LANES",
+    "CheckContext",
+    "CheckOutcome",
+    "Evidence",
+    "Settings",
+    "Verdict",
+    "load_settings",
+]

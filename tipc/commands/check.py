@@ -91,6 +91,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="per-step limit (default: 600 s in lite modes, else 1800 s)",
     )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        metavar="N",
+        help="model-side checks that do not depend on each other (agreement/ONNX and serving, predict/infer) "
+        "run side by side, at most N at once (default: min(2, cores); 1 runs them one after another)",
+    )
     parser.add_argument("--no-color", action="store_true", help="no colour in the output")
     _sandboxed.add_arguments(parser)
     from tipc.baseline import hooks  # model CI: --baseline, --history, --notify
@@ -114,6 +123,8 @@ class Seams:
     load_record: Callable[[Path], Any]
     load_settings: Callable[[Path], Any]
     checks: Mapping[str, Callable[..., Any]]
+    # check name -> lane: the checks that may run beside each other with --jobs > 1 (tipc.checks.LANES)
+    lanes: Mapping[str, str] = field(default_factory=dict)
     make_observer: Callable[[bool], Any] = field(default=lambda no_color: _null_observer())
     notes: list[str] = field(default_factory=list)  # problems found while wiring (shown in the report)
     # (repo, train config) -> the serving config to run after the train chain, or None (r2-serve).
@@ -144,8 +155,9 @@ def default_seams() -> Seams:
         import tipc.checks as checks_pkg
 
         checks: Mapping[str, Callable[..., Any]] = checks_pkg.CHECKS
+        lanes: Mapping[str, str] = getattr(checks_pkg, "LANES", {})
     except (ImportError, AttributeError):
-        checks = {}
+        checks, lanes = {}, {}
         notes.append("the check registry tipc.checks.CHECKS is missing: rules that delegate to it are SKIP")
     try:
         from tipc.checks.settings import load_settings
@@ -174,6 +186,7 @@ def default_seams() -> Seams:
         load_record=load_record,
         load_settings=load_settings,
         checks=checks,
+        lanes=lanes,
         make_observer=make_observer,
         notes=notes,
     )
@@ -280,6 +293,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
     if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
         raise UserError("--step-timeout must be a positive number of seconds")
+    check_jobs(getattr(args, "jobs", None))  # a bad --jobs is found before anything runs (exit 2)
     sandbox_options = _sandboxed.sandbox_options(args, in_place=not seams.sandboxed)
     stage_timeouts = _sandboxed.stage_timeouts(args)
     forced_env = _sandboxed.compat_env(args)
@@ -418,6 +432,7 @@ def _checked(
     ctx = CheckContext(repo=repo, record=record, settings=settings, records=records)
     checks = full_load(seams.checks) if getattr(args, "load", False) else seams.checks
     observer = seams.make_observer(args.no_color)
+    checks_stopped = False
     if stopped or any(r.status is Status.INTERRUPTED for rec in records.values() for r in rec.results):
         # After an interrupt nothing new starts: checks that would start a process (predict/infer, a server)
         # are SKIP; those that only read the record and the logs still judge what ran.
@@ -425,7 +440,22 @@ def _checked(
         with proc.refusing("the run was interrupted, and nothing new is started after an interrupt"):
             results = evaluate(rulesets, ctx, checks=announced_checks(checks, observer))
     else:
-        results = evaluate(rulesets, ctx, checks=announced_checks(checks, observer))
+        try:
+            results = evaluate(
+                rulesets,
+                ctx,
+                checks=announced_checks(checks, observer),
+                jobs=check_jobs(getattr(args, "jobs", None)),
+                lanes=seams.lanes,
+            )
+        except KeyboardInterrupt:
+            # Ctrl-C while checks ran side by side: every child they started was stopped. Judge what ran,
+            # as after an interrupted run: checks that would start a process are SKIP.
+            checks_stopped = True
+            notes.append("interrupted while the checks ran: the checks that start a process are SKIP")
+            checks = {name: _not_after_interrupt(fn) for name, fn in checks.items()}
+            with proc.refusing("the check was interrupted, and nothing new is started after an interrupt"):
+                results = evaluate(rulesets, ctx, checks=checks)
     if getattr(args, "baseline", None) is not None:
         from tipc.baseline import hooks
 
@@ -462,7 +492,7 @@ def _checked(
         if rec is not None
         for r in rec.results
     )
-    if interrupted:
+    if interrupted or checks_stopped:
         stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
         return _sandboxed.interrupted_exit()
     if session is None or session.backend == "none":  # in place: store and notify here (else the parent does)
@@ -471,6 +501,18 @@ def _checked(
         if hooks.wanted(args):
             hooks.after(args, repo, record, report.exit_code, stderr)
     return report.exit_code
+
+
+def check_jobs(jobs: int | None) -> int:
+    """--jobs, validated; by default min(2, cores): model-side checks are CPU-heavy, two at once already
+    fill a small machine."""
+    import os
+
+    if jobs is None:
+        return max(1, min(2, os.cpu_count() or 1))
+    if jobs < 1:
+        raise UserError(f"--jobs {jobs}: expected a positive number of concurrent checks")
+    return jobs
 
 
 def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
