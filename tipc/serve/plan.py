@@ -573,9 +573,8 @@ def _plan_ocr(
     return steps, output_dir, f"{output_dir}/results_python_serving.log", "ocr_serving", findings
 
 
-_PROBE = (
-    "import importlib.util, sys; sys.exit(0 if all(importlib.util.find_spec(m) for m in sys.argv[1:]) else 1)"
-)
+# Standalone script: exits 1 when a named module cannot be found (any Python 3.7+; see tipc/_probes/).
+_PROBE = Path(__file__).resolve().parents[1] / "_probes" / "findmodules.py"
 
 
 def unmet_requirement(step: Step, repo: Path, *, python: str | None = None) -> str | None:
@@ -591,7 +590,7 @@ def unmet_requirement(step: Step, repo: Path, *, python: str | None = None) -> s
 
     for interpreter in (python or step.argv[0], sys.executable):
         try:
-            result = proc.run([interpreter, "-c", _PROBE, *step.requires_modules], cwd=repo, timeout_s=60)
+            result = proc.run([interpreter, str(_PROBE), *step.requires_modules], cwd=repo, timeout_s=60)
         except OSError:
             continue
         if result.exit_code == 0:
