@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tipc import __version__, lineage, proc
+from tipc._poll import poll
 from tipc.causes import Cause
 from tipc.console import NullObserver, Observer
 from tipc.errors import ConfigError, UserError
@@ -775,20 +776,16 @@ class _Execution:
         ready = url is None
         if url is None:
             self.notes.append(f"{step.id}: background step without ready_url; not polled for readiness")
-        pause = 0.05
         try:
-            while not ready:
-                code = handle.poll()
-                if code is not None:
-                    break
-                left = limit - (time.monotonic() - t0)
-                if left <= 0:
-                    break
-                if probe(url or "", min(2.0, left)):
-                    ready = True
-                    break
-                time.sleep(min(pause, max(0.0, limit - (time.monotonic() - t0))))
-                pause = min(pause * 1.5, 0.5)
+            if not ready:  # until it answers, exits, or the limit passes
+                ready = bool(
+                    poll(
+                        lambda left: probe(url or "", min(2.0, left)) or None,
+                        limit,
+                        stop=lambda: handle.poll() is not None,
+                        interval_s=0.05,
+                    ).value
+                )
         except BaseException:
             with proc.shielded():
                 handle.stop()
