@@ -774,8 +774,10 @@ def test_a_probe_still_running_is_stopped_on_cancel(tmp_path: Path) -> None:
 
 
 def test_the_environment_probe_is_stopped_on_cancel(tmp_path: Path) -> None:
-    # Answers the version query at once; the environment probe (a script path, no -c) hangs.
-    python = _fake_python(tmp_path / "bin", 'if [ "$1" = "-c" ]; then echo 3.3.1; exit 0; fi\nexec sleep 60')
+    # Answers the version query (the paddleversion.py probe) at once; the environment probe hangs.
+    python = _fake_python(
+        tmp_path / "bin", 'case "$1" in *paddleversion.py) echo 3.3.1; exit 0;; esac\nexec sleep 60'
+    )
     facts = _Facts(str(python), tmp_path, probe_versions=True).start()
     deadline = time.monotonic() + 30
     def probing_environment() -> bool:  # the running probe is the hanging one (not git, not the version)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from tipc._poll import poll
+
 # How long a process group gets between SIGTERM and SIGKILL.
 TERM_GRACE_S = 3.0
 _PR_SET_PDEATHSIG = 1
@@ -112,9 +114,8 @@ def kill_group(pid: int, grace_s: float = TERM_GRACE_S, reap: Callable[[], objec
         os.killpg(pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):
         return
-    deadline = time.monotonic() + grace_s
-    pause = 0.005
-    while time.monotonic() < deadline:
+
+    def gone(_left: float) -> bool | None:
         if reap is not None:
             reap()
         if _init or _subreaper:
@@ -122,9 +123,11 @@ def kill_group(pid: int, grace_s: float = TERM_GRACE_S, reap: Callable[[], objec
         try:
             os.killpg(pid, 0)
         except (ProcessLookupError, PermissionError):
-            return
-        time.sleep(pause)
-        pause = min(pause * 2, 0.05)
+            return True
+        return None
+
+    if poll(gone, grace_s, interval_s=0.005, max_interval_s=0.05, growth=2.0).value:
+        return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tipc import __version__, lineage, proc
+from tipc._poll import poll
 from tipc.causes import Cause
 from tipc.console import NullObserver, Observer
 from tipc.errors import ConfigError, UserError
@@ -179,40 +180,12 @@ def _substituted(step: Step, mapping: Mapping[str, str]) -> tuple[tuple[str, ...
     return (new, *step.argv[1:]), status
 
 
-# Prints the modules it cannot find and exits 1 if any; runs in the step's interpreter (any Python 3).
-_FIND_MODULES = """
-import importlib.util, sys
-missing = []
-for name in sys.argv[1:]:
-    try:
-        found = importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        missing.append(name)
-print(" ".join(missing))
-sys.exit(1 if missing else 0)
-"""
+# Standalone scripts run under the step's / run's interpreter (any Python 3.7+; see tipc/_probes/).
+_PROBES = Path(__file__).resolve().parent / "_probes"
+_FIND_MODULES = _PROBES / "findmodules.py"  # prints the modules it cannot find, exits 1 if any
+_PADDLE_VERSION = _PROBES / "paddleversion.py"  # metadata first, importing paddle only without it
 
 # ---------------------------------------------------------------- facts about the run
-
-
-# Package metadata first (milliseconds); importing paddle (seconds) only for builds without metadata.
-_PADDLE_VERSION = """
-try:
-    from importlib.metadata import PackageNotFoundError, version
-except ImportError:
-    version = None
-if version is not None:
-    for dist in ("paddlepaddle-gpu", "paddlepaddle"):
-        try:
-            print(version(dist))
-            raise SystemExit(0)
-        except PackageNotFoundError:
-            pass
-import paddle
-print(paddle.__version__)
-"""
 
 
 # Distribution names as installed folders spell them (`<name>-<version>.dist-info`), GPU build first.
@@ -257,7 +230,7 @@ def paddle_version(python: str, cwd: Path, on_start: Callable[[int], None] | Non
         version = _paddle_version_on_path(sys.path, cwd)
         if version is not None:
             return version
-    code, out = proc.capture([python, "-c", _PADDLE_VERSION], cwd=cwd, timeout_s=180, on_start=on_start)
+    code, out = proc.capture([python, str(_PADDLE_VERSION)], cwd=cwd, timeout_s=180, on_start=on_start)
     if code != 0:
         return None
     lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
@@ -607,7 +580,7 @@ class _Execution:
         key = (interpreter, modules)
         if key not in self.requirement_cache:
             code, out = proc.capture(
-                [interpreter, "-c", _FIND_MODULES, *modules], cwd=self.repo, timeout_s=120
+                [interpreter, str(_FIND_MODULES), *modules], cwd=self.repo, timeout_s=120
             )
             lines = out.strip().splitlines()
             self.requirement_cache[key] = lines[-1] if code == 1 and lines else None
@@ -803,20 +776,16 @@ class _Execution:
         ready = url is None
         if url is None:
             self.notes.append(f"{step.id}: background step without ready_url; not polled for readiness")
-        pause = 0.05
         try:
-            while not ready:
-                code = handle.poll()
-                if code is not None:
-                    break
-                left = limit - (time.monotonic() - t0)
-                if left <= 0:
-                    break
-                if probe(url or "", min(2.0, left)):
-                    ready = True
-                    break
-                time.sleep(min(pause, max(0.0, limit - (time.monotonic() - t0))))
-                pause = min(pause * 1.5, 0.5)
+            if not ready:  # until it answers, exits, or the limit passes
+                ready = bool(
+                    poll(
+                        lambda left: probe(url or "", min(2.0, left)) or None,
+                        limit,
+                        stop=lambda: handle.poll() is not None,
+                        interval_s=0.05,
+                    ).value
+                )
         except BaseException:
             with proc.shielded():
                 handle.stop()

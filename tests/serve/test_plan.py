@@ -244,6 +244,22 @@ def test_blank_line_and_crlf_are_reported(tmp_path: Path) -> None:
     assert plan.step("serving/server/default").cwd == "deploy/serving_python"
 
 
+def test_config_read_through_the_config_parser(tmp_path: Path) -> None:
+    # a BOM is dropped, and a trailing blank line moves no slot (nothing to warn about)
+    plan = plan_of(tmp_path, "\ufeff" + TUTORIAL + "\n\n")
+    assert plan.step("serving/server/default").cwd == "deploy/serving_python"
+    assert not [f for f in plan.findings if f.code == "TIPC-BLANK"]
+    # what no script could read is a located ConfigError from tipc.config's reader
+    config = tmp_path / "test_tipc/configs/m/serving.txt"
+    config.write_bytes(TUTORIAL.encode() + b"\x00")
+    with pytest.raises(ConfigError) as info:
+        plan_serving(config)
+    assert "NUL" in info.value.message and info.value.line == TUTORIAL.count("\n") + 1
+    config.write_bytes(b"x" * (300 * 1024))
+    with pytest.raises(ConfigError, match="larger than"):
+        plan_serving(config)
+
+
 def test_set_override_and_unknown_key(tmp_path: Path) -> None:
     plan = plan_of(tmp_path, TUTORIAL, overrides=Overrides(sets=(("--image_dir", "../../other/"),)))
     assert plan.steps[-1].argv[-1] == "--image_dir=../../other/"

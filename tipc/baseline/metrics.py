@@ -135,6 +135,62 @@ def _label(step_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "_", step_id.rsplit("/", 1)[-1]).strip("_") or "engine"
 
 
+def _log_metrics(stage: str, lines: list[ParsedLine], rel: str, step_id: str, out: dict[str, Metric]) -> None:
+    """The metrics one passed step's log shows: training curves, eval fields, inference latencies."""
+    if stage == "train":
+        _train_metrics(lines, rel, out)
+    elif stage == "eval":
+        for key, (value, no) in _eval_fields(lines).items():
+            better = LOWER if key.lower().endswith("loss") else HIGHER
+            out[f"eval.{key}"] = Metric(f"eval.{key}", value, "", EFFECT, better, f"{rel}:{no}")
+    elif stage == "infer":
+        label = _label(step_id)
+        for p in lines:
+            for f in p.fields:
+                m = _LATENCY_KEY.match(f.key)
+                if m and math.isfinite(f.value):
+                    name = f"infer.{label}.{m.group('name').lower()}_ms"
+                    out[name] = Metric(name, f.value, "ms", PERFORMANCE, LOWER, f"{rel}:{p.line_no}")
+
+
+def _resource_metrics(
+    rss: list[int],
+    cpu_time: float,
+    wall: float,
+    gpu_mem: list[int],
+    gpu_util: list[float],
+    out: dict[str, Metric],
+) -> list[str]:
+    """The run record's resource metrics into `out`; returns those that do not apply (no GPU measured)."""
+    na: list[str] = []
+    if rss:
+        out["resources.peak_rss_mb"] = Metric(
+            "resources.peak_rss_mb", max(rss) / 2**20, "MiB", RESOURCE, LOWER, "run record"
+        )
+    if wall > 0:
+        out["resources.mean_cpu_percent"] = Metric(
+            "resources.mean_cpu_percent", 100.0 * cpu_time / wall, "%", RESOURCE, NEITHER, "run record"
+        )
+    if gpu_mem:
+        out["resources.peak_gpu_mem_mb"] = Metric(
+            "resources.peak_gpu_mem_mb", max(gpu_mem) / 2**20, "MiB", RESOURCE, LOWER, "run record"
+        )
+    else:
+        na.append("resources.peak_gpu_mem_mb")
+    if gpu_util:
+        out["resources.mean_gpu_util_percent"] = Metric(
+            "resources.mean_gpu_util_percent",
+            statistics.fmean(gpu_util),
+            "%",
+            RESOURCE,
+            NEITHER,
+            "run record",
+        )
+    else:
+        na.append("resources.mean_gpu_util_percent")
+    return na
+
+
 def extract(record: Any, repo: Path) -> RunMetrics:
     """Every metric the run left. Never raises on a missing or unreadable log: that metric is just absent."""
     out: dict[str, Metric] = {}
@@ -176,49 +232,10 @@ def extract(record: Any, repo: Path) -> RunMetrics:
         if not path.is_file():
             notes.append(f"{step.id}: its log {rel} is missing")
             continue
-        lines = _parsed(path)
-        if stage == "train":
-            _train_metrics(lines, rel, out)
-        elif stage == "eval":
-            for key, (value, no) in _eval_fields(lines).items():
-                better = LOWER if key.lower().endswith("loss") else HIGHER
-                out[f"eval.{key}"] = Metric(f"eval.{key}", value, "", EFFECT, better, f"{rel}:{no}")
-        elif stage == "infer":
-            label = _label(step.id)
-            for p in lines:
-                for f in p.fields:
-                    m = _LATENCY_KEY.match(f.key)
-                    if m and math.isfinite(f.value):
-                        name = f"infer.{label}.{m.group('name').lower()}_ms"
-                        out[name] = Metric(name, f.value, "ms", PERFORMANCE, LOWER, f"{rel}:{p.line_no}")
+        _log_metrics(stage, _parsed(path), rel, step.id, out)
     for stage, total in times.items():
         if all_passed.get(stage):
             name = f"stage.{stage}.time_s"
             out[name] = Metric(name, total, "s", PERFORMANCE, LOWER, "run record")
-    na: list[str] = []
-    if rss:
-        out["resources.peak_rss_mb"] = Metric(
-            "resources.peak_rss_mb", max(rss) / 2**20, "MiB", RESOURCE, LOWER, "run record"
-        )
-    if wall > 0:
-        out["resources.mean_cpu_percent"] = Metric(
-            "resources.mean_cpu_percent", 100.0 * cpu_time / wall, "%", RESOURCE, NEITHER, "run record"
-        )
-    if gpu_mem:
-        out["resources.peak_gpu_mem_mb"] = Metric(
-            "resources.peak_gpu_mem_mb", max(gpu_mem) / 2**20, "MiB", RESOURCE, LOWER, "run record"
-        )
-    else:
-        na.append("resources.peak_gpu_mem_mb")
-    if gpu_util:
-        out["resources.mean_gpu_util_percent"] = Metric(
-            "resources.mean_gpu_util_percent",
-            statistics.fmean(gpu_util),
-            "%",
-            RESOURCE,
-            NEITHER,
-            "run record",
-        )
-    else:
-        na.append("resources.mean_gpu_util_percent")
+    na = _resource_metrics(rss, cpu_time, wall, gpu_mem, gpu_util, out)
     return RunMetrics(out, stages, tuple(na), tuple(notes))

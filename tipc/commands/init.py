@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from tipc._fs import atomic_write_text
 from tipc.commands._target import parse_sets
 from tipc.errors import EXIT_OK, ConfigError, UserError
 from tipc.findings import Finding
@@ -163,11 +164,8 @@ def _from_config(args: argparse.Namespace) -> int:
         return EXIT_OK
     if old is not None and not args.force:
         raise UserError(f"{target} exists already (use --force to overwrite it, or --output NEW.txt)")
-    tmp = target.with_name(f".{target.name}.tipc-tmp")
     try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(report.text)
-        tmp.replace(target)
+        atomic_write_text(target, report.text, newline="\n")
     except OSError as exc:
         raise UserError(f"{target}: cannot write: {exc.strerror or exc}") from None
     out.write(f"wrote {target}\n")

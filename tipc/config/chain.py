@@ -424,6 +424,158 @@ def _dispatch(ctx: _Ctx, trainer: str) -> _Dispatch | None:
 # train modes (51-line family, Clas, Det)
 
 
+def _train_use_gpu(ctx: _Ctx, use_gpu_items: list[str], count: int) -> str:
+    """The use_gpu value of the gpu_list item at `count` (Det pairs the two lists item by item)."""
+    if ctx.d.train_use_gpu_per_item:
+        return use_gpu_items[count] if count < len(use_gpu_items) else ""
+    return ctx.cfg.train_use_gpu.value
+
+
+def _save_log(ctx: _Ctx, trainer: str, gpu: str, autocast: str, ips: str) -> tuple[str, int]:
+    """(save_log folder, node count) of one training run, as the script names them."""
+    d = ctx.d
+    nodes = 1
+    save_log = f"{ctx.log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}"
+    if len(ips) <= d.ips_limit:
+        if d.save_log_nodes_always:
+            save_log += "_nodes_1"
+    else:
+        nodes = bash.word_count_nodes(ips)
+        save_log += f"_nodes_{nodes}"
+    return save_log + d.save_log_suffix, nodes
+
+
+def _train_shape(ctx: _Ctx, gpu: str, ips: str) -> str:
+    """The training command's shape: one device, one node with several, or several nodes."""
+    if len(gpu) <= 2:
+        return ctx.d.train_shape_single
+    if len(ips) <= ctx.d.ips_limit:
+        return ctx.d.train_shape_multi
+    return ctx.d.train_shape_nodes
+
+
+def _eval_weight(
+    ctx: _Ctx, weight_slot: Slot, names: dict[str, object], save_log: str, train_model_name: str
+) -> str:
+    """The eval weight parameter after a training run; notes `rec_model` / `video_weight` in `names`."""
+    cfg, d = ctx.cfg, ctx.d
+    model_name = cfg.model_name.value
+    eval_weight_path = d.eval_weight_path.format(**names)
+    rec_model = any(n in model_name for n in d.rec_model_names)
+    if rec_model:
+        # PaddleClas saves these models under RecModel/ instead of <model_name>/.
+        eval_weight_path = f"{save_log}/RecModel/{train_model_name}"
+    names["rec_model"] = rec_model
+    set_eval_weight = set_param(weight_slot.key, eval_weight_path)
+    if d.eval_style == "video":
+        real_model_name = model_name.replace("PP-", "pp", 1)
+        video_weight = f"{save_log}/{real_model_name}_epoch_00001.pdparams"
+        set_eval_weight = set_param(cfg.eval_param1.key, video_weight)
+        names["video_weight"] = video_weight
+    return set_eval_weight
+
+
+def _eval_step(
+    ctx: _Ctx,
+    names: dict[str, object],
+    base: str,
+    train_id: str,
+    env: tuple[str, str] | None,
+    set_eval_weight: str,
+    set_use_gpu: str,
+    weight_slot: Slot,
+) -> None:
+    """The eval step after a training run (or the note that an empty eval script skips it)."""
+    cfg, d, mode = ctx.cfg, ctx.d, ctx.mode
+    python = cfg.python.value
+    trainer = str(names["trainer"])
+    save_log = str(names["save_log"])
+    if test_ne(cfg.eval.value, "null"):
+        if d.env_before_eval:
+            ctx.apply_env(env)
+        eval_log = d.eval_log.format(**names) if d.eval_log else None
+        video_extra = ""
+        if d.eval_style == "video" and "lite_infer" in mode and cfg.train_param1.key != "null":
+            video_extra = f"{cfg.train_param1.key}={cfg.train_param1.value}"
+        eval_cmd = d.eval_shape.format(
+            extra=video_extra,
+            save_log=save_log,
+            python=python,
+            eval_py=cfg.eval.value,
+            weight=set_eval_weight,
+            use_gpu=set_use_gpu,
+            param1=set_param(cfg.eval_param1.key, cfg.eval_param1.value),
+            log=eval_log,
+        )
+        ctx.add(
+            f"eval/{base}",
+            Stage.EVAL,
+            eval_cmd,
+            log=eval_log,
+            status_log=eval_log,
+            trainer=trainer,
+            depends_on=(train_id,),
+            lines=(cfg.eval.line, weight_slot.line),
+        )
+    elif cfg.eval.value == "":
+        ctx.note("TIPC215", Level.WARNING, cfg.eval, "eval script is empty: the script skips eval")
+
+
+def _export_or_note(
+    ctx: _Ctx,
+    disp: _Dispatch,
+    names: dict[str, object],
+    train_id: str,
+    env: tuple[str, str] | None,
+    base: str,
+) -> None:
+    """Export and inference after a training run, or the note that the trainer exports nothing."""
+    trainer = str(names["trainer"])
+    if test_ne(disp.run_export, "null"):
+        export_id = _export_and_infer(ctx, disp, names, train_id, env, base)
+        del export_id
+    else:
+        if disp.run_export.strip() in ("", "null"):
+            ctx.note(
+                "TIPC216",
+                Level.INFO,
+                None,
+                f"export script of trainer {trainer!r} is {disp.run_export.strip() or 'empty'}: "
+                "no export and no inference run after training",
+                once=f"noexport:{trainer}",
+            )
+
+
+def _run_train(ctx: _Ctx, disp: _Dispatch, trainer: str) -> str:
+    """The trainer's script as the command runs it (with the dialect's suffix); an empty one is noted."""
+    cfg, d, mode = ctx.cfg, ctx.d, ctx.mode
+    if disp.run_train.strip() == "":
+        ctx.note(
+            "TIPC212",
+            Level.ERROR,
+            cfg.trainer_list,
+            f"trainer {trainer!r} has an empty script value: the script runs `{cfg.python.value}` with "
+            "the parameters as its script name",
+        )
+    run_train = disp.run_train
+    if d.train_script_suffix and mode != "benchmark_train" and "whole_train" not in mode:
+        run_train += d.train_script_suffix
+    return run_train
+
+
+def _train_sets(ctx: _Ctx, epoch_num: str, batch_value: str) -> tuple[str, str, str, str]:
+    """The epoch, batch, param1 and param2 parameters (whole_train drops them in some dialects)."""
+    cfg = ctx.cfg
+    if ctx.d.whole_train_drops_params and "whole_train" in ctx.mode:
+        return "", OMITTED, OMITTED, OMITTED
+    return (
+        set_param(cfg.epoch.key, epoch_num),
+        set_param(cfg.train_batch.key, batch_value),
+        set_param(cfg.train_param1.key, cfg.train_param1.value),
+        set_param(cfg.train_param2.key, cfg.train_param2.value),
+    )
+
+
 def _train_modes(ctx: _Ctx) -> None:
     cfg, d, mode = ctx.cfg, ctx.d, ctx.mode
     python = cfg.python.value
@@ -444,13 +596,9 @@ def _train_modes(ctx: _Ctx) -> None:
     )
     use_gpu_items = ifs_split(cfg.train_use_gpu.value, "|")
     load_norm_train_model = ""
-    fallback_noted = False
     for count, gpu_item in enumerate(ifs_split(cfg.gpu_list.value, "|")):
         ctx.tick()
-        if d.train_use_gpu_per_item:
-            use_gpu = use_gpu_items[count] if count < len(use_gpu_items) else ""
-        else:
-            use_gpu = cfg.train_use_gpu.value
+        use_gpu = _train_use_gpu(ctx, use_gpu_items, count)
         gpu, ips, env = _classify(gpu_item)
         env = _device_item(ctx, gpu_item, gpu, ips, env)
         if d.amp == "det" and test_eq(gpu_item, "-1"):
@@ -471,38 +619,13 @@ def _train_modes(ctx: _Ctx) -> None:
             for trainer in ifs_split(cfg.trainer_list.value, "|"):
                 ctx.tick()
                 disp = _dispatch(ctx, trainer)
-                if disp is None:
+                if disp is None or test_eq(disp.run_train, "null"):
                     continue
-                if test_eq(disp.run_train, "null"):
-                    continue
-                if disp.run_train.strip() == "":
-                    ctx.note(
-                        "TIPC212",
-                        Level.ERROR,
-                        cfg.trainer_list,
-                        f"trainer {trainer!r} has an empty script value: the script runs `{python}` with "
-                        "the parameters as its script name",
-                    )
-                run_train = disp.run_train
-                if d.train_script_suffix and mode != "benchmark_train" and "whole_train" not in mode:
-                    run_train += d.train_script_suffix
-                set_epoch = set_param(cfg.epoch.key, epoch_num)
+                run_train = _run_train(ctx, disp, trainer)
+                set_epoch, set_batch, set_param1, set_param2 = _train_sets(ctx, epoch_num, batch_value)
                 set_pretrain = set_param(cfg.pretrain.key, cfg.pretrain.value)
-                set_batch = set_param(cfg.train_batch.key, batch_value)
-                set_param1 = set_param(cfg.train_param1.key, cfg.train_param1.value)
-                set_param2 = set_param(cfg.train_param2.key, cfg.train_param2.value)
-                if d.whole_train_drops_params and "whole_train" in mode:
-                    set_epoch, set_batch, set_param1, set_param2 = "", OMITTED, OMITTED, OMITTED
                 set_use_gpu = set_param(cfg.train_use_gpu.key, use_gpu)
-                nodes = 1
-                save_log = f"{ctx.log_root}/{trainer}_gpus_{gpu}_autocast_{autocast}"
-                if len(ips) <= d.ips_limit:
-                    if d.save_log_nodes_always:
-                        save_log += "_nodes_1"
-                else:
-                    nodes = bash.word_count_nodes(ips)
-                    save_log += f"_nodes_{nodes}"
-                save_log += d.save_log_suffix
+                save_log, nodes = _save_log(ctx, trainer, gpu, autocast, ips)
                 if (
                     d.pretrain_from_norm
                     and (trainer == cfg.pact_train.key or trainer == cfg.fpgm_train.key)
@@ -536,13 +659,7 @@ def _train_modes(ctx: _Ctx) -> None:
                     "to_static": disp.to_static,
                     **amp,
                 }
-                if len(gpu) <= 2:
-                    shape = d.train_shape_single
-                elif len(ips) <= d.ips_limit:
-                    shape = d.train_shape_multi
-                else:
-                    shape = d.train_shape_nodes
-                cmd = shape.format(**fields)
+                cmd = _train_shape(ctx, gpu, ips).format(**fields)
                 if d.unset_before_train:
                     ctx.unset_cuda()
                 names = {
@@ -581,32 +698,20 @@ def _train_modes(ctx: _Ctx) -> None:
                 if d.seg_iter_fallback:
                     # The script falls back when `<save_log>/<train_model_name>` is missing after training.
                     train_model_name = f"iter_{epoch_num}/model.pdparams"
-                    if not fallback_noted:
-                        fallback_noted = True
-                        ctx.note(
-                            "TIPC214",
-                            Level.INFO,
-                            cfg.train_model_name,
-                            f"PaddleSeg uses train_model_name {cfg.train_model_name.value!r} only "
-                            f"if it exists "
-                            f"after training; otherwise iter_<iters>/model.pdparams ({train_model_name}); "
-                            "planned with the fallback",
-                        )
+                    ctx.note(
+                        "TIPC214",
+                        Level.INFO,
+                        cfg.train_model_name,
+                        f"PaddleSeg uses train_model_name {cfg.train_model_name.value!r} only "
+                        f"if it exists "
+                        f"after training; otherwise iter_<iters>/model.pdparams ({train_model_name}); "
+                        "planned with the fallback",
+                        once="TIPC214",  # the first training run's note stands for all
+                    )
                 names["train_model_name"] = train_model_name
                 names["model_name"] = model_name
                 weight_slot = cfg.export_weight if d.eval_weight_slot == "export_weight" else cfg.pretrain
-                eval_weight_path = d.eval_weight_path.format(**names)
-                rec_model = any(n in model_name for n in d.rec_model_names)
-                if rec_model:
-                    # PaddleClas saves these models under RecModel/ instead of <model_name>/.
-                    eval_weight_path = f"{save_log}/RecModel/{train_model_name}"
-                names["rec_model"] = rec_model
-                set_eval_weight = set_param(weight_slot.key, eval_weight_path)
-                if d.eval_style == "video":
-                    real_model_name = model_name.replace("PP-", "pp", 1)
-                    video_weight = f"{save_log}/{real_model_name}_epoch_00001.pdparams"
-                    set_eval_weight = set_param(cfg.eval_param1.key, video_weight)
-                    names["video_weight"] = video_weight
+                set_eval_weight = _eval_weight(ctx, weight_slot, names, save_log, train_model_name)
                 if (
                     d.pretrain_from_norm
                     and d.record_norm_weights
@@ -614,50 +719,8 @@ def _train_modes(ctx: _Ctx) -> None:
                     and nodes <= 1
                 ):
                     load_norm_train_model = set_eval_weight
-                if test_ne(cfg.eval.value, "null"):
-                    if d.env_before_eval:
-                        ctx.apply_env(env)
-                    eval_log = d.eval_log.format(**names) if d.eval_log else None
-                    video_extra = ""
-                    if d.eval_style == "video" and "lite_infer" in mode and cfg.train_param1.key != "null":
-                        video_extra = f"{cfg.train_param1.key}={cfg.train_param1.value}"
-                    eval_cmd = d.eval_shape.format(
-                        extra=video_extra,
-                        save_log=save_log,
-                        python=python,
-                        eval_py=cfg.eval.value,
-                        weight=set_eval_weight,
-                        use_gpu=set_use_gpu,
-                        param1=set_param(cfg.eval_param1.key, cfg.eval_param1.value),
-                        log=eval_log,
-                    )
-                    ctx.add(
-                        f"eval/{base}",
-                        Stage.EVAL,
-                        eval_cmd,
-                        log=eval_log,
-                        status_log=eval_log,
-                        trainer=trainer,
-                        depends_on=(train_id,),
-                        lines=(cfg.eval.line, weight_slot.line),
-                    )
-                elif cfg.eval.value == "":
-                    ctx.note(
-                        "TIPC215", Level.WARNING, cfg.eval, "eval script is empty: the script skips eval"
-                    )
-                if test_ne(disp.run_export, "null"):
-                    export_id = _export_and_infer(ctx, disp, names, train_id, env, base)
-                    del export_id
-                else:
-                    if disp.run_export.strip() in ("", "null"):
-                        ctx.note(
-                            "TIPC216",
-                            Level.INFO,
-                            None,
-                            f"export script of trainer {trainer!r} is {disp.run_export.strip() or 'empty'}: "
-                            "no export and no inference run after training",
-                            once=f"noexport:{trainer}",
-                        )
+                _eval_step(ctx, names, base, train_id, env, set_eval_weight, set_use_gpu, weight_slot)
+                _export_or_note(ctx, disp, names, train_id, env, base)
                 if d.unset_after_trainer:
                     ctx.unset_cuda()
     ctx.not_applicable = ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -195,6 +195,55 @@ def usable(result: Any, access: StepAccess | None) -> bool:
     return first is None or bool(first >= float(result.started) - 60.0)
 
 
+@dataclass
+class _Seen:
+    """The recorded access of usable steps, by path: who wrote and read each file, and when first."""
+
+    writers: dict[str, list[StepNode]] = field(default_factory=dict)
+    readers: dict[str, list[StepNode]] = field(default_factory=dict)
+    vias: dict[str, set[str]] = field(default_factory=dict)
+    first_write: dict[str, float] = field(default_factory=dict)
+    read_existing_before: dict[str, float] = field(default_factory=dict)
+    missing_reads: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, per_step: list[tuple[StepNode, StepAccess]]) -> _Seen:
+        seen = cls()
+        for node, access in per_step:
+            for a in access.accesses:
+                seen.vias.setdefault(a.path, set()).add(a.via)
+                if a.mode == "write":
+                    seen.writers.setdefault(a.path, []).append(node)
+                    seen.first_write[a.path] = min(seen.first_write.get(a.path, a.time), a.time)
+                elif a.mode == "read":
+                    seen.readers.setdefault(a.path, []).append(node)
+                    if a.exists is False:
+                        seen.missing_reads.add(a.path)
+                    else:
+                        before = seen.read_existing_before.get(a.path, a.time)
+                        seen.read_existing_before[a.path] = min(before, a.time)
+        return seen
+
+    def origin(
+        self, path: str, exists: bool, mtime: float | None, changed: set[str] | None, started: float
+    ) -> str:
+        """Where a file inside the repo and not committed comes from: this run, before it, or nowhere."""
+        if (
+            path in self.writers
+            and self.read_existing_before.get(path, float("inf")) < self.first_write[path]
+        ):
+            return "preexisting"  # read (and there) before a step of this run rewrote it
+        if path in self.writers:
+            return "run"
+        if changed is not None:
+            return "run" if path in changed else ("preexisting" if exists else "missing")
+        if exists and mtime is not None and mtime < started - STALE_SLACK_S:
+            return "preexisting"
+        if exists:
+            return "run"  # changed during the run by a writer the recorder cannot see (C++ code)
+        return "missing" if path in self.missing_reads or path not in self.writers else "run"
+
+
 def build_graph(
     record: Any,
     accesses: Mapping[str, StepAccess],
@@ -229,24 +278,8 @@ def build_graph(
         if ok and access is not None:
             per_step.append((node, access))
 
-    writers: dict[str, list[StepNode]] = {}
-    readers: dict[str, list[StepNode]] = {}
-    vias: dict[str, set[str]] = {}
-    first_write: dict[str, float] = {}
-    read_existing_before: dict[str, float] = {}
-    missing_reads: set[str] = set()
-    for node, access in per_step:
-        for a in access.accesses:
-            vias.setdefault(a.path, set()).add(a.via)
-            if a.mode == "write":
-                writers.setdefault(a.path, []).append(node)
-                first_write[a.path] = min(first_write.get(a.path, a.time), a.time)
-            elif a.mode == "read":
-                readers.setdefault(a.path, []).append(node)
-                if a.exists is False:
-                    missing_reads.add(a.path)
-                else:
-                    read_existing_before[a.path] = min(read_existing_before.get(a.path, a.time), a.time)
+    seen = _Seen.of(per_step)
+    writers, readers = seen.writers, seen.readers
     paths = sorted(set(writers) | set(readers))
     siblings = set(paths)
 
@@ -259,23 +292,13 @@ def build_graph(
             exists, mtime, size = True, st.st_mtime, st.st_size
         except OSError:
             exists, mtime, size = False, None, None
-        kind = file_kind(path, vias.get(path, set()), siblings)
+        kind = file_kind(path, seen.vias.get(path, set()), siblings)
         if not _within(path, repo_abs):
             origin = "external"
         elif committed is not None and path in committed:
             origin = "committed"
-        elif path in writers and read_existing_before.get(path, float("inf")) < first_write[path]:
-            origin = "preexisting"  # read (and there) before a step of this run rewrote it
-        elif path in writers:
-            origin = "run"
-        elif changed is not None:
-            origin = "run" if path in changed else ("preexisting" if exists else "missing")
-        elif exists and mtime is not None and mtime < started - STALE_SLACK_S:
-            origin = "preexisting"
-        elif exists:
-            origin = "run"  # changed during the run by a writer the recorder cannot see (C++ code)
         else:
-            origin = "missing" if path in missing_reads or path not in writers else "run"
+            origin = seen.origin(path, exists, mtime, changed, started)
         sha = None
         for _, access in per_step:
             fp = access.fingerprint(path)
@@ -300,6 +323,16 @@ def build_graph(
         files.append(fnode)
         by_path[path] = fnode
 
+    edges = _edges(per_step, writers, by_path)
+    return LineageGraph(tuple(steps), tuple(files), edges, git=in_git)
+
+
+def _edges(
+    per_step: list[tuple[StepNode, StepAccess]],
+    writers: Mapping[str, list[StepNode]],
+    by_path: Mapping[str, FileNode],
+) -> tuple[Edge, ...]:
+    """One edge per recorded access; a read is fresh when a step at or before the reader wrote the file."""
     edges: list[Edge] = []
     for node, access in per_step:
         for a in access.accesses:
@@ -308,7 +341,7 @@ def build_graph(
             elif a.mode == "read":
                 fresh = any(w.index <= node.index for w in writers.get(a.path, []))
                 edges.append(Edge(node.id, by_path[a.path].path, "read", fresh, a.via))
-    return LineageGraph(tuple(steps), tuple(files), tuple(edges), git=in_git)
+    return tuple(edges)
 
 
 def describe_origin(node: FileNode) -> str:

@@ -14,7 +14,7 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -180,6 +180,99 @@ class Observer:
     def close(self) -> None: ...
 
 
+def _job_for(
+    p: Planned, out: Path, options: ReviewOptions, memory: int | None, env: dict[str, str]
+) -> Job | Row:
+    """The check job of one submission in a fresh work area, or its REJECTED row when it cannot be laid
+    out there."""
+    area = out / "areas" / f"{_safe(p.name)}-{p.content_hash[:12]}"
+    if area.exists():
+        shutil.rmtree(area)  # a fresh area for every check: nothing stale from an earlier one
+    area.mkdir(parents=True)
+    try:
+        repo = materialise(p.source, area)
+    except Rejected as exc:
+        row = rejected_row(p.name, p.source.text, p.content_hash, str(exc))
+        row.work_area = str(area)
+        return row
+    report_dir = area / "report"
+    return Job(
+        key=p.key,
+        name=p.name,
+        argv=check_argv(repo, report_dir, options, memory),
+        cwd=str(area),
+        report_dir=str(report_dir),
+        log_path=str(area / "check.log"),
+        budget_s=options.budget_s,
+        env=env,
+        # what Ray reserves: the limit when one is given, else the expected need (a share of this
+        # machine could exceed what a node offers, and the task would never be placed)
+        memory_bytes=options.memory_limit or options.estimate_bytes,
+        cpus=options.cpus,
+        gpus=options.gpus,
+    )
+
+
+def _stop_the_rest(planned: list[Planned], rows: dict[int, Row]) -> None:
+    """After an interrupt, a STOPPED row for every submission whose check did not end."""
+    for index, p in enumerate(planned):
+        if index not in rows:
+            rows[index] = Row(
+                p.name,
+                p.source.text,
+                p.content_hash,
+                "STOPPED",
+                first_failure="review.interrupted",
+                cause="the review was interrupted before this submission's check ended",
+            )
+
+
+def _sort_out(
+    planned: list[Planned],
+    options: ReviewOptions,
+    store: Store,
+    out: Path,
+    memory: int | None,
+    record: Callable[[int, Row], None],
+) -> tuple[list[tuple[Planned, Job]], dict[str, list[int]]]:
+    """Decide what needs no check (a stored result, a rejected source: `record`ed at once, twins too) and
+    the jobs for the rest; (jobs, indices of `planned` by key: identical submissions are checked once)."""
+    to_run: list[tuple[Planned, Job]] = []
+    twins: dict[str, list[int]] = {}
+    env = check_env()
+    decided: dict[int, Row] = {}
+
+    def settle(index: int, row: Row) -> None:
+        decided[index] = row
+        record(index, row)
+
+    for index, p in enumerate(planned):
+        if p.key in twins:
+            twins[p.key].append(index)
+            continue
+        stored = None if options.force else store.get(p.key)
+        if stored is not None:
+            row = Row.from_json(stored)
+            row.name, row.source, row.cached = p.name, p.source.text, True
+            settle(index, row)
+            continue
+        twins[p.key] = [index]
+        job = _job_for(p, out, options, memory, env)
+        if isinstance(job, Row):  # rejected before any check
+            store.put(p.key, job.to_json())
+            settle(index, job)
+        else:
+            to_run.append((p, job))
+    # a twin of a submission decided above (stored or rejected) takes its row
+    for indices in twins.values():
+        if indices[0] in decided:
+            for other in indices[1:]:
+                twin = Row.from_json(decided[indices[0]].to_json())
+                twin.name, twin.source = planned[other].name, planned[other].source.text
+                record(other, twin)
+    return to_run, twins
+
+
 def review(
     options: ReviewOptions, observer: Any, *, executor: Executor | None = None
 ) -> tuple[Summary, bool]:
@@ -203,62 +296,13 @@ def review(
         1 if options.executor == "ray" else jobs_n, options.estimate_bytes
     )
     rows: dict[int, Row] = {}  # by position in `planned`
-    to_run: list[tuple[Planned, Job]] = []
-    twins: dict[str, list[int]] = {}  # identical submissions (same key) are checked once
     observer.queued([p.name for p in planned])
-    env = check_env()
 
     def record(index: int, row: Row) -> None:
         rows[index] = row
         observer.finished(row)
 
-    for index, p in enumerate(planned):
-        if p.key in twins:
-            twins[p.key].append(index)
-            continue
-        stored = None if options.force else store.get(p.key)
-        if stored is not None:
-            row = Row.from_json(stored)
-            row.name, row.source, row.cached = p.name, p.source.text, True
-            record(index, row)
-            continue
-        twins[p.key] = [index]
-        area = out / "areas" / f"{_safe(p.name)}-{p.content_hash[:12]}"
-        if area.exists():
-            shutil.rmtree(area)  # a fresh area for every check: nothing stale from an earlier one
-        area.mkdir(parents=True)
-        try:
-            repo = materialise(p.source, area)
-        except Rejected as exc:
-            row = rejected_row(p.name, p.source.text, p.content_hash, str(exc))
-            row.work_area = str(area)
-            store.put(p.key, row.to_json())
-            record(index, row)
-            continue
-        report_dir = area / "report"
-        job = Job(
-            key=p.key,
-            name=p.name,
-            argv=check_argv(repo, report_dir, options, memory),
-            cwd=str(area),
-            report_dir=str(report_dir),
-            log_path=str(area / "check.log"),
-            budget_s=options.budget_s,
-            env=env,
-            # what Ray reserves: the limit when one is given, else the expected need (a share of this
-            # machine could exceed what a node offers, and the task would never be placed)
-            memory_bytes=options.memory_limit or options.estimate_bytes,
-            cpus=options.cpus,
-            gpus=options.gpus,
-        )
-        to_run.append((p, job))
-    # a twin of a submission decided above (stored or rejected) takes its row
-    for indices in twins.values():
-        if indices[0] in rows:
-            for other in indices[1:]:
-                twin = Row.from_json(rows[indices[0]].to_json())
-                twin.name, twin.source = planned[other].name, planned[other].source.text
-                record(other, twin)
+    to_run, twins = _sort_out(planned, options, store, out, memory, record)
     cached = sum(1 for r in rows.values() if r.cached)
     if cached:
         observer.notice(
@@ -302,16 +346,7 @@ def review(
                 if close is not None:
                     close()  # the executor waits for its stopped checks and kills what they left
     if interrupted:
-        for index, p in enumerate(planned):
-            if index not in rows:
-                rows[index] = Row(
-                    p.name,
-                    p.source.text,
-                    p.content_hash,
-                    "STOPPED",
-                    first_failure="review.interrupted",
-                    cause="the review was interrupted before this submission's check ended",
-                )
+        _stop_the_rest(planned, rows)
     ordered = [rows[i] for i in range(len(planned)) if i in rows]
     if interrupted:
         missing = sum(1 for r in ordered if r.verdict == "STOPPED")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tipc import proc
+from tipc._poll import poll
 from tipc.serve.client import wait_ready
 
 _READY_LINE = re.compile(r"tipc serve: ready on (http://[^\s]+)")
@@ -69,23 +70,29 @@ def launch(
     started = time.monotonic()
     background = proc.Background(argv, cwd=log.parent, env=env, log_path=log)
     end = started + deadline_s
-    url: str | None = None
-    while time.monotonic() < end:
+
+    def ready_line(_left: float) -> str | None:
         match = (
             _READY_LINE.search(log.read_text(encoding="utf-8", errors="replace")) if log.is_file() else None
         )
-        if match:
-            url = match.group(1)
-            break
-        if background.poll() is not None:
-            return Launched(
-                background,
-                None,
-                log,
-                time.monotonic() - started,
-                f"the server exited (code {background.poll()}) before it was ready",
-            )
-        time.sleep(0.05)
+        return match.group(1) if match else None
+
+    polled = poll(
+        ready_line,
+        deadline_s,
+        stop=lambda: background.poll() is not None and ready_line(0) is None,  # its last words count
+        interval_s=0.05,
+        max_interval_s=0.05,
+    )
+    url = polled.value
+    if polled.stopped:
+        return Launched(
+            background,
+            None,
+            log,
+            time.monotonic() - started,
+            f"the server exited (code {background.poll()}) before it was ready",
+        )
     if url is None:
         return Launched(
             background,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,15 +65,16 @@ def _set_param(key: str, value: str) -> list[str]:
 
 
 def _read_lines(path: Path, overrides: Overrides) -> tuple[list[Line], list[Finding]]:
-    try:
-        raw = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read the serving config: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(str(path), None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    """The line array, read through tipc.config's parser (size, file kind, NUL and UTF-8 checks with a
+    located error; BOM dropped; physical lines). Unlike a train config's array, `\\r` is stripped and a line
+    of blanks dropped (tipc.serve's reading since it began; the findings say where that departs)."""
+    from tipc.config.parse import parse_text, read_text
+
+    physical = parse_text(read_text(path), str(path)).physical
     findings: list[Finding] = []
     lines: list[Line] = []
-    for lineno, text in enumerate(raw.split("\n"), start=1):
+    last_filled = max((n for n, t in enumerate(physical, 1) if t.strip()), default=0)
+    for lineno, text in enumerate(physical, start=1):
         if text.endswith("\r"):
             findings.append(
                 Finding(
@@ -86,7 +88,7 @@ def _read_lines(path: Path, overrides: Overrides) -> tuple[list[Line], list[Find
             )
             text = text[:-1]
         if text.strip() == "":
-            if lineno < raw.count("\n"):
+            if lineno < last_filled:  # only a blank before a later entry moves that entry's slot
                 findings.append(
                     Finding(
                         str(path),
@@ -445,6 +447,41 @@ def _plan_models(
     return steps, output_dir, f"{output_dir}/serving_infer_python.log", "models_serving", findings
 
 
+def _ocr_variants(
+    device: str, option_lines: list[Line], model_cfg: list[str]
+) -> list[tuple[str, list[str], str]] | None:
+    """(label, server args, log stem) of each server the PaddleOCR script starts on `device` ("null": CPU
+    with mkldnn x threads; "gpu": trt x precision); None for any other device (the script runs nothing)."""
+    gpu_line, mkldnn_line, threads_line, trt_line, precision_line = option_lines
+    variants: list[tuple[str, list[str], str]] = []
+    if device == "null":
+        for mkldnn in mkldnn_line.value.split("|"):
+            for threads in threads_line.value.split("|"):
+                label = f"cpu/usemkldnn_{mkldnn}/threads_{threads}"
+                args = [
+                    f"{gpu_line.key}=",
+                    f"{mkldnn_line.key}={mkldnn}",
+                    *_set_param(threads_line.key, threads),
+                    *model_cfg,
+                ]
+                variants.append((label, args, f"cpu_{{client}}_usemkldnn_{mkldnn}_threads_{threads}"))
+    elif device == "gpu":
+        for trt in trt_line.value.split("|"):
+            for precision in precision_line.value.split("|"):
+                if precision in ("fp16", "int8") and trt == "False":
+                    continue  # the script's only skip rule that fires (its _flag_quant is never set)
+                label = f"gpu/usetrt_{trt}/precision_{precision}"
+                args = [
+                    *_set_param(trt_line.key, trt),
+                    *_set_param(precision_line.key, precision),
+                    *model_cfg,
+                ]
+                variants.append((label, args, f"gpu_{{client}}_usetrt_{trt}_precision_{precision}"))
+    else:
+        return None
+    return variants
+
+
 def _plan_ocr(
     config: Path, lines: list[Line], root: Path, python: str, model: str, mode: str, overrides: Overrides
 ) -> _Built:
@@ -456,7 +493,7 @@ def _plan_ocr(
     rec = {"dirname": need[9], "server": need[10], "client": need[11]}
     serving_dir = _rel(_expect(config, lines, 12, "the serving dir", key="serving_dir").value.strip())
     web_line = _expect(config, lines, 13, "the web service", key="web_service")
-    gpu_line, mkldnn_line, threads_line, trt_line, precision_line = need[14:19]
+    gpu_line = need[14]
     det_cfg_line, rec_cfg_line = need[19], need[20]
     client_line = _expect(config, lines, 21, "the client script", key="pipline")
     image_line = need[22]
@@ -515,31 +552,9 @@ def _plan_ocr(
     if overrides.device == "cpu":
         devices = ["null"]
     for device in devices:
-        variants: list[tuple[str, list[str], str]] = []
-        if device == "null":
-            for mkldnn in mkldnn_line.value.split("|"):
-                for threads in threads_line.value.split("|"):
-                    label = f"cpu/usemkldnn_{mkldnn}/threads_{threads}"
-                    args = [
-                        f"{gpu_line.key}=",
-                        f"{mkldnn_line.key}={mkldnn}",
-                        *_set_param(threads_line.key, threads),
-                        *model_cfg,
-                    ]
-                    variants.append((label, args, f"cpu_{{client}}_usemkldnn_{mkldnn}_threads_{threads}"))
-        elif device == "gpu":
-            for trt in trt_line.value.split("|"):
-                for precision in precision_line.value.split("|"):
-                    if precision in ("fp16", "int8") and trt == "False":
-                        continue  # the script's only skip rule that fires (its _flag_quant is never set)
-                    label = f"gpu/usetrt_{trt}/precision_{precision}"
-                    args = [
-                        *_set_param(trt_line.key, trt),
-                        *_set_param(precision_line.key, precision),
-                        *model_cfg,
-                    ]
-                    variants.append((label, args, f"gpu_{{client}}_usetrt_{trt}_precision_{precision}"))
-        else:
+        variants = _ocr_variants(device, need[14:19], model_cfg)
+        if variants is None:
+            variants = []
             findings.append(
                 Finding(
                     str(config),
@@ -573,9 +588,8 @@ def _plan_ocr(
     return steps, output_dir, f"{output_dir}/results_python_serving.log", "ocr_serving", findings
 
 
-_PROBE = (
-    "import importlib.util, sys; sys.exit(0 if all(importlib.util.find_spec(m) for m in sys.argv[1:]) else 1)"
-)
+# Standalone script: exits 1 when a named module cannot be found (any Python 3.7+; see tipc/_probes/).
+_PROBE = Path(__file__).resolve().parents[1] / "_probes" / "findmodules.py"
 
 
 def unmet_requirement(step: Step, repo: Path, *, python: str | None = None) -> str | None:
@@ -591,7 +605,7 @@ def unmet_requirement(step: Step, repo: Path, *, python: str | None = None) -> s
 
     for interpreter in (python or step.argv[0], sys.executable):
         try:
-            result = proc.run([interpreter, "-c", _PROBE, *step.requires_modules], cwd=repo, timeout_s=60)
+            result = proc.run([interpreter, str(_PROBE), *step.requires_modules], cwd=repo, timeout_s=60)
         except OSError:
             continue
         if result.exit_code == 0:
@@ -642,6 +656,56 @@ def _split_token(token: str) -> tuple[str, str]:
     return "", token
 
 
+def _move_outputs(
+    step: Step, new_out: str, moves: dict[str, str], client_side: set[str], note: Callable[..., None]
+) -> tuple[str, ...]:
+    """A conversion step's argv with every output folder inside the repo moved under `new_out` (recorded
+    in `moves`, old -> new, repo-relative; client-side copies also in `client_side`)."""
+    argv = list(step.argv)
+    for i, token in enumerate(argv):
+        prefix, value = _split_token(token)
+        key = prefix.rstrip("=").lstrip("-").lower()
+        if not key and i > 0 and argv[i - 1].startswith("-") and "=" not in argv[i - 1]:
+            key = argv[i - 1].lstrip("-").lower()  # `--serving_server DIR`
+        if not _OUTPUT_KEY.search(key) or value.strip() in ("", "null"):
+            continue
+        rel = _norm(posixpath.join(step.cwd, value))
+        if rel == "." or not _within_repo(rel) or _inside(rel, new_out):
+            continue
+        target = f"{new_out}/{rel}"
+        moves[rel] = target
+        if "client" in key:
+            client_side.add(rel)  # the client's own copy of the model config: no server reads it
+        trailing = "/" if value.endswith("/") else ""
+        new_value = posixpath.relpath(target, _norm(step.cwd)) + trailing
+        argv[i] = prefix + new_value
+        note(step, f"{step.id}: {key} {value} -> {new_value} (a folder the conversion writes)")
+    return tuple(argv)
+
+
+def _follow_moves(
+    step: Step, argv: list[str], status: str, moves: dict[str, str], read: set[str], note: Callable[..., None]
+) -> str:
+    """Rewrite (in place) every argument of `argv` naming a moved folder, from the step's cwd; the moved
+    folders it reads go into `read`. Returns the status command with the same rewrites."""
+    for i, token in enumerate(argv):
+        prefix, value = _split_token(token)
+        if value.strip() in ("", "null") or "://" in value:
+            continue
+        rel = _norm(posixpath.join(step.cwd, value))
+        hit = next((old for old in moves if _inside(rel, old)), None)
+        if hit is None:
+            continue
+        read.add(hit)
+        target = moves[hit] + rel[len(hit) :]
+        trailing = "/" if value.endswith("/") else ""
+        new_value = posixpath.relpath(target, _norm(step.cwd)) + trailing
+        argv[i] = prefix + new_value
+        status = status.replace(value, new_value)
+        note(step, f"{step.id}: {value} -> {new_value} (reads what the conversion wrote)")
+    return status
+
+
 def isolate_serving(plan: Plan) -> Plan:
     """The same serving chain writing only under `test_tipc/output/<model>/<mode>/`.
 
@@ -678,27 +742,8 @@ def isolate_serving(plan: Plan) -> Plan:
     for step in plan.steps:
         if step.stage is not Stage.EXPORT:
             steps.append(step)
-            continue
-        argv = list(step.argv)
-        for i, token in enumerate(argv):
-            prefix, value = _split_token(token)
-            key = prefix.rstrip("=").lstrip("-").lower()
-            if not key and i > 0 and argv[i - 1].startswith("-") and "=" not in argv[i - 1]:
-                key = argv[i - 1].lstrip("-").lower()  # `--serving_server DIR`
-            if not _OUTPUT_KEY.search(key) or value.strip() in ("", "null"):
-                continue
-            rel = _norm(posixpath.join(step.cwd, value))
-            if rel == "." or not _within_repo(rel) or _inside(rel, new_out):
-                continue
-            target = f"{new_out}/{rel}"
-            moves[rel] = target
-            if "client" in key:
-                client_side.add(rel)  # the client's own copy of the model config: no server reads it
-            trailing = "/" if value.endswith("/") else ""
-            new_value = posixpath.relpath(target, _norm(step.cwd)) + trailing
-            argv[i] = prefix + new_value
-            note(step, f"{step.id}: {key} {value} -> {new_value} (a folder the conversion writes)")
-        steps.append(replace(step, argv=tuple(argv)))
+        else:
+            steps.append(replace(step, argv=_move_outputs(step, new_out, moves, client_side, note)))
 
     # 2. Every later reference to a moved folder (server model dir, client paths), from the step's cwd.
     rewritten: list[Step] = []
@@ -707,21 +752,7 @@ def isolate_serving(plan: Plan) -> Plan:
         argv = list(step.argv)
         status = step.status_command
         if step.stage is not Stage.EXPORT:
-            for i, token in enumerate(argv):
-                prefix, value = _split_token(token)
-                if value.strip() in ("", "null") or "://" in value:
-                    continue
-                rel = _norm(posixpath.join(step.cwd, value))
-                hit = next((old for old in moves if _inside(rel, old)), None)
-                if hit is None:
-                    continue
-                read.add(hit)
-                target = moves[hit] + rel[len(hit) :]
-                trailing = "/" if value.endswith("/") else ""
-                new_value = posixpath.relpath(target, _norm(step.cwd)) + trailing
-                argv[i] = prefix + new_value
-                status = status.replace(value, new_value)
-                note(step, f"{step.id}: {value} -> {new_value} (reads what the conversion wrote)")
+            status = _follow_moves(step, argv, status, moves, read, note)
         for old_token, new_token in zip(original.argv, argv, strict=True):
             if old_token != new_token and step.stage is Stage.EXPORT:
                 status = status.replace(old_token, new_token)

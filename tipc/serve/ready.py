@@ -10,11 +10,11 @@
 
 from __future__ import annotations
 
-import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tipc._poll import poll
 from tipc.errors import UserError
 
 
@@ -79,14 +79,18 @@ def wait_ready(
 ) -> tuple[bool, str]:
     """Poll `probe(url)` until ready or the deadline; (ready, why not). Stops early when `alive()` turns
     false (the server process exited)."""
-    end = time.monotonic() + deadline_s
-    last = "no answer yet"
-    while time.monotonic() < end:
-        if not alive():
-            return False, f"server exited before it was ready ({last})"
-        result = probe(url, min(2.0, max(0.05, end - time.monotonic())))
-        if result.ready:
-            return True, ""
-        last = result.detail
-        time.sleep(interval_s)
-    return False, f"not ready after {deadline_s:.0f}s ({last})"
+    last = ["no answer yet"]
+
+    def answered(left: float) -> bool | None:
+        result = probe(url, min(2.0, max(0.05, left)))
+        last[0] = result.detail
+        return True if result.ready else None
+
+    polled = poll(
+        answered, deadline_s, stop=lambda: not alive(), interval_s=interval_s, max_interval_s=interval_s
+    )
+    if polled.value:
+        return True, ""
+    if polled.stopped:
+        return False, f"server exited before it was ready ({last[0]})"
+    return False, f"not ready after {deadline_s:.0f}s ({last[0]})"
