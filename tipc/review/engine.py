@@ -166,7 +166,8 @@ def check_argv(repo: Path, report_dir: Path, options: ReviewOptions, memory: int
         argv += ["--memory-limit", str(memory)]
     if options.max_processes is not None:
         argv += ["--max-processes", str(options.max_processes)]
-    argv += options.check_args
+    # Submissions already run side by side (review --jobs): one lane each inside, unless --check-arg says.
+    argv += ["--jobs", "1", *options.check_args]
     return tuple(argv)
 
 
