@@ -202,19 +202,19 @@ def test_the_unchanged_demo_passes_and_is_stored_in_the_history(recorded: Record
 def test_a_slower_training_step_fails_on_throughput_and_stage_time(
     recorded: Recorded, tmp_path: Path
 ) -> None:
-    spread = {
-        n: recorded.data["metrics"][n]["robust_std"] / recorded.data["metrics"][n]["median"]
-        for n in ("stage.train.time_s", "train.avg_ips")
-    }
-    if not all(recorded.data["metrics"][n]["stable"] for n in spread):
-        # The recorder itself flagged these timings unstable: 30 % cannot be told from this machine's noise.
-        pytest.skip(f"the baseline runs' timings varied too much on this busy machine: {spread}")
-    repo = _copy(tmp_path / "lenet_digits")
-    # Each step sleeps so that the train stage takes 30 % longer than the baseline's median.
-    stage = recorded.data["metrics"]["stage.train.time_s"]["median"]
-    train_images = len((repo / "lite_data" / "train_list.txt").read_text().split())
+    metrics = recorded.data["metrics"]
+    stage = metrics["stage.train.time_s"]["median"]
+    train_images = len((DEMO / "lite_data" / "train_list.txt").read_text().split())
     steps = 5 * math.ceil(train_images / 16)  # the config's lite epochs and batch size
-    pause = 0.30 * stage / steps
+    pause = 0.30 * stage / steps  # each step sleeps so that the train stage takes 30 % longer
+    step_s = 16 / metrics["train.avg_ips"]["median"]
+    # What the slowdown must do to leave each band, against how wide the recorded noise made the band: a
+    # baseline recorded on a very noisy machine cannot tell it from noise, and then the test says so.
+    drop = {"stage.train.time_s": 0.30, "train.avg_ips": pause / (step_s + pause)}
+    relative = {n: metrics[n]["margin"] / metrics[n]["median"] for n in drop}
+    if any(relative[n] + 0.05 >= drop[n] for n in drop):
+        pytest.skip(f"the baseline's timing margins {relative} are too wide to show the slowdown {drop}")
+    repo = _copy(tmp_path / "lenet_digits")
     _edit(
         repo / "train.py",
         "            optimizer.clear_grad()\n",
@@ -227,7 +227,11 @@ def test_a_slower_training_step_fails_on_throughput_and_stage_time(
     assert (
         rows["train.avg_ips"]["value"] < rows["train.avg_ips"]["baseline"] - rows["train.avg_ips"]["margin"]
     )
-    assert rows["stage.train.time_s"]["verdict"] == "FAIL", rows["stage.train.time_s"]
+    busy = [d for d in rule["data"]["baseline"]["env_diff"] if d.startswith("machine ")]
+    if not busy:  # under a several-fold change of machine load, stage times are not comparable: said instead
+        assert rows["stage.train.time_s"]["verdict"] == "FAIL", rows["stage.train.time_s"]
+    else:
+        assert any(busy[0] in e["text"] for e in rule["evidence"])
     assert "regression in" in rule["summary"] and "train.avg_ips" in rule["summary"]
     texts = " ".join(e["text"] for e in rule["evidence"])
     assert "margin from" in texts and "stage.train.time_s" in texts
