@@ -52,22 +52,7 @@ def previous_approach() -> Iterator[None]:
     def split_uncached(command: str) -> tuple[tuple[str, ...], bool]:
         words = _shlex_words(command)
         tokens = words if words is not None else [t for t in command.split(" ") if t]
-        argv: list[str] = []
-        skip_next = False
-        for token in tokens:
-            if skip_next:
-                skip_next = False
-                continue
-            if token in ("2>&1", "1>&2"):
-                continue
-            if bash._REDIRECT.match(token):
-                if token.rstrip("0123456789") in (">", ">>", "&>", "<") or bash._REDIRECT_ALONE.fullmatch(
-                    token
-                ):
-                    skip_next = True
-                continue
-            argv.append(token)
-        return tuple(argv), words is not None
+        return bash.without_redirections(tokens), words is not None
 
     notes_uncached = chain._command_notes.__wrapped__
 

@@ -153,8 +153,12 @@ def is_shell_words(command: str) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _split_command(command: str) -> tuple[tuple[str, ...], bool]:
     words = shell_words(command)
-    exact = words is not None
     tokens = words if words is not None else [t for t in command.split(" ") if t]
+    return without_redirections(tokens), words is not None
+
+
+def without_redirections(tokens: list[str]) -> tuple[str, ...]:
+    """Shell words as the command's argv: `2>&1`, `>file` and `> file` (with its target) dropped."""
     argv: list[str] = []
     skip_next = False
     for token in tokens:
@@ -169,7 +173,7 @@ def _split_command(command: str) -> tuple[tuple[str, ...], bool]:
                 skip_next = True
             continue
         argv.append(token)
-    return tuple(argv), exact
+    return tuple(argv)
 
 
 def command_argv(command: str) -> tuple[tuple[str, ...], bool]:
