@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tipc import proc
+from tipc._poll import poll
 from tipc.errors import UserError
 from tipc.serve import frames
 from tipc.serve.app import Unavailable
@@ -43,10 +44,7 @@ def describe_exit(code: int | None) -> str:
 
 
 def _exit_code(background: proc.Background, wait_s: float) -> int | None:
-    end = time.monotonic() + wait_s
-    while (code := background.poll()) is None and time.monotonic() < end:
-        time.sleep(0.02)
-    return code
+    return poll(lambda _left: background.poll(), wait_s, max_interval_s=0.02).value
 
 
 def _log_tail(path: Path, lines: int = 12) -> str:
