@@ -35,9 +35,8 @@ json_values = st.recursive(
 )
 
 
-def _valid() -> dict[str, Any]:
-    step = Step(id="train/x", stage=Stage.TRAIN, argv=("python", "train.py"), log="train.log")
-    plan = Plan(
+def _plan(steps: tuple[Step, ...]) -> Plan:
+    return Plan(
         config_path="c.txt",
         repo="/r",
         mode="lite_train_lite_infer",
@@ -46,8 +45,13 @@ def _valid() -> dict[str, Any]:
         output_dir="test_tipc/output",
         results_log="test_tipc/output/r.log",
         status_format="template",
-        steps=(step,),
+        steps=steps,
     )
+
+
+def _valid() -> dict[str, Any]:
+    step = Step(id="train/x", stage=Stage.TRAIN, argv=("python", "train.py"), log="train.log")
+    plan = _plan((step,))
     result = StepResult(step_id="train/x", status=Status.PASSED, exit_code=0, started=1.0, ended=2.0)
     return RunRecord(plan=plan, results=(result,), started=1.0).to_json()
 
@@ -152,17 +156,7 @@ _results = st.builds(
 @settings(max_examples=60, deadline=None)
 @given(st.lists(_steps, min_size=1, max_size=3, unique_by=lambda s: s.id), st.lists(_results, max_size=3))
 def test_a_written_record_reads_back_as_itself(steps: list[Step], results: list[StepResult]) -> None:
-    plan = Plan(
-        config_path="c.txt",
-        repo="/r",
-        mode="lite_train_lite_infer",
-        dialect="template",
-        model_name="m",
-        output_dir="test_tipc/output",
-        results_log="test_tipc/output/r.log",
-        status_format="template",
-        steps=tuple(steps),
-    )
+    plan = _plan(tuple(steps))
     record = RunRecord(plan=plan, results=tuple(results), started=1.0, ended=2.0, notes=("n",))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "tipc_run.json"
