@@ -7,4 +7,21 @@ bash scripts/system_deps.sh
 ruff check tipc tests bench
 mypy
 # Two workers by default (CI has 2 cores); one file stays on one worker, so module fixtures run once.
-python -m pytest -n "${TIPC_TEST_WORKERS:-2}" --dist loadfile "$@"
+WORKERS=(-n "${TIPC_TEST_WORKERS:-2}" --dist loadfile)
+if [ "$#" -gt 0 ]; then
+  exec python -m pytest "${WORKERS[@]}" "$@"
+fi
+# Three tiers, each timed: the main suite (unit + integration), the real-repo tier, and the timing tier
+# (baseline verdicts on wall time and throughput), which runs alone so no other test shares the cores.
+status=0
+tier() {
+  local name="$1"
+  shift
+  local start=$SECONDS
+  python -m pytest "$@" || status=1
+  echo "tier ${name}: $((SECONDS - start)) s"
+}
+tier main "${WORKERS[@]}" -m "not real_repos and not timing"
+tier real_repos "${WORKERS[@]}" -m "real_repos and not timing"
+tier timing -p no:xdist -m timing
+exit "$status"

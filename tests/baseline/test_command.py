@@ -94,3 +94,48 @@ def test_record_refuses_to_overwrite_and_update_prints_the_file_diff(
         and "+    median: 3.0\n" in captured.out
     )
     assert "review the diff above and commit it" in captured.err
+
+
+def test_warm_up_runs_go_first_and_their_numbers_are_discarded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--warmup 2 --repeat 3`: five chain runs, only the last three are measured (the runs are faked at the
+    process seam; the demo acceptance test runs real ones)."""
+    import argparse
+
+    from tipc import proc
+    from tipc.commands import baseline as command
+
+    started: list[int] = []
+    loaded: list[Path] = []
+
+    def fake_run(argv: list[str], **kwargs: object) -> proc.ProcResult:
+        started.append(len(started))
+        return proc.ProcResult(exit_code=0, timed_out=False, interrupted=False, started=0.0, ended=0.1, pid=1)
+
+    records = [tmp_path / f"run{i}" / "tipc_run.json" for i in range(5)]
+    monkeypatch.setattr(proc, "run", fake_run)
+    monkeypatch.setattr(command, "_newest_record", lambda repo, since, mode: records[len(started) - 1])
+    monkeypatch.setattr("tipc.record.load_record", lambda path: loaded.append(path) or path)
+    monkeypatch.setattr("tipc.baseline.metrics.extract", lambda record, repo: record)
+    args = argparse.Namespace(
+        repeat=3,
+        warmup=2,
+        mode="lite_train_lite_infer",
+        config=None,
+        python=None,
+        device=None,
+        sets=[],
+        history=None,
+    )
+    got, runs = command.run_chain_times(args, tmp_path)
+    assert len(started) == 5
+    assert got == runs == records[2:] and loaded == records[2:]
+    err = capsys.readouterr().err
+    assert "warm-up run 1/2 (its numbers are discarded)" in err and "warm-up run 2/2" in err
+    assert "baseline run 3/3" in err
+
+
+def test_warmup_must_be_a_whole_number(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["baseline", "record", ".", "--warmup", "-1"]) == 2
+    assert "expected a whole number >= 0" in capsys.readouterr().err

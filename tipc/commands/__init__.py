@@ -22,6 +22,13 @@ def unwritable_dir(path: Path) -> str | None:
     return None
 
 
+def non_negative_int(text: str) -> int:
+    """argparse type for counts that may be zero: a whole number >= 0 (usage error, exit 2, otherwise)."""
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
 def positive_int(text: str) -> int:
     """argparse type for counts and limits: a whole number >= 1 (usage error, exit 2, otherwise)."""
     if not text.strip().isdigit() or int(text) < 1:

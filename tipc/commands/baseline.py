@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tipc.commands import positive_int
+from tipc.commands import non_negative_int, positive_int
 from tipc.errors import UserError
 
 HELP = "record, update and compare model CI baselines (metrics with tolerances from repeated runs)"
@@ -25,6 +25,13 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("repo", metavar="REPO", help="the model repo (or a train_infer_python config inside it)")
     p.add_argument(
         "--repeat", "-n", type=positive_int, default=3, help="runs of the chain (default: %(default)s)"
+    )
+    p.add_argument(
+        "--warmup",
+        type=non_negative_int,
+        default=1,
+        help="runs of the chain first whose numbers are discarded: the first run after an install or a "
+        "reboot pays for cold caches (default: %(default)s)",
     )
     p.add_argument(
         "--baseline-dir", metavar="DIR", help="where baselines live (default: REPO/test_tipc/baselines)"
@@ -79,8 +86,12 @@ def run_chain_times(args: argparse.Namespace, repo: Path) -> tuple[list[Any], li
     records: list[Any] = []
     runs: list[Any] = []
     loads: list[float] = []
-    for i in range(args.repeat):
-        sys.stderr.write(f"tipc: baseline run {i + 1}/{args.repeat} ...\n")
+    warmup = getattr(args, "warmup", 0)
+    for i in range(-warmup, args.repeat):
+        if i < 0:
+            sys.stderr.write(f"tipc: warm-up run {warmup + i + 1}/{warmup} (its numbers are discarded) ...\n")
+        else:
+            sys.stderr.write(f"tipc: baseline run {i + 1}/{args.repeat} ...\n")
         started = time.time()
         tail: list[str] = []
         res = proc.run(_child_argv(args, str(repo)), cwd=repo, on_line=tail.append)
@@ -89,10 +100,13 @@ def run_chain_times(args: argparse.Namespace, repo: Path) -> tuple[list[Any], li
         path = _newest_record(repo, started, args.mode)
         if res.exit_code not in (0,) or path is None:
             sys.stderr.write("".join(tail[-25:]))
+            which = f"warm-up run {warmup + i + 1}" if i < 0 else f"run {i + 1}"
             raise _ChainFailed(
-                f"run {i + 1} of the chain did not pass (exit {res.exit_code}): a baseline is recorded only "
+                f"{which} of the chain did not pass (exit {res.exit_code}): a baseline is recorded only "
                 "from a chain whose steps all pass"
             )
+        if i < 0:
+            continue
         record = load_record(path)
         load = store.load_per_cpu()
         if load is not None:
