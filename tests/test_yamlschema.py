@@ -222,3 +222,10 @@ def test_nonfinite_numbers_as_tipc_writes_them() -> None:
     data: dict[str, Any] = Document("m: nan\np: inf\n", "f").conform(schema)
     assert data["m"] != data["m"] and data["p"] == float("inf")
     assert "expected a number >= 0, got '-inf'" in _issue("p: '-inf'\n", schema)
+
+
+def test_the_field_naming_the_kind_of_file_is_checked_first() -> None:
+    schema = Map({"rules": Field(Seq(Int()), True), "schema": Field(Enum(("x/1",)), identifies=True)})
+    assert _issue("rules: 5\n", schema) == "f.yaml:1:1: top level: missing required key 'schema'"
+    assert _issue("rules: 5\nschema: y/1\n", schema) == "f.yaml:2:1: schema: expected 'x/1', got 'y/1'"
+    assert _issue("rules: 5\nschema: x/1\n", schema) == "f.yaml:1:1: rules: expected a list of integers, got int 5"

@@ -276,7 +276,7 @@ def _path_problem(text: str) -> str | None:
 
 @functools.cache
 def _schema() -> Any:
-    from tipc.yamlschema import Bool, Field, Int, Lazy, Map, OneOf, Seq, Str, Tagged, regex_problem
+    from tipc.yamlschema import Bool, Enum, Field, Int, Lazy, Map, OneOf, Seq, Str, Tagged, regex_problem
 
     regex = Str(check=regex_problem, what="a Python regex")
     signal = Str(check=_signal_problem, what="a signal name such as SIGSEGV")
@@ -308,7 +308,7 @@ def _schema() -> Any:
     )
     return Map(
         {
-            "schema": Field(Str(pattern=re.escape(CAUSES_SCHEMA), what=repr(CAUSES_SCHEMA)), True),
+            "schema": Field(Enum((CAUSES_SCHEMA,)), identifies=True),
             "causes": Field(Seq(entry, min_items=1), True),
         },
         what="a causes catalogue mapping with schema and causes",

@@ -146,13 +146,15 @@ def _scalar(node: yaml.Node, constructor: yaml.SafeLoader) -> Any:
 
 
 def _reader_error(exc: yaml.YAMLError, text: str) -> YamlShapeError:
-    """The reader rejects control characters at a character position (no line mark): find the line."""
-    position = getattr(exc, "position", None)
-    if not isinstance(position, int) or not 0 <= position < len(text):
+    """The reader rejects control characters without a line mark (libyaml counts its position in bytes):
+    find the first such character ourselves."""
+    found = yaml.reader.Reader.NON_PRINTABLE.search(text)
+    if found is None:
         return YamlShapeError(None, f"invalid YAML: {exc}")
-    line = text[:position].count("\n") + 1
-    col = position - text.rfind("\n", 0, position)
-    return YamlShapeError(line, f"invalid YAML: unacceptable character #x{ord(text[position]):04x}", col)
+    at = found.start()
+    line = text[:at].count("\n") + 1
+    col = at - text.rfind("\n", 0, at)
+    return YamlShapeError(line, f"invalid YAML: unacceptable character #x{ord(text[at]):04x}", col)
 
 
 def _compose(text: str) -> tuple[yaml.Node | None, yaml.SafeLoader]:
@@ -369,6 +371,7 @@ class Field:
     required: bool = False
     default: Any = None
     nullable: bool = False  # null counts as absent (the default applies)
+    identifies: bool = False  # names the kind of file (`schema: tipc.ruleset/1`): required, checked first
 
 
 @dataclass(frozen=True)
@@ -616,6 +619,9 @@ class _Walker:
             return self.expected(schema, value, keys, pos)
         own: Pos | None = (value.line, value.col) if isinstance(value, LMap) else pos
         out: dict[str, Any] = {}
+        raw = _keys(value)
+        if not self._identified(value, schema, keys, pos):
+            return _BAD
         bad = False
         for key, item, kpos in self._entries(value):
             if not isinstance(key, str):
@@ -626,7 +632,6 @@ class _Walker:
                 bad = True
             elif result is not _ABSENT:
                 out[key] = result
-        raw = _keys(value)
         for name, spec in schema.fields.items():
             if name in out or (name in raw and (raw[name] is not None or not spec.nullable)):
                 continue  # given (and checked above)
@@ -637,6 +642,19 @@ class _Walker:
         if not bad and len(out) < schema.min_items:
             return self.expected(schema, value, keys, pos)
         return _BAD if bad else out
+
+    def _identified(self, value: Any, schema: Map, keys: Keys, pos: Pos | None) -> bool:
+        """The fields naming the kind of file, checked first: without them the rest is noise."""
+        raw = _keys(value)
+        for name, spec in schema.fields.items():
+            if not spec.identifies:
+                continue
+            if name not in raw:
+                self.fail(keys, pos, f"missing required key {name!r}")
+                return False
+            if self.walk(raw[name], spec.schema, (*keys, name), _key_pos(value, name, pos)) is _BAD:
+                return False
+        return True
 
     def _map_entry(self, schema: Map, key: str, item: Any, here: Keys, kpos: Pos | None) -> Any:
         spec = schema.fields.get(key)
@@ -719,6 +737,10 @@ _HANDLERS: dict[type, _Handler] = {
     OneOf: _Walker._one_of,
     Tagged: _Walker._tagged,
 }
+
+
+def _key_pos(value: Any, key: str, default: Pos | None) -> Pos | None:
+    return value.pos_of(key) if isinstance(value, LMap) else default
 
 
 def _keys(value: Any) -> Any:

@@ -234,7 +234,7 @@ def repo_relative(path: str, repo: str) -> str:
 @functools.cache
 def _schema() -> Any:
     # tipc.yamlschema is imported on first use: `tipc --help` never reads a baseline.
-    from tipc.yamlschema import Anything, Bool, Enum, Field, Int, Map, Num, Scalar, Seq, Str
+    from tipc.yamlschema import Anything, Bool, Enum, Field, Int, Map, Num, Scalar, Seq
 
     number = Num(nonfinite=True)
     text = Field(Scalar())
@@ -258,7 +258,7 @@ def _schema() -> Any:
     )
     return Map(
         {
-            "schema": Field(Str(pattern=re.escape(SCHEMA), what=repr(SCHEMA)), True),
+            "schema": Field(Enum((SCHEMA,)), identifies=True),
             **{key: text for key in ("model", "config", "mode", "machine_class", "tolerance_rule")},
             "stages": Field(Seq(Scalar(), nullable=True)),
             "not_available": Field(Seq(Scalar(), nullable=True)),

@@ -117,7 +117,7 @@ RULE = Map(
 
 RULESET = Map(
     {
-        "schema": Field(Enum((RULESET_SCHEMA,)), True),
+        "schema": Field(Enum((RULESET_SCHEMA,)), identifies=True),
         "name": Field(
             Str(pattern=RULE_ID.pattern[1:-1], what=f"a ruleset name matching {RULE_ID.pattern}"), True
         ),

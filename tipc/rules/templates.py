@@ -9,14 +9,13 @@ dropped, CRLF folded) keeps cosmetic edits from counting as changes. Known hashe
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from tipc.checks.base import CheckOutcome, Evidence, Verdict
 from tipc.errors import RuleError
 from tipc.rules.files import is_safe_relative
-from tipc.yamlschema import Document, Field, Map, Scalar, Seq, Str
+from tipc.yamlschema import Document, Enum, Field, Map, Scalar, Seq, Str
 
 TEMPLATE_SCHEMA = "tipc.template-hashes/1"
 
@@ -123,7 +122,7 @@ _KNOWN = Map(
 )
 TEMPLATE = Map(
     {
-        "schema": Field(Str(pattern=re.escape(TEMPLATE_SCHEMA), what=repr(TEMPLATE_SCHEMA)), True),
+        "schema": Field(Enum((TEMPLATE_SCHEMA,)), identifies=True),
         "name": Field(Str(), True),
         "description": Field(Scalar()),
         "files": Field(
