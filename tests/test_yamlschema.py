@@ -228,4 +228,7 @@ def test_the_field_naming_the_kind_of_file_is_checked_first() -> None:
     schema = Map({"rules": Field(Seq(Int()), True), "schema": Field(Enum(("x/1",)), identifies=True)})
     assert _issue("rules: 5\n", schema) == "f.yaml:1:1: top level: missing required key 'schema'"
     assert _issue("rules: 5\nschema: y/1\n", schema) == "f.yaml:2:1: schema: expected 'x/1', got 'y/1'"
-    assert _issue("rules: 5\nschema: x/1\n", schema) == "f.yaml:1:1: rules: expected a list of integers, got int 5"
+    assert (
+        _issue("rules: 5\nschema: x/1\n", schema)
+        == "f.yaml:1:1: rules: expected a list of integers, got int 5"
+    )
