@@ -247,10 +247,14 @@ def plain(value: Any) -> Any:
 # ---------------------------------------------------------------------------------------------- schemas
 
 
+# Plain classes, not dataclasses: a dozen frozen dataclasses cost ~5 ms of `tipc lint` start-up to create.
+
+
 class Schema:
     """A shape a value must have. `what` overrides the description used in `expected <what>`."""
 
-    what: str | None = None
+    __slots__ = ("what",)
+    what: str | None
 
     def describe(self) -> str:
         return self.what or self._describe()
@@ -258,17 +262,32 @@ class Schema:
     def _describe(self) -> str:
         raise NotImplementedError
 
+    def __repr__(self) -> str:
+        names = [n for cls in type(self).__mro__ for n in getattr(cls, "__slots__", ())]
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in names)})"
 
-@dataclass(frozen=True)
+
 class Str(Schema):
     """A string. `scalar`: numbers are accepted and given as text; `pattern`: must match whole; `check`:
     returns a problem (or None) for a string of the right type."""
 
-    nonempty: bool = True
-    pattern: str | None = None
-    scalar: bool = False
-    check: Callable[[str], str | None] | None = None
-    what: str | None = None
+    __slots__ = ("check", "nonempty", "pattern", "scalar")
+
+    def __init__(
+        self,
+        nonempty: bool = True,
+        pattern: str | None = None,
+        scalar: bool = False,
+        check: Callable[[str], str | None] | None = None,
+        what: str | None = None,
+    ) -> None:
+        self.nonempty, self.pattern, self.scalar, self.check, self.what = (
+            nonempty,
+            pattern,
+            scalar,
+            check,
+            what,
+        )
 
     def _describe(self) -> str:
         if self.pattern is not None:
@@ -276,27 +295,39 @@ class Str(Schema):
         return "a non-empty string" if self.nonempty else "a string"
 
 
-@dataclass(frozen=True)
 class Int(Schema):
-    minimum: int | None = None
-    maximum: int | None = None
-    what: str | None = None
+    __slots__ = ("maximum", "minimum")
+
+    def __init__(
+        self, minimum: int | None = None, maximum: int | None = None, what: str | None = None
+    ) -> None:
+        self.minimum, self.maximum, self.what = minimum, maximum, what
 
     def _describe(self) -> str:
         return "an integer" + _bounds(self.minimum, self.maximum)
 
 
-@dataclass(frozen=True)
 class Num(Schema):
     """A number (integers count). NaN is refused unless `nonfinite`, which also takes the strings nan, inf,
     -inf (how tipc writes non-finite values)."""
 
-    minimum: float | None = None
-    maximum: float | None = None
-    exclusive_minimum: bool = False
-    exclusive_maximum: bool = False
-    nonfinite: bool = False
-    what: str | None = None
+    __slots__ = ("exclusive_maximum", "exclusive_minimum", "maximum", "minimum", "nonfinite")
+
+    def __init__(
+        self,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        exclusive_minimum: bool = False,
+        exclusive_maximum: bool = False,
+        nonfinite: bool = False,
+        what: str | None = None,
+    ) -> None:
+        self.minimum, self.maximum, self.what = minimum, maximum, what
+        self.exclusive_minimum, self.exclusive_maximum, self.nonfinite = (
+            exclusive_minimum,
+            exclusive_maximum,
+            nonfinite,
+        )
 
     def _describe(self) -> str:
         low = (
@@ -308,18 +339,21 @@ class Num(Schema):
         return "a number" + low + (" and" if low and high else "") + high
 
 
-@dataclass(frozen=True)
 class Bool(Schema):
-    what: str | None = None
+    __slots__ = ()
+
+    def __init__(self, what: str | None = None) -> None:
+        self.what = what
 
     def _describe(self) -> str:
         return "true or false"
 
 
-@dataclass(frozen=True)
 class Enum(Schema):
-    values: tuple[Any, ...]
-    what: str | None = None
+    __slots__ = ("values",)
+
+    def __init__(self, values: tuple[Any, ...], what: str | None = None) -> None:
+        self.values, self.what = values, what
 
     def _describe(self) -> str:
         if len(self.values) == 1:
@@ -327,34 +361,44 @@ class Enum(Schema):
         return "one of " + ", ".join(str(v) for v in self.values)
 
 
-@dataclass(frozen=True)
 class Scalar(Schema):
     """Any single value: a string, number, boolean or null."""
 
-    what: str | None = None
+    __slots__ = ()
+
+    def __init__(self, what: str | None = None) -> None:
+        self.what = what
 
     def _describe(self) -> str:
         return "a single value (string, number, boolean or null)"
 
 
-@dataclass(frozen=True)
 class Anything(Schema):
-    what: str | None = None
+    __slots__ = ()
+
+    def __init__(self, what: str | None = None) -> None:
+        self.what = what
 
     def _describe(self) -> str:
         return "any value"
 
 
-@dataclass(frozen=True)
 class Seq(Schema):
     """A list of `item`. `one_or_many`: a single item stands for a one-item list; `nullable`: null is []."""
 
-    item: Schema
-    min_items: int = 0
-    max_items: int | None = None
-    one_or_many: bool = False
-    nullable: bool = False
-    what: str | None = None
+    __slots__ = ("item", "max_items", "min_items", "nullable", "one_or_many")
+
+    def __init__(
+        self,
+        item: Schema,
+        min_items: int = 0,
+        max_items: int | None = None,
+        one_or_many: bool = False,
+        nullable: bool = False,
+        what: str | None = None,
+    ) -> None:
+        self.item, self.min_items, self.max_items, self.what = item, min_items, max_items, what
+        self.one_or_many, self.nullable = one_or_many, nullable
 
     def _describe(self) -> str:
         size = "a non-empty list" if self.min_items == 1 else "a list"
@@ -365,28 +409,44 @@ class Seq(Schema):
         return f"{size} of {_plural(self.item.describe())}"
 
 
-@dataclass(frozen=True)
 class Field:
-    schema: Schema
-    required: bool = False
-    default: Any = None
-    nullable: bool = False  # null counts as absent (the default applies)
-    identifies: bool = False  # names the kind of file (`schema: tipc.ruleset/1`): required, checked first
+    """A known key of a Map. `nullable`: null counts as absent (the default applies); `identifies`: the key
+    names the kind of file (`schema: tipc.ruleset/1`), so it is required and checked before the rest."""
+
+    __slots__ = ("default", "identifies", "nullable", "required", "schema")
+
+    def __init__(
+        self,
+        schema: Schema,
+        required: bool = False,
+        default: Any = None,
+        nullable: bool = False,
+        identifies: bool = False,
+    ) -> None:
+        self.schema, self.required, self.default = schema, required, default
+        self.nullable, self.identifies = nullable, identifies
 
 
-@dataclass(frozen=True)
 class Map(Schema):
     """A mapping. `fields` are the known keys; other keys are checked against `values` when given, else kept
     as they are (`closed=False`) or refused with a "did you mean" (closed, the default)."""
 
-    fields: Mapping[str, Field] = field(default_factory=dict)
-    values: Schema | None = None
-    keys: Str | None = None
-    closed: bool = True
-    nullable: bool = False
-    min_items: int = 0
-    hint: str = ""  # added to the unknown-key message
-    what: str | None = None
+    __slots__ = ("closed", "fields", "hint", "keys", "min_items", "nullable", "values")
+
+    def __init__(
+        self,
+        fields: Mapping[str, Field] | None = None,
+        values: Schema | None = None,
+        keys: Str | None = None,
+        closed: bool = True,
+        nullable: bool = False,
+        min_items: int = 0,
+        hint: str = "",  # added to the unknown-key message
+        what: str | None = None,
+    ) -> None:
+        self.fields: Mapping[str, Field] = fields or {}
+        self.values, self.keys, self.closed, self.nullable = values, keys, closed, nullable
+        self.min_items, self.hint, self.what = min_items, hint, what
 
     def _describe(self) -> str:
         if self.fields and self.closed and self.values is None:
@@ -394,44 +454,51 @@ class Map(Schema):
         return "a non-empty mapping" if self.min_items else "a mapping"
 
 
-@dataclass(frozen=True)
 class OneOf(Schema):
-    """The first alternative the value fits (tried in order; alternatives must not overlap in type)."""
+    """The first alternative of the value's kind decides (alternatives must differ in kind)."""
 
-    options: tuple[Schema, ...]
-    what: str | None = None
+    __slots__ = ("options",)
+
+    def __init__(self, options: tuple[Schema, ...], what: str | None = None) -> None:
+        self.options, self.what = options, what
 
     def _describe(self) -> str:
         return " or ".join(o.describe() for o in self.options)
 
 
-@dataclass(frozen=True)
 class Tagged(Schema):
     """A mapping with exactly one key naming a variant (an operator) whose value has that variant's schema."""
 
-    variants: Mapping[str, Schema]
-    noun: str = "operator"
-    what: str | None = None
+    __slots__ = ("noun", "variants")
+
+    def __init__(
+        self, variants: Mapping[str, Schema], noun: str = "operator", what: str | None = None
+    ) -> None:
+        self.variants, self.noun, self.what = variants, noun, what
 
     def _describe(self) -> str:
         return f"a mapping with exactly one {self.noun}"
 
 
-@dataclass(frozen=True, eq=False)
 class Lazy(Schema):
     """A schema built on first use (for recursive shapes: checks inside combinators)."""
 
-    build: Callable[[], Schema]
+    __slots__ = ("_built", "build")
+
+    def __init__(self, build: Callable[[], Schema]) -> None:
+        self.build, self.what = build, None
+        self._built: Schema | None = None
 
     def get(self) -> Schema:
-        cached: Schema | None = self.__dict__.get("_built")
-        if cached is None:
-            cached = self.build()
-            object.__setattr__(self, "_built", cached)
-        return cached
+        if self._built is None:
+            self._built = self.build()
+        return self._built
 
     def describe(self) -> str:
         return self.get().describe()
+
+    def __repr__(self) -> str:
+        return "Lazy(...)"
 
 
 def _bounds(low: float | None, high: float | None) -> str:
@@ -464,14 +531,17 @@ def _plural(what: str) -> str:
 # ------------------------------------------------------------------------------------------- validation
 
 
-@dataclass(frozen=True)
 class Issue:
     """One located problem: `keys` is the path in the document, `pos` where it is written (None for plain
     data without positions)."""
 
-    keys: Keys
-    pos: Pos | None
-    message: str
+    __slots__ = ("keys", "message", "pos")
+
+    def __init__(self, keys: Keys, pos: Pos | None, message: str) -> None:
+        self.keys, self.pos, self.message = keys, pos, message
+
+    def __repr__(self) -> str:
+        return f"Issue({self.keys!r}, {self.pos!r}, {self.message!r})"
 
     @property
     def where(self) -> str:
