@@ -256,6 +256,9 @@ class Schema:
     __slots__ = ("what",)
     what: str | None
 
+    def __init__(self, what: str | None = None) -> None:
+        self.what = what
+
     def describe(self) -> str:
         return self.what or self._describe()
 
@@ -342,9 +345,6 @@ class Num(Schema):
 class Bool(Schema):
     __slots__ = ()
 
-    def __init__(self, what: str | None = None) -> None:
-        self.what = what
-
     def _describe(self) -> str:
         return "true or false"
 
@@ -366,18 +366,12 @@ class Scalar(Schema):
 
     __slots__ = ()
 
-    def __init__(self, what: str | None = None) -> None:
-        self.what = what
-
     def _describe(self) -> str:
         return "a single value (string, number, boolean or null)"
 
 
 class Anything(Schema):
     __slots__ = ()
-
-    def __init__(self, what: str | None = None) -> None:
-        self.what = what
 
     def _describe(self) -> str:
         return "any value"

@@ -15,22 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tipc import yamlschema as ys
 from tipc.errors import ConfigError
-from tipc.yamlschema import (
-    Bool,
-    Document,
-    Enum,
-    Field,
-    Int,
-    Keys,
-    Map,
-    Num,
-    OneOf,
-    Scalar,
-    Seq,
-    Str,
-    regex_problem,
-)
+from tipc.yamlschema import Document, Keys
 
 COMPARISONS = ("==", "!=", "<=", "<", ">=", ">")
 MANDATORY_PARSERS = ("step_num", "model_save")
@@ -158,61 +145,65 @@ class TestConfig:
         raise ConfigError(self.path, self.directory_line, f"directory {self.directory!r} does not exist")
 
 
-_TEXT = Str(scalar=True)
-_PARSER = Map(
+_TEXT = ys.Str(scalar=True)
+_PARSER = ys.Map(
     {
-        "regex": Field(Str(scalar=True, check=regex_problem, what="a regex"), True),
-        "labels": Field(Seq(_TEXT, nullable=True)),
+        "regex": ys.Field(ys.Str(scalar=True, check=ys.regex_problem, what="a regex"), True),
+        "labels": ys.Field(ys.Seq(_TEXT, nullable=True)),
     }
 )
-_METRIC = Map(
+_METRIC = ys.Map(
     {
-        "margin": Field(Num(minimum=0), True),
-        "comparison": Field(Enum(COMPARISONS), True),
-        "abs_margin": Field(Num(minimum=0)),
+        "margin": ys.Field(ys.Num(minimum=0), True),
+        "comparison": ys.Field(ys.Enum(COMPARISONS), True),
+        "abs_margin": ys.Field(ys.Num(minimum=0)),
     }
 )
-_FLAG = Map(
+_FLAG = ys.Map(
     {
-        "key": Field(_TEXT, True),
-        "value": Field(Scalar(what="a single value (or null for a key-only flag)")),
-        "set_in_script": Field(Bool(), default=False),
+        "key": ys.Field(_TEXT, True),
+        "value": ys.Field(ys.Scalar(what="a single value (or null for a key-only flag)")),
+        "set_in_script": ys.Field(ys.Bool(), default=False),
     }
 )
-_FLAGS = Map(values=_FLAG, nullable=True, what="a mapping of flag names to {key, value, set_in_script}")
+_FLAGS = ys.Map(values=_FLAG, nullable=True, what="a mapping of flag names to {key, value, set_in_script}")
 
 
-def _mode_schema(mode: str, mandatory: tuple[str, ...]) -> Map:
-    fields = {name: Field(_FLAG, True) for name in mandatory}
-    fields.update({name: Field(_FLAG) for name in OPTIONAL_SCRIPT_FLAGS[mode]})
-    fields["misc"] = Field(_FLAGS)
-    return Map(fields, hint=f"harness flags: {', '.join(mandatory)}; application flags go under misc")
+def _mode_schema(mode: str, mandatory: tuple[str, ...]) -> ys.Map:
+    fields = {name: ys.Field(_FLAG, True) for name in mandatory}
+    fields.update({name: ys.Field(_FLAG) for name in OPTIONAL_SCRIPT_FLAGS[mode]})
+    fields["misc"] = ys.Field(_FLAGS)
+    return ys.Map(fields, hint=f"harness flags: {', '.join(mandatory)}; application flags go under misc")
 
 
-_TEST = Map(
+_TEST = ys.Map(
     {
-        "directory": Field(_TEXT, True),
-        "executable": Field(OneOf((_TEXT, Seq(_TEXT, min_items=1))), True),
-        "log_output": Field(Enum(("stdout", "stderr")), default="stdout"),
-        "log_parsing": Field(
-            Map({name: Field(_PARSER, True) for name in MANDATORY_PARSERS}, values=_PARSER), True
+        "directory": ys.Field(_TEXT, True),
+        "executable": ys.Field(ys.OneOf((_TEXT, ys.Seq(_TEXT, min_items=1))), True),
+        "log_output": ys.Field(ys.Enum(("stdout", "stderr")), default="stdout"),
+        "log_parsing": ys.Field(
+            ys.Map({name: ys.Field(_PARSER, True) for name in MANDATORY_PARSERS}, values=_PARSER), True
         ),
-        "metrics": Field(Map(values=_METRIC, min_items=1, what="a mapping naming at least one metric"), True),
-        "recording": Field(Map({"steps_to_record_after_save": Field(Int(minimum=1), True)}), True),
-        "flags": Field(
-            Map(
+        "metrics": ys.Field(
+            ys.Map(values=_METRIC, min_items=1, what="a mapping naming at least one metric"), True
+        ),
+        "recording": ys.Field(
+            ys.Map({"steps_to_record_after_save": ys.Field(ys.Int(minimum=1), True)}), True
+        ),
+        "flags": ys.Field(
+            ys.Map(
                 {
-                    "common": Field(_FLAGS),
-                    "gather": Field(_mode_schema("gather", GATHER_FLAGS), True),
-                    "run": Field(_mode_schema("run", RUN_FLAGS), True),
+                    "common": ys.Field(_FLAGS),
+                    "gather": ys.Field(_mode_schema("gather", GATHER_FLAGS), True),
+                    "run": ys.Field(_mode_schema("run", RUN_FLAGS), True),
                 }
             ),
             True,
         ),
-        "timeout_s": Field(Num(minimum=1)),
+        "timeout_s": ys.Field(ys.Num(minimum=1)),
     }
 )
-CONFIG = Map(values=_TEST, min_items=1, what="a mapping of test names to their settings")
+CONFIG = ys.Map(values=_TEST, min_items=1, what="a mapping of test names to their settings")
 
 
 def _parser(doc: Document, name: str, raw: dict[str, Any], keys: Keys) -> LogParser:
