@@ -232,3 +232,30 @@ def test_the_field_naming_the_kind_of_file_is_checked_first() -> None:
         _issue("rules: 5\nschema: x/1\n", schema)
         == "f.yaml:1:1: rules: expected a list of integers, got int 5"
     )
+
+
+def test_a_foreign_file_is_read_as_pyyaml_reads_it_with_positions() -> None:
+    text = (
+        "base: &b {lr: 0.1, use_gpu: true}\n"
+        "Global:\n  <<: *b\n  lr: 0.2\n"
+        "opt: !Piecewise {gamma: 0.1}\n"
+        "when: 2024-01-01\n"
+        "tag: !Custom text\n"
+        "3: int key\n"
+        "dup: 1\ndup: 2\n"
+    )
+    tree = load_located(text, foreign=True)
+    data = plain(tree)
+    assert data["Global"] == {"lr": 0.2, "use_gpu": True}
+    assert pos_at(tree, ("Global", "use_gpu")) == (1, 20)  # where the merged key is written
+    assert data["opt"] == {"gamma": 0.1} and data["tag"] == "text" and data["3"] == "int key"
+    assert str(data["when"]) == "2024-01-01" and data["dup"] == 2
+    with pytest.raises(YamlShapeError, match="aliases are not supported"):
+        load_located(text)  # tipc's own files stay strict
+
+
+def test_a_foreign_file_cannot_expand_without_bound() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    with pytest.raises(YamlShapeError, match="values"):
+        load_located("\n".join(lines) + "\n", foreign=True)

@@ -284,3 +284,25 @@ def test_every_single_mutation_gives_a_value_or_a_located_error(kind: str, folde
                 (index, "delete", None) if value == "delete" else (index, "replace", value)
             ]
             exercise(load, dump(mutate(doc, ops)), path)
+
+
+FOREIGN = (
+    "Global:\n  use_gpu: true\n  epoch_num: &e 5\nbase: &b {lr: 0.1}\nOptimizer:\n  <<: *b\n"
+    "  lr: !PiecewiseDecay {gamma: 0.1, epochs: [*e, 8]}\n  when: 2024-01-01\n_BASE_: ['../runtime.yml']\n"
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    cut=st.integers(0, len(FOREIGN)),
+    length=st.integers(0, 30),
+    insert=st.text(alphabet=st.sampled_from(list("ab:- [{}]\n\t'\"&*!%@<`|>#,.01\x85")), max_size=12),
+)
+def test_a_foreign_file_gives_a_tree_or_a_located_error(cut: int, length: int, insert: str) -> None:
+    """The lenient reader of model configs (tipc.device_flags): a tree, or YamlShapeError, nothing else."""
+    from tipc.yamlschema import YamlShapeError, load_located
+
+    try:
+        load_located(FOREIGN[:cut] + insert + FOREIGN[cut + length :], foreign=True)
+    except YamlShapeError as exc:
+        assert exc.message

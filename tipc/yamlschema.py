@@ -93,56 +93,100 @@ _PLAIN_TAGS = frozenset(
 )
 
 
-def _convert(node: yaml.Node, constructor: yaml.SafeLoader, depth: int) -> Any:
-    if depth > MAX_DEPTH:
-        raise YamlShapeError(*_pos(node)[:1], f"nesting is deeper than {MAX_DEPTH} levels", _pos(node)[1])
-    line, col = _pos(node)
-    if node.tag not in _PLAIN_TAGS:
-        kind = node.tag.rsplit(":", 1)[-1]
-        raise YamlShapeError(
-            line,
-            f"invalid YAML: unsupported type {kind!r} here (only strings, numbers, booleans, "
-            "lists and mappings; quote dates and similar values)",
-            col,
-        )
-    if isinstance(node, yaml.MappingNode):
+MAX_FOREIGN_VALUES = 200_000  # a foreign file's aliases may repeat values, up to this many in all
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+class _Reader:
+    """Node tree -> LMap/LSeq/scalars. Strict for tipc's own files; `foreign` reads a file tipc does not own
+    (a model's training config) as PyYAML would: anchors/aliases (within a budget of values), merge keys,
+    any tag (a custom one read by its node's kind), later duplicate keys winning."""
+
+    def __init__(self, constructor: yaml.SafeLoader, foreign: bool) -> None:
+        self.constructor = constructor
+        self.foreign = foreign
+        self.left = MAX_FOREIGN_VALUES
+
+    def convert(self, node: yaml.Node, depth: int) -> Any:
+        line, col = _pos(node)
+        if depth > MAX_DEPTH:
+            raise YamlShapeError(line, f"nesting is deeper than {MAX_DEPTH} levels", col)
+        self.left -= 1
+        if self.left < 0:
+            raise YamlShapeError(line, f"more than {MAX_FOREIGN_VALUES} values (aliases repeating?)", col)
+        if node.tag not in _PLAIN_TAGS and not self.foreign:
+            kind = node.tag.rsplit(":", 1)[-1]
+            raise YamlShapeError(
+                line,
+                f"invalid YAML: unsupported type {kind!r} here (only strings, numbers, booleans, "
+                "lists and mappings; quote dates and similar values)",
+                col,
+            )
+        if isinstance(node, yaml.MappingNode):
+            return self.mapping(node, depth)
+        if isinstance(node, yaml.SequenceNode):
+            seq = LSeq([], line, col=col)
+            for item in node.value:
+                seq.items.append(self.convert(item, depth + 1))
+                iline, icol = _pos(item)
+                seq.item_lines.append(iline)
+                seq.item_cols.append(icol)
+            return seq
+        return self.scalar(node)
+
+    def mapping(self, node: yaml.MappingNode, depth: int) -> LMap:
+        line, col = _pos(node)
         out = LMap({}, line, col=col)
+        merged: list[Any] = []
         for key_node, value_node in node.value:
             kline, kcol = _pos(key_node)
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise YamlShapeError(kline, "mapping keys must be plain strings", kcol)
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                raise YamlShapeError(kline, "merge keys (<<) are not supported", kcol)
-            key = _scalar(key_node, constructor)
-            if not isinstance(key, str):
-                raise YamlShapeError(kline, f"mapping key {key!r} must be a string", kcol)
-            if key in out.items:
+            if key_node.tag == _MERGE and self.foreign:
+                merged.append(self.convert(value_node, depth + 1))
+                continue
+            key = self.key(key_node)
+            if key is None:
+                continue
+            if key in out.items and not self.foreign:
                 raise YamlShapeError(kline, f"duplicate key {key!r}", kcol)
-            out.items[key] = _convert(value_node, constructor, depth + 1)
+            out.items[key] = self.convert(value_node, depth + 1)
             out.key_lines[key] = kline
             out.key_cols[key] = kcol
+        for source in merged:  # `<<: *base` or `<<: [*a, *b]`: keys written here win, then the first source
+            for part in source.items if isinstance(source, LSeq) else [source]:
+                if isinstance(part, LMap):
+                    for key, value in part.items.items():
+                        if key not in out.items:
+                            out.items[key] = value
+                            out.key_lines[key], out.key_cols[key] = part.pos_of(key)
         return out
-    if isinstance(node, yaml.SequenceNode):
-        seq = LSeq([], line, col=col)
-        for item in node.value:
-            seq.items.append(_convert(item, constructor, depth + 1))
-            iline, icol = _pos(item)
-            seq.item_lines.append(iline)
-            seq.item_cols.append(icol)
-        return seq
-    return _scalar(node, constructor)
 
+    def key(self, node: yaml.Node) -> str | None:
+        line, col = _pos(node)
+        if node.tag == _MERGE:
+            raise YamlShapeError(line, "merge keys (<<) are not supported", col)
+        if not isinstance(node, yaml.ScalarNode):
+            if self.foreign:
+                return None  # a complex key: nothing tipc looks up
+            raise YamlShapeError(line, "mapping keys must be plain strings", col)
+        key = self.scalar(node)
+        if isinstance(key, str):
+            return key
+        if self.foreign:
+            return str(key)
+        raise YamlShapeError(line, f"mapping key {key!r} must be a string", col)
 
-def _scalar(node: yaml.Node, constructor: yaml.SafeLoader) -> Any:
-    if node.tag not in _PLAIN_TAGS:
-        kind = node.tag.rsplit(":", 1)[-1]
+    def scalar(self, node: yaml.Node) -> Any:
         line, col = _pos(node)
-        raise YamlShapeError(line, f"invalid YAML: unsupported type {kind!r} here", col)
-    try:
-        return constructor.construct_object(node)
-    except (yaml.YAMLError, ValueError, OverflowError) as exc:  # e.g. an int too long to convert
-        line, col = _pos(node)
-        raise YamlShapeError(line, f"bad scalar: {exc}", col) from None
+        if node.tag not in _PLAIN_TAGS and not self.foreign:
+            raise YamlShapeError(
+                line, f"invalid YAML: unsupported type {node.tag.rsplit(':', 1)[-1]!r} here", col
+            )
+        try:
+            return self.constructor.construct_object(node)
+        except (yaml.YAMLError, ValueError, OverflowError) as exc:  # e.g. an int too long to convert
+            if self.foreign and isinstance(node.value, str):
+                return node.value  # a custom tag: its text
+            raise YamlShapeError(line, f"bad scalar: {exc}", col) from None
 
 
 def _reader_error(exc: yaml.YAMLError, text: str) -> YamlShapeError:
@@ -178,19 +222,20 @@ def _compose(text: str) -> tuple[yaml.Node | None, yaml.SafeLoader]:
         raise YamlShapeError(None, f"invalid YAML: nesting is deeper than {MAX_DEPTH} levels") from None
 
 
-def load_located(text: str) -> Any:
-    """Parse one YAML document into LMap/LSeq/scalars. Raises YamlShapeError on any problem."""
-    return _load(text)[0]
+def load_located(text: str, *, foreign: bool = False) -> Any:
+    """Parse one YAML document into LMap/LSeq/scalars. Raises YamlShapeError on any problem. `foreign`: a
+    file tipc reads but does not own, read as leniently as PyYAML's safe loader (see `_Reader`)."""
+    return _load(text, foreign)[0]
 
 
-def _load(text: str) -> tuple[Any, Pos]:
+def _load(text: str, foreign: bool = False) -> tuple[Any, Pos]:
     node, loader = _compose(text)
     try:
         if node is None:
             return None, (1, 1)
-        if _has_alias(node, set()):
+        if not foreign and _has_alias(node, set()):
             raise YamlShapeError(*_pos(node)[:1], "YAML anchors/aliases are not supported", _pos(node)[1])
-        return _convert(node, loader, 0), _pos(node)
+        return _Reader(loader, foreign).convert(node, 0), _pos(node)
     except yaml.YAMLError as exc:
         raise YamlShapeError(None, f"invalid YAML: {exc}") from None
     finally:
