@@ -18,18 +18,33 @@ start-up, and its errors know nothing of YAML positions.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from tipc.errors import ConfigError
 
 Pos = tuple[int, int]  # 1-based (line, column)
-# libyaml's parser when PyYAML has it (about 14x faster on a ruleset), the pure-Python one otherwise; both
-# give the same nodes and marks.
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+if TYPE_CHECKING:  # CSafeLoader exists only where PyYAML was built with libyaml
+    _AnyLoader = yaml.SafeLoader | yaml.CSafeLoader
+
+
+def _fastest_loader() -> type[_AnyLoader]:
+    """libyaml's parser when PyYAML has it (about 14x faster on a ruleset), the pure-Python one otherwise;
+    both give the same nodes and marks. Not when the C module builds nodes of another import of `yaml` (an
+    in-process pytest run that unloaded and reloaded it): its nodes would match none of our types."""
+    c_module = sys.modules.get("yaml._yaml")
+    if hasattr(yaml, "CSafeLoader") and getattr(c_module, "MappingNode", None) is yaml.MappingNode:
+        return yaml.CSafeLoader
+    return yaml.SafeLoader
+
+
+_Loader = _fastest_loader()
 Keys = tuple[str | int, ...]
 MAX_DEPTH = 64
 
@@ -102,7 +117,7 @@ class _Reader:
     (a model's training config) as PyYAML would: anchors/aliases (within a budget of values), merge keys,
     any tag (a custom one read by its node's kind), later duplicate keys winning."""
 
-    def __init__(self, constructor: yaml.SafeLoader, foreign: bool) -> None:
+    def __init__(self, constructor: _AnyLoader, foreign: bool) -> None:
         self.constructor = constructor
         self.foreign = foreign
         self.left = MAX_FOREIGN_VALUES
@@ -201,7 +216,7 @@ def _reader_error(exc: yaml.YAMLError, text: str) -> YamlShapeError:
     return YamlShapeError(line, f"invalid YAML: unacceptable character #x{ord(text[at]):04x}", col)
 
 
-def _compose(text: str) -> tuple[yaml.Node | None, yaml.SafeLoader]:
+def _compose(text: str) -> tuple[yaml.Node | None, _AnyLoader]:
     try:
         loader = _Loader(text)
     except yaml.YAMLError as exc:  # the pure-Python reader checks every character up front
