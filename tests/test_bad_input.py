@@ -394,16 +394,16 @@ def test_unknown_ruleset_name_or_path_exits_2(
 
 
 SETTINGS = [
-    pytest.param("agreement: [\n  x: 1\n", 3, "not valid YAML", id="bad-yaml"),
+    pytest.param("agreement: [\n  x: 1\n", 3, "invalid YAML", id="bad-yaml"),
     pytest.param("agreement:\n  tolerances: {atol: abc}\n", 2, "expected a number", id="wrong-type"),
     pytest.param("agreement:\n  inputz: x\n", 2, "unknown key 'inputz'", id="unknown-key"),
     pytest.param("- 1\n- 2\n", 1, "expected a mapping", id="a-list"),
     pytest.param("1: 2\n", 1, "mapping key 1 must be a string", id="int-key"),
-    pytest.param("agreement:\n\tinputs: x\n", 2, "not valid YAML", id="tab"),
+    pytest.param("agreement:\n\tinputs: x\n", 2, "invalid YAML", id="tab"),
     pytest.param("python: 5\n", 1, "expected a non-empty string", id="python-int"),
     pytest.param("agreement:\n  predict_args: 'a \"b'\n", 2, "cannot split", id="unbalanced-quote"),
     pytest.param("convergence: {alpha: 2}\n", 1, "alpha", id="out-of-range"),
-    pytest.param("python: x\nagreement:\x00\n", 2, "not valid YAML", id="nul-byte"),
+    pytest.param("python: x\nagreement:\x00\n", 2, "invalid YAML", id="nul-byte"),
     pytest.param("python: x\n\nlog_fields: {}\n# caf\xe9\n".encode("latin-1"), 4, "not UTF-8", id="latin1"),
 ]
 

@@ -359,7 +359,7 @@ GOOD_ENTRY = "  - id: x\n    when:\n      - output: 'boom'\n    cause: c\n    re
             "schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - output: '(unclosed'\n"
             "    cause: c\n    remedy: r\n",
             5,
-            "bad regex",
+            "not a valid regular expression",
         ),
         ("schema: tipc.causes/1\ncauses:\n" + GOOD_ENTRY + GOOD_ENTRY, 8, "duplicate cause id 'x'"),
         (
@@ -378,7 +378,7 @@ GOOD_ENTRY = "  - id: x\n    when:\n      - output: 'boom'\n    cause: c\n    re
             "schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - signal: SIGNOPE\n"
             "    cause: c\n    remedy: r\n",
             5,
-            "signal names",
+            "expected a signal name such as SIGSEGV",
         ),
         (
             "schema: tipc.causes/1\ncauses:\n  - id: x\n    when:\n      - output: 'a'\n"

@@ -291,3 +291,17 @@ def test_a_passed_gpu_id_without_cpu_value_does_not_stop_the_device_flag(tmp_pat
     warned = {f.message.split(" [")[-1]: f.message for f in result.findings if f.code == "TIPC901"}
     assert "cannot rewrite --gpu_id=0" in warned["train/norm_train/gpus_0/autocast_False]"]
     assert "no device flag added" in warned["eval/norm_train/gpus_0/autocast_False]"]  # eval passes no id
+
+
+def test_the_yaml_key_is_located_in_its_scope_and_foreign_yaml_is_read(tmp_path: Path) -> None:
+    # a model's config, not tipc's: anchors, merge keys and custom tags are read as PyYAML reads them, and
+    # the line named is the key's own (not the first `use_gpu:` anywhere in the file)
+    yml = {
+        "configs/det.yml": "Other:\n  use_gpu: false\nbase: &b\n  use_gpu: true\nGlobal:\n  <<: *b\n"
+        "  epoch_num: 5\nOptimizer:\n  lr: !PiecewiseDecay {gamma: 0.1}\n"
+    }
+    train = _config_driven(tmp_path, "tools/train.py -c configs/det.yml", yml)
+    assert train.argv[1:6] == ("tools/train.py", "-o", "Global.use_gpu=False", "-c", "configs/det.yml")
+    from tipc.device_flags import _yaml_device_keys
+
+    assert _yaml_device_keys(tmp_path / "configs/det.yml") == {"Global.use_gpu": (True, "det.yml:4")}

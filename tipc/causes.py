@@ -18,8 +18,8 @@ from typing import Any
 
 from tipc.errors import ConfigError
 
-# tipc.rules.yamlnodes is imported where a catalogue is loaded: importing tipc.rules pulls in every check,
-# and tipc.record (which holds Cause values) must stay cheap to import.
+# tipc.yamlschema (and PyYAML) is imported where a catalogue is loaded: tipc.record (which holds Cause values)
+# must stay cheap to import.
 
 CAUSES_SCHEMA = "tipc.causes/1"
 CAUSES_FILENAME = "causes.yaml"
@@ -41,7 +41,6 @@ OPERATORS: dict[str, str] = {
     "file_missing": "path",
     "any": "condition list",
 }
-_ENTRY_KEYS = {"id", "when", "cause", "remedy", "switch", "fallback"}
 
 
 @dataclass(frozen=True)
@@ -266,91 +265,100 @@ def _default_catalogue() -> Catalogue:
     return _load(default_path())
 
 
+def _signal_problem(text: str) -> str | None:
+    name = _norm_signal(text)
+    return None if name is not None and name in _signal.Signals.__members__ else "not a known signal"
+
+
+def _path_problem(text: str) -> str | None:
+    return "absolute or leaving the folder" if text.startswith("/") or ".." in Path(text).parts else None
+
+
+@functools.cache
+def _schema() -> Any:
+    from tipc.yamlschema import Bool, Enum, Field, Int, Lazy, Map, OneOf, Seq, Str, Tagged, regex_problem
+
+    regex = Str(check=regex_problem, what="a Python regex")
+    signal = Str(check=_signal_problem, what="a signal name such as SIGSEGV")
+    path = Str(check=_path_problem, what="a relative path inside the step's working directory")
+    kinds: dict[str, Any] = {
+        "regex list": OneOf((regex, Seq(regex, min_items=1))),
+        "regex": OneOf((regex, Seq(regex, min_items=1, max_items=1))),
+        "int list": OneOf((Int(), Seq(Int(), min_items=1))),
+        "signal list": OneOf((signal, Seq(signal, min_items=1))),
+        "path": path,
+        "condition list": Seq(Lazy(lambda: condition), min_items=1, what="a non-empty list of conditions"),
+    }
+    condition = Tagged(
+        {op: kinds[kind] for op, kind in OPERATORS.items()},
+        what="a condition (a mapping with exactly one operator)",
+    )
+    entry = Map(
+        {
+            "id": Field(
+                Str(pattern=_ID.pattern[1:-1], what="an id of lower case letters, digits, dots, dashes"), True
+            ),
+            "when": Field(Seq(condition, min_items=1, what="a non-empty list of conditions"), True),
+            "cause": Field(Str(), True),
+            "remedy": Field(Str(), True),
+            "switch": Field(Str(pattern="--.+", what="a tipc option such as --network")),
+            "fallback": Field(Bool(), default=False),
+        },
+        what="a cause mapping with id, when, cause, remedy",
+    )
+    return Map(
+        {
+            "schema": Field(Enum((CAUSES_SCHEMA,)), identifies=True),
+            "causes": Field(Seq(entry, min_items=1), True),
+        },
+        what="a causes catalogue mapping with schema and causes",
+    )
+
+
 def _load(path: Path) -> Catalogue:
-    from tipc.rules.yamlnodes import LMap, LSeq, YamlShapeError, load_located
+    from tipc.yamlschema import Document
 
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, ValueError) as exc:
         raise ConfigError(where, None, f"cannot read causes catalogue: {exc}") from None
-    try:
-        doc = load_located(text)
-    except YamlShapeError as exc:
-        raise ConfigError(where, exc.line, exc.message) from None
-    if not isinstance(doc, LMap):
-        raise ConfigError(where, 1, "a causes catalogue is a mapping with `schema` and `causes`")
-    unknown = sorted(set(doc.items) - {"schema", "causes"})
-    if unknown:
-        raise ConfigError(
-            where, doc.line_of(unknown[0]), f"unknown key {unknown[0]!r} (allowed: schema, causes)"
-        )
-    if doc.items.get("schema") != CAUSES_SCHEMA:
-        raise ConfigError(where, doc.line_of("schema"), f"`schema` must be {CAUSES_SCHEMA!r}")
-    causes = doc.items.get("causes")
-    if not isinstance(causes, LSeq) or not causes.items:
-        raise ConfigError(where, doc.line_of("causes"), "`causes` must be a non-empty list of entries")
+    doc = Document(text, where)
+    data = doc.conform(_schema())
     entries: list[Entry] = []
     seen: dict[str, int] = {}
-    for index, node in enumerate(causes.items):
-        entry = _entry(where, node, causes.line_of(index))
+    for index, raw in enumerate(data["causes"]):
+        entry = _entry(doc, raw, ("causes", index))
         if entry.id in seen:
-            raise ConfigError(
-                where, entry.line, f"duplicate cause id {entry.id!r} (first on line {seen[entry.id]})"
+            raise doc.error(
+                ("causes", index), f"duplicate cause id {entry.id!r} (first on line {seen[entry.id]})"
             )
         seen[entry.id] = entry.line
         entries.append(entry)
     return Catalogue(entries, where)
 
 
-def _entry(where: str, node: Any, line: int) -> Entry:
-    from tipc.rules.yamlnodes import LMap, LSeq
-
-    if not isinstance(node, LMap):
-        raise ConfigError(where, line, "each cause is a mapping with id, when, cause, remedy")
-    for key in node.items:
-        if key not in _ENTRY_KEYS:
-            raise ConfigError(
-                where, node.line_of(key), f"unknown key {key!r} (allowed: {', '.join(sorted(_ENTRY_KEYS))})"
-            )
-    for key in ("id", "when", "cause", "remedy"):
-        if key not in node.items:
-            raise ConfigError(where, node.line, f"cause entry lacks `{key}`")
-    ident = node.items["id"]
-    if not isinstance(ident, str) or not _ID.match(ident):
-        raise ConfigError(
-            where, node.line_of("id"), "`id` must be lower case letters, digits, dots and dashes"
-        )
-    texts: dict[str, str] = {}
-    for key in ("cause", "remedy"):
-        value = node.items[key]
-        if not isinstance(value, str) or not value.strip():
-            raise ConfigError(where, node.line_of(key), f"`{key}` must be a non-empty string")
-        texts[key] = " ".join(value.split())
-    switch = node.items.get("switch")
-    if switch is not None and (not isinstance(switch, str) or not switch.startswith("--")):
-        raise ConfigError(where, node.line_of("switch"), "`switch` must be a tipc option such as `--network`")
-    fallback = node.items.get("fallback", False)
-    if not isinstance(fallback, bool):
-        raise ConfigError(where, node.line_of("fallback"), "`fallback` must be true or false")
-    when = node.items["when"]
-    if not isinstance(when, LSeq) or not when.items:
-        raise ConfigError(where, node.line_of("when"), "`when` must be a non-empty list of conditions")
-    conditions = tuple(_condition(where, c, when.line_of(i), 0) for i, c in enumerate(when.items))
+def _entry(doc: Any, raw: dict[str, Any], keys: tuple[str | int, ...]) -> Entry:
+    texts = {key: " ".join(raw[key].split()) for key in ("cause", "remedy")}
+    conditions = tuple(_condition(doc, c, (*keys, "when", i), 0) for i, c in enumerate(raw["when"]))
     if not any(_observes(c) for c in conditions):
-        raise ConfigError(
-            where, node.line_of("when"), "`when` needs an output, exit_code or signal condition to rest on"
-        )
+        raise doc.error((*keys, "when"), "needs an output, exit_code or signal condition to rest on")
     groups = _group_names(conditions)
     for key, value in texts.items():
         for name in _PLACEHOLDER.findall(value):
             if name not in groups:
-                raise ConfigError(
-                    where,
-                    node.line_of(key),
-                    f"{{{name}}} is not a named group of every `output` pattern of this cause",
+                raise doc.error(
+                    (*keys, key), f"{{{name}}} is not a named group of every `output` pattern of this cause"
                 )
-    return Entry(ident, conditions, texts["cause"], texts["remedy"], switch, fallback, node.line)
+    return Entry(
+        raw["id"],
+        conditions,
+        texts["cause"],
+        texts["remedy"],
+        raw.get("switch"),
+        raw["fallback"],
+        doc.line(keys),
+    )
 
 
 def _observes(cond: Condition) -> bool:
@@ -371,60 +379,22 @@ def _group_names(conditions: Sequence[Condition]) -> set[str]:
     return names or set()
 
 
-def _condition(where: str, node: Any, line: int, depth: int) -> Condition:
-    from tipc.rules.yamlnodes import LMap, LSeq
-
+def _condition(doc: Any, raw: dict[str, Any], keys: tuple[str | int, ...], depth: int) -> Condition:
     if depth > 4:
-        raise ConfigError(where, line, "conditions nest at most 4 levels deep")
-    if not isinstance(node, LMap) or len(node.items) != 1:
-        raise ConfigError(
-            where, line, f"a condition is a mapping with exactly one operator ({', '.join(OPERATORS)})"
-        )
-    op, value = next(iter(node.items.items()))
-    line = node.line_of(op)
-    if op not in OPERATORS:
-        raise ConfigError(where, line, f"unknown operator {op!r} (known: {', '.join(OPERATORS)})")
+        raise doc.error(keys, "conditions nest at most 4 levels deep")
+    ((op, value),) = raw.items()
+    values = value if isinstance(value, list) else [value]
     if op in ("output", "output_absent", "argv"):
-        raw = value.items if isinstance(value, LSeq) else [value]
-        if not raw or (op != "output" and len(raw) != 1):
-            raise ConfigError(
-                where, line, f"`{op}` takes {'a regex or a list' if op == 'output' else 'a regex'}"
-            )
-        return Condition(op, patterns=tuple(_regex(where, line, r) for r in raw))
+        return Condition(op, patterns=tuple(re.compile(r) for r in values))
     if op == "exit_code":
-        raw = value.items if isinstance(value, LSeq) else [value]
-        if not raw or not all(isinstance(v, int) and not isinstance(v, bool) for v in raw):
-            raise ConfigError(where, line, "`exit_code` takes an integer or a list of integers")
-        return Condition(op, ints=tuple(raw))
+        return Condition(op, ints=tuple(values))
     if op == "signal":
-        raw = value.items if isinstance(value, LSeq) else [value]
-        names = []
-        for v in raw:
-            name = _norm_signal(v) if isinstance(v, str) else None
-            if name is None or name not in _signal.Signals.__members__:
-                raise ConfigError(where, line, f"`signal` takes signal names such as SIGSEGV, not {v!r}")
-            names.append(name)
-        return Condition(op, names=tuple(names))
+        return Condition(op, names=tuple(str(_norm_signal(v)) for v in values))
     if op in ("file_exists", "file_missing"):
-        if not isinstance(value, str) or not value or value.startswith("/") or ".." in Path(value).parts:
-            raise ConfigError(
-                where, line, f"`{op}` takes a relative path inside the step's working directory"
-            )
         return Condition(op, path=value)
-    # any
-    if not isinstance(value, LSeq) or not value.items:
-        raise ConfigError(where, line, "`any` takes a non-empty list of conditions")
-    children = tuple(_condition(where, c, value.line_of(i), depth + 1) for i, c in enumerate(value.items))
-    return Condition(op, children=children)
-
-
-def _regex(where: str, line: int, raw: Any) -> re.Pattern[str]:
-    if not isinstance(raw, str) or not raw:
-        raise ConfigError(where, line, "a pattern must be a non-empty string (a Python regex)")
-    try:
-        return re.compile(raw)
-    except re.error as exc:
-        raise ConfigError(where, line, f"bad regex {raw!r}: {exc}") from None
+    return Condition(
+        op, children=tuple(_condition(doc, c, (*keys, op, i), depth + 1) for i, c in enumerate(value))
+    )
 
 
 # --- entry points -------------------------------------------------------------------------------------

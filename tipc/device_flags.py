@@ -312,37 +312,31 @@ _CONFIG_KEYS = ("use_gpu", "device")
 
 def _yaml_device_keys(path: Path, seen: frozenset[Path] = frozenset()) -> dict[str, tuple[object, str]]:
     """{`Global.use_gpu` / `use_gpu` / `Global.device` / `device`: (value, file:line)} in a YAML config and
-    the `_BASE_` files it includes (PaddleDetection); later files win, as the loaders merge them."""
-    import yaml  # the CLI's rule loader already depends on PyYAML
+    the `_BASE_` files it includes (PaddleDetection); later files win, as the loaders merge them. The
+    config is the model's, not tipc's: read as leniently as PyYAML reads it (anchors, tags), with lines."""
+    from tipc.yamlschema import LMap, YamlShapeError, load_located, plain
 
     path = path.resolve()
     if path in seen or not path.is_file():
         return {}
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        data = yaml.safe_load(text)
-    except (OSError, yaml.YAMLError):
+        tree = load_located(path.read_text(encoding="utf-8", errors="replace"), foreign=True)
+    except (OSError, YamlShapeError):
         return {}
-    if not isinstance(data, dict):
+    if not isinstance(tree, LMap):
         return {}
     found: dict[str, tuple[object, str]] = {}
-    bases = data.get("_BASE_", [])
+    bases = plain(tree.items.get("_BASE_", []))
     for base in [bases] if isinstance(bases, str) else bases if isinstance(bases, list) else []:
         if isinstance(base, str):
             found.update(_yaml_device_keys(path.parent / base, seen | {path}))
-    lines = text.splitlines()
-
-    def where(key: str) -> str:
-        n = next((i for i, line in enumerate(lines, 1) if re.match(rf"\s*{key}\s*:", line)), 0)
-        return f"{path.name}:{n}"
-
-    scopes = [("", data)]
-    if isinstance(data.get("Global"), dict):
-        scopes.append(("Global.", data["Global"]))
+    scopes = [("", tree)]
+    if isinstance(tree.items.get("Global"), LMap):
+        scopes.append(("Global.", tree.items["Global"]))
     for prefix, scope in scopes:
         for key in _CONFIG_KEYS:
-            if key in scope:
-                found[prefix + key] = (scope[key], where(key))
+            if key in scope.items:
+                found[prefix + key] = (plain(scope.items[key]), f"{path.name}:{scope.line_of(key)}")
     return found
 
 

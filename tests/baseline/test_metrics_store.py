@@ -183,10 +183,12 @@ def test_human_choices_survive_re_recording_and_the_diff_shows_them(tmp_path: Pa
     ("text", "line", "message"),
     [
         ("schema: tipc.baseline/1\nmetrics: [\n", 3, "invalid YAML"),
-        ("schema: other\n", 1, "not a baseline file"),
-        ("schema: tipc.baseline/1\nmetrics: 3\n", 2, "`metrics` must be a mapping"),
-        ("schema: tipc.baseline/1\nmetrics:\n  a.b:\n    op: '=~'\n", 3, "op '=~' is not one of"),
-        ("schema: tipc.baseline/1\nmetrics:\n  a.b:\n    n: 3\n    mean: x\n", 3, "missing or non-numeric"),
+        ("schema: other\n", 1, "schema: expected 'tipc.baseline/1', got 'other'"),
+        ("schema: tipc.baseline/1\nmetrics: 3\n", 2, "metrics: expected a mapping"),
+        ("schema: tipc.baseline/1\nmetrics:\n  a.b:\n    op: '=~'\n", 4, "op: expected one of"),
+        ("schema: tipc.baseline/1\nmetrics:\n  a.b:\n    n: 3\n    mean: x\n", 5, "mean: expected a number"),
+        ("schema: tipc.baseline/1\nmetrics:\n  a.b:\n    n: 3\n", 3, "missing required key 'mean'"),
+        ("schema: tipc.baseline/1\nmetrics:\n  a.b:\n    margn: 3\n", 4, "did you mean 'margin'?"),
     ],
 )
 def test_bad_baseline_files_name_file_and_line(tmp_path: Path, text: str, line: int, message: str) -> None:

@@ -44,7 +44,7 @@ def test_good_file(tmp_path: Path) -> None:
         ("convergence:\n  max_iters: 2\n", 2, "integer >= 3"),
         ("agreement:\n  engines: [onnxruntime]\n", 2, "at least two engines"),
         ("agreement: [1, 2]\n", 1, "expected a mapping"),
-        ("agreement:\n  inputs: [a\n", 3, "not valid YAML"),
+        ("agreement:\n  inputs: [a\n", 3, "invalid YAML"),
         ("colour: red\n", 1, "unknown key 'colour'"),
     ],
 )

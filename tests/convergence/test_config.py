@@ -73,15 +73,20 @@ def _line_of(text: str, needle: str) -> int:
 @pytest.mark.parametrize(
     ("old", "new", "needle", "message"),
     [
-        ('comparison: "<="', 'comparison: "~="', 'comparison: "~="', "is not one of"),
-        ("        step_num:\n", "        step_nr:\n", "log_parsing:", "missing the mandatory 'step_num'"),
+        ('comparison: "<="', 'comparison: "~="', 'comparison: "~="', "expected one of ==, !=, <=, <, >=, >"),
+        ("        step_num:\n", "        step_nr:\n", "log_parsing:", "missing required key 'step_num'"),
         (
             'margin: 0.2\n            comparison: "<="',
             'margin: -1\n            comparison: "<="',
             "margin: -1",
-            "margin must be a number",
+            "expected a number >= 0",
         ),
-        ("            start_step:\n", "            start_stp:\n", "start_stp:", "unknown flag 'start_stp'"),
+        (
+            "            start_step:\n",
+            "            start_stp:\n",
+            "start_stp:",
+            "unknown key 'start_stp'; did you mean 'start_step'?",
+        ),
         ("    log_output:", "    log_outptu:", "log_outptu", "unknown key 'log_outptu'"),
         (
             "steps_to_record_after_save: 3",
@@ -89,7 +94,12 @@ def _line_of(text: str, needle: str) -> int:
             "steps_to_record_after_save",
             "integer >= 1",
         ),
-        ('regex: "Iteration:', 'regex: "(Iteration:', 'regex: "(Iteration:', "does not compile"),
+        (
+            'regex: "Iteration:',
+            'regex: "(Iteration:',
+            'regex: "(Iteration:',
+            "not a valid regular expression",
+        ),
     ],
 )
 def test_schema_errors_are_located(old: str, new: str, needle: str, message: str) -> None:
@@ -114,7 +124,7 @@ def test_missing_mandatory_run_flag() -> None:
     text = seed_config_text(
         **{'            run_for:\n                key: "--epochs"\n                set_in_script: true\n': ""}
     )
-    with pytest.raises(ConfigError, match="missing mandatory flag 'run_for'"):
+    with pytest.raises(ConfigError, match="missing required key 'run_for'"):
         load_text(text, "c.yml")
 
 

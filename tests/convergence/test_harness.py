@@ -213,7 +213,7 @@ def test_bad_config_exits_2_with_its_line(tmp_path: Path, capsys: pytest.Capture
     err = capsys.readouterr().err
     assert rc == 2
     line = next(n for n, t in enumerate(config.read_text().splitlines(), 1) if '"=>"' in t)
-    assert f"{config}:{line}: metrics.accuracy.comparison '=>' is not one of" in err
+    assert f"{config}:{line}:13: demo.metrics.accuracy.comparison: expected one of ==, !=" in err
 
 
 def test_writes_into_the_application_folder_are_reported(

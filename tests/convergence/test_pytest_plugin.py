@@ -58,7 +58,7 @@ def test_bad_config_is_a_usage_error(pytester: pytest.Pytester, tmp_path: Path, 
     bad.write_text("demo:\n  directory: .\n")
     res = pytester.runpytest(*_args(bad, seed_storage))
     assert res.ret == pytest.ExitCode.USAGE_ERROR
-    res.stderr.fnmatch_lines([f"*{bad}:2: demo: missing 'executable'*"])
+    res.stderr.fnmatch_lines([f"*{bad}:1:1: demo: missing required key 'executable'*"])
 
 
 def test_inactive_without_its_option(pytester: pytest.Pytester) -> None:

@@ -65,15 +65,23 @@ def _rule(check: str, extra: str = "") -> str:
     ("text", "line", "words"),
     [
         ("schema: [unclosed\n", 2, "invalid YAML"),
-        ("- a\n- b\n", 1, "must be a mapping"),
-        ("", 1, "must be a mapping"),
-        ("schema: tipc.ruleset/9\nname: x\nrules: []\n", 1, "schema must be"),
+        ("- a\n- b\n", 1, "top level: expected a ruleset mapping"),
+        ("", 1, "expected a ruleset mapping (schema, name, rules), got nothing"),
+        (
+            "schema: tipc.ruleset/9\nname: x\nrules: []\n",
+            1,
+            "schema: expected 'tipc.ruleset/1', got 'tipc.ruleset/9'",
+        ),
         ("schema: tipc.ruleset/1\nname: x\nrules: []\n", 3, "non-empty list"),
         ("schema: tipc.ruleset/1\nname: x\nfoo: 1\nrules: []\n", 3, "unknown key 'foo'"),
         ("schema: tipc.ruleset/1\nname: x\nname: y\nrules: []\n", 3, "duplicate key"),
         (_rule("      no_such_op: {}\n"), 9, "unknown operator 'no_such_op'"),
-        (_rule("      file_exists: {path: a, colour: red}\n"), 9, "no parameter 'colour'"),
-        (_rule("      file_exists: {}\n"), 9, "needs parameter 'path'"),
+        (
+            _rule("      file_exists: {path: a, colour: red}\n"),
+            9,
+            "file_exists.colour: unknown key 'colour'; expected one of: kind, path",
+        ),
+        (_rule("      file_exists: {}\n"), 9, "file_exists: missing required key 'path'"),
         (_rule("      file_exists: {path: ../etc/passwd}\n"), 9, "inside the repo"),
         (_rule("      file_exists: {path: /etc/passwd}\n"), 9, "inside the repo"),
         (_rule("      glob_matches: {pattern: '**/x', at_least: -1}\n"), 9, "whole number"),
@@ -92,22 +100,30 @@ def _rule(check: str, extra: str = "") -> str:
             "exactly one operator",
         ),
         (_rule("      file_exists: a\n"), 9, "mapping of parameters"),
-        (_rule("      check: {name: x, args: [1]}\n"), 9, "must be a mapping"),
+        (_rule("      check: {name: x, args: [1]}\n"), 9, "check.args: expected a mapping, got a list"),
         (_rule("      file_exists: {path: a}\n", "    applies_if: {bogus: {}}\n"), 8, "unknown operator"),
-        (_rule("      file_exists: {path: a}\n", "    weight: 3\n"), 8, "unknown rule key 'weight'"),
-        ("schema: tipc.ruleset/1\nname: x\nrules:\n  - id: r\n    source: s\n", 4, "missing 'severity'"),
-        ("schema: tipc.ruleset/1\nname: x\nrules:\n  - just a string\n", 4, "must be a mapping"),
+        (
+            _rule("      file_exists: {path: a}\n", "    weight: 3\n"),
+            8,
+            "rules[0].weight: unknown key 'weight'",
+        ),
+        (
+            "schema: tipc.ruleset/1\nname: x\nrules:\n  - id: r\n    source: s\n",
+            4,
+            "rules[0]: missing required key 'severity'",
+        ),
+        ("schema: tipc.ruleset/1\nname: x\nrules:\n  - just a string\n", 4, "expected a rule mapping"),
         (
             "schema: tipc.ruleset/1\nname: x\nrules:\n"
             "  - {id: Bad Id, source: s, severity: error, description: d, check: {file_exists: {path: a}}}\n",
             4,
-            "rule id must match",
+            "rules[0].id: expected a rule id matching",
         ),
         (
             "schema: tipc.ruleset/1\nname: x\nrules:\n"
             "  - {id: r, source: s, severity: fatal, description: d, check: {file_exists: {path: a}}}\n",
             4,
-            "severity must be error or warning",
+            "severity: expected one of error, warning, got 'fatal'",
         ),
         (
             "schema: tipc.ruleset/1\nname: x\nrules:\n"
@@ -131,7 +147,7 @@ def test_bad_shapes_give_located_rule_errors(text: str, line: int, words: str) -
     assert err.path == "rs.yaml"
     assert err.line == line, err.render()
     assert words in err.message, err.render()
-    assert err.render().startswith(f"rs.yaml:{line}: ")
+    assert err.render().startswith(f"rs.yaml:{line}:")  # then the column
 
 
 def test_unknown_check_name_is_accepted_at_load() -> None:

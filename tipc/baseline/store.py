@@ -9,6 +9,7 @@ explicit`), switch `op:` or set `active: false`, and re-recording keeps those ch
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import getpass
 import hashlib
 import re
@@ -230,76 +231,88 @@ def repo_relative(path: str, repo: str) -> str:
         return path
 
 
-def _line_of(text: str, key: str) -> int | None:
-    for no, line in enumerate(text.splitlines(), start=1):
-        if line.strip().startswith(f"{key}:"):
-            return no
-    return None
+@functools.cache
+def _schema() -> Any:
+    # tipc.yamlschema is imported on first use: `tipc --help` never reads a baseline.
+    from tipc.yamlschema import Anything, Bool, Enum, Field, Int, Map, Num, Scalar, Seq
+
+    number = Num(nonfinite=True)
+    text = Field(Scalar())
+    metric = Map(
+        {
+            "kind": text,
+            "unit": text,
+            "better": text,
+            "op": Field(Enum(OPS), default="=="),
+            "n": Field(Int(minimum=0), True),
+            **{key: Field(number, True) for key in ("mean", "std", "min", "max")},
+            "median": Field(number),
+            "robust_std": Field(number),
+            "samples": Field(Seq(number, nullable=True)),
+            "margin": Field(Num(minimum=0, nonfinite=True), True),
+            "margin_from": text,
+            "stable": Field(Anything()),
+            "active": Field(Bool(), default=True),
+            "description": text,
+        }
+    )
+    return Map(
+        {
+            "schema": Field(Enum((SCHEMA,)), identifies=True),
+            **{key: text for key in ("model", "config", "mode", "machine_class", "tolerance_rule")},
+            "stages": Field(Seq(Scalar(), nullable=True)),
+            "not_available": Field(Seq(Scalar(), nullable=True)),
+            "provenance": Field(Map(closed=False, nullable=True)),
+            "metrics": Field(Map(values=metric, what="a mapping of metric names to their baselines"), True),
+        },
+        what=f"a baseline mapping (schema {SCHEMA})",
+    )
+
+
+def _text(value: Any, default: str = "") -> str:
+    return default if value is None else str(value)
 
 
 def load(path: Path) -> Baseline:
-    """Read a baseline file; a bad one is a ConfigError naming the file and, where known, the line."""
-    import yaml
+    """Read a baseline file; a bad one is a ConfigError naming the file and the line."""
+    from tipc.yamlschema import Document
 
     try:
-        text = path.read_text(encoding="utf-8")
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ConfigError(str(path), mark.line + 1 if mark else None, f"invalid YAML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        data = Document.from_bytes(path.read_bytes(), str(path)).conform(_schema())
+    except OSError as exc:
         raise ConfigError(str(path), None, f"cannot read the baseline: {exc}") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise ConfigError(str(path), 1, f"not a baseline file of schema {SCHEMA}")
-    raw_metrics = data.get("metrics")
-    if not isinstance(raw_metrics, dict):
-        raise ConfigError(str(path), _line_of(text, "metrics"), "`metrics` must be a mapping")
     metrics: dict[str, MetricBaseline] = {}
-    for name, m in raw_metrics.items():
-        line = _line_of(text, str(name))
-        if not isinstance(m, dict):
-            raise ConfigError(str(path), line, f"metric {name}: must be a mapping")
-        op = m.get("op", "==")
-        if op not in OPS:
-            raise ConfigError(str(path), line, f"metric {name}: op {op!r} is not one of {' '.join(OPS)}")
-        try:
-            summary = stats.Summary(
-                int(m["n"]),
-                float(m["mean"]),
-                float(m["std"]),
+    for name, m in data["metrics"].items():
+        mean, std = float(m["mean"]), float(m["std"])
+        metrics[name] = MetricBaseline(
+            name=name,
+            kind=_text(m.get("kind"), "performance"),
+            unit=_text(m.get("unit")),
+            better=_text(m.get("better"), "neither"),
+            op=m["op"],
+            summary=stats.Summary(
+                m["n"],
+                mean,
+                std,
                 float(m["min"]),
                 float(m["max"]),
-                float(m["median"] if "median" in m else m["mean"]),
-                float(m["robust_std"] if "robust_std" in m else m["std"]),
-            )
-            margin = float(m["margin"])
-            samples = [float(v) for v in m.get("samples", [])]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(str(path), line, f"metric {name}: missing or non-numeric {exc}") from None
-        if margin < 0:
-            raise ConfigError(str(path), line, f"metric {name}: margin must be >= 0")
-        metrics[str(name)] = MetricBaseline(
-            name=str(name),
-            kind=str(m.get("kind", "performance")),
-            unit=str(m.get("unit", "") or ""),
-            better=str(m.get("better", "neither")),
-            op=op,
-            summary=summary,
-            samples=samples,
-            margin=margin,
-            margin_from=str(m.get("margin_from", "explicit")),
-            active=bool(m.get("active", True)),
-            description=str(m.get("description", "") or ""),
+                float(m.get("median", mean)),
+                float(m.get("robust_std", std)),
+            ),
+            samples=[float(v) for v in m.get("samples", [])],
+            margin=float(m["margin"]),
+            margin_from=_text(m.get("margin_from"), "explicit"),
+            active=m["active"],
+            description=_text(m.get("description")),
         )
-    prov = data.get("provenance")
     return Baseline(
-        model=str(data.get("model", "")),
-        config=str(data.get("config", "")),
-        mode=str(data.get("mode", "")),
-        machine_class=str(data.get("machine_class", "")),
-        provenance=prov if isinstance(prov, dict) else {},
+        model=_text(data.get("model")),
+        config=_text(data.get("config")),
+        mode=_text(data.get("mode")),
+        machine_class=_text(data.get("machine_class")),
+        provenance=data.get("provenance", {}),
         metrics=metrics,
-        stages=[str(s) for s in data.get("stages") or []],
-        not_available=[str(s) for s in data.get("not_available") or []],
+        stages=[str(s) for s in data.get("stages", [])],
+        not_available=[str(s) for s in data.get("not_available", [])],
         path=path,
     )

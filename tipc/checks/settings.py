@@ -35,8 +35,9 @@ Schema (every key optional; unknown keys are errors so typos never pass silently
 
 from __future__ import annotations
 
+import functools
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,226 +116,151 @@ class Settings:
 # ---------------------------------------------------------------------------------------------- validation
 
 
-class _Where:
-    """Line lookup for a path of keys in the located tree of tipc.rules.yamlnodes (the one YAML reader with
-    lines that rulesets, the causes catalogue and tipc.yaml share)."""
+@functools.cache
+def _schema() -> Any:
+    # tipc.yamlschema is imported here, not at the top: the check modules import this one and stay cheap.
+    from tipc.yamlschema import Bool, Field, Int, Map, Num, OneOf, Seq, Str
 
-    def __init__(self, tree: Any, first_line: int | None = None) -> None:
-        self.tree = tree
-        self.first_line = first_line  # where a document that is a bare scalar starts
+    def section(fields: dict[str, Field]) -> Map:
+        return Map(fields, nullable=True)
 
-    def line(self, keys: tuple[str | int, ...], *, of_key: bool = False) -> int | None:
-        from tipc.rules.yamlnodes import line_at
-
-        found = line_at(self.tree, keys)
-        return found if found is not None else self.first_line
-
-
-class _Validator:
-    def __init__(self, path: str, where: _Where | None) -> None:
-        self.path = path
-        self.where = where
-
-    def error(self, keys: tuple[str | int, ...], message: str, *, of_key: bool = False) -> ConfigError:
-        line = self.where.line(keys, of_key=of_key) if self.where is not None else None
-        dotted = ".".join(str(k) for k in keys)
-        return ConfigError(self.path, line, f"{dotted}: {message}" if dotted else message)
-
-    def mapping(self, value: Any, keys: tuple[str | int, ...], allowed: set[str]) -> Mapping[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping):
-            raise self.error(keys, f"expected a mapping, got {type(value).__name__}")
-        for k in value:
-            if not isinstance(k, str) or k not in allowed:
-                raise self.error(
-                    (*keys, str(k)),
-                    f"unknown key {k!r}; expected one of: {', '.join(sorted(allowed))}",
-                    of_key=True,
-                )
-        return value
-
-    def number(self, value: Any, keys: tuple[str | int, ...], *, positive: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(keys, f"expected a number, got {value!r}")
-        if positive and value <= 0:
-            raise self.error(keys, f"expected a positive number, got {value!r}")
-        if value < 0:
-            raise self.error(keys, f"expected a non-negative number, got {value!r}")
-        return float(value)
-
-    def integer(self, value: Any, keys: tuple[str | int, ...], *, minimum: int = 0) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(keys, f"expected an integer, got {value!r}")
-        if value < minimum:
-            raise self.error(keys, f"expected an integer >= {minimum}, got {value!r}")
-        return value
-
-    def boolean(self, value: Any, keys: tuple[str | int, ...]) -> bool:
-        if not isinstance(value, bool):
-            raise self.error(keys, f"expected true or false, got {value!r}")
-        return value
-
-    def string(self, value: Any, keys: tuple[str | int, ...]) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise self.error(keys, f"expected a non-empty string, got {value!r}")
-        return value
-
-    def strings(self, value: Any, keys: tuple[str | int, ...]) -> tuple[str, ...]:
-        if isinstance(value, str):
-            return (value,)
-        if not isinstance(value, list):
-            raise self.error(keys, f"expected a list of strings, got {value!r}")
-        return tuple(self.string(v, (*keys, i)) for i, v in enumerate(value))
-
-    def argv(self, value: Any, keys: tuple[str | int, ...]) -> tuple[str, ...]:
-        if isinstance(value, str):
-            try:
-                parts = tuple(shlex.split(value))
-            except ValueError as exc:
-                raise self.error(keys, f"cannot split into arguments: {exc}") from None
-            if not parts:
-                raise self.error(keys, "expected a command, got an empty string")
-            return parts
-        if isinstance(value, list) and value and all(isinstance(v, str | int | float) for v in value):
-            return tuple(str(v) for v in value)
-        raise self.error(keys, f"expected a command string or a list of arguments, got {value!r}")
-
-
-def validate_settings(data: Any, path: str = SETTINGS_PATH, node: Any = None) -> Settings:
-    """Turn a parsed mapping into `Settings`; raises ConfigError naming path:line on any problem."""
-    where = node if isinstance(node, _Where) or node is None else _Where(node)
-    v = _Validator(path, where)
-    top = v.mapping(data, (), {"python", "agreement", "log_fields", "convergence", "ground_truth", "serving"})
-
-    python = v.string(top["python"], ("python",)) if top.get("python") is not None else None
-
-    a = v.mapping(
-        top.get("agreement"),
-        ("agreement",),
+    number = Field(Num(minimum=0))
+    strings = Seq(Str(), one_or_many=True)
+    command = Field(
+        OneOf((Str(what="a command string"), Seq(Str(scalar=True, nonempty=False), min_items=1))),
+        nullable=True,
+    )
+    return section(
         {
-            "inputs",
-            "engines",
-            "tolerances",
-            "seed",
-            "timeout_s",
-            "predict_args",
-            "infer_args",
-            "images",
-            "prob_atol",
-            "plugins",
-            "engine_options",
-        },
+            "python": Field(Str(), nullable=True),
+            "agreement": Field(
+                section(
+                    {
+                        "inputs": Field(Str(), nullable=True),
+                        "engines": Field(strings),
+                        "tolerances": Field(
+                            section(
+                                {
+                                    "atol": number,
+                                    "rtol": number,
+                                    "cosine_min": Field(Num(minimum=0, maximum=1)),
+                                }
+                            )
+                        ),
+                        "seed": Field(Int(minimum=0)),
+                        "timeout_s": Field(Num(minimum=0, exclusive_minimum=True)),
+                        "predict_args": command,
+                        "infer_args": command,
+                        "images": Field(strings),
+                        "prob_atol": number,
+                        "plugins": Field(strings),
+                        "engine_options": Field(
+                            Map(
+                                values=Map(closed=False, what="a mapping of option names to values"),
+                                nullable=True,
+                                what="a mapping of engine name to options",
+                            )
+                        ),
+                    }
+                )
+            ),
+            "log_fields": Field(
+                section({"require_eval": Field(Bool(), nullable=True), "fields": Field(strings)})
+            ),
+            "convergence": Field(
+                section(
+                    {
+                        "max_iters": Field(Int(minimum=3)),
+                        "window": Field(Int(minimum=1), nullable=True),
+                        "alpha": Field(
+                            Num(minimum=0, maximum=1, exclusive_minimum=True, exclusive_maximum=True)
+                        ),
+                        "min_points": Field(Int(minimum=3)),
+                    }
+                )
+            ),
+            "ground_truth": Field(section({"atol": number, "rtol": number, "modes": Field(strings)})),
+            "serving": Field(section({"model_dir": Field(Str(), nullable=True)})),
+        }
     )
-    tol_raw = v.mapping(a.get("tolerances"), ("agreement", "tolerances"), {"atol", "rtol", "cosine_min"})
-    dt = Tolerances()
-    tol = Tolerances(
-        atol=v.number(tol_raw.get("atol", dt.atol), ("agreement", "tolerances", "atol")),
-        rtol=v.number(tol_raw.get("rtol", dt.rtol), ("agreement", "tolerances", "rtol")),
-        cosine_min=v.number(
-            tol_raw.get("cosine_min", dt.cosine_min), ("agreement", "tolerances", "cosine_min")
-        ),
-    )
-    if tol.cosine_min > 1.0:
-        raise v.error(("agreement", "tolerances", "cosine_min"), "must be at most 1.0")
-    engines = v.strings(a.get("engines", list(DEFAULT_ENGINES)), ("agreement", "engines"))
+
+
+Fail = Callable[[tuple[str | int, ...], str], ConfigError]
+
+
+def _build(data: dict[str, Any], path: str, fail: Fail) -> Settings:
+    """Settings from data the schema accepted; `fail` locates the problems the schema cannot express."""
+    a = data.get("agreement", {})
+    engines = tuple(a.get("engines", DEFAULT_ENGINES))
     if len(engines) < 2:
-        raise v.error(("agreement", "engines"), "agreement needs at least two engines to compare")
-    da = AgreementSettings()
+        raise fail(("agreement", "engines"), "agreement needs at least two engines to compare")
+    tol, dt, da = a.get("tolerances", {}), Tolerances(), AgreementSettings()
     agreement = AgreementSettings(
-        inputs=v.string(a["inputs"], ("agreement", "inputs")) if a.get("inputs") is not None else None,
+        inputs=a.get("inputs"),
         engines=engines,
-        tolerances=tol,
-        seed=v.integer(a.get("seed", da.seed), ("agreement", "seed")),
-        timeout_s=v.number(a.get("timeout_s", da.timeout_s), ("agreement", "timeout_s"), positive=True),
-        predict_args=(
-            v.argv(a["predict_args"], ("agreement", "predict_args"))
-            if a.get("predict_args") is not None
-            else None
+        tolerances=Tolerances(
+            float(tol.get("atol", dt.atol)),
+            float(tol.get("rtol", dt.rtol)),
+            float(tol.get("cosine_min", dt.cosine_min)),
         ),
-        infer_args=(
-            v.argv(a["infer_args"], ("agreement", "infer_args")) if a.get("infer_args") is not None else None
-        ),
-        images=v.strings(a.get("images", []), ("agreement", "images")),
-        prob_atol=v.number(a.get("prob_atol", da.prob_atol), ("agreement", "prob_atol")),
-        plugins=v.strings(a.get("plugins", []), ("agreement", "plugins")),
-        engine_options=_engine_options(v, a.get("engine_options")),
+        seed=a.get("seed", da.seed),
+        timeout_s=float(a.get("timeout_s", da.timeout_s)),
+        predict_args=_argv(a.get("predict_args"), ("agreement", "predict_args"), fail),
+        infer_args=_argv(a.get("infer_args"), ("agreement", "infer_args"), fail),
+        images=tuple(a.get("images", ())),
+        prob_atol=float(a.get("prob_atol", da.prob_atol)),
+        plugins=tuple(a.get("plugins", ())),
+        engine_options=a.get("engine_options", {}),
     )
-
-    lf = v.mapping(top.get("log_fields"), ("log_fields",), {"require_eval", "fields"})
-    log_fields = LogFieldsSettings(
-        require_eval=(
-            v.boolean(lf["require_eval"], ("log_fields", "require_eval"))
-            if lf.get("require_eval") is not None
-            else None
-        ),
-        fields=v.strings(lf.get("fields", list(DEFAULT_LOG_FIELDS)), ("log_fields", "fields")),
-    )
-
-    cv = v.mapping(top.get("convergence"), ("convergence",), {"max_iters", "window", "alpha", "min_points"})
-    dc = ConvergenceSettings()
-    alpha = v.number(cv.get("alpha", dc.alpha), ("convergence", "alpha"), positive=True)
-    if alpha >= 1:
-        raise v.error(("convergence", "alpha"), "must be below 1")
-    convergence = ConvergenceSettings(
-        max_iters=v.integer(cv.get("max_iters", dc.max_iters), ("convergence", "max_iters"), minimum=3),
-        window=(
-            v.integer(cv["window"], ("convergence", "window"), minimum=1)
-            if cv.get("window") is not None
-            else None
-        ),
-        alpha=alpha,
-        min_points=v.integer(cv.get("min_points", dc.min_points), ("convergence", "min_points"), minimum=3),
-    )
-
-    gt = v.mapping(top.get("ground_truth"), ("ground_truth",), {"atol", "rtol", "modes"})
-    dg = GroundTruthSettings()
-    ground_truth = GroundTruthSettings(
-        atol=v.number(gt.get("atol", dg.atol), ("ground_truth", "atol")),
-        rtol=v.number(gt.get("rtol", dg.rtol), ("ground_truth", "rtol")),
-        modes=v.strings(gt.get("modes", list(dg.modes)), ("ground_truth", "modes")),
-    )
-    sv = v.mapping(top.get("serving"), ("serving",), {"model_dir"})
-    serving = ServingSettings(
-        model_dir=v.string(sv["model_dir"], ("serving", "model_dir"))
-        if sv.get("model_dir") is not None
-        else None
-    )
+    lf, cv, gt = data.get("log_fields", {}), data.get("convergence", {}), data.get("ground_truth", {})
+    dc, dg = ConvergenceSettings(), GroundTruthSettings()
     return Settings(
-        python=python,
+        python=data.get("python"),
         agreement=agreement,
-        log_fields=log_fields,
-        convergence=convergence,
-        ground_truth=ground_truth,
-        serving=serving,
+        log_fields=LogFieldsSettings(lf.get("require_eval"), tuple(lf.get("fields", DEFAULT_LOG_FIELDS))),
+        convergence=ConvergenceSettings(
+            max_iters=cv.get("max_iters", dc.max_iters),
+            window=cv.get("window"),
+            alpha=float(cv.get("alpha", dc.alpha)),
+            min_points=cv.get("min_points", dc.min_points),
+        ),
+        ground_truth=GroundTruthSettings(
+            atol=float(gt.get("atol", dg.atol)),
+            rtol=float(gt.get("rtol", dg.rtol)),
+            modes=tuple(gt.get("modes", dg.modes)),
+        ),
+        serving=ServingSettings(model_dir=data.get("serving", {}).get("model_dir")),
         path=path,
     )
 
 
-def _engine_options(v: _Validator, value: Any) -> dict[str, dict[str, Any]]:
-    keys: tuple[str | int, ...] = ("agreement", "engine_options")
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise v.error(keys, f"expected a mapping of engine name to options, got {value!r}")
-    out: dict[str, dict[str, Any]] = {}
-    for name, opts in value.items():
-        if not isinstance(opts, Mapping) or not all(isinstance(k, str) for k in opts):
-            raise v.error((*keys, str(name)), f"expected a mapping of option names to values, got {opts!r}")
-        out[str(name)] = dict(opts)
-    return out
+def _argv(value: str | list[str] | None, keys: tuple[str | int, ...], fail: Fail) -> tuple[str, ...] | None:
+    if value is None or isinstance(value, list):
+        return None if value is None else tuple(value)
+    try:
+        parts = tuple(shlex.split(value))
+    except ValueError as exc:
+        raise fail(keys, f"cannot split into arguments: {exc}") from None
+    if not parts:
+        raise fail(keys, "expected a command, got an empty string")
+    return parts
+
+
+def validate_settings(data: Any, path: str = SETTINGS_PATH) -> Settings:
+    """Settings from plain data (a mapping without positions); ConfigError naming the path on any problem."""
+    from tipc.yamlschema import dotted, validate
+
+    value, issues = validate(data, _schema())
+    if issues:
+        raise ConfigError(path, None, issues[0].text())
+    return _build(value, path, lambda keys, message: ConfigError(path, None, f"{dotted(keys)}: {message}"))
 
 
 def parse_settings(text: str, path: str = SETTINGS_PATH) -> Settings:
-    from tipc.rules.yamlnodes import YamlShapeError, load_located, plain
+    from tipc.yamlschema import Document
 
-    try:
-        tree = load_located(text)
-    except YamlShapeError as exc:
-        problem = exc.message.removeprefix("invalid YAML: ")
-        raise ConfigError(path, exc.line, f"not valid YAML: {problem}") from None
-    first = next((n for n, line in enumerate(text.splitlines(), 1) if line.strip()), None)
-    return validate_settings(plain(tree), path, _Where(tree, first))
+    doc = Document(text, path)
+    return _build(doc.conform(_schema()), path, doc.error)
 
 
 def load_settings(repo: Path) -> Settings:
@@ -346,12 +272,9 @@ def load_settings(repo: Path) -> Settings:
         data = file.read_bytes()
     except OSError as exc:
         raise ConfigError(SETTINGS_PATH, None, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ConfigError(SETTINGS_PATH, line, f"not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
-    return parse_settings(text, SETTINGS_PATH)
+    from tipc.yamlschema import decode
+
+    return parse_settings(decode(data, SETTINGS_PATH), SETTINGS_PATH)
 
 
 def as_settings(value: Any) -> Settings:

@@ -159,10 +159,7 @@ def default_seams() -> Seams:
     except (ImportError, AttributeError):
         checks, lanes = {}, {}
         notes.append("the check registry tipc.checks.CHECKS is missing: rules that delegate to it are SKIP")
-    try:
-        from tipc.checks.settings import load_settings
-    except ImportError:
-        load_settings = _raw_settings
+    from tipc.checks.settings import load_settings
 
     def make_observer(no_color: bool) -> Any:
         try:
@@ -190,26 +187,6 @@ def default_seams() -> Seams:
         make_observer=make_observer,
         notes=notes,
     )
-
-
-def _raw_settings(repo: Path) -> Any:
-    """Fallback when tipc.checks.settings is absent: the raw mapping (checks validate it themselves)."""
-    import yaml
-
-    from tipc.errors import ConfigError
-
-    path = repo / "test_tipc" / "tipc.yaml"
-    if not path.is_file():
-        return {}
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(str(path), None, f"cannot read tipc settings: {exc}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(str(path), 1, "tipc settings must be a mapping")
-    return data
 
 
 # --- the command ----------------------------------------------------------------------------------------

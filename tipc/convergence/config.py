@@ -15,17 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tipc import yamlschema as ys
 from tipc.errors import ConfigError
-from tipc.rules.yamlnodes import LMap, LSeq, YamlShapeError, load_located
+from tipc.yamlschema import Document, Keys
 
 COMPARISONS = ("==", "!=", "<=", "<", ">=", ">")
 MANDATORY_PARSERS = ("step_num", "model_save")
 GATHER_FLAGS = ("checkpoint_output",)
 RUN_FLAGS = ("checkpoint_input", "start_step", "run_for")
 OPTIONAL_SCRIPT_FLAGS = {"gather": ("seed",), "run": ()}
-_TEST_KEYS = frozenset(
-    {"directory", "executable", "log_output", "log_parsing", "metrics", "recording", "flags", "timeout_s"}
-)
 
 
 @dataclass(frozen=True)
@@ -147,229 +145,141 @@ class TestConfig:
         raise ConfigError(self.path, self.directory_line, f"directory {self.directory!r} does not exist")
 
 
-class _Ctx:
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def err(self, line: int | None, message: str) -> ConfigError:
-        return ConfigError(self.path, line, message)
-
-    def mapping(self, node: Any, line: int, what: str) -> LMap:
-        if not isinstance(node, LMap):
-            raise self.err(line, f"{what} must be a mapping")
-        return node
-
-    def string(self, node: Any, line: int, what: str) -> str:
-        if isinstance(node, bool) or not isinstance(node, str | int | float) or node == "":
-            raise self.err(line, f"{what} must be a non-empty string")
-        return str(node)
-
-    def number(self, node: Any, line: int, what: str, *, minimum: float = 0.0) -> float:
-        if isinstance(node, bool) or not isinstance(node, int | float) or node < minimum:
-            raise self.err(line, f"{what} must be a number >= {minimum:g}")
-        return float(node)
-
-    def required(self, node: LMap, key: str, what: str) -> Any:
-        if key not in node.items:
-            raise self.err(node.line, f"{what}: missing {key!r}")
-        return node.items[key]
+_TEXT = ys.Str(scalar=True)
+_PARSER = ys.Map(
+    {
+        "regex": ys.Field(ys.Str(scalar=True, check=ys.regex_problem, what="a regex"), True),
+        "labels": ys.Field(ys.Seq(_TEXT, nullable=True)),
+    }
+)
+_METRIC = ys.Map(
+    {
+        "margin": ys.Field(ys.Num(minimum=0), True),
+        "comparison": ys.Field(ys.Enum(COMPARISONS), True),
+        "abs_margin": ys.Field(ys.Num(minimum=0)),
+    }
+)
+_FLAG = ys.Map(
+    {
+        "key": ys.Field(_TEXT, True),
+        "value": ys.Field(ys.Scalar(what="a single value (or null for a key-only flag)")),
+        "set_in_script": ys.Field(ys.Bool(), default=False),
+    }
+)
+_FLAGS = ys.Map(values=_FLAG, nullable=True, what="a mapping of flag names to {key, value, set_in_script}")
 
 
-def _parser(c: _Ctx, name: str, node: Any, line: int) -> LogParser:
-    m = c.mapping(node, line, f"log_parsing.{name}")
-    unknown = set(m.items) - {"regex", "labels"}
-    if unknown:
-        key = sorted(unknown)[0]
-        raise c.err(m.line_of(key), f"log_parsing.{name}: unknown key {key!r} (expected regex, labels)")
-    raw = c.string(
-        c.required(m, "regex", f"log_parsing.{name}"), m.line_of("regex"), f"log_parsing.{name}.regex"
-    )
-    try:
-        regex = re.compile(raw)
-    except re.error as exc:
-        raise c.err(m.line_of("regex"), f"log_parsing.{name}.regex does not compile: {exc}") from None
+def _mode_schema(mode: str, mandatory: tuple[str, ...]) -> ys.Map:
+    fields = {name: ys.Field(_FLAG, True) for name in mandatory}
+    fields.update({name: ys.Field(_FLAG) for name in OPTIONAL_SCRIPT_FLAGS[mode]})
+    fields["misc"] = ys.Field(_FLAGS)
+    return ys.Map(fields, hint=f"harness flags: {', '.join(mandatory)}; application flags go under misc")
+
+
+_TEST = ys.Map(
+    {
+        "directory": ys.Field(_TEXT, True),
+        "executable": ys.Field(ys.OneOf((_TEXT, ys.Seq(_TEXT, min_items=1))), True),
+        "log_output": ys.Field(ys.Enum(("stdout", "stderr")), default="stdout"),
+        "log_parsing": ys.Field(
+            ys.Map({name: ys.Field(_PARSER, True) for name in MANDATORY_PARSERS}, values=_PARSER), True
+        ),
+        "metrics": ys.Field(
+            ys.Map(values=_METRIC, min_items=1, what="a mapping naming at least one metric"), True
+        ),
+        "recording": ys.Field(
+            ys.Map({"steps_to_record_after_save": ys.Field(ys.Int(minimum=1), True)}), True
+        ),
+        "flags": ys.Field(
+            ys.Map(
+                {
+                    "common": ys.Field(_FLAGS),
+                    "gather": ys.Field(_mode_schema("gather", GATHER_FLAGS), True),
+                    "run": ys.Field(_mode_schema("run", RUN_FLAGS), True),
+                }
+            ),
+            True,
+        ),
+        "timeout_s": ys.Field(ys.Num(minimum=1)),
+    }
+)
+CONFIG = ys.Map(values=_TEST, min_items=1, what="a mapping of test names to their settings")
+
+
+def _parser(doc: Document, name: str, raw: dict[str, Any], keys: Keys) -> LogParser:
+    regex = re.compile(raw["regex"])
     if name in MANDATORY_PARSERS and regex.groups < 1:
-        raise c.err(m.line_of("regex"), f"log_parsing.{name}.regex needs one group (the {name} value)")
-    labels: tuple[str, ...] | None = None
-    if "labels" in m.items and m.items["labels"] is not None:
-        seq = m.items["labels"]
-        if not isinstance(seq, LSeq):
-            raise c.err(m.line_of("labels"), f"log_parsing.{name}.labels must be a list")
-        labels = tuple(
-            c.string(v, seq.line_of(i), f"log_parsing.{name}.labels[{i}]") for i, v in enumerate(seq.items)
-        )
-        if len(set(labels)) != len(labels):
-            raise c.err(m.line_of("labels"), f"log_parsing.{name}.labels repeat a name")
-    return LogParser(name, regex, labels, m.line_of("regex"))
+        raise doc.error((*keys, "regex"), f"needs one group (the {name} value)")
+    labels = raw.get("labels")
+    if labels and len(set(labels)) != len(labels):
+        raise doc.error((*keys, "labels"), "labels repeat a name")
+    return LogParser(name, regex, tuple(labels) if labels else None, doc.line((*keys, "regex")))
 
 
-def _metric(c: _Ctx, name: str, node: Any, line: int, parsers: dict[str, LogParser]) -> Metric:
-    m = c.mapping(node, line, f"metrics.{name}")
-    unknown = set(m.items) - {"margin", "comparison", "abs_margin"}
-    if unknown:
-        key = sorted(unknown)[0]
-        raise c.err(
-            m.line_of(key), f"metrics.{name}: unknown key {key!r} (expected margin, comparison, abs_margin)"
-        )
-    if name not in parsers or name in MANDATORY_PARSERS:
-        raise c.err(line, f"metrics.{name}: no log_parsing.{name} regex to read it from the log")
-    margin = c.number(
-        c.required(m, "margin", f"metrics.{name}"), m.line_of("margin"), f"metrics.{name}.margin"
-    )
-    comparison = c.required(m, "comparison", f"metrics.{name}")
-    if comparison not in COMPARISONS:
-        raise c.err(
-            m.line_of("comparison"),
-            f"metrics.{name}.comparison {comparison!r} is not one of {', '.join(COMPARISONS)}",
-        )
-    abs_margin = 0.0
-    if "abs_margin" in m.items:
-        abs_margin = c.number(m.items["abs_margin"], m.line_of("abs_margin"), f"metrics.{name}.abs_margin")
-    return Metric(name, margin, str(comparison), abs_margin, line)
+def _flags(doc: Document, raw: dict[str, Any], keys: Keys) -> dict[str, Flag]:
+    return {
+        name: Flag(name, f["key"], f.get("value"), f["set_in_script"], doc.line((*keys, name)))
+        for name, f in raw.items()
+    }
 
 
-def _flag(c: _Ctx, where: str, name: str, node: Any, line: int) -> Flag:
-    m = c.mapping(node, line, f"{where}.{name}")
-    unknown = set(m.items) - {"key", "value", "set_in_script"}
-    if unknown:
-        key = sorted(unknown)[0]
-        raise c.err(
-            m.line_of(key), f"{where}.{name}: unknown key {key!r} (expected key, value, set_in_script)"
-        )
-    key = c.string(c.required(m, "key", f"{where}.{name}"), m.line_of("key"), f"{where}.{name}.key")
-    value = m.items.get("value")
-    if isinstance(value, LMap | LSeq):
-        raise c.err(
-            m.line_of("value"), f"{where}.{name}.value must be a single value (or null for a key-only flag)"
-        )
-    sis = m.items.get("set_in_script", False)
-    if not isinstance(sis, bool):
-        raise c.err(m.line_of("set_in_script"), f"{where}.{name}.set_in_script must be true or false")
-    return Flag(name, key, value, sis, line)
+def _mode(doc: Document, raw: dict[str, Any], keys: Keys) -> ModeFlags:
+    script = _flags(doc, {k: v for k, v in raw.items() if k != "misc"}, keys)
+    misc = _flags(doc, raw.get("misc", {}), (*keys, "misc"))
+    return ModeFlags(script, tuple(f for f in misc.values() if not f.set_in_script))
 
 
-def _flag_list(c: _Ctx, where: str, node: Any, line: int) -> tuple[Flag, ...]:
-    if node is None:
-        return ()
-    m = c.mapping(node, line, where)
-    return tuple(_flag(c, where, k, v, m.line_of(k)) for k, v in m.items.items())
-
-
-def _mode(c: _Ctx, flags: LMap, mode: str, mandatory: tuple[str, ...]) -> ModeFlags:
-    if mode not in flags.items:
-        raise c.err(flags.line, f"flags: missing {mode!r} (both gather and run flags are required)")
-    m = c.mapping(flags.items[mode], flags.line_of(mode), f"flags.{mode}")
-    script: dict[str, Flag] = {}
-    misc: tuple[Flag, ...] = ()
-    for key, value in m.items.items():
-        if key == "misc":
-            misc = tuple(
-                f for f in _flag_list(c, f"flags.{mode}.misc", value, m.line_of(key)) if not f.set_in_script
+def _test(doc: Document, name: str, raw: dict[str, Any]) -> TestConfig:
+    keys: Keys = (name,)
+    parsers = {k: _parser(doc, k, v, (name, "log_parsing", k)) for k, v in raw["log_parsing"].items()}
+    metrics = {}
+    for metric, m in raw["metrics"].items():
+        if metric not in parsers or metric in MANDATORY_PARSERS:
+            raise doc.error(
+                (name, "metrics", metric), f"no log_parsing.{metric} regex to read it from the log"
             )
-        elif key in mandatory or key in OPTIONAL_SCRIPT_FLAGS[mode]:
-            script[key] = _flag(c, f"flags.{mode}", key, value, m.line_of(key))
-        else:
-            raise c.err(
-                m.line_of(key),
-                f"flags.{mode}: unknown flag {key!r} (harness flags: {', '.join(mandatory)}; "
-                "application flags go under misc)",
-            )
-    for key in mandatory:
-        if key not in script:
-            raise c.err(flags.line_of(mode), f"flags.{mode}: missing mandatory flag {key!r}")
-    return ModeFlags(script, misc)
-
-
-def _test(c: _Ctx, name: str, node: Any, line: int) -> TestConfig:
-    t = c.mapping(node, line, f"test {name!r}")
-    for key in t.items:
-        if key not in _TEST_KEYS:
-            raise c.err(
-                t.line_of(key), f"{name}: unknown key {key!r} (expected {', '.join(sorted(_TEST_KEYS))})"
-            )
-    directory = c.string(c.required(t, "directory", name), t.line_of("directory"), f"{name}.directory")
-    exe = c.required(t, "executable", name)
-    if isinstance(exe, str):
-        exe = LSeq([exe], t.line_of("executable"), [t.line_of("executable")])
-    if not isinstance(exe, LSeq) or not exe.items:
-        raise c.err(t.line_of("executable"), f"{name}.executable must be a non-empty list of strings")
-    executable = tuple(
-        c.string(v, exe.line_of(i), f"{name}.executable[{i}]") for i, v in enumerate(exe.items)
-    )
-    log_output = t.items.get("log_output", "stdout")
-    if log_output not in ("stdout", "stderr"):
-        raise c.err(t.line_of("log_output"), f"{name}.log_output must be stdout or stderr")
-    lp = c.mapping(c.required(t, "log_parsing", name), t.line_of("log_parsing"), f"{name}.log_parsing")
-    parsers = {k: _parser(c, k, v, lp.line_of(k)) for k, v in lp.items.items()}
-    for must in MANDATORY_PARSERS:
-        if must not in parsers:
-            raise c.err(t.line_of("log_parsing"), f"{name}.log_parsing: missing the mandatory {must!r} regex")
-    mt = c.mapping(c.required(t, "metrics", name), t.line_of("metrics"), f"{name}.metrics")
-    metrics = {k: _metric(c, k, v, mt.line_of(k), parsers) for k, v in mt.items.items()}
-    if not metrics:
-        raise c.err(mt.line, f"{name}.metrics: name at least one metric to compare")
-    rec = c.mapping(c.required(t, "recording", name), t.line_of("recording"), f"{name}.recording")
-    steps = c.required(rec, "steps_to_record_after_save", f"{name}.recording")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise c.err(
-            rec.line_of("steps_to_record_after_save"), "steps_to_record_after_save must be an integer >= 1"
+        line = doc.line((name, "metrics", metric))
+        metrics[metric] = Metric(
+            metric, float(m["margin"]), m["comparison"], float(m.get("abs_margin", 0.0)), line
         )
-    fl = c.mapping(c.required(t, "flags", name), t.line_of("flags"), f"{name}.flags")
-    for key in fl.items:
-        if key not in ("common", "gather", "run"):
-            raise c.err(
-                fl.line_of(key), f"{name}.flags: unknown section {key!r} (expected common, gather, run)"
-            )
-    common = tuple(
-        f
-        for f in _flag_list(c, "flags.common", fl.items.get("common"), fl.line_of("common"))
-        if not f.set_in_script
-    )
-    gather = _mode(c, fl, "gather", GATHER_FLAGS)
-    run = _mode(c, fl, "run", RUN_FLAGS)
-    timeout_s = None
-    if "timeout_s" in t.items:
-        timeout_s = c.number(t.items["timeout_s"], t.line_of("timeout_s"), f"{name}.timeout_s", minimum=1.0)
+    flags = raw["flags"]
+    exe = raw["executable"]
+    timeout = raw.get("timeout_s")
     return TestConfig(
         name,
-        c.path,
-        line,
-        directory,
-        t.line_of("directory"),
-        executable,
-        str(log_output),
+        doc.path,
+        doc.line(keys),
+        raw["directory"],
+        doc.line((*keys, "directory")),
+        tuple(exe) if isinstance(exe, list) else (exe,),
+        raw["log_output"],
         parsers,
         metrics,
-        steps,
-        common,
-        gather,
-        run,
-        timeout_s,
+        raw["recording"]["steps_to_record_after_save"],
+        tuple(
+            f
+            for f in _flags(doc, flags.get("common", {}), (*keys, "flags", "common")).values()
+            if not f.set_in_script
+        ),
+        _mode(doc, flags["gather"], (*keys, "flags", "gather")),
+        _mode(doc, flags["run"], (*keys, "flags", "run")),
+        None if timeout is None else float(timeout),
     )
 
 
 def load_text(text: str, path: str) -> dict[str, TestConfig]:
-    c = _Ctx(path)
-    try:
-        doc = load_located(text)
-    except YamlShapeError as exc:
-        raise c.err(exc.line, exc.message) from None
-    if not isinstance(doc, LMap) or not doc.items:
-        raise c.err(1, "a convergence config maps test names to their settings")
-    return {name: _test(c, name, node, doc.line_of(name)) for name, node in doc.items.items()}
+    doc = Document(text, path)
+    data = doc.conform(CONFIG)
+    return {name: _test(doc, name, raw) for name, raw in data.items()}
 
 
 def read_text_bounded(path: Path, limit: int, what: str) -> str:
     """A regular file's UTF-8 text, at most `limit` bytes; special files are refused before reading (the
     bounded reader `tipc lint` uses), so a FIFO or /dev/zero given as an input cannot hang or flood tipc."""
     from tipc.config.parse import read_bytes_bounded
+    from tipc.yamlschema import decode
 
-    data = read_bytes_bounded(path, limit, what)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ConfigError(str(path), line, f"not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
+    return decode(read_bytes_bounded(path, limit, what), str(path))
 
 
 MAX_CONFIG_BYTES = 1024 * 1024

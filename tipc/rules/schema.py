@@ -19,6 +19,7 @@ File shape (YAML, read with the safe loader; anchors, merge keys and unknown key
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -27,213 +28,165 @@ from tipc.errors import RuleError
 from tipc.rules.files import is_safe_relative
 from tipc.rules.model import RULESET_SCHEMA, CheckSpec, Rule, Ruleset, Severity
 from tipc.rules.operators import LIST_OPERATORS, OPERATORS, Param
-from tipc.rules.yamlnodes import LMap, LSeq, YamlShapeError, load_located, plain
+from tipc.yamlschema import (
+    Bool,
+    Document,
+    Enum,
+    Field,
+    Int,
+    Keys,
+    Lazy,
+    Map,
+    Num,
+    OneOf,
+    Schema,
+    Seq,
+    Str,
+    Tagged,
+    decode,
+    regex_problem,
+)
 
 RULE_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,99}$")
-TOP_KEYS = {"schema", "name", "title", "description", "sources", "rules"}
-RULE_KEYS = {"id", "source", "severity", "description", "check", "applies_if"}
-REQUIRED_RULE_KEYS = ("id", "source", "severity", "description", "check")
 MAX_CHECK_DEPTH = 8
 
 
-class _Ctx:
-    def __init__(self, path: str) -> None:
-        self.path = path
-
-    def error(self, line: int | None, message: str) -> RuleError:
-        return RuleError(self.path, line, message)
+def _inside_repo(text: str) -> str | None:
+    return None if is_safe_relative(text) else "relative, no '..'"
 
 
-def _type_name(value: Any) -> str:
-    if isinstance(value, LMap):
-        return "a mapping"
-    if isinstance(value, LSeq):
-        return "a list"
-    if value is None:
-        return "nothing"
-    return f"{type(value).__name__} {value!r}"[:80]
+_PATH = Str(check=_inside_repo, what="a path inside the repo")
+_GLOB = Str(check=_inside_repo, what="a glob inside the repo")
 
 
-def _str(c: _Ctx, value: Any, line: int, what: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise c.error(line, f"{what} must be a non-empty string, got {_type_name(value)}")
-    return value
-
-
-def _param(c: _Ctx, op: str, name: str, spec: Param, value: Any, line: int, depth: int) -> Any:
-    what = f"{op}.{name}"
-    kind = spec.kind
+def _param_schema(kind: str) -> Schema:
     if kind == "path":
-        text = _str(c, value, line, what)
-        if not is_safe_relative(text):
-            raise c.error(line, f"{what} must be a path inside the repo (relative, no '..'), got {text!r}")
-        return text
+        return _PATH
     if kind == "glob":
-        items = value.items if isinstance(value, LSeq) else [value]
-        if not items:
-            raise c.error(line, f"{what} must be a glob or a non-empty list of globs")
-        globs = tuple(_str(c, v, line, what) for v in items)
-        for g in globs:
-            if not is_safe_relative(g):
-                raise c.error(line, f"{what} must stay inside the repo (relative, no '..'), got {g!r}")
-        return globs[0] if isinstance(value, str) else globs
+        return OneOf((_GLOB, Seq(_GLOB, min_items=1)))
     if kind == "regex":
-        text = _str(c, value, line, what)
-        try:
-            re.compile(text)
-        except re.error as exc:
-            raise c.error(line, f"{what} is not a valid regular expression: {exc}") from None
-        return text
+        return Str(check=regex_problem, what="a regular expression")
     if kind == "str":
-        return _str(c, value, line, what)
+        return Str()
     if kind == "str_list":
-        if not isinstance(value, LSeq) or not value.items:
-            raise c.error(line, f"{what} must be a non-empty list of strings, got {_type_name(value)}")
-        return tuple(_str(c, v, value.line_of(i), what) for i, v in enumerate(value.items))
+        return Seq(Str(), min_items=1)
     if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise c.error(line, f"{what} must be a whole number >= 0, got {_type_name(value)}")
-        return value
+        return Int(minimum=0, what="a whole number >= 0")
     if kind == "float":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise c.error(line, f"{what} must be a number, got {_type_name(value)}")
-        return float(value)
+        return Num()
     if kind == "bool":
-        if not isinstance(value, bool):
-            raise c.error(line, f"{what} must be true or false, got {_type_name(value)}")
-        return value
+        return Bool()
     if kind == "mapping":
-        if value is None:
-            return {}
-        if not isinstance(value, LMap):
-            raise c.error(line, f"{what} must be a mapping, got {_type_name(value)}")
-        return plain(value)
+        return Map(closed=False, nullable=True)
     if kind == "checks":
-        if not isinstance(value, LSeq) or not value.items:
-            raise c.error(line, f"{what} must be a non-empty list of checks, got {_type_name(value)}")
-        return tuple(_check(c, v, value.line_of(i), depth + 1) for i, v in enumerate(value.items))
+        return Seq(_CHECK, min_items=1, what="a non-empty list of checks")
     if kind.startswith("choice:"):
-        choices = kind.split(":", 1)[1].split("|")
-        if value not in choices:
-            raise c.error(line, f"{what} must be one of {', '.join(choices)}, got {_type_name(value)}")
-        return value
-    raise AssertionError(f"operator {op} declares unknown parameter kind {kind}")
+        return Enum(tuple(kind.split(":", 1)[1].split("|")))
+    raise AssertionError(f"unknown parameter kind {kind}")
 
 
-def _check(c: _Ctx, node: Any, line: int, depth: int = 0) -> CheckSpec:
-    if depth > MAX_CHECK_DEPTH:
-        raise c.error(line, f"checks nest deeper than {MAX_CHECK_DEPTH} levels")
-    if not isinstance(node, LMap) or len(node.items) != 1:
-        raise c.error(
-            line if not isinstance(node, LMap) else node.line,
-            f"a check must be a mapping with exactly one operator name, got {_type_name(node)}"
-            + (f" with keys {sorted(node.items)}" if isinstance(node, LMap) else ""),
-        )
-    op, raw = next(iter(node.items.items()))
-    op_line = node.line_of(op)
-    operator = OPERATORS.get(op)
-    if operator is None:
-        raise c.error(op_line, f"unknown operator {op!r}; known: {', '.join(sorted(OPERATORS))}")
+def _operator_schema(op: str, params: dict[str, Param]) -> Schema:
     if op in LIST_OPERATORS:
-        raw = LMap({"checks": raw}, op_line, {"checks": op_line})
-    elif raw is None:
-        raw = LMap({}, op_line)
-    if not isinstance(raw, LMap):
-        raise c.error(op_line, f"{op} takes a mapping of parameters, got {_type_name(raw)}")
-    unknown = sorted(set(raw.items) - set(operator.params))
-    if unknown:
-        raise c.error(
-            raw.line_of(unknown[0]),
-            f"{op} has no parameter {unknown[0]!r}; it takes {', '.join(operator.params) or 'none'}",
-        )
-    args: list[tuple[str, Any]] = []
-    for name, spec in operator.params.items():
-        if name not in raw.items:
-            if spec.required:
-                raise c.error(op_line, f"{op} needs parameter {name!r}")
-            args.append((name, {} if spec.kind == "mapping" else spec.default))
-            continue
-        args.append((name, _param(c, op, name, spec, raw.items[name], raw.line_of(name), depth)))
-    return CheckSpec(op, tuple(args), op_line)
+        return _param_schema("checks")
+    fields = {name: Field(_param_schema(p.kind), required=p.required) for name, p in params.items()}
+    return Map(fields, nullable=True, what=f"a mapping of parameters ({', '.join(params) or 'none'})")
 
 
-def _rule(c: _Ctx, node: Any, line: int) -> Rule:
-    if not isinstance(node, LMap):
-        raise c.error(line, f"a rule must be a mapping, got {_type_name(node)}")
-    unknown = sorted(set(node.items) - RULE_KEYS)
-    if unknown:
-        raise c.error(
-            node.line_of(unknown[0]),
-            f"unknown rule key {unknown[0]!r}; allowed: {', '.join(sorted(RULE_KEYS))}",
-        )
-    for key in REQUIRED_RULE_KEYS:
-        if key not in node.items:
-            raise c.error(node.line, f"rule is missing {key!r}")
-    rule_id = node.items["id"]
-    if not isinstance(rule_id, str) or not RULE_ID.match(rule_id):
-        raise c.error(node.line_of("id"), f"rule id must match {RULE_ID.pattern}, got {_type_name(rule_id)}")
-    severity = node.items["severity"]
-    if severity not in ("error", "warning"):
-        raise c.error(
-            node.line_of("severity"), f"severity must be error or warning, got {_type_name(severity)}"
-        )
-    applies = node.items.get("applies_if")
-    return Rule(
-        id=rule_id,
-        source=_str(c, node.items["source"], node.line_of("source"), "source"),
-        severity=Severity(severity),
-        description=_str(c, node.items["description"], node.line_of("description"), "description").strip(),
-        check=_check(c, node.items["check"], node.line_of("check")),
-        applies_if=_check(c, applies, node.line_of("applies_if")) if "applies_if" in node.items else None,
-        path=c.path,
-        line=node.line,
+@functools.cache
+def check_schema() -> Schema:
+    """A check: `{<operator>: {<param>: <value>}}` (combinators take a list of checks)."""
+    return Tagged(
+        {op: _operator_schema(op, o.params) for op, o in OPERATORS.items()},
+        what="a check (a mapping with exactly one operator)",
     )
 
 
+_CHECK = Lazy(check_schema)
+
+RULE = Map(
+    {
+        "id": Field(Str(pattern=RULE_ID.pattern[1:-1], what=f"a rule id matching {RULE_ID.pattern}"), True),
+        "source": Field(Str(), True),
+        "severity": Field(Enum(("error", "warning")), True),
+        "description": Field(Str(), True),
+        "check": Field(_CHECK, True),
+        "applies_if": Field(_CHECK),
+    },
+    what="a rule mapping (id, source, severity, description, check)",
+)
+
+RULESET = Map(
+    {
+        "schema": Field(Enum((RULESET_SCHEMA,)), identifies=True),
+        "name": Field(
+            Str(pattern=RULE_ID.pattern[1:-1], what=f"a ruleset name matching {RULE_ID.pattern}"), True
+        ),
+        "title": Field(Str(nonempty=False)),
+        "description": Field(Str(nonempty=False)),
+        "sources": Field(Seq(Str())),
+        "rules": Field(Seq(RULE, min_items=1), True),
+    },
+    what="a ruleset mapping (schema, name, rules)",
+)
+
+
+def _spec(doc: Document, data: dict[str, Any], keys: Keys, depth: int) -> CheckSpec:
+    if depth > MAX_CHECK_DEPTH:
+        raise doc.error(keys, f"checks nest deeper than {MAX_CHECK_DEPTH} levels")
+    ((op, raw),) = data.items()
+    here = (*keys, op)
+    operator = OPERATORS[op]
+    given: dict[str, Any] = {"checks": raw} if op in LIST_OPERATORS else raw
+    args: list[tuple[str, Any]] = []
+    for name, spec in operator.params.items():
+        if name not in given:
+            args.append((name, {} if spec.kind == "mapping" else spec.default))
+        elif spec.kind == "checks":
+            at = here if op in LIST_OPERATORS else (*here, name)
+            args.append((name, tuple(_spec(doc, c, (*at, i), depth + 1) for i, c in enumerate(given[name]))))
+        elif isinstance(given[name], list):
+            args.append((name, tuple(given[name])))
+        elif spec.kind == "float":
+            args.append((name, float(given[name])))
+        else:
+            args.append((name, given[name]))
+    return CheckSpec(op, tuple(args), doc.line(here))
+
+
 def parse_ruleset(text: str, path: str) -> Ruleset:
-    c = _Ctx(path)
-    try:
-        doc = load_located(text)
-    except YamlShapeError as exc:
-        raise c.error(exc.line, exc.message) from None
-    if not isinstance(doc, LMap):
-        raise c.error(1, f"a ruleset must be a mapping with schema, name and rules, got {_type_name(doc)}")
-    unknown = sorted(set(doc.items) - TOP_KEYS)
-    if unknown:
-        raise c.error(
-            doc.line_of(unknown[0]), f"unknown key {unknown[0]!r}; allowed: {', '.join(sorted(TOP_KEYS))}"
-        )
-    if doc.items.get("schema") != RULESET_SCHEMA:
-        raise c.error(
-            doc.line_of("schema"),
-            f"schema must be {RULESET_SCHEMA!r}, got {_type_name(doc.items.get('schema'))}",
-        )
-    name = _str(c, doc.items.get("name"), doc.line_of("name"), "name")
-    if not RULE_ID.match(name):
-        raise c.error(doc.line_of("name"), f"ruleset name must match {RULE_ID.pattern}")
-    sources = doc.items.get("sources")
-    source_docs: tuple[str, ...] = ()
-    if sources is not None:
-        if not isinstance(sources, LSeq):
-            raise c.error(doc.line_of("sources"), "sources must be a list of strings")
-        source_docs = tuple(_str(c, s, sources.line_of(i), "sources") for i, s in enumerate(sources.items))
-    rules_node = doc.items.get("rules")
-    if not isinstance(rules_node, LSeq) or not rules_node.items:
-        raise c.error(doc.line_of("rules"), f"rules must be a non-empty list, got {_type_name(rules_node)}")
+    doc = Document(text, path, RuleError)
+    data = doc.conform(RULESET)
     rules: list[Rule] = []
-    seen: dict[str, int | None] = {}
-    for i, item in enumerate(rules_node.items):
-        rule = _rule(c, item, rules_node.line_of(i))
-        if rule.id in seen:
-            raise c.error(rule.line, f"duplicate rule id {rule.id!r} (first at line {seen[rule.id]})")
-        seen[rule.id] = rule.line
-        rules.append(rule)
-    title = doc.items.get("title", name)
-    description = doc.items.get("description", "")
-    for key, value in (("title", title), ("description", description)):
-        if not isinstance(value, str):
-            raise c.error(doc.line_of(key), f"{key} must be a string")
-    return Ruleset(name, title, description.strip(), tuple(rules), path, source_docs)
+    seen: dict[str, int] = {}
+    for i, raw in enumerate(data["rules"]):
+        keys: Keys = ("rules", i)
+        line = doc.line(keys)
+        if raw["id"] in seen:
+            raise doc.error(keys, f"duplicate rule id {raw['id']!r} (first at line {seen[raw['id']]})")
+        seen[raw["id"]] = line
+        rules.append(
+            Rule(
+                id=raw["id"],
+                source=raw["source"],
+                severity=Severity(raw["severity"]),
+                description=raw["description"].strip(),
+                check=_spec(doc, raw["check"], (*keys, "check"), 0),
+                applies_if=_spec(doc, raw["applies_if"], (*keys, "applies_if"), 0)
+                if "applies_if" in raw
+                else None,
+                path=path,
+                line=line,
+            )
+        )
+    name = data["name"]
+    return Ruleset(
+        name,
+        data.get("title", name),
+        data.get("description", "").strip(),
+        tuple(rules),
+        path,
+        tuple(data.get("sources", ())),
+    )
 
 
 def load_ruleset(path: Path) -> Ruleset:
@@ -241,14 +194,7 @@ def load_ruleset(path: Path) -> Ruleset:
         data = path.read_bytes()
     except OSError as exc:
         raise RuleError(str(path), None, f"cannot read ruleset: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise RuleError(
-            str(path), line, f"not UTF-8 text (byte 0x{data[exc.start]:02x}), expected a ruleset YAML file"
-        ) from None
-    return parse_ruleset(text, str(path))
+    return parse_ruleset(decode(data, str(path), RuleError), str(path))
 
 
 def builtin_ruleset_names(specs: Path | None = None) -> list[str]:

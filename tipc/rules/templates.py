@@ -15,7 +15,7 @@ from pathlib import Path
 from tipc.checks.base import CheckOutcome, Evidence, Verdict
 from tipc.errors import RuleError
 from tipc.rules.files import is_safe_relative
-from tipc.rules.yamlnodes import LMap, LSeq, YamlShapeError, load_located
+from tipc.yamlschema import Document, Enum, Field, Map, Scalar, Seq, Str
 
 TEMPLATE_SCHEMA = "tipc.template-hashes/1"
 
@@ -99,90 +99,71 @@ def templates_dir() -> Path:
     return data_dir("specs") / "templates"
 
 
+def _inside_repo(text: str) -> str | None:
+    return None if is_safe_relative(text) else "relative, no '..'"
+
+
+def _line_hashes(text: str) -> str | None:
+    hashes = text.split()
+    if hashes and all(len(h) == LINE_HASH_CHARS and not h.strip("0123456789abcdef") for h in hashes):
+        return None
+    return f"space-separated {LINE_HASH_CHARS}-digit lower-case hex line hashes"
+
+
+_DIGEST = Str(pattern="[0-9a-f]{64}", what="64 lower-case hex digits")
+_KNOWN = Map(
+    {
+        "sha256": Field(_DIGEST),
+        "raw_sha256": Field(_DIGEST),
+        "origin": Field(Scalar(), True),
+        "dialect": Field(Str(what="a dialect name")),
+        "lines": Field(Str(check=_line_hashes, what="line hashes")),
+    }
+)
+TEMPLATE = Map(
+    {
+        "schema": Field(Enum((TEMPLATE_SCHEMA,)), identifies=True),
+        "name": Field(Str(), True),
+        "description": Field(Scalar()),
+        "files": Field(
+            Map(
+                values=Seq(_KNOWN, nullable=True, what="a list of {sha256, origin}"),
+                keys=Str(check=_inside_repo, what="a repo-relative script path"),
+                what="a mapping of script paths to lists of {sha256, origin}",
+            ),
+            True,
+        ),
+    }
+)
+
+
 def load_template(path: Path) -> Template:
     where = str(path)
     try:
         text = path.read_text(encoding="utf-8")
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         raise RuleError(where, None, f"cannot read template hashes: {exc}") from None
-    try:
-        doc = load_located(text)
-    except YamlShapeError as exc:
-        raise RuleError(where, exc.line, exc.message) from None
-    if not isinstance(doc, LMap):
-        raise RuleError(where, 1, "expected a mapping with schema, name, description, files")
-    extra = set(doc.items) - {"schema", "name", "description", "files"}
-    if extra:
-        key = sorted(extra)[0]
-        raise RuleError(where, doc.line_of(key), f"unknown key {key!r}")
-    if doc.items.get("schema") != TEMPLATE_SCHEMA:
-        raise RuleError(where, doc.line_of("schema"), f"schema must be {TEMPLATE_SCHEMA!r}")
-    name = doc.items.get("name")
-    if not isinstance(name, str) or not name:
-        raise RuleError(where, doc.line_of("name"), "name must be a non-empty string")
-    files_node = doc.items.get("files")
-    if not isinstance(files_node, LMap):
-        raise RuleError(
-            where, doc.line_of("files"), "files must map script paths to lists of {sha256, origin}"
-        )
+    doc = Document(text, where, RuleError)
+    data = doc.conform(TEMPLATE)
     files: dict[str, tuple[KnownHash, ...]] = {}
-    for rel, entries in files_node.items.items():
-        line = files_node.line_of(rel)
-        if entries is None:
-            files[rel] = ()
-            continue
-        if not isinstance(entries, LSeq):
-            raise RuleError(where, line, f"{rel}: expected a list of {{sha256, origin}}")
-        if not is_safe_relative(rel):
-            raise RuleError(where, line, f"{rel!r} must be a repo-relative path without '..'")
+    for rel, entries in data["files"].items():
         hashes = []
-        for i, entry in enumerate(entries.items):
-            keys = set(entry.items) if isinstance(entry, LMap) else set()
-            if not isinstance(entry, LMap) or "origin" not in keys or not keys & {"sha256", "raw_sha256"}:
-                raise RuleError(
-                    where, entries.line_of(i), f"{rel}: each entry needs origin and sha256 or raw_sha256"
-                )
-            if keys - {"sha256", "raw_sha256", "origin", "dialect", "lines"}:
-                key = sorted(keys - {"sha256", "raw_sha256", "origin", "dialect", "lines"})[0]
-                raise RuleError(where, entry.line_of(key), f"unknown key {key!r}")
-            line_hashes = entry.items.get("lines")
-            fingerprints = tuple(line_hashes.split()) if isinstance(line_hashes, str) else ()
-            if line_hashes is not None and (
-                not fingerprints
-                or any(
-                    len(h) != LINE_HASH_CHARS or any(c not in "0123456789abcdef" for c in h)
-                    for h in fingerprints
-                )
-            ):
-                raise RuleError(
-                    where,
-                    entry.line_of("lines"),
-                    f"lines must be space-separated {LINE_HASH_CHARS}-digit lower-case hex line hashes",
-                )
-            dialect = entry.items.get("dialect")
-            if dialect is not None and not (isinstance(dialect, str) and dialect):
-                raise RuleError(where, entry.line_of("dialect"), "dialect must be a dialect name")
-            digests: dict[str, str | None] = {}
-            for key in ("sha256", "raw_sha256"):
-                digest = entry.items.get(key)
-                if digest is not None and not (
-                    isinstance(digest, str)
-                    and len(digest) == 64
-                    and all(c in "0123456789abcdef" for c in digest)
-                ):
-                    raise RuleError(where, entry.line_of(key), f"{key} must be 64 lower-case hex digits")
-                digests[key] = digest
+        for i, entry in enumerate(entries):
+            if "sha256" not in entry and "raw_sha256" not in entry:
+                raise doc.error(("files", rel, i), "each entry needs sha256 or raw_sha256 (and origin)")
+            lines = entry.get("lines")
             hashes.append(
                 KnownHash(
-                    digests["sha256"],
-                    str(entry.items["origin"]),
-                    digests["raw_sha256"],
-                    dialect,
-                    fingerprints,
+                    entry.get("sha256"),
+                    str(entry["origin"]),
+                    entry.get("raw_sha256"),
+                    entry.get("dialect"),
+                    tuple(lines.split()) if lines else (),
                 )
             )
         files[rel] = tuple(hashes)
-    return Template(name, str(doc.items.get("description", "")), files, where)
+    description = data.get("description")
+    return Template(data["name"], "" if description is None else str(description), files, where)
 
 
 def check_scripts(repo: Path, template_name: str, directory: Path | None = None) -> CheckOutcome:
