@@ -231,7 +231,8 @@ def test_a_bad_ruleset_file_exits_2_with_its_location(
     fakes = Fakes(repo)
     monkeypatch.setattr(check_cmd, "default_seams", fakes.seams)
     assert main(["check", str(repo), "--ruleset", str(bad)]) == 2
-    assert f"{bad}:8: unknown operator 'file_exist'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"{bad}:8:13: rules[0].check.file_exist: unknown operator 'file_exist'" in err, err
     assert fakes.executed == []
 
 
