@@ -17,7 +17,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -159,12 +159,14 @@ def run_job(job: Job, on_start: Callable[[int], None] | None = None) -> Outcome:
 
 class Executor(Protocol):
     """Runs jobs, yielding each Outcome as it finishes; `stop()` (from another thread or a signal handler's
-    caller) stops what runs and drops what has not started."""
+    caller) stops what runs and drops what has not started (no Outcome for it). `jobs` is taken one at a
+    time, in the thread iterating `run`, only when a slot is free: the review lays out a submission's work
+    area as it hands the job over, so that work overlaps the checks already running."""
 
     name: str
     slots: int
 
-    def run(self, jobs: Sequence[Job], events: Event) -> Iterator[Outcome]: ...
+    def run(self, jobs: Iterable[Job], events: Event) -> Iterator[Outcome]: ...
 
     def stop(self) -> None: ...
 
@@ -181,16 +183,11 @@ class LocalPool:
         self._stopping = threading.Event()
 
     def _one(self, job: Job, events: Event) -> Outcome:
-        if self._stopping.is_set():
-            return Outcome(
-                job.key, None, False, True, 0.0, None, None, error="not started: the review stopped"
-            )
-
         def on_start(pid: int) -> None:
             with self._lock:
                 self._running[job.key] = pid
             events("started", job.key, {"pid": pid})
-            if self._stopping.is_set():  # stop() ran between the check above and the start
+            if self._stopping.is_set():  # stop() ran between the hand-over and the start
                 self._signal(pid)
 
         try:
@@ -205,19 +202,27 @@ class LocalPool:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGTERM)
 
-    def run(self, jobs: Sequence[Job], events: Event) -> Iterator[Outcome]:
+    def run(self, jobs: Iterable[Job], events: Event) -> Iterator[Outcome]:
+        queue = iter(jobs)
         with ThreadPoolExecutor(max_workers=self.slots, thread_name_prefix="tipc-review") as pool:
-            pending: set[Future[Outcome]] = {pool.submit(self._one, job, events) for job in jobs}
+            pending: set[Future[Outcome]] = set()
             try:
-                while pending:
+                while True:
+                    # hand over the next jobs only as slots free up (after a stop, none)
+                    while len(pending) < self.slots and not self._stopping.is_set():
+                        job = next(queue, None)
+                        if job is None:
+                            break
+                        pending.add(pool.submit(self._one, job, events))
+                    if not pending:
+                        return
+                    # returns the moment one finishes; the timeout only lets a Ctrl-C in
                     done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                     for fut in done:
                         yield fut.result()
             finally:
                 if pending:
                     self.stop()
-                    for fut in pending:
-                        fut.cancel()
                     wait(pending)
 
     def stop(self) -> None:
