@@ -62,7 +62,8 @@ def _review(
 ) -> tuple[float, dict[str, object], int]:
     argv = [sys.executable, "-m", "tipc", "review", *paths, "--out", str(out), "--format", "json", *extra]
     t0 = time.monotonic()
-    res = subprocess.run(argv, capture_output=True, text=True, env=_env(tree), check=False)
+    # run from the tree: `python -m` puts the working folder first on sys.path
+    res = subprocess.run(argv, capture_output=True, text=True, env=_env(tree), cwd=tree, check=False)
     wall = time.monotonic() - t0
     if not res.stdout.strip():
         sys.stderr.write(res.stderr[-3000:])

@@ -71,41 +71,39 @@ def _tail(path: str, lines: int = LOG_TAIL_LINES) -> tuple[str, ...]:
     return tuple(text.splitlines()[-lines:])
 
 
-def _cgroup_leftovers(pid: int) -> list[int]:
-    """Processes still in the cgroups tipc created for the check `pid` (tipc-<pid> under ours)."""
-    from tipc.sandbox import limits
-
-    found: list[int] = []
-    for controller in ("memory", "pids"):
-        own = limits._own_group(controller)
-        if own is None:
-            continue
-        procs = own / f"tipc-{pid}" / "cgroup.procs"
-        with contextlib.suppress(OSError, ValueError):
-            found.extend(int(line) for line in procs.read_text().split())
-    return sorted(set(found))
-
-
-def _kill_leftovers(pid: int, seen: Sequence[Any]) -> int:
-    """SIGKILL what the check `pid` left alive: the members of its tree the monitor saw (psutil objects,
-    safe against pid reuse) and whatever is in its cgroups. Returns how many were killed."""
+def _kill_leftovers(tag: str, seen: Sequence[Any]) -> int:
+    """SIGKILL what a check left alive: the members of its tree the monitor saw (psutil objects, safe against
+    pid reuse) and whatever is in the cgroups it created (named by its cgroup tag), then remove those
+    groups. Returns how many processes were killed."""
     import psutil
+
+    from tipc.sandbox import limits
 
     victims: dict[int, Any] = {}
     for p in seen:
         with contextlib.suppress(psutil.Error):
             if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
                 victims[p.pid] = p
-    for other in _cgroup_leftovers(pid):
-        if other != os.getpid() and other not in victims:
-            with contextlib.suppress(psutil.Error):
-                victims[other] = psutil.Process(other)
+    groups = limits.tagged_groups(tag)
+    for group in groups:
+        for other in limits.group_members(group):
+            if other != os.getpid() and other not in victims:
+                with contextlib.suppress(psutil.Error):
+                    victims[other] = psutil.Process(other)
     for p in victims.values():
         with contextlib.suppress(psutil.Error):
             p.kill()
     if victims:
         psutil.wait_procs(list(victims.values()), timeout=2)
+    for group in groups:  # empty now; a check that ended cleanly removed its own
+        with contextlib.suppress(OSError):
+            group.rmdir()
     return len(victims)
+
+
+def cgroup_tag(key: str) -> str:
+    """The cgroup tag of one run of the job `key` (tipc.sandbox.limits.TAG_ENV): unique per run."""
+    return f"review-{''.join(c for c in key if c.isalnum())[:12]}-{os.urandom(4).hex()}"
 
 
 def run_job(job: Job, on_start: Callable[[int], None] | None = None) -> Outcome:
@@ -121,12 +119,17 @@ def run_job(job: Job, on_start: Callable[[int], None] | None = None) -> Outcome:
         if on_start is not None:
             on_start(pid)
 
+    from tipc.sandbox.limits import TAG_ENV
+
+    tag = cgroup_tag(job.key)
+    env = dict(job.env) if job.env is not None else proc.base_env()
+    env[TAG_ENV] = tag  # the groups the check creates carry it: found after it ends
     t0 = time.monotonic()
     try:
         res = proc.run(
             job.argv,
             cwd=job.cwd,
-            env=job.env,
+            env=env,
             timeout_s=job.budget_s,
             log_path=job.log_path,
             on_start=started,
@@ -139,7 +142,7 @@ def run_job(job: Job, on_start: Callable[[int], None] | None = None) -> Outcome:
     if monitor is not None:
         resources = monitor.stop()
         peak = resources.peak_rss_bytes
-        killed = _kill_leftovers(res.pid, list(monitor._procs.values()))
+        killed = _kill_leftovers(tag, monitor.processes())
     report = None
     with contextlib.suppress(OSError, ValueError):
         loaded = json.loads(Path(job.report_dir, "report.json").read_text(encoding="utf-8"))
