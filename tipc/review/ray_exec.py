@@ -81,7 +81,11 @@ class RayExecutor:
                 )
                 self._started_here = True
         except ConnectionError as exc:
-            raise UserError(f"--address {self.address}: cannot connect to a Ray cluster: {exc}") from None
+            raise UserError(
+                f"--address {self.address}: cannot connect to a Ray cluster: {exc} (a cluster started with "
+                "token authentication, Ray's default for `ray start`, also needs RAY_AUTH_MODE=token and its "
+                "token in RAY_AUTH_TOKEN or ~/.ray/auth_token here)"
+            ) from None
         except Exception as exc:  # Ray raises many kinds when it cannot start
             raise InfraError(f"Ray could not start: {type(exc).__name__}: {exc}") from None
         return ray
