@@ -12,7 +12,11 @@ chain) to keep the batch affordable; pass --ruleset to change that.
 2, after --jobs 2): once with the tipc source tree in DIR (e.g. `git archive main | tar -x -C DIR`), once
 with this one, so a change is judged under the same load as what it replaces.
 
+--threads-ablation adds `local --jobs 2` with `--threads-per-submission 0` (the math libraries' thread counts
+left as they are), to show what capping each check's threads at its share of the cores changes.
+
     python bench/review_jobs.py [--n 8] [--no-ray] [--reverse] [--ruleset NAME ...] [--before DIR]
+                                [--threads-ablation]
 """
 
 from __future__ import annotations
@@ -88,6 +92,11 @@ def main() -> int:
     parser.add_argument(
         "--before", metavar="DIR", help="a tipc source tree to compare with, interleaved (see above)"
     )
+    parser.add_argument(
+        "--threads-ablation",
+        action="store_true",
+        help="also --jobs 2 with --threads-per-submission 0 (thread counts left as they are)",
+    )
     args = parser.parse_args()
     rulesets = args.ruleset or ["tipc-basic", "submission-artefacts"]
     common = [arg for rs in rulesets for arg in ("--ruleset", rs)] + ["--memory-limit", "3G"]
@@ -104,6 +113,8 @@ def main() -> int:
             ("local --jobs 2", ["--jobs", "2"]),
         ]
         trees = {"before --jobs 1": before, "before --jobs 2": before}
+    if args.threads_ablation:
+        configs.append(("local -j2 threads=0", ["--jobs", "2", "--threads-per-submission", "0"]))
     if not args.no_ray:
         try:
             import ray  # noqa: F401

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tipc.errors import UserError
+from tipc.review import engine
 from tipc.review.engine import (
     THREAD_VARS,
     ReviewOptions,
@@ -115,42 +116,49 @@ def test_work_areas_are_laid_out_as_the_executor_takes_each_job(tmp_path: Path) 
     assert fake.areas_when_taken == [["s0"], ["s0", "s1"], ["s0", "s1", "s2"]]
 
 
-def test_each_check_gets_its_share_of_the_cores_as_threads(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _no_thread_vars(monkeypatch: pytest.MonkeyPatch, cores: int) -> None:
     for var in THREAD_VARS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(engine, "cpu_count", lambda: cores)
+
+
+def test_checks_side_by_side_get_their_share_of_the_cores_as_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert thread_share(2, cores=2) == 1 and thread_share(1, cores=8) == 8 and thread_share(3, cores=8) == 2
     assert thread_share(4, cores=2) == 1
+    _no_thread_vars(monkeypatch, cores=8)
     good = _sub(tmp_path, "good", "PASS")
     fake = FakeChecks()
-    summary, _ = _review(_options(tmp_path, [good], jobs=2), fake)
-    share = thread_share(2)
-    assert all(fake.envs[0][v] == str(share) for v in THREAD_VARS)
+    summary, _ = _review(_options(tmp_path, [good], jobs=3), fake)
+    assert all(fake.envs[0][v] == "2" for v in THREAD_VARS)
     note = next(n for n in summary.notes if n.startswith("threads:"))
-    assert f"={share} (its share of" in note and "--threads-per-submission" in note
+    assert "=2 (its share of 8 core(s) at --jobs" in note and "--threads-per-submission" in note
+    # one check at a time has every core: the libraries keep their own defaults
+    alone = FakeChecks()
+    summary, _ = _review(_options(tmp_path, [good], jobs=1, force=True), alone)
+    assert not any(v in alone.envs[0] for v in THREAD_VARS)
+    assert any("left as they are (one check at a time has all 8 cores)" in n for n in summary.notes)
 
 
 def test_thread_counts_the_reviewer_set_are_kept_unless_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for var in THREAD_VARS:
-        monkeypatch.delenv(var, raising=False)
+    _no_thread_vars(monkeypatch, cores=4)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     good = _sub(tmp_path, "good", "PASS")
     fake = FakeChecks()
-    summary, _ = _review(_options(tmp_path, [good], jobs=1, force=True), fake)
-    assert fake.envs[0]["OMP_NUM_THREADS"] == "3"
-    assert fake.envs[0]["MKL_NUM_THREADS"] == str(thread_share(1))
+    summary, _ = _review(_options(tmp_path, [good], jobs=2), fake)
+    assert fake.envs[0]["OMP_NUM_THREADS"] == "3" and fake.envs[0]["MKL_NUM_THREADS"] == "2"
     assert any("kept from the reviewer's environment: OMP_NUM_THREADS=3" in n for n in summary.notes)
     given = FakeChecks()
-    _review(_options(tmp_path, [good], jobs=1, threads=2), given)
+    _review(_options(tmp_path, [good], jobs=2, threads=1), given)
     assert len(given.ran) == 1  # an explicit count is another question: not taken from the stored state
-    assert all(given.envs[0][v] == "2" for v in THREAD_VARS)
+    assert all(given.envs[0][v] == "1" for v in THREAD_VARS)
     untouched = FakeChecks()
-    summary, _ = _review(_options(tmp_path, [good], jobs=1, threads=0), untouched)
+    summary, _ = _review(_options(tmp_path, [good], jobs=2, threads=0), untouched)
     assert untouched.envs[0]["OMP_NUM_THREADS"] == "3" and "MKL_NUM_THREADS" not in untouched.envs[0]
-    assert any("left as they are" in n for n in summary.notes)
+    assert any("left as they are (--threads-per-submission 0)" in n for n in summary.notes)
 
 
 def test_unchanged_submissions_are_skipped_unless_forced(tmp_path: Path) -> None:
