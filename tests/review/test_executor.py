@@ -114,6 +114,10 @@ def test_a_process_left_in_the_checks_cgroup_is_killed_and_the_group_removed(tmp
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
         "    if os.fork() == 0:\n"
+        # off the check's output pipe, which would otherwise hold the pipe's reader for its 5 s grace
+        "        _null = os.open(os.devnull, os.O_RDWR)\n"
+        "        for _fd in (0, 1, 2):\n"
+        "            os.dup2(_null, _fd)\n"
         f"        open({str(pid_file)!r} + '.tmp', 'w').write(str(os.getpid()))\n"
         f"        os.rename({str(pid_file)!r} + '.tmp', {str(pid_file)!r})\n"
         "        time.sleep(600)\n"
