@@ -8,7 +8,15 @@ Each configuration reviews fresh copies (distinct content, so none is skipped as
 folder; every submission must PASS. The rulesets default to tipc-basic + submission-artefacts (no serving
 chain) to keep the batch affordable; pass --ruleset to change that.
 
-    python bench/review_jobs.py [--n 8] [--no-ray] [--reverse] [--ruleset NAME ...]
+--before DIR runs the local configurations twice, interleaved (before --jobs 1, after --jobs 1, before --jobs
+2, after --jobs 2): once with the tipc source tree in DIR (e.g. `git archive main | tar -x -C DIR`), once
+with this one, so a change is judged under the same load as what it replaces.
+
+--threads-ablation adds `local --jobs 2` with `--threads-per-submission 0` (the math libraries' thread counts
+left as they are), to show what capping each check's threads at its share of the cores changes.
+
+    python bench/review_jobs.py [--n 8] [--no-ray] [--reverse] [--ruleset NAME ...] [--before DIR]
+                                [--threads-ablation]
 """
 
 from __future__ import annotations
@@ -28,9 +36,9 @@ sys.path.insert(0, str(ROOT))
 from tests.review import submissions as subs  # noqa: E402
 
 
-def _env() -> dict[str, str]:
+def _env(tree: Path = ROOT) -> dict[str, str]:
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(tree), env.get("PYTHONPATH", "")) if p)
     env.pop("FLAGS_enable_pir_api", None)
     return env
 
@@ -53,10 +61,13 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _review(paths: list[str], out: Path, extra: list[str]) -> tuple[float, dict[str, object], int]:
+def _review(
+    paths: list[str], out: Path, extra: list[str], tree: Path = ROOT
+) -> tuple[float, dict[str, object], int]:
     argv = [sys.executable, "-m", "tipc", "review", *paths, "--out", str(out), "--format", "json", *extra]
     t0 = time.monotonic()
-    res = subprocess.run(argv, capture_output=True, text=True, env=_env(), check=False)
+    # run from the tree: `python -m` puts the working folder first on sys.path
+    res = subprocess.run(argv, capture_output=True, text=True, env=_env(tree), cwd=tree, check=False)
     wall = time.monotonic() - t0
     if not res.stdout.strip():
         sys.stderr.write(res.stderr[-3000:])
@@ -78,10 +89,32 @@ def main() -> int:
     parser.add_argument(
         "--ruleset", action="append", default=[], help="rulesets (default: tipc-basic, submission-artefacts)"
     )
+    parser.add_argument(
+        "--before", metavar="DIR", help="a tipc source tree to compare with, interleaved (see above)"
+    )
+    parser.add_argument(
+        "--threads-ablation",
+        action="store_true",
+        help="also --jobs 2 with --threads-per-submission 0 (thread counts left as they are)",
+    )
     args = parser.parse_args()
     rulesets = args.ruleset or ["tipc-basic", "submission-artefacts"]
     common = [arg for rs in rulesets for arg in ("--ruleset", rs)] + ["--memory-limit", "3G"]
+    trees: dict[str, Path] = {}
     configs = [("local --jobs 1", ["--jobs", "1"]), ("local --jobs 2", ["--jobs", "2"])]
+    if args.before:
+        before = Path(args.before).resolve()
+        if not (before / "tipc" / "__main__.py").is_file():
+            raise SystemExit(f"--before {before}: not a tipc source tree (no tipc/__main__.py)")
+        configs = [
+            ("before --jobs 1", ["--jobs", "1"]),
+            ("local --jobs 1", ["--jobs", "1"]),
+            ("before --jobs 2", ["--jobs", "2"]),
+            ("local --jobs 2", ["--jobs", "2"]),
+        ]
+        trees = {"before --jobs 1": before, "before --jobs 2": before}
+    if args.threads_ablation:
+        configs.append(("local -j2 threads=0", ["--jobs", "2", "--threads-per-submission", "0"]))
     if not args.no_ray:
         try:
             import ray  # noqa: F401
@@ -97,7 +130,8 @@ def main() -> int:
         for label, extra in configs:
             paths = _batch(tmp / label.replace(" ", "_"), args.n)
             cpu0 = _children_cpu()
-            wall, summary, code = _review(paths, tmp / f"out-{label.replace(' ', '_')}", [*common, *extra])
+            out = tmp / f"out-{label.replace(' ', '_')}"
+            wall, summary, code = _review(paths, out, [*common, *extra], trees.get(label, ROOT))
             cpu = _children_cpu() - cpu0
             verdicts = summary["verdicts"]
             load = os.getloadavg()[0]
@@ -107,6 +141,9 @@ def main() -> int:
                 f"exit {code}  load {load:.1f}",
                 flush=True,
             )
+            for note in summary.get("notes", []):  # type: ignore[union-attr]
+                if str(note).startswith("threads:"):
+                    print(f"  {note}")
             if code != 0:
                 print(f"  not every submission passed under {label}: the figure is not comparable")
             results[label] = wall
@@ -118,6 +155,9 @@ def main() -> int:
     for label, wall in results.items():
         print(f"{label:16s} {wall:7.1f} s {wall / base:11.2f}x")
     ratio = results["local --jobs 2"] / base
+    if "before --jobs 1" in results:
+        before_ratio = results["before --jobs 2"] / results["before --jobs 1"]
+        print(f"\nbefore: --jobs 2 / --jobs 1 = {before_ratio:.2f} ({args.before})")
     print(f"\n--jobs 2 / --jobs 1 = {ratio:.2f} (goal <= 0.60): {'met' if ratio <= 0.6 else 'NOT met'}")
     if "ray --jobs 2" in results:
         print(f"ray / local at --jobs 2 = {results['ray --jobs 2'] / results['local --jobs 2']:.2f}")

@@ -171,6 +171,12 @@ class Monitor:
             procs.append(known)
         return procs
 
+    def processes(self) -> list[Any]:
+        """Every member of the tree the sampler has seen, as psutil.Process objects (safe against pid reuse):
+        what a caller checks for processes left alive once the root has exited."""
+        with self._lock:
+            return list(self._procs.values())
+
     def sample(self) -> None:
         import psutil
 

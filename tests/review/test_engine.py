@@ -7,14 +7,22 @@ import io
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tipc.errors import UserError
-from tipc.review.engine import ReviewOptions, default_jobs, per_check_memory, review
+from tipc.review import engine
+from tipc.review.engine import (
+    THREAD_VARS,
+    ReviewOptions,
+    default_jobs,
+    per_check_memory,
+    review,
+    thread_share,
+)
 from tipc.review.executor import Event, Job, Outcome
 from tipc.review.progress import PlainReviewObserver
 
@@ -28,13 +36,18 @@ class FakeChecks:
     def __init__(self, interrupt_after: int | None = None) -> None:
         self.ran: list[str] = []
         self.argvs: list[tuple[str, ...]] = []
+        self.envs: list[dict[str, str]] = []
+        self.areas_when_taken: list[list[str]] = []  # the work areas that existed as each job was taken
         self.interrupt_after = interrupt_after
         self.stopped = False
 
-    def run(self, jobs: Sequence[Job], events: Event) -> Iterator[Outcome]:
+    def run(self, jobs: Iterable[Job], events: Event) -> Iterator[Outcome]:
         for n, job in enumerate(jobs):
             if self.interrupt_after is not None and n == self.interrupt_after:
                 raise KeyboardInterrupt
+            areas = Path(job.cwd).parent
+            self.areas_when_taken.append(sorted(a.name.rsplit("-", 1)[0] for a in areas.iterdir()))
+            self.envs.append(dict(job.env or {}))
             repo = Path(job.argv[4])
             verdict = (repo / "VERDICT").read_text().strip()
             self.ran.append(repo.name)  # the work area's copy (src), never the submission itself
@@ -92,6 +105,60 @@ def test_review_checks_each_submission_in_its_own_area(tmp_path: Path) -> None:
     assert argv[argv.index("--report-dir") + 1] == str(repo.parent / "report")
     assert argv[argv.index("--ruleset") + 1] == "tipc-basic"
     assert argv[argv.index("--memory-limit") + 1] == str(1 << 30)
+
+
+def test_work_areas_are_laid_out_as_the_executor_takes_each_job(tmp_path: Path) -> None:
+    subs = [_sub(tmp_path, f"s{i}", "PASS") for i in range(3)]
+    fake = FakeChecks()
+    summary, _ = _review(_options(tmp_path, subs), fake)
+    assert summary.passed
+    # unpacking the next submission overlaps the running checks instead of delaying the first one
+    assert fake.areas_when_taken == [["s0"], ["s0", "s1"], ["s0", "s1", "s2"]]
+
+
+def _no_thread_vars(monkeypatch: pytest.MonkeyPatch, cores: int) -> None:
+    for var in THREAD_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(engine, "cpu_count", lambda: cores)
+
+
+def test_checks_side_by_side_get_their_share_of_the_cores_as_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert thread_share(2, cores=2) == 1 and thread_share(1, cores=8) == 8 and thread_share(3, cores=8) == 2
+    assert thread_share(4, cores=2) == 1
+    _no_thread_vars(monkeypatch, cores=8)
+    good = _sub(tmp_path, "good", "PASS")
+    fake = FakeChecks()
+    summary, _ = _review(_options(tmp_path, [good], jobs=3), fake)
+    assert all(fake.envs[0][v] == "2" for v in THREAD_VARS)
+    note = next(n for n in summary.notes if n.startswith("threads:"))
+    assert "=2 (its share of 8 core(s) at --jobs" in note and "--threads-per-submission" in note
+    # one check at a time has every core: the libraries keep their own defaults
+    alone = FakeChecks()
+    summary, _ = _review(_options(tmp_path, [good], jobs=1, force=True), alone)
+    assert not any(v in alone.envs[0] for v in THREAD_VARS)
+    assert any("left as they are (one check at a time has all 8 cores)" in n for n in summary.notes)
+
+
+def test_thread_counts_the_reviewer_set_are_kept_unless_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _no_thread_vars(monkeypatch, cores=4)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    good = _sub(tmp_path, "good", "PASS")
+    fake = FakeChecks()
+    summary, _ = _review(_options(tmp_path, [good], jobs=2), fake)
+    assert fake.envs[0]["OMP_NUM_THREADS"] == "3" and fake.envs[0]["MKL_NUM_THREADS"] == "2"
+    assert any("kept from the reviewer's environment: OMP_NUM_THREADS=3" in n for n in summary.notes)
+    given = FakeChecks()
+    _review(_options(tmp_path, [good], jobs=2, threads=1), given)
+    assert len(given.ran) == 1  # an explicit count is another question: not taken from the stored state
+    assert all(given.envs[0][v] == "1" for v in THREAD_VARS)
+    untouched = FakeChecks()
+    summary, _ = _review(_options(tmp_path, [good], jobs=2, threads=0), untouched)
+    assert untouched.envs[0]["OMP_NUM_THREADS"] == "3" and "MKL_NUM_THREADS" not in untouched.envs[0]
+    assert any("left as they are (--threads-per-submission 0)" in n for n in summary.notes)
 
 
 def test_unchanged_submissions_are_skipped_unless_forced(tmp_path: Path) -> None:
@@ -191,3 +258,5 @@ def test_cli_bad_input_exits_2_with_a_message(tmp_path: Path) -> None:
     assert res.returncode == 2 and "--jobs must be at least 1" in res.stderr
     res = _cli("review", str(tmp_path), "--address", "auto", cwd=tmp_path)
     assert res.returncode == 2 and "--address is for --executor ray" in res.stderr
+    res = _cli("review", str(tmp_path), "--threads-per-submission", "-1", cwd=tmp_path)
+    assert res.returncode == 2 and "--threads-per-submission must be 0" in res.stderr

@@ -3,14 +3,20 @@ its own session included), and stop() for an interrupted review."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
+import pytest
 
 from tipc.review.executor import Job, LocalPool, Outcome
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _job(tmp_path: Path, key: str, code: str, budget: float = 60.0) -> Job:
@@ -65,13 +71,19 @@ def test_budget_stops_the_whole_tree(tmp_path: Path) -> None:
 
 
 def test_stop_ends_running_jobs_and_drops_the_rest(tmp_path: Path) -> None:
-    jobs = [_job(tmp_path, f"j{i}", "import time; time.sleep(600)") for i in range(3)]
+    taken: list[str] = []
+
+    def jobs() -> Iterator[Job]:  # lazily, as the review hands them over
+        for i in range(3):
+            taken.append(f"j{i}")
+            yield _job(tmp_path, f"j{i}", "import time; time.sleep(600)")
+
     pool = LocalPool(1)
     started = threading.Event()
     outcomes: list[Outcome] = []
 
     def consume() -> None:
-        outcomes.extend(pool.run(jobs, lambda e, k, d: started.set()))
+        outcomes.extend(pool.run(jobs(), lambda e, k, d: started.set()))
 
     worker = threading.Thread(target=consume)
     worker.start()
@@ -80,7 +92,45 @@ def test_stop_ends_running_jobs_and_drops_the_rest(tmp_path: Path) -> None:
     pool.stop()
     worker.join(30)
     assert not worker.is_alive() and time.monotonic() - t0 < 10
-    assert len(outcomes) == 3
-    ran = [o for o in outcomes if o.error is None]
-    assert len(ran) == 1 and ran[0].exit_code != 0
-    assert all("not started" in (o.error or "") for o in outcomes if o not in ran)
+    # the running one stopped; the others were never taken from the queue (no outcome, no work area)
+    assert [o.key for o in outcomes] == ["j0"] and outcomes[0].exit_code != 0
+    assert taken == ["j0"]
+
+
+def test_a_process_left_in_the_checks_cgroup_is_killed_and_the_group_removed(tmp_path: Path) -> None:
+    """A check that dies leaving a process outside its tree (its own session, re-parented away) but still in
+    the cgroup the check created: run_job finds that group by the tag it gave the check, kills what is in
+    it and removes it."""
+    from tipc.sandbox import limits
+
+    own = limits.own_group("pids")
+    if own is None or not os.access(own, os.W_OK):
+        pytest.skip("no writable pids cgroup here: a run's limits cannot be applied")
+    pid_file = tmp_path / "daemon.pid"
+    code = (
+        "import os, time\n"
+        "from tipc.sandbox.limits import Limits\n"
+        "Limits(None, 1000).apply()\n"  # as a check does: its own group, which it never gets to remove
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        # off the check's output pipe, which would otherwise hold the pipe's reader for its 5 s grace
+        "        _null = os.open(os.devnull, os.O_RDWR)\n"
+        "        for _fd in (0, 1, 2):\n"
+        "            os.dup2(_null, _fd)\n"
+        f"        open({str(pid_file)!r} + '.tmp', 'w').write(str(os.getpid()))\n"
+        f"        os.rename({str(pid_file)!r} + '.tmp', {str(pid_file)!r})\n"
+        "        time.sleep(600)\n"
+        "    os._exit(0)\n"
+        f"while not os.path.exists({str(pid_file)!r}):\n"
+        "    time.sleep(0.05)\n"
+    )
+    job = _job(tmp_path, "left", code)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    job = dataclasses.replace(job, env=env)
+    [outcome] = list(LocalPool(1).run([job], lambda e, k, d: None))
+    assert outcome.exit_code == 0, outcome.log_tail
+    daemon = int(pid_file.read_text())
+    assert outcome.killed_leftovers >= 1
+    assert not psutil.pid_exists(daemon) or psutil.Process(daemon).status() == psutil.STATUS_ZOMBIE
+    assert not list(own.glob("tipc-review-left-*")), "the check's cgroup was left behind"

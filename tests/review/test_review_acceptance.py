@@ -10,14 +10,23 @@ and the real repos are bench/review_batch.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
+import shutil
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from tests.review import submissions as subs
@@ -27,8 +36,11 @@ pytestmark = pytest.mark.integration
 BUDGET_S = 60
 
 
-def _review(out: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+def _review(
+    out: Path, *args: str, extra_env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env.update(extra_env or {})
     env.pop("FLAGS_enable_pir_api", None)
     res = subprocess.run(
         [sys.executable, "-m", "tipc", "review", *args, "--out", str(out), "--format", "json", "--no-color"],
@@ -167,3 +179,90 @@ def test_a_local_ray_cluster_gives_the_same_verdicts(batch: dict[str, Any], tmp_
     assert res.returncode == 1
     assert subs.leftovers(str(tmp_path / "out")) == []
     assert not [p for p in subs.leftovers("raylet") if "ray" in p]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def ray_head() -> Iterator[tuple[str, str, subprocess.Popen[bytes], dict[str, str]]]:
+    """An existing Ray cluster, as a reviewer would have one: a head node on loopback started by `ray start
+    --block` in its own process group and temp folder, with token authentication (Ray's default) on a token
+    of its own; at teardown that group is killed, then any process still naming the temp folder (a member
+    that left the group). Yields (address, temp folder, process, what a driver's environment needs)."""
+    pytest.importorskip("ray", reason="Ray is not installed (pip install 'tipc[ray]')")
+    ray_cli = Path(sys.executable).parent / "ray"
+    if not ray_cli.is_file():
+        pytest.skip(f"no `ray` command next to {sys.executable}")
+    # a short path of its own: Ray's socket paths under it must fit the 107-byte limit
+    temp = tempfile.mkdtemp(prefix="tipc-ray-", dir="/tmp")
+    port = _free_port()
+    argv = [str(ray_cli), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}"]
+    argv += ["--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={temp}"]
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}  # never ~/.ray's
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", **auth)
+    head = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True, env=env
+    )
+    lines: list[str] = []
+    drain: threading.Thread | None = None
+    try:
+        assert head.stdout is not None
+        deadline = time.monotonic() + 60
+        ready = False
+        while time.monotonic() < deadline:
+            line = head.stdout.readline().decode(errors="replace")
+            if not line:
+                break  # it exited
+            lines.append(line)
+            if "Ray runtime started" in line:
+                ready = True
+                break
+        if not ready:
+            pytest.skip("Ray cannot start here: " + "".join(lines)[-800:])
+        # keep draining its output so it never blocks on a full pipe
+        drain = threading.Thread(target=head.stdout.read, daemon=True)
+        drain.start()
+        yield f"127.0.0.1:{port}", temp, head, auth
+    finally:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(head.pid, signal.SIGKILL)  # the whole cluster is this group; nothing to save
+        head.wait(timeout=10)
+        for p in psutil.process_iter(["cmdline"]):  # our own cluster's processes only: they name `temp`
+            with contextlib.suppress(psutil.Error):
+                if any(temp in arg for arg in p.info["cmdline"] or []):
+                    p.kill()
+        if drain is not None:
+            drain.join(timeout=10)  # its pipe closes with the last process holding it
+        if head.stdout is not None and (drain is None or not drain.is_alive()):
+            head.stdout.close()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_an_existing_ray_cluster_by_address(
+    batch: dict[str, Any],
+    tmp_path: Path,
+    ray_head: tuple[str, str, subprocess.Popen[bytes], dict[str, str]],
+) -> None:
+    """`--executor ray --address` on a cluster the review did not start: two submissions run as its tasks,
+    their rows match the local pool's, no check process is left, and the cluster is still there after."""
+    address, temp, head, auth = ray_head
+    chosen = [batch["args"][1], batch["args"][2]]  # clean, missing_helper.tar.gz
+    out = tmp_path / "out"
+    ray_args = ["--executor", "ray", "--address", address]
+    res, summary = _review(out, *chosen, *batch["common"], *ray_args, extra_env=auth)
+    assert summary["executor"] == "ray", res.stderr[-2000:]
+    got = {r["name"]: (r["verdict"], r["first_failure"]) for r in summary["submissions"]}
+    local = {n: (batch["rows"][n]["verdict"], batch["rows"][n]["first_failure"]) for n in got}
+    assert got == local and set(got) == {"clean", "missing_helper"}
+    assert res.returncode == 1
+    # the threads each task's check got: what it declared to Ray (--cpus-per-submission, default 1)
+    assert any(n.startswith("threads:") and "=1 (its --cpus-per-submission)" in n for n in summary["notes"])
+    assert subs.leftovers(str(out)) == []
+    # a cluster the review did not start is not the review's to stop
+    assert head.poll() is None, "the review stopped the reviewer's Ray cluster"
+    workers = list(Path(temp).glob("session_*/logs/worker-*"))
+    assert workers, f"no Ray worker logs under {temp}: the tasks did not run on this cluster"

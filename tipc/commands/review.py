@@ -102,6 +102,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="GPUs each check declares to Ray (default: %(default)g)",
     )
+    parser.add_argument(
+        "--threads-per-submission",
+        type=int,
+        metavar="N",
+        help="OMP/MKL/OPENBLAS_NUM_THREADS of each check (default: its share of the cores, or its "
+        "--cpus-per-submission on Ray; variables already set are kept; 0: leave them as they are)",
+    )
     parser.add_argument("--force", action="store_true", help="check again submissions reviewed before")
     check = parser.add_argument_group("passed to every tipc check")
     check.add_argument("--mode", "-m", help="TIPC mode to run")
@@ -152,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--jobs must be at least 1")
     if not 0 < args.budget < float("inf"):
         raise UserError("--budget must be a positive number of seconds")
+    if args.threads_per_submission is not None and args.threads_per_submission < 0:
+        raise UserError("--threads-per-submission must be 0 (leave the variables as they are) or more")
     if args.address and args.executor != "ray":
         raise UserError("--address is for --executor ray")
     try:
@@ -178,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
         address=args.address,
         force=args.force,
         check_args=_check_args(args),
+        threads=args.threads_per_submission,
     )
     observer = make_review_observer(sys.stderr, no_color=args.no_color)
     try:

@@ -4,7 +4,13 @@ Every input problem (a path that names nothing, a bad ref, an unknown ruleset, a
 submission) is found before anything runs. Then each submission is hashed; an unchanged one with a stored
 row is taken from the review state (unless `force`); the others are unpacked into their own work area
 `<out>/areas/<name>-<hash>/` and checked by `python -m tipc check` in its own sandbox, `jobs` at a time.
-Rows are stored as they finish, so an interrupted review run again goes on where it stopped.
+A work area is laid out only when the executor has a free slot for it, so unpacking the next submission
+overlaps the checks already running instead of delaying the first one. Rows are stored as they finish, so an
+interrupted review run again goes on where it stopped.
+
+When checks run side by side, each gets its share of the cores as its math libraries' thread count
+(OMP_NUM_THREADS and the like, as Ray does for its tasks): the libraries otherwise size their thread pools to
+the whole machine in every process of every check, and the checks fight over the cores.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +56,7 @@ class ReviewOptions:
     address: str | None = None
     force: bool = False
     check_args: list[str] = field(default_factory=list)  # passed to every `tipc check` as they are
+    threads: int | None = None  # per check; None: its share of the cores; 0: the variables left as they are
 
 
 @dataclass
@@ -110,14 +117,50 @@ def tipc_pythonpath(current: str | None) -> str | None:
     return os.pathsep.join([here, *parts])
 
 
-def check_env() -> dict[str, str]:
+# The thread-count variables of the math libraries Paddle and NumPy use on the CPU (OpenMP, MKL, OpenBLAS).
+THREAD_VARS: tuple[str, ...] = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def thread_share(slots: int, cores: int | None = None) -> int:
+    """The threads one of `slots` checks running side by side gets: its share of the cores, at least 1."""
+    return max(1, (cores if cores is not None else cpu_count()) // max(1, slots))
+
+
+def check_env(threads: int | None = None, *, explicit: bool = False) -> dict[str, str]:
+    """The environment of every check: this one, the sandbox marker removed, tipc importable, and
+    THREAD_VARS set to `threads` (those the reviewer set keep their value unless `explicit`)."""
     from tipc.sandbox import CHILD_ENV
 
     env = {k: v for k, v in os.environ.items() if k != CHILD_ENV}  # each check enters its own sandbox
     path = tipc_pythonpath(env.get("PYTHONPATH"))
     if path:
         env["PYTHONPATH"] = path
+    if threads:
+        for var in THREAD_VARS:
+            if explicit or var not in env:
+                env[var] = str(threads)
     return env
+
+
+def threads_note(threads: int | None, explicit: bool, slots: int, executor: str) -> str:
+    """What the summary says about the checks' thread counts (and how to change them)."""
+    if not threads:
+        why = "--threads-per-submission 0" if explicit else f"one check at a time has all {cpu_count()} cores"
+        return f"threads: each check's {'/'.join(THREAD_VARS)} left as they are ({why})"
+    kept = [f"{v}={os.environ[v]}" for v in THREAD_VARS if v in os.environ and not explicit]
+    why = (
+        "--threads-per-submission"
+        if explicit
+        else (
+            "its --cpus-per-submission"
+            if executor == "ray"
+            else f"its share of {cpu_count()} core(s) at --jobs {slots}"
+        )
+    )
+    text = f"threads: each check runs with {'/'.join(THREAD_VARS)}={threads} ({why})"
+    if kept:
+        text += f"; kept from the reviewer's environment: {', '.join(kept)}"
+    return text + "; --threads-per-submission N sets another count, 0 leaves them as they are"
 
 
 def resolve_rulesets(names: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -146,6 +189,8 @@ def plan(options: ReviewOptions, ruleset_digests: Sequence[str] = ()) -> list[Pl
                 f"--out {options.out}: the review folder must not be inside the submission {s.text}"
             )
     fingerprint = ["rulesets", *options.rulesets, *ruleset_digests, "check-args", *options.check_args]
+    if options.threads is not None:  # an explicit count may change what a check computes; a derived one
+        fingerprint += ["threads", str(options.threads)]  # follows --jobs, which must not void the state
     planned: list[Planned] = []
     used: dict[str, int] = {}
     for s in sources:
@@ -229,49 +274,114 @@ def _stop_the_rest(planned: list[Planned], rows: dict[int, Row]) -> None:
 
 
 def _sort_out(
-    planned: list[Planned],
-    options: ReviewOptions,
-    store: Store,
-    out: Path,
-    memory: int | None,
-    record: Callable[[int, Row], None],
-) -> tuple[list[tuple[Planned, Job]], dict[str, list[int]]]:
-    """Decide what needs no check (a stored result, a rejected source: `record`ed at once, twins too) and
-    the jobs for the rest; (jobs, indices of `planned` by key: identical submissions are checked once)."""
-    to_run: list[tuple[Planned, Job]] = []
+    planned: list[Planned], options: ReviewOptions, store: Store, record: Callable[[int, Row], None]
+) -> tuple[list[Planned], dict[str, list[int]]]:
+    """Decide what needs no check (a stored result: `record`ed at once, twins too) and what does; (the
+    submissions to check, indices of `planned` by key: identical submissions are checked once)."""
+    to_run: list[Planned] = []
     twins: dict[str, list[int]] = {}
-    env = check_env()
     decided: dict[int, Row] = {}
-
-    def settle(index: int, row: Row) -> None:
-        decided[index] = row
-        record(index, row)
-
     for index, p in enumerate(planned):
         if p.key in twins:
             twins[p.key].append(index)
             continue
+        twins[p.key] = [index]
         stored = None if options.force else store.get(p.key)
         if stored is not None:
             row = Row.from_json(stored)
             row.name, row.source, row.cached = p.name, p.source.text, True
-            settle(index, row)
-            continue
-        twins[p.key] = [index]
-        job = _job_for(p, out, options, memory, env)
-        if isinstance(job, Row):  # rejected before any check
-            store.put(p.key, job.to_json())
-            settle(index, job)
+            decided[index] = row
+            record(index, row)
         else:
-            to_run.append((p, job))
-    # a twin of a submission decided above (stored or rejected) takes its row
+            to_run.append(p)
+    # a twin of a submission with a stored row takes that row
     for indices in twins.values():
         if indices[0] in decided:
             for other in indices[1:]:
-                twin = Row.from_json(decided[indices[0]].to_json())
-                twin.name, twin.source = planned[other].name, planned[other].source.text
-                record(other, twin)
+                _record_twin(planned, other, decided[indices[0]], record)
     return to_run, twins
+
+
+def _record_twin(planned: list[Planned], index: int, row: Row, record: Callable[[int, Row], None]) -> None:
+    twin = Row.from_json(row.to_json())
+    twin.name, twin.source = planned[index].name, planned[index].source.text
+    record(index, twin)
+
+
+def _record_all(
+    planned: list[Planned], indices: list[int], row: Row, record: Callable[[int, Row], None]
+) -> None:
+    """`row` for the first of identical submissions, a copy under its own name for each twin."""
+    record(indices[0], row)
+    for index in indices[1:]:
+        _record_twin(planned, index, row, record)
+
+
+def _settings(options: ReviewOptions, n_planned: int) -> tuple[int, int | None, int]:
+    """(checks at once, each check's memory limit, each check's thread count)."""
+    ray = options.executor == "ray"
+    jobs_n = options.jobs or (n_planned if ray else default_jobs(options.estimate_bytes))
+    memory = options.memory_limit or per_check_memory(1 if ray else jobs_n, options.estimate_bytes)
+    threads = options.threads
+    if threads is None:  # a Ray task's share is what it declares; a local check's, the cores over --jobs
+        threads = max(1, int(options.cpus)) if ray else thread_share(jobs_n)
+        if not ray and threads >= cpu_count():
+            # A cap only: a check with every core to itself keeps the libraries' own defaults (measured on
+            # the demo at --jobs 1: OMP_NUM_THREADS=2 on 2 cores cost ~7% more CPU for the same wall time).
+            threads = 0
+    return jobs_n, memory, threads
+
+
+def _lazy_jobs(
+    to_run: list[Planned],
+    build: Callable[[Planned], Job | Row],
+    on_job: Callable[[Planned, Job], None],
+    on_rejected: Callable[[Planned, Row], None],
+) -> Iterator[Job]:
+    """The check jobs, each work area laid out only when the executor asks for the next job (a slot is
+    free): unpacking overlaps the checks already running. A rejected submission gets its row instead."""
+    for p in to_run:
+        job = build(p)
+        if isinstance(job, Row):
+            on_rejected(p, job)
+        else:
+            on_job(p, job)
+            yield job
+
+
+def _run_checks(
+    runner: Executor,
+    jobs: Iterator[Job],
+    by_key: dict[str, tuple[Planned, Job]],
+    events: Callable[[str, str, Any], None],
+    on_row: Callable[[Planned, Row], None],
+) -> bool:
+    """Run the jobs on `runner`, each finished check's row to `on_row`; True when interrupted (Ctrl-C)."""
+    outcomes = runner.run(jobs, events)
+    try:
+        for outcome in outcomes:
+            p, job = by_key[outcome.key]
+            on_row(
+                p,
+                row_from_outcome(
+                    outcome,
+                    name=p.name,
+                    source=p.source.text,
+                    content_hash=p.content_hash,
+                    budget_s=job.budget_s,
+                    work_area=job.cwd,
+                    report_dir=job.report_dir,
+                    log_path=job.log_path,
+                ),
+            )
+    except KeyboardInterrupt:
+        with shielded():  # a second Ctrl-C must not leave checks half-stopped
+            runner.stop()
+            close = getattr(outcomes, "close", None)
+            if close is not None:
+                close()  # the executor waits for its stopped checks and kills what they left
+        return True
+    return False
 
 
 def review(
@@ -287,15 +397,9 @@ def review(
     out = options.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     store = Store(out)
-    notes: list[str] = []
-    if store.note:
-        notes.append(store.note)
-    jobs_n = options.jobs or (
-        len(planned) if options.executor == "ray" else default_jobs(options.estimate_bytes)
-    )
-    memory = options.memory_limit or per_check_memory(
-        1 if options.executor == "ray" else jobs_n, options.estimate_bytes
-    )
+    notes: list[str] = [store.note] if store.note else []
+    jobs_n, memory, threads = _settings(options, len(planned))
+    env = check_env(threads, explicit=options.threads is not None)
     rows: dict[int, Row] = {}  # by position in `planned`
     observer.queued([p.name for p in planned])
 
@@ -303,49 +407,33 @@ def review(
         rows[index] = row
         observer.finished(row)
 
-    to_run, twins = _sort_out(planned, options, store, out, memory, record)
+    to_run, twins = _sort_out(planned, options, store, record)
     cached = sum(1 for r in rows.values() if r.cached)
     if cached:
         observer.notice(
             f"{cached} of {len(planned)} submission(s) unchanged since an earlier review: results reused "
             "(--force checks them again)"
         )
-    interrupted = False
     runner = executor or make_executor(options.executor, jobs_n, options.address)
-    by_key = {job.key: (p, job) for p, job in to_run}
+    by_key: dict[str, tuple[Planned, Job]] = {}
+
+    def on_job(p: Planned, job: Job) -> None:
+        by_key[job.key] = (p, job)
+
+    def on_row(p: Planned, row: Row) -> None:  # a check's result, or a submission rejected before one
+        if row.verdict != "STOPPED":
+            store.put(p.key, row.to_json())
+        _record_all(planned, twins[p.key], row, record)
 
     def events(event: str, key: str, details: Any) -> None:
         if event == "started" and key in by_key:
             observer.started(by_key[key][0].name)
 
+    interrupted = False
     if to_run:
-        outcomes = runner.run([job for _, job in to_run], events)
-        try:
-            for outcome in outcomes:
-                p, job = by_key[outcome.key]
-                row = row_from_outcome(
-                    outcome,
-                    name=p.name,
-                    source=p.source.text,
-                    content_hash=p.content_hash,
-                    budget_s=job.budget_s,
-                    work_area=job.cwd,
-                    report_dir=job.report_dir,
-                    log_path=job.log_path,
-                )
-                if row.verdict != "STOPPED":
-                    store.put(p.key, row.to_json())
-                for n, index in enumerate(twins[p.key]):
-                    twin = row if n == 0 else Row.from_json(row.to_json())
-                    twin.name, twin.source = planned[index].name, planned[index].source.text
-                    record(index, twin)
-        except KeyboardInterrupt:
-            interrupted = True
-            with shielded():  # a second Ctrl-C must not leave checks half-stopped
-                runner.stop()
-                close = getattr(outcomes, "close", None)
-                if close is not None:
-                    close()  # the executor waits for its stopped checks and kills what they left
+        jobs = _lazy_jobs(to_run, lambda p: _job_for(p, out, options, memory, env), on_job, on_row)
+        interrupted = _run_checks(runner, jobs, by_key, events, on_row)
+        notes.append(threads_note(threads, options.threads is not None, runner.slots, runner.name))
     if interrupted:
         _stop_the_rest(planned, rows)
     ordered = [rows[i] for i in range(len(planned)) if i in rows]

@@ -17,7 +17,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,41 +71,39 @@ def _tail(path: str, lines: int = LOG_TAIL_LINES) -> tuple[str, ...]:
     return tuple(text.splitlines()[-lines:])
 
 
-def _cgroup_leftovers(pid: int) -> list[int]:
-    """Processes still in the cgroups tipc created for the check `pid` (tipc-<pid> under ours)."""
-    from tipc.sandbox import limits
-
-    found: list[int] = []
-    for controller in ("memory", "pids"):
-        own = limits._own_group(controller)
-        if own is None:
-            continue
-        procs = own / f"tipc-{pid}" / "cgroup.procs"
-        with contextlib.suppress(OSError, ValueError):
-            found.extend(int(line) for line in procs.read_text().split())
-    return sorted(set(found))
-
-
-def _kill_leftovers(pid: int, seen: Sequence[Any]) -> int:
-    """SIGKILL what the check `pid` left alive: the members of its tree the monitor saw (psutil objects,
-    safe against pid reuse) and whatever is in its cgroups. Returns how many were killed."""
+def _kill_leftovers(tag: str, seen: Sequence[Any]) -> int:
+    """SIGKILL what a check left alive: the members of its tree the monitor saw (psutil objects, safe against
+    pid reuse) and whatever is in the cgroups it created (named by its cgroup tag), then remove those
+    groups. Returns how many processes were killed."""
     import psutil
+
+    from tipc.sandbox import limits
 
     victims: dict[int, Any] = {}
     for p in seen:
         with contextlib.suppress(psutil.Error):
             if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
                 victims[p.pid] = p
-    for other in _cgroup_leftovers(pid):
-        if other != os.getpid() and other not in victims:
-            with contextlib.suppress(psutil.Error):
-                victims[other] = psutil.Process(other)
+    groups = limits.tagged_groups(tag)
+    for group in groups:
+        for other in limits.group_members(group):
+            if other != os.getpid() and other not in victims:
+                with contextlib.suppress(psutil.Error):
+                    victims[other] = psutil.Process(other)
     for p in victims.values():
         with contextlib.suppress(psutil.Error):
             p.kill()
     if victims:
         psutil.wait_procs(list(victims.values()), timeout=2)
+    for group in groups:  # empty now; a check that ended cleanly removed its own
+        with contextlib.suppress(OSError):
+            group.rmdir()
     return len(victims)
+
+
+def cgroup_tag(key: str) -> str:
+    """The cgroup tag of one run of the job `key` (tipc.sandbox.limits.TAG_ENV): unique per run."""
+    return f"review-{''.join(c for c in key if c.isalnum())[:12]}-{os.urandom(4).hex()}"
 
 
 def run_job(job: Job, on_start: Callable[[int], None] | None = None) -> Outcome:
@@ -121,12 +119,17 @@ def run_job(job: Job, on_start: Callable[[int], None] | None = None) -> Outcome:
         if on_start is not None:
             on_start(pid)
 
+    from tipc.sandbox.limits import TAG_ENV
+
+    tag = cgroup_tag(job.key)
+    env = dict(job.env) if job.env is not None else proc.base_env()
+    env[TAG_ENV] = tag  # the groups the check creates carry it: found after it ends
     t0 = time.monotonic()
     try:
         res = proc.run(
             job.argv,
             cwd=job.cwd,
-            env=job.env,
+            env=env,
             timeout_s=job.budget_s,
             log_path=job.log_path,
             on_start=started,
@@ -139,7 +142,7 @@ def run_job(job: Job, on_start: Callable[[int], None] | None = None) -> Outcome:
     if monitor is not None:
         resources = monitor.stop()
         peak = resources.peak_rss_bytes
-        killed = _kill_leftovers(res.pid, list(monitor._procs.values()))
+        killed = _kill_leftovers(tag, monitor.processes())
     report = None
     with contextlib.suppress(OSError, ValueError):
         loaded = json.loads(Path(job.report_dir, "report.json").read_text(encoding="utf-8"))
@@ -159,12 +162,14 @@ def run_job(job: Job, on_start: Callable[[int], None] | None = None) -> Outcome:
 
 class Executor(Protocol):
     """Runs jobs, yielding each Outcome as it finishes; `stop()` (from another thread or a signal handler's
-    caller) stops what runs and drops what has not started."""
+    caller) stops what runs and drops what has not started (no Outcome for it). `jobs` is taken one at a
+    time, in the thread iterating `run`, only when a slot is free: the review lays out a submission's work
+    area as it hands the job over, so that work overlaps the checks already running."""
 
     name: str
     slots: int
 
-    def run(self, jobs: Sequence[Job], events: Event) -> Iterator[Outcome]: ...
+    def run(self, jobs: Iterable[Job], events: Event) -> Iterator[Outcome]: ...
 
     def stop(self) -> None: ...
 
@@ -181,16 +186,11 @@ class LocalPool:
         self._stopping = threading.Event()
 
     def _one(self, job: Job, events: Event) -> Outcome:
-        if self._stopping.is_set():
-            return Outcome(
-                job.key, None, False, True, 0.0, None, None, error="not started: the review stopped"
-            )
-
         def on_start(pid: int) -> None:
             with self._lock:
                 self._running[job.key] = pid
             events("started", job.key, {"pid": pid})
-            if self._stopping.is_set():  # stop() ran between the check above and the start
+            if self._stopping.is_set():  # stop() ran between the hand-over and the start
                 self._signal(pid)
 
         try:
@@ -205,19 +205,27 @@ class LocalPool:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGTERM)
 
-    def run(self, jobs: Sequence[Job], events: Event) -> Iterator[Outcome]:
+    def run(self, jobs: Iterable[Job], events: Event) -> Iterator[Outcome]:
+        queue = iter(jobs)
         with ThreadPoolExecutor(max_workers=self.slots, thread_name_prefix="tipc-review") as pool:
-            pending: set[Future[Outcome]] = {pool.submit(self._one, job, events) for job in jobs}
+            pending: set[Future[Outcome]] = set()
             try:
-                while pending:
+                while True:
+                    # hand over the next jobs only as slots free up (after a stop, none)
+                    while len(pending) < self.slots and not self._stopping.is_set():
+                        job = next(queue, None)
+                        if job is None:
+                            break
+                        pending.add(pool.submit(self._one, job, events))
+                    if not pending:
+                        return
+                    # returns the moment one finishes; the timeout only lets a Ctrl-C in
                     done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                     for fut in done:
                         yield fut.result()
             finally:
                 if pending:
                     self.stop()
-                    for fut in pending:
-                        fut.cancel()
                     wait(pending)
 
     def stop(self) -> None:

@@ -14,7 +14,7 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,21 +81,28 @@ class RayExecutor:
                 )
                 self._started_here = True
         except ConnectionError as exc:
-            raise UserError(f"--address {self.address}: cannot connect to a Ray cluster: {exc}") from None
+            raise UserError(
+                f"--address {self.address}: cannot connect to a Ray cluster: {exc} (a cluster started with "
+                "token authentication, Ray's default for `ray start`, also needs RAY_AUTH_MODE=token and its "
+                "token in RAY_AUTH_TOKEN or ~/.ray/auth_token here)"
+            ) from None
         except Exception as exc:  # Ray raises many kinds when it cannot start
             raise InfraError(f"Ray could not start: {type(exc).__name__}: {exc}") from None
         return ray
 
-    def run(self, jobs: Sequence[Job], events: Event) -> Iterator[Outcome]:
+    def run(self, jobs: Iterable[Job], events: Event) -> Iterator[Outcome]:
         ray = self._connect()
         remote = ray.remote(max_retries=0)(_remote_run)
         by_ref: dict[Any, Job] = {}
-        queue = list(jobs)
+        queue = iter(jobs)
         try:
-            # at most `slots` tasks in flight: --jobs bounds the review on a cluster too
-            while queue or by_ref:
-                while queue and len(by_ref) < self.slots and not self._stopping.is_set():
-                    job = queue.pop(0)
+            # at most `slots` tasks in flight: --jobs bounds the review on a cluster too; the next job is
+            # taken (its work area laid out) only when one of them has room
+            while True:
+                while len(by_ref) < self.slots and not self._stopping.is_set():
+                    job = next(queue, None)
+                    if job is None:
+                        break
                     options: dict[str, Any] = {"num_cpus": job.cpus, "num_gpus": job.gpus}
                     if job.memory_bytes:
                         options["memory"] = job.memory_bytes
@@ -104,10 +111,6 @@ class RayExecutor:
                     with self._lock:
                         self._refs.append(ref)
                     events("started", job.key, {"executor": "ray"})
-                if self._stopping.is_set():
-                    for job in queue:
-                        yield Outcome(job.key, None, False, True, 0.0, None, None, error="not started")
-                    queue = []
                 if not by_ref:
                     break
                 done, _ = ray.wait(list(by_ref), num_returns=1, timeout=POLL_S)
