@@ -1,8 +1,9 @@
 """Print one JSON line describing the Python environment a chain will run in (tipc's environment header).
 
 Standalone: no tipc imports, runs under any Python >= 3.6 as `python envprobe.py`, and never fails: every fact
-it cannot find is null. Imports paddle once (it takes seconds) and nothing else heavy: other packages'
-versions come from their installed metadata. The result is the last stdout line, after MARKER, so anything
+it cannot find is null. Paddle's facts come from its generated version file, read as text (importing paddle
+takes about a second of CPU; it is the fallback when that file is missing); other packages' versions come
+from their installed metadata. The result is the last stdout line, after MARKER, so anything
 paddle prints while importing cannot be mistaken for it.
 """
 
@@ -87,7 +88,68 @@ def _flag_on(value):  # type: (object) -> object
     return None
 
 
+def _version_file():  # type: () -> object
+    """The assignments in paddle/version/__init__.py (Paddle's setup.py writes `name = 'literal'` lines), read
+    as text without importing paddle; None when paddle or that file is not there."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec("paddle")  # a top-level package: found, not imported
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    for folder in folders:
+        path = os.path.join(folder, "version", "__init__.py")
+        if not os.path.isfile(path):
+            continue
+        values = {}  # type: dict[str, object]
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                match = re.match(r"^([A-Za-z_]\w*)\s*=\s*(.+?)\s*$", line)
+                if match:
+                    value = _safe(ast.literal_eval, match.group(2))
+                    if value is not None:
+                        values[match.group(1)] = value
+        if isinstance(values.get("full_version"), str):
+            return values
+    return None
+
+
+def _pir_and_format(facts, flag):  # type: (dict[str, object], object) -> None
+    pir = _flag_on(flag)
+    if pir is None:
+        # paddle reads an empty value as unset (its default)
+        pir = _flag_on(os.environ.get("FLAGS_enable_pir_api") or None)  # noqa: SIM112  (paddle spells it so)
+    major = _safe(lambda: int(str(facts["paddle_version"]).split(".")[0]))
+    if pir is None and major is not None and major != 0:
+        pir = major >= 3  # Paddle 3 turns PIR on by default, 2.x off
+    facts["pir"] = pir
+    if major is not None and major != 0 and pir is not None:
+        # develop builds report 0.0.0: the format is then unknown
+        facts["export_format"] = "json+pdiparams" if (pir and major >= 3) else "pdmodel+pdiparams"
+
+
 def paddle_facts():  # type: () -> dict[str, object]
+    """Paddle's version, commit, build, PIR and export format. From paddle's generated version file when it is
+    there (milliseconds: importing paddle costs about a second of CPU per run, paid again by every check
+    that runs beside another); by importing paddle otherwise."""
+    written = _safe(_version_file)
+    if isinstance(written, dict):
+        cuda = written.get("cuda_version")
+        cuda_text = None if cuda in (None, False, "False", "", "None") else str(cuda)
+        facts = {
+            "paddle_version": str(written["full_version"]),
+            "paddle_commit": str(written["commit"]) if written.get("commit") else None,
+            "paddle_build": "gpu" if cuda_text else "cpu",
+            "cuda_version": cuda_text,
+            "pir": None,
+            "export_format": None,
+            "paddle_error": None,
+        }  # type: dict[str, object]
+        _pir_and_format(facts, None)
+        return facts
+    return imported_paddle_facts()
+
+
+def imported_paddle_facts():  # type: () -> dict[str, object]
     facts = {
         "paddle_version": None,
         "paddle_commit": None,
@@ -113,17 +175,7 @@ def paddle_facts():  # type: () -> dict[str, object]
         facts["cuda_version"] = None if cuda_version in (None, "False", "") else cuda_version
     elif cuda is False:
         facts["paddle_build"] = "cpu"
-    pir = _safe(lambda: pd.get_flags(["FLAGS_enable_pir_api"])["FLAGS_enable_pir_api"])
-    pir = _flag_on(pir)
-    if pir is None:
-        pir = _flag_on(os.environ.get("FLAGS_enable_pir_api"))  # noqa: SIM112  (paddle spells it so)
-    major = _safe(lambda: int(str(version).split(".")[0]))
-    if pir is None and major is not None and major != 0:
-        pir = major >= 3  # Paddle 3 turns PIR on by default, 2.x off
-    facts["pir"] = pir
-    if major is not None and major != 0 and pir is not None:
-        # develop builds report 0.0.0: the format is then unknown
-        facts["export_format"] = "json+pdiparams" if (pir and major >= 3) else "pdmodel+pdiparams"
+    _pir_and_format(facts, _safe(lambda: pd.get_flags(["FLAGS_enable_pir_api"])["FLAGS_enable_pir_api"]))
     return facts
 
 
