@@ -224,7 +224,8 @@ def test_a_slower_training_step_fails_on_throughput(recorded: Recorded, tmp_path
     first = {n: (rows[n]["verdict"], rows[n]["value"]) for n in change}
     if any(verdict != "FAIL" for verdict, _ in first.values()):
         # One confirmation run, as for the unchanged demo: a single chain's stage time on a 2-core machine
-        # can land low (seen once in 15 runs of this module alone); the second run must show both.
+        # can land low (this module alone failed once in 16 runs, which test not recorded); the second run
+        # must show both.
         code, rule, _ = recorded.check(repo, tmp_path / "h.sqlite3")
         rows = _rows(rule)
         print(f"first check {first}; confirmed by a second")
