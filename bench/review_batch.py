@@ -37,6 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.processes import leftovers  # noqa: E402
 from tests.review import submissions as subs  # noqa: E402
 
 
@@ -156,7 +157,7 @@ def demo(args: argparse.Namespace) -> int:
             )
             if not ok:
                 problems.append(f"{row['name']}: expected {want_verdict} {want_rule or ''}")
-        left = subs.leftovers(str(out))
+        left = leftovers(str(out))
         escaped = [str(c) for c in canaries if c.exists()]
         escaped += [p for p in [os.path.expanduser("~/.tipc_review_escape")] if os.path.exists(p)]
         print(f"\nprocesses left: {len(left)}; files written outside the work areas: {escaped or 'none'}")

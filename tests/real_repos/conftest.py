@@ -43,23 +43,6 @@ def tree_hashes(root: Path) -> dict[str, str]:
     return out
 
 
-def processes_under(folder: Path) -> list[str]:
-    """Processes whose command line or working directory is inside `folder` (what a run may leave behind)."""
-    found = []
-    text = str(folder)
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
-        if text in cmdline or cwd.startswith(text):
-            found.append(f"{entry.name}: {cmdline.strip()[:200]}")
-    return found
-
-
 @dataclass
 class Outcome:
     """A finished `tipc run` or `tipc check` of an unpacked repo."""

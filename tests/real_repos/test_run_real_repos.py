@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.real_repos.conftest import Outcome, processes_under, tree_hashes
+from tests.processes import leftovers
+from tests.real_repos.conftest import Outcome, tree_hashes
 
 pytestmark = [pytest.mark.integration, pytest.mark.real_repos]
 
@@ -25,7 +26,7 @@ def _cause(out: Outcome, step_prefix: str) -> str:
 
 def _untouched(repo: Path, before: dict[str, str]) -> None:
     assert tree_hashes(repo) == before, "the repo must stay byte-identical"
-    assert processes_under(repo) == [], "no process of the run may outlive it"
+    assert leftovers(str(repo)) == [], "no process of the run may outlive it"
 
 
 def test_official_tutorial_runs_every_stage_with_the_cpu_and_export_switches(

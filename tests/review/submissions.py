@@ -149,22 +149,3 @@ def git_commit_all(repo: Path, message: str) -> None:
     env_args = ["-c", "user.name=tipc", "-c", "user.email=tipc@example.invalid", "-c", "commit.gpgsign=false"]
     subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(repo), *env_args, "commit", "-qm", message], check=True)
-
-
-def leftovers(marker: str) -> list[str]:
-    """Processes (other than this one's ancestors) whose command line or folder mentions `marker`."""
-    import os
-
-    found = []
-    own = {os.getpid(), os.getppid()}
-    for pid_dir in Path("/proc").iterdir():
-        if not pid_dir.name.isdigit() or int(pid_dir.name) in own:
-            continue
-        try:
-            cmd = (pid_dir / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            cwd = os.readlink(pid_dir / "cwd")
-        except OSError:
-            continue
-        if marker in cmd or cwd.startswith(marker):
-            found.append(f"{pid_dir.name}: {cmd[:200]} (cwd {cwd})")
-    return found

@@ -29,6 +29,7 @@ from typing import Any
 import psutil
 import pytest
 
+from tests.processes import leftovers
 from tests.review import submissions as subs
 
 pytestmark = pytest.mark.integration
@@ -128,7 +129,7 @@ def test_each_submission_gets_its_verdict(batch: dict[str, Any]) -> None:
 
 
 def test_nothing_is_left_behind(batch: dict[str, Any]) -> None:
-    assert subs.leftovers(str(batch["out"])) == []
+    assert leftovers(str(batch["out"])) == []
     notes = json.loads(Path(batch["rows"]["hostile"]["report_json"]).read_text())["notes"]
     if not any(n.startswith("sandbox: overlay") for n in notes):
         pytest.skip("no overlay sandbox on this host: writes outside the repo are not confined")
@@ -177,8 +178,8 @@ def test_a_local_ray_cluster_gives_the_same_verdicts(batch: dict[str, Any], tmp_
     local = {n: (batch["rows"][n]["verdict"], batch["rows"][n]["first_failure"]) for n in got}
     assert got == local and set(got) == {"clean", "missing_helper"}
     assert res.returncode == 1
-    assert subs.leftovers(str(tmp_path / "out")) == []
-    assert not [p for p in subs.leftovers("raylet") if "ray" in p]
+    assert leftovers(str(tmp_path / "out")) == []
+    assert not [p for p in leftovers("raylet") if "ray" in p]
 
 
 def _free_port() -> int:
@@ -261,7 +262,7 @@ def test_an_existing_ray_cluster_by_address(
     assert res.returncode == 1
     # the threads each task's check got: what it declared to Ray (--cpus-per-submission, default 1)
     assert any(n.startswith("threads:") and "=1 (its --cpus-per-submission)" in n for n in summary["notes"])
-    assert subs.leftovers(str(out)) == []
+    assert leftovers(str(out)) == []
     # a cluster the review did not start is not the review's to stop
     assert head.poll() is None, "the review stopped the reviewer's Ray cluster"
     workers = list(Path(temp).glob("session_*/logs/worker-*"))

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.config.fixtures import COMPACT, make_repo
+from tests.processes import alive_with
 from tests.serve.fake_serving import stdlib_python
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,29 +70,13 @@ def _endings(pid_namespace: bool) -> list[Ending]:
     return out
 
 
-def _alive_with(token: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if (
-                token.encode() in (entry / "environ").read_bytes()
-                and " Z " not in (entry / "stat").read_text()
-            ):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
 def _settled(token: str, timeout_s: float = 5.0) -> list[int]:
     """The token's processes once the kernel has finished killing (a namespace dies asynchronously)."""
     deadline = time.monotonic() + timeout_s
-    alive = _alive_with(token)
+    alive = alive_with(token)
     while alive and time.monotonic() < deadline:
         time.sleep(0.05)
-        alive = _alive_with(token)
+        alive = alive_with(token)
     return alive
 
 
@@ -114,7 +99,7 @@ def _one(n: int, ending: Ending, root: Path, python: str) -> tuple[Ending, int |
     try:
         if ending.how in SIGNALS or ending.how == "SIGKILL":
             deadline = time.monotonic() + 60
-            while len(_alive_with(token)) < 4 and time.monotonic() < deadline:  # tipc, step, 2 grandchildren
+            while len(alive_with(token)) < 4 and time.monotonic() < deadline:  # tipc, step, 2 grandchildren
                 assert tipc.poll() is None, log.read_text()
                 time.sleep(0.05)
             tipc.send_signal(SIGNALS.get(ending.how, signal.SIGKILL))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import alive_with
 from tipc import sandbox
 from tipc.sandbox import Change, Session
 
@@ -216,36 +217,21 @@ def test_sigterm_stops_the_run_with_143_and_leaves_no_process(hostile_demo: Path
         logs = [p for p in found if "started" in p.read_text()]
         time.sleep(0.2)
     assert logs, "the training step never started"
-    assert _alive_with(token), "the step's process must be found by its token"
+    assert alive_with(token), "the step's process must be found by its token"
     proc.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 143, out
     time.sleep(0.5)
     # (the pid the step printed is its pid in the run's own PID namespace, so it is found by a token)
-    assert _alive_with(token) == [], "the step's process must be stopped"
+    assert alive_with(token) == [], "the step's process must be stopped"
     record = json.loads(next((hostile_demo / OUTPUT / "tipc").rglob("tipc_run.json")).read_text())
     assert any(r["status"] == "interrupted" for r in record["results"])
-
-
-def _alive_with(token: str) -> list[int]:
-    """Processes (but the zombies) whose environment holds `token`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            zombie = " Z " in (entry / "stat").read_text()
-            if token.encode() in (entry / "environ").read_bytes() and not zombie:
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
 
 
 def _cgroups_writable() -> bool:
     from tipc.sandbox import limits
 
-    group = limits._own_group("memory")
+    group = limits.own_group("memory")
     return group is not None and os.access(group, os.W_OK)
 
 
