@@ -11,7 +11,6 @@ one re-reading the config and re-detecting its dialect) to collect the planner's
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 import time
 from collections import defaultdict
@@ -19,6 +18,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.config.shlex_oracle import shlex_words
 
 
 def _corpus(argv: list[str]) -> Path:
@@ -31,18 +34,6 @@ def _corpus(argv: list[str]) -> Path:
     return Path(__file__).resolve().parents[2] / "shared" / "tipc-corpus"
 
 
-def _shlex_words(command: str) -> list[str] | None:
-    """The previous tokenizer (what tipc.config.bash used before its linear one)."""
-    lexer = shlex.shlex(command, posix=True)
-    lexer.whitespace = " \t\n"
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError:
-        return None
-
-
 @contextmanager
 def previous_approach() -> Iterator[None]:
     """Swap in the previous tokenizer and lint's previous full-plan path for the duration."""
@@ -50,7 +41,7 @@ def previous_approach() -> Iterator[None]:
     from tipc.config import lint as lint_mod
 
     def split_uncached(command: str) -> tuple[tuple[str, ...], bool]:
-        words = _shlex_words(command)
+        words = shlex_words(command)
         tokens = words if words is not None else [t for t in command.split(" ") if t]
         return bash.without_redirections(tokens), words is not None
 

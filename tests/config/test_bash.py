@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from tests.config.shlex_oracle import shlex_words
 from tipc.config import bash
 
 
@@ -57,19 +58,6 @@ def test_split_command_drops_redirections() -> None:
     assert not exact and argv[0] == "python"
 
 
-def _shlex_words(command: str) -> list[str] | None:
-    import shlex
-
-    lexer = shlex.shlex(command, posix=True)
-    lexer.whitespace = " \t\n"
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError:
-        return None
-
-
 def test_shell_words_match_shlex_on_random_strings() -> None:
     import random
 
@@ -77,7 +65,7 @@ def test_shell_words_match_shlex_on_random_strings() -> None:
     alphabet = "ab =\"'\\\t\n\r|>$*-#;&"
     for _ in range(20_000):
         command = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
-        assert bash.shell_words(command) == _shlex_words(command), repr(command)
+        assert bash.shell_words(command) == shlex_words(command), repr(command)
 
 
 def test_shell_words_match_shlex_on_every_corpus_command() -> None:
@@ -96,7 +84,7 @@ def test_shell_words_match_shlex_on_every_corpus_command() -> None:
             commands.update(s.status_command for s in plan(case.config, mode, repo=case.repo).steps)
     assert len(commands) > 500
     for command in commands:
-        assert bash.shell_words(command) == _shlex_words(command), command
+        assert bash.shell_words(command) == shlex_words(command), command
 
 
 def test_shell_words_is_linear_on_long_words() -> None:
