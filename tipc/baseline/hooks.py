@@ -14,12 +14,6 @@ from typing import IO, Any
 RULE_ID = "model-ci.baseline"
 
 
-def baseline_dir(repo: Path, given: str | None) -> Path:
-    from tipc.baseline.store import DEFAULT_DIR
-
-    return Path(given).resolve() if given else repo / DEFAULT_DIR
-
-
 def add_arguments(parser: Any) -> None:
     parser.add_argument(
         "--baseline",
@@ -40,6 +34,7 @@ def add_arguments(parser: Any) -> None:
 
 
 def rule_result(ctx: Any, directory: str) -> Any:
+    from tipc.baseline.store import DEFAULT_DIR, baseline_dir
     from tipc.checks.base import Verdict
     from tipc.rules.evaluate import RuleResult
     from tipc.rules.files import RepoFiles
@@ -51,7 +46,7 @@ def rule_result(ctx: Any, directory: str) -> Any:
         source="issue 9 (model CI); seed 000",
         severity=Severity.ERROR,
         description="every metric of the run is within its baseline's margin; no metric or stage is missing",
-        check=CheckSpec("baseline", (("dir", directory or "test_tipc/baselines"),)),
+        check=CheckSpec("baseline", (("dir", directory or DEFAULT_DIR),)),
     )
     where = str(baseline_dir(Path(ctx.repo), directory))
     env = OpEnv(ctx=ctx, checks={}, files=RepoFiles(Path(ctx.repo)))
@@ -100,6 +95,7 @@ def after(
     """History and notification. Neither changes the exit code; a failure of either is said on stderr."""
     from tipc.baseline import judge as judging
     from tipc.baseline.metrics import extract
+    from tipc.baseline.store import baseline_dir
 
     judgement = None
     if getattr(args, "baseline", None) is not None:

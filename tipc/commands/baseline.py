@@ -132,7 +132,7 @@ def _record(args: argparse.Namespace, update: bool) -> int:
 
     repo, _config = resolve_target(args.repo, args.config)
     repo = repo.resolve()
-    directory = Path(args.baseline_dir).resolve() if args.baseline_dir else repo / store.DEFAULT_DIR
+    directory = store.baseline_dir(repo, args.baseline_dir)
     try:
         records, runs = run_chain_times(args, repo)
     except _ChainFailed as exc:

@@ -115,7 +115,7 @@ def _run_version(args: argparse.Namespace, repo: Path, version: str, python: str
         error_tail=_tail(record, repo),
     )
     if args.baseline is not None:
-        directory = Path(args.baseline).resolve() if args.baseline else repo / store.DEFAULT_DIR
+        directory = store.baseline_dir(repo, args.baseline)
         base_path, _machine = judge.find_baseline(directory, record)
         if base_path.is_file():
             j = judge.judge_metrics(store.load(base_path), run, record.environment)
