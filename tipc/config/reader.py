@@ -124,30 +124,18 @@ def expand_globs(cfg: TipcConfig, root: Path, splitter: str) -> TipcConfig:
         try:
             expanded = expand_glob(slot.value, root, splitter)
         except GlobTooLarge as exc:
-            findings.append(
-                Finding(
-                    cfg.path,
-                    slot.line,
-                    slot.col,
-                    Level.WARNING,
-                    "TIPC104",
-                    f"glob {slot.value!r} matches too much in {root} ({exc}): tipc keeps it literally; "
-                    "the script would expand it when reading the config",
-                )
+            message = (
+                f"glob {slot.value!r} matches too much in {root} ({exc}): tipc keeps it literally; "
+                "the script would expand it when reading the config"
             )
-            continue
-        if expanded is not None and expanded != slot.value:
+        else:
+            if expanded is None or expanded == slot.value:
+                continue
             changes[name] = replace(slot, value=expanded)
-            findings.append(
-                Finding(
-                    cfg.path,
-                    slot.line,
-                    slot.col,
-                    Level.WARNING,
-                    "TIPC104",
-                    f"glob {slot.value!r} expands to {expanded!r} in {root} when the script reads the config",
-                )
+            message = (
+                f"glob {slot.value!r} expands to {expanded!r} in {root} when the script reads the config"
             )
+        findings.append(Finding(cfg.path, slot.line, slot.col, Level.WARNING, "TIPC104", message))
     if not findings:
         return cfg
     return replace(cfg, findings=cfg.findings + tuple(findings), **changes)  # type: ignore[arg-type]
