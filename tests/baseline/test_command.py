@@ -71,9 +71,9 @@ def test_record_refuses_to_overwrite_and_update_prints_the_file_diff(
     (repo / "test_tipc" / "configs" / "m" / "train_infer_python.txt").write_text("model_name:m\n")
     scale = [1.0]
 
-    def fake_runs(args: object, where: Path) -> tuple[list[object], list[object]]:
+    def fake_runs(args: object, where: Path) -> command.ChainRuns:
         records = [_record(repo, started=1.0e9 + i, scale=scale[0]) for i in range(3)]
-        return records, [extract(r, repo) for r in records]
+        return command.ChainRuns(records, [extract(r, repo) for r in records], None)
 
     monkeypatch.setattr(command, "run_chain_times", fake_runs)
     out_dir = tmp_path / "b"
@@ -128,7 +128,8 @@ def test_warm_up_runs_go_first_and_their_numbers_are_discarded(
         sets=[],
         history=None,
     )
-    got, runs = command.run_chain_times(args, tmp_path)
+    chain = command.run_chain_times(args, tmp_path)
+    got, runs = chain.records, chain.runs
     assert len(started) == 5
     assert got == runs == records[2:] and loaded == records[2:]
     err = capsys.readouterr().err

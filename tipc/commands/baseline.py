@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +77,18 @@ def _newest_record(repo: Path, since: float, mode: str) -> Path | None:
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 
-def run_chain_times(args: argparse.Namespace, repo: Path) -> tuple[list[Any], list[Any]]:
-    """Run the chain `args.repeat` times; (records, metrics) of each. A failing chain is exit 1."""
+@dataclass(frozen=True)
+class ChainRuns:
+    records: list[Any]  # the run record of each measured run
+    runs: list[Any]  # the metrics of each (tipc.baseline.metrics.RunMetrics)
+    load: float | None  # the machine's median load per CPU after the measured runs (None where unknown)
+
+
+def run_chain_times(args: argparse.Namespace, repo: Path) -> ChainRuns:
+    """Run the chain `args.warmup` times (numbers discarded), then `args.repeat` times, measured. A failing
+    chain raises _ChainFailed (exit 1)."""
+    import statistics
+
     from tipc import proc
     from tipc.baseline import store
     from tipc.baseline.metrics import extract
@@ -86,26 +97,23 @@ def run_chain_times(args: argparse.Namespace, repo: Path) -> tuple[list[Any], li
     records: list[Any] = []
     runs: list[Any] = []
     loads: list[float] = []
-    warmup = getattr(args, "warmup", 0)
-    for i in range(-warmup, args.repeat):
-        if i < 0:
-            sys.stderr.write(f"tipc: warm-up run {warmup + i + 1}/{warmup} (its numbers are discarded) ...\n")
-        else:
-            sys.stderr.write(f"tipc: baseline run {i + 1}/{args.repeat} ...\n")
+    planned = [(f"warm-up run {k}/{args.warmup}", False) for k in range(1, args.warmup + 1)]
+    planned += [(f"baseline run {k}/{args.repeat}", True) for k in range(1, args.repeat + 1)]
+    for label, measured in planned:
+        sys.stderr.write(f"tipc: {label}{'' if measured else ' (its numbers are discarded)'} ...\n")
         started = time.time()
         tail: list[str] = []
         res = proc.run(_child_argv(args, str(repo)), cwd=repo, on_line=tail.append)
         if res.interrupted:
             raise KeyboardInterrupt
         path = _newest_record(repo, started, args.mode)
-        if res.exit_code not in (0,) or path is None:
+        if res.exit_code != 0 or path is None:
             sys.stderr.write("".join(tail[-25:]))
-            which = f"warm-up run {warmup + i + 1}" if i < 0 else f"run {i + 1}"
             raise _ChainFailed(
-                f"{which} of the chain did not pass (exit {res.exit_code}): a baseline is recorded only "
+                f"{label} of the chain did not pass (exit {res.exit_code}): a baseline is recorded only "
                 "from a chain whose steps all pass"
             )
-        if i < 0:
+        if not measured:
             continue
         record = load_record(path)
         load = store.load_per_cpu()
@@ -118,8 +126,7 @@ def run_chain_times(args: argparse.Namespace, repo: Path) -> tuple[list[Any], li
 
             with open_history(args.history) as db:
                 db.store_run(record, runs[-1], kind="baseline-run", repo=repo)
-    args.loads = loads
-    return records, runs
+    return ChainRuns(records, runs, round(statistics.median(loads), 2) if loads else None)
 
 
 class _ChainFailed(Exception):
@@ -134,10 +141,11 @@ def _record(args: argparse.Namespace, update: bool) -> int:
     repo = repo.resolve()
     directory = store.baseline_dir(repo, args.baseline_dir)
     try:
-        records, runs = run_chain_times(args, repo)
+        chain = run_chain_times(args, repo)
     except _ChainFailed as exc:
         sys.stderr.write(f"tipc: {exc}\n")
         return EXIT_CHAIN_FAILED
+    records, runs = chain.records, chain.runs
     last = records[-1]
     path = store.baseline_path(
         directory,
@@ -153,11 +161,7 @@ def _record(args: argparse.Namespace, update: bool) -> int:
         )
     if previous is None and update:
         sys.stderr.write(f"tipc: no baseline at {path} yet: recording a new one\n")
-    import statistics
-
-    loads = getattr(args, "loads", [])
-    load = round(statistics.median(loads), 2) if loads else None
-    base = store.build(last, runs, [store.run_id(r) for r in records], previous, load)
+    base = store.build(last, runs, [store.run_id(r) for r in records], previous, chain.load)
     text = base.dumps()
     old_text = path.read_text(encoding="utf-8") if path.is_file() else ""
     path.parent.mkdir(parents=True, exist_ok=True)
