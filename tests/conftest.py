@@ -16,15 +16,12 @@ need it makes it under a file lock in the run's shared temp folder, the others w
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +29,7 @@ from typing import Any
 import pytest
 
 from tests.demo_port import port_of, use_free_port
+from tests.once import once, shared_dir
 
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "lenet_digits"
 OUTPUT = Path("test_tipc") / "output"
@@ -108,39 +106,9 @@ class DemoCheck:
         return {r["id"]: r["verdict"] for r in self.report["rules"]}
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _shared_dir(factory: pytest.TempPathFactory) -> Path:
-    """A folder every xdist worker of this pytest run sees (the parent of the workers' base temp)."""
-    base = factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
-def _cached(folder: Path, name: str, make: Any) -> dict[str, Any]:
-    """`make()`'s JSON result, made once per pytest run across workers (file lock + result file)."""
-    done = folder / f"{name}.json"
-    with _locked(folder / f"{name}.lock"):
-        if not done.exists():
-            value = make()
-            tmp = done.with_suffix(".tmp")
-            tmp.write_text(json.dumps(value))
-            tmp.replace(done)
-    result: dict[str, Any] = json.loads(done.read_text())
-    return result
-
-
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
-    shared = _shared_dir(tmp_path_factory) / "shared-demo"
+    shared = shared_dir(tmp_path_factory) / "shared-demo"
     repo = shared / "lenet_digits"
 
     def make() -> dict[str, Any]:
@@ -151,7 +119,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
         done = tipc("run", str(repo), "--mode", MODE, "--no-color")
         return {"code": done.returncode, "stdout": done.stdout, "stderr": done.stderr, "before": before}
 
-    made = _cached(shared, "run", make)
+    made = once(shared, "run", make)
     return DemoRun(repo, made["code"], made["stdout"], made["stderr"], made["before"])
 
 
@@ -172,5 +140,5 @@ def demo_checked(demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) ->
         report = json.loads(done.stdout)
         return {"code": done.returncode, "report": report, "stderr": done.stderr, "before": before}
 
-    made = _cached(shared, "check", make)
+    made = once(shared, "check", make)
     return DemoCheck(repo, made["code"], made["report"], made["stderr"], made["before"])

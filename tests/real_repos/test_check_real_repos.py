@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from tests.real_repos.conftest import Outcome, tree_hashes
+from tests.real_repos.conftest import CHECK_RULESETS, CPU_EXPORT, Outcome, SharedChain, tree_hashes
 
 pytestmark = [pytest.mark.integration, pytest.mark.real_repos]
 
 Run = Callable[..., Outcome]
+Chain = Callable[..., SharedChain]
 
 
 def _check(tipc: Run, repo: Path, *args: str) -> tuple[dict[str, dict[str, Any]], Outcome]:
@@ -36,12 +37,15 @@ def _summary(rules: dict[str, dict[str, Any]], rule: str) -> str:
     return str(rules[rule].get("summary", ""))
 
 
-def test_cutpaste_paddle_rising_loss_fake_ips_and_a_weights_path_never_created(
-    unpack: Callable[[str], Path], tipc: Run
-) -> None:
-    repo = unpack("liuxtakeoff__cutpaste_paddle")
-    before = tree_hashes(repo)
-    rules, out = _check(tipc, repo, "--device", "cpu", "--paddle-compat", "export")
+def _shared_check(chain: SharedChain) -> tuple[dict[str, dict[str, Any]], Outcome]:
+    """The check of a shared run (`tipc run` then `tipc check --reuse-run`, the run test's run)."""
+    out = chain.check("--format", "json", *CHECK_RULESETS)
+    assert out.stdout.strip(), out.stderr[-3000:]
+    return {r["id"]: r for r in json.loads(out.stdout)["rules"]}, out
+
+
+def test_cutpaste_paddle_rising_loss_fake_ips_and_a_weights_path_never_created(shared_chain: Chain) -> None:
+    rules, out = _shared_check(shared_chain("liuxtakeoff__cutpaste_paddle", *CPU_EXPORT))
     assert _verdict(rules, "basic.tipc.chain_passes") == "PASS", out.stderr[-3000:]
     loss = _summary(rules, "competition.train.loss_converges")
     assert _verdict(rules, "competition.train.loss_converges") == "FAIL"
@@ -50,11 +54,12 @@ def test_cutpaste_paddle_rising_loss_fake_ips_and_a_weights_path_never_created(
     assert _verdict(rules, "basic.train.ips_is_throughput") == "FAIL" and "equals avg_batch_cost" in ips, ips
     paths = _summary(rules, "basic.lineage.cmdline_paths")
     assert _verdict(rules, "basic.lineage.cmdline_paths") == "FAIL"
-    assert "final.pdparams" in paths and "does not exist" in paths, paths
-    # no false alarm: predict.py lives in tools/, and what train wrote is what eval and export read
+    assert "/norm_train_gpus_0/final.pdparams (given to eval" in paths and "does not exist" in paths, paths
+    # no false alarm: predict.py lives in tools/, and what train wrote (logs/bottle/final.pdparams) is what
+    # eval and export read, whatever the flag says
     assert _verdict(rules, "basic.code.entrypoints") == "PASS"
     assert _verdict(rules, "basic.lineage.weights") == "PASS"
-    assert tree_hashes(repo) == before
+    out.untouched()
 
 
 def test_dncnn_committed_weights_stale_model_gpu_fallback_and_no_loss(
@@ -81,12 +86,8 @@ def test_dncnn_committed_weights_stale_model_gpu_fallback_and_no_loss(
     assert tree_hashes(repo) == before
 
 
-def test_official_tutorial_passes_its_chain_and_shows_the_model_learns_nothing(
-    unpack: Callable[[str], Path], tipc: Run
-) -> None:
-    repo = unpack("PaddlePaddle__models__Step6")
-    before = tree_hashes(repo)
-    rules, out = _check(tipc, repo, "--device", "cpu", "--paddle-compat", "export")
+def test_official_tutorial_passes_its_chain_and_shows_the_model_learns_nothing(shared_chain: Chain) -> None:
+    rules, out = _shared_check(shared_chain("PaddlePaddle__models__Step6", *CPU_EXPORT))
     for rule in ("basic.tipc.chain_passes", "basic.tipc.infer_passes", "basic.code.entrypoints"):
         assert _verdict(rules, rule) == "PASS", (rule, _summary(rules, rule), out.stderr[-2000:])
     assert _verdict(rules, "competition.train.loss_converges") != "PASS"
@@ -103,7 +104,7 @@ def test_official_tutorial_passes_its_chain_and_shows_the_model_learns_nothing(
         assert verdict == "FAIL" and "engines disagree" in agree, agree
     # the repo's own serving steps cannot run here: never a PASS made by tipc's own server
     assert _verdict(rules, "competition.serving.equals_inference") in ("N-A", "FAIL")
-    assert tree_hashes(repo) == before
+    out.untouched()
 
 
 def test_can_fails_on_its_first_stage_and_its_shipped_log_is_called_out(

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from tests.processes import leftovers
-from tests.real_repos.conftest import Outcome, tree_hashes
+from tests.real_repos.conftest import CPU_EXPORT, Outcome, SharedChain, tree_hashes
 
 pytestmark = [pytest.mark.integration, pytest.mark.real_repos]
 
 Run = Callable[..., Outcome]
+Chain = Callable[..., SharedChain]
 CPU = ("--device", "cpu")
 
 
@@ -29,12 +30,8 @@ def _untouched(repo: Path, before: dict[str, str]) -> None:
     assert leftovers(str(repo)) == [], "no process of the run may outlive it"
 
 
-def test_official_tutorial_runs_every_stage_with_the_cpu_and_export_switches(
-    unpack: Callable[[str], Path], tipc: Run
-) -> None:
-    repo = unpack("PaddlePaddle__models__Step6")
-    before = tree_hashes(repo)
-    out = tipc("run", repo, *CPU, "--paddle-compat", "export")
+def test_official_tutorial_runs_every_stage_with_the_cpu_and_export_switches(shared_chain: Chain) -> None:
+    out = shared_chain("PaddlePaddle__models__Step6", *CPU_EXPORT).run()
     statuses = out.statuses()
     # prepare.sh extracts the lite data (its pip install and wget fail offline, which the run says)
     assert statuses["prepare"] == "failed" and "prepare.sh fetches or installs" in out.stderr
@@ -44,20 +41,18 @@ def test_official_tutorial_runs_every_stage_with_the_cpu_and_export_switches(
     assert launch and all(r["status"] == "skipped" and "not applicable" in r["reason"] for r in launch)
     assert "device=cpu" in " ".join(out.result("train/")["argv"])
     assert out.returncode == 0, out.stderr[-3000:]
-    _untouched(repo, before)
+    out.untouched()
 
 
-def test_cutpaste_paddle_passes_its_four_stages_on_the_cpu(unpack: Callable[[str], Path], tipc: Run) -> None:
-    repo = unpack("liuxtakeoff__cutpaste_paddle")
-    before = tree_hashes(repo)
-    out = tipc("run", repo, *CPU, "--paddle-compat", "export")
+def test_cutpaste_paddle_passes_its_four_stages_on_the_cpu(shared_chain: Chain) -> None:
+    out = shared_chain("liuxtakeoff__cutpaste_paddle", *CPU_EXPORT).run()
     for stage in ("train/", "eval/", "export/", "infer/"):
         assert out.result(stage)["status"] == "passed", (stage, out.statuses(), out.stderr[-3000:])
     # the edited script logs to ./log/<model>/<mode>: observed from the script, not taken from a profile
     assert out.record["plan"]["output_dir"] == "log/resnet18/lite_train_lite_infer"
     changed = {c["path"] for c in out.record["sandbox"]["changes"]}
     assert any(p.startswith("logs/") for p in changed), "train's writes at the repo root are listed"
-    _untouched(repo, before)
+    out.untouched()
 
 
 def test_dncnn_names_the_dataloader_worker_crash(unpack: Callable[[str], Path], tipc: Run) -> None:
