@@ -6,6 +6,7 @@ Responses come back as values (`Reply`), never exceptions, for HTTP errors; conn
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import json
 import time
@@ -53,6 +54,13 @@ class Client:
     def __exit__(self, *_: object) -> None:
         self.close()
 
+    def _send(self, method: str, path: str, body: bytes | None, headers: dict[str, str]) -> None:
+        assert self._conn is not None
+        # A server may answer before it has read the whole body (a 413 on the declared length) and close; its
+        # answer is still in our receive buffer, so getresponse reads it (and raises where there is none).
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self._conn.request(method, path, body=body, headers=headers)
+
     def request(self, method: str, path: str, body: bytes | None = None) -> Reply:
         headers = {"Content-Type": "application/json"} if body is not None else {}
         for attempt in (1, 2):  # one retry when a kept-alive connection was closed by the server
@@ -60,7 +68,7 @@ class Client:
                 self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout_s)
             started = time.perf_counter()
             try:
-                self._conn.request(method, path, body=body, headers=headers)
+                self._send(method, path, body, headers)
                 response = self._conn.getresponse()
                 raw = response.read()
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
