@@ -47,61 +47,116 @@ _ARGS = {
 }
 
 
+def _pair_cell(pair: dict[str, Any]) -> dict[str, Any]:
+    """The matrix cell of one engine pair: its verdict and worst figures over the outputs."""
+    outs = pair.get("outputs", [])
+    return {
+        "within": bool(pair.get("within")),
+        "max_abs": max((o.get("max_abs", float("inf")) for o in outs), default=None),
+        "max_rel": max((o.get("max_rel", float("inf")) for o in outs), default=None),
+        "cosine": min((o.get("cosine", 0.0) for o in outs), default=None),
+        "argmax_agree": min(
+            (o["argmax_agree"] for o in outs if o.get("argmax_agree") is not None), default=None
+        ),
+        "outputs": outs,
+    }
+
+
+def _disagreement(a: str, b: str, outs: list[dict[str, Any]]) -> Evidence:
+    """What differs on the pair's worst output (largest max_abs)."""
+    worst: dict[str, Any] = max(outs, key=lambda o: o.get("max_abs", float("inf")), default={})
+    why = []
+    if not worst.get("shape_match", True):
+        why.append(f"shapes {worst.get('shape_ref')} vs {worst.get('shape_other')}")
+    elif worst:
+        why.append(
+            f"max_abs={worst.get('max_abs'):.3g} max_rel={worst.get('max_rel'):.3g} "
+            f"cosine={worst.get('cosine'):.8f} argmax_agree={worst.get('argmax_agree')} "
+            f"mismatched={worst.get('mismatched')}/{worst.get('size')}"
+        )
+    return Evidence(
+        f"{a} vs {b} disagree on output {worst.get('index')}: {'; '.join(why)}",
+        numbers=tuple((k, worst.get(k)) for k in ("max_abs", "max_rel", "cosine", "argmax_agree")),
+    )
+
+
+def _pair_evidence(a: str, b: str, cell: dict[str, Any]) -> Evidence:
+    if not cell["within"]:
+        return _disagreement(a, b, cell["outputs"])
+    return Evidence(
+        f"{a} vs {b} agree: max_abs={cell['max_abs']:.3g} max_rel={cell['max_rel']:.3g} "
+        f"cosine={cell['cosine']:.8f}",
+        numbers=(
+            ("max_abs", cell["max_abs"]),
+            ("max_rel", cell["max_rel"]),
+            ("cosine", cell["cosine"]),
+        ),
+    )
+
+
+def _inputs_evidence(inputs: dict[str, Any]) -> list[Evidence]:
+    """Where the worker's inputs came from (random: with the hint to set real ones)."""
+    shapes = tuple((k, str(v["shape"])) for k, v in inputs.get("feeds", {}).items())
+    if inputs.get("source") == "random":
+        note = (
+            f"inputs: {inputs.get('note')} (seed {inputs.get('seed')}); set "
+            "agreement.inputs in test_tipc/tipc.yaml to use real data"
+        )
+        return [Evidence(note, numbers=shapes)]
+    if inputs.get("source") == "file":
+        return [Evidence("inputs from file", path=inputs.get("path"), numbers=shapes)]
+    return []
+
+
+def _judge_response(
+    resp: dict[str, Any],
+    engines: list[str],
+    unavailable: dict[str, Any],
+    failed_engines: dict[str, Any],
+) -> tuple[Verdict, str]:
+    """The verdict and summary of a worker response, the first matching case winning."""
+    pairs = resp.get("pairs", [])
+    if failed_engines:
+        names = ", ".join(sorted(failed_engines))
+        reason = next(iter(failed_engines.values()), None)
+        because = f": {reason}" if reason else ""
+        return Verdict.FAIL, f"engine(s) failed on the exported model: {names}{because}"
+    measured = [n for n in engines if n not in unavailable]
+    if unavailable and (len(measured) < 2 or not resp.get("ok")):
+        names = ", ".join(sorted(unavailable))
+        return (
+            Verdict.SKIP,
+            f"cannot compare engines: {names} not installed for the model-side python "
+            "(pip install paddlepaddle paddle2onnx onnx onnxruntime)",
+        )
+    if not resp.get("ok"):
+        return Verdict.FAIL, f"agreement worker failed: {resp.get('error')}"
+    if not pairs:
+        return Verdict.FAIL, "no engine pair to compare"
+    bad = [f"{p['a']}~{p['b']}" for p in pairs if not p.get("within")]
+    if bad:
+        return Verdict.FAIL, f"engines disagree: {', '.join(bad)}"
+    if unavailable:
+        return (
+            Verdict.WARN,
+            f"{', '.join(measured)} agree; not measured: {', '.join(sorted(unavailable))} (not installed)",
+        )
+    worst_abs = max(o.get("max_abs", 0.0) for p in pairs for o in p.get("outputs", []))
+    return Verdict.PASS, f"{len(engines)} engines agree on every output (worst max_abs {worst_abs:.3g})"
+
+
 def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: float) -> CheckOutcome:
     """Turn a worker response into an outcome (pure; unit-tested without the worker)."""
-    evidence: list[Evidence] = []
     eng_info = resp.get("engines", {})
     matrix: dict[str, dict[str, Any]] = {a: {b: None for b in engines} for a in engines}
-    pairs = resp.get("pairs", [])
-    all_within = True
-    for pair in pairs:
+    evidence: list[Evidence] = []
+    for pair in resp.get("pairs", []):
         a, b = pair["a"], pair["b"]
-        outs = pair.get("outputs", [])
-        cell = {
-            "within": bool(pair.get("within")),
-            "max_abs": max((o.get("max_abs", float("inf")) for o in outs), default=None),
-            "max_rel": max((o.get("max_rel", float("inf")) for o in outs), default=None),
-            "cosine": min((o.get("cosine", 0.0) for o in outs), default=None),
-            "argmax_agree": min(
-                (o["argmax_agree"] for o in outs if o.get("argmax_agree") is not None), default=None
-            ),
-            "outputs": outs,
-        }
+        cell = _pair_cell(pair)
         if a in matrix and b in matrix:
             matrix[a][b] = cell
             matrix[b][a] = cell
-        if not cell["within"]:
-            all_within = False
-            worst: dict[str, Any] = max(outs, key=lambda o: o.get("max_abs", float("inf")), default={})
-            why = []
-            if not worst.get("shape_match", True):
-                why.append(f"shapes {worst.get('shape_ref')} vs {worst.get('shape_other')}")
-            elif worst:
-                why.append(
-                    f"max_abs={worst.get('max_abs'):.3g} max_rel={worst.get('max_rel'):.3g} "
-                    f"cosine={worst.get('cosine'):.8f} argmax_agree={worst.get('argmax_agree')} "
-                    f"mismatched={worst.get('mismatched')}/{worst.get('size')}"
-                )
-            evidence.append(
-                Evidence(
-                    f"{a} vs {b} disagree on output {worst.get('index')}: {'; '.join(why)}",
-                    numbers=tuple(
-                        (k, worst.get(k)) for k in ("max_abs", "max_rel", "cosine", "argmax_agree")
-                    ),
-                )
-            )
-        else:
-            evidence.append(
-                Evidence(
-                    f"{a} vs {b} agree: max_abs={cell['max_abs']:.3g} max_rel={cell['max_rel']:.3g} "
-                    f"cosine={cell['cosine']:.8f}",
-                    numbers=(
-                        ("max_abs", cell["max_abs"]),
-                        ("max_rel", cell["max_rel"]),
-                        ("cosine", cell["cosine"]),
-                    ),
-                )
-            )
+        evidence.append(_pair_evidence(a, b, cell))
     unavailable = {n: e.get("error") for n, e in eng_info.items() if e.get("unavailable")}
     # An engine with no error of its own stopped on the worker's error (e.g. inputs it could not build).
     failed_engines = {
@@ -109,27 +164,13 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
         for n, e in eng_info.items()
         if not e.get("ok") and not e.get("unavailable")
     }
-    for n, err in failed_engines.items():
-        evidence.insert(0, Evidence(f"engine {n} failed: {err}"))
-    for n, err in unavailable.items():
-        evidence.insert(0, Evidence(f"engine {n} unavailable: {err}"))
+    # Unavailable engines first, then failed ones, each group in reverse order (as inserted at the front).
+    evidence[:0] = [
+        *(Evidence(f"engine {n} unavailable: {err}") for n, err in reversed(unavailable.items())),
+        *(Evidence(f"engine {n} failed: {err}") for n, err in reversed(failed_engines.items())),
+    ]
     inputs = resp.get("inputs", {})
-    if inputs.get("source") == "random":
-        evidence.append(
-            Evidence(
-                f"inputs: {inputs.get('note')} (seed {inputs.get('seed')}); set "
-                "agreement.inputs in test_tipc/tipc.yaml to use real data",
-                numbers=tuple((k, str(v["shape"])) for k, v in inputs.get("feeds", {}).items()),
-            )
-        )
-    elif inputs.get("source") == "file":
-        evidence.append(
-            Evidence(
-                "inputs from file",
-                path=inputs.get("path"),
-                numbers=tuple((k, str(v["shape"])) for k, v in inputs.get("feeds", {}).items()),
-            )
-        )
+    evidence.extend(_inputs_evidence(inputs))
     data = {
         "engines": engines,
         "matrix": matrix,
@@ -137,50 +178,10 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
         "inputs": inputs,
         "model": resp.get("model"),
         "cosine_min": cosine_min,
+        "unavailable": sorted(unavailable),
     }
-    data["unavailable"] = sorted(unavailable)
-    if failed_engines:
-        names = ", ".join(sorted(failed_engines))
-        reason = next(iter(failed_engines.values()), None)
-        return CheckOutcome(
-            Verdict.FAIL,
-            f"engine(s) failed on the exported model: {names}" + (f": {reason}" if reason else ""),
-            tuple(evidence),
-            data,
-        )
-    measured = [n for n in engines if n not in unavailable]
-    if unavailable and (len(measured) < 2 or not resp.get("ok")):
-        names = ", ".join(sorted(unavailable))
-        return CheckOutcome(
-            Verdict.SKIP,
-            f"cannot compare engines: {names} not installed for the model-side python "
-            "(pip install paddlepaddle paddle2onnx onnx onnxruntime)",
-            tuple(evidence),
-            data,
-        )
-    if not resp.get("ok"):
-        return CheckOutcome(
-            Verdict.FAIL, f"agreement worker failed: {resp.get('error')}", tuple(evidence), data
-        )
-    if not pairs:
-        return CheckOutcome(Verdict.FAIL, "no engine pair to compare", tuple(evidence), data)
-    if not all_within:
-        bad = [f"{p['a']}~{p['b']}" for p in pairs if not p.get("within")]
-        return CheckOutcome(Verdict.FAIL, f"engines disagree: {', '.join(bad)}", tuple(evidence), data)
-    if unavailable:
-        return CheckOutcome(
-            Verdict.WARN,
-            f"{', '.join(measured)} agree; not measured: {', '.join(sorted(unavailable))} (not installed)",
-            tuple(evidence),
-            data,
-        )
-    worst_abs = max(o.get("max_abs", 0.0) for p in pairs for o in p.get("outputs", [])) if pairs else 0.0
-    return CheckOutcome(
-        Verdict.PASS,
-        f"{len(engines)} engines agree on every output (worst max_abs {worst_abs:.3g})",
-        tuple(evidence),
-        data,
-    )
+    verdict, summary = _judge_response(resp, engines, unavailable, failed_engines)
+    return CheckOutcome(verdict, summary, tuple(evidence), data)
 
 
 def with_spread(result: CheckOutcome, resp: dict[str, Any], work: Path) -> CheckOutcome:
