@@ -13,6 +13,7 @@ A pair agrees when, for every output (matched by position): shapes match, |a-b| 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from tipc.checks._common import (
 from tipc.checks._model import ModelFiles, find_model, locate_model
 from tipc.checks._worker import run_worker
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.checks.settings import AgreementSettings
 
 _ARGS = {
     "engine_options",
@@ -246,85 +248,169 @@ def with_eval_level(ctx: CheckContext, result: CheckOutcome) -> CheckOutcome:
     )
 
 
-def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
-    settings = settings_of(ctx)
-    if isinstance(settings, CheckOutcome):
-        return settings
-    a = settings.agreement
+@dataclass(frozen=True)
+class _AgreementArgs:
+    """The check's arguments, validated, over tipc.yaml `agreement`."""
+
+    engines: list[str]
+    atol: float
+    rtol: float
+    cosine_min: float
+    timeout_s: float
+    seed: int
+    inputs: str | None
+    plugins: list[str]
+    engine_options: dict[str, dict[str, Any]]
+    model_dir: str | None
+
+    @property
+    def tolerances(self) -> dict[str, float]:
+        return {"atol": self.atol, "rtol": self.rtol, "cosine_min": self.cosine_min}
+
+
+def _optional_path(value: Any, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{name} must be a path, got {value!r}")
+    return value
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _parse_agreement_args(args: dict[str, Any], a: AgreementSettings) -> _AgreementArgs:
+    """The arguments over the settings; ValueError naming the first bad one."""
+    engines = args.get("engines", list(a.engines))
+    if not (
+        isinstance(engines, list | tuple) and len(engines) >= 2 and all(isinstance(e, str) for e in engines)
+    ):
+        raise ValueError(f"engines must be a list of at least two names, got {engines!r}")
+    atol = as_float(args.get("atol", a.tolerances.atol), "atol")
+    rtol = as_float(args.get("rtol", a.tolerances.rtol), "rtol")
+    cosine_min = as_float(args.get("cosine_min", a.tolerances.cosine_min), "cosine_min")
+    timeout_s = as_float(args.get("timeout_s", a.timeout_s), "timeout_s")
+    seed = args.get("seed", a.seed)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    inputs = _optional_path(args.get("inputs", a.inputs), "inputs")
+    plugins = args.get("plugins", list(a.plugins))
+    if not _is_str_list(plugins):
+        raise ValueError(f"plugins must be a list of module names, got {plugins!r}")
+    engine_options = args.get("engine_options", dict(a.engine_options))
+    if not isinstance(engine_options, dict) or not all(
+        isinstance(k, str) and isinstance(v, dict) for k, v in engine_options.items()
+    ):
+        raise ValueError(f"engine_options must map engine names to mappings, got {engine_options!r}")
+    model_dir = _optional_path(args.get("model_dir"), "model_dir")
+    return _AgreementArgs(
+        list(engines), atol, rtol, cosine_min, timeout_s, seed, inputs, plugins, engine_options, model_dir
+    )
+
+
+def _agreement_args(args: dict[str, Any], a: AgreementSettings) -> _AgreementArgs | CheckOutcome:
+    """The validated arguments, or the bad-arguments FAIL."""
     unknown = set(args) - _ARGS
     if unknown:
         return bad_args("agreement", f"unknown argument(s) {sorted(unknown)}")
     try:
-        engines = args.get("engines", list(a.engines))
-        if (
-            not isinstance(engines, list | tuple)
-            or len(engines) < 2
-            or not all(isinstance(e, str) for e in engines)
-        ):
-            raise ValueError(f"engines must be a list of at least two names, got {engines!r}")
-        atol = as_float(args.get("atol", a.tolerances.atol), "atol")
-        rtol = as_float(args.get("rtol", a.tolerances.rtol), "rtol")
-        cosine_min = as_float(args.get("cosine_min", a.tolerances.cosine_min), "cosine_min")
-        timeout_s = as_float(args.get("timeout_s", a.timeout_s), "timeout_s")
-        seed = args.get("seed", a.seed)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise ValueError(f"seed must be an integer, got {seed!r}")
-        inputs = args.get("inputs", a.inputs)
-        if inputs is not None and not isinstance(inputs, str):
-            raise ValueError(f"inputs must be a path, got {inputs!r}")
-        plugins = args.get("plugins", list(a.plugins))
-        if not isinstance(plugins, list) or not all(isinstance(p, str) for p in plugins):
-            raise ValueError(f"plugins must be a list of module names, got {plugins!r}")
-        engine_options = args.get("engine_options", dict(a.engine_options))
-        if not isinstance(engine_options, dict) or not all(
-            isinstance(k, str) and isinstance(v, dict) for k, v in engine_options.items()
-        ):
-            raise ValueError(f"engine_options must map engine names to mappings, got {engine_options!r}")
-        model_arg = args.get("model_dir")
-        if model_arg is not None and not isinstance(model_arg, str):
-            raise ValueError(f"model_dir must be a path, got {model_arg!r}")
+        parsed = _parse_agreement_args(args, a)
     except ValueError as exc:
         return bad_args("agreement", str(exc))
-    if atol < 0 or rtol < 0 or not 0 < cosine_min <= 1 or timeout_s <= 0:
+    if parsed.atol < 0 or parsed.rtol < 0 or not 0 < parsed.cosine_min <= 1 or parsed.timeout_s <= 0:
         return bad_args("agreement", "atol/rtol must be >= 0, cosine_min in (0, 1], timeout_s > 0")
-    if ctx.record is None:
-        return no_record()
+    return parsed
 
-    model: ModelFiles | None
+
+_EXPECTED_MODEL = "expected inference.json or inference.pdmodel + inference.pdiparams"
+
+
+def _model_to_check(ctx: CheckContext, model_arg: str | None) -> ModelFiles | CheckOutcome:
+    """The model given as model_dir, else the one the plan's export step wrote; or why there is none."""
     if model_arg is not None:
         model = find_model(resolve(ctx.repo, model_arg))
         if model is None:
             return outcome(
-                Verdict.FAIL,
-                f"no inference model in {model_arg}",
-                Evidence(
-                    "expected inference.json or inference.pdmodel + inference.pdiparams", path=model_arg
-                ),
+                Verdict.FAIL, f"no inference model in {model_arg}", Evidence(_EXPECTED_MODEL, path=model_arg)
             )
-    else:
-        exports = step_runs(ctx.record, "export")
-        if not exports and not step_runs(ctx.record, "infer"):
-            return outcome(Verdict.NA, "no export or inference step in the plan")
-        if exports and not any(r.passed for r in exports):
-            return outcome(
-                Verdict.SKIP, "the export step did not pass", data={"steps": [r.step.id for r in exports]}
-            )
-        model, cands = locate_model(ctx.record, Path(ctx.repo))
-        if model is None:
-            return outcome(
-                Verdict.FAIL,
-                "exported inference model not found",
-                *(Evidence(f"looked in {p} ({why})") for p, why in cands),
-                Evidence("expected inference.json or inference.pdmodel + inference.pdiparams"),
-            )
-    inputs_path: str | None = None
-    if inputs is not None:
-        ip = resolve(ctx.repo, inputs)
-        if not ip.is_file():
-            return outcome(
-                Verdict.FAIL, f"agreement inputs file not found: {inputs}", Evidence("missing", path=inputs)
-            )
-        inputs_path = str(ip.resolve())
+        return model
+    exports = step_runs(ctx.record, "export")
+    if not exports and not step_runs(ctx.record, "infer"):
+        return outcome(Verdict.NA, "no export or inference step in the plan")
+    if exports and not any(r.passed for r in exports):
+        return outcome(
+            Verdict.SKIP, "the export step did not pass", data={"steps": [r.step.id for r in exports]}
+        )
+    model, cands = locate_model(ctx.record, Path(ctx.repo))
+    if model is None:
+        return outcome(
+            Verdict.FAIL,
+            "exported inference model not found",
+            *(Evidence(f"looked in {p} ({why})") for p, why in cands),
+            Evidence(_EXPECTED_MODEL),
+        )
+    return model
+
+
+def _inputs_path(ctx: CheckContext, inputs: str | None) -> str | CheckOutcome | None:
+    """The absolute path of the agreement inputs file (None: the worker makes a seeded batch)."""
+    if inputs is None:
+        return None
+    ip = resolve(ctx.repo, inputs)
+    if not ip.is_file():
+        return outcome(
+            Verdict.FAIL, f"agreement inputs file not found: {inputs}", Evidence("missing", path=inputs)
+        )
+    return str(ip.resolve())
+
+
+def _judge_worker_run(
+    ctx: CheckContext,
+    parsed: _AgreementArgs,
+    request: dict[str, Any],
+    work: Path,
+    python: str,
+    model: ModelFiles,
+) -> CheckOutcome:
+    """Run the worker on the request and judge its answer (naming the engine that crashed it, if one did)."""
+    run = run_worker(python, request, work, parsed.timeout_s)
+    rel_log = repo_relative(ctx.repo, run.log)
+    if run.response is None:
+        if run.exit_code is not None and len(parsed.engines) > 1:
+            crashed = _crashing_engine(ctx, request, list(parsed.engines), work, parsed.timeout_s, python)
+            if crashed is not None:
+                return crashed
+        return outcome(
+            Verdict.FAIL, f"agreement worker failed: {run.error}", Evidence("worker log", path=rel_log)
+        )
+    if parsed.inputs is not None and isinstance(run.response.get("inputs"), dict):
+        run.response["inputs"]["path"] = parsed.inputs  # as the user wrote it (repo-relative)
+    summary = summarise_response(run.response, list(parsed.engines), parsed.cosine_min)
+    result = with_eval_level(ctx, with_spread(summary, run.response, work))
+    result.data.update({"tolerances": parsed.tolerances, "worker_log": rel_log})
+    model_file = repo_relative(ctx.repo, model.model_file)
+    return CheckOutcome(
+        result.verdict,
+        result.summary,
+        (*result.evidence, Evidence(f"model {model.format}: {model_file}", path=model_file)),
+        result.data,
+    )
+
+
+def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    settings = settings_of(ctx)
+    if isinstance(settings, CheckOutcome):
+        return settings
+    parsed = _agreement_args(args, settings.agreement)
+    if isinstance(parsed, CheckOutcome):
+        return parsed
+    if ctx.record is None:
+        return no_record()
+    model = _model_to_check(ctx, parsed.model_dir)
+    if isinstance(model, CheckOutcome):
+        return model
+    inputs_path = _inputs_path(ctx, parsed.inputs)
+    if isinstance(inputs_path, CheckOutcome):
+        return inputs_path
 
     work = work_dir_for(ctx, "tipc_agreement")
     python = run_python(ctx, settings, args.get("python"))
@@ -332,42 +418,14 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         "op": "agreement",
         "model_dir": str(model.model_dir),
         "work_dir": str(work.resolve()),
-        "engines": list(engines),
-        "plugins": list(plugins),
-        "engine_options": engine_options,
+        "engines": list(parsed.engines),
+        "plugins": list(parsed.plugins),
+        "engine_options": parsed.engine_options,
         "inputs": inputs_path,
-        "seed": seed,
-        "tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min},
+        "seed": parsed.seed,
+        "tolerances": parsed.tolerances,
     }
-    run = run_worker(python, request, work, timeout_s)
-    rel_log = repo_relative(ctx.repo, run.log)
-    if run.response is None:
-        if run.exit_code is not None and len(engines) > 1:
-            crashed = _crashing_engine(ctx, request, list(engines), work, timeout_s, python)
-            if crashed is not None:
-                return crashed
-        return outcome(
-            Verdict.FAIL, f"agreement worker failed: {run.error}", Evidence("worker log", path=rel_log)
-        )
-    if inputs_path is not None and isinstance(run.response.get("inputs"), dict):
-        run.response["inputs"]["path"] = inputs  # as the user wrote it (repo-relative)
-    result = with_spread(summarise_response(run.response, list(engines), cosine_min), run.response, work)
-    result = with_eval_level(ctx, result)
-    result.data.update(
-        {"tolerances": {"atol": atol, "rtol": rtol, "cosine_min": cosine_min}, "worker_log": rel_log}
-    )
-    return CheckOutcome(
-        result.verdict,
-        result.summary,
-        (
-            *result.evidence,
-            Evidence(
-                f"model {model.format}: {repo_relative(ctx.repo, model.model_file)}",
-                path=repo_relative(ctx.repo, model.model_file),
-            ),
-        ),
-        result.data,
-    )
+    return _judge_worker_run(ctx, parsed, request, work, python, model)
 
 
 def _crashing_engine(
