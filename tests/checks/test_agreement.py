@@ -205,3 +205,28 @@ def test_an_engine_stopped_by_the_worker_error_names_it() -> None:
     assert out.verdict is Verdict.FAIL
     assert "paddle_inference: cannot build inputs" in out.summary
     assert any(e.text.startswith("engine paddle_inference failed: cannot build inputs") for e in out.evidence)
+
+
+def test_each_ill_typed_argument_is_named_before_any_work(tmp_path: Path) -> None:
+    fn = CHECKS["agreement"]
+    cases: dict[str, tuple[Any, str]] = {
+        "engines": (["a", 1], "engines must be a list of at least two names"),
+        "seed": (True, "seed must be an integer, got True"),
+        "inputs": (3, "inputs must be a path, got 3"),
+        "plugins": ("mod", "plugins must be a list of module names, got 'mod'"),
+        "engine_options": ({"onnxruntime": 1}, "engine_options must map engine names to mappings"),
+        "model_dir": (["m"], "model_dir must be a path, got ['m']"),
+        "timeout_s": (0, "cosine_min in (0, 1], timeout_s > 0"),
+        "bogus": (1, "unknown argument(s) ['bogus']"),
+    }
+    for key, (value, words) in cases.items():
+        out = fn(ctx_for(tmp_path, None), **{key: value})
+        assert out.verdict is Verdict.FAIL, key
+        assert out.summary.startswith("agreement: bad arguments: ") and words in out.summary, out.summary
+
+
+def test_a_model_dir_without_a_model_fails_naming_it(tmp_path: Path) -> None:
+    rec = make_record(tmp_path, [("export", Stage.EXPORT, ["python", "e.py"], None, Status.PASSED)])
+    out = CHECKS["agreement"](ctx_for(tmp_path, rec), model_dir="nowhere")
+    assert out.verdict is Verdict.FAIL and out.summary == "no inference model in nowhere"
+    assert out.evidence[0].path == "nowhere"

@@ -124,3 +124,26 @@ def test_only_modes_that_infer_with_the_pretrained_model(tmp_path: Path) -> None
     assert out.verdict is Verdict.NA and "weights trained during the run" in out.summary
     assert run(tmp_path, files, [FP32_LOG], mode="lite_train_lite_infer", modes="all").verdict is Verdict.FAIL
     assert run(tmp_path, files, [FP32_LOG], mode="whole_infer").verdict is Verdict.FAIL
+
+
+def test_bad_arguments_are_named(tmp_path: Path) -> None:
+    for args, words in (
+        ({"gt_glob": ""}, "gt_glob must be a glob string, got ''"),
+        ({"rtol": -1}, "atol and rtol must be >= 0"),
+        ({"modes": [1]}, "modes must be a list of mode names or 'all', got [1]"),
+        ({"tol": 1}, "unknown argument(s) ['tol']"),
+    ):
+        out = run(tmp_path, {GT32: GT}, [FP32_LOG], **args)
+        assert out.verdict is Verdict.FAIL and out.summary == f"ground_truth: bad arguments: {words}"
+
+
+def test_unusable_ground_truth_and_missing_logs_are_located(tmp_path: Path) -> None:
+    assert run(tmp_path, {GT32: GT}, []).verdict is Verdict.SKIP  # no inference step ran
+    out = run(tmp_path / "empty", {GT32: "lite_data/test/0.png\n"}, [FP32_LOG])
+    assert out.verdict is Verdict.FAIL and out.summary == "ground-truth file has no entries"
+    first = out.evidence[0]
+    assert first.text == "unparsable ground-truth line: 1: no result after the key"
+    assert (first.path, first.line) == (GT32, 1)
+    out = run(tmp_path / "nolog", {GT32: GT}, [FP32_LOG])
+    assert out.verdict is Verdict.FAIL and out.summary == "inference log of infer/0 not found"
+    assert out.evidence[0].path == FP32_LOG

@@ -213,3 +213,47 @@ def test_a_weights_option_predict_py_does_not_take_is_left_out(tmp_path: Path) -
     assert out.verdict is Verdict.PASS, out.summary
     assert not any("--pretrained" in tok for tok in out.data["commands"][0])
     assert any("takes no --pretrained" in e.text for e in out.evidence)
+
+
+def test_explicit_infer_args_and_a_single_image(tmp_path: Path) -> None:
+    r = repo(tmp_path)
+    out = CHECKS["predict_infer_agreement"](
+        ctx_for(r, record(r)),
+        images="lite_data/test/1.png",
+        predict_args=["predict.py", "--img_path={image}"],
+        infer_args="infer.py --img_path {image}",
+    )
+    assert out.verdict is Verdict.PASS, out.summary
+    assert out.data["images"] == ["lite_data/test/1.png"]
+    assert [c[1:] for c in out.data["commands"]] == [
+        ["predict.py", "--img_path=lite_data/test/1.png"],
+        ["infer.py", "--img_path", "lite_data/test/1.png"],
+    ]
+
+
+def test_an_infer_script_that_prints_no_result_fails(tmp_path: Path) -> None:
+    r = repo(tmp_path)
+    (r / "infer.py").write_text("print('done')\n")
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, record(r)))
+    assert out.verdict is Verdict.FAIL
+    assert out.summary == "infer printed no class_id line for lite_data/test"
+    assert str(out.evidence[0].path).endswith("tipc_predict_infer/infer_0.log")
+
+
+def test_inference_steps_it_cannot_use(tmp_path: Path) -> None:
+    import dataclasses
+
+    fn = CHECKS["predict_infer_agreement"]
+    r = repo(tmp_path)
+    export = make_record(r, [("export", Stage.EXPORT, [sys.executable, "e.py"], None, Status.PASSED)])
+    out = fn(ctx_for(r, export))
+    assert out.verdict is Verdict.NA and "no inference step in the plan" in out.summary
+    rec = record(r)
+    shell = dataclasses.replace(rec.plan.steps[0], shell=True, status_command="sh -c 'infer.py'")
+    out = fn(ctx_for(r, dataclasses.replace(rec, plan=dataclasses.replace(rec.plan, steps=(shell,)))))
+    assert out.verdict is Verdict.FAIL and "set agreement.infer_args" in out.summary
+    assert out.evidence[0].text == "sh -c 'infer.py'"
+    bare = make_record(r, [("infer/cpu", Stage.INFER, [sys.executable, "x.py"], INFER_LOG, Status.PASSED)])
+    out = fn(ctx_for(r, bare))
+    assert out.verdict is Verdict.FAIL and out.summary.startswith("cannot tell which image(s) to predict")
+    assert out.evidence[0].path == INFER_LOG

@@ -24,10 +24,12 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tipc.checks._common import (
+    StepRun,
     as_float,
     bad_args,
     excerpt,
@@ -42,6 +44,7 @@ from tipc.checks._common import (
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.logparse import parse_fields
+from tipc.checks.settings import GroundTruthSettings
 
 PRECISIONS = ("fp32", "fp16", "int8")
 DEFAULT_GT_GLOB = "test_tipc/results/python_*.txt"
@@ -144,16 +147,24 @@ def load_gt(path: Path) -> tuple[dict[str, tuple[Result, int]], list[str]]:
     return out, problems
 
 
-def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
-    settings = settings_of(ctx)
-    if isinstance(settings, CheckOutcome):
-        return settings
+@dataclass(frozen=True)
+class _GtArgs:
+    """The check's arguments, validated, over tipc.yaml `ground_truth`."""
+
+    atol: float
+    rtol: float
+    gt_glob: str
+    modes: list[str] | tuple[str, ...]
+
+
+def _ground_truth_args(args: dict[str, Any], gts: GroundTruthSettings) -> _GtArgs | CheckOutcome:
+    """The validated arguments, or the bad-arguments FAIL naming the first bad one."""
     unknown = set(args) - {"atol", "rtol", "gt_glob", "modes"}
     if unknown:
         return bad_args("ground_truth", f"unknown argument(s) {sorted(unknown)}")
     try:
-        atol = as_float(args.get("atol", settings.ground_truth.atol), "atol")
-        rtol = as_float(args.get("rtol", settings.ground_truth.rtol), "rtol")
+        atol = as_float(args.get("atol", gts.atol), "atol")
+        rtol = as_float(args.get("rtol", gts.rtol), "rtol")
     except ValueError as exc:
         return bad_args("ground_truth", str(exc))
     gt_glob = args.get("gt_glob", DEFAULT_GT_GLOB)
@@ -161,145 +172,198 @@ def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return bad_args("ground_truth", f"gt_glob must be a glob string, got {gt_glob!r}")
     if atol < 0 or rtol < 0:
         return bad_args("ground_truth", "atol and rtol must be >= 0")
-    modes = args.get("modes", list(settings.ground_truth.modes))
+    modes = args.get("modes", list(gts.modes))
     if isinstance(modes, str):
         modes = [modes]
     if not isinstance(modes, list | tuple) or not all(isinstance(m, str) for m in modes):
         return bad_args("ground_truth", f"modes must be a list of mode names or 'all', got {modes!r}")
+    return _GtArgs(atol, rtol, gt_glob, modes)
 
-    repo = Path(ctx.repo)
-    gt_files = sorted(p for p in repo.glob(gt_glob) if p.is_file())
-    if ctx.record is not None and "gt_glob" not in args:
-        named = [p for p in gt_files if ctx.record.plan.model_name and ctx.record.plan.model_name in p.name]
+
+def _gt_files(ctx: CheckContext, gt_glob: str, narrow: bool) -> list[Path]:
+    """The ground-truth files; narrowed to those naming the plan's model when any do (and `narrow`)."""
+    gt_files = sorted(p for p in Path(ctx.repo).glob(gt_glob) if p.is_file())
+    if ctx.record is not None and narrow:
+        model = ctx.record.plan.model_name
+        named = [p for p in gt_files if model and model in p.name]
         gt_files = named or gt_files
-    if not gt_files:
-        return outcome(Verdict.NA, f"no ground-truth files ({gt_glob})")
-    if ctx.record is None:
-        return no_record()
-    mode = ctx.record.plan.mode
-    if "all" not in modes and mode not in modes:
-        return outcome(
-            Verdict.NA,
-            f"ground truth is compared in {', '.join(modes)} only: in {mode} inference uses weights trained "
-            "during the run, not the pretrained model the ground truth was made from",
-        )
-    by_prec: dict[str, Path] = {}
-    for f in gt_files:
-        p = precision_of(f.name)
-        if p is not None:
-            by_prec.setdefault(p, f)
-    by_stem = {f.stem: f for f in gt_files}
-    loaded: dict[Path, dict[str, tuple[Result, int]]] = {}
-    evidence: list[Evidence] = []
+    return gt_files
 
-    def gt_of(f: Path) -> dict[str, tuple[Result, int]]:
-        if f not in loaded:
-            loaded[f], probs = load_gt(f)
+
+class _GroundTruthFiles:
+    """The ground-truth files by precision and by stem, each parsed once; its unparsable lines as evidence."""
+
+    def __init__(self, repo: Path, files: list[Path]) -> None:
+        self.repo = repo
+        self.by_prec: dict[str, Path] = {}
+        for f in files:
+            p = precision_of(f.name)
+            if p is not None:
+                self.by_prec.setdefault(p, f)
+        self.by_stem = {f.stem: f for f in files}
+        self.loaded: dict[Path, dict[str, tuple[Result, int]]] = {}
+        self.evidence: list[Evidence] = []
+
+    def entries(self, f: Path) -> dict[str, tuple[Result, int]]:
+        if f not in self.loaded:
+            self.loaded[f], probs = load_gt(f)
             for prob in probs:
                 ln = int(prob.split(":", 1)[0])
-                evidence.append(
-                    Evidence(f"unparsable ground-truth line: {prob}", path=repo_relative(repo, f), line=ln)
-                )
-        return loaded[f]
-
-    infers = [r for r in step_runs(ctx.record, "infer") if r.ran and r.log]
-    if not infers:
-        return outcome(Verdict.SKIP, "no inference step ran")
-    compared = 0
-    failures: list[Evidence] = []
-    rows: list[dict[str, Any]] = []
-    skipped: list[str] = []
-    for run in infers:
-        log_rel = str(run.log)
-        prec = precision_of(Path(log_rel).name)
-        gt_path = by_stem.get(Path(log_rel).stem)
-        if gt_path is None:
-            if prec is None or prec not in by_prec:
-                skipped.append(log_rel)
-                continue
-            if "fp32" not in by_prec:
-                failures.append(
+                self.evidence.append(
                     Evidence(
-                        f"no fp32 ground-truth file (compare_results takes its keys from it) for {log_rel}",
-                        path=repo_relative(repo, by_prec[prec]),
+                        f"unparsable ground-truth line: {prob}", path=repo_relative(self.repo, f), line=ln
                     )
                 )
-                continue
-            gt_path = by_prec[prec]
-            # compare_results: keys from the fp32 file; ones absent from this precision's file are skipped
-            keys = [k for k in gt_of(by_prec["fp32"]) if k in gt_of(gt_path)]
-        else:
-            keys = list(gt_of(gt_path))
-        gt = gt_of(gt_path)
-        gt_file = repo_relative(repo, gt_path)
+        return self.loaded[f]
+
+    def for_log(self, log_rel: str) -> tuple[Path, list[str]] | Evidence | None:
+        """The ground-truth file and keys to compare an inference log with; Evidence of why it cannot be
+        compared (a FAIL); None when the log has no precision with a ground-truth file (skipped)."""
+        gt_path = self.by_stem.get(Path(log_rel).stem)
+        if gt_path is not None:
+            return gt_path, list(self.entries(gt_path))
+        prec = precision_of(Path(log_rel).name)
+        if prec is None or prec not in self.by_prec:
+            return None
+        if "fp32" not in self.by_prec:
+            return Evidence(
+                f"no fp32 ground-truth file (compare_results takes its keys from it) for {log_rel}",
+                path=repo_relative(self.repo, self.by_prec[prec]),
+            )
+        gt_path = self.by_prec[prec]
+        # compare_results: keys from the fp32 file; ones absent from this precision's file are skipped
+        return gt_path, [k for k in self.entries(self.by_prec["fp32"]) if k in self.entries(gt_path)]
+
+
+@dataclass
+class _Tally:
+    """What the comparison found so far, over all inference logs."""
+
+    atol: float
+    rtol: float
+    compared: int = 0
+    failures: list[Evidence] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def compare_key(
+        self, key: str, gt: tuple[Result, int], lines: list[tuple[int, str]], log_rel: str, gt_file: str
+    ) -> None:
+        """Compare the first log line naming `key` with its ground truth."""
+        gt_res, gt_line = gt
+        # whole-basename match: `0.png` must not match `10.png` (compare_results' substring search would)
+        key_rx = re.compile(r"(?<![\w.-])" + re.escape(key) + r"(?![\w.-])")
+        hit = next(((no, seg, m) for no, seg in lines if (m := key_rx.search(seg))), None)
+        self.compared += 1
+        if hit is None:
+            self.failures.append(
+                Evidence(f"{key}: no prediction in the log (ground truth {gt_file}:{gt_line})", path=log_rel)
+            )
+            self.rows.append({"log": log_rel, "key": key, "ok": False, "why": "missing"})
+            return
+        no, seg, m = hit
+        ok, why, worst = compare_results(gt_res, parse_result(seg[m.end() :]), self.atol, self.rtol)
+        abs_diff = None if math.isinf(worst) else worst
+        prec = precision_of(Path(log_rel).name)
+        self.rows.append(
+            {
+                "log": log_rel,
+                "line": no,
+                "key": key,
+                "precision": prec,
+                "ok": ok,
+                "why": why,
+                "max_abs": abs_diff,
+            }
+        )
+        if not ok:
+            self.failures.append(
+                Evidence(
+                    f"{key} differs from {gt_file}:{gt_line}: {why}",
+                    path=log_rel,
+                    line=no,
+                    excerpt=excerpt(seg),
+                    numbers=(("atol", self.atol), ("rtol", self.rtol), ("abs_diff", abs_diff)),
+                )
+            )
+
+    def compare_log(self, run: StepRun, files: _GroundTruthFiles) -> None:
+        """Compare one inference log with its ground-truth file, key by key."""
+        log_rel = str(run.log)
+        found = files.for_log(log_rel)
+        if found is None:
+            self.skipped.append(log_rel)
+            return
+        if isinstance(found, Evidence):
+            self.failures.append(found)
+            return
+        gt_path, keys = found
+        gt = files.entries(gt_path)
+        gt_file = repo_relative(files.repo, gt_path)
         if not keys:
-            failures.append(Evidence("ground-truth file has no entries", path=gt_file))
-            continue
-        path = resolve(repo, log_rel)
+            self.failures.append(Evidence("ground-truth file has no entries", path=gt_file))
+            return
+        path = resolve(files.repo, log_rel)
         if not path.is_file():
-            failures.append(Evidence(f"inference log of {run.step.id} not found", path=log_rel))
-            continue
+            self.failures.append(Evidence(f"inference log of {run.step.id} not found", path=log_rel))
+            return
         lines = list(physical_lines(path))
         for key in keys:
-            gt_res, gt_line = gt[key]
-            # whole-basename match: `0.png` must not match `10.png` (compare_results' substring search would)
-            key_rx = re.compile(r"(?<![\w.-])" + re.escape(key) + r"(?![\w.-])")
-            hit = next(((no, seg, m) for no, seg in lines if (m := key_rx.search(seg))), None)
-            compared += 1
-            if hit is None:
-                failures.append(
-                    Evidence(
-                        f"{key}: no prediction in the log (ground truth {gt_file}:{gt_line})", path=log_rel
-                    )
-                )
-                rows.append({"log": log_rel, "key": key, "ok": False, "why": "missing"})
-                continue
-            pred = parse_result(hit[1][hit[2].end() :])
-            ok, why, worst = compare_results(gt_res, pred, atol, rtol)
-            rows.append(
-                {
-                    "log": log_rel,
-                    "line": hit[0],
-                    "key": key,
-                    "precision": prec,
-                    "ok": ok,
-                    "why": why,
-                    "max_abs": None if math.isinf(worst) else worst,
-                }
-            )
-            if not ok:
-                failures.append(
-                    Evidence(
-                        f"{key} differs from {gt_file}:{gt_line}: {why}",
-                        path=log_rel,
-                        line=hit[0],
-                        excerpt=excerpt(hit[1]),
-                        numbers=(
-                            ("atol", atol),
-                            ("rtol", rtol),
-                            ("abs_diff", None if math.isinf(worst) else worst),
-                        ),
-                    )
-                )
+            self.compare_key(key, gt[key], lines, log_rel, gt_file)
+
+
+def _ground_truth_outcome(tally: _Tally, files: _GroundTruthFiles) -> CheckOutcome:
     data = {
-        "rows": rows,
-        "atol": atol,
-        "rtol": rtol,
-        "skipped_logs": skipped,
-        "ground_truth": sorted(repo_relative(repo, f) for f in loaded),
+        "rows": tally.rows,
+        "atol": tally.atol,
+        "rtol": tally.rtol,
+        "skipped_logs": tally.skipped,
+        "ground_truth": sorted(repo_relative(files.repo, f) for f in files.loaded),
     }
-    if failures:
-        return CheckOutcome(Verdict.FAIL, failures[0].text, tuple(evidence + failures), data)
-    if compared == 0:
+    if tally.failures:
+        return CheckOutcome(
+            Verdict.FAIL, tally.failures[0].text, tuple(files.evidence + tally.failures), data
+        )
+    if tally.compared == 0:
         return CheckOutcome(
             Verdict.WARN,
             "no inference log with a matching precision (fp32/fp16/int8 in its name) to compare",
-            tuple(evidence),
+            tuple(files.evidence),
             data,
         )
+    within = f"atol {tally.atol:g} / rtol {tally.rtol:g}"
     return CheckOutcome(
         Verdict.PASS,
-        f"{compared} prediction(s) match the ground truth within atol {atol:g} / rtol {rtol:g}",
-        tuple(evidence),
+        f"{tally.compared} prediction(s) match the ground truth within {within}",
+        tuple(files.evidence),
         data,
     )
+
+
+def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    settings = settings_of(ctx)
+    if isinstance(settings, CheckOutcome):
+        return settings
+    parsed = _ground_truth_args(args, settings.ground_truth)
+    if isinstance(parsed, CheckOutcome):
+        return parsed
+    gt_files = _gt_files(ctx, parsed.gt_glob, narrow="gt_glob" not in args)
+    if not gt_files:
+        return outcome(Verdict.NA, f"no ground-truth files ({parsed.gt_glob})")
+    if ctx.record is None:
+        return no_record()
+    mode = ctx.record.plan.mode
+    if "all" not in parsed.modes and mode not in parsed.modes:
+        return outcome(
+            Verdict.NA,
+            f"ground truth is compared in {', '.join(parsed.modes)} only: in {mode} inference uses weights "
+            "trained during the run, not the pretrained model the ground truth was made from",
+        )
+    files = _GroundTruthFiles(Path(ctx.repo), gt_files)
+    infers = [r for r in step_runs(ctx.record, "infer") if r.ran and r.log]
+    if not infers:
+        return outcome(Verdict.SKIP, "no inference step ran")
+    tally = _Tally(parsed.atol, parsed.rtol)
+    for run in infers:
+        tally.compare_log(run, files)
+    return _ground_truth_outcome(tally, files)

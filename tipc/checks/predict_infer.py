@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from tipc.checks._common import (
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.logparse import parse_fields
+from tipc.checks.settings import AgreementSettings
 
 _IMAGE_KEY = re.compile(r"image|img", re.IGNORECASE)
 _WEIGHTS_KEY = re.compile(r"pretrain|weights?$|checkpoint|resume|model_path|params$", re.IGNORECASE)
@@ -241,193 +243,261 @@ def _compare(
     return diffs, len(pairs)
 
 
-def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
-    settings = settings_of(ctx)
-    if isinstance(settings, CheckOutcome):
-        return settings
-    a = settings.agreement
-    unknown = set(args) - {"predict_args", "infer_args", "images", "prob_atol", "timeout_s", "python"}
+_ARG_NAMES = frozenset({"predict_args", "infer_args", "images", "prob_atol", "timeout_s", "python"})
+
+
+@dataclass(frozen=True)
+class _PredictInferArgs:
+    """The check's arguments, validated, over tipc.yaml `agreement`."""
+
+    prob_atol: float
+    timeout_s: float
+    predict_args: tuple[str, ...] | None
+    infer_args: tuple[str, ...] | None
+    images: list[str]  # explicit images; empty: the inference step's own
+
+
+def _images_arg(value: Any) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise ValueError(f"images must be a list of paths, got {value!r}")
+    return value
+
+
+def _predict_infer_args(args: dict[str, Any], a: AgreementSettings) -> _PredictInferArgs | CheckOutcome:
+    """The validated arguments, or the bad-arguments FAIL naming the first bad one."""
+    unknown = set(args) - _ARG_NAMES
     if unknown:
         return bad_args("predict_infer_agreement", f"unknown argument(s) {sorted(unknown)}")
     try:
-        prob_atol = as_float(args.get("prob_atol", a.prob_atol), "prob_atol")
-        timeout_s = as_float(args.get("timeout_s", a.timeout_s), "timeout_s")
-        predict_args = _argv_arg(args.get("predict_args"), "predict_args") or a.predict_args
-        infer_args = _argv_arg(args.get("infer_args"), "infer_args") or a.infer_args
-        images_raw = args.get("images", list(a.images))
-        if isinstance(images_raw, str):
-            images_raw = [images_raw]
-        if not isinstance(images_raw, list) or not all(isinstance(x, str) for x in images_raw):
-            raise ValueError(f"images must be a list of paths, got {images_raw!r}")
+        return _PredictInferArgs(
+            prob_atol=as_float(args.get("prob_atol", a.prob_atol), "prob_atol"),
+            timeout_s=as_float(args.get("timeout_s", a.timeout_s), "timeout_s"),
+            predict_args=_argv_arg(args.get("predict_args"), "predict_args") or a.predict_args,
+            infer_args=_argv_arg(args.get("infer_args"), "infer_args") or a.infer_args,
+            images=_images_arg(args.get("images", list(a.images))),
+        )
     except ValueError as exc:
         return bad_args("predict_infer_agreement", str(exc))
-    if ctx.record is None:
-        return no_record()
-    repo = Path(ctx.repo)
+
+
+def _predict_script(repo: Path, predict_args: tuple[str, ...] | None) -> str | CheckOutcome:
+    """predict.py (or the script predict_args names), repo-relative; or the FAIL saying where it was not."""
     if predict_args and predict_args[0].endswith(".py"):
         script: str | None = predict_args[0] if (repo / predict_args[0]).is_file() else None
         wanted = predict_args[0]
     else:
         script, wanted = find_script(repo, "predict.py"), "predict.py"
-    if script is None:
-        where = wanted if predict_args else ", ".join(f"{d}predict.py" for d in SCRIPT_DIRS)
-        return outcome(
-            Verdict.FAIL,
-            f"{wanted} not found",
-            Evidence(
-                f"{wanted} not found in {where} (the training-engine prediction script of spec 2.2.1)",
-                path=wanted,
-            ),
-        )
-    python = run_python(ctx, settings, args.get("python"))
+    if script is not None:
+        return script
+    where = wanted if predict_args else ", ".join(f"{d}predict.py" for d in SCRIPT_DIRS)
+    return outcome(
+        Verdict.FAIL,
+        f"{wanted} not found",
+        Evidence(
+            f"{wanted} not found in {where} (the training-engine prediction script of spec 2.2.1)",
+            path=wanted,
+        ),
+    )
+
+
+def _inference_step(ctx: CheckContext, infer_args: tuple[str, ...] | None) -> StepRun | CheckOutcome | None:
+    """The inference step whose command infer.py runs with (first passed one); None with infer_args."""
     infers = step_runs(ctx.record, "infer")
     base = next((r for r in infers if r.passed), infers[0] if infers else None)
-    if infer_args is None and base is None:
+    if infer_args is not None:
+        return base
+    if base is None:
         return outcome(Verdict.NA, "no inference step in the plan and no agreement.infer_args")
-    if infer_args is None and base is not None and base.step.shell:
+    if base.step.shell:
         return outcome(
             Verdict.FAIL,
             "the inference step is a shell command; set agreement.infer_args to run infer.py directly",
             Evidence(base.step.status_command or " ".join(base.argv), path=base.log),
         )
+    return base
+
+
+@dataclass(frozen=True)
+class _ImageSlot:
+    """How the image reaches the scripts: the inference step's image option, or one it never passes."""
+
+    option: tuple[str, str] | None  # (key without dashes, value)
+    unpassed: tuple[str, str] | None  # an option the config or script names but the step does not pass
+    images: list[str]
+
+
+def _image_slot(
+    ctx: CheckContext, base: StepRun | None, parsed: _PredictInferArgs
+) -> _ImageSlot | CheckOutcome:
     img_opt = _image_option(base) if base is not None else None
     unpassed: tuple[str, str] | None = None
-    if img_opt is None and base is not None and infer_args is None:
+    if img_opt is None and base is not None and parsed.infer_args is None:
         # The config names an image its script never passes (a compact dialect drops the slot): use it for
         # both scripts, passed explicitly, rather than give up.
         unpassed = config_image(ctx) or script_default_image(Path(ctx.repo) / base.step.cwd, base.argv)
         img_opt = unpassed
-    images = list(images_raw) or ([img_opt[1]] if img_opt else [])
+    images = list(parsed.images) or ([img_opt[1]] if img_opt else [])
     if not images:
         return outcome(
             Verdict.FAIL,
             "cannot tell which image(s) to predict: set agreement.images",
             *([Evidence("inference step has no image option", path=base.log)] if base else []),
         )
-    cwd = repo / (base.step.cwd if base is not None and infer_args is None else ".")
-    work = work_dir_for(ctx, "tipc_predict_infer")
-    from tipc import proc
+    return _ImageSlot(img_opt, unpassed, images)
 
-    evidence: list[Evidence] = []
-    all_pred: list[dict[str, Any]] = []
-    all_inf: list[dict[str, Any]] = []
-    logs: list[str] = []
-    weights = weights_option(ctx.record) if predict_args is None else []
-    accepted = script_options(repo / script) if predict_args is None else None
+
+def _predict_weights(
+    record: Any, repo: Path, script: str, predict_args: tuple[str, ...] | None
+) -> tuple[list[str], list[Evidence]]:
+    """The export's weights option for predict.py (none with predict_args), and a note when it is left out."""
+    if predict_args is not None:
+        return [], []
+    weights = weights_option(record)
+    accepted = script_options(repo / script)
     option = weights[-1].split("=", 1)[0] if len(weights) == 1 else ""
     if option.startswith("--") and accepted is not None and option not in accepted:
         # predict.py has no such option: passing it would only make argparse exit 2
         # (liuxtakeoff/cutpaste_paddle tools/predict.py loads its own --model_dir).
-        evidence.append(
-            Evidence(
-                f"{script} takes no {option}: it predicts with the weights it loads itself, which may not "
-                "be the ones the export used"
-            )
+        note = (
+            f"{script} takes no {option}: it predicts with the weights it loads itself, which may not "
+            "be the ones the export used"
         )
-        weights = []
-    # the inference step's environment (e.g. CUDA_VISIBLE_DEVICES) applies to both scripts
-    env = proc.build_env(None, dict(base.step.env), base.step.unset_env) if base is not None else None
-    commands: list[list[str]] = []
-    for n, image in enumerate(images):
-        if predict_args is not None:
-            p_argv = [python, *_fill(predict_args, image)]
-        else:
-            p_argv = [python, script, f"--{img_opt[0] if img_opt else 'img_path'}={image}", *weights]
-        if infer_args is not None:
-            i_argv = [python, *_fill(infer_args, image)]
-        else:
-            assert base is not None
-            i_argv = [python, *base.argv[1:]]
-            if unpassed is not None:
-                i_argv = [*i_argv, f"--{unpassed[0]}={image}"]
-            elif images_raw and img_opt is not None:
-                i_argv = _with_image(i_argv, img_opt[0], image)
-        for kind, argv, sink in (("predict", p_argv, all_pred), ("infer", i_argv, all_inf)):
-            log = work / f"{kind}_{n}.log"
-            rel = repo_relative(repo, log)
-            logs.append(rel)
-            try:
-                commands.append(list(argv))
-                res = proc.run(
-                    argv, cwd=cwd if kind == "infer" else repo, env=env, timeout_s=timeout_s, log_path=log
-                )
-            except OSError as exc:
-                return outcome(Verdict.FAIL, f"cannot run {kind}: {exc}", Evidence(" ".join(argv)))
-            if res.exit_code != 0:
-                why = "timed out" if res.timed_out else f"exited {res.exit_code}"
-                return outcome(
-                    Verdict.FAIL,
-                    f"{kind} {why} on {image}",
-                    Evidence(" ".join(argv), path=rel),
-                    data={"logs": logs},
-                )
-            got = parse_predictions(log)
-            if not got:
-                return outcome(
-                    Verdict.FAIL,
-                    f"{kind} printed no class_id line for {image}",
-                    Evidence(" ".join(argv), path=rel),
-                    data={"logs": logs},
-                )
-            for g in got:
-                g["log"] = rel
-            sink.extend(got)
-    diffs, compared = _compare(all_pred, all_inf, prob_atol)
-    data = {
-        "predict": [{k: v for k, v in p.items() if k != "text"} for p in all_pred],
-        "infer": [{k: v for k, v in i.items() if k != "text"} for i in all_inf],
-        "prob_atol": prob_atol,
-        "images": images,
-        "logs": logs,
-        "commands": commands,
-    }
-    if diffs:
-        evidence = [Evidence(d) for d in diffs[:20]]
-        if all_pred:
-            evidence.append(
-                Evidence(
-                    "first predict.py result",
-                    path=all_pred[0]["log"],
-                    line=all_pred[0]["line"],
-                    excerpt=excerpt(all_pred[0]["text"]),
-                )
+        return [], [Evidence(note)]
+    return weights, []
+
+
+@dataclass(frozen=True)
+class _Commands:
+    """The predict.py and infer.py command lines for one image."""
+
+    python: str
+    script: str
+    parsed: _PredictInferArgs
+    base: StepRun | None
+    slot: _ImageSlot
+    weights: list[str]
+
+    def predict(self, image: str) -> list[str]:
+        if self.parsed.predict_args is not None:
+            return [self.python, *_fill(self.parsed.predict_args, image)]
+        key = self.slot.option[0] if self.slot.option else "img_path"
+        return [self.python, self.script, f"--{key}={image}", *self.weights]
+
+    def infer(self, image: str) -> list[str]:
+        if self.parsed.infer_args is not None:
+            return [self.python, *_fill(self.parsed.infer_args, image)]
+        assert self.base is not None
+        argv = [self.python, *self.base.argv[1:]]
+        if self.slot.unpassed is not None:
+            return [*argv, f"--{self.slot.unpassed[0]}={image}"]
+        if self.parsed.images and self.slot.option is not None:
+            return _with_image(argv, self.slot.option[0], image)
+        return argv
+
+
+@dataclass
+class _Results:
+    """What both scripts printed, with the logs and command lines run so far."""
+
+    predict: list[dict[str, Any]] = field(default_factory=list)
+    infer: list[dict[str, Any]] = field(default_factory=list)
+    logs: list[str] = field(default_factory=list)
+    commands: list[list[str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Runner:
+    """Runs the scripts: predict.py in the repo, infer.py in the inference step's folder, same environment."""
+
+    repo: Path
+    work: Path
+    cwd: Path
+    env: dict[str, str] | None
+    timeout_s: float
+
+    def run(self, kind: str, n: int, image: str, argv: list[str], results: _Results) -> CheckOutcome | None:
+        """Run one script on one image and keep its results; the FAIL when it fails or prints none."""
+        from tipc import proc
+
+        log = self.work / f"{kind}_{n}.log"
+        rel = repo_relative(self.repo, log)
+        results.logs.append(rel)
+        try:
+            results.commands.append(list(argv))
+            res = proc.run(
+                argv,
+                cwd=self.cwd if kind == "infer" else self.repo,
+                env=self.env,
+                timeout_s=self.timeout_s,
+                log_path=log,
             )
-        if all_inf:
-            evidence.append(
-                Evidence(
-                    "first infer.py result",
-                    path=all_inf[0]["log"],
-                    line=all_inf[0]["line"],
-                    excerpt=excerpt(all_inf[0]["text"]),
-                )
+        except OSError as exc:
+            return outcome(Verdict.FAIL, f"cannot run {kind}: {exc}", Evidence(" ".join(argv)))
+        if res.exit_code != 0:
+            why = "timed out" if res.timed_out else f"exited {res.exit_code}"
+            return outcome(
+                Verdict.FAIL,
+                f"{kind} {why} on {image}",
+                Evidence(" ".join(argv), path=rel),
+                data={"logs": results.logs},
             )
-        return CheckOutcome(
-            Verdict.FAIL, f"predict.py and infer.py disagree: {diffs[0]}", tuple(evidence), data
-        )
+        got = parse_predictions(log)
+        if not got:
+            return outcome(
+                Verdict.FAIL,
+                f"{kind} printed no class_id line for {image}",
+                Evidence(" ".join(argv), path=rel),
+                data={"logs": results.logs},
+            )
+        for g in got:
+            g["log"] = rel
+        (results.predict if kind == "predict" else results.infer).extend(got)
+        return None
+
+
+def _first_result(label: str, results: list[dict[str, Any]]) -> list[Evidence]:
+    if not results:
+        return []
+    first = results[0]
+    return [Evidence(label, path=first["log"], line=first["line"], excerpt=excerpt(first["text"]))]
+
+
+def _agreement_outcome(
+    ctx: CheckContext,
+    results: _Results,
+    compared: int,
+    prob_atol: float,
+    notes: list[Evidence],
+    data: dict[str, Any],
+) -> CheckOutcome:
+    """PASS (or the eval-level WARN) with the figures; WARN when the outputs are constant across images."""
     worst = max(
         (
             abs(p["prob"] - i["prob"])
-            for p, i in zip(all_pred, all_inf, strict=False)
+            for p, i in zip(results.predict, results.infer, strict=False)
             if p["prob"] is not None and i["prob"] is not None
         ),
         default=0.0,
     )
-    evidence.append(
+    evidence = [
+        *notes,
         Evidence(
             f"{compared} result(s) identical in class_id; probabilities within {prob_atol:g}",
             numbers=(("compared", compared), ("max_prob_diff", worst)),
-        )
-    )
+        ),
+    ]
     # The spread of the results across the images, beside the error: a constant model agrees with itself.
     from tipc.checks.spread import spread_from_values
 
-    rows = [[float(p["class_id"]), float(p["prob"]) if p["prob"] is not None else 0.0] for p in all_inf]
+    rows = [[float(p["class_id"]), float(p["prob"]) if p["prob"] is not None else 0.0] for p in results.infer]
     sp = spread_from_values("class_id/prob", rows)
     data["spread"] = sp.to_json()
     evidence.append(
         Evidence(f"infer.py {sp.text()}", numbers=(("inputs", sp.inputs), ("max_minus_min", sp.max_range)))
     )
-    if sp.constant and len({i.get("image") for i in all_inf}) > 1:
+    if sp.constant and len({i.get("image") for i in results.infer}) > 1:
         return CheckOutcome(
             Verdict.WARN,
             f"predict.py and infer.py agree, but the outputs are constant across {sp.inputs} inputs (the "
@@ -447,6 +517,84 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
             data,
         ),
     )
+
+
+def _judge_results(
+    ctx: CheckContext, results: _Results, prob_atol: float, images: list[str], notes: list[Evidence]
+) -> CheckOutcome:
+    diffs, compared = _compare(results.predict, results.infer, prob_atol)
+    data = {
+        "predict": [{k: v for k, v in p.items() if k != "text"} for p in results.predict],
+        "infer": [{k: v for k, v in i.items() if k != "text"} for i in results.infer],
+        "prob_atol": prob_atol,
+        "images": images,
+        "logs": results.logs,
+        "commands": results.commands,
+    }
+    if diffs:
+        evidence = [
+            *(Evidence(d) for d in diffs[:20]),
+            *_first_result("first predict.py result", results.predict),
+            *_first_result("first infer.py result", results.infer),
+        ]
+        return CheckOutcome(
+            Verdict.FAIL, f"predict.py and infer.py disagree: {diffs[0]}", tuple(evidence), data
+        )
+    return _agreement_outcome(ctx, results, compared, prob_atol, notes, data)
+
+
+def _run_and_compare(
+    ctx: CheckContext,
+    parsed: _PredictInferArgs,
+    script: str,
+    python: str,
+    base: StepRun | None,
+    slot: _ImageSlot,
+) -> CheckOutcome:
+    """Run both scripts on every image, then compare what they printed."""
+    from tipc import proc
+
+    repo = Path(ctx.repo)
+    weights, notes = _predict_weights(ctx.record, repo, script, parsed.predict_args)
+    commands = _Commands(python, script, parsed, base, slot, weights)
+    runner = _Runner(
+        repo=repo,
+        work=work_dir_for(ctx, "tipc_predict_infer"),
+        cwd=repo / (base.step.cwd if base is not None and parsed.infer_args is None else "."),
+        # the inference step's environment (e.g. CUDA_VISIBLE_DEVICES) applies to both scripts
+        env=proc.build_env(None, dict(base.step.env), base.step.unset_env) if base is not None else None,
+        timeout_s=parsed.timeout_s,
+    )
+    results = _Results()
+    for n, image in enumerate(slot.images):
+        p_argv, i_argv = commands.predict(image), commands.infer(image)
+        for kind, argv in (("predict", p_argv), ("infer", i_argv)):
+            failed = runner.run(kind, n, image, argv, results)
+            if failed is not None:
+                return failed
+    return _judge_results(ctx, results, parsed.prob_atol, slot.images, notes)
+
+
+def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    settings = settings_of(ctx)
+    if isinstance(settings, CheckOutcome):
+        return settings
+    parsed = _predict_infer_args(args, settings.agreement)
+    if isinstance(parsed, CheckOutcome):
+        return parsed
+    if ctx.record is None:
+        return no_record()
+    script = _predict_script(Path(ctx.repo), parsed.predict_args)
+    if isinstance(script, CheckOutcome):
+        return script
+    python = run_python(ctx, settings, args.get("python"))
+    base = _inference_step(ctx, parsed.infer_args)
+    if isinstance(base, CheckOutcome):
+        return base
+    slot = _image_slot(ctx, base, parsed)
+    if isinstance(slot, CheckOutcome):
+        return slot
+    return _run_and_compare(ctx, parsed, script, python, base, slot)
 
 
 def _argv_arg(value: Any, name: str) -> tuple[str, ...] | None:

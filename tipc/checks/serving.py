@@ -22,12 +22,19 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc import proc
 from tipc.checks._common import run_python, settings_of, work_dir_for
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.checks.settings import Settings
+
+if TYPE_CHECKING:
+    from tipc.serve.client import Reply
+    from tipc.serve.launcher import Launched
+    from tipc.serve.load import LoadResult
 
 _MODEL_DIR_KEYS = ("save_inference", "inference_dir", "model_dir", "output_path")
 _SERVICE_NAME = "tipc_check"
@@ -219,30 +226,38 @@ def _reference(np: Any, engine: Mapping[str, Any], npz: Path) -> dict[str, Any]:
     return {o["name"]: saved[f"out{i}"] for i, o in enumerate(engine["outputs"])}
 
 
-def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
-    problem = _bad_args(args)
-    if problem is not None:
-        return CheckOutcome(Verdict.FAIL, f"serving: bad arguments: {problem}")
-    try:
-        import numpy as np
-    except ImportError:
-        return CheckOutcome(Verdict.SKIP, "numpy is not installed; the serving check needs the model extras")
-    from tipc.checks._worker import earlier_outputs, run_worker, tipc_pythonpath
-    from tipc.engines.compare import compare_arrays, within
-    from tipc.serve.client import Client, tensor_value
-    from tipc.serve.launcher import launch, log_tail
-    from tipc.serve.load import run_load
+@dataclass(frozen=True)
+class _ServingPlan:
+    """What the check serves and how hard it pushes it: the validated arguments over tipc.yaml."""
 
-    settings = settings_of(ctx)
-    if isinstance(settings, CheckOutcome):
-        return settings
-    records = _records(ctx)
-    if (
+    settings: Settings
+    repo: Path
+    model_dir: Path
+    how: str
+    out: Path
+    tolerances: dict[str, float]
+    requests: int
+    concurrency: int
+    deadline_s: float
+    load_s: float
+
+
+def _nothing_to_serve(records: list[Any], args: Mapping[str, Any], settings: Settings) -> bool:
+    """Run records whose plans have no export or inference step, and no model folder given."""
+    return bool(
         records
         and not args.get("model_dir")
         and settings.serving.model_dir is None
         and not any(s.stage.value in _MODEL_STAGES for r in records for s in r.plan.steps)
-    ):
+    )
+
+
+def _serving_plan(ctx: CheckContext, args: Mapping[str, Any]) -> _ServingPlan | CheckOutcome:
+    """The model to serve and the check's figures; or the outcome saying why nothing is served."""
+    settings = settings_of(ctx)
+    if isinstance(settings, CheckOutcome):
+        return settings
+    if _nothing_to_serve(_records(ctx), args, settings):
         return CheckOutcome(
             Verdict.NA, "no export or inference step in the plan: there is no exported model to serve"
         )
@@ -252,233 +267,336 @@ def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return CheckOutcome(Verdict.SKIP, f"serving not checked: {how}", (Evidence(how),))
     out = work_dir_for(ctx, "serving_check").absolute()  # children run elsewhere: absolute paths
     out.mkdir(parents=True, exist_ok=True)
-    env = tipc_pythonpath(proc.base_env())
-    # Arguments (validated above) over the repo's agreement tolerances.
-    tolerances = {
-        key: float(args.get(key, getattr(settings.agreement.tolerances, key)))
-        for key in ("atol", "rtol", "cosine_min")
-    }
-    requests = int(args.get("requests", 200))
-    concurrency = int(args.get("concurrency", 4))
-    deadline_s = float(args.get("ready_deadline_s", 120.0))
-    load_s = float(args.get("load_s", DEFAULT_LOAD_S))
+    return _ServingPlan(
+        settings=settings,
+        repo=repo,
+        model_dir=model_dir,
+        how=how,
+        out=out,
+        # Arguments (validated above) over the repo's agreement tolerances.
+        tolerances={
+            key: float(args.get(key, getattr(settings.agreement.tolerances, key)))
+            for key in ("atol", "rtol", "cosine_min")
+        },
+        requests=int(args.get("requests", 200)),
+        concurrency=int(args.get("concurrency", 4)),
+        deadline_s=float(args.get("ready_deadline_s", 120.0)),
+        load_s=float(args.get("load_s", DEFAULT_LOAD_S)),
+    )
 
+
+@dataclass(frozen=True)
+class _Session:
+    """A started server: its process, log and the outcome data every stage adds to."""
+
+    np: Any
+    server: proc.Background
+    log: Path
+    data: dict[str, Any]
+
+    def died(self, stage: str) -> CheckOutcome | None:
+        """The FAIL with the server log's tail when the server has exited, else None."""
+        from tipc.serve.launcher import log_tail
+
+        code = self.server.poll()
+        if code is None:
+            return None
+        return CheckOutcome(
+            Verdict.FAIL,
+            f"the server died {stage} (exit code {code})",
+            (Evidence("server log tail", path=str(self.log), excerpt=log_tail(self.log)),),
+            self.data,
+        )
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """The batch both sides answer: the model's input spec, the array, the .npy the worker reads."""
+
+    spec: dict[str, Any]
+    array: Any
+    path: Path
+    source: str
+
+
+_FLOAT_TYPES = {"FP32": "float32", "FP64": "float64", "FP16": "float16"}
+
+
+def _input_batch(
+    session: _Session, plan: _ServingPlan, base_url: str, args: Mapping[str, Any]
+) -> _Batch | CheckOutcome:
+    """The repo's agreement batch, or a seeded random batch shaped like the model's (single) input."""
+    from tipc.serve.client import Client
+
+    np = session.np
+    inputs_rel = args.get("inputs") or plan.settings.agreement.inputs
+    with Client(base_url) as client:
+        meta = client.get(f"/v2/models/{_SERVICE_NAME}")
+    if not meta.ok or len(meta.body.get("inputs", [])) != 1:
+        return CheckOutcome(
+            Verdict.FAIL if not meta.ok else Verdict.SKIP,
+            f"model metadata: HTTP {meta.status}; the serving check handles single-input models",
+            (Evidence(str(meta.body)[:500]),),
+            session.data,
+        )
+    spec = meta.body["inputs"][0]
+    if isinstance(inputs_rel, str) and (plan.repo / inputs_rel).is_file():
+        batch_path = plan.repo / inputs_rel
+        source = f"agreement inputs {inputs_rel}"
+    else:
+        shape = [4 if d < 0 else d for d in spec["shape"]]
+        if spec["datatype"] not in _FLOAT_TYPES:
+            return CheckOutcome(
+                Verdict.SKIP, "no agreement inputs in tipc.yaml and the input is not float", (), session.data
+            )
+        rng = np.random.default_rng(0)
+        batch_path = plan.out / "random_inputs.npy"
+        np.save(batch_path, rng.standard_normal(shape).astype(np.float32))
+        source = f"seeded random batch {shape} (no agreement.inputs in tipc.yaml)"
+    loaded = np.load(batch_path)
+    if not isinstance(loaded, np.ndarray):  # an .npz: its first array, as the agreement check reads it
+        loaded = loaded[loaded.files[0]]
+    if batch_path.suffix != ".npy":  # the worker reads one .npy: hand it exactly the batch served
+        batch_path = plan.out / "agreement_inputs.npy"
+        np.save(batch_path, loaded)
+    session.data["inputs"] = source
+    return _Batch(spec, loaded, batch_path, source)
+
+
+def _paddle_reference(
+    session: _Session, plan: _ServingPlan, python: str, batch: _Batch
+) -> dict[str, Any] | CheckOutcome:
+    """Paddle Inference's outputs on the batch, by output name: the engines worker (the agreement check's), in
+    its own process, so the reference shares no code with the server's predictors."""
+    from tipc.checks._worker import earlier_outputs, run_worker
+    from tipc.serve.launcher import log_tail
+
+    # The agreement check's worker may have run Paddle Inference on this very model and batch already.
+    reused = earlier_outputs(python, str(plan.model_dir), str(batch.path), "paddle_inference")
+    if reused is not None:
+        engine, saved_path = reused
+        session.data["reference"] = f"Paddle Inference outputs reused from {saved_path.parent.name}"
+        return _reference(session.np, engine, saved_path)
+    work = plan.out / "paddle_inference"
+    request = {
+        "op": "agreement",
+        "model_dir": str(plan.model_dir),
+        "work_dir": str(work),
+        "engines": ["paddle_inference"],
+        "inputs": str(batch.path),
+    }
+    ref = run_worker(python, request, work, 300)
+    response = ref.response or {}
+    engine = (response.get("engines") or {}).get("paddle_inference") or {}
+    if not engine.get("ok"):
+        why = ref.error or engine.get("error") or response.get("error") or "no outputs"
+        return CheckOutcome(
+            Verdict.FAIL,
+            f"Paddle Inference could not run the exported model (reference for serving): {why}",
+            (Evidence("worker log", path=str(ref.log), excerpt=log_tail(ref.log)),),
+            session.data,
+        )
+    return _reference(session.np, engine, work / "outputs_paddle_inference.npz")
+
+
+def _served_outputs(np: Any, v2: Reply, pipe: Reply, failures: list[Evidence]) -> dict[str, dict[str, Any]]:
+    """The outputs each protocol answered, by protocol and output name; a failed request adds to failures."""
+    import json
+
+    served: dict[str, dict[str, Any]] = {}
+    if v2.ok:
+        served["v2"] = {o["name"]: np.asarray(o["data"]).reshape(o["shape"]) for o in v2.body["outputs"]}
+    else:
+        failures.append(Evidence(f"v2 infer: HTTP {v2.status}", excerpt=str(v2.body)[:500]))
+    if pipe.ok and pipe.body.get("err_no") == 0:
+        served["pipeline"] = {
+            k: np.asarray(json.loads(v)) for k, v in zip(pipe.body["key"], pipe.body["value"], strict=False)
+        }
+    else:
+        failures.append(Evidence(f"pipeline predict: HTTP {pipe.status}", excerpt=str(pipe.body)[:500]))
+    return served
+
+
+def _served_metrics(
+    np: Any,
+    served: dict[str, dict[str, Any]],
+    reference: dict[str, Any],
+    tolerances: dict[str, float],
+    failures: list[Evidence],
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Each protocol's figures against Paddle Inference, by output; a missing or differing output adds to
+    failures."""
+    from tipc.engines.compare import compare_arrays, within
+
+    metrics: dict[str, dict[str, dict[str, float]]] = {}
+    for proto, outputs in served.items():
+        metrics[proto] = {}
+        for out_name, ref in reference.items():
+            if out_name not in outputs:
+                failures.append(Evidence(f"{proto}: output {out_name!r} missing from the reply"))
+                continue
+            # The agreement check's figures and verdict: |served - ref| <= atol + rtol*|ref|, cosine.
+            fig = compare_arrays(ref, np.asarray(outputs[out_name]), tolerances["atol"], tolerances["rtol"])
+            m = {
+                "max_abs": float(fig.get("max_abs", np.inf)),
+                "max_rel": float(fig.get("max_rel", np.inf)),
+                "cosine": float(fig.get("cosine", -1.0)),
+            }
+            metrics[proto][out_name] = m
+            if not within(fig, tolerances["cosine_min"]):
+                failures.append(
+                    Evidence(
+                        f"{proto} output {out_name!r} differs from Paddle Inference beyond tolerance",
+                        numbers=tuple((k, v) for k, v in m.items()),
+                    )
+                )
+    return metrics
+
+
+def _serving_outcome(
+    session: _Session,
+    load: LoadResult,
+    metrics: dict[str, dict[str, dict[str, float]]],
+    failures: list[Evidence],
+    source: str,
+) -> CheckOutcome:
+    """FAIL on the first failure, else PASS; the load figures and the worst error as evidence either way."""
+    if load.errors:
+        failures.append(
+            Evidence(
+                f"{load.errors} of {load.requests} requests failed under load",
+                excerpt="\n".join(load.first_errors),
+            )
+        )
+    p50, p99 = load.percentile_ms(50), load.percentile_ms(99)
+    figures = (
+        f"{load.requests} requests x {load.concurrency} clients: p50 {p50:.2f} ms, p99 {p99:.2f} ms, "
+        f"{load.throughput_rps:.1f} req/s, {load.errors} errors"
+        if p50 is not None and p99 is not None
+        else f"{load.errors} errors, no successful request"
+    )
+    worst = max((m["max_abs"] for per in metrics.values() for m in per.values()), default=float("nan"))
+    load_numbers: tuple[tuple[str, float | int | str | None], ...] = (
+        ("clients", load.concurrency),
+        ("requests", load.requests),
+        ("p50_ms", None if p50 is None else round(p50, 3)),
+        ("p99_ms", None if p99 is None else round(p99, 3)),
+        ("throughput_rps", round(load.throughput_rps, 1)),
+        ("errors", load.errors),
+    )
+    # Load figures first: a PASS shows one evidence line on the terminal, and these are the ones to see.
+    evidence = (
+        Evidence(f"load: {figures}", path=str(session.log), numbers=load_numbers),
+        Evidence(
+            f"served vs Paddle Inference on {source}: worst max abs error {worst:.3g}",
+            numbers=(("max_abs", worst),),
+        ),
+    )
+    if failures:
+        return CheckOutcome(Verdict.FAIL, failures[0].text, (*failures, *evidence), session.data)
+    return CheckOutcome(
+        Verdict.PASS,
+        f"served outputs match Paddle Inference (v2 + pipeline, max abs {worst:.3g}); {figures}",
+        evidence,
+        session.data,
+    )
+
+
+def _check_served(
+    session: _Session, plan: _ServingPlan, launched: Launched, python: str, args: Mapping[str, Any]
+) -> CheckOutcome:
+    """With the server started: agreement through both protocols, then the bounded load loop."""
+    from tipc.serve.client import Client, tensor_value
+    from tipc.serve.launcher import log_tail
+    from tipc.serve.load import run_load
+
+    if not launched.ready or launched.url is None:
+        died = session.died("before it was ready")
+        if died is not None:
+            return died
+        return CheckOutcome(
+            Verdict.FAIL,
+            f"the server was not ready: {launched.problem}",
+            (Evidence("server log tail", path=str(session.log), excerpt=log_tail(session.log)),),
+            session.data,
+        )
+    base_url = launched.url
+    # 2. Inputs; 3. the Paddle Inference reference.
+    batch = _input_batch(session, plan, base_url, args)
+    if isinstance(batch, CheckOutcome):
+        return batch
+    reference = _paddle_reference(session, plan, python, batch)
+    if isinstance(reference, CheckOutcome):
+        return reference
+
+    # 4. Agreement through both protocols.
+    name = batch.spec["name"]
+    dtype = _FLOAT_TYPES.get(batch.spec["datatype"], str(batch.array.dtype))
+    feeds = {name: batch.array.astype(session.np.dtype(dtype))}
+    failures: list[Evidence] = []
+    with Client(base_url, timeout_s=60) as client:
+        v2 = client.infer_v2(_SERVICE_NAME, feeds)
+        pipe = client.predict_pipeline(_SERVICE_NAME, [name], [tensor_value(feeds[name])])
+    died = session.died("while answering the agreement requests")
+    if died is not None:
+        return died
+    served = _served_outputs(session.np, v2, pipe, failures)
+    metrics = _served_metrics(session.np, served, reference, plan.tolerances, failures)
+    session.data["agreement"] = metrics
+    session.data["tolerances"] = plan.tolerances
+
+    # 5. Bounded load: batch-1 requests cycling over the rows of the batch.
+    samples = [{name: feeds[name][i : i + 1]} for i in range(feeds[name].shape[0])]
+    load = run_load(
+        base_url,
+        _SERVICE_NAME,
+        samples,
+        requests=plan.requests,
+        concurrency=plan.concurrency,
+        time_budget_s=plan.load_s or None,
+    )
+    session.data["load"] = load.to_json()
+    died = session.died(f"during the load loop ({load.ok}/{load.requests} requests answered)")
+    if died is not None:
+        return died
+    return _serving_outcome(session, load, metrics, failures, batch.source)
+
+
+def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    problem = _bad_args(args)
+    if problem is not None:
+        return CheckOutcome(Verdict.FAIL, f"serving: bad arguments: {problem}")
+    try:
+        import numpy as np
+    except ImportError:
+        return CheckOutcome(Verdict.SKIP, "numpy is not installed; the serving check needs the model extras")
+    from tipc.checks._worker import tipc_pythonpath
+    from tipc.serve.launcher import launch
+
+    plan = _serving_plan(ctx, args)
+    if isinstance(plan, CheckOutcome):
+        return plan
+    env = tipc_pythonpath(proc.base_env())
     # 1. The server, on a port it picks itself (no race for a pre-chosen free port).
-    server_log = out / "server.log"
-    python = run_python(ctx, settings)  # tipc.yaml `python:`, else the run's interpreter, else ours
+    server_log = plan.out / "server.log"
+    python = run_python(ctx, plan.settings)  # tipc.yaml `python:`, else the run's interpreter, else ours
     launched = launch(
-        model_dir,
+        plan.model_dir,
         log=server_log,
         name=_SERVICE_NAME,
         extra=("--workers", "2"),
         python=python,
         env=env,
-        deadline_s=deadline_s,
+        deadline_s=plan.deadline_s,
     )
-    server = launched.background
     data: dict[str, Any] = {
-        "model_dir": str(model_dir),
-        "found": how,
+        "model_dir": str(plan.model_dir),
+        "found": plan.how,
         "url": launched.url,
         "startup_s": round(launched.waited_s, 3),
     }
-
-    def died(stage: str) -> CheckOutcome:
-        code = server.poll()
-        return CheckOutcome(
-            Verdict.FAIL,
-            f"the server died {stage} (exit code {code})",
-            (Evidence("server log tail", path=str(server_log), excerpt=log_tail(server_log)),),
-            data,
-        )
-
+    session = _Session(np, launched.background, server_log, data)
     try:
-        if not launched.ready or launched.url is None:
-            if server.poll() is not None:
-                return died("before it was ready")
-            return CheckOutcome(
-                Verdict.FAIL,
-                f"the server was not ready: {launched.problem}",
-                (Evidence("server log tail", path=str(server_log), excerpt=log_tail(server_log)),),
-                data,
-            )
-        base_url = launched.url
-        # 2. Inputs: the repo's agreement batch, or a seeded random batch shaped like the model's input.
-        inputs_rel = args.get("inputs") or settings.agreement.inputs
-        with Client(base_url) as client:
-            meta = client.get(f"/v2/models/{_SERVICE_NAME}")
-        if not meta.ok or len(meta.body.get("inputs", [])) != 1:
-            return CheckOutcome(
-                Verdict.FAIL if not meta.ok else Verdict.SKIP,
-                f"model metadata: HTTP {meta.status}; the serving check handles single-input models",
-                (Evidence(str(meta.body)[:500]),),
-                data,
-            )
-        spec = meta.body["inputs"][0]
-        if isinstance(inputs_rel, str) and (repo / inputs_rel).is_file():
-            batch_path = repo / inputs_rel
-            source = f"agreement inputs {inputs_rel}"
-        else:
-            shape = [4 if d < 0 else d for d in spec["shape"]]
-            if spec["datatype"] not in ("FP32", "FP64", "FP16"):
-                return CheckOutcome(
-                    Verdict.SKIP, "no agreement inputs in tipc.yaml and the input is not float", (), data
-                )
-            rng = np.random.default_rng(0)
-            batch_path = out / "random_inputs.npy"
-            np.save(batch_path, rng.standard_normal(shape).astype(np.float32))
-            source = f"seeded random batch {shape} (no agreement.inputs in tipc.yaml)"
-        loaded = np.load(batch_path)
-        if not isinstance(loaded, np.ndarray):  # an .npz: its first array, as the agreement check reads it
-            loaded = loaded[loaded.files[0]]
-        batch = loaded
-        if batch_path.suffix != ".npy":  # the worker reads one .npy: hand it exactly the batch served
-            batch_path = out / "agreement_inputs.npy"
-            np.save(batch_path, batch)
-        data["inputs"] = source
-
-        # 3. Paddle Inference reference: the engines worker (the agreement check's), in its own process, so
-        # the reference shares no code with the server's predictors.
-        # The agreement check's worker may have run Paddle Inference on this very model and batch already.
-        reused = earlier_outputs(python, str(model_dir), str(batch_path), "paddle_inference")
-        if reused is not None:
-            engine, saved_path = reused
-            data["reference"] = f"Paddle Inference outputs reused from {saved_path.parent.name}"
-        else:
-            ref = run_worker(
-                python,
-                {
-                    "op": "agreement",
-                    "model_dir": str(model_dir),
-                    "work_dir": str(out / "paddle_inference"),
-                    "engines": ["paddle_inference"],
-                    "inputs": str(batch_path),
-                },
-                out / "paddle_inference",
-                300,
-            )
-            engine = ((ref.response or {}).get("engines") or {}).get("paddle_inference") or {}
-            if not engine.get("ok"):
-                why = ref.error or engine.get("error") or (ref.response or {}).get("error") or "no outputs"
-                return CheckOutcome(
-                    Verdict.FAIL,
-                    f"Paddle Inference could not run the exported model (reference for serving): {why}",
-                    (Evidence("worker log", path=str(ref.log), excerpt=log_tail(ref.log)),),
-                    data,
-                )
-            saved_path = out / "paddle_inference" / "outputs_paddle_inference.npz"
-        reference = _reference(np, engine, saved_path)
-
-        # 4. Agreement through both protocols.
-        name = spec["name"]
-        feeds = {
-            name: batch.astype(
-                np.dtype(
-                    {"FP32": "float32", "FP64": "float64", "FP16": "float16"}.get(
-                        spec["datatype"], str(batch.dtype)
-                    )
-                )
-            )
-        }
-        metrics: dict[str, dict[str, dict[str, float]]] = {}
-        failures: list[Evidence] = []
-        with Client(base_url, timeout_s=60) as client:
-            v2 = client.infer_v2(_SERVICE_NAME, feeds)
-            pipe = client.predict_pipeline(_SERVICE_NAME, [name], [tensor_value(feeds[name])])
-        if server.poll() is not None:
-            return died("while answering the agreement requests")
-        served: dict[str, dict[str, Any]] = {}
-        if v2.ok:
-            served["v2"] = {o["name"]: np.asarray(o["data"]).reshape(o["shape"]) for o in v2.body["outputs"]}
-        else:
-            failures.append(Evidence(f"v2 infer: HTTP {v2.status}", excerpt=str(v2.body)[:500]))
-        if pipe.ok and pipe.body.get("err_no") == 0:
-            import json
-
-            served["pipeline"] = {
-                k: np.asarray(json.loads(v))
-                for k, v in zip(pipe.body["key"], pipe.body["value"], strict=False)
-            }
-        else:
-            failures.append(Evidence(f"pipeline predict: HTTP {pipe.status}", excerpt=str(pipe.body)[:500]))
-        for proto, outputs in served.items():
-            metrics[proto] = {}
-            for out_name, ref in reference.items():
-                if out_name not in outputs:
-                    failures.append(Evidence(f"{proto}: output {out_name!r} missing from the reply"))
-                    continue
-                # The agreement check's figures and verdict: |served - ref| <= atol + rtol*|ref|, cosine.
-                fig = compare_arrays(
-                    ref, np.asarray(outputs[out_name]), tolerances["atol"], tolerances["rtol"]
-                )
-                m = {
-                    "max_abs": float(fig.get("max_abs", np.inf)),
-                    "max_rel": float(fig.get("max_rel", np.inf)),
-                    "cosine": float(fig.get("cosine", -1.0)),
-                }
-                metrics[proto][out_name] = m
-                if not within(fig, tolerances["cosine_min"]):
-                    failures.append(
-                        Evidence(
-                            f"{proto} output {out_name!r} differs from Paddle Inference beyond tolerance",
-                            numbers=tuple((k, v) for k, v in m.items()),
-                        )
-                    )
-        data["agreement"] = metrics
-        data["tolerances"] = tolerances
-
-        # 5. Bounded load: batch-1 requests cycling over the rows of the batch.
-        samples = [{name: feeds[name][i : i + 1]} for i in range(feeds[name].shape[0])]
-        load = run_load(
-            base_url,
-            _SERVICE_NAME,
-            samples,
-            requests=requests,
-            concurrency=concurrency,
-            time_budget_s=load_s or None,
-        )
-        data["load"] = load.to_json()
-        if server.poll() is not None:
-            return died(f"during the load loop ({load.ok}/{load.requests} requests answered)")
-        if load.errors:
-            failures.append(
-                Evidence(
-                    f"{load.errors} of {load.requests} requests failed under load",
-                    excerpt="\n".join(load.first_errors),
-                )
-            )
-        p50, p99 = load.percentile_ms(50), load.percentile_ms(99)
-        figures = (
-            f"{load.requests} requests x {load.concurrency} clients: p50 {p50:.2f} ms, p99 {p99:.2f} ms, "
-            f"{load.throughput_rps:.1f} req/s, {load.errors} errors"
-            if p50 is not None and p99 is not None
-            else f"{load.errors} errors, no successful request"
-        )
-        worst = max((m["max_abs"] for per in metrics.values() for m in per.values()), default=float("nan"))
-        load_numbers: tuple[tuple[str, float | int | str | None], ...] = (
-            ("clients", load.concurrency),
-            ("requests", load.requests),
-            ("p50_ms", None if p50 is None else round(p50, 3)),
-            ("p99_ms", None if p99 is None else round(p99, 3)),
-            ("throughput_rps", round(load.throughput_rps, 1)),
-            ("errors", load.errors),
-        )
-        # Load figures first: a PASS shows one evidence line on the terminal, and these are the ones to see.
-        evidence = (
-            Evidence(f"load: {figures}", path=str(server_log), numbers=load_numbers),
-            Evidence(
-                f"served vs Paddle Inference on {source}: worst max abs error {worst:.3g}",
-                numbers=(("max_abs", worst),),
-            ),
-        )
-        if failures:
-            return CheckOutcome(Verdict.FAIL, failures[0].text, (*failures, *evidence), data)
-        return CheckOutcome(
-            Verdict.PASS,
-            f"served outputs match Paddle Inference (v2 + pipeline, max abs {worst:.3g}); {figures}",
-            evidence,
-            data,
-        )
+        return _check_served(session, plan, launched, python, args)
     finally:
-        code = server.stop()
-        data["server_exit_code"] = code
+        data["server_exit_code"] = session.server.stop()
