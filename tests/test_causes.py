@@ -462,3 +462,20 @@ def test_no_pattern_backtracks_badly_on_hostile_lines() -> None:
         diagnose(out, argv=argv, exit_code=1)
         # linear patterns take ~0.05 s here; one that backtracks quadratically took 4.5 s on the first line
         assert time.perf_counter() - started < 1.5, line[:40]
+
+
+def test_output_absent_holds_only_when_no_line_matches(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "schema: tipc.causes/1\ncauses:\n  - id: quiet-crash\n    when:\n      - exit_code: [1]\n"
+        "      - output_absent: 'Traceback'\n    cause: c\n    remedy: r\n",
+    )
+    cat = load_catalogue(path)
+    assert [(c.id, c.evidence) for c in cat.diagnose("done", exit_code=1)] == [("quiet-crash", "exit code 1")]
+    assert cat.diagnose(TRACE, exit_code=1) == []
+
+
+def test_every_operator_has_a_matcher() -> None:
+    from tipc.causes import _MATCHERS
+
+    assert set(_MATCHERS) == set(OPERATORS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import signal as _signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -195,48 +195,78 @@ def _match_all(conditions: Sequence[Condition], facts: _Facts) -> _Hit | None:
     return best
 
 
+def _match_output(cond: Condition, facts: _Facts) -> _Hit | None:
+    # Patterns in order, the first listed is the most telling; for it, the last matching line (nearest
+    # the failure, after any earlier warnings of the same kind).
+    for pattern in cond.patterns:
+        for index in range(len(facts.lines) - 1, -1, -1):
+            m = pattern.search(facts.lines[index])
+            if m:
+                groups = {k: v for k, v in m.groupdict().items() if v is not None}
+                return _Hit(facts.lines[index].strip(), groups, index)
+    return None
+
+
+def _match_output_absent(cond: Condition, facts: _Facts) -> _Hit | None:
+    if any(p.search(line) for line in facts.lines for p in cond.patterns):
+        return None
+    return _Hit("", {}, None)
+
+
+def _match_argv(cond: Condition, facts: _Facts) -> _Hit | None:
+    if facts.argv and any(p.search(facts.argv) for p in cond.patterns):
+        return _Hit(f"command: {facts.argv}", {}, None)
+    return None
+
+
+def _match_exit_code(cond: Condition, facts: _Facts) -> _Hit | None:
+    if facts.exit_code is not None and facts.exit_code in cond.ints:
+        return _Hit(f"exit code {facts.exit_code}", {}, None)
+    return None
+
+
+def _match_signal(cond: Condition, facts: _Facts) -> _Hit | None:
+    if facts.signal_name is not None and facts.signal_name in cond.names:
+        return _Hit(f"killed by {facts.signal_name}", {}, None)
+    return None
+
+
+def _match_file(cond: Condition, facts: _Facts) -> _Hit | None:
+    """file_exists / file_missing."""
+    if facts.cwd is None:
+        return None  # unknown: the fact cannot support a cause
+    exists = (facts.cwd / cond.path).exists()
+    if exists == (cond.op == "file_exists"):
+        return _Hit(f"{cond.path} {'exists' if exists else 'is missing'}", {}, None)
+    return None
+
+
+def _match_any(cond: Condition, facts: _Facts) -> _Hit | None:
+    hits = [h for h in (_match(c, facts) for c in cond.children) if h is not None]
+    if not hits:
+        return None
+    with_line = [h for h in hits if h.line_index is not None]
+    return with_line[0] if with_line else hits[0]
+
+
+# One matcher per operator of OPERATORS.
+_MATCHERS: dict[str, Callable[[Condition, _Facts], _Hit | None]] = {
+    "output": _match_output,
+    "output_absent": _match_output_absent,
+    "argv": _match_argv,
+    "exit_code": _match_exit_code,
+    "signal": _match_signal,
+    "file_exists": _match_file,
+    "file_missing": _match_file,
+    "any": _match_any,
+}
+
+
 def _match(cond: Condition, facts: _Facts) -> _Hit | None:
-    op = cond.op
-    if op == "output":
-        # Patterns in order, the first listed is the most telling; for it, the last matching line (nearest
-        # the failure, after any earlier warnings of the same kind).
-        for pattern in cond.patterns:
-            for index in range(len(facts.lines) - 1, -1, -1):
-                m = pattern.search(facts.lines[index])
-                if m:
-                    groups = {k: v for k, v in m.groupdict().items() if v is not None}
-                    return _Hit(facts.lines[index].strip(), groups, index)
-        return None
-    if op == "output_absent":
-        if any(p.search(line) for line in facts.lines for p in cond.patterns):
-            return None
-        return _Hit("", {}, None)
-    if op == "argv":
-        if facts.argv and any(p.search(facts.argv) for p in cond.patterns):
-            return _Hit(f"command: {facts.argv}", {}, None)
-        return None
-    if op == "exit_code":
-        if facts.exit_code is not None and facts.exit_code in cond.ints:
-            return _Hit(f"exit code {facts.exit_code}", {}, None)
-        return None
-    if op == "signal":
-        if facts.signal_name is not None and facts.signal_name in cond.names:
-            return _Hit(f"killed by {facts.signal_name}", {}, None)
-        return None
-    if op in ("file_exists", "file_missing"):
-        if facts.cwd is None:
-            return None  # unknown: the fact cannot support a cause
-        exists = (facts.cwd / cond.path).exists()
-        if exists == (op == "file_exists"):
-            return _Hit(f"{cond.path} {'exists' if exists else 'is missing'}", {}, None)
-        return None
-    if op == "any":
-        hits = [h for h in (_match(c, facts) for c in cond.children) if h is not None]
-        if not hits:
-            return None
-        with_line = [h for h in hits if h.line_index is not None]
-        return with_line[0] if with_line else hits[0]
-    raise AssertionError(f"operator {op!r} escaped the schema")  # the loader admits only OPERATORS
+    matcher = _MATCHERS.get(cond.op)
+    if matcher is None:
+        raise AssertionError(f"operator {cond.op!r} escaped the schema")  # the loader admits only OPERATORS
+    return matcher(cond, facts)
 
 
 def _fill(template: str, groups: Mapping[str, str]) -> str:

@@ -290,3 +290,23 @@ def test_the_wheel_probe_reads_this_interpreters_paddle() -> None:
         except importlib.metadata.PackageNotFoundError:
             expected = None
     assert artefacts._probe_wheel(sys.executable) is expected
+
+
+def test_each_bad_argument_fails(tmp_path: Path) -> None:
+    for args, words in (({"x": 1}, "unknown argument"), ({"gpu": "yes"}, "gpu must be true or false")):
+        out = CHECKS["artefacts"](ctx_for(tmp_path, None), **args)
+        assert out.verdict is Verdict.FAIL and words in out.summary, args
+
+
+def test_a_missing_export_log_fails(tmp_path: Path) -> None:
+    write_tree(tmp_path, {INFER_LOG: "", **model_files()})
+    out = CHECKS["artefacts"](ctx_for(tmp_path, record(tmp_path, started=time.time() - 5)))
+    assert out.verdict is Verdict.FAIL and out.summary == "export log of export not found"
+
+
+def test_an_export_that_did_not_pass_or_run_is_not_judged_for_its_model(tmp_path: Path) -> None:
+    # The runner reports the failed export; no model to locate is not a second failure.
+    for status in (Status.FAILED, None):
+        rec = make_record(tmp_path, [("export", Stage.EXPORT, ["python", "export_model.py"], None, status)])
+        out = CHECKS["artefacts"](ctx_for(tmp_path, rec))
+        assert out.verdict is Verdict.PASS and out.data == {}, status

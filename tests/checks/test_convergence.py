@@ -186,3 +186,28 @@ def test_few_points_flat_and_falling() -> None:
     assert verdict is Verdict.FAIL and "flat" in summary
     verdict, summary, _ = analyse_curve([(1, 2.0), (2, 1.5), (3, 1.2)])
     assert verdict is Verdict.WARN and "too few" in summary
+
+
+def test_each_bad_argument_is_named_and_a_window_is_used(tmp_path: Path) -> None:
+    text = log_of([2.3 - 0.01 * i for i in range(30)])
+    for args, words in (
+        ({"nope": 1}, "unknown argument(s) ['nope']"),
+        ({"max_iters": 2.5}, "max_iters must be an integer"),
+        ({"noise_k": 0}, "noise_k must be positive"),
+        ({"min_points": 2}, "min_points must be at least 3"),
+        ({"window": 0}, "window must be positive"),
+        ({"step": 3}, "step must be a string"),
+        ({"flat_ok_below": "low"}, "flat_ok_below must be a number"),
+    ):
+        out = run(tmp_path, text, **args)
+        assert out.verdict is Verdict.FAIL, args
+        assert out.summary.startswith("convergence: bad arguments: ") and words in out.summary, args
+    assert run(tmp_path, text, window=5).data["window"] == 5
+
+
+def test_bad_settings_and_a_missing_log_fail(tmp_path: Path) -> None:
+    out = CHECKS["convergence"](ctx_for(tmp_path, None, {"convergence": {"bogus": 1}}))
+    assert out.verdict is Verdict.FAIL and "invalid tipc settings" in out.summary
+    rec = make_record(tmp_path, [("train", Stage.TRAIN, ["python", "t.py"], "gone.log", Status.PASSED)])
+    out = CHECKS["convergence"](ctx_for(tmp_path, rec))
+    assert out.verdict is Verdict.FAIL and out.summary == "train log of train not found"

@@ -241,3 +241,41 @@ def test_an_inference_script_named_predict_is_judged_as_inference_not_as_weights
     write_access(record, "train", writes=[W])
     write_access(record, "infer", reads=[])
     assert verdict(tmp_path, "weights", record)[0] is Verdict.NA
+
+
+def test_stale_weights_read_beside_fresh_ones_are_a_note(tmp_path: Path) -> None:
+    committed_file(tmp_path, "logs/old.pdparams")
+    clean(tmp_path, eval_reads=[W, "logs/old.pdparams", "logs/gone.pdparams"])  # a missing file says nothing
+    v, _, evidence = verdict(tmp_path, "weights")
+    assert v is Verdict.PASS and "also read by eval: there before the run" in evidence
+    assert "gone" not in evidence
+
+
+def test_steps_without_recorded_access_are_not_judged(tmp_path: Path) -> None:
+    record = chain(tmp_path)
+    write_access(record, "train", writes=[W])
+    assert verdict(tmp_path, "weights", record)[:2] == (
+        Verdict.SKIP,
+        "no eval, export or predict step ran with recorded file access",
+    )
+    assert verdict(tmp_path, "inference_model", record)[:2] == (
+        Verdict.SKIP,
+        "no inference step ran with recorded file access",
+    )
+
+
+def test_an_inference_step_reading_no_model_fails(tmp_path: Path) -> None:
+    clean(tmp_path, infer_reads=[])
+    v, summary, _ = verdict(tmp_path, "inference_model")
+    assert v is Verdict.FAIL and summary.startswith("infer read none of the model files this run's export")
+
+
+def test_the_inference_model_the_config_names_is_a_note_without_an_export(tmp_path: Path) -> None:
+    committed_file(tmp_path, "models/m/inference.pdmodel")
+    record = make_record(
+        tmp_path,
+        [("infer", Stage.INFER, ["python", "infer.py", "--model_dir=models/m"], None, Status.PASSED)],
+    )
+    write_access(record, "infer", reads=["models/m/inference.pdmodel"])
+    v, _, evidence = verdict(tmp_path, "inference_model", record)
+    assert v is Verdict.PASS and "the inference model the config names" in evidence

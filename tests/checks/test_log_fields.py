@@ -209,3 +209,47 @@ def test_real_throughput_passes(tmp_path: Path) -> None:
     assert run_check(tmp_path, "throughput", step6).verdict is Verdict.PASS
     assert run_check(tmp_path, "throughput", "no speed fields\n").verdict is Verdict.NA
     assert "bad arguments" in run_check(tmp_path, "throughput", step6, factor=0.5).summary
+
+
+def test_each_bad_argument_is_named(tmp_path: Path) -> None:
+    fn = CHECKS["log_fields"]
+    for args, words in (
+        ({"fields": []}, "fields must be a non-empty list"),
+        ({"fields": ["loss", 3]}, "fields must be a non-empty list"),
+        ({"aliases": "yes"}, "aliases must be true or false"),
+        ({"step": 3}, "step must be a string"),
+    ):
+        out = fn(ctx_for(tmp_path, None), **args)
+        assert out.verdict is Verdict.FAIL and words in out.summary, args
+    tp = CHECKS["throughput"]
+    for args, words in (({"nope": 1}, "unknown argument"), ({"step": 3}, "step must be a string")):
+        out = tp(ctx_for(tmp_path, None), **args)
+        assert out.verdict is Verdict.FAIL and words in out.summary, args
+
+
+def test_throughput_of_a_shipped_log(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"test_log/log_train.txt": CUTPASTE})
+    tp = CHECKS["throughput"]
+    out = tp(ctx_for(tmp_path, None), path="test_log/log_train.txt")
+    assert out.verdict is Verdict.FAIL and out.evidence[0].path == "test_log/log_train.txt"
+    assert tp(ctx_for(tmp_path, None), path="nope.txt").verdict is Verdict.NA
+    assert tp(ctx_for(tmp_path, None), path="../x.txt").verdict is Verdict.FAIL
+
+
+def test_throughput_skips_unjudgeable_lines_and_counts_devices(tmp_path: Path) -> None:
+    # A zero batch cost, no avg_ips and a non-iteration line are not judged; nor is a missing log.
+    log = "\n".join(
+        (
+            demo_line(1, 1).replace("avg_batch_cost: 0.01234", "avg_batch_cost: 0"),
+            demo_line(1, 2, tail=""),
+            "x",
+        )
+    )
+    assert run_check(tmp_path, "throughput", log).verdict is Verdict.NA
+    rec = make_record(tmp_path, [("train", Stage.TRAIN, ["python", "t.py"], "missing.log", Status.PASSED)])
+    assert CHECKS["throughput"](ctx_for(tmp_path, rec)).verdict is Verdict.NA
+    # 4 devices at batch 16 / 0.01234 s each: avg_ips 5186 is the total, within factor * cards.
+    four = demo_line(1, 1, tail="avg_ips: 5186.4 images/sec") + "\n"
+    argv = ["python", "-m", "paddle.distributed.launch", "--gpus=0,1,2,3", "train.py"]
+    assert run_check(tmp_path, "throughput", four, argv).verdict is Verdict.PASS
+    assert run_check(tmp_path, "throughput", four).verdict is Verdict.FAIL

@@ -24,6 +24,7 @@ def outcome(
     record: Any = None,
     checks: dict[str, Any] | None = None,
     templates: Path | None = None,
+    records: dict[str, Any] | None = None,
 ) -> CheckOutcome:
     text = (
         "schema: tipc.ruleset/1\nname: t\nrules:\n"
@@ -31,7 +32,8 @@ def outcome(
         + "".join(f"      {line}\n" for line in check_yaml.strip().splitlines())
     )
     rule = parse_ruleset(text, "t.yaml").rules[0]
-    env = make_env(CheckContext(repo=repo, record=record, settings={}), checks or {}, templates)
+    ctx = CheckContext(repo=repo, record=record, settings={}, records=records or {})
+    env = make_env(ctx, checks or {}, templates)
     return env.evaluate(rule.check)
 
 
@@ -217,6 +219,39 @@ def test_step_passed_missing_result_and_empty_plan(
     assert out.verdict is Verdict.FAIL and "nothing was verified" in out.summary
     skipped = record_of(repo, [("t", Stage.TRAIN, Status.SKIPPED)])
     assert outcome("step_passed: {}", repo, record=skipped).verdict is Verdict.SKIP
+
+
+def test_step_passed_leaves_not_applicable_steps_out(
+    tree: Callable[..., Path], record_of: Callable[..., Any]
+) -> None:
+    import dataclasses
+
+    repo = tree({})
+    record = record_of(
+        repo, [("train", Stage.TRAIN, Status.PASSED), ("train/multi", Stage.TRAIN, Status.SKIPPED)]
+    )
+    na = dataclasses.replace(record.results[1], reason="not applicable: needs 2 GPUs")
+    record = dataclasses.replace(record, results=(record.results[0], na))
+    out = outcome("step_passed: {stage: train}", repo, record=record)
+    assert out.verdict is Verdict.PASS and out.summary == "1 step(s) passed (stage=train)"
+    out = outcome("step_passed: {step: multi}", repo, record=record)
+    assert out.verdict is Verdict.NA
+    assert out.summary == "every step for step~multi is not applicable here (train/multi)"
+
+
+def test_step_passed_judges_the_named_chains_record(
+    tree: Callable[..., Path], record_of: Callable[..., Any]
+) -> None:
+    repo = tree({})
+    main = record_of(repo, [("train", Stage.TRAIN, Status.PASSED)])
+    serving = record_of(repo, [("serve", Stage.SERVE, Status.FAILED)])
+    rule = "step_passed: {chain: serving}"
+    out = outcome(rule, repo, record=main)
+    assert (
+        out.verdict is Verdict.SKIP and out.summary == "the serving chain was not run (no run record of it)"
+    )
+    out = outcome(rule, repo, record=main, records={"serving": serving})
+    assert out.verdict is Verdict.FAIL and out.summary == "1 of 1 step(s) did not pass (chain=serving)"
 
 
 def test_delegating_operators_pass_arguments_and_ctx(tree: Callable[..., Path]) -> None:

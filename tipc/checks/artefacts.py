@@ -244,7 +244,8 @@ def _stale_siblings(repo: Any, model: Any, before: float) -> list[Evidence]:
     return out
 
 
-def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def _artefact_options(args: dict[str, Any]) -> tuple[float, bool] | CheckOutcome:
+    """(stale_slack_s, gpu) from the rule's arguments, or the bad-arguments outcome."""
     unknown = set(args) - {"stale_slack_s", "gpu"}
     if unknown:
         return bad_args("artefacts", f"unknown argument(s) {sorted(unknown)}")
@@ -254,17 +255,12 @@ def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
     include_gpu = args.get("gpu", True)
     if not isinstance(include_gpu, bool):
         return bad_args("artefacts", f"gpu must be true or false, got {include_gpu!r}")
-    if ctx.record is None:
-        return no_record()
+    return float(slack), include_gpu
 
-    exports = step_runs(ctx.record, "export")
-    infers = step_runs(ctx.record, "infer")
-    if not exports and not infers:
-        return outcome(Verdict.NA, "no export or inference step in the plan")
+
+def _untrained_exports(ctx: CheckContext, exports: list[StepRun]) -> list[Evidence]:
+    """Export logs that are missing, or warn that the trained weights were not loaded."""
     problems: list[Evidence] = []
-    notes: list[Evidence] = []
-    data: dict[str, Any] = {}
-
     for run in exports:
         if not run.ran or not run.log:
             continue
@@ -284,47 +280,79 @@ def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
                     numbers=(("warning_lines", hit[2]),),
                 )
             )
+    return problems
 
-    ran_exports = [r for r in exports if r.ran]
-    if ran_exports or infers:
-        model, cands = locate_model(ctx.record, Path(ctx.repo))
-        if model is None:
-            if any(r.passed for r in ran_exports) or any(r.ran for r in infers):
-                problems.append(
-                    Evidence(
-                        "inference model missing: no inference.json/.pdmodel + .pdiparams in "
-                        + (
-                            ", ".join(str(p) for p, _ in cands)
-                            or "any directory named by the export/infer steps"
-                        )
-                    )
+
+def _stale_model_files(repo: Any, model: Any, start: float, slack: float) -> list[Evidence]:
+    """The located model's files last written before the export started, and stale files beside them."""
+    problems: list[Evidence] = []
+    for f in model.files:
+        mtime = f.stat().st_mtime
+        if mtime < start - slack:
+            rel = repo_relative(repo, f)
+            problems.append(
+                Evidence(
+                    f"stale model file: {rel} was last written {start - mtime:.0f} s before the "
+                    "export step started (the export did not produce it)",
+                    path=rel,
+                    numbers=(("mtime", mtime), ("export_started", start)),
                 )
-        else:
-            data["model"] = model.to_json()
-            starts = [r.result.started for r in ran_exports if r.result.started is not None]
-            if starts:
-                start = min(starts)
-                for f in model.files:
-                    mtime = f.stat().st_mtime
-                    if mtime < start - float(slack):
-                        rel = repo_relative(ctx.repo, f)
-                        problems.append(
-                            Evidence(
-                                f"stale model file: {rel} was last written {start - mtime:.0f} s before the "
-                                "export step started (the export did not produce it)",
-                                path=rel,
-                                numbers=(("mtime", mtime), ("export_started", start)),
-                            )
-                        )
-                problems.extend(_stale_siblings(ctx.repo, model, start - float(slack)))
-                if not any(p.text.startswith("stale") for p in problems):
-                    notes.append(
-                        Evidence(
-                            f"model files written by this run's export ({model.format})",
-                            path=repo_relative(ctx.repo, model.model_file),
-                        )
-                    )
+            )
+    problems.extend(_stale_siblings(repo, model, start - slack))
+    return problems
 
+
+def _model_findings(
+    ctx: CheckContext,
+    exports: list[StepRun],
+    infers: list[StepRun],
+    slack: float,
+    problems: list[Evidence],
+    notes: list[Evidence],
+) -> dict[str, Any]:
+    """Judge the inference model the export wrote (missing or stale), adding to `problems` / `notes`;
+    returns the outcome's data (the located model)."""
+    ran_exports = [r for r in exports if r.ran]
+    if not ran_exports and not infers:
+        return {}
+    model, cands = locate_model(ctx.record, Path(ctx.repo))
+    if model is None:
+        if any(r.passed for r in ran_exports) or any(r.ran for r in infers):
+            problems.append(
+                Evidence(
+                    "inference model missing: no inference.json/.pdmodel + .pdiparams in "
+                    + (", ".join(str(p) for p, _ in cands) or "any directory named by the export/infer steps")
+                )
+            )
+        return {}
+    starts = [r.result.started for r in ran_exports if r.result.started is not None]
+    if starts:
+        problems.extend(_stale_model_files(ctx.repo, model, min(starts), slack))
+        if not any(p.text.startswith("stale") for p in problems):
+            notes.append(
+                Evidence(
+                    f"model files written by this run's export ({model.format})",
+                    path=repo_relative(ctx.repo, model.model_file),
+                )
+            )
+    return {"model": model.to_json()}
+
+
+def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    options = _artefact_options(args)
+    if isinstance(options, CheckOutcome):
+        return options
+    slack, include_gpu = options
+    if ctx.record is None:
+        return no_record()
+
+    exports = step_runs(ctx.record, "export")
+    infers = step_runs(ctx.record, "infer")
+    if not exports and not infers:
+        return outcome(Verdict.NA, "no export or inference step in the plan")
+    problems = _untrained_exports(ctx, exports)
+    notes: list[Evidence] = []
+    data = _model_findings(ctx, exports, infers, slack, problems, notes)
     if include_gpu:
         gpu_ev, _ = gpu_findings(ctx)
         problems.extend(gpu_ev)

@@ -38,6 +38,7 @@ from tipc.checks._common import (
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.logparse import ParsedLine, parse_line, step_index
+from tipc.checks.settings import ConvergenceSettings
 from tipc.checks.stats import mann_kendall, mean, median, spearman, stdev
 
 
@@ -199,12 +200,8 @@ def extract_curve(lines: list[ParsedLine]) -> list[tuple[int, float, ParsedLine]
     return out
 
 
-def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
-    settings = settings_of(ctx)
-    if isinstance(settings, CheckOutcome):
-        return settings
-    cs = settings.convergence
-    unknown = set(args) - {
+_ARG_NAMES = frozenset(
+    {
         "max_iters",
         "window",
         "alpha",
@@ -215,9 +212,15 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
         "flat_ok_below",
         "path",
     }
+)
+
+
+def _parse_args(cs: ConvergenceSettings, args: dict[str, Any]) -> tuple[dict[str, Any], str | None] | str:
+    """(the analysis arguments, the step filter) over the settings' defaults, or what is wrong with them."""
+    unknown = set(args) - _ARG_NAMES
     if unknown:
-        return bad_args("convergence", f"unknown argument(s) {sorted(unknown)}")
-    parsed_args: dict[str, float] = {}
+        return f"unknown argument(s) {sorted(unknown)}"
+    parsed_args: dict[str, Any] = {}
     for name, default, integer in (
         ("max_iters", cs.max_iters, True),
         ("alpha", cs.alpha, False),
@@ -227,49 +230,64 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
     ):
         v = _num_arg(args, name, default, integer=integer)
         if isinstance(v, str):
-            return bad_args("convergence", v)
+            return v
         parsed_args[name] = v
     if parsed_args["alpha"] >= 1:
-        return bad_args("convergence", "alpha must be below 1")
+        return "alpha must be below 1"
     if parsed_args["min_points"] < 3:
-        return bad_args("convergence", "min_points must be at least 3")
+        return "min_points must be at least 3"
     window: int | None = cs.window
     if "window" in args:
         wv = _num_arg(args, "window", 1, integer=True)
         if isinstance(wv, str):
-            return bad_args("convergence", wv)
+            return wv
         window = int(wv)
     step_filter = args.get("step")
     if step_filter is not None and not isinstance(step_filter, str):
-        return bad_args("convergence", f"step must be a string, got {step_filter!r}")
+        return f"step must be a string, got {step_filter!r}"
     flat_ok_below: float | None = None
     if args.get("flat_ok_below") is not None:
         fv = _num_arg(args, "flat_ok_below", 0.0)
         if isinstance(fv, str):
-            return bad_args("convergence", fv)
+            return fv
         flat_ok_below = fv
-    judge_args = dict(parsed_args, window=window, flat_ok_below=flat_ok_below)
-    if "path" in args:
-        shipped = shipped_files(ctx.repo, args["path"])
-        if isinstance(shipped, str):
-            return bad_args("convergence", shipped)
-        if not shipped:
-            return outcome(
-                Verdict.FAIL,
-                f"no log file matches {args['path']!r}",
-                Evidence(f"expected a training log at {args['path']}"),
-            )
-        judged = [_judge_log(ctx.repo, "the shipped log", rel, judge_args) for rel in shipped]
-        if len(judged) == 1:
-            return judged[0]
-        order = (Verdict.FAIL, Verdict.WARN, Verdict.SKIP, Verdict.NA, Verdict.PASS)
-        worst = min(judged, key=lambda o: order.index(o.verdict))
-        return CheckOutcome(
-            worst.verdict,
-            f"{len(judged)} logs: {worst.summary}",
-            tuple(e for o in judged for e in o.evidence),
-            {**worst.data, "logs": [o.data.get("log") for o in judged]},
+    return dict(parsed_args, window=window, flat_ok_below=flat_ok_below), step_filter
+
+
+def _judge_shipped(ctx: CheckContext, pattern: Any, judge_args: dict[str, Any]) -> CheckOutcome:
+    """Every log file the repo ships that `pattern` matches, judged; the worst verdict wins."""
+    shipped = shipped_files(ctx.repo, pattern)
+    if isinstance(shipped, str):
+        return bad_args("convergence", shipped)
+    if not shipped:
+        return outcome(
+            Verdict.FAIL,
+            f"no log file matches {pattern!r}",
+            Evidence(f"expected a training log at {pattern}"),
         )
+    judged = [_judge_log(ctx.repo, "the shipped log", rel, judge_args) for rel in shipped]
+    if len(judged) == 1:
+        return judged[0]
+    order = (Verdict.FAIL, Verdict.WARN, Verdict.SKIP, Verdict.NA, Verdict.PASS)
+    worst = min(judged, key=lambda o: order.index(o.verdict))
+    return CheckOutcome(
+        worst.verdict,
+        f"{len(judged)} logs: {worst.summary}",
+        tuple(e for o in judged for e in o.evidence),
+        {**worst.data, "logs": [o.data.get("log") for o in judged]},
+    )
+
+
+def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    settings = settings_of(ctx)
+    if isinstance(settings, CheckOutcome):
+        return settings
+    parsed = _parse_args(settings.convergence, args)
+    if isinstance(parsed, str):
+        return bad_args("convergence", parsed)
+    judge_args, step_filter = parsed
+    if "path" in args:
+        return _judge_shipped(ctx, args["path"], judge_args)
     ran = ran_train_runs(ctx, step_filter)
     if isinstance(ran, CheckOutcome):
         return ran

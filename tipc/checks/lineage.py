@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -156,82 +157,198 @@ def _pass(graph: Any, summary: str, notes: list[Evidence]) -> CheckOutcome:
     return CheckOutcome(Verdict.PASS, summary, tuple(notes), {"lineage": graph.to_json()})
 
 
-def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
-    steps = _runs(ctx, graph, ("eval", "export"), predict=True)
-    if not steps:
-        return outcome(Verdict.NA, "no eval, export or predict step in the plan")
+@dataclass
+class _Findings:
+    """What judging an aspect's steps found: failures (each naming a file or step) and notes."""
+
+    problems: list[Evidence] = field(default_factory=list)
+    notes: list[Evidence] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _WeightReads:
+    """The weights a step read, by where they came from."""
+
+    fresh: list[Any]  # written by this run (its train, or any fresh weights file)
+    stale: list[Any]  # committed or pre-run weights nobody named
+    pretrained: list[Any]  # weights the command line names, or outside the repo
+
+
+def _train_output(graph: Any) -> tuple[set[str], list[Any]]:
+    """(train step ids, the weights files they wrote, weights before optimizer state)."""
     train_ids = {s.id for s in graph.steps if s.stage == "train"}
     train_wrote = sorted(
         (f for f in graph.files if f.kind == "weights" and any(w in train_ids for w in f.written_by)),
         key=lambda f: (not f.path.endswith(".pdparams"), f.path),  # weights before optimizer state
     )
-    problems: list[Evidence] = []
-    notes: list[Evidence] = []
+    return train_ids, train_wrote
+
+
+def _weight_reads(ctx: CheckContext, graph: Any, step: Any, result: Any, train_ids: set[str]) -> _WeightReads:
+    named = [p for _, _, p in _named_paths(ctx, step, result)]
+    reads = _WeightReads([], [], [])
+    for edge in graph.reads(step.id):
+        f = graph.file(edge.file)
+        if f is None or f.origin == "missing" or (not f.exists and not f.written_by):
+            continue
+        by_train = any(w in train_ids for w in f.written_by)
+        if edge.fresh and (by_train or f.kind == "weights"):
+            reads.fresh.append(f)
+        elif f.kind == "weights" and not edge.fresh:
+            named_here = any(_covers(n, f.abspath) for n in named) and not _in_output(ctx, f)
+            if named_here or f.origin == "external":
+                reads.pretrained.append(f)
+            else:
+                reads.stale.append(f)
+    return reads
+
+
+def _judge_weight_reads(
+    step: Any,
+    result: Any,
+    reads: _WeightReads,
+    train_wrote: list[Any],
+    found: _Findings,
+    bad: dict[str, tuple[Any, list[str]]],
+) -> None:
+    if reads.fresh:
+        found.notes.append(Evidence(f"read by {step.id}: written by this run", path=reads.fresh[0].path))
+        for f in reads.stale:
+            found.notes.append(Evidence(f"also read by {step.id}: {describe_origin(f)}", path=f.path))
+    elif reads.stale:
+        wrote = f"; this run's train wrote {_names(train_wrote)}" if train_wrote else ""
+        for f in reads.stale:
+            bad.setdefault(f.path, (f, []))[1].append(step.id)
+            found.problems.append(
+                Evidence(
+                    f"read by {step.id}: {describe_origin(f)}, not written by this run{wrote}",
+                    path=f.path,
+                    numbers=(("commit_date", f.commit_date),) if f.commit_date else (),
+                )
+            )
+    elif reads.pretrained:
+        for f in reads.pretrained:
+            found.notes.append(
+                Evidence(
+                    f"read by {step.id}: pretrained weights the config names ({describe_origin(f)})",
+                    path=f.path,
+                )
+            )
+    elif train_wrote and result is not None and getattr(result.status, "value", "") == "passed":
+        found.problems.append(
+            Evidence(
+                f"{step.id} read no weights file, none of what this run's train wrote "
+                f"({_names(train_wrote)}): it ran on an untrained model"
+            )
+        )
+
+
+def _weights_summary(first: str, bad: dict[str, tuple[Any, list[str]]], train_wrote: list[Any]) -> str:
+    if not bad:
+        return first
+    summary = "; ".join(
+        f"{', '.join(steps)} read {f.path} ({describe_origin(f)}), not weights this run wrote"
+        for f, steps in bad.values()
+    )
+    if train_wrote:
+        summary += f" (its train wrote {_names(train_wrote)})"
+    return summary
+
+
+def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
+    steps = _runs(ctx, graph, ("eval", "export"), predict=True)
+    if not steps:
+        return outcome(Verdict.NA, "no eval, export or predict step in the plan")
+    train_ids, train_wrote = _train_output(graph)
+    found = _Findings()
     bad: dict[str, tuple[Any, list[str]]] = {}
     checked = 0
     for step in _recorded(graph, steps):
         checked += 1
         result = ctx.record.result(step.id)
-        named = [p for _, _, p in _named_paths(ctx, step, result)]
-        fresh: list[Any] = []
-        stale: list[Any] = []
-        pretrained: list[Any] = []
-        for edge in graph.reads(step.id):
-            f = graph.file(edge.file)
-            if f is None or f.origin == "missing" or (not f.exists and not f.written_by):
-                continue
-            by_train = any(w in train_ids for w in f.written_by)
-            if edge.fresh and (by_train or f.kind == "weights"):
-                fresh.append(f)
-            elif f.kind == "weights" and not edge.fresh:
-                named_here = any(_covers(n, f.abspath) for n in named) and not _in_output(ctx, f)
-                if named_here or f.origin == "external":
-                    pretrained.append(f)
-                else:
-                    stale.append(f)
-        if fresh:
-            notes.append(Evidence(f"read by {step.id}: written by this run", path=fresh[0].path))
-            for f in stale:
-                notes.append(Evidence(f"also read by {step.id}: {describe_origin(f)}", path=f.path))
-        elif stale:
-            wrote = f"; this run's train wrote {_names(train_wrote)}" if train_wrote else ""
-            for f in stale:
-                bad.setdefault(f.path, (f, []))[1].append(step.id)
-                problems.append(
-                    Evidence(
-                        f"read by {step.id}: {describe_origin(f)}, not written by this run{wrote}",
-                        path=f.path,
-                        numbers=(("commit_date", f.commit_date),) if f.commit_date else (),
-                    )
-                )
-        elif pretrained:
-            for f in pretrained:
-                notes.append(
-                    Evidence(
-                        f"read by {step.id}: pretrained weights the config names ({describe_origin(f)})",
-                        path=f.path,
-                    )
-                )
-        elif train_wrote and result is not None and getattr(result.status, "value", "") == "passed":
-            problems.append(
-                Evidence(
-                    f"{step.id} read no weights file, none of what this run's train wrote "
-                    f"({_names(train_wrote)}): it ran on an untrained model"
-                )
-            )
+        reads = _weight_reads(ctx, graph, step, result, train_ids)
+        _judge_weight_reads(step, result, reads, train_wrote, found, bad)
     if not checked:
         return outcome(Verdict.SKIP, "no eval, export or predict step ran with recorded file access")
-    if problems:
-        summary = problems[0].text
-        if bad:
-            summary = "; ".join(
-                f"{', '.join(steps)} read {f.path} ({describe_origin(f)}), not weights this run wrote"
-                for f, steps in bad.values()
+    if found.problems:
+        summary = _weights_summary(found.problems[0].text, bad, train_wrote)
+        return _fail(graph, summary, found.problems, found.notes)
+    return _pass(graph, f"{checked} step(s) read this run's weights or named pretrained ones", found.notes)
+
+
+def _judge_model_read(
+    ctx: CheckContext,
+    step: Any,
+    f: Any,
+    named: list[str],
+    exported: list[Any],
+    found: _Findings,
+    bad: dict[str, tuple[Any, list[str], str]],
+) -> None:
+    """Judge a model file an inference step read that this run did not just write."""
+    beside = [
+        x for x in exported if os.path.dirname(x.abspath) == os.path.dirname(f.abspath) and x.path != f.path
+    ]
+    beside_text = f" beside {_names(beside, 3)}, which this run's export wrote" if beside else ""
+    named_here = any(_covers(n, f.abspath) for n in named) and not _in_output(ctx, f)
+    if named_here and not exported and f.exists:
+        found.notes.append(
+            Evidence(
+                f"read by {step.id}: the inference model the config names ({describe_origin(f)})",
+                path=f.path,
             )
-            if train_wrote:
-                summary += f" (its train wrote {_names(train_wrote)})"
-        return _fail(graph, summary, problems, notes)
-    return _pass(graph, f"{checked} step(s) read this run's weights or named pretrained ones", notes)
+        )
+        return
+    bad.setdefault(f.path, (f, [], beside_text))[1].append(step.id)
+    text = (
+        f"read by {step.id}: {describe_origin(f)}, not a model file this run's export wrote"
+        if f.exists
+        else f"opened by {step.id}: does not exist"
+    )
+    found.problems.append(
+        Evidence(
+            text + beside_text,
+            path=f.path,
+            numbers=(("commit_date", f.commit_date),) if f.commit_date else (),
+        )
+    )
+
+
+def _inference_summary(first: str, bad: dict[str, tuple[Any, list[str], str]]) -> str:
+    if not bad:
+        return first
+    return "; ".join(
+        f"{', '.join(steps)} read {f.path} ({describe_origin(f)}), not a model file this run exported{beside}"
+        if f.exists
+        else f"{', '.join(steps)} opened {f.path}, which does not exist{beside}"
+        for f, steps, beside in bad.values()
+    )
+
+
+def _judge_inference_step(
+    ctx: CheckContext,
+    graph: Any,
+    step: Any,
+    exported: list[Any],
+    found: _Findings,
+    bad: dict[str, tuple[Any, list[str], str]],
+) -> None:
+    result = ctx.record.result(step.id)
+    named = [p for _, _, p in _named_paths(ctx, step, result)]
+    model_reads = [(e, graph.file(e.file)) for e in graph.reads(step.id)]
+    model_reads = [(e, f) for e, f in model_reads if f is not None and f.kind == "model"]
+    good = [f for e, f in model_reads if e.fresh]
+    for edge, f in model_reads:
+        if not edge.fresh:
+            _judge_model_read(ctx, step, f, named, exported, found, bad)
+    if good:
+        found.notes.insert(0, Evidence(f"read by {step.id}: written by this run's export", path=good[0].path))
+    elif not model_reads and exported and result is not None and result.status.value == "passed":
+        found.problems.append(
+            Evidence(
+                f"{step.id} read none of the model files this run's export wrote ({_names(exported, 3)})"
+            )
+        )
 
 
 def _inference_model(ctx: CheckContext, graph: Any) -> CheckOutcome:
@@ -240,74 +357,20 @@ def _inference_model(ctx: CheckContext, graph: Any) -> CheckOutcome:
         return outcome(Verdict.NA, "no inference step in the plan")
     export_ids = {s.id for s in graph.steps if s.stage == "export"}
     exported = [f for f in graph.files if f.kind == "model" and any(w in export_ids for w in f.written_by)]
-    problems: list[Evidence] = []
-    notes: list[Evidence] = []
+    found = _Findings()
     bad: dict[str, tuple[Any, list[str], str]] = {}
     checked = 0
     for step in _recorded(graph, steps):
         checked += 1
-        result = ctx.record.result(step.id)
-        named = [p for _, _, p in _named_paths(ctx, step, result)]
-        model_reads = [(e, graph.file(e.file)) for e in graph.reads(step.id)]
-        model_reads = [(e, f) for e, f in model_reads if f is not None and f.kind == "model"]
-        good = []
-        for edge, f in model_reads:
-            beside = [
-                x
-                for x in exported
-                if os.path.dirname(x.abspath) == os.path.dirname(f.abspath) and x.path != f.path
-            ]
-            beside_text = f" beside {_names(beside, 3)}, which this run's export wrote" if beside else ""
-            named_here = any(_covers(n, f.abspath) for n in named) and not _in_output(ctx, f)
-            if edge.fresh:
-                good.append(f)
-                continue
-            if named_here and not exported and f.exists:
-                notes.append(
-                    Evidence(
-                        f"read by {step.id}: the inference model the config names ({describe_origin(f)})",
-                        path=f.path,
-                    )
-                )
-                continue
-            bad.setdefault(f.path, (f, [], beside_text))[1].append(step.id)
-            text = (
-                f"read by {step.id}: {describe_origin(f)}, not a model file this run's export wrote"
-                if f.exists
-                else f"opened by {step.id}: does not exist"
-            )
-            problems.append(
-                Evidence(
-                    text + beside_text,
-                    path=f.path,
-                    numbers=(("commit_date", f.commit_date),) if f.commit_date else (),
-                )
-            )
-        if good:
-            notes.insert(0, Evidence(f"read by {step.id}: written by this run's export", path=good[0].path))
-        elif not model_reads and exported and result is not None and result.status.value == "passed":
-            problems.append(
-                Evidence(
-                    f"{step.id} read none of the model files this run's export wrote ({_names(exported, 3)})"
-                )
-            )
+        _judge_inference_step(ctx, graph, step, exported, found, bad)
     if not checked:
         return outcome(Verdict.SKIP, "no inference step ran with recorded file access")
-    if problems:
-        summary = problems[0].text
-        if bad:
-            summary = "; ".join(
-                f"{', '.join(steps)} read {f.path} ({describe_origin(f)}), not a model file this run "
-                f"exported{beside}"
-                if f.exists
-                else f"{', '.join(steps)} opened {f.path}, which does not exist{beside}"
-                for f, steps, beside in bad.values()
-            )
-        return _fail(graph, summary, problems, notes)
+    if found.problems:
+        return _fail(graph, _inference_summary(found.problems[0].text, bad), found.problems, found.notes)
     return _pass(
         graph,
         f"{checked} inference step(s) read the model this run exported (or the one the config names)",
-        notes,
+        found.notes,
     )
 
 
@@ -322,51 +385,58 @@ def _exists(path: str) -> bool:
         return False
 
 
+def _named_path_finding(
+    graph: Any, step_id: str, option: str, path: str, where: str, opened: list[str]
+) -> tuple[str | None, Evidence]:
+    """("missing" / "unopened" / None when opened, the evidence) for a path given on a step's command line."""
+    if any(_covers(path, p) for p in opened):
+        return None, Evidence(f"given to {step_id} as {option}: opened", path=where)
+    if not _exists(path):
+        return "missing", Evidence(
+            f"given to {step_id} as {option}: does not exist (never created)", path=where
+        )
+    read = [graph.file(e.file) for e in graph.reads(step_id)]
+    instead = [f.path for f in read if f is not None and f.kind in ("weights", "model")]
+    tail = f"; it read {', '.join(instead[:3])} instead" if instead else ""
+    return "unopened", Evidence(f"given to {step_id} as {option}: never opened by the step{tail}", path=where)
+
+
 def _cmdline_paths(ctx: CheckContext, graph: Any) -> CheckOutcome:
-    problems: list[Evidence] = []
-    notes: list[Evidence] = []
-    missing: dict[str, list[str]] = {}  # option as written -> steps given it
-    unopened: dict[str, list[str]] = {}
+    found = _Findings()
+    # "missing" / "unopened" -> option as written -> steps given it
+    failing: dict[str, dict[str, list[str]]] = {"missing": {}, "unopened": {}}
     repo = os.path.realpath(str(ctx.repo))
     given = 0
     for step in _recorded(graph, ctx.record.plan.steps):
         result = ctx.record.result(step.id)
-        opened = [f.abspath for f in graph.files if step.id in f.read_by or step.id in f.written_by]
         if result is None or getattr(result.status, "value", "") != "passed":
             continue  # a step that failed is reported as such; what it never got to open says nothing
+        opened = [f.abspath for f in graph.files if step.id in f.read_by or step.id in f.written_by]
         for key, value, path in _named_paths(ctx, step, result):
             given += 1
             option = f"{key}={value}" if "." in key else f"--{key}={value}"
             where = os.path.relpath(path, repo) if path.startswith(repo + os.sep) else path
-            used = [p for p in opened if _covers(path, p)]
-            if not used and not _exists(path):
-                missing.setdefault(option, []).append(step.id)
-                problems.append(
-                    Evidence(f"given to {step.id} as {option}: does not exist (never created)", path=where)
-                )
-            elif not used:
-                read = [graph.file(e.file) for e in graph.reads(step.id)]
-                instead = [f.path for f in read if f is not None and f.kind in ("weights", "model")]
-                tail = f"; it read {', '.join(instead[:3])} instead" if instead else ""
-                unopened.setdefault(option, []).append(step.id)
-                problems.append(
-                    Evidence(f"given to {step.id} as {option}: never opened by the step{tail}", path=where)
-                )
+            kind, evidence = _named_path_finding(graph, step.id, option, path, where, opened)
+            if kind is None:
+                found.notes.append(evidence)
             else:
-                notes.append(Evidence(f"given to {step.id} as {option}: opened", path=where))
+                failing[kind].setdefault(option, []).append(step.id)
+                found.problems.append(evidence)
     if not any(s.recorded for s in graph.steps):
         return outcome(Verdict.SKIP, "no step ran with recorded file access")
-    if problems:
-        parts = [f"{o} (given to {', '.join(ids)}) does not exist" for o, ids in missing.items()]
-        parts += [f"{o} (given to {', '.join(ids)}) was never opened" for o, ids in unopened.items()]
-        return _fail(graph, "; ".join(parts), problems, notes)
+    if found.problems:
+        parts = [f"{o} (given to {', '.join(ids)}) does not exist" for o, ids in failing["missing"].items()]
+        parts += [
+            f"{o} (given to {', '.join(ids)}) was never opened" for o, ids in failing["unopened"].items()
+        ]
+        return _fail(graph, "; ".join(parts), found.problems, found.notes)
     if not given:
         return outcome(
             Verdict.SKIP,
             "no step given a weights or model path on its command line passed with recorded file access",
             lineage=graph.to_json(),
         )
-    return _pass(graph, f"all {given} weights/model path(s) given on command lines were opened", notes)
+    return _pass(graph, f"all {given} weights/model path(s) given on command lines were opened", found.notes)
 
 
 def _not_applicable(ctx: CheckContext, aspect: str) -> str | None:

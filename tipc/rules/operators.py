@@ -363,49 +363,63 @@ def _not_applicable(result: Any) -> bool:
     )
 
 
-def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
-    chain = args.get("chain")
-    record = _record_of_chain(env.ctx, chain)
-    if record is None:
-        if chain is not None:
-            return _out(Verdict.SKIP, f"the {chain} chain was not run (no run record of it)")
-        return _out(Verdict.SKIP, "the chain was not run (no run record)")
-    plan = record.plan
-    if args.get("mode") and plan.mode != args["mode"]:
-        return _out(Verdict.SKIP, f"the run used mode {plan.mode}; this rule needs {args['mode']}")
-    stage, trainer, step_re = args.get("stage"), args.get("trainer"), args.get("step")
-    selected = [
-        s
-        for s in plan.steps
-        if (stage is None or s.stage.value == stage)
-        and (trainer is None or s.trainer == trainer)
-        and (step_re is None or re.search(step_re, s.id))
-        and s.stage.value != "prepare"  # the repo's prepare.sh is not a step of the chain it checks
-    ]
-    # Steps planned but not applicable on this machine (a multi-GPU launch with --device cpu), and the
-    # steps after them, are neither passed nor failed: they leave the verdict to the steps that ran.
-    not_applicable = [s.id for s in selected if _not_applicable(record.result(s.id))]
-    selected = [s for s in selected if s.id not in not_applicable]
-    what = (
-        " ".join(
-            x
-            for x in (
-                f"chain={chain}" if chain else "",
-                f"stage={stage}" if stage else "",
-                f"trainer={trainer}" if trainer else "",
-                f"step~{step_re}" if step_re else "",
-            )
-            if x
+@dataclass(frozen=True)
+class _StepSelector:
+    """step_passed's selector: which chain's record, and which of its steps."""
+
+    chain: str | None
+    stage: str | None
+    trainer: str | None
+    step: str | None
+
+    def selects(self, step: Any) -> bool:
+        return (
+            (self.stage is None or step.stage.value == self.stage)
+            and (self.trainer is None or step.trainer == self.trainer)
+            and (self.step is None or re.search(self.step, step.id) is not None)
+            and step.stage.value != "prepare"  # the repo's prepare.sh is not a step of the chain it checks
         )
-        or "all steps"
-    )
-    if not selected and not_applicable:
+
+    def narrows(self) -> bool:
+        """Whether any step selector is given (the chain alone selects every step)."""
+        return self.stage is not None or self.trainer is not None or self.step is not None
+
+    def label(self) -> str:
+        parts = (
+            f"chain={self.chain}" if self.chain else "",
+            f"stage={self.stage}" if self.stage else "",
+            f"trainer={self.trainer}" if self.trainer else "",
+            f"step~{self.step}" if self.step else "",
+        )
+        return " ".join(x for x in parts if x) or "all steps"
+
+
+def _unselected(plan: Any, selector: _StepSelector, not_applicable: list[str]) -> CheckOutcome:
+    """The outcome when no applicable step matches the selector."""
+    what = selector.label()
+    if not_applicable:
         return _out(Verdict.NA, f"every step for {what} is not applicable here ({', '.join(not_applicable)})")
-    if not selected:
-        if stage is None and trainer is None and step_re is None:
-            # An empty chain verifies nothing; passing it would be a check that cannot fail.
-            return _out(Verdict.FAIL, f"the plan has no steps in mode {plan.mode}: nothing was verified")
-        return _out(Verdict.NA, f"no step planned for {what} in mode {plan.mode}")
+    if not selector.narrows():
+        # An empty chain verifies nothing; passing it would be a check that cannot fail.
+        return _out(Verdict.FAIL, f"the plan has no steps in mode {plan.mode}: nothing was verified")
+    return _out(Verdict.NA, f"no step planned for {what} in mode {plan.mode}")
+
+
+def _unpassed_step(env: OpEnv, step: Any, result: Any) -> Evidence:
+    """Evidence for a step that did not pass, with its log's tail when it ran."""
+    ran = result.status.value in ("failed", "timeout", "interrupted")
+    log = (result.log or step.log) if ran else None
+    excerpt = _tail(env.repo / log) if log else None
+    return Evidence(
+        f"{step.id}: {result.status.value}" + (f" ({result.reason})" if result.reason else ""),
+        path=log,
+        excerpt=excerpt,
+        numbers=(("exit_code", result.exit_code), ("duration_s", result.duration_s)),
+    )
+
+
+def _step_results(env: OpEnv, record: Any, selected: list[Any]) -> tuple[list[Evidence], int, float]:
+    """(evidence for each step that did not pass, how many were skipped, total seconds)."""
     bad: list[Evidence] = []
     skipped = 0
     total_s = 0.0
@@ -419,19 +433,31 @@ def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
             continue
         if result.status.value == "skipped":
             skipped += 1
-        ran = result.status.value in ("failed", "timeout", "interrupted")
-        log = (result.log or step.log) if ran else None
-        excerpt = _tail(env.repo / log) if log else None
-        bad.append(
-            Evidence(
-                f"{step.id}: {result.status.value}" + (f" ({result.reason})" if result.reason else ""),
-                path=log,
-                excerpt=excerpt,
-                numbers=(("exit_code", result.exit_code), ("duration_s", result.duration_s)),
-            )
-        )
+        bad.append(_unpassed_step(env, step, result))
     # Root causes first: a failed step explains the blocked ones after it.
     bad.sort(key=lambda e: 0 if any(k == "exit_code" and v is not None for k, v in e.numbers) else 1)
+    return bad, skipped, total_s
+
+
+def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
+    selector = _StepSelector(args.get("chain"), args.get("stage"), args.get("trainer"), args.get("step"))
+    record = _record_of_chain(env.ctx, selector.chain)
+    if record is None:
+        if selector.chain is not None:
+            return _out(Verdict.SKIP, f"the {selector.chain} chain was not run (no run record of it)")
+        return _out(Verdict.SKIP, "the chain was not run (no run record)")
+    plan = record.plan
+    if args.get("mode") and plan.mode != args["mode"]:
+        return _out(Verdict.SKIP, f"the run used mode {plan.mode}; this rule needs {args['mode']}")
+    selected = [s for s in plan.steps if selector.selects(s)]
+    # Steps planned but not applicable on this machine (a multi-GPU launch with --device cpu), and the
+    # steps after them, are neither passed nor failed: they leave the verdict to the steps that ran.
+    not_applicable = [s.id for s in selected if _not_applicable(record.result(s.id))]
+    selected = [s for s in selected if s.id not in not_applicable]
+    if not selected:
+        return _unselected(plan, selector, not_applicable)
+    what = selector.label()
+    bad, skipped, total_s = _step_results(env, record, selected)
     numbers = (("steps", len(selected)), ("failed", len(bad)), ("seconds", round(total_s, 3)))
     if not bad:
         return _out(
