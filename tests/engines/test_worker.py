@@ -169,3 +169,28 @@ def test_engine_without_its_packages_is_unavailable(tmp_path: Path, monkeypatch:
     resp = handle(req)
     assert resp["ok"] and resp["engines"]["needs_missing"]["unavailable"] is True
     assert [(p["a"], p["b"]) for p in resp["pairs"]] == [("doubler", "doubler2")]
+
+
+def test_file_inputs_npz_by_name_else_by_position_and_npy_for_one_input_only(tmp_path: Path) -> None:
+    np = pytest.importorskip("numpy")
+    from tipc.engines.worker import _file_feeds
+
+    np.savez(tmp_path / "named.npz", b=np.zeros(2), a=np.ones(3))
+    by_name = _file_feeds(str(tmp_path / "named.npz"), ["a", "b"])
+    assert by_name["a"].shape == (3,) and by_name["b"].shape == (2,)
+    np.savez(tmp_path / "other.npz", p=np.ones(4), q=np.zeros(5))
+    by_position = _file_feeds(str(tmp_path / "other.npz"), ["x", "y"])
+    assert by_position["x"].shape == (4,) and by_position["y"].shape == (5,)
+    np.save(tmp_path / "one.npy", np.ones(6))
+    assert list(_file_feeds(str(tmp_path / "one.npy"), [])) == ["x"]
+    with pytest.raises(ValueError, match=r"give an \.npz"):
+        _file_feeds(str(tmp_path / "one.npy"), ["x", "y"])
+
+
+def test_an_output_only_one_engine_has_is_missing() -> None:
+    np = pytest.importorskip("numpy")
+    from tipc.engines.worker import _compare_outputs
+
+    figs = _compare_outputs([("y", np.ones(3)), ("z", np.ones(2))], [("out", np.ones(3))], 1e-5, 1e-4)
+    assert figs[0]["index"] == 0 and figs[0]["name_a"] == "y" and figs[0]["name_b"] == "out"
+    assert figs[1] == {"index": 1, "shape_match": False, "allclose": False, "error": "output missing"}

@@ -361,6 +361,90 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
             sandbox.release()  # at once where this process goes on (a library caller)
 
 
+def _train_record(
+    args: argparse.Namespace, seams: Seams, repo: Path, the_plan: Plan, notes: list[str]
+) -> tuple[Any, str | None, bool]:
+    """The train chain's record: reused (--reuse-run, when one is found) or run now; (record, its path when
+    reused, reused)."""
+    if args.reuse_run:
+        found = seams.find_record(repo, the_plan)
+        if found is not None:
+            return seams.load_record(found), str(found), True
+        notes.append("--reuse-run: no run record of this config and mode was found, so the chain was run")
+    if not the_plan.steps:
+        notes.append(f"mode {args.mode} yields no steps for this config: nothing was run")
+    return _execute(args, the_plan, seams, "the runner failed"), None, False
+
+
+def _interrupted(*records: Any) -> bool:
+    from tipc.steps import Status
+
+    return any(r.status is Status.INTERRUPTED for rec in records if rec is not None for r in rec.results)
+
+
+def _evaluate(
+    args: argparse.Namespace,
+    seams: Seams,
+    rulesets: list[Ruleset],
+    ctx: Any,
+    after_interrupt: bool,
+    notes: list[str],
+) -> tuple[list[Any], bool]:
+    """The rules' results, and whether Ctrl-C stopped the checks. After an interrupt nothing new starts:
+    checks that would start a process (predict/infer, a server) are SKIP; those that only read the record
+    and the logs still judge what ran."""
+    from tipc import proc
+    from tipc.checks.serving import full_load
+    from tipc.progress import announced_checks
+    from tipc.rules.evaluate import evaluate
+
+    checks = full_load(seams.checks) if getattr(args, "load", False) else seams.checks
+    observer = seams.make_observer(args.no_color)
+    if after_interrupt:
+        checks = {name: _not_after_interrupt(fn) for name, fn in checks.items()}
+        with proc.refusing("the run was interrupted, and nothing new is started after an interrupt"):
+            return evaluate(rulesets, ctx, checks=announced_checks(checks, observer)), False
+    try:
+        results = evaluate(
+            rulesets,
+            ctx,
+            checks=announced_checks(checks, observer),
+            jobs=check_jobs(getattr(args, "jobs", None)),
+            lanes=seams.lanes,
+        )
+    except KeyboardInterrupt:
+        # Ctrl-C while checks ran side by side: every child they started was stopped. Judge what ran,
+        # as after an interrupted run: checks that would start a process are SKIP.
+        notes.append("interrupted while the checks ran: the checks that start a process are SKIP")
+        checks = {name: _not_after_interrupt(fn) for name, fn in checks.items()}
+        with proc.refusing("the check was interrupted, and nothing new is started after an interrupt"):
+            return evaluate(rulesets, ctx, checks=checks), True
+    return results, False
+
+
+def _write_and_show(
+    args: argparse.Namespace, report: Any, report_dir: Path, stdout: IO[str], stderr: IO[str], session: Any
+) -> None:
+    """Write the report files, print the report, and say where the reports and the logs are."""
+    from tipc.console import use_color
+    from tipc.report import render, write_reports
+
+    try:
+        written = write_reports(report, report_dir)
+    except OSError as exc:
+        raise UserError(f"{report_dir}: cannot write the reports: {exc.strerror or exc}") from None
+    color = args.format == "text" and use_color(args.no_color) and stdout.isatty()
+    stdout.write(render(report, args.format, color=color))
+    stdout.flush()
+    shown_dir = session.real("report") if session is not None and not args.report_dir else None
+    stderr.write(
+        f"tipc: reports written to {shown_dir or report_dir} ({', '.join(p.name for p in written)})\n"
+    )
+    logs = session.real("logs") if session is not None else None
+    if logs is not None:
+        stderr.write(f"tipc: logs and run record in {logs}\n")
+
+
 def _checked(
     args: argparse.Namespace,
     seams: Seams,
@@ -376,63 +460,20 @@ def _checked(
     notes: list[str],
     session: Any,
 ) -> int:
-    from tipc import proc
     from tipc.checks.base import CheckContext
-    from tipc.checks.serving import full_load
-    from tipc.console import use_color
-    from tipc.progress import announced_checks
-    from tipc.report import build_report, render, write_reports
-    from tipc.rules.evaluate import evaluate
-    from tipc.steps import Status
+    from tipc.report import build_report
 
-    record = None
-    record_path: str | None = None
-    reused = False
-    if args.reuse_run:
-        found = seams.find_record(repo, the_plan)
-        if found is not None:
-            record = seams.load_record(found)
-            record_path, reused = str(found), True
-        else:
-            notes.append("--reuse-run: no run record of this config and mode was found, so the chain was run")
-    if record is None:
-        if not the_plan.steps:
-            notes.append(f"mode {args.mode} yields no steps for this config: nothing was run")
-        record = _execute(args, the_plan, seams, "the runner failed")
-
+    record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
     records: dict[str, Any] = {}
-    stopped = any(r.status is Status.INTERRUPTED for r in record.results)
+    stopped = _interrupted(record)
     if serving_plan is not None and stopped:
         notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
     elif serving_plan is not None:
         records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
     ctx = CheckContext(repo=repo, record=record, settings=settings, records=records)
-    checks = full_load(seams.checks) if getattr(args, "load", False) else seams.checks
-    observer = seams.make_observer(args.no_color)
-    checks_stopped = False
-    if stopped or any(r.status is Status.INTERRUPTED for rec in records.values() for r in rec.results):
-        # After an interrupt nothing new starts: checks that would start a process (predict/infer, a server)
-        # are SKIP; those that only read the record and the logs still judge what ran.
-        checks = {name: _not_after_interrupt(fn) for name, fn in checks.items()}
-        with proc.refusing("the run was interrupted, and nothing new is started after an interrupt"):
-            results = evaluate(rulesets, ctx, checks=announced_checks(checks, observer))
-    else:
-        try:
-            results = evaluate(
-                rulesets,
-                ctx,
-                checks=announced_checks(checks, observer),
-                jobs=check_jobs(getattr(args, "jobs", None)),
-                lanes=seams.lanes,
-            )
-        except KeyboardInterrupt:
-            # Ctrl-C while checks ran side by side: every child they started was stopped. Judge what ran,
-            # as after an interrupted run: checks that would start a process are SKIP.
-            checks_stopped = True
-            notes.append("interrupted while the checks ran: the checks that start a process are SKIP")
-            checks = {name: _not_after_interrupt(fn) for name, fn in checks.items()}
-            with proc.refusing("the check was interrupted, and nothing new is started after an interrupt"):
-                results = evaluate(rulesets, ctx, checks=checks)
+    results, checks_stopped = _evaluate(
+        args, seams, rulesets, ctx, stopped or _interrupted(*records.values()), notes
+    )
     if getattr(args, "baseline", None) is not None:
         from tipc.baseline import hooks
 
@@ -449,27 +490,8 @@ def _checked(
         record_path=record_path,
         notes=notes,
     )
-    try:
-        written = write_reports(report, report_dir)
-    except OSError as exc:
-        raise UserError(f"{report_dir}: cannot write the reports: {exc.strerror or exc}") from None
-    color = args.format == "text" and use_color(args.no_color) and stdout.isatty()
-    stdout.write(render(report, args.format, color=color))
-    stdout.flush()
-    shown_dir = session.real("report") if session is not None and not args.report_dir else None
-    stderr.write(
-        f"tipc: reports written to {shown_dir or report_dir} ({', '.join(p.name for p in written)})\n"
-    )
-    logs = session.real("logs") if session is not None else None
-    if logs is not None:
-        stderr.write(f"tipc: logs and run record in {logs}\n")
-    interrupted = any(
-        r.status is Status.INTERRUPTED
-        for rec in (record, *records.values())
-        if rec is not None
-        for r in rec.results
-    )
-    if interrupted or checks_stopped:
+    _write_and_show(args, report, report_dir, stdout, stderr, session)
+    if _interrupted(record, *records.values()) or checks_stopped:
         stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
         return _sandboxed.interrupted_exit()
     if session is None or session.backend == "none":  # in place: store and notify here (else the parent does)

@@ -5,14 +5,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from tipc.commands import _sandboxed
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.errors import UserError
 from tipc.plan import default_mode, select_stages
 from tipc.steps import MODES
+
+if TYPE_CHECKING:
+    from tipc.record import RunRecord
+    from tipc.sandbox import SandboxOptions, Session
+    from tipc.steps import Overrides, Plan
 
 HELP = "run a repo's TIPC chain for real: steps, real exit codes, timeouts, logs and a run record"
 
@@ -86,9 +92,9 @@ def _show_findings(the_plan: Any, stream: TextIO) -> None:
         stream.write(f"tipc: ... and {len(shown) - MAX_FINDINGS_SHOWN} more; `tipc lint` lists them all\n")
 
 
-def run(args: argparse.Namespace) -> int:
-    from tipc.observe import plan_for_run
-    from tipc.steps import Overrides, Stage
+def _only_stages(args: argparse.Namespace) -> tuple[str, ...]:
+    """Check the flags that need no repo; the --only stages, in order, without duplicates."""
+    from tipc.steps import Stage
 
     if args.mode is not None and args.mode not in (*MODES, "serving_infer"):
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
@@ -102,6 +108,112 @@ def run(args: argparse.Namespace) -> int:
     for flag, value in (("--timeout", args.timeout), ("--step-timeout", args.step_timeout)):
         if value is not None and not 0 < value < float("inf"):
             raise UserError(f"{flag} must be a positive number of seconds")
+    return only
+
+
+def _print_plan(the_plan: Plan, only: tuple[str, ...], output_format: str) -> None:
+    """--dry-run: the plan of the selected stages, as JSON or text."""
+    the_plan = select_stages(the_plan, only)
+    if output_format == "json":
+        print(json.dumps(the_plan.to_json(), indent=2))
+    else:
+        from tipc.plan import format_plan
+
+        print(format_plan(the_plan))
+
+
+@dataclass(frozen=True)
+class _Target:
+    """What the run was planned from; the copy sandbox plans it again inside its view."""
+
+    repo: Path
+    config: Path
+    overrides: Overrides
+    sandbox_options: SandboxOptions
+    stage_timeouts: dict[str, float]
+
+
+def _replan_in_view(args: argparse.Namespace, target: _Target, view: Path) -> tuple[Plan, list[str]]:
+    from tipc.observe import plan_for_run
+
+    return _sandboxed.plan_to_run(
+        plan_for_run,
+        args,
+        view,
+        _in_view(target.config, target.repo, view),
+        target.overrides,
+        target.sandbox_options,
+        target.stage_timeouts,
+    )
+
+
+def _execute(
+    args: argparse.Namespace,
+    the_plan: Plan,
+    prepare_notes: list[str],
+    target: _Target,
+    only: tuple[str, ...],
+    forced_env: dict[str, str],
+) -> tuple[RunRecord, Session] | int:
+    """Enter the sandbox and run the chain: (record, session), or the exit code of an early Ctrl-C."""
+    from tipc.progress import PlainObserver, make_observer
+    from tipc.runner import RunOptions, execute
+
+    fresh = not (args.resume or args.rerun_failed)
+    # Read before the sandbox hides them behind the run's fresh output folder.
+    shipped = _sandboxed.committed_results(the_plan) if target.sandbox_options.backend != "none" else []
+    with _sandboxed.stop_signals():
+        try:
+            session = _sandboxed.enter(
+                the_plan, target.sandbox_options, {"logs": the_plan.output_dir}, fresh=fresh
+            )
+            if session.backend == "copy":
+                the_plan, prepare_notes = _replan_in_view(args, target, session.view)
+            for note in (*session.notes, *prepare_notes, *shipped):
+                sys.stderr.write(f"tipc: {note}\n")
+            options = RunOptions(
+                step_timeout_s=_sandboxed.step_timeout(args, args.mode),
+                run_timeout_s=args.timeout,
+                python=args.python,
+                only_stages=only,
+                rerun_failed=args.rerun_failed,
+                resume=args.resume,
+                no_color=args.no_color,
+                forced_env=tuple(sorted(forced_env.items())),
+            )
+            observer = (
+                PlainObserver(sys.stderr) if args.format == "json" else make_observer(no_color=args.no_color)
+            )
+            record = execute(the_plan, options, observer)
+        except KeyboardInterrupt:
+            sys.stderr.write("tipc: interrupted before the chain started\n")
+            return _sandboxed.interrupted_exit()
+    return record, session
+
+
+def _show_record(args: argparse.Namespace, record: RunRecord, session: Session) -> None:
+    """The record as JSON, or the environment header and where the logs and the changed files are."""
+    if args.format == "json":
+        print(json.dumps(record.to_json(), indent=2))  # environment, sandbox and paths are all in it
+    elif record.environment:
+        from tipc.envinfo import EnvInfo
+
+        for line in EnvInfo.from_json(record.environment).header_lines():
+            sys.stderr.write(f"tipc: {line}\n")
+    logs = session.real("logs")
+    if logs is not None and args.format != "json":
+        changed = (record.sandbox or {}).get("changes_total", 0)
+        sys.stderr.write(
+            f"tipc: logs and run record in {logs}; the run wrote {changed} file(s) in the repo's tree "
+            f"(kept in {session.folder}/upper, the repo is unchanged)\n"
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    from tipc.observe import plan_for_run
+    from tipc.steps import Overrides
+
+    only = _only_stages(args)
     sandbox_options = _sandboxed.sandbox_options(args)
     stage_timeouts = _sandboxed.stage_timeouts(args)
     forced_env = _sandboxed.compat_env(args)
@@ -114,13 +226,7 @@ def run(args: argparse.Namespace) -> int:
         plan_for_run, args, repo, config, overrides, sandbox_options, stage_timeouts
     )
     if args.dry_run:
-        the_plan = select_stages(the_plan, only)
-        if args.format == "json":
-            print(json.dumps(the_plan.to_json(), indent=2))
-        else:
-            from tipc.plan import format_plan
-
-            print(format_plan(the_plan))
+        _print_plan(the_plan, only, args.format)
         return 0
     _show_findings(the_plan, sys.stderr)
     if not any(s.stage.value != "prepare" for s in the_plan.steps):
@@ -144,63 +250,19 @@ def run(args: argparse.Namespace) -> int:
     sys.stderr.write(f"tipc: {python_choice.why}\n")
 
     from tipc.commands import unwritable_dir
-    from tipc.progress import PlainObserver, make_observer
-    from tipc.runner import RunOptions, execute, exit_code
+    from tipc.runner import exit_code
 
     problem = unwritable_dir(Path(the_plan.repo) / the_plan.output_dir)
     if problem is not None:
         raise UserError(
             f"{Path(the_plan.repo) / the_plan.output_dir}: {problem} for the run's logs and record"
         )
-    fresh = not (args.resume or args.rerun_failed)
-    # Read before the sandbox hides them behind the run's fresh output folder.
-    shipped = _sandboxed.committed_results(the_plan) if sandbox_options.backend != "none" else []
-    with _sandboxed.stop_signals():
-        try:
-            session = _sandboxed.enter(the_plan, sandbox_options, {"logs": the_plan.output_dir}, fresh=fresh)
-            if session.backend == "copy":
-                the_plan, prepare_notes = _sandboxed.plan_to_run(
-                    plan_for_run,
-                    args,
-                    session.view,
-                    _in_view(config, repo, session.view),
-                    overrides,
-                    sandbox_options,
-                    stage_timeouts,
-                )
-            for note in (*session.notes, *prepare_notes, *shipped):
-                sys.stderr.write(f"tipc: {note}\n")
-            options = RunOptions(
-                step_timeout_s=_sandboxed.step_timeout(args, args.mode),
-                run_timeout_s=args.timeout,
-                python=args.python,
-                only_stages=only,
-                rerun_failed=args.rerun_failed,
-                resume=args.resume,
-                no_color=args.no_color,
-                forced_env=tuple(sorted(forced_env.items())),
-            )
-            observer = (
-                PlainObserver(sys.stderr) if args.format == "json" else make_observer(no_color=args.no_color)
-            )
-            record = execute(the_plan, options, observer)
-        except KeyboardInterrupt:
-            sys.stderr.write("tipc: interrupted before the chain started\n")
-            return _sandboxed.interrupted_exit()
-    if args.format == "json":
-        print(json.dumps(record.to_json(), indent=2))  # environment, sandbox and paths are all in it
-    elif record.environment:
-        from tipc.envinfo import EnvInfo
-
-        for line in EnvInfo.from_json(record.environment).header_lines():
-            sys.stderr.write(f"tipc: {line}\n")
-    logs = session.real("logs")
-    if logs is not None and args.format != "json":
-        changed = (record.sandbox or {}).get("changes_total", 0)
-        sys.stderr.write(
-            f"tipc: logs and run record in {logs}; the run wrote {changed} file(s) in the repo's tree "
-            f"(kept in {session.folder}/upper, the repo is unchanged)\n"
-        )
+    target = _Target(repo, config, overrides, sandbox_options, stage_timeouts)
+    outcome = _execute(args, the_plan, prepare_notes, target, only, forced_env)
+    if isinstance(outcome, int):
+        return outcome
+    record, session = outcome
+    _show_record(args, record, session)
     code = exit_code(record)
     if args.history is not None and sandbox_options.backend == "none":
         hooks.after(args, repo, record, code, sys.stderr, kind="run")

@@ -13,9 +13,13 @@ import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tipc.errors import UserError
 from tipc.scaffold.infer_flags import Flag, ScriptFlags, read_flags
+
+if TYPE_CHECKING:
+    from tipc.config import TipcConfig
 
 # Harness role -> normalised flag names, in preference order.
 ROLES: dict[str, tuple[str, ...]] = {
@@ -111,27 +115,26 @@ class Proposal:
         return all(self.flags.get(role) is not None for role in REQUIRED)
 
 
-def _train_command(repo: Path, config: str | None) -> tuple[Path, str, list[str], str]:
-    """(config path, python, train argv words with the lite-mode slot flags, the config's epoch flag)."""
-    from tipc.config import load
-    from tipc.config.bash import is_mode_keyed
+def _config_path(repo: Path, config: str | None) -> Path:
+    """--config (relative to the repo unless absolute), else the repo's first train_infer_python config."""
     from tipc.config.discover import find_configs
 
     if config:
-        path = Path(config) if Path(config).is_absolute() else repo / config
-    else:
-        found = find_configs(repo)
-        if not found:
-            raise UserError(
-                f"{repo}: no test_tipc/configs/**/train_infer_python*.txt to read the train command from"
-            )
-        path = found[0]
-    cfg = load(path, repo=repo)
-    words = shlex.split(cfg.norm_train.value) if cfg.norm_train.present else []
-    if not words or not any(w.endswith(".py") for w in words):
-        raise UserError(f"{path}:{cfg.norm_train.line or 1}: no python train script in the norm_train slot")
-    epoch_key = cfg.epoch.key if cfg.epoch.present and cfg.epoch.key.startswith("-") else ""
-    # the slots the TIPC script appends to the train command (device, epochs, batch size, output folder)
+        return Path(config) if Path(config).is_absolute() else repo / config
+    found = find_configs(repo)
+    if not found:
+        raise UserError(
+            f"{repo}: no test_tipc/configs/**/train_infer_python*.txt to read the train command from"
+        )
+    return found[0]
+
+
+def _slot_words(cfg: TipcConfig) -> list[str]:
+    """`key=value` words for the slots the TIPC script appends to the train command (device, epochs, batch
+    size, output folder), with their lite-mode values."""
+    from tipc.config.bash import is_mode_keyed
+
+    words = []
     for slot in (cfg.train_use_gpu, cfg.epoch, cfg.train_batch, cfg.save_model):
         value = slot.value if slot.present else ""
         if is_mode_keyed(value):
@@ -140,7 +143,20 @@ def _train_command(repo: Path, config: str | None) -> tuple[Path, str, list[str]
             value = "${WORK}/output"  # tipc expands it per run: the repo stays clean, segments stay apart
         if slot.key.startswith("-") and value and value != "null" and "|" not in value:
             words.append(f"{slot.key}={value}")
-    return path, cfg.python.value or "python", words, epoch_key
+    return words
+
+
+def _train_command(repo: Path, config: str | None) -> tuple[Path, str, list[str], str]:
+    """(config path, python, train argv words with the lite-mode slot flags, the config's epoch flag)."""
+    from tipc.config import load
+
+    path = _config_path(repo, config)
+    cfg = load(path, repo=repo)
+    words = shlex.split(cfg.norm_train.value) if cfg.norm_train.present else []
+    if not words or not any(w.endswith(".py") for w in words):
+        raise UserError(f"{path}:{cfg.norm_train.line or 1}: no python train script in the norm_train slot")
+    epoch_key = cfg.epoch.key if cfg.epoch.present and cfg.epoch.key.startswith("-") else ""
+    return path, cfg.python.value or "python", words + _slot_words(cfg), epoch_key
 
 
 def _script_of(words: list[str]) -> str:
@@ -273,6 +289,109 @@ def _flag_yaml(name: str, key: str, value: str | None, indent: int, script: bool
     return lines
 
 
+def _script_flags(sf: ScriptFlags, epoch_key: str) -> dict[str, Flag | None]:
+    """The script's flag for each role; the config's epoch flag stands in for run_for when that is missing."""
+    flags = {role: sf.find(names) for role, names in ROLES.items()}
+    if flags["run_for"] is None and epoch_key and sf.find((epoch_key.lstrip("-").replace("-", "_"),)):
+        flags["run_for"] = sf.find((epoch_key.lstrip("-").replace("-", "_"),))
+    return flags
+
+
+def _capability_messages(flags: dict[str, Flag | None], rel_script: str, unit: str) -> list[str]:
+    """What seed 003 needs of the script and did not find."""
+    out = []
+    for role, why in REQUIRED.items():
+        if flags[role] is None:
+            looked = ", ".join("--" + n for n in ROLES[role][:6])
+            out.append(
+                f"missing capability: {rel_script} has no flag to {why}; looked for {looked}, ... "
+                f"(seed 003 needs it to {'gather' if role == 'checkpoint_output' else 'restart segments'})"
+            )
+    if flags["save_interval"] is None:
+        out.append(
+            f"no save-interval flag in {rel_script}: gather relies on the script saving on its own "
+            f"(e.g. every {unit}); set flags.gather.misc if it has another way"
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class _LogParsing:
+    unit: str
+    metrics: dict[str, str]
+    save_re: str
+    step_re: str
+
+
+def _log_parsing(script: Path, rel_script: str, unit: str, messages: list[str]) -> _LogParsing:
+    """The log regexes derived from the script's f-strings, with guesses (each noted) where none was found."""
+    derived = _derive(_fstrings(script))
+    if derived is not None:
+        d_unit, metrics, save_re, step_re = derived
+        messages.append(f"log_parsing derived from the f-strings of {rel_script}; check them against a log")
+    else:
+        d_unit, metrics, save_re, step_re = unit, {}, None, ""
+    if not step_re:
+        step_re = r"(?i)(?:step|iter)\s*[:\[]?\s*(\d+)" if unit == "step" else r"(?i)epoch\s*[:\[]?\s*(\d+)"
+        messages.append("no step log line found in the script: log_parsing.step_num is a guess")
+    if not metrics:
+        metrics = {"loss": r"(?i)loss\s*[:=]\s*" + _NUMBER}
+    if save_re is None:
+        save_re = r"(?i)sav(?:e|ed|ing)\b.*?(\S+\.pd\w+)"
+        messages.append("no checkpoint-save log line found: log_parsing.model_save is a guess")
+    return _LogParsing(d_unit, metrics, save_re, step_re)
+
+
+def _log_yaml(parsing: _LogParsing) -> list[str]:
+    """The log_parsing regexes and the metrics with their margins."""
+    out = [
+        "    log_parsing:",
+        "        step_num:",
+        f"            regex: {_q(parsing.step_re)}",
+        "        model_save:",
+        f"            regex: {_q(parsing.save_re)}",
+    ]
+    for metric, regex in parsing.metrics.items():
+        out += [f"        {metric}:", f"            regex: {_q(regex)}"]
+    out.append("    metrics:")
+    for metric in parsing.metrics:
+        better_high = metric.startswith(_HIGHER_IS_BETTER)
+        out += [
+            f"        {metric}:",
+            "            margin: 0.05",
+            f"            comparison: {_q('>=' if better_high else '<=')}",
+        ]
+    return out
+
+
+def _flags_yaml(flags: dict[str, Flag | None], common: list[tuple[str, str | None]]) -> list[str]:
+    """The flags section: the train command's other flags (common), then the gather and run phases'."""
+
+    def key(role: str) -> str:
+        f = flags[role]
+        return f.flag if f is not None else f"--TODO-{role.replace('_', '-')}"
+
+    out = ["    flags:", "        common:"]
+    for i, (k, v) in enumerate(common):
+        out += _flag_yaml(f"arg_{i}_{re.sub(r'[^a-z0-9]+', '_', k.lstrip('-').lower())}", k, v, 12)
+    if not common:
+        out[-1] = "        common: {}"
+    out += [
+        "        gather:",
+        *_flag_yaml("checkpoint_output", key("checkpoint_output"), None, 12, script=True),
+        "            misc:",
+    ]
+    out += _flag_yaml("save_interval", key("save_interval"), "5", 16) if flags["save_interval"] else []
+    out += _flag_yaml("run_for", key("run_for"), "20", 16)
+    out += [
+        "        run:",
+        *_flag_yaml("checkpoint_input", key("checkpoint_input"), None, 12, script=True),
+        *_flag_yaml("start_step", key("start_step"), None, 12, script=True),
+        *_flag_yaml("run_for", key("run_for"), None, 12, script=True),
+    ]
+    return out
+
+
 def propose(repo: Path, config: str | None = None) -> Proposal:
     repo = repo.resolve()
     if not repo.is_dir():
@@ -284,51 +403,18 @@ def propose(repo: Path, config: str | None = None) -> Proposal:
     rel_script = _script_of(words)
     if sf.error:
         prop.messages.append(f"{rel_script}: {sf.error}")
-    for role, names in ROLES.items():
-        prop.flags[role] = sf.find(names)
-    if prop.flags["run_for"] is None and epoch_key and sf.find((epoch_key.lstrip("-").replace("-", "_"),)):
-        prop.flags["run_for"] = sf.find((epoch_key.lstrip("-").replace("-", "_"),))
-    derived = _derive(_fstrings(script))
+    prop.flags = _script_flags(sf, epoch_key)
     start = prop.flags["start_step"]
     unit = "epoch" if start is not None and "epoch" in start.dest.lower() else "step"
-    for role, why in REQUIRED.items():
-        if prop.flags[role] is None:
-            looked = ", ".join("--" + n for n in ROLES[role][:6])
-            prop.messages.append(
-                f"missing capability: {rel_script} has no flag to {why}; looked for {looked}, ... "
-                f"(seed 003 needs it to {'gather' if role == 'checkpoint_output' else 'restart segments'})"
-            )
-    if prop.flags["save_interval"] is None:
-        prop.messages.append(
-            f"no save-interval flag in {rel_script}: gather relies on the script saving on its own "
-            f"(e.g. every {unit}); set flags.gather.misc if it has another way"
-        )
+    prop.messages += _capability_messages(prop.flags, rel_script, unit)
     used = {f.flag for f in prop.flags.values() if f is not None}
     common = [(k, v) for k, v in _pairs(words) if k not in used]
-
-    def key(role: str) -> str:
-        f = prop.flags[role]
-        return f.flag if f is not None else f"--TODO-{role.replace('_', '-')}"
-
-    if derived is not None:
-        d_unit, metrics, save_re, step_re = derived
-        prop.messages.append(
-            f"log_parsing derived from the f-strings of {rel_script}; check them against a log"
-        )
-    else:
-        d_unit, metrics, save_re, step_re = unit, {}, None, ""
-    if not step_re:
-        step_re = r"(?i)(?:step|iter)\s*[:\[]?\s*(\d+)" if unit == "step" else r"(?i)epoch\s*[:\[]?\s*(\d+)"
-        prop.messages.append("no step log line found in the script: log_parsing.step_num is a guess")
-    if not metrics:
-        metrics = {"loss": r"(?i)loss\s*[:=]\s*" + _NUMBER}
-    if save_re is None:
-        save_re = r"(?i)sav(?:e|ed|ing)\b.*?(\S+\.pd\w+)"
-        prop.messages.append("no checkpoint-save log line found: log_parsing.model_save is a guess")
+    parsing = _log_parsing(script, rel_script, unit, prop.messages)
     name = re.sub(r"\W+", "_", repo.name).strip("_") or "model"
     out = [
         f"# Proposed by `tipc converge init` from {cfg_path.relative_to(repo).as_posix()} and {rel_script}.",
-        f"# The step counter is the {d_unit}. Check log_parsing against a training log and tune the margins.",
+        f"# The step counter is the {parsing.unit}. Check log_parsing against a training log and tune the "
+        "margins.",
     ]
     for msg in prop.messages:
         out.append(f"# NOTE: {msg}")
@@ -339,39 +425,10 @@ def propose(repo: Path, config: str | None = None) -> Proposal:
         f"        - {_q(python)}",
         f"        - {_q(rel_script)}",
         '    log_output: "stdout"',
-        "    log_parsing:",
-        "        step_num:",
-        f"            regex: {_q(step_re)}",
-        "        model_save:",
-        f"            regex: {_q(save_re)}",
-    ]
-    for metric, regex in metrics.items():
-        out += [f"        {metric}:", f"            regex: {_q(regex)}"]
-    out.append("    metrics:")
-    for metric in metrics:
-        better_high = metric.startswith(_HIGHER_IS_BETTER)
-        out += [
-            f"        {metric}:",
-            "            margin: 0.05",
-            f"            comparison: {_q('>=' if better_high else '<=')}",
-        ]
-    out += ["    recording:", "        steps_to_record_after_save: 3", "    flags:", "        common:"]
-    for i, (k, v) in enumerate(common):
-        out += _flag_yaml(f"arg_{i}_{re.sub(r'[^a-z0-9]+', '_', k.lstrip('-').lower())}", k, v, 12)
-    if not common:
-        out[-1] = "        common: {}"
-    out += [
-        "        gather:",
-        *_flag_yaml("checkpoint_output", key("checkpoint_output"), None, 12, script=True),
-        "            misc:",
-    ]
-    out += _flag_yaml("save_interval", key("save_interval"), "5", 16) if prop.flags["save_interval"] else []
-    out += _flag_yaml("run_for", key("run_for"), "20", 16)
-    out += [
-        "        run:",
-        *_flag_yaml("checkpoint_input", key("checkpoint_input"), None, 12, script=True),
-        *_flag_yaml("start_step", key("start_step"), None, 12, script=True),
-        *_flag_yaml("run_for", key("run_for"), None, 12, script=True),
+        *_log_yaml(parsing),
+        "    recording:",
+        "        steps_to_record_after_save: 3",
+        *_flags_yaml(prop.flags, common),
     ]
     prop.yaml_text = "\n".join(out) + "\n"
     return prop

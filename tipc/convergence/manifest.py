@@ -95,81 +95,115 @@ def _int_key(raw: object) -> int | None:
         return None
 
 
-def parse(text: str, path: str) -> Manifest:
-    def err(keys: list[str], message: str) -> ConfigError:
-        return ConfigError(path, _line_of(text, keys), message)
+@dataclass(frozen=True)
+class _Errors:
+    """Builds a ConfigError at the line of a key path in the manifest's text."""
 
+    text: str
+    path: str
+
+    def __call__(self, keys: list[str], message: str) -> ConfigError:
+        return ConfigError(self.path, _line_of(self.text, keys), message)
+
+
+def _metric_values(
+    step_key: str, metric: str, labelled: object, sw: list[str], err: _Errors
+) -> dict[str, str]:
+    """One metric's {label: value} at one step, the values kept as the text of numbers."""
+    if not isinstance(labelled, dict):
+        raise err([*sw, metric], f"results[{step_key!r}][{metric!r}] must map labels to values")
+    vals: dict[str, str] = {}
+    for label, value in labelled.items():
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise err(
+                [*sw, metric, label],
+                f"results[{step_key!r}][{metric!r}][{label!r}] must be a number",
+            )
+        try:
+            float(value)
+        except ValueError:
+            raise err([*sw, metric, label], f"value {value!r} is not a number") from None
+        vals[str(label)] = str(value)
+    return vals
+
+
+def _results(
+    key: str, results_raw: object, where: list[str], err: _Errors
+) -> dict[int, dict[str, dict[str, str]]]:
+    """A segment's recorded results: step -> metric -> label -> value."""
+    if not isinstance(results_raw, dict):
+        raise err([*where, "results"], f"ckpt_logs[{key!r}].results must be an object")
+    results: dict[int, dict[str, dict[str, str]]] = {}
+    for step_key, metrics in results_raw.items():
+        step = _int_key(step_key)
+        sw = [*where, "results", step_key]
+        if step is None:
+            raise err(sw, f"ckpt_logs[{key!r}].results: step {step_key!r} is not an integer")
+        if not isinstance(metrics, dict):
+            raise err(sw, f"ckpt_logs[{key!r}].results[{step_key!r}] must map metrics to values")
+        results[step] = {
+            str(metric): _metric_values(step_key, metric, labelled, sw, err)
+            for metric, labelled in metrics.items()
+            # the original recorded a metric its regex missed as null: nothing to compare
+            if labelled is not None
+        }
+    return results
+
+
+def _envelope(
+    key: str, env_raw: object, where: list[str], err: _Errors
+) -> dict[int, dict[str, dict[str, Band]]]:
+    """A segment's per-seed bands (step -> metric -> label -> Band); none when it has no envelope object."""
+    envelope: dict[int, dict[str, dict[str, Band]]] = {}
+    if not isinstance(env_raw, dict):
+        return envelope
+    try:
+        for step_key, metrics in env_raw.items():
+            envelope[int(step_key)] = {
+                m: {
+                    lab: Band(
+                        float(b["min"]),
+                        float(b["max"]),
+                        float(b["mean"]),
+                        float(b["std"]),
+                        int(b["n"]),
+                    )
+                    for lab, b in labs.items()
+                }
+                for m, labs in metrics.items()
+            }
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise err([*where, "envelope"], f"ckpt_logs[{key!r}].envelope is malformed") from None
+    return envelope
+
+
+def _segment(key: str, entry: object, err: _Errors) -> Segment:
+    """One ckpt_logs entry: the checkpoint a segment starts from, its start step, results and envelope."""
+    where = ["ckpt_logs", key]
+    if not isinstance(entry, dict):
+        raise err(where, f"ckpt_logs[{key!r}] must be an object")
+    for must in ("checkpoint", "results"):
+        if must not in entry:
+            raise err(where, f"ckpt_logs[{key!r}]: missing {must!r}")
+    if not isinstance(entry["checkpoint"], str) or not entry["checkpoint"]:
+        raise err([*where, "checkpoint"], f"ckpt_logs[{key!r}].checkpoint must be a path")
+    start = _int_key(entry.get("start_step", key))
+    if start is None or isinstance(entry.get("start_step"), bool):
+        raise err([*where, "start_step"], f"ckpt_logs[{key!r}].start_step must be an integer")
+    results = _results(key, entry["results"], where, err)
+    envelope = _envelope(key, entry.get("envelope"), where, err)
+    return Segment(str(key), entry["checkpoint"], start, results, envelope)
+
+
+def parse(text: str, path: str) -> Manifest:
+    err = _Errors(text, path)
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(path, exc.lineno, f"invalid JSON: {exc.msg}", exc.colno) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("ckpt_logs"), dict):
         raise ConfigError(path, 1, 'a convergence manifest needs a "ckpt_logs" object')
-    segments: list[Segment] = []
-    for key, entry in doc["ckpt_logs"].items():
-        where = ["ckpt_logs", key]
-        if not isinstance(entry, dict):
-            raise err(where, f"ckpt_logs[{key!r}] must be an object")
-        for must in ("checkpoint", "results"):
-            if must not in entry:
-                raise err(where, f"ckpt_logs[{key!r}]: missing {must!r}")
-        if not isinstance(entry["checkpoint"], str) or not entry["checkpoint"]:
-            raise err([*where, "checkpoint"], f"ckpt_logs[{key!r}].checkpoint must be a path")
-        start = _int_key(entry.get("start_step", key))
-        if start is None or isinstance(entry.get("start_step"), bool):
-            raise err([*where, "start_step"], f"ckpt_logs[{key!r}].start_step must be an integer")
-        results_raw = entry["results"]
-        if not isinstance(results_raw, dict):
-            raise err([*where, "results"], f"ckpt_logs[{key!r}].results must be an object")
-        results: dict[int, dict[str, dict[str, str]]] = {}
-        for step_key, metrics in results_raw.items():
-            step = _int_key(step_key)
-            sw = [*where, "results", step_key]
-            if step is None:
-                raise err(sw, f"ckpt_logs[{key!r}].results: step {step_key!r} is not an integer")
-            if not isinstance(metrics, dict):
-                raise err(sw, f"ckpt_logs[{key!r}].results[{step_key!r}] must map metrics to values")
-            per: dict[str, dict[str, str]] = {}
-            for metric, labelled in metrics.items():
-                if labelled is None:
-                    continue  # the original recorded a metric its regex missed as null: nothing to compare
-                if not isinstance(labelled, dict):
-                    raise err([*sw, metric], f"results[{step_key!r}][{metric!r}] must map labels to values")
-                vals: dict[str, str] = {}
-                for label, value in labelled.items():
-                    if isinstance(value, bool) or not isinstance(value, str | int | float):
-                        raise err(
-                            [*sw, metric, label],
-                            f"results[{step_key!r}][{metric!r}][{label!r}] must be a number",
-                        )
-                    try:
-                        float(value)
-                    except ValueError:
-                        raise err([*sw, metric, label], f"value {value!r} is not a number") from None
-                    vals[str(label)] = str(value)
-                per[str(metric)] = vals
-            results[step] = per
-        envelope: dict[int, dict[str, dict[str, Band]]] = {}
-        env_raw = entry.get("envelope")
-        if isinstance(env_raw, dict):
-            try:
-                for step_key, metrics in env_raw.items():
-                    envelope[int(step_key)] = {
-                        m: {
-                            lab: Band(
-                                float(b["min"]),
-                                float(b["max"]),
-                                float(b["mean"]),
-                                float(b["std"]),
-                                int(b["n"]),
-                            )
-                            for lab, b in labs.items()
-                        }
-                        for m, labs in metrics.items()
-                    }
-            except (KeyError, TypeError, ValueError, AttributeError):
-                raise err([*where, "envelope"], f"ckpt_logs[{key!r}].envelope is malformed") from None
-        segments.append(Segment(str(key), entry["checkpoint"], start, results, envelope))
+    segments = [_segment(key, entry, err) for key, entry in doc["ckpt_logs"].items()]
     segments.sort(key=lambda s: s.start_step)
     meta_raw = doc.get("tipc")
     meta: dict[str, Any] = meta_raw if isinstance(meta_raw, dict) else {}

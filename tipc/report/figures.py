@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tipc.lineage.render import ARTEFACT_KINDS
@@ -220,17 +221,12 @@ def _bytes(v: float) -> str:
     return str(v)
 
 
-def timeline_svg(steps: Sequence[Any], *, width: int = 960) -> str:
-    """A Gantt chart of the steps on one wall-clock axis, then the monitor's CPU %, memory and (when any was
-    measured) GPU memory series on the same axis. Empty when no step has a start time and a duration."""
-    timed = [s for s in steps if s.started is not None and s.duration_s is not None]
-    if not timed:
-        return ""
-    t0 = min(s.started for s in timed)
-    t1 = max(s.started + s.duration_s for s in timed)
-    row, left = 18, 190
-    gantt_h = 24 + row * len(timed) + 30
-    series: list[tuple[str, str, Any, list[list[tuple[float, float]]]]] = []
+_Series = tuple[str, str, Any, list[list[tuple[float, float]]]]
+
+
+def _timeline_series(timed: Sequence[Any], t0: float) -> list[_Series]:
+    """The monitor's series measured in any step, on the run's clock: (label, colour, formatter, lines)."""
+    series: list[_Series] = []
     cpu = [[(s.started - t0 + x[0], x[2]) for x in s.samples] for s in timed]
     mem = [[(s.started - t0 + x[0], float(x[1])) for x in s.samples] for s in timed]
     gpu = [[(s.started - t0 + x[0], float(x[3])) for x in s.samples if x[3] is not None] for s in timed]
@@ -240,9 +236,13 @@ def timeline_svg(steps: Sequence[Any], *, width: int = 960) -> str:
         series.append(("memory", PURPLE, _bytes, mem))
     if any(gpu):
         series.append(("GPU memory", ORANGE, _bytes, gpu))
-    panel_h = 110
-    height = gantt_h + panel_h * len(series)
-    gantt = _Frame(0.0, t1 - t0, 0.0, 1.0, width=width, height=gantt_h, left=left, top=24)
+    return series
+
+
+def _gantt_parts(timed: Sequence[Any], t0: float, span: float, width: int, left: int, row: int) -> list[str]:
+    """The steps' bars with their names, and the seconds axis under them."""
+    gantt_h = 24 + row * len(timed) + 30
+    gantt = _Frame(0.0, span, 0.0, 1.0, width=width, height=gantt_h, left=left, top=24)
     parts = [
         f'<text x="{left}" y="14" {FONT}>steps on the run\'s clock (seconds since the first started)</text>'
     ]
@@ -259,42 +259,129 @@ def timeline_svg(steps: Sequence[Any], *, width: int = 960) -> str:
             f"<title>{_esc(s.id)}: {_esc(s.status)}, {s.duration_s:.1f}s</title></rect>"
         )
     xb = gantt_h - 30
-    for t in nice_ticks(0.0, t1 - t0, 8):
+    for t in nice_ticks(0.0, span, 8):
         x = gantt.x(t)
         parts.append(f'<line x1="{x:.1f}" y1="20" x2="{x:.1f}" y2="{xb}" stroke="#eaeef2"/>')
         parts.append(f'<text x="{x:.1f}" y="{xb + 14}" text-anchor="middle" {FONT}>{_fmt(t)}s</text>')
     parts.append(f'<line class="axis" x1="{left}" y1="{xb}" x2="{width - 16}" y2="{xb}" stroke="#57606a"/>')
-    for k, (label, colour, fmt, lines) in enumerate(series):
-        values = [v for line in lines for _, v in line]
-        frame = _Frame(
-            0.0,
-            t1 - t0,
-            0.0,
-            max(values) if values else 1.0,
-            width=width,
-            height=panel_h,
-            left=left,
-            top=14,
-            bottom=22,
-        )
-        panel = frame.axes("", label, yfmt=fmt, xfmt=lambda t: f"{_fmt(t)}s")
-        panel += [frame.polyline(_thin(line, 300), colour, 1.3, "series") for line in lines if len(line) > 1]
-        panel += [
-            f'<circle cx="{frame.x(line[0][0]):.1f}" cy="{frame.y(line[0][1]):.1f}" r="1.5" fill="{colour}"/>'
-            for line in lines
-            if len(line) == 1
-        ]
-        parts.append(
-            f'<g class="panel" transform="translate(0 {gantt_h + k * panel_h})">'
-            f'<text x="{left}" y="10" {FONT}>{_esc(label)}</text>' + "".join(panel) + "</g>"
-        )
+    return parts
+
+
+def _series_panel(
+    series: _Series,
+    span: float,
+    width: int,
+    left: int,
+    panel_h: int,
+    top: int,
+) -> str:
+    """One monitor series as a panel under the Gantt chart, `top` pixels down."""
+    label, colour, fmt, lines = series
+    values = [v for line in lines for _, v in line]
+    frame = _Frame(
+        0.0,
+        span,
+        0.0,
+        max(values) if values else 1.0,
+        width=width,
+        height=panel_h,
+        left=left,
+        top=14,
+        bottom=22,
+    )
+    panel = frame.axes("", label, yfmt=fmt, xfmt=lambda t: f"{_fmt(t)}s")
+    panel += [frame.polyline(_thin(line, 300), colour, 1.3, "series") for line in lines if len(line) > 1]
+    panel += [
+        f'<circle cx="{frame.x(line[0][0]):.1f}" cy="{frame.y(line[0][1]):.1f}" r="1.5" fill="{colour}"/>'
+        for line in lines
+        if len(line) == 1
+    ]
+    return (
+        f'<g class="panel" transform="translate(0 {top})">'
+        f'<text x="{left}" y="10" {FONT}>{_esc(label)}</text>' + "".join(panel) + "</g>"
+    )
+
+
+def timeline_svg(steps: Sequence[Any], *, width: int = 960) -> str:
+    """A Gantt chart of the steps on one wall-clock axis, then the monitor's CPU %, memory and (when any was
+    measured) GPU memory series on the same axis. Empty when no step has a start time and a duration."""
+    timed = [s for s in steps if s.started is not None and s.duration_s is not None]
+    if not timed:
+        return ""
+    t0 = min(s.started for s in timed)
+    t1 = max(s.started + s.duration_s for s in timed)
+    row, left = 18, 190
+    gantt_h = 24 + row * len(timed) + 30
+    series = _timeline_series(timed, t0)
+    panel_h = 110
+    height = gantt_h + panel_h * len(series)
+    parts = _gantt_parts(timed, t0, t1 - t0, width, left, row)
+    for k, one in enumerate(series):
+        parts.append(_series_panel(one, t1 - t0, width, left, panel_h, gantt_h + k * panel_h))
     return _svg(width, height, "stage timeline", parts)
 
 
-def lineage_svg(lineage: dict[str, Any], *, width: int = 960) -> str:
-    """The run's lineage as a graph: steps in run order across the top, the weights and model files they
-    wrote or read below; an arrow from a step to a file it wrote, from a file to a step that read it. A read
-    of a file this run did not write is drawn red and dashed. Empty when no artefact was recorded."""
+def _file_anchor(path: str, edges: list[dict[str, Any]], col: dict[str, int]) -> float:
+    """The step column a file sits under: the first step that wrote it, else its first reader."""
+    touching = [
+        col[str(e["step"])] for e in edges if str(e.get("file")) == path and str(e.get("step")) in col
+    ]
+    writers = [
+        col[str(e["step"])]
+        for e in edges
+        if str(e.get("file")) == path and e.get("kind") == "wrote" and str(e.get("step")) in col
+    ]
+    return float(min(writers) if writers else min(touching))
+
+
+@dataclass(frozen=True)
+class _LineageLayout:
+    """Where the lineage graph's boxes sit: step boxes across the top (x), file boxes below (x, y)."""
+
+    box_w: float
+    step_x: dict[str, float]
+    file_x: dict[str, float]
+    file_y: dict[str, int]
+
+
+def _lineage_edge(e: dict[str, Any], at: _LineageLayout) -> str | None:
+    """One arrow: step -> file it wrote, file -> step that read it; a read of a file this run did not write
+    is red and dashed. None when either end is not drawn."""
+    path, sid = str(e.get("file")), str(e.get("step"))
+    if sid not in at.step_x or path not in at.file_y:
+        return None
+    stale = e.get("kind") != "wrote" and not e.get("fresh")
+    colour = RED if stale else "#57606a"
+    dash = ' stroke-dasharray="4 3"' if stale else ""
+    top_x, file_x = at.step_x[sid] + at.box_w / 2, at.file_x[path] + at.box_w / 2
+    if e.get("kind") == "wrote":
+        a, b = (top_x, 40.0), (file_x - 8, float(at.file_y[path]))
+    else:
+        a, b = (file_x + 8, float(at.file_y[path])), (top_x, 40.0)
+    return (
+        f'<line class="{"stale" if stale else "edge"}" x1="{a[0]:.1f}" y1="{a[1]:.1f}" '
+        f'x2="{b[0]:.1f}" y2="{b[1]:.1f}" stroke="{colour}" stroke-width="1.2"{dash} '
+        'marker-end="url(#arrow)"/>'
+    )
+
+
+def _lineage_file(p: str, node: dict[str, Any], edges: list[dict[str, Any]], at: _LineageLayout) -> str:
+    """One file box: green when this run wrote it, else red with a `!`."""
+    fresh = any(e.get("kind") == "wrote" for e in edges if str(e.get("file")) == p)
+    fill = "#dafbe1" if fresh else "#ffebe9"
+    label = ("" if fresh else "! ") + p.rstrip("/").rsplit("/", 1)[-1]  # the name; the path: its title
+    fx, fy, box_w = at.file_x[p], at.file_y[p], at.box_w
+    return (
+        f'<rect class="file" x="{fx:.1f}" y="{fy}" width="{box_w:.1f}" height="26" rx="10" '
+        f'fill="{fill}" stroke="{GREEN if fresh else RED}"><title>{_esc(p)} '
+        f"({_esc(node.get('kind'))})</title></rect>"
+        f'<text x="{fx + box_w / 2:.1f}" y="{fy + 17}" text-anchor="middle" {FONT}>'
+        f"{_esc(_clip(label, 26))}</text>"
+    )
+
+
+def _lineage_graph(lineage: dict[str, Any]) -> tuple[list[str], dict[str, Any], list[dict[str, Any]]]:
+    """The recorded steps' ids, the files by path, and the edges that touch a weights or model file."""
     steps = [s for s in lineage.get("steps", []) if isinstance(s, dict) and s.get("recorded")]
     files = {f["path"]: f for f in lineage.get("files", []) if isinstance(f, dict) and "path" in f}
     edges = [
@@ -302,73 +389,51 @@ def lineage_svg(lineage: dict[str, Any], *, width: int = 960) -> str:
         for e in lineage.get("edges", [])
         if isinstance(e, dict) and files.get(str(e.get("file")), {}).get("kind") in ARTEFACT_KINDS
     ]
-    if not steps or not edges:
-        return ""
-    step_ids = [str(s.get("id")) for s in steps]
-    col = {sid: i for i, sid in enumerate(step_ids)}
+    return [str(s.get("id")) for s in steps], files, edges
+
+
+def _files_in_order(edges: list[dict[str, Any]], col: dict[str, int]) -> list[str]:
+    """The files a drawn step touched, ordered by the column they sit under (stable: first seen first)."""
     used: list[str] = []
     for e in edges:
         if str(e.get("file")) not in used and str(e.get("step")) in col:
             used.append(str(e.get("file")))
+    used.sort(key=lambda path: _file_anchor(path, edges, col))
+    return used
 
-    def anchor(path: str) -> float:  # a file sits under the first step that wrote it, else its first reader
-        touching = [
-            col[str(e["step"])] for e in edges if str(e.get("file")) == path and str(e.get("step")) in col
-        ]
-        writers = [
-            col[str(e["step"])]
-            for e in edges
-            if str(e.get("file")) == path and e.get("kind") == "wrote" and str(e.get("step")) in col
-        ]
-        return float(min(writers) if writers else min(touching))
 
-    used.sort(key=anchor)
+def lineage_svg(lineage: dict[str, Any], *, width: int = 960) -> str:
+    """The run's lineage as a graph: steps in run order across the top, the weights and model files they
+    wrote or read below; an arrow from a step to a file it wrote, from a file to a step that read it. A read
+    of a file this run did not write is drawn red and dashed. Empty when no artefact was recorded."""
+    step_ids, files, edges = _lineage_graph(lineage)
+    if not step_ids or not edges:
+        return ""
+    col = {sid: i for i, sid in enumerate(step_ids)}
+    used = _files_in_order(edges, col)
     n = max(len(step_ids), 1)
     cell = (width - 20) / n
     box_w = min(150.0, cell - 12)
     height = 70 + 44 * len(used) + 30
-    sx = {sid: 10 + cell * i + (cell - box_w) / 2 for i, sid in enumerate(step_ids)}
+    at = _LineageLayout(
+        box_w=box_w,
+        step_x={sid: 10 + cell * i + (cell - box_w) / 2 for i, sid in enumerate(step_ids)},
+        file_x={p: 10 + cell * _file_anchor(p, edges, col) + (cell - box_w) / 2 for p in used},
+        file_y={p: 70 + 44 * i for i, p in enumerate(used)},
+    )
     parts = [
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" '
         'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#57606a"/></marker></defs>'
     ]
     for sid in step_ids:
+        x = at.step_x[sid]
         parts.append(
-            f'<rect class="step" x="{sx[sid]:.1f}" y="10" width="{box_w:.1f}" height="30" rx="4" '
-            f'fill="#ddf4ff" stroke="{BLUE}"/><text x="{sx[sid] + box_w / 2:.1f}" y="29" '
+            f'<rect class="step" x="{x:.1f}" y="10" width="{box_w:.1f}" height="30" rx="4" '
+            f'fill="#ddf4ff" stroke="{BLUE}"/><text x="{x + box_w / 2:.1f}" y="29" '
             f'text-anchor="middle" {FONT}>{_esc(_clip(sid, 22))}<title>{_esc(sid)}</title></text>'
         )
-    fy = {p: 70 + 44 * i for i, p in enumerate(used)}
-    fx = {p: 10 + cell * anchor(p) + (cell - box_w) / 2 for p in used}
-    for e in edges:
-        path, sid = str(e.get("file")), str(e.get("step"))
-        if sid not in sx or path not in fy:
-            continue
-        stale = e.get("kind") != "wrote" and not e.get("fresh")
-        colour = RED if stale else "#57606a"
-        dash = ' stroke-dasharray="4 3"' if stale else ""
-        top_x, file_x = sx[sid] + box_w / 2, fx[path] + box_w / 2
-        if e.get("kind") == "wrote":
-            a, b = (top_x, 40.0), (file_x - 8, float(fy[path]))
-        else:
-            a, b = (file_x + 8, float(fy[path])), (top_x, 40.0)
-        parts.append(
-            f'<line class="{"stale" if stale else "edge"}" x1="{a[0]:.1f}" y1="{a[1]:.1f}" '
-            f'x2="{b[0]:.1f}" y2="{b[1]:.1f}" stroke="{colour}" stroke-width="1.2"{dash} '
-            'marker-end="url(#arrow)"/>'
-        )
-    for p in used:
-        node = files[p]
-        fresh = any(e.get("kind") == "wrote" for e in edges if str(e.get("file")) == p)
-        fill = "#dafbe1" if fresh else "#ffebe9"
-        label = ("" if fresh else "! ") + p.rstrip("/").rsplit("/", 1)[-1]  # the name; the path: its title
-        parts.append(
-            f'<rect class="file" x="{fx[p]:.1f}" y="{fy[p]}" width="{box_w:.1f}" height="26" rx="10" '
-            f'fill="{fill}" stroke="{GREEN if fresh else RED}"><title>{_esc(p)} '
-            f"({_esc(node.get('kind'))})</title></rect>"
-            f'<text x="{fx[p] + box_w / 2:.1f}" y="{fy[p] + 17}" text-anchor="middle" {FONT}>'
-            f"{_esc(_clip(label, 26))}</text>"
-        )
+    parts += [line for line in (_lineage_edge(e, at) for e in edges) if line is not None]
+    parts += [_lineage_file(p, files[p], edges, at) for p in used]
     return _svg(width, height, "lineage graph", parts)
 
 

@@ -175,39 +175,43 @@ def loss_curve_svg(points: list[tuple[float, float]], data: dict[str, Any] | Non
     return loss_chart_svg(points, data or {})
 
 
-def render_html(report: Report) -> str:
-    import jinja2
+def _matrix_cells(
+    matrix: tuple[list[str], list[list[str]]] | None, raw_rows: list[list[Any]] | None
+) -> list[list[dict[str, str]]]:
+    """The agreement matrix's body: coloured cells from the raw rows, else its text with the name column
+    marked."""
+    if not matrix:
+        return []
+    if raw_rows:
+        return agreement_cells(matrix[0], raw_rows)
+    return [[{"text": c, "cls": "name" if i == 0 else ""} for i, c in enumerate(row)] for row in matrix[1]]
+
+
+def _rule_view(r: Any, served: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """What the template shows of one rule: evidence, loss chart, agreement matrix."""
     from markupsafe import Markup
 
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
-    template = env.from_string(_TEMPLATE)
-    served: dict[str, dict[str, Any]] = {}
-    for r in report.rules:
-        served.update(served_cells(r.data))
-    rules: list[dict[str, Any]] = []
-    for r in report.rules:
-        svg = loss_curve_svg(curve_points(r.data), r.data)
-        data = r.data
-        grown = False
-        # The served model joins the engines' agreement matrix (the check that names its engines).
-        if served and isinstance(data.get("engines"), list) and REFERENCE_ENGINE in (data.get("matrix") or {}):
-            data = {**data, "matrix": with_served(data["matrix"], served)}
-            grown = True
-        matrix = matrix_table(data)
-        raw_rows = _raw_rows(data)
-        rules.append(
-            {
-                "rule": r,
-                "evidence": [{"text": evidence_text(e), "excerpt": e.excerpt} for e in r.evidence],
-                "svg": Markup(svg) if svg else "",  # numbers and escaped text only, see tipc.report.figures
-                "matrix": matrix,
-                "cells": agreement_cells(matrix[0], raw_rows) if matrix and raw_rows else
-                [[{"text": c, "cls": "name" if i == 0 else ""} for i, c in enumerate(row)] for row in matrix[1]]
-                if matrix else [],
-                "served": grown,
-                "matrix_caption": agreement_caption(r.data),
-            }
-        )
+    svg = loss_curve_svg(curve_points(r.data), r.data)
+    data = r.data
+    grown = False
+    # The served model joins the engines' agreement matrix (the check that names its engines).
+    if served and isinstance(data.get("engines"), list) and REFERENCE_ENGINE in (data.get("matrix") or {}):
+        data = {**data, "matrix": with_served(data["matrix"], served)}
+        grown = True
+    matrix = matrix_table(data)
+    return {
+        "rule": r,
+        "evidence": [{"text": evidence_text(e), "excerpt": e.excerpt} for e in r.evidence],
+        "svg": Markup(svg) if svg else "",  # numbers and escaped text only, see tipc.report.figures
+        "matrix": matrix,
+        "cells": _matrix_cells(matrix, _raw_rows(data)),
+        "served": grown,
+        "matrix_caption": agreement_caption(r.data),
+    }
+
+
+def _step_views(report: Report) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The steps table's rows and the failed steps with their causes and log tails."""
     steps = [
         {
             "step": s,
@@ -220,36 +224,58 @@ def render_html(report: Report) -> str:
     failed_steps = [
         {
             "step": s,
-            "causes": [{"id": c.id, "cause": c.cause, "remedy": remedy_text(c), "evidence": c.evidence} for c in s.causes],
+            "causes": [
+                {"id": c.id, "cause": c.cause, "remedy": remedy_text(c), "evidence": c.evidence}
+                for c in s.causes
+            ],
             "tail": "\n".join(s.log_tail.splitlines()[-TAIL_LINES:]) if s.log_tail else "",
         }
         for s in (report.run.failed_steps if report.run else ())
     ]
-    figures = [r for r in rules if r["svg"] or r["matrix"]]
-    failed = [r for r in rules if r["rule"].verdict.value == "FAIL"]
+    return steps, failed_steps
+
+
+def _run_context(report: Report) -> dict[str, Any]:
+    """The template's values read from the run record (empty without one) and the lineage."""
+    from markupsafe import Markup
+
     from tipc.lineage.render import step_lines
 
-    lineage = step_lines(report.lineage) if report.lineage else []
     run_steps = report.run.steps if report.run else ()
     timeline = timeline_svg(run_steps)
     graph = lineage_svg(report.lineage) if report.lineage else ""
+    return {
+        "step_counts": report.run.status_counts() if report.run else {},
+        "timeline": Markup(timeline) if timeline else "",  # escaped in tipc.report.figures
+        "has_gpu": any(x[3] is not None for s in run_steps for x in s.samples),
+        "lineage_svg": Markup(graph) if graph else "",
+        "env_lines": report.run.environment_lines if report.run else [],
+        "box_lines": report.run.sandbox_lines() if report.run else [],
+        "lineage": step_lines(report.lineage) if report.lineage else [],
+    }
+
+
+def render_html(report: Report) -> str:
+    import jinja2
+
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    template = env.from_string(_TEMPLATE)
+    served: dict[str, dict[str, Any]] = {}
+    for r in report.rules:
+        served.update(served_cells(r.data))
+    rules = [_rule_view(r, served) for r in report.rules]
+    steps, failed_steps = _step_views(report)
     return template.render(
         broken=[r for r in rules if r["rule"].error is not None],
-        step_counts=report.run.status_counts() if report.run else {},
-        timeline=Markup(timeline) if timeline else "",  # escaped in tipc.report.figures
-        has_gpu=any(x[3] is not None for s in run_steps for x in s.samples),
-        lineage_svg=Markup(graph) if graph else "",
         report=report,
         rules=rules,
-        figures=figures,
-        failed=failed,
+        figures=[r for r in rules if r["svg"] or r["matrix"]],
+        failed=[r for r in rules if r["rule"].verdict.value == "FAIL"],
         steps=steps,
         counts=report.counts(),
-        env_lines=report.run.environment_lines if report.run else [],
-        box_lines=report.run.sandbox_lines() if report.run else [],
         failed_steps=failed_steps,
         no_cause=NO_CAUSE,
-        lineage=lineage,
+        **_run_context(report),
     )
 
 

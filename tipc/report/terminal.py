@@ -7,7 +7,7 @@ rich is imported inside the function so importing tipc.report stays cheap. All u
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.checks.base import Verdict
 from tipc.console import human_bytes
@@ -15,6 +15,7 @@ from tipc.report.model import (
     NO_CAUSE,
     TAIL_LINES,
     Report,
+    RuleVerdict,
     agreement_caption,
     curve_points,
     evidence_text,
@@ -23,6 +24,9 @@ from tipc.report.model import (
     remedy_text,
     sparkline,
 )
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 VERDICT_STYLE = {
     Verdict.PASS: "bold green",
@@ -44,9 +48,7 @@ EXCERPT_LINES = 3  # the tail of a failing step's log
 
 
 def render_terminal(report: Report, *, color: bool = False, width: int = 110) -> str:
-    from rich import box
     from rich.console import Console
-    from rich.table import Table
     from rich.text import Text
 
     buffer = io.StringIO()
@@ -61,66 +63,13 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
     )
     console.print(Text(f"tipc {report.tool_version} check of {report.repo}", style="bold"))
     if report.run is not None:
-        run = report.run
-        reused = " (reused run record)" if run.reused else ""
-        console.print(Text(f"config {run.config}, mode {run.mode}, dialect {run.dialect}{reused}"))
-        for env_line in run.environment_lines:
-            console.print(Text(env_line, style="cyan"))
-        for box_line in run.sandbox_lines(limit=10):
-            console.print(Text(box_line, style="dim"))
-        steps = Table(title="Steps", box=box.SIMPLE, title_justify="left", expand=False)
-        for column in ("step", "stage", "status", "time", "peak RSS", "peak GPU mem"):
-            steps.add_column(column, overflow="fold")
-        for s in run.steps:
-            status = Text(s.status, style=STATUS_STYLE.get(s.status, ""))
-            if s.exit_code not in (None, 0):
-                status.append(f" (exit {s.exit_code})")
-            steps.add_row(
-                Text(s.id),
-                Text(s.stage),
-                status,
-                Text(fmt_seconds(s.duration_s)),
-                Text(human_bytes(s.peak_rss_bytes)),
-                Text(human_bytes(s.peak_gpu_mem_bytes)),
-            )
-        console.print(steps)
-        _print_failed_steps(console, report)
+        _print_run(console, report)
     else:
         console.print(Text("no run: rules that need the chain are SKIP", style="dim"))
-    if report.findings:
-        lint = Table(title="Config lint", box=box.SIMPLE, title_justify="left")
-        lint.add_column("finding", overflow="fold")
-        for f in report.findings:
-            lint.add_row(Text(f.format(), style="red" if f.level.value == "error" else "yellow"))
-        console.print(lint)
-    rules = Table(title="Rules", box=box.SIMPLE, title_justify="left", expand=True)
-    id_width = min(max((len(r.id) for r in report.rules), default=10), 44)
-    rules.add_column("rule", overflow="fold", min_width=id_width)
-    rules.add_column("verdict", no_wrap=True)
-    rules.add_column("evidence", overflow="fold", ratio=1)
-    for r in report.rules:
-        rule_cell = Text(r.id)
-        rule_cell.append(f"\n{r.source}" + (" (warning)" if r.severity == "warning" else ""), style="dim")
-        evidence = Text(r.summary)
-        shown = 1 if r.verdict is Verdict.PASS else MAX_EVIDENCE
-        for e in r.evidence[:shown]:
-            evidence.append("\n  " + evidence_text(e), style="dim")
-            if r.verdict is Verdict.FAIL and e.excerpt:
-                for tail in e.excerpt.splitlines()[-EXCERPT_LINES:]:
-                    evidence.append("\n    | " + tail, style="dim")
-        if len(r.evidence) > shown:
-            evidence.append(f"\n  ... {len(r.evidence) - shown} more in the report files", style="dim")
-        if r.error:
-            evidence.append(f"\n  internal error: {r.error}", style="magenta")
-        rules.add_row(rule_cell, Text(r.verdict.value, style=VERDICT_STYLE[r.verdict]), evidence)
-    console.print(rules)
+    _print_lint(console, report)
+    _print_rules(console, report)
     _print_figures(console, report)
-    if report.lineage:
-        from tipc.lineage.render import summary_lines
-
-        console.print(Text("Lineage (weights and model files each step read and wrote):"))
-        for entry in summary_lines(report.lineage):
-            console.print(Text("  " + entry, style="red" if "! " in entry else "dim"))
+    _print_lineage(console, report)
     for note in report.notes:
         console.print(Text(f"note: {note}", style="dim"))
     counts = ", ".join(f"{n} {v}" for v, n in report.counts().items() if n)
@@ -131,6 +80,98 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
     )
     console.print(line)
     return buffer.getvalue()
+
+
+def _print_run(console: Any, report: Report) -> None:
+    """The run's config and environment, the steps table, then the failed steps."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    run = report.run
+    assert run is not None
+    reused = " (reused run record)" if run.reused else ""
+    console.print(Text(f"config {run.config}, mode {run.mode}, dialect {run.dialect}{reused}"))
+    for env_line in run.environment_lines:
+        console.print(Text(env_line, style="cyan"))
+    for box_line in run.sandbox_lines(limit=10):
+        console.print(Text(box_line, style="dim"))
+    steps = Table(title="Steps", box=box.SIMPLE, title_justify="left", expand=False)
+    for column in ("step", "stage", "status", "time", "peak RSS", "peak GPU mem"):
+        steps.add_column(column, overflow="fold")
+    for s in run.steps:
+        status = Text(s.status, style=STATUS_STYLE.get(s.status, ""))
+        if s.exit_code not in (None, 0):
+            status.append(f" (exit {s.exit_code})")
+        steps.add_row(
+            Text(s.id),
+            Text(s.stage),
+            status,
+            Text(fmt_seconds(s.duration_s)),
+            Text(human_bytes(s.peak_rss_bytes)),
+            Text(human_bytes(s.peak_gpu_mem_bytes)),
+        )
+    console.print(steps)
+    _print_failed_steps(console, report)
+
+
+def _print_lint(console: Any, report: Report) -> None:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    if report.findings:
+        lint = Table(title="Config lint", box=box.SIMPLE, title_justify="left")
+        lint.add_column("finding", overflow="fold")
+        for f in report.findings:
+            lint.add_row(Text(f.format(), style="red" if f.level.value == "error" else "yellow"))
+        console.print(lint)
+
+
+def _evidence_cell(r: RuleVerdict) -> Text:
+    """A rule's summary, its first evidence (a FAIL's with its log excerpt's tail) and any internal error."""
+    from rich.text import Text
+
+    evidence = Text(r.summary)
+    shown = 1 if r.verdict is Verdict.PASS else MAX_EVIDENCE
+    for e in r.evidence[:shown]:
+        evidence.append("\n  " + evidence_text(e), style="dim")
+        if r.verdict is Verdict.FAIL and e.excerpt:
+            for tail in e.excerpt.splitlines()[-EXCERPT_LINES:]:
+                evidence.append("\n    | " + tail, style="dim")
+    if len(r.evidence) > shown:
+        evidence.append(f"\n  ... {len(r.evidence) - shown} more in the report files", style="dim")
+    if r.error:
+        evidence.append(f"\n  internal error: {r.error}", style="magenta")
+    return evidence
+
+
+def _print_rules(console: Any, report: Report) -> None:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    rules = Table(title="Rules", box=box.SIMPLE, title_justify="left", expand=True)
+    id_width = min(max((len(r.id) for r in report.rules), default=10), 44)
+    rules.add_column("rule", overflow="fold", min_width=id_width)
+    rules.add_column("verdict", no_wrap=True)
+    rules.add_column("evidence", overflow="fold", ratio=1)
+    for r in report.rules:
+        rule_cell = Text(r.id)
+        rule_cell.append(f"\n{r.source}" + (" (warning)" if r.severity == "warning" else ""), style="dim")
+        rules.add_row(rule_cell, Text(r.verdict.value, style=VERDICT_STYLE[r.verdict]), _evidence_cell(r))
+    console.print(rules)
+
+
+def _print_lineage(console: Any, report: Report) -> None:
+    from rich.text import Text
+
+    if report.lineage:
+        from tipc.lineage.render import summary_lines
+
+        console.print(Text("Lineage (weights and model files each step read and wrote):"))
+        for entry in summary_lines(report.lineage):
+            console.print(Text("  " + entry, style="red" if "! " in entry else "dim"))
 
 
 def _print_failed_steps(console: Any, report: Report) -> None:

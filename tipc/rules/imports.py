@@ -71,51 +71,92 @@ def _resolves(base: PurePosixPath, parts: list[str], files: set[str], dirs: set[
     return (rel + ".py") in files or (bool(rel) and rel in dirs)
 
 
+@dataclass(frozen=True)
+class _Tree:
+    """The repo's files and folders (repo-relative), as the import and script checks look them up."""
+
+    files: set[str]
+    dirs: set[str]
+    lower_files: set[str]
+
+
+def _missing_scripts(rel: str, first_line: int | None, source: str, tree: _Tree) -> list[Missing]:
+    """`%run x.py` / `!python x.py` lines naming a script that is neither beside the file nor at the root."""
+    rel_path = PurePosixPath(rel)
+    out: list[Missing] = []
+    for offset, text in enumerate(source.splitlines()):
+        m = _RUNS.match(text)
+        if m is not None:
+            script = m.group(1)
+            cands = {(rel_path.parent / script).as_posix().lstrip("./"), script.lstrip("./")}
+            if not any(c.lower() in tree.lower_files for c in cands):
+                out.append(Missing(rel, None if first_line is None else first_line + offset, script))
+    return out
+
+
+def _absolute_import(node: ast.Import, tops: dict[str, PurePosixPath], tree: _Tree) -> list[str]:
+    """`import a.b`: the repo's own modules that do not resolve."""
+    out = []
+    for alias in node.names:
+        parts = alias.name.split(".")
+        if parts[0] in tops and not _resolves(tops[parts[0]], parts, tree.files, tree.dirs):
+            out.append(alias.name)
+    return out
+
+
+def _from_import(
+    node: ast.ImportFrom, rel_path: PurePosixPath, tops: dict[str, PurePosixPath], tree: _Tree
+) -> list[str]:
+    """`from M import x` (relative or the repo's own M): what does not resolve."""
+    mod = (node.module or "").split(".") if node.module else []
+    if not node.level:
+        if mod and mod[0] in tops and not _resolves(tops[mod[0]], mod, tree.files, tree.dirs):
+            return [".".join(mod)]
+        return []
+    base = rel_path.parent
+    for _ in range(node.level - 1):
+        base = base.parent
+    if mod:
+        return [] if _resolves(base, mod, tree.files, tree.dirs) else ["." * node.level + ".".join(mod)]
+    # `from . import x`: a module beside the file, or a name its package defines
+    init = (base / "__init__.py").as_posix().lstrip("./")
+    return [
+        "." * node.level + alias.name
+        for alias in node.names
+        if init not in tree.files and not _resolves(base, [alias.name], tree.files, tree.dirs)
+    ]
+
+
+def _missing_modules(
+    rel: str, first_line: int | None, source: str, tops: dict[str, PurePosixPath], tree: _Tree
+) -> list[Missing]:
+    """The repo-local imports of one chunk of Python that resolve to no file or folder of the repo."""
+    rel_path = PurePosixPath(rel)
+    # notebooks: magics and shell lines are not Python; blank them for the parser
+    code = "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in source.splitlines())
+    try:
+        parsed = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    out: list[Missing] = []
+    for node in ast.walk(parsed):
+        if isinstance(node, ast.Import):
+            names = _absolute_import(node, tops, tree)
+        elif isinstance(node, ast.ImportFrom):
+            names = _from_import(node, rel_path, tops, tree)
+        else:
+            continue
+        line = None if first_line is None else first_line + node.lineno - 1
+        out += [Missing(rel, line, name) for name in names]
+    return out
+
+
 def missing_imports(root: Path, rel_files: list[str], files: list[str], dirs: list[str]) -> list[Missing]:
-    file_set, dir_set = set(files), set(dirs)
-    lower_files = {f.lower() for f in files}
+    tree = _Tree(set(files), set(dirs), {f.lower() for f in files})
     out: list[Missing] = []
     for rel in rel_files:
-        rel_path = PurePosixPath(rel)
-        tops = _local_tops(rel_path, file_set, dir_set)
+        tops = _local_tops(PurePosixPath(rel), tree.files, tree.dirs)
         for first_line, source in _code_of(root / rel):
-            for offset, text in enumerate(source.splitlines()):
-                m = _RUNS.match(text)
-                if m is not None:
-                    script = m.group(1)
-                    cands = {(rel_path.parent / script).as_posix().lstrip("./"), script.lstrip("./")}
-                    if not any(c.lower() in lower_files for c in cands):
-                        out.append(Missing(rel, None if first_line is None else first_line + offset, script))
-            # notebooks: magics and shell lines are not Python; blank them for the parser
-            code = "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in source.splitlines())
-            try:
-                tree = ast.parse(code)
-            except (SyntaxError, ValueError):
-                continue
-            for node in ast.walk(tree):
-                lineno = getattr(node, "lineno", None)
-                line = None if first_line is None or lineno is None else first_line + lineno - 1
-                if isinstance(node, ast.Import):
-                    for alias in node.names:
-                        parts = alias.name.split(".")
-                        if parts[0] in tops and not _resolves(tops[parts[0]], parts, file_set, dir_set):
-                            out.append(Missing(rel, line, alias.name))
-                elif isinstance(node, ast.ImportFrom):
-                    mod = (node.module or "").split(".") if node.module else []
-                    if node.level:
-                        base = rel_path.parent
-                        for _ in range(node.level - 1):
-                            base = base.parent
-                        if mod and not _resolves(base, mod, file_set, dir_set):
-                            out.append(Missing(rel, line, "." * node.level + ".".join(mod)))
-                        elif not mod:
-                            # `from . import x`: a module beside the file, or a name its package defines
-                            init = (base / "__init__.py").as_posix().lstrip("./")
-                            for alias in node.names:
-                                if init not in file_set and not _resolves(
-                                    base, [alias.name], file_set, dir_set
-                                ):
-                                    out.append(Missing(rel, line, "." * node.level + alias.name))
-                    elif mod and mod[0] in tops and not _resolves(tops[mod[0]], mod, file_set, dir_set):
-                        out.append(Missing(rel, line, ".".join(mod)))
+            out += _missing_scripts(rel, first_line, source, tree)
+            out += _missing_modules(rel, first_line, source, tops, tree)
     return out

@@ -109,45 +109,59 @@ def _lite_archives(root: Path) -> list[Path]:
     return found
 
 
-def find_lite_data(root: Path) -> LiteData | None:
+def _lite_dirs(root: Path) -> list[Path]:
+    """Lite-data folders at the top level: `*lite*data*`, then `*_lite*`."""
     dirs = [p for p in sorted(root.iterdir()) if p.is_dir() and ("lite" in p.name and "data" in p.name)]
     dirs += [
         p for p in sorted(root.glob("*_lite*")) if p.is_dir() and p not in dirs and not p.name.startswith(".")
     ]
+    return dirs
+
+
+def _in_folder(directory: Path, root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(images, input arrays) in the lite-data folder; none when it is not there (yet)."""
+    if not directory.is_dir():
+        return (), ()
+    arrays = tuple(
+        p.relative_to(root).as_posix()
+        for p in sorted(directory.rglob("*"))
+        if p.suffix in (".npy", ".npz") and "input" in p.name and p.is_file()
+    )
+    return images_under(directory, root), arrays
+
+
+def _archive_files(tar: Path) -> list[str]:
+    """The archive's file names (no leading `./`); none when it cannot be read."""
+    try:
+        with tarfile.open(tar) as archive:
+            return [m.name.lstrip("./") for m in archive.getmembers() if m.isfile()]
+    except (tarfile.TarError, OSError):
+        return []
+
+
+def find_lite_data(root: Path) -> LiteData | None:
+    dirs = _lite_dirs(root)
     tars = _lite_archives(root)
     if not dirs and not tars:
         return None
-    directory = dirs[0] if dirs else None
     tar = tars[0] if tars else None
-    if directory is None and tar is not None:
+    if dirs:
+        directory = dirs[0]
+    else:
+        assert tar is not None
         # prepare.sh extracts into the repo root: the folder lands there whatever the archive's folder.
-        stem = tar.name.split(".tar")[0].split(".tgz")[0]
-        directory = root / stem
-    assert directory is not None
+        directory = root / tar.name.split(".tar")[0].split(".tgz")[0]
     rel_dir = directory.relative_to(root).as_posix()
-    images: tuple[str, ...] = ()
     has_top = True
-    arrays: tuple[str, ...] = ()
-    if directory.is_dir():
-        images = images_under(directory, root)
-        arrays = tuple(
-            p.relative_to(root).as_posix()
-            for p in sorted(directory.rglob("*"))
-            if p.suffix in (".npy", ".npz") and "input" in p.name and p.is_file()
-        )
+    images, arrays = _in_folder(directory, root)
     samples = train_samples([p.relative_to(root).as_posix() for p in directory.rglob("*") if p.is_file()])
-    if tar is not None:
-        try:
-            with tarfile.open(tar) as archive:
-                names = [m.name.lstrip("./") for m in archive.getmembers() if m.isfile()]
-        except (tarfile.TarError, OSError):
-            names = []
-        if names:
-            samples = samples or train_samples(names)
-            has_top = all(n.split("/", 1)[0] == directory.name for n in names)
-            if not images:
-                prefix = "" if has_top else rel_dir + "/"
-                images = tuple(sorted(prefix + n for n in names if n.endswith(IMAGE_SUFFIXES))[:50])
+    names = _archive_files(tar) if tar is not None else []
+    if names:
+        samples = samples or train_samples(names)
+        has_top = all(n.split("/", 1)[0] == directory.name for n in names)
+        if not images:
+            prefix = "" if has_top else rel_dir + "/"
+            images = tuple(sorted(prefix + n for n in names if n.endswith(IMAGE_SUFFIXES))[:50])
     return LiteData(
         dir=rel_dir,
         tar=tar.relative_to(root).as_posix() if tar else None,

@@ -139,65 +139,83 @@ def _subparser_names(tree: ast.AST) -> dict[str, str]:
     return names
 
 
+def _option_strings(node: ast.Call, consts: _Constants) -> list[str]:
+    """The option strings of an add_argument call (literal, named constants, or a starred tuple of them)."""
+    options: list[str] = []
+    for arg in node.args:
+        if isinstance(arg, ast.Starred):
+            value = consts.resolve(arg.value)
+            if isinstance(value, (tuple, list)):
+                options.extend(v for v in value if isinstance(v, str))
+            continue
+        value = consts.resolve(arg)
+        if isinstance(value, str):
+            options.append(value)
+    return options
+
+
+def _dest(options: list[str], dashed: list[str], kw: dict[str, ast.expr], consts: _Constants) -> str:
+    """argparse's dest: dest=, else the first long option (else the first short one), else the positional."""
+    if "dest" in kw and isinstance(consts.resolve(kw["dest"]), str):
+        return str(consts.resolve(kw["dest"]))
+    if dashed:
+        longs = [o for o in dashed if o.startswith("--")]
+        return (longs or dashed)[0].lstrip("-").replace("-", "_")
+    return options[0]
+
+
+def _default(kw: dict[str, ast.expr], consts: _Constants, source: str) -> tuple[object, str | None]:
+    """(the default's value, its source text when it is an expression with no literal value)."""
+    if "default" not in kw:
+        return None, None
+    default = consts.resolve(kw["default"])
+    if default is None and not (isinstance(kw["default"], ast.Constant) and kw["default"].value is None):
+        return None, ast.get_source_segment(source, kw["default"])
+    return default, None
+
+
+def _flag_of(
+    node: ast.Call, consts: _Constants, source: str, path: str, subparsers: dict[str, str]
+) -> Flag | None:
+    """The flag one `x.add_argument(...)` call defines; None when its option strings cannot be read."""
+    options = _option_strings(node, consts)
+    if not options:
+        return None
+    kw = {k.arg: k.value for k in node.keywords if k.arg is not None}
+    dashed = [o for o in options if o.startswith("-")]
+    default, default_text = _default(kw, consts, source)
+    action = consts.resolve(kw["action"]) if "action" in kw else None
+    required = consts.resolve(kw["required"]) if "required" in kw else False
+    choices = consts.resolve(kw["choices"]) if "choices" in kw else None
+    receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+    sub = subparsers.get(receiver.id) if isinstance(receiver, ast.Name) else None
+    return Flag(
+        options=tuple(dashed),
+        dest=_dest(options, dashed, kw, consts),
+        type_name=_name_of(kw.get("type")),
+        default=default,
+        default_text=default_text,
+        action=action if isinstance(action, str) else _name_of(kw.get("action")),
+        required=bool(required) if dashed else "nargs" not in kw,
+        choices=tuple(choices) if isinstance(choices, (list, tuple)) else None,
+        subcommand=sub,
+        path=path,
+        line=node.lineno,
+    )
+
+
 def _flags_in(scope: ast.AST, consts: _Constants, source: str, path: str) -> list[Flag]:
     subparsers = _subparser_names(scope)
     flags: list[Flag] = []
     for node in ast.walk(scope):
-        if not (
+        if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
             and node.func.attr == "add_argument"
         ):
-            continue
-        options: list[str] = []
-        for arg in node.args:
-            if isinstance(arg, ast.Starred):
-                value = consts.resolve(arg.value)
-                if isinstance(value, (tuple, list)):
-                    options.extend(v for v in value if isinstance(v, str))
-                continue
-            value = consts.resolve(arg)
-            if isinstance(value, str):
-                options.append(value)
-        if not options:
-            continue
-        kw = {k.arg: k.value for k in node.keywords if k.arg is not None}
-        dashed = [o for o in options if o.startswith("-")]
-        if "dest" in kw and isinstance(consts.resolve(kw["dest"]), str):
-            dest = str(consts.resolve(kw["dest"]))
-        elif dashed:
-            longs = [o for o in dashed if o.startswith("--")]
-            dest = (longs or dashed)[0].lstrip("-").replace("-", "_")
-        else:
-            dest = options[0]
-        default: object = None
-        default_text: str | None = None
-        if "default" in kw:
-            default = consts.resolve(kw["default"])
-            if default is None and not (
-                isinstance(kw["default"], ast.Constant) and kw["default"].value is None
-            ):
-                default_text = ast.get_source_segment(source, kw["default"])
-        action = consts.resolve(kw["action"]) if "action" in kw else None
-        required = consts.resolve(kw["required"]) if "required" in kw else False
-        choices = consts.resolve(kw["choices"]) if "choices" in kw else None
-        receiver = node.func.value
-        sub = subparsers.get(receiver.id) if isinstance(receiver, ast.Name) else None
-        flags.append(
-            Flag(
-                options=tuple(dashed),
-                dest=dest,
-                type_name=_name_of(kw.get("type")),
-                default=default,
-                default_text=default_text,
-                action=action if isinstance(action, str) else _name_of(kw.get("action")),
-                required=bool(required) if dashed else "nargs" not in kw,
-                choices=tuple(choices) if isinstance(choices, (list, tuple)) else None,
-                subcommand=sub,
-                path=path,
-                line=node.lineno,
-            )
-        )
+            flag = _flag_of(node, consts, source, path, subparsers)
+            if flag is not None:
+                flags.append(flag)
     return flags
 
 
@@ -260,8 +278,10 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
-def _imported_calls(tree: ast.Module, repo: Path, script: Path) -> list[tuple[Path, str]]:
-    """(module file, top-level name) for every call of a function or class imported from the repo."""
+def _imported_names(
+    tree: ast.Module, repo: Path, script: Path
+) -> tuple[dict[str, tuple[Path, str]], dict[str, Path]]:
+    """Names bound by imports from the repo: functions/classes -> (module file, name), modules -> file."""
     functions: dict[str, tuple[Path, str]] = {}
     modules: dict[str, Path] = {}
     for node in ast.walk(tree):
@@ -281,6 +301,12 @@ def _imported_calls(tree: ast.Module, repo: Path, script: Path) -> list[tuple[Pa
                 found = _local_module(repo, script, alias.name, 0)
                 if found is not None:
                     modules[alias.asname or alias.name] = found
+    return functions, modules
+
+
+def _imported_calls(tree: ast.Module, repo: Path, script: Path) -> list[tuple[Path, str]]:
+    """(module file, top-level name) for every call of a function or class imported from the repo."""
+    functions, modules = _imported_names(tree, repo, script)
     calls: list[tuple[Path, str]] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):

@@ -101,6 +101,134 @@ def _declared_length(request: Request, limit: int) -> int:
     return int(declared)
 
 
+# Refused before (or while) its body was read: the rest of the body is not read, so the connection ends.
+_CLOSING = {"Connection": "close"}
+
+
+class _Endpoints:
+    """The app's endpoints over one backend serving the model `name`, with the request limits."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        name: str,
+        max_body_bytes: int,
+        body_timeout_s: float,
+        request_timeout_s: float,
+        budget: ByteBudget,
+    ) -> None:
+        self.backend = backend
+        self.name = name
+        self.max_body_bytes = max_body_bytes
+        self.body_timeout_s = body_timeout_s
+        self.request_timeout_s = request_timeout_s
+        self.budget = budget
+
+    def check_name(self, model: str) -> None:
+        if model != self.name:
+            raise RequestError(404, f"unknown model {model!r}; this server serves {self.name!r}")
+
+    async def infer(self, request: Request, op: str) -> Response:
+        reserve = _declared_length(request, self.max_body_bytes)
+        if not await self.budget.acquire(reserve, self.body_timeout_s):
+            raise Unavailable("too many large requests at once; retry shortly")
+        try:
+            body = await _read_body(request, self.max_body_bytes, self.body_timeout_s)
+            try:
+                with anyio.fail_after(self.request_timeout_s):
+                    status, payload = await self.backend.infer(op, body)
+            except TimeoutError:
+                return JSONResponse(
+                    {"error": f"no answer from the model within {self.request_timeout_s:g} s"},
+                    status_code=504,
+                )
+        finally:
+            await self.budget.release(reserve)
+        return Response(payload, status_code=status, media_type="application/json")
+
+    async def live(self, _: Request) -> JSONResponse:
+        return JSONResponse({"live": True})
+
+    async def ready(self, _: Request) -> JSONResponse:
+        ok, why = self.backend.readiness()
+        if ok:
+            return JSONResponse({"ready": True})
+        return JSONResponse({"ready": False, "reason": why}, status_code=503)
+
+    async def server_metadata(self, _: Request) -> JSONResponse:
+        return JSONResponse({"name": "tipc-serve", "version": __version__, "extensions": []})
+
+    async def model_metadata(self, request: Request) -> JSONResponse:
+        try:
+            self.check_name(request.path_params["model"])
+        except RequestError as exc:
+            return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return JSONResponse(
+            {
+                "name": self.name,
+                "versions": ["1"],
+                "platform": "paddle_inference",
+                "inputs": self.backend.inputs,
+                "outputs": self.backend.outputs,
+            }
+        )
+
+    async def model_ready(self, request: Request) -> JSONResponse:
+        try:
+            self.check_name(request.path_params["model"])
+        except RequestError as exc:
+            return JSONResponse({"error": exc.message}, status_code=exc.status)
+        ok, why = self.backend.readiness()
+        return JSONResponse(
+            {"name": self.name, "ready": ok, **({"reason": why} if why else {})},
+            status_code=200 if ok else 503,
+        )
+
+    async def v2_infer(self, request: Request) -> Response:
+        try:
+            self.check_name(request.path_params["model"])
+            return await self.infer(request, "v2")
+        except RequestError as exc:
+            return JSONResponse({"error": exc.message}, status_code=exc.status, headers=_CLOSING)
+        except Unavailable as exc:
+            return JSONResponse(
+                {"error": str(exc)}, status_code=503, headers={**_CLOSING, "Retry-After": "1"}
+            )
+
+    async def pipeline_predict(self, request: Request) -> Response:
+        if request.path_params["service"] != self.name:
+            return JSONResponse(
+                pipeline_error(PIPELINE_NO_SERVICE, f"no service {request.path_params['service']!r}"),
+                status_code=404,
+                headers=_CLOSING,
+            )
+        try:
+            return await self.infer(request, "pipeline")
+        except RequestError as exc:
+            return JSONResponse(
+                pipeline_error(PIPELINE_INPUT_ERROR, exc.message), exc.status, headers=_CLOSING
+            )
+        except Unavailable as exc:
+            return JSONResponse(
+                pipeline_error(PIPELINE_NO_SERVICE, str(exc)),
+                status_code=503,
+                headers={**_CLOSING, "Retry-After": "1"},
+            )
+
+
+async def _not_found(request: Request, exc: Exception) -> JSONResponse:
+    status = getattr(exc, "status_code", 404)
+    return JSONResponse(
+        {"error": f"{request.method} {request.url.path}: {getattr(exc, 'detail', 'not found')}"},
+        status_code=status,
+    )
+
+
+async def _internal(request: Request, exc: Exception) -> JSONResponse:
+    log.error("internal error on %s %s: %s: %s", request.method, request.url.path, type(exc).__name__, exc)
+    return JSONResponse({"error": f"internal server error: {type(exc).__name__}"}, status_code=500)
+
+
 def build_app(
     backend: Backend,
     *,
@@ -111,119 +239,16 @@ def build_app(
     inflight_bytes: int | None = None,
 ) -> Starlette:
     budget = ByteBudget(inflight_bytes or 4 * max_body_bytes)
-    # Refused before (or while) its body was read: the rest of the body is not read, so the connection ends.
-    closing = {"Connection": "close"}
-
-    def check_name(model: str) -> None:
-        if model != name:
-            raise RequestError(404, f"unknown model {model!r}; this server serves {name!r}")
-
-    async def infer(request: Request, op: str) -> Response:
-        reserve = _declared_length(request, max_body_bytes)
-        if not await budget.acquire(reserve, body_timeout_s):
-            raise Unavailable("too many large requests at once; retry shortly")
-        try:
-            body = await _read_body(request, max_body_bytes, body_timeout_s)
-            try:
-                with anyio.fail_after(request_timeout_s):
-                    status, payload = await backend.infer(op, body)
-            except TimeoutError:
-                return JSONResponse(
-                    {"error": f"no answer from the model within {request_timeout_s:g} s"}, status_code=504
-                )
-        finally:
-            await budget.release(reserve)
-        return Response(payload, status_code=status, media_type="application/json")
-
-    async def live(_: Request) -> JSONResponse:
-        return JSONResponse({"live": True})
-
-    async def ready(_: Request) -> JSONResponse:
-        ok, why = backend.readiness()
-        if ok:
-            return JSONResponse({"ready": True})
-        return JSONResponse({"ready": False, "reason": why}, status_code=503)
-
-    async def server_metadata(_: Request) -> JSONResponse:
-        return JSONResponse({"name": "tipc-serve", "version": __version__, "extensions": []})
-
-    async def model_metadata(request: Request) -> JSONResponse:
-        try:
-            check_name(request.path_params["model"])
-        except RequestError as exc:
-            return JSONResponse({"error": exc.message}, status_code=exc.status)
-        return JSONResponse(
-            {
-                "name": name,
-                "versions": ["1"],
-                "platform": "paddle_inference",
-                "inputs": backend.inputs,
-                "outputs": backend.outputs,
-            }
-        )
-
-    async def model_ready(request: Request) -> JSONResponse:
-        try:
-            check_name(request.path_params["model"])
-        except RequestError as exc:
-            return JSONResponse({"error": exc.message}, status_code=exc.status)
-        ok, why = backend.readiness()
-        return JSONResponse(
-            {"name": name, "ready": ok, **({"reason": why} if why else {})}, status_code=200 if ok else 503
-        )
-
-    async def v2_infer(request: Request) -> Response:
-        try:
-            check_name(request.path_params["model"])
-            return await infer(request, "v2")
-        except RequestError as exc:
-            return JSONResponse({"error": exc.message}, status_code=exc.status, headers=closing)
-        except Unavailable as exc:
-            return JSONResponse({"error": str(exc)}, status_code=503, headers={**closing, "Retry-After": "1"})
-
-    async def pipeline_predict(request: Request) -> Response:
-        if request.path_params["service"] != name:
-            return JSONResponse(
-                pipeline_error(PIPELINE_NO_SERVICE, f"no service {request.path_params['service']!r}"),
-                status_code=404,
-                headers=closing,
-            )
-        try:
-            return await infer(request, "pipeline")
-        except RequestError as exc:
-            return JSONResponse(
-                pipeline_error(PIPELINE_INPUT_ERROR, exc.message), exc.status, headers=closing
-            )
-        except Unavailable as exc:
-            return JSONResponse(
-                pipeline_error(PIPELINE_NO_SERVICE, str(exc)),
-                status_code=503,
-                headers={**closing, "Retry-After": "1"},
-            )
-
+    ep = _Endpoints(backend, name, max_body_bytes, body_timeout_s, request_timeout_s, budget)
     routes: Sequence[Route] = [
-        Route("/v2/health/live", live, methods=["GET"]),
-        Route("/v2/health/ready", ready, methods=["GET"]),
-        Route("/v2", server_metadata, methods=["GET"]),
-        Route("/v2/models/{model}", model_metadata, methods=["GET"]),
-        Route("/v2/models/{model}/ready", model_ready, methods=["GET"]),
-        Route("/v2/models/{model}/infer", v2_infer, methods=["POST"]),
-        Route("/{service}/prediction", pipeline_predict, methods=["POST"]),
+        Route("/v2/health/live", ep.live, methods=["GET"]),
+        Route("/v2/health/ready", ep.ready, methods=["GET"]),
+        Route("/v2", ep.server_metadata, methods=["GET"]),
+        Route("/v2/models/{model}", ep.model_metadata, methods=["GET"]),
+        Route("/v2/models/{model}/ready", ep.model_ready, methods=["GET"]),
+        Route("/v2/models/{model}/infer", ep.v2_infer, methods=["POST"]),
+        Route("/{service}/prediction", ep.pipeline_predict, methods=["POST"]),
     ]
-
-    async def not_found(request: Request, exc: Exception) -> JSONResponse:
-        status = getattr(exc, "status_code", 404)
-        return JSONResponse(
-            {"error": f"{request.method} {request.url.path}: {getattr(exc, 'detail', 'not found')}"},
-            status_code=status,
-        )
-
-    async def internal(request: Request, exc: Exception) -> JSONResponse:
-        log.error(
-            "internal error on %s %s: %s: %s", request.method, request.url.path, type(exc).__name__, exc
-        )
-        return JSONResponse({"error": f"internal server error: {type(exc).__name__}"}, status_code=500)
-
     return Starlette(
-        routes=list(routes), exception_handlers={404: not_found, 405: not_found, Exception: internal}
+        routes=list(routes), exception_handlers={404: _not_found, 405: _not_found, Exception: _internal}
     )
