@@ -576,10 +576,29 @@ def _train_sets(ctx: _Ctx, epoch_num: str, batch_value: str) -> tuple[str, str, 
     )
 
 
-def _train_modes(ctx: _Ctx) -> None:
+@dataclass
+class _TrainLoop:
+    """What the training loops carry from one run to the next (the script's shell variables)."""
+
+    epoch_num: str
+    batch_value: str
+    train_model_name: str
+    load_norm_train_model: str = ""
+
+
+@dataclass(frozen=True)
+class _TrainDevice:
+    """One gpu_list item as the training loop uses it."""
+
+    gpu: str
+    ips: str
+    env: tuple[str, str] | None
+    use_gpu: str
+
+
+def _train_loop_inputs(ctx: _Ctx) -> _TrainLoop:
+    """The epoch, batch and train_model_name values of this mode (mode-keyed lines picked, defaults set)."""
     cfg, d, mode = ctx.cfg, ctx.d, ctx.mode
-    python = cfg.python.value
-    model_name = cfg.model_name.value
     epoch_num = mode_slot_value(cfg.epoch, mode, d) if "epoch" in d.mode_keyed else cfg.epoch.value
     batch_value = (
         mode_slot_value(cfg.train_batch, mode, d) if "train_batch" in d.mode_keyed else cfg.train_batch.value
@@ -594,25 +613,36 @@ def _train_modes(ctx: _Ctx) -> None:
         if "train_model_name" in d.mode_keyed
         else cfg.train_model_name.value
     )
+    return _TrainLoop(epoch_num, batch_value, train_model_name)
+
+
+def _train_device(ctx: _Ctx, gpu_item: str, use_gpu: str) -> _TrainDevice:
+    """Classify one gpu_list item, apply its environment where the dialect does so at the gpu loop."""
+    cfg, d = ctx.cfg, ctx.d
+    gpu, ips, env = _classify(gpu_item)
+    env = _device_item(ctx, gpu_item, gpu, ips, env)
+    if d.amp == "det" and test_eq(gpu_item, "-1"):
+        use_gpu = "False"
+    if d.env_at_gpu_loop and env is not None and len(gpu_item) <= 1:
+        ctx.apply_env(env)
+    if len(gpu_item) > 15:
+        ctx.note(
+            "TIPC220",
+            Level.INFO,
+            cfg.gpu_list,
+            f"gpu_list item {gpu_item!r} is longer than 15 characters: the script treats it as "
+            f"multi-node (ips={ips!r}, gpus={gpu!r})",
+        )
+    return _TrainDevice(gpu, ips, env, use_gpu)
+
+
+def _train_modes(ctx: _Ctx) -> None:
+    cfg, d = ctx.cfg, ctx.d
+    loop = _train_loop_inputs(ctx)
     use_gpu_items = ifs_split(cfg.train_use_gpu.value, "|")
-    load_norm_train_model = ""
     for count, gpu_item in enumerate(ifs_split(cfg.gpu_list.value, "|")):
         ctx.tick()
-        use_gpu = _train_use_gpu(ctx, use_gpu_items, count)
-        gpu, ips, env = _classify(gpu_item)
-        env = _device_item(ctx, gpu_item, gpu, ips, env)
-        if d.amp == "det" and test_eq(gpu_item, "-1"):
-            use_gpu = "False"
-        if d.env_at_gpu_loop and env is not None and len(gpu_item) <= 1:
-            ctx.apply_env(env)
-        if len(gpu_item) > 15:
-            ctx.note(
-                "TIPC220",
-                Level.INFO,
-                cfg.gpu_list,
-                f"gpu_list item {gpu_item!r} is longer than 15 characters: the script treats it as "
-                f"multi-node (ips={ips!r}, gpus={gpu!r})",
-            )
+        dev = _train_device(ctx, gpu_item, _train_use_gpu(ctx, use_gpu_items, count))
         for autocast in ifs_split(cfg.autocast.value, "|") if d.engine != "compact" else [""]:
             ctx.tick()
             amp = _amp(ctx, autocast)
@@ -621,109 +651,147 @@ def _train_modes(ctx: _Ctx) -> None:
                 disp = _dispatch(ctx, trainer)
                 if disp is None or test_eq(disp.run_train, "null"):
                     continue
-                run_train = _run_train(ctx, disp, trainer)
-                set_epoch, set_batch, set_param1, set_param2 = _train_sets(ctx, epoch_num, batch_value)
-                set_pretrain = set_param(cfg.pretrain.key, cfg.pretrain.value)
-                set_use_gpu = set_param(cfg.train_use_gpu.key, use_gpu)
-                save_log, nodes = _save_log(ctx, trainer, gpu, autocast, ips)
-                if (
-                    d.pretrain_from_norm
-                    and (trainer == cfg.pact_train.key or trainer == cfg.fpgm_train.key)
-                    and nodes <= 1
-                ):
-                    set_pretrain = load_norm_train_model
-                    ctx.note(
-                        "TIPC213",
-                        Level.INFO,
-                        cfg.pretrain,
-                        f"trainer {trainer!r} loads the weights of the preceding norm_train run "
-                        f"({load_norm_train_model.strip() or 'none ran first: parameter empty'})",
-                    )
-                set_save_model = set_param(cfg.save_model.key, save_log)
-                fields = {
-                    "python": python,
-                    "run_train": run_train,
-                    "use_gpu": set_use_gpu,
-                    "save_model": set_save_model,
-                    "epoch": set_epoch,
-                    "pretrain": set_pretrain,
-                    "batch": set_batch,
-                    "param1": set_param1,
-                    "param2": set_param2,
-                    "launcher": d.launcher,
-                    "gpus": gpu,
-                    "ips": ips,
-                    "filename": set_param("filename", model_name),
-                    "shuffle": OMITTED,
-                    "enable_ce": OMITTED,
-                    "to_static": disp.to_static,
-                    **amp,
-                }
-                cmd = _train_shape(ctx, gpu, ips).format(**fields)
-                if d.unset_before_train:
-                    ctx.unset_cuda()
-                names = {
-                    "log_root": ctx.log_root,
-                    "trainer": trainer,
-                    "gpu": gpu,
-                    "autocast": autocast,
-                    "nodes": nodes,
-                    "save_log": save_log,
-                }
-                train_log = d.train_log.format(**names) if d.train_log else None
-                status_log = (
-                    d.train_status_log.format(train_log=train_log, **names) if d.train_status_log else None
-                )
-                base = f"{trainer}/gpus_{gpu}/autocast_{autocast}"
-                lines = (
-                    cfg.python.line,
-                    cfg.epoch.line,
-                    cfg.train_batch.line,
-                    cfg.pretrain.line,
-                    cfg.save_model.line,
-                    *disp.lines[:1],
-                )
-                writes, unknown = _writes(cfg.save_model, save_log, "training")
-                train_id = ctx.add(
-                    f"train/{base}",
-                    Stage.TRAIN,
-                    cmd,
-                    log=train_log,
-                    status_log=status_log,
-                    trainer=trainer,
-                    lines=lines,
-                    writes=writes,
-                    writes_unknown=unknown,
-                )
-                if d.seg_iter_fallback:
-                    # The script falls back when `<save_log>/<train_model_name>` is missing after training.
-                    train_model_name = f"iter_{epoch_num}/model.pdparams"
-                    ctx.note(
-                        "TIPC214",
-                        Level.INFO,
-                        cfg.train_model_name,
-                        f"PaddleSeg uses train_model_name {cfg.train_model_name.value!r} only "
-                        f"if it exists "
-                        f"after training; otherwise iter_<iters>/model.pdparams ({train_model_name}); "
-                        "planned with the fallback",
-                        once="TIPC214",  # the first training run's note stands for all
-                    )
-                names["train_model_name"] = train_model_name
-                names["model_name"] = model_name
-                weight_slot = cfg.export_weight if d.eval_weight_slot == "export_weight" else cfg.pretrain
-                set_eval_weight = _eval_weight(ctx, weight_slot, names, save_log, train_model_name)
-                if (
-                    d.pretrain_from_norm
-                    and d.record_norm_weights
-                    and trainer == cfg.norm_train.key
-                    and nodes <= 1
-                ):
-                    load_norm_train_model = set_eval_weight
-                _eval_step(ctx, names, base, train_id, env, set_eval_weight, set_use_gpu, weight_slot)
-                _export_or_note(ctx, disp, names, train_id, env, base)
-                if d.unset_after_trainer:
-                    ctx.unset_cuda()
+                _train_run(ctx, loop, dev, autocast, amp, trainer, disp)
     ctx.not_applicable = ""
+
+
+def _train_pretrain(ctx: _Ctx, loop: _TrainLoop, trainer: str, nodes: int) -> str:
+    """The pretrain parameter; PACT/FPGM trainers load the preceding norm_train run's weights."""
+    cfg, d = ctx.cfg, ctx.d
+    if (
+        d.pretrain_from_norm
+        and (trainer == cfg.pact_train.key or trainer == cfg.fpgm_train.key)
+        and nodes <= 1
+    ):
+        ctx.note(
+            "TIPC213",
+            Level.INFO,
+            cfg.pretrain,
+            f"trainer {trainer!r} loads the weights of the preceding norm_train run "
+            f"({loop.load_norm_train_model.strip() or 'none ran first: parameter empty'})",
+        )
+        return loop.load_norm_train_model
+    return set_param(cfg.pretrain.key, cfg.pretrain.value)
+
+
+def _train_command(
+    ctx: _Ctx,
+    loop: _TrainLoop,
+    dev: _TrainDevice,
+    amp: dict[str, str],
+    trainer: str,
+    disp: _Dispatch,
+    save_log: str,
+    nodes: int,
+) -> tuple[str, str]:
+    """(training command, use_gpu parameter) of one training run."""
+    cfg, d = ctx.cfg, ctx.d
+    set_epoch, set_batch, set_param1, set_param2 = _train_sets(ctx, loop.epoch_num, loop.batch_value)
+    set_use_gpu = set_param(cfg.train_use_gpu.key, dev.use_gpu)
+    fields = {
+        "python": cfg.python.value,
+        "run_train": _run_train(ctx, disp, trainer),
+        "use_gpu": set_use_gpu,
+        "save_model": set_param(cfg.save_model.key, save_log),
+        "epoch": set_epoch,
+        "pretrain": _train_pretrain(ctx, loop, trainer, nodes),
+        "batch": set_batch,
+        "param1": set_param1,
+        "param2": set_param2,
+        "launcher": d.launcher,
+        "gpus": dev.gpu,
+        "ips": dev.ips,
+        "filename": set_param("filename", cfg.model_name.value),
+        "shuffle": OMITTED,
+        "enable_ce": OMITTED,
+        "to_static": disp.to_static,
+        **amp,
+    }
+    return _train_shape(ctx, dev.gpu, dev.ips).format(**fields), set_use_gpu
+
+
+def _train_step(
+    ctx: _Ctx, cmd: str, names: dict[str, object], disp: _Dispatch, trainer: str, base: str
+) -> str:
+    """Add the training step (its logs, lines and the folder it writes); returns its id."""
+    cfg, d = ctx.cfg, ctx.d
+    train_log = d.train_log.format(**names) if d.train_log else None
+    status_log = d.train_status_log.format(train_log=train_log, **names) if d.train_status_log else None
+    lines = (
+        cfg.python.line,
+        cfg.epoch.line,
+        cfg.train_batch.line,
+        cfg.pretrain.line,
+        cfg.save_model.line,
+        *disp.lines[:1],
+    )
+    writes, unknown = _writes(cfg.save_model, str(names["save_log"]), "training")
+    return ctx.add(
+        f"train/{base}",
+        Stage.TRAIN,
+        cmd,
+        log=train_log,
+        status_log=status_log,
+        trainer=trainer,
+        lines=lines,
+        writes=writes,
+        writes_unknown=unknown,
+    )
+
+
+def _seg_iter_fallback(ctx: _Ctx, loop: _TrainLoop) -> None:
+    # The script falls back when `<save_log>/<train_model_name>` is missing after training.
+    cfg = ctx.cfg
+    loop.train_model_name = f"iter_{loop.epoch_num}/model.pdparams"
+    ctx.note(
+        "TIPC214",
+        Level.INFO,
+        cfg.train_model_name,
+        f"PaddleSeg uses train_model_name {cfg.train_model_name.value!r} only "
+        f"if it exists "
+        f"after training; otherwise iter_<iters>/model.pdparams ({loop.train_model_name}); "
+        "planned with the fallback",
+        once="TIPC214",  # the first training run's note stands for all
+    )
+
+
+def _train_run(
+    ctx: _Ctx,
+    loop: _TrainLoop,
+    dev: _TrainDevice,
+    autocast: str,
+    amp: dict[str, str],
+    trainer: str,
+    disp: _Dispatch,
+) -> None:
+    """One trainer's training run, then its eval, export and inference steps."""
+    cfg, d = ctx.cfg, ctx.d
+    save_log, nodes = _save_log(ctx, trainer, dev.gpu, autocast, dev.ips)
+    cmd, set_use_gpu = _train_command(ctx, loop, dev, amp, trainer, disp, save_log, nodes)
+    if d.unset_before_train:
+        ctx.unset_cuda()
+    names: dict[str, object] = {
+        "log_root": ctx.log_root,
+        "trainer": trainer,
+        "gpu": dev.gpu,
+        "autocast": autocast,
+        "nodes": nodes,
+        "save_log": save_log,
+    }
+    base = f"{trainer}/gpus_{dev.gpu}/autocast_{autocast}"
+    train_id = _train_step(ctx, cmd, names, disp, trainer, base)
+    if d.seg_iter_fallback:
+        _seg_iter_fallback(ctx, loop)
+    names["train_model_name"] = loop.train_model_name
+    names["model_name"] = cfg.model_name.value
+    weight_slot = cfg.export_weight if d.eval_weight_slot == "export_weight" else cfg.pretrain
+    set_eval_weight = _eval_weight(ctx, weight_slot, names, save_log, loop.train_model_name)
+    if d.pretrain_from_norm and d.record_norm_weights and trainer == cfg.norm_train.key and nodes <= 1:
+        loop.load_norm_train_model = set_eval_weight
+    _eval_step(ctx, names, base, train_id, dev.env, set_eval_weight, set_use_gpu, weight_slot)
+    _export_or_note(ctx, disp, names, train_id, dev.env, base)
+    if d.unset_after_trainer:
+        ctx.unset_cuda()
 
 
 def _export_and_infer(
