@@ -105,49 +105,16 @@ def _id_cpu_value(flag: Flag, source: str) -> str | None:
 
 def cpu_edit(flag: Flag, source: str) -> DeviceEdit:
     """The CPU form of `flag` (from `read_flags`), in the value form its type accepts."""
-    names = set(flag.names)
     where = f"{flag.path}:{flag.line}"
     if flag.is_switch:
-        # What the switch stores decides: `--cpu` / `--no-cuda` (store_true) and `--cpu dest=use_gpu`
-        # (store_false) turn the GPU off when given; a `--use_gpu` store_true switch is simply left out.
-        dest = normalise(flag.dest)
-        gpu_dest = dest in _BOOL or dest == "gpu"
-        if (dest in _CPU_SWITCH and flag.action == "store_true") or (
-            gpu_dest and flag.action == "store_false"
-        ):
-            return DeviceEdit(flag, None, add_switch=True)
-        if gpu_dest and flag.action == "store_true" and flag.default is True:
-            return DeviceEdit(flag, None, warning=f"{flag.flag} ({where}) is a switch that is always on")
-        return DeviceEdit(flag, None)
-    default = flag.default
-    choices = tuple(str(c) for c in flag.choices) if flag.choices is not None else None
-    int_like = flag.type_name == "int" or (isinstance(default, int) and not isinstance(default, bool))
-    wordy = isinstance(default, str) and default.strip().lower() in _GPU_WORDS | {"cpu"}
-    has_cpu_choice = bool(choices and any(c.lower() == "cpu" for c in choices))
-    if (names & set(_DEVICE) and not int_like) or wordy or has_cpu_choice:
-        if choices is not None:
-            picked = [c for c in choices if c.lower() == "cpu"]
-            if not picked:
-                return DeviceEdit(
-                    flag, None, warning=f"{flag.flag} ({where}) has no cpu among its choices {list(choices)}"
-                )
-            return DeviceEdit(flag, picked[0])
-        return DeviceEdit(flag, "cpu")
-    boolish = flag.type_name in _BOOL_TYPES or isinstance(default, bool)
-    if names & set(_BOOL) or ("gpu" in names and boolish):
-        if flag.type_name == "bool":
-            # argparse's bool("False") is True: only an empty value turns it off.
-            return DeviceEdit(flag, "")
-        if int_like:
-            return DeviceEdit(flag, "0")
-        if flag.choices is not None:
-            falses = [c for c in flag.choices if _truthy(c) is False]
-            if falses:
-                return DeviceEdit(flag, str(falses[0]))
-            return DeviceEdit(
-                flag, None, warning=f"{flag.flag} ({where}) has no false value among its choices"
-            )
-        return DeviceEdit(flag, "False")
+        return _switch_edit(flag, where)
+    int_like = flag.type_name == "int" or (
+        isinstance(flag.default, int) and not isinstance(flag.default, bool)
+    )
+    if _takes_device_word(flag, int_like):
+        return _device_word_edit(flag, where)
+    if _takes_bool(flag):
+        return _bool_edit(flag, int_like, where)
     value = _id_cpu_value(flag, source)
     if value is not None:
         return DeviceEdit(flag, value)
@@ -156,6 +123,62 @@ def cpu_edit(flag: Flag, source: str) -> DeviceEdit:
         None,
         warning=f"{flag.flag} ({where}) takes a GPU id and the script shows no value that means the CPU",
     )
+
+
+def _switch_edit(flag: Flag, where: str) -> DeviceEdit:
+    # What the switch stores decides: `--cpu` / `--no-cuda` (store_true) and `--cpu dest=use_gpu`
+    # (store_false) turn the GPU off when given; a `--use_gpu` store_true switch is simply left out.
+    dest = normalise(flag.dest)
+    gpu_dest = dest in _BOOL or dest == "gpu"
+    if (dest in _CPU_SWITCH and flag.action == "store_true") or (gpu_dest and flag.action == "store_false"):
+        return DeviceEdit(flag, None, add_switch=True)
+    if gpu_dest and flag.action == "store_true" and flag.default is True:
+        return DeviceEdit(flag, None, warning=f"{flag.flag} ({where}) is a switch that is always on")
+    return DeviceEdit(flag, None)
+
+
+def _choices(flag: Flag) -> tuple[str, ...] | None:
+    return tuple(str(c) for c in flag.choices) if flag.choices is not None else None
+
+
+def _takes_device_word(flag: Flag, int_like: bool) -> bool:
+    """A `--device gpu`-style flag: named device (not an id), a gpu/cpu word default, or a cpu choice."""
+    default, choices = flag.default, _choices(flag)
+    wordy = isinstance(default, str) and default.strip().lower() in _GPU_WORDS | {"cpu"}
+    has_cpu_choice = bool(choices and any(c.lower() == "cpu" for c in choices))
+    return bool(set(flag.names) & set(_DEVICE) and not int_like) or wordy or has_cpu_choice
+
+
+def _device_word_edit(flag: Flag, where: str) -> DeviceEdit:
+    choices = _choices(flag)
+    if choices is None:
+        return DeviceEdit(flag, "cpu")
+    picked = [c for c in choices if c.lower() == "cpu"]
+    if not picked:
+        return DeviceEdit(
+            flag, None, warning=f"{flag.flag} ({where}) has no cpu among its choices {list(choices)}"
+        )
+    return DeviceEdit(flag, picked[0])
+
+
+def _takes_bool(flag: Flag) -> bool:
+    """A `--use_gpu True`-style flag: a boolean name, or `--gpu` typed as a boolean."""
+    boolish = flag.type_name in _BOOL_TYPES or isinstance(flag.default, bool)
+    return bool(set(flag.names) & set(_BOOL)) or ("gpu" in flag.names and boolish)
+
+
+def _bool_edit(flag: Flag, int_like: bool, where: str) -> DeviceEdit:
+    if flag.type_name == "bool":
+        # argparse's bool("False") is True: only an empty value turns it off.
+        return DeviceEdit(flag, "")
+    if int_like:
+        return DeviceEdit(flag, "0")
+    if flag.choices is not None:
+        falses = [c for c in flag.choices if _truthy(c) is False]
+        if falses:
+            return DeviceEdit(flag, str(falses[0]))
+        return DeviceEdit(flag, None, warning=f"{flag.flag} ({where}) has no false value among its choices")
+    return DeviceEdit(flag, "False")
 
 
 def _is_cpu_already(edit: DeviceEdit, value: object, *, literal: bool = True) -> bool:
