@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tipc.findings import Finding, Level
@@ -231,6 +231,39 @@ class _Change:
     level: Level
 
 
+@dataclass
+class _StepEdit:
+    """One command being given the CPU form of its entry script's device flags."""
+
+    step: Step
+    at: int  # argv index of the entry script
+    rel: str  # the script, as findings name it
+    source: str
+    argv: list[str]
+    command: str
+    changes: list[_Change] = field(default_factory=list)
+
+    def change(self, text: str, level: Level) -> _Change:
+        return _Change(self.rel, self.step.argv[self.at], text, level)
+
+    def splice(self, start: int, old_words: list[str], new_words: list[str]) -> None:
+        """Replace `old_words` at argv[start] by `new_words`, in the argv and the status command."""
+        self.argv[start : start + len(old_words)] = new_words
+        self.command = _replace_words(self.command, old_words, new_words)
+
+
+def _script_flags(
+    script: Path, repo: Path, cache: dict[Path, tuple[ScriptFlags, str]]
+) -> tuple[ScriptFlags, str]:
+    if script not in cache:
+        try:
+            source = script.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            source = ""
+        cache[script] = (read_flags(script, repo), source)
+    return cache[script]
+
+
 def _edit_step(
     step: Step, repo: Path, cache: dict[Path, tuple[ScriptFlags, str]]
 ) -> tuple[Step, list[_Change]]:
@@ -240,91 +273,94 @@ def _edit_step(
     at, script = found
     if not script.is_file():
         return step, []
-    if script not in cache:
-        try:
-            source = script.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            source = ""
-        cache[script] = (read_flags(script, repo), source)
-    flags, source = cache[script]
-    argv = list(step.argv)
-    command = step.status_command
-    changes: list[_Change] = []
+    flags, source = _script_flags(script, repo, cache)
     wanted = [f for name in _NAMES for f in flags.flags if name in f.names and f.subcommand is None]
     wanted = list(dict.fromkeys(wanted))
     if not wanted:
         return _config_override(step, at, flags, repo)
-    rel = flags.path
-    handled = False  # a device flag the command passes now selects the CPU
-    pending: list[_Change] = []  # passed flags with no evident CPU value: said only if nothing else fits
+    edit = _StepEdit(step, at, flags.path, source, list(step.argv), step.status_command)
+    handled, pending = _rewrite_passed(edit, wanted)
+    if not handled:
+        _add_missing(edit, wanted, pending)
+    if tuple(edit.argv) == step.argv:
+        return step, edit.changes
+    return replace(step, argv=tuple(edit.argv), status_command=edit.command), edit.changes
+
+
+def _rewrite_passed(edit: _StepEdit, wanted: list[Flag]) -> tuple[bool, list[_Change]]:
+    """Rewrite the device flags the command passes to their CPU value.
+
+    Returns whether a passed flag now selects the CPU, and the warnings for passed flags with no evident
+    CPU value (said only if nothing else fits)."""
+    handled = False
+    pending: list[_Change] = []
     for flag in wanted:
-        hit = _passed(tuple(argv), at, flag)
+        hit = _passed(tuple(edit.argv), edit.at, flag)
         if hit is None:
             continue
-        edit = cpu_edit(flag, source)
-        index, value, joined = hit
-        handled = handled or not edit.warning
-        if edit.warning:
+        device = cpu_edit(flag, edit.source)
+        handled = handled or not device.warning
+        if device.warning:
             pending.append(
-                _Change(rel, step.argv[at], f"cannot rewrite {argv[index]}: {edit.warning}", Level.WARNING)
+                edit.change(f"cannot rewrite {edit.argv[hit[0]]}: {device.warning}", Level.WARNING)
             )
             continue
-        old_words = [argv[index]] if joined or flag.is_switch else argv[index : index + 2]
-        if edit.value is None:
-            if edit.add_switch:
-                continue  # the CPU switch is already there
-            new_words: list[str] = []
-        else:
-            if _is_cpu_already(edit, value):
-                continue
-            new_words = _spelled(flag, edit.value)
-        argv[index : index + len(old_words)] = new_words
-        command = _replace_words(command, old_words, new_words)
-        shown = " ".join(new_words) or "(dropped)"
-        changes.append(
-            _Change(
-                rel,
-                step.argv[at],
-                f"rewrote {' '.join(old_words)} -> {shown} ({flag.flag} at {flag.path}:{flag.line})",
-                Level.INFO,
-            )
+        _rewrite_one(edit, flag, device, hit)
+    return handled, pending
+
+
+def _rewrite_one(edit: _StepEdit, flag: Flag, device: DeviceEdit, hit: tuple[int, str | None, bool]) -> None:
+    index, value, joined = hit
+    argv = edit.argv
+    old_words = [argv[index]] if joined or flag.is_switch else argv[index : index + 2]
+    if device.value is None:
+        if device.add_switch:
+            return  # the CPU switch is already there
+        new_words: list[str] = []
+    else:
+        if _is_cpu_already(device, value):
+            return
+        new_words = _spelled(flag, device.value)
+    edit.splice(index, old_words, new_words)
+    shown = " ".join(new_words) or "(dropped)"
+    edit.changes.append(
+        edit.change(
+            f"rewrote {' '.join(old_words)} -> {shown} ({flag.flag} at {flag.path}:{flag.line})", Level.INFO
         )
-    if not handled:
-        warning = ""
-        for flag in wanted:
-            if _passed(tuple(argv), at, flag) is not None:
-                continue  # passed, with no evident CPU value (pending)
-            edit = cpu_edit(flag, source)
-            if edit.warning:
-                warning = warning or edit.warning
-                continue
-            if edit.value is None and not edit.add_switch:
-                continue  # a GPU switch the command leaves out: nothing to do for it
-            if _is_cpu_already(edit, flag.default, literal=flag.default_text is None):
-                break  # the script's default already is the CPU
-            words = _spelled(flag, edit.value)
-            argv[at + 1 : at + 1] = words
-            script_word = step.argv[at]
-            command = _replace_words(command, [script_word], [script_word, *words])
-            default = f", default {flag.default!r}" if flag.default is not None or flag.default_text else ""
-            if edit.value == "":
-                default += "; type=bool: only an empty value is false"
-            changes.append(
-                _Change(
-                    rel,
-                    step.argv[at],
-                    f"added {' '.join(words)} ({flag.flag} at {flag.path}:{flag.line}{default})",
-                    Level.INFO,
-                )
-            )
-            break
-        else:
-            changes.extend(pending)
-            if warning and not pending:
-                changes.append(_Change(rel, step.argv[at], f"no device flag added: {warning}", Level.WARNING))
-    if tuple(argv) == step.argv:
-        return step, changes
-    return replace(step, argv=tuple(argv), status_command=command), changes
+    )
+
+
+def _add_missing(edit: _StepEdit, wanted: list[Flag], pending: list[_Change]) -> None:
+    """Add the first device flag the command leaves out, unless the script's default already is the CPU."""
+    warning = ""
+    for flag in wanted:
+        if _passed(tuple(edit.argv), edit.at, flag) is not None:
+            continue  # passed, with no evident CPU value (pending)
+        device = cpu_edit(flag, edit.source)
+        if device.warning:
+            warning = warning or device.warning
+            continue
+        if device.value is None and not device.add_switch:
+            continue  # a GPU switch the command leaves out: nothing to do for it
+        if not _is_cpu_already(device, flag.default, literal=flag.default_text is None):
+            _add_flag(edit, flag, device)
+        return  # added, or the script's default already is the CPU
+    edit.changes.extend(pending)
+    if warning and not pending:
+        edit.changes.append(edit.change(f"no device flag added: {warning}", Level.WARNING))
+
+
+def _add_flag(edit: _StepEdit, flag: Flag, device: DeviceEdit) -> None:
+    words = _spelled(flag, device.value)
+    script_word = edit.step.argv[edit.at]
+    edit.argv[edit.at + 1 : edit.at + 1] = words
+    edit.command = _replace_words(edit.command, [script_word], [script_word, *words])
+    default = f", default {flag.default!r}" if flag.default is not None or flag.default_text else ""
+    if device.value == "":
+        default += "; type=bool: only an empty value is false"
+    edit.changes.append(
+        edit.change(f"added {' '.join(words)} ({flag.flag} at {flag.path}:{flag.line}{default})", Level.INFO)
+    )
 
 
 # `-o Global.use_gpu=False`-style options of config-driven scripts (PaddleOCR/Clas/Det/Video `ArgsParser`).
