@@ -407,19 +407,41 @@ def _config_override(step: Step, at: int, flags: ScriptFlags, repo: Path) -> tup
     )
     if option is None or config_flag is None:
         return step, []
-    hit = _passed(step.argv, at, config_flag)
-    if hit is None or not hit[1]:
+    found = _gpu_config_key(step, at, config_flag, repo)
+    if found is None:
         return step, []
-    keys = _yaml_device_keys(repo / step.cwd / hit[1])
-    gpu = {k: v for k, v in keys.items() if v[0] is True or str(v[0]).lower() in _GPU_WORDS}
-    if not gpu:
-        return step, []
-    key, (_value, where) = next(iter(gpu.items()))
+    config, key, where = found
     cpu = "False" if key.endswith("use_gpu") else "cpu"
     if any(w.startswith(f"{key}=") for w in step.argv[at + 1 :]):
         return step, []  # passed already (a GPU value there is rewritten by tipc.plan.apply_overrides)
-    argv = list(step.argv)
     setting = f"{key}={cpu}"
+    argv, command = _with_option(step, at, option, setting)
+    change = _Change(
+        flags.path,
+        step.argv[at],
+        f"added {option.options[0]} {setting} ({config} sets {key} at {where}; {option.flag} at "
+        f"{option.path}:{option.line})",
+        Level.INFO,
+    )
+    return replace(step, argv=tuple(argv), status_command=command), [change]
+
+
+def _gpu_config_key(step: Step, at: int, config_flag: Flag, repo: Path) -> tuple[str, str, str] | None:
+    """(config as passed, key, file:line) of the first device key selecting the GPU in the passed config."""
+    hit = _passed(step.argv, at, config_flag)
+    if hit is None or not hit[1]:
+        return None
+    keys = _yaml_device_keys(repo / step.cwd / hit[1])
+    gpu = {k: v for k, v in keys.items() if v[0] is True or str(v[0]).lower() in _GPU_WORDS}
+    if not gpu:
+        return None
+    key, (_value, where) = next(iter(gpu.items()))
+    return hit[1], key, where
+
+
+def _with_option(step: Step, at: int, option: Flag, setting: str) -> tuple[list[str], str]:
+    """(argv, status command) with `setting` given through the script's option flag."""
+    argv = list(step.argv)
     given = next((i for i in range(at + 1, len(argv)) if argv[i] in option.options), None)
     if given is not None and option.action != "append":
         # nargs='+' / '*': a second -o would replace the first list, so the setting joins the given one
@@ -429,15 +451,7 @@ def _config_override(step: Step, at: int, flags: ScriptFlags, repo: Path) -> tup
         script_word = argv[at]
         words_old, words_new = [script_word], [script_word, option.options[0], setting]
         argv[at + 1 : at + 1] = [option.options[0], setting]
-    command = _replace_words(step.status_command, words_old, words_new)
-    change = _Change(
-        flags.path,
-        step.argv[at],
-        f"added {option.options[0]} {setting} ({hit[1]} sets {key} at {where}; {option.flag} at "
-        f"{option.path}:{option.line})",
-        Level.INFO,
-    )
-    return replace(step, argv=tuple(argv), status_command=command), [change]
+    return argv, _replace_words(step.status_command, words_old, words_new)
 
 
 def add_cpu_flags(
