@@ -305,3 +305,17 @@ def test_the_yaml_key_is_located_in_its_scope_and_foreign_yaml_is_read(tmp_path:
     from tipc.device_flags import _yaml_device_keys
 
     assert _yaml_device_keys(tmp_path / "configs/det.yml") == {"Global.use_gpu": (True, "det.yml:4")}
+
+
+def test_a_bool_flag_whose_choices_hold_no_false_value_is_a_warning(tmp_path: Path) -> None:
+    value, warning, _ = _flag(tmp_path, "parser.add_argument('--use_gpu', choices=['yes', 'sure'])")
+    assert value is None and "has no false value among its choices" in warning and "s.py:" in warning
+
+
+def test_a_cpu_switch_is_added_bare_and_not_twice(tmp_path: Path) -> None:
+    script = _script("    parser.add_argument('--cpu', action='store_true')\n")
+    train = _compact(tmp_path, train=script).steps[0]
+    assert train.argv[1:3] == ("train.py", "--cpu") and "train.py --cpu" in train.status_command
+    config = COMPACT.replace("norm_train:train.py", "norm_train:train.py --cpu")
+    train = _compact(tmp_path / "p", config, train=script).steps[0]
+    assert train.argv.count("--cpu") == 1 and train.status_command.count("--cpu") == 1

@@ -386,3 +386,32 @@ def test_an_absolute_interpreter_in_the_config_need_not_exist_here(tmp_path: Pat
         assert step.argv[0] == "/opt/author/bin/python3.7"
         assert step.status_command.startswith("/opt/author/bin/python3.7 ")
     assert cross_check(plan(config, LITE, repo=repo), obs.steps) == []
+
+
+def test_a_status_line_log_is_kept_only_where_it_is_not_the_stdout_log(tmp_path: Path) -> None:
+    from tipc.observe import _Builder, _Status
+
+    root, repo = tmp_path / "copy", tmp_path / "repo"
+    # Only the path spelling is exercised: the config objects are not read by status_log_of.
+    builder = _Builder(
+        config=repo / "c.txt",
+        mode=LITE,
+        repo=repo,
+        root=root,
+        tools=tmp_path / "tools",
+        cfg=None,  # type: ignore[arg-type]
+        parsed=None,  # type: ignore[arg-type]
+        start_env={},
+        abs_python=None,
+        overrides=Overrides(),
+    )
+
+    def status(log: str | None) -> _Status:
+        return _Status("python x.py", log, "ocr", None)
+
+    assert builder.status_log_of(None, "out/a.log") is None
+    assert builder.status_log_of(status(None), "out/a.log") is None
+    assert builder.status_log_of(status(f"{root}/out/train.log"), None) == "out/train.log"
+    assert builder.status_log_of(status(f" {root}/out/train.log "), "out/train.log") is None
+    assert builder.status_log_of(status("././out/eval.log"), "out/train.log") == "out/eval.log"
+    assert builder.status_log_of(status("/elsewhere/x.log"), None) == "/elsewhere/x.log"

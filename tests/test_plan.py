@@ -82,6 +82,11 @@ def test_unknown_set_key_is_a_config_error(ocr_repo: Path) -> None:
         plan(ocr_repo / CONFIG, "whole_infer", overrides=Overrides(sets=(("nope", "1"),)))
 
 
+def test_an_unknown_device_is_a_user_error(ocr_repo: Path) -> None:
+    with pytest.raises(UserError, match="--device 'tpu': expected cpu or gpu"):
+        plan(ocr_repo / CONFIG, "whole_infer", overrides=Overrides(device="tpu"))
+
+
 def test_unknown_mode_and_other_chain(tmp_path: Path, ocr_repo: Path) -> None:
     with pytest.raises(UserError):
         plan(ocr_repo / CONFIG, "fast")

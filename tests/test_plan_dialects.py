@@ -184,3 +184,23 @@ def test_clas_recmodel_models_and_npu_epochs(tmp_path: Path) -> None:
         "clas",
     )
     assert "-o Global.epochs=1" in npu.steps[0].status_command  # type: ignore[attr-defined]
+
+
+def test_det_gpu_item_minus_one_trains_with_use_gpu_false(tmp_path: Path) -> None:
+    text = OCR_DET.replace("gpu_list:0|0,1", "gpu_list:-1")
+    train = _plan(tmp_path, text, "lite_train_lite_infer", "det").steps[0]  # type: ignore[attr-defined]
+    assert train.id == "train/norm_train/gpus_-1/autocast_null"
+    assert "Global.use_gpu=False" in train.argv and "Global.use_gpu=True" not in train.argv
+
+
+def test_older_compact_launches_a_long_gpu_item_on_one_node(tmp_path: Path) -> None:
+    text = COMPACT.replace("gpu_list:0", "gpu_list:0,1,2,3,4,5,6,7,8")
+    result = _plan(tmp_path, text, "lite_train_lite_infer", "compact_v1")
+    train, evaluate = result.steps[:2]  # type: ignore[attr-defined]
+    assert train.argv[:4] == ("python3.7", "-m", "paddle.distributed.launch", "--gpus=0,1,2,3,4,5,6,7,8")
+    assert evaluate.env == (("CUDA_VISIBLE_DEVICES", "0"),)
+
+
+def test_compact_null_trainer_script_plans_no_step(tmp_path: Path) -> None:
+    text = COMPACT.replace("norm_train:train.py", "norm_train:null")
+    assert _plan(tmp_path, text, "lite_train_lite_infer", "compact").steps == ()  # type: ignore[attr-defined]

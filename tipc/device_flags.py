@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tipc.findings import Finding, Level
@@ -105,49 +105,16 @@ def _id_cpu_value(flag: Flag, source: str) -> str | None:
 
 def cpu_edit(flag: Flag, source: str) -> DeviceEdit:
     """The CPU form of `flag` (from `read_flags`), in the value form its type accepts."""
-    names = set(flag.names)
     where = f"{flag.path}:{flag.line}"
     if flag.is_switch:
-        # What the switch stores decides: `--cpu` / `--no-cuda` (store_true) and `--cpu dest=use_gpu`
-        # (store_false) turn the GPU off when given; a `--use_gpu` store_true switch is simply left out.
-        dest = normalise(flag.dest)
-        gpu_dest = dest in _BOOL or dest == "gpu"
-        if (dest in _CPU_SWITCH and flag.action == "store_true") or (
-            gpu_dest and flag.action == "store_false"
-        ):
-            return DeviceEdit(flag, None, add_switch=True)
-        if gpu_dest and flag.action == "store_true" and flag.default is True:
-            return DeviceEdit(flag, None, warning=f"{flag.flag} ({where}) is a switch that is always on")
-        return DeviceEdit(flag, None)
-    default = flag.default
-    choices = tuple(str(c) for c in flag.choices) if flag.choices is not None else None
-    int_like = flag.type_name == "int" or (isinstance(default, int) and not isinstance(default, bool))
-    wordy = isinstance(default, str) and default.strip().lower() in _GPU_WORDS | {"cpu"}
-    has_cpu_choice = bool(choices and any(c.lower() == "cpu" for c in choices))
-    if (names & set(_DEVICE) and not int_like) or wordy or has_cpu_choice:
-        if choices is not None:
-            picked = [c for c in choices if c.lower() == "cpu"]
-            if not picked:
-                return DeviceEdit(
-                    flag, None, warning=f"{flag.flag} ({where}) has no cpu among its choices {list(choices)}"
-                )
-            return DeviceEdit(flag, picked[0])
-        return DeviceEdit(flag, "cpu")
-    boolish = flag.type_name in _BOOL_TYPES or isinstance(default, bool)
-    if names & set(_BOOL) or ("gpu" in names and boolish):
-        if flag.type_name == "bool":
-            # argparse's bool("False") is True: only an empty value turns it off.
-            return DeviceEdit(flag, "")
-        if int_like:
-            return DeviceEdit(flag, "0")
-        if flag.choices is not None:
-            falses = [c for c in flag.choices if _truthy(c) is False]
-            if falses:
-                return DeviceEdit(flag, str(falses[0]))
-            return DeviceEdit(
-                flag, None, warning=f"{flag.flag} ({where}) has no false value among its choices"
-            )
-        return DeviceEdit(flag, "False")
+        return _switch_edit(flag, where)
+    int_like = flag.type_name == "int" or (
+        isinstance(flag.default, int) and not isinstance(flag.default, bool)
+    )
+    if _takes_device_word(flag, int_like):
+        return _device_word_edit(flag, where)
+    if _takes_bool(flag):
+        return _bool_edit(flag, int_like, where)
     value = _id_cpu_value(flag, source)
     if value is not None:
         return DeviceEdit(flag, value)
@@ -156,6 +123,62 @@ def cpu_edit(flag: Flag, source: str) -> DeviceEdit:
         None,
         warning=f"{flag.flag} ({where}) takes a GPU id and the script shows no value that means the CPU",
     )
+
+
+def _switch_edit(flag: Flag, where: str) -> DeviceEdit:
+    # What the switch stores decides: `--cpu` / `--no-cuda` (store_true) and `--cpu dest=use_gpu`
+    # (store_false) turn the GPU off when given; a `--use_gpu` store_true switch is simply left out.
+    dest = normalise(flag.dest)
+    gpu_dest = dest in _BOOL or dest == "gpu"
+    if (dest in _CPU_SWITCH and flag.action == "store_true") or (gpu_dest and flag.action == "store_false"):
+        return DeviceEdit(flag, None, add_switch=True)
+    if gpu_dest and flag.action == "store_true" and flag.default is True:
+        return DeviceEdit(flag, None, warning=f"{flag.flag} ({where}) is a switch that is always on")
+    return DeviceEdit(flag, None)
+
+
+def _choices(flag: Flag) -> tuple[str, ...] | None:
+    return tuple(str(c) for c in flag.choices) if flag.choices is not None else None
+
+
+def _takes_device_word(flag: Flag, int_like: bool) -> bool:
+    """A `--device gpu`-style flag: named device (not an id), a gpu/cpu word default, or a cpu choice."""
+    default, choices = flag.default, _choices(flag)
+    wordy = isinstance(default, str) and default.strip().lower() in _GPU_WORDS | {"cpu"}
+    has_cpu_choice = bool(choices and any(c.lower() == "cpu" for c in choices))
+    return bool(set(flag.names) & set(_DEVICE) and not int_like) or wordy or has_cpu_choice
+
+
+def _device_word_edit(flag: Flag, where: str) -> DeviceEdit:
+    choices = _choices(flag)
+    if choices is None:
+        return DeviceEdit(flag, "cpu")
+    picked = [c for c in choices if c.lower() == "cpu"]
+    if not picked:
+        return DeviceEdit(
+            flag, None, warning=f"{flag.flag} ({where}) has no cpu among its choices {list(choices)}"
+        )
+    return DeviceEdit(flag, picked[0])
+
+
+def _takes_bool(flag: Flag) -> bool:
+    """A `--use_gpu True`-style flag: a boolean name, or `--gpu` typed as a boolean."""
+    boolish = flag.type_name in _BOOL_TYPES or isinstance(flag.default, bool)
+    return bool(set(flag.names) & set(_BOOL)) or ("gpu" in flag.names and boolish)
+
+
+def _bool_edit(flag: Flag, int_like: bool, where: str) -> DeviceEdit:
+    if flag.type_name == "bool":
+        # argparse's bool("False") is True: only an empty value turns it off.
+        return DeviceEdit(flag, "")
+    if int_like:
+        return DeviceEdit(flag, "0")
+    if flag.choices is not None:
+        falses = [c for c in flag.choices if _truthy(c) is False]
+        if falses:
+            return DeviceEdit(flag, str(falses[0]))
+        return DeviceEdit(flag, None, warning=f"{flag.flag} ({where}) has no false value among its choices")
+    return DeviceEdit(flag, "False")
 
 
 def _is_cpu_already(edit: DeviceEdit, value: object, *, literal: bool = True) -> bool:
@@ -208,6 +231,39 @@ class _Change:
     level: Level
 
 
+@dataclass
+class _StepEdit:
+    """One command being given the CPU form of its entry script's device flags."""
+
+    step: Step
+    at: int  # argv index of the entry script
+    rel: str  # the script, as findings name it
+    source: str
+    argv: list[str]
+    command: str
+    changes: list[_Change] = field(default_factory=list)
+
+    def change(self, text: str, level: Level) -> _Change:
+        return _Change(self.rel, self.step.argv[self.at], text, level)
+
+    def splice(self, start: int, old_words: list[str], new_words: list[str]) -> None:
+        """Replace `old_words` at argv[start] by `new_words`, in the argv and the status command."""
+        self.argv[start : start + len(old_words)] = new_words
+        self.command = _replace_words(self.command, old_words, new_words)
+
+
+def _script_flags(
+    script: Path, repo: Path, cache: dict[Path, tuple[ScriptFlags, str]]
+) -> tuple[ScriptFlags, str]:
+    if script not in cache:
+        try:
+            source = script.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            source = ""
+        cache[script] = (read_flags(script, repo), source)
+    return cache[script]
+
+
 def _edit_step(
     step: Step, repo: Path, cache: dict[Path, tuple[ScriptFlags, str]]
 ) -> tuple[Step, list[_Change]]:
@@ -217,91 +273,94 @@ def _edit_step(
     at, script = found
     if not script.is_file():
         return step, []
-    if script not in cache:
-        try:
-            source = script.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            source = ""
-        cache[script] = (read_flags(script, repo), source)
-    flags, source = cache[script]
-    argv = list(step.argv)
-    command = step.status_command
-    changes: list[_Change] = []
+    flags, source = _script_flags(script, repo, cache)
     wanted = [f for name in _NAMES for f in flags.flags if name in f.names and f.subcommand is None]
     wanted = list(dict.fromkeys(wanted))
     if not wanted:
         return _config_override(step, at, flags, repo)
-    rel = flags.path
-    handled = False  # a device flag the command passes now selects the CPU
-    pending: list[_Change] = []  # passed flags with no evident CPU value: said only if nothing else fits
+    edit = _StepEdit(step, at, flags.path, source, list(step.argv), step.status_command)
+    handled, pending = _rewrite_passed(edit, wanted)
+    if not handled:
+        _add_missing(edit, wanted, pending)
+    if tuple(edit.argv) == step.argv:
+        return step, edit.changes
+    return replace(step, argv=tuple(edit.argv), status_command=edit.command), edit.changes
+
+
+def _rewrite_passed(edit: _StepEdit, wanted: list[Flag]) -> tuple[bool, list[_Change]]:
+    """Rewrite the device flags the command passes to their CPU value.
+
+    Returns whether a passed flag now selects the CPU, and the warnings for passed flags with no evident
+    CPU value (said only if nothing else fits)."""
+    handled = False
+    pending: list[_Change] = []
     for flag in wanted:
-        hit = _passed(tuple(argv), at, flag)
+        hit = _passed(tuple(edit.argv), edit.at, flag)
         if hit is None:
             continue
-        edit = cpu_edit(flag, source)
-        index, value, joined = hit
-        handled = handled or not edit.warning
-        if edit.warning:
+        device = cpu_edit(flag, edit.source)
+        handled = handled or not device.warning
+        if device.warning:
             pending.append(
-                _Change(rel, step.argv[at], f"cannot rewrite {argv[index]}: {edit.warning}", Level.WARNING)
+                edit.change(f"cannot rewrite {edit.argv[hit[0]]}: {device.warning}", Level.WARNING)
             )
             continue
-        old_words = [argv[index]] if joined or flag.is_switch else argv[index : index + 2]
-        if edit.value is None:
-            if edit.add_switch:
-                continue  # the CPU switch is already there
-            new_words: list[str] = []
-        else:
-            if _is_cpu_already(edit, value):
-                continue
-            new_words = _spelled(flag, edit.value)
-        argv[index : index + len(old_words)] = new_words
-        command = _replace_words(command, old_words, new_words)
-        shown = " ".join(new_words) or "(dropped)"
-        changes.append(
-            _Change(
-                rel,
-                step.argv[at],
-                f"rewrote {' '.join(old_words)} -> {shown} ({flag.flag} at {flag.path}:{flag.line})",
-                Level.INFO,
-            )
+        _rewrite_one(edit, flag, device, hit)
+    return handled, pending
+
+
+def _rewrite_one(edit: _StepEdit, flag: Flag, device: DeviceEdit, hit: tuple[int, str | None, bool]) -> None:
+    index, value, joined = hit
+    argv = edit.argv
+    old_words = [argv[index]] if joined or flag.is_switch else argv[index : index + 2]
+    if device.value is None:
+        if device.add_switch:
+            return  # the CPU switch is already there
+        new_words: list[str] = []
+    else:
+        if _is_cpu_already(device, value):
+            return
+        new_words = _spelled(flag, device.value)
+    edit.splice(index, old_words, new_words)
+    shown = " ".join(new_words) or "(dropped)"
+    edit.changes.append(
+        edit.change(
+            f"rewrote {' '.join(old_words)} -> {shown} ({flag.flag} at {flag.path}:{flag.line})", Level.INFO
         )
-    if not handled:
-        warning = ""
-        for flag in wanted:
-            if _passed(tuple(argv), at, flag) is not None:
-                continue  # passed, with no evident CPU value (pending)
-            edit = cpu_edit(flag, source)
-            if edit.warning:
-                warning = warning or edit.warning
-                continue
-            if edit.value is None and not edit.add_switch:
-                continue  # a GPU switch the command leaves out: nothing to do for it
-            if _is_cpu_already(edit, flag.default, literal=flag.default_text is None):
-                break  # the script's default already is the CPU
-            words = _spelled(flag, edit.value)
-            argv[at + 1 : at + 1] = words
-            script_word = step.argv[at]
-            command = _replace_words(command, [script_word], [script_word, *words])
-            default = f", default {flag.default!r}" if flag.default is not None or flag.default_text else ""
-            if edit.value == "":
-                default += "; type=bool: only an empty value is false"
-            changes.append(
-                _Change(
-                    rel,
-                    step.argv[at],
-                    f"added {' '.join(words)} ({flag.flag} at {flag.path}:{flag.line}{default})",
-                    Level.INFO,
-                )
-            )
-            break
-        else:
-            changes.extend(pending)
-            if warning and not pending:
-                changes.append(_Change(rel, step.argv[at], f"no device flag added: {warning}", Level.WARNING))
-    if tuple(argv) == step.argv:
-        return step, changes
-    return replace(step, argv=tuple(argv), status_command=command), changes
+    )
+
+
+def _add_missing(edit: _StepEdit, wanted: list[Flag], pending: list[_Change]) -> None:
+    """Add the first device flag the command leaves out, unless the script's default already is the CPU."""
+    warning = ""
+    for flag in wanted:
+        if _passed(tuple(edit.argv), edit.at, flag) is not None:
+            continue  # passed, with no evident CPU value (pending)
+        device = cpu_edit(flag, edit.source)
+        if device.warning:
+            warning = warning or device.warning
+            continue
+        if device.value is None and not device.add_switch:
+            continue  # a GPU switch the command leaves out: nothing to do for it
+        if not _is_cpu_already(device, flag.default, literal=flag.default_text is None):
+            _add_flag(edit, flag, device)
+        return  # added, or the script's default already is the CPU
+    edit.changes.extend(pending)
+    if warning and not pending:
+        edit.changes.append(edit.change(f"no device flag added: {warning}", Level.WARNING))
+
+
+def _add_flag(edit: _StepEdit, flag: Flag, device: DeviceEdit) -> None:
+    words = _spelled(flag, device.value)
+    script_word = edit.step.argv[edit.at]
+    edit.argv[edit.at + 1 : edit.at + 1] = words
+    edit.command = _replace_words(edit.command, [script_word], [script_word, *words])
+    default = f", default {flag.default!r}" if flag.default is not None or flag.default_text else ""
+    if device.value == "":
+        default += "; type=bool: only an empty value is false"
+    edit.changes.append(
+        edit.change(f"added {' '.join(words)} ({flag.flag} at {flag.path}:{flag.line}{default})", Level.INFO)
+    )
 
 
 # `-o Global.use_gpu=False`-style options of config-driven scripts (PaddleOCR/Clas/Det/Video `ArgsParser`).
@@ -348,19 +407,41 @@ def _config_override(step: Step, at: int, flags: ScriptFlags, repo: Path) -> tup
     )
     if option is None or config_flag is None:
         return step, []
-    hit = _passed(step.argv, at, config_flag)
-    if hit is None or not hit[1]:
+    found = _gpu_config_key(step, at, config_flag, repo)
+    if found is None:
         return step, []
-    keys = _yaml_device_keys(repo / step.cwd / hit[1])
-    gpu = {k: v for k, v in keys.items() if v[0] is True or str(v[0]).lower() in _GPU_WORDS}
-    if not gpu:
-        return step, []
-    key, (_value, where) = next(iter(gpu.items()))
+    config, key, where = found
     cpu = "False" if key.endswith("use_gpu") else "cpu"
     if any(w.startswith(f"{key}=") for w in step.argv[at + 1 :]):
         return step, []  # passed already (a GPU value there is rewritten by tipc.plan.apply_overrides)
-    argv = list(step.argv)
     setting = f"{key}={cpu}"
+    argv, command = _with_option(step, at, option, setting)
+    change = _Change(
+        flags.path,
+        step.argv[at],
+        f"added {option.options[0]} {setting} ({config} sets {key} at {where}; {option.flag} at "
+        f"{option.path}:{option.line})",
+        Level.INFO,
+    )
+    return replace(step, argv=tuple(argv), status_command=command), [change]
+
+
+def _gpu_config_key(step: Step, at: int, config_flag: Flag, repo: Path) -> tuple[str, str, str] | None:
+    """(config as passed, key, file:line) of the first device key selecting the GPU in the passed config."""
+    hit = _passed(step.argv, at, config_flag)
+    if hit is None or not hit[1]:
+        return None
+    keys = _yaml_device_keys(repo / step.cwd / hit[1])
+    gpu = {k: v for k, v in keys.items() if v[0] is True or str(v[0]).lower() in _GPU_WORDS}
+    if not gpu:
+        return None
+    key, (_value, where) = next(iter(gpu.items()))
+    return hit[1], key, where
+
+
+def _with_option(step: Step, at: int, option: Flag, setting: str) -> tuple[list[str], str]:
+    """(argv, status command) with `setting` given through the script's option flag."""
+    argv = list(step.argv)
     given = next((i for i in range(at + 1, len(argv)) if argv[i] in option.options), None)
     if given is not None and option.action != "append":
         # nargs='+' / '*': a second -o would replace the first list, so the setting joins the given one
@@ -370,15 +451,7 @@ def _config_override(step: Step, at: int, flags: ScriptFlags, repo: Path) -> tup
         script_word = argv[at]
         words_old, words_new = [script_word], [script_word, option.options[0], setting]
         argv[at + 1 : at + 1] = [option.options[0], setting]
-    command = _replace_words(step.status_command, words_old, words_new)
-    change = _Change(
-        flags.path,
-        step.argv[at],
-        f"added {option.options[0]} {setting} ({hit[1]} sets {key} at {where}; {option.flag} at "
-        f"{option.path}:{option.line})",
-        Level.INFO,
-    )
-    return replace(step, argv=tuple(argv), status_command=command), [change]
+    return argv, _replace_words(step.status_command, words_old, words_new)
 
 
 def add_cpu_flags(

@@ -525,6 +525,36 @@ def observe(
 
 
 @dataclass
+class _BuildState:
+    """What `_Builder.build` carries from one observed call to the next."""
+
+    steps: list[Step] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    used: int = 0  # status lines matched so far (they match in order)
+    last_train: Step | None = None
+    last_export: Step | None = None
+    counts: Counter[str] = field(default_factory=Counter)
+    status_format: str | None = None
+    results_log: Path | None = None
+
+    def depends(self, stage: Stage) -> tuple[str, ...]:
+        """Training depends on nothing, inference on the last export (or training), the rest on training."""
+        if stage is Stage.TRAIN:
+            return ()
+        if stage is Stage.INFER:
+            prior = self.last_export or self.last_train
+            return (prior.id,) if prior is not None else ()
+        return (self.last_train.id,) if self.last_train is not None else ()
+
+    def add(self, step: Step) -> None:
+        self.steps.append(step)
+        if step.stage is Stage.TRAIN:
+            self.last_train, self.last_export = step, None
+        elif step.stage is Stage.EXPORT:
+            self.last_export = step
+
+
+@dataclass
 class _Builder:
     config: Path
     mode: str
@@ -617,77 +647,76 @@ class _Builder:
         return None if best is None else best[1:]
 
     def build(self, calls: list[_Call], statuses: list[_Status]) -> tuple[Plan, tuple[str, ...]]:
-        steps: list[Step] = []
-        ignored: list[str] = []
-        used = 0
-        last_train: Step | None = None
-        last_export: Step | None = None
-        counts: Counter[str] = Counter()
-        status_format: str | None = None
-        results_log: Path | None = None
+        state = _BuildState()
         for call in calls:
             argv = (self.interpreter(call), *(self.back(a) for a in call.argv))
-            repo_str = str(self.repo)
-            want = tokens(shlex.join(argv), repo_str)
-            match: _Status | None = None
-            for k in range(used, len(statuses)):
-                if tokens(self.back(statuses[k].command), repo_str) == want:
-                    match = statuses[k]
-                    used = k + 1
-                    break
+            match = self.match_status(state, argv, statuses)
             slot = self.slot_of(argv)
             # A python tool the script runs by its shebang also reaches our sitecustomize: only a command
             # the config or a status line names is a step then.
             if slot is None and match is None and (_is_probe(argv) or call.via == "site"):
-                ignored.append(shlex.join(argv))
+                state.ignored.append(shlex.join(argv))
                 continue
-            name, stage, line = slot if slot is not None else ("", Stage.OTHER, 0)
             if match is not None:
-                status_format = status_format or match.format
-                results_log = results_log or match.results_log
-            log = self.log_of(call.stdout)
-            status_log = None
-            if match is not None and match.log:
-                spelled = match.log.strip()
-                status_log = self.rel(spelled) if spelled.startswith("/") else _strip_dot(spelled)
-                if status_log == log:
-                    status_log = None
-            env, unset = self.env_diff(call.env)
-            cwd = self.rel(call.cwd)
-            if stage is Stage.TRAIN:
-                depends: tuple[str, ...] = ()
-            elif stage is Stage.INFER:
-                prior = last_export or last_train
-                depends = (prior.id,) if prior is not None else ()
-            else:
-                depends = (last_train.id,) if last_train is not None else ()
-            counts[f"{stage.value}/{name}"] += 1
-            sid = f"{stage.value}/{name or 'command'}/{counts[f'{stage.value}/{name}']}"
-            writes = self.writes_of(stage, argv)
-            trainer = name if stage is Stage.TRAIN else (last_train.trainer if last_train else None)
-            step = Step(
-                id=sid,
-                stage=stage,
-                argv=argv,
-                cwd=cwd,
-                env=env,
-                unset_env=unset,
-                log=log,
-                depends_on=depends,
-                trainer=trainer,
-                status_command=self.back(match.command) if match is not None else shlex.join(argv),
-                status_log=status_log,
-                source_lines=(line,) if line else (),
-                writes=writes,
-            )
-            steps.append(step)
-            if stage is Stage.TRAIN:
-                last_train, last_export = step, None
-            elif stage is Stage.EXPORT:
-                last_export = step
-        results_rel = self.rel(str(results_log)) if results_log is not None else _guess_results(steps)
+                state.status_format = state.status_format or match.format
+                state.results_log = state.results_log or match.results_log
+            state.add(self.step_of(state, call, argv, match, slot))
+        return self.plan_of(state), tuple(state.ignored)
+
+    def match_status(
+        self, state: _BuildState, argv: tuple[str, ...], statuses: list[_Status]
+    ) -> _Status | None:
+        """The next status line (after the last one matched) whose command is this call's."""
+        repo_str = str(self.repo)
+        want = tokens(shlex.join(argv), repo_str)
+        for k in range(state.used, len(statuses)):
+            if tokens(self.back(statuses[k].command), repo_str) == want:
+                state.used = k + 1
+                return statuses[k]
+        return None
+
+    def step_of(
+        self,
+        state: _BuildState,
+        call: _Call,
+        argv: tuple[str, ...],
+        match: _Status | None,
+        slot: tuple[str, Stage, int] | None,
+    ) -> Step:
+        name, stage, line = slot if slot is not None else ("", Stage.OTHER, 0)
+        log = self.log_of(call.stdout)
+        env, unset = self.env_diff(call.env)
+        state.counts[f"{stage.value}/{name}"] += 1
+        last_train = state.last_train
+        return Step(
+            id=f"{stage.value}/{name or 'command'}/{state.counts[f'{stage.value}/{name}']}",
+            stage=stage,
+            argv=argv,
+            cwd=self.rel(call.cwd),
+            env=env,
+            unset_env=unset,
+            log=log,
+            depends_on=state.depends(stage),
+            trainer=name if stage is Stage.TRAIN else (last_train.trainer if last_train else None),
+            status_command=self.back(match.command) if match is not None else shlex.join(argv),
+            status_log=self.status_log_of(match, log),
+            source_lines=(line,) if line else (),
+            writes=self.writes_of(stage, argv),
+        )
+
+    def status_log_of(self, match: _Status | None, log: str | None) -> str | None:
+        """The log a status line names, when it is not the call's own stdout."""
+        if match is None or not match.log:
+            return None
+        spelled = match.log.strip()
+        status_log = self.rel(spelled) if spelled.startswith("/") else _strip_dot(spelled)
+        return None if status_log == log else status_log
+
+    def plan_of(self, state: _BuildState) -> Plan:
+        results_log = state.results_log
+        results_rel = self.rel(str(results_log)) if results_log is not None else _guess_results(state.steps)
         output_dir = results_rel.rsplit("/", 1)[0] if "/" in results_rel else "."
-        plan = Plan(
+        return Plan(
             config_path=str(self.config),
             repo=str(self.repo),
             mode=self.mode,
@@ -695,11 +724,10 @@ class _Builder:
             model_name=self.cfg.model_name.value,
             output_dir=output_dir,
             results_log=results_rel,
-            status_format=status_format or _profile_status_format(self.cfg.dialect),
-            steps=tuple(steps),
+            status_format=state.status_format or _profile_status_format(self.cfg.dialect),
+            steps=tuple(state.steps),
             overrides=self.overrides,
         )
-        return plan, tuple(ignored)
 
     def writes_of(self, stage: Stage, argv: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
         slot = {Stage.TRAIN: self.cfg.save_model, Stage.EXPORT: self.cfg.save_infer}.get(stage)

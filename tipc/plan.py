@@ -15,7 +15,7 @@ import re
 import shlex
 import sys
 import types
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -336,19 +336,25 @@ def _cpu_items(value: str, *, keep_one: bool) -> str:
     return "|".join(mapped)
 
 
-def apply_overrides(cfg: TipcConfig, overrides: Overrides, mode: str) -> tuple[TipcConfig, list[Finding]]:
-    """Apply --device / --set in memory; each change is reported as an info finding at its slot."""
-    notes: list[Finding] = []
-    changes: dict[str, Slot] = {}
+@dataclass
+class _Changes:
+    """Slot overrides being gathered for one config; each change is an info finding at its slot."""
 
-    def change(name: str, value: str, why: str) -> None:
-        slot = changes.get(name, cfg.slot(name))
+    cfg: TipcConfig
+    slots: dict[str, Slot] = field(default_factory=dict)
+    notes: list[Finding] = field(default_factory=list)
+
+    def current(self, name: str) -> Slot:
+        return self.slots.get(name, self.cfg.slot(name))
+
+    def change(self, name: str, value: str, why: str) -> None:
+        slot = self.current(name)
         if slot.value == value:
             return
-        changes[name] = slot.with_value(value)
-        notes.append(
+        self.slots[name] = slot.with_value(value)
+        self.notes.append(
             Finding(
-                cfg.path,
+                self.cfg.path,
                 slot.line,
                 slot.col,
                 Level.INFO,
@@ -357,28 +363,46 @@ def apply_overrides(cfg: TipcConfig, overrides: Overrides, mode: str) -> tuple[T
             )
         )
 
+
+def apply_overrides(cfg: TipcConfig, overrides: Overrides, mode: str) -> tuple[TipcConfig, list[Finding]]:
+    """Apply --device / --set in memory; each change is reported as an info finding at its slot."""
+    changes = _Changes(cfg)
     if overrides.device not in (None, "cpu", "gpu"):
         raise UserError(f"--device {overrides.device!r}: expected cpu or gpu")
     if overrides.device == "cpu":
-        # gpu_list keeps its items, so folders and logs keep their names (tipc.config.chain.build(device=)):
-        # the use_gpu values, one per item, all take their CPU form.
-        if cfg.train_use_gpu.present and cfg.train_use_gpu.value not in ("", "null", "##"):
-            change("train_use_gpu", _cpu_items(cfg.train_use_gpu.value, keep_one=False), "--device cpu")
-        if cfg.infer_use_gpu.present:
-            change("infer_use_gpu", _cpu_items(cfg.infer_use_gpu.value, keep_one=True), "--device cpu")
-        for name in _SCRIPT_SLOTS:
-            slot = changes.get(name, cfg.slot(name))
-            new = slot.value
-            for pattern, repl in _CPU_REWRITES:
-                new = pattern.sub(repl, new)
-            if new != slot.value:
-                change(name, new, "--device cpu")
+        _cpu_changes(changes)
+    _set_changes(changes, overrides.sets, mode)
+    if not changes.slots:
+        return cfg, changes.notes
+    return replace(cfg, **changes.slots), changes.notes  # type: ignore[arg-type]
+
+
+def _cpu_changes(changes: _Changes) -> None:
+    # gpu_list keeps its items, so folders and logs keep their names (tipc.config.chain.build(device=)):
+    # the use_gpu values, one per item, all take their CPU form.
+    cfg = changes.cfg
+    if cfg.train_use_gpu.present and cfg.train_use_gpu.value not in ("", "null", "##"):
+        changes.change("train_use_gpu", _cpu_items(cfg.train_use_gpu.value, keep_one=False), "--device cpu")
+    if cfg.infer_use_gpu.present:
+        changes.change("infer_use_gpu", _cpu_items(cfg.infer_use_gpu.value, keep_one=True), "--device cpu")
+    for name in _SCRIPT_SLOTS:
+        slot = changes.current(name)
+        new = slot.value
+        for pattern, repl in _CPU_REWRITES:
+            new = pattern.sub(repl, new)
+        if new != slot.value:
+            changes.change(name, new, "--device cpu")
+
+
+def _set_changes(changes: _Changes, sets: tuple[tuple[str, str], ...], mode: str) -> None:
+    """The --set KEY=VALUE overrides; KEY is a slot name, a slot's key, or `epochs` / `batch_size`."""
+    cfg = changes.cfg
     by_key: dict[str, str] = {}
     for name in SLOT_NAMES:
         slot = cfg.slot(name)
         if slot.present and slot.key.strip() and slot.key.strip() not in ("null", "##"):
             by_key.setdefault(slot.key.strip(), name)
-    for key, value in overrides.sets:
+    for key, value in sets:
         target = key if key in SLOT_NAMES else by_key.get(key.strip())
         if target is None:
             target = {"epochs": "epoch", "batch_size": "train_batch"}.get(key)
@@ -390,16 +414,13 @@ def apply_overrides(cfg: TipcConfig, overrides: Overrides, mode: str) -> tuple[T
                 f"(fields: {', '.join(SLOT_NAMES)}; keys: {', '.join(sorted(by_key))})",
             )
         name = target
-        slot = changes.get(name, cfg.slot(name))
+        slot = changes.current(name)
         new_value = value
         plain = "=" not in value and "|" not in value
         # Keep a mode-keyed line mode-keyed so the script still picks the value in this mode.
         if name in ("epoch", "train_batch", "train_model_name") and plain and "=" in slot.value:
             new_value = f"{mode}={value}"
-        change(name, new_value, f"--set {key}={value}")
-    if not changes:
-        return cfg, notes
-    return replace(cfg, **changes), notes  # type: ignore[arg-type]
+        changes.change(name, new_value, f"--set {key}={value}")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -567,98 +588,121 @@ def isolate(plan: Plan) -> Plan:
         return isolate_serving(plan)
     if plan.isolated:
         return plan
-    steps = list(plan.steps)
-    findings: list[Finding] = []
-
-    def note(step: Step, code: str, level: Level, message: str) -> None:
-        line = step.source_lines[0] if step.source_lines else 0
-        findings.append(Finding(plan.config_path, line, 0, level, code, f"{step.id}: {message}"))
-
+    work = _Isolating(plan, list(plan.steps))
     for n, original in enumerate(plan.steps):
-        step = steps[n]
+        step = work.steps[n]
         if step.writes_unknown:
-            note(
+            work.note(
                 step,
                 "TIPC911",
                 Level.WARNING,
                 f"{step.writes_unknown}; tipc cannot keep it in {plan.output_dir}",
             )
         for key, path in original.writes:
-            words = key.split()
-            flag = words[-1] if words else ""
-            joined = f"{flag}={path}"
-            at = _argument_at(step.argv, flag, path)
-            if at is None:
-                note(
-                    step,
-                    "TIPC911",
-                    Level.WARNING,
-                    f"its command passes no {joined} (this script's command shape leaves it out): it writes "
-                    "where its own script defaults to, which tipc cannot redirect",
-                )
-                continue
-            if _inside(path, plan):
-                continue
-            if step.cwd != ".":
-                note(
-                    step,
-                    "TIPC911",
-                    Level.WARNING,
-                    f"writes {path} (outside {plan.output_dir}) relative to {step.cwd}/, "
-                    "which tipc cannot redirect",
-                )
-                continue
-            new = _isolated_path(path, plan)
-            argv = list(step.argv)
-            argv[at] = f"{flag}={new}" if argv[at] == joined else new
-            command = step.status_command
-            for sep in ("=", " "):
-                command = _sub(re.escape(f"{key}{sep}{path}") + _BOUNDARY, f"{key}{sep}{new}", command)
-            steps[n] = step = replace(
+            work.redirect_write(n, original, key, path)
+    for n in range(len(work.steps)):
+        work.redirect_log(n)
+    return replace(
+        plan, steps=tuple(work.steps), findings=plan.findings + tuple(work.findings), isolated=True
+    )
+
+
+@dataclass
+class _Isolating:
+    """`isolate`'s work on one plan: the steps as rewritten so far and the findings saying so."""
+
+    plan: Plan
+    steps: list[Step]
+    findings: list[Finding] = field(default_factory=list)
+
+    def note(self, step: Step, code: str, level: Level, message: str) -> None:
+        line = step.source_lines[0] if step.source_lines else 0
+        self.findings.append(Finding(self.plan.config_path, line, 0, level, code, f"{step.id}: {message}"))
+
+    def redirect_write(self, n: int, original: Step, key: str, path: str) -> None:
+        """Point step n's `key=path` output (and the steps consuming it) into output_dir, or say why not."""
+        plan, step = self.plan, self.steps[n]
+        words = key.split()
+        flag = words[-1] if words else ""
+        joined = f"{flag}={path}"
+        at = _argument_at(step.argv, flag, path)
+        if at is None:
+            self.note(
                 step,
-                argv=tuple(argv),
-                status_command=command,
-                writes=tuple((k, new if (k, p) == (key, path) else p) for k, p in step.writes),
+                "TIPC911",
+                Level.WARNING,
+                f"its command passes no {joined} (this script's command shape leaves it out): it writes "
+                "where its own script defaults to, which tipc cannot redirect",
             )
-            users = []
-            for m in _dependents(plan, original.id):
-                dep = steps[m]
-                changed = replace(
-                    dep,
-                    argv=_replace_token(dep.argv, path, new, plan),
-                    status_command=_replace_root(dep.status_command, path, new, plan),
-                )
-                if changed != dep:
-                    steps[m] = changed
-                    users.append(dep.id)
-            pointed = f" and points {', '.join(users)} there" if users else ""
-            note(
+            return
+        if _inside(path, plan):
+            return
+        if step.cwd != ".":
+            self.note(
                 step,
-                "TIPC910",
-                Level.INFO,
-                f"the script writes {key}={path} (outside {plan.output_dir}); "
-                f"tipc writes {new} instead{pointed}",
+                "TIPC911",
+                Level.WARNING,
+                f"writes {path} (outside {plan.output_dir}) relative to {step.cwd}/, "
+                "which tipc cannot redirect",
             )
-    for n, step in enumerate(steps):
+            return
+        new = _isolated_path(path, plan)
+        argv = list(step.argv)
+        argv[at] = f"{flag}={new}" if argv[at] == joined else new
+        command = step.status_command
+        for sep in ("=", " "):
+            command = _sub(re.escape(f"{key}{sep}{path}") + _BOUNDARY, f"{key}{sep}{new}", command)
+        self.steps[n] = step = replace(
+            step,
+            argv=tuple(argv),
+            status_command=command,
+            writes=tuple((k, new if (k, p) == (key, path) else p) for k, p in step.writes),
+        )
+        users = self._repoint_users(original, path, new)
+        pointed = f" and points {', '.join(users)} there" if users else ""
+        self.note(
+            step,
+            "TIPC910",
+            Level.INFO,
+            f"the script writes {key}={path} (outside {plan.output_dir}); tipc writes {new} instead{pointed}",
+        )
+
+    def _repoint_users(self, original: Step, path: str, new: str) -> list[str]:
+        """Rewrite `path` to `new` in the steps consuming `original`'s outputs; the ids of those changed."""
+        users = []
+        for m in _dependents(self.plan, original.id):
+            dep = self.steps[m]
+            changed = replace(
+                dep,
+                argv=_replace_token(dep.argv, path, new, self.plan),
+                status_command=_replace_root(dep.status_command, path, new, self.plan),
+            )
+            if changed != dep:
+                self.steps[m] = changed
+                users.append(dep.id)
+        return users
+
+    def redirect_log(self, n: int) -> None:
+        """Move step n's log into output_dir when the script names it outside."""
+        plan, step = self.plan, self.steps[n]
         if not step.log or _inside(step.log, plan):
-            continue
+            return
         new_log = f"{_norm_rel(plan.output_dir, plan.repo)}/{posixpath.basename(step.log)}"
         command = step.status_command
         for spelled in (f"{plan.repo.rstrip('/')}/{step.log}", f"./{step.log}", step.log):
             command = _sub(r"(?<=[\s>])" + re.escape(spelled) + r"(?=\s|$)", f"./{new_log}", command)
-        note(
+        self.note(
             step,
             "TIPC910",
             Level.INFO,
             f"the script logs to {step.log} (outside {plan.output_dir}); tipc logs to {new_log} instead",
         )
-        steps[n] = replace(
+        self.steps[n] = replace(
             step,
             log=new_log,
             status_log=new_log if step.status_log == step.log else step.status_log,
             status_command=command,
         )
-    return replace(plan, steps=tuple(steps), findings=plan.findings + tuple(findings), isolated=True)
 
 
 class _PlanModule(types.ModuleType):

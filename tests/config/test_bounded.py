@@ -186,3 +186,22 @@ def test_a_file_over_the_size_limit_is_refused_before_reading(tmp_path: Path) ->
         fh.truncate(parse.MAX_CONFIG_BYTES + 1)  # sparse: no time spent writing
     with pytest.raises(ConfigError, match="larger than"):
         timed(lambda: parse.read_text(path))
+
+
+def test_glob_components_match_like_bash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tipc.config import reader
+
+    for rel in ("data/a/x.txt", "data/b/y.txt", "data/.h/x.txt", "data/f.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("", encoding="utf-8")
+    # a literal component must exist; a leading dot is matched only literally; `dir/` keeps folders only
+    assert reader._glob_in(tmp_path, "data/*/x.txt") == ["data/a/x.txt"]
+    assert reader._glob_in(tmp_path, "data/.*/x.txt") == ["data/.h/x.txt"]
+    assert reader._glob_in(tmp_path, "data/*/") == ["data/a/", "data/b/"]
+    assert reader._glob_in(tmp_path, "data/*") == ["data/a", "data/b", "data/f.txt"]
+    assert reader._glob_in(tmp_path, "nope/*") == []
+    assert reader.expand_glob("data/*/", tmp_path, "first_colon") == "data/a/ data/b/"
+    assert reader.expand_glob("data/*/", tmp_path, "every_colon") == "data/a/"
+    monkeypatch.setattr(reader, "GLOB_MATCH_LIMIT", 2)
+    with pytest.raises(reader.GlobTooLarge, match="more than 2 matches"):
+        reader._glob_in(tmp_path, "data/*")

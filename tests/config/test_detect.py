@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.config.fixtures import OCR_DET, make_repo
 from tipc.config.detect import SCRIPT, detect, known_script_dialect, status_format_of
 from tipc.config.parse import parse_file, parse_text
@@ -120,3 +122,52 @@ def test_compact_log_names_leave_the_decision_to_the_config(tmp_path: Path) -> N
     )
     dialect, reason = _detect(repo)
     assert dialect == "compact" and "trainer list" in reason
+
+
+@pytest.mark.parametrize(
+    ("script", "dialect", "reason"),
+    [
+        ("source test_tipc/utils_func.sh\n", "det", "sources utils_func.sh (PaddleDetection)"),
+        ("cd deploy\npython x.py --devices=0\n", "clas", "runs inference from deploy/ (PaddleClas)"),
+        ("awk 'NR==1, NR==32' c\nclean_dir_key=x\n", "compact_nafnet", "reads 32 lines, clean/noisy image"),
+        ("awk 'NR==1, NR==30' c\neval_cmd=\"${python} ${eval_py}\"\n", "compact_noweights", "reads 30 lines"),
+        ("awk 'NR==1, NR==32' c\nsave_log=\"${LOG}/${trainer}_gpus_${gpu}\"\n", "compact_v1", "older Step6"),
+        ("awk 'NR==1, NR==32' c\nsave_log=${trainer}_autocast\n", "compact", "reads 32 lines (compact)"),
+        ("awk 'NR==1, NR==51' c\npython x.py --config ${dir}/deploy.yaml\n", "seg", "(PaddleSeg)"),
+        ('cmd="${cmd} --max_iters=5"\n', "video", "appends --max_iters (PaddleVideo)"),
+        ("tee -a ${LOG_PATH}/results.log\n", "rec", "logs to results.log (PaddleRec)"),
+        (
+            "echo results.log results_python.log ${LOG_PATH}_export_${Count}.log\n",
+            "ocr",
+            "writes <LOG_PATH>_export_<n>.log (PaddleOCR)",
+        ),
+    ],
+)
+def test_script_text_cues_are_tried_in_order(tmp_path: Path, script: str, dialect: str, reason: str) -> None:
+    found, why = _detect(_repo(tmp_path, script))
+    assert found == dialect
+    assert why.startswith(str(SCRIPT)) and reason in why
+
+
+def _generic_config(key5: str, key29: str = "x") -> str:
+    lines = [f"k{n}:v" for n in range(1, 52)]
+    lines[4], lines[28] = f"{key5}:v", f"{key29}:v"
+    return "\n".join(lines) + "\n"
+
+
+def test_a_config_without_train_use_gpu_line_is_3d_or_gan(tmp_path: Path) -> None:
+    for key29, dialect in (("x", "3d"), ("load", "gan")):
+        config = tmp_path / key29 / "train_infer_python.txt"
+        make_repo(tmp_path, {f"{key29}/train_infer_python.txt": _generic_config("##", key29)})
+        assert detect(parse_file(config), config, None).dialect == dialect
+
+
+def test_a_generic_config_takes_the_dialect_of_its_folder_name(tmp_path: Path) -> None:
+    rel = "PaddleVideo-develop/test_tipc/configs/m/train_infer_python.txt"
+    config = make_repo(tmp_path, {rel: _generic_config("x")}) / rel
+    found = detect(parse_file(config), config, None)
+    assert found.dialect == "video"
+    assert "'PaddleVideo-develop'" in found.reason
+    other = make_repo(tmp_path / "plain", {"c/train_infer_python.txt": _generic_config("x")})
+    config = other / "c/train_infer_python.txt"
+    assert detect(parse_file(config), config, None).dialect == "ocr"

@@ -143,3 +143,10 @@ def test_key_in_benchmark_slot_not_passed_as_option_stays_an_error(tmp_path: Pat
     repo = make_repo(tmp_path, {"test_tipc/configs/resnet18/train_infer_python.txt": text})
     found = [f for f in lint_paths([repo]) if f.code == "TIPC105"]
     assert [(f.line, f.level) for f in found] == [(32, Level.ERROR)]
+
+
+def test_a_trainer_key_in_the_export_block_is_an_error(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {CONFIG: OCR_DET.replace("fpgm_export:null", "fpgm_train:null", 1)})
+    found = [f for f in lint_paths([repo]) if f.code == "TIPC105"]
+    assert [f.level for f in found] == [Level.ERROR]
+    assert "trainer key 'fpgm_train' sits in the fpgm_export slot of the export block" in found[0].message

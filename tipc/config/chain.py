@@ -576,10 +576,29 @@ def _train_sets(ctx: _Ctx, epoch_num: str, batch_value: str) -> tuple[str, str, 
     )
 
 
-def _train_modes(ctx: _Ctx) -> None:
+@dataclass
+class _TrainLoop:
+    """What the training loops carry from one run to the next (the script's shell variables)."""
+
+    epoch_num: str
+    batch_value: str
+    train_model_name: str
+    load_norm_train_model: str = ""
+
+
+@dataclass(frozen=True)
+class _TrainDevice:
+    """One gpu_list item as the training loop uses it."""
+
+    gpu: str
+    ips: str
+    env: tuple[str, str] | None
+    use_gpu: str
+
+
+def _train_loop_inputs(ctx: _Ctx) -> _TrainLoop:
+    """The epoch, batch and train_model_name values of this mode (mode-keyed lines picked, defaults set)."""
     cfg, d, mode = ctx.cfg, ctx.d, ctx.mode
-    python = cfg.python.value
-    model_name = cfg.model_name.value
     epoch_num = mode_slot_value(cfg.epoch, mode, d) if "epoch" in d.mode_keyed else cfg.epoch.value
     batch_value = (
         mode_slot_value(cfg.train_batch, mode, d) if "train_batch" in d.mode_keyed else cfg.train_batch.value
@@ -594,25 +613,36 @@ def _train_modes(ctx: _Ctx) -> None:
         if "train_model_name" in d.mode_keyed
         else cfg.train_model_name.value
     )
+    return _TrainLoop(epoch_num, batch_value, train_model_name)
+
+
+def _train_device(ctx: _Ctx, gpu_item: str, use_gpu: str) -> _TrainDevice:
+    """Classify one gpu_list item, apply its environment where the dialect does so at the gpu loop."""
+    cfg, d = ctx.cfg, ctx.d
+    gpu, ips, env = _classify(gpu_item)
+    env = _device_item(ctx, gpu_item, gpu, ips, env)
+    if d.amp == "det" and test_eq(gpu_item, "-1"):
+        use_gpu = "False"
+    if d.env_at_gpu_loop and env is not None and len(gpu_item) <= 1:
+        ctx.apply_env(env)
+    if len(gpu_item) > 15:
+        ctx.note(
+            "TIPC220",
+            Level.INFO,
+            cfg.gpu_list,
+            f"gpu_list item {gpu_item!r} is longer than 15 characters: the script treats it as "
+            f"multi-node (ips={ips!r}, gpus={gpu!r})",
+        )
+    return _TrainDevice(gpu, ips, env, use_gpu)
+
+
+def _train_modes(ctx: _Ctx) -> None:
+    cfg, d = ctx.cfg, ctx.d
+    loop = _train_loop_inputs(ctx)
     use_gpu_items = ifs_split(cfg.train_use_gpu.value, "|")
-    load_norm_train_model = ""
     for count, gpu_item in enumerate(ifs_split(cfg.gpu_list.value, "|")):
         ctx.tick()
-        use_gpu = _train_use_gpu(ctx, use_gpu_items, count)
-        gpu, ips, env = _classify(gpu_item)
-        env = _device_item(ctx, gpu_item, gpu, ips, env)
-        if d.amp == "det" and test_eq(gpu_item, "-1"):
-            use_gpu = "False"
-        if d.env_at_gpu_loop and env is not None and len(gpu_item) <= 1:
-            ctx.apply_env(env)
-        if len(gpu_item) > 15:
-            ctx.note(
-                "TIPC220",
-                Level.INFO,
-                cfg.gpu_list,
-                f"gpu_list item {gpu_item!r} is longer than 15 characters: the script treats it as "
-                f"multi-node (ips={ips!r}, gpus={gpu!r})",
-            )
+        dev = _train_device(ctx, gpu_item, _train_use_gpu(ctx, use_gpu_items, count))
         for autocast in ifs_split(cfg.autocast.value, "|") if d.engine != "compact" else [""]:
             ctx.tick()
             amp = _amp(ctx, autocast)
@@ -621,109 +651,147 @@ def _train_modes(ctx: _Ctx) -> None:
                 disp = _dispatch(ctx, trainer)
                 if disp is None or test_eq(disp.run_train, "null"):
                     continue
-                run_train = _run_train(ctx, disp, trainer)
-                set_epoch, set_batch, set_param1, set_param2 = _train_sets(ctx, epoch_num, batch_value)
-                set_pretrain = set_param(cfg.pretrain.key, cfg.pretrain.value)
-                set_use_gpu = set_param(cfg.train_use_gpu.key, use_gpu)
-                save_log, nodes = _save_log(ctx, trainer, gpu, autocast, ips)
-                if (
-                    d.pretrain_from_norm
-                    and (trainer == cfg.pact_train.key or trainer == cfg.fpgm_train.key)
-                    and nodes <= 1
-                ):
-                    set_pretrain = load_norm_train_model
-                    ctx.note(
-                        "TIPC213",
-                        Level.INFO,
-                        cfg.pretrain,
-                        f"trainer {trainer!r} loads the weights of the preceding norm_train run "
-                        f"({load_norm_train_model.strip() or 'none ran first: parameter empty'})",
-                    )
-                set_save_model = set_param(cfg.save_model.key, save_log)
-                fields = {
-                    "python": python,
-                    "run_train": run_train,
-                    "use_gpu": set_use_gpu,
-                    "save_model": set_save_model,
-                    "epoch": set_epoch,
-                    "pretrain": set_pretrain,
-                    "batch": set_batch,
-                    "param1": set_param1,
-                    "param2": set_param2,
-                    "launcher": d.launcher,
-                    "gpus": gpu,
-                    "ips": ips,
-                    "filename": set_param("filename", model_name),
-                    "shuffle": OMITTED,
-                    "enable_ce": OMITTED,
-                    "to_static": disp.to_static,
-                    **amp,
-                }
-                cmd = _train_shape(ctx, gpu, ips).format(**fields)
-                if d.unset_before_train:
-                    ctx.unset_cuda()
-                names = {
-                    "log_root": ctx.log_root,
-                    "trainer": trainer,
-                    "gpu": gpu,
-                    "autocast": autocast,
-                    "nodes": nodes,
-                    "save_log": save_log,
-                }
-                train_log = d.train_log.format(**names) if d.train_log else None
-                status_log = (
-                    d.train_status_log.format(train_log=train_log, **names) if d.train_status_log else None
-                )
-                base = f"{trainer}/gpus_{gpu}/autocast_{autocast}"
-                lines = (
-                    cfg.python.line,
-                    cfg.epoch.line,
-                    cfg.train_batch.line,
-                    cfg.pretrain.line,
-                    cfg.save_model.line,
-                    *disp.lines[:1],
-                )
-                writes, unknown = _writes(cfg.save_model, save_log, "training")
-                train_id = ctx.add(
-                    f"train/{base}",
-                    Stage.TRAIN,
-                    cmd,
-                    log=train_log,
-                    status_log=status_log,
-                    trainer=trainer,
-                    lines=lines,
-                    writes=writes,
-                    writes_unknown=unknown,
-                )
-                if d.seg_iter_fallback:
-                    # The script falls back when `<save_log>/<train_model_name>` is missing after training.
-                    train_model_name = f"iter_{epoch_num}/model.pdparams"
-                    ctx.note(
-                        "TIPC214",
-                        Level.INFO,
-                        cfg.train_model_name,
-                        f"PaddleSeg uses train_model_name {cfg.train_model_name.value!r} only "
-                        f"if it exists "
-                        f"after training; otherwise iter_<iters>/model.pdparams ({train_model_name}); "
-                        "planned with the fallback",
-                        once="TIPC214",  # the first training run's note stands for all
-                    )
-                names["train_model_name"] = train_model_name
-                names["model_name"] = model_name
-                weight_slot = cfg.export_weight if d.eval_weight_slot == "export_weight" else cfg.pretrain
-                set_eval_weight = _eval_weight(ctx, weight_slot, names, save_log, train_model_name)
-                if (
-                    d.pretrain_from_norm
-                    and d.record_norm_weights
-                    and trainer == cfg.norm_train.key
-                    and nodes <= 1
-                ):
-                    load_norm_train_model = set_eval_weight
-                _eval_step(ctx, names, base, train_id, env, set_eval_weight, set_use_gpu, weight_slot)
-                _export_or_note(ctx, disp, names, train_id, env, base)
-                if d.unset_after_trainer:
-                    ctx.unset_cuda()
+                _train_run(ctx, loop, dev, autocast, amp, trainer, disp)
     ctx.not_applicable = ""
+
+
+def _train_pretrain(ctx: _Ctx, loop: _TrainLoop, trainer: str, nodes: int) -> str:
+    """The pretrain parameter; PACT/FPGM trainers load the preceding norm_train run's weights."""
+    cfg, d = ctx.cfg, ctx.d
+    if (
+        d.pretrain_from_norm
+        and (trainer == cfg.pact_train.key or trainer == cfg.fpgm_train.key)
+        and nodes <= 1
+    ):
+        ctx.note(
+            "TIPC213",
+            Level.INFO,
+            cfg.pretrain,
+            f"trainer {trainer!r} loads the weights of the preceding norm_train run "
+            f"({loop.load_norm_train_model.strip() or 'none ran first: parameter empty'})",
+        )
+        return loop.load_norm_train_model
+    return set_param(cfg.pretrain.key, cfg.pretrain.value)
+
+
+def _train_command(
+    ctx: _Ctx,
+    loop: _TrainLoop,
+    dev: _TrainDevice,
+    amp: dict[str, str],
+    trainer: str,
+    disp: _Dispatch,
+    save_log: str,
+    nodes: int,
+) -> tuple[str, str]:
+    """(training command, use_gpu parameter) of one training run."""
+    cfg, d = ctx.cfg, ctx.d
+    set_epoch, set_batch, set_param1, set_param2 = _train_sets(ctx, loop.epoch_num, loop.batch_value)
+    set_use_gpu = set_param(cfg.train_use_gpu.key, dev.use_gpu)
+    fields = {
+        "python": cfg.python.value,
+        "run_train": _run_train(ctx, disp, trainer),
+        "use_gpu": set_use_gpu,
+        "save_model": set_param(cfg.save_model.key, save_log),
+        "epoch": set_epoch,
+        "pretrain": _train_pretrain(ctx, loop, trainer, nodes),
+        "batch": set_batch,
+        "param1": set_param1,
+        "param2": set_param2,
+        "launcher": d.launcher,
+        "gpus": dev.gpu,
+        "ips": dev.ips,
+        "filename": set_param("filename", cfg.model_name.value),
+        "shuffle": OMITTED,
+        "enable_ce": OMITTED,
+        "to_static": disp.to_static,
+        **amp,
+    }
+    return _train_shape(ctx, dev.gpu, dev.ips).format(**fields), set_use_gpu
+
+
+def _train_step(
+    ctx: _Ctx, cmd: str, names: dict[str, object], disp: _Dispatch, trainer: str, base: str
+) -> str:
+    """Add the training step (its logs, lines and the folder it writes); returns its id."""
+    cfg, d = ctx.cfg, ctx.d
+    train_log = d.train_log.format(**names) if d.train_log else None
+    status_log = d.train_status_log.format(train_log=train_log, **names) if d.train_status_log else None
+    lines = (
+        cfg.python.line,
+        cfg.epoch.line,
+        cfg.train_batch.line,
+        cfg.pretrain.line,
+        cfg.save_model.line,
+        *disp.lines[:1],
+    )
+    writes, unknown = _writes(cfg.save_model, str(names["save_log"]), "training")
+    return ctx.add(
+        f"train/{base}",
+        Stage.TRAIN,
+        cmd,
+        log=train_log,
+        status_log=status_log,
+        trainer=trainer,
+        lines=lines,
+        writes=writes,
+        writes_unknown=unknown,
+    )
+
+
+def _seg_iter_fallback(ctx: _Ctx, loop: _TrainLoop) -> None:
+    # The script falls back when `<save_log>/<train_model_name>` is missing after training.
+    cfg = ctx.cfg
+    loop.train_model_name = f"iter_{loop.epoch_num}/model.pdparams"
+    ctx.note(
+        "TIPC214",
+        Level.INFO,
+        cfg.train_model_name,
+        f"PaddleSeg uses train_model_name {cfg.train_model_name.value!r} only "
+        f"if it exists "
+        f"after training; otherwise iter_<iters>/model.pdparams ({loop.train_model_name}); "
+        "planned with the fallback",
+        once="TIPC214",  # the first training run's note stands for all
+    )
+
+
+def _train_run(
+    ctx: _Ctx,
+    loop: _TrainLoop,
+    dev: _TrainDevice,
+    autocast: str,
+    amp: dict[str, str],
+    trainer: str,
+    disp: _Dispatch,
+) -> None:
+    """One trainer's training run, then its eval, export and inference steps."""
+    cfg, d = ctx.cfg, ctx.d
+    save_log, nodes = _save_log(ctx, trainer, dev.gpu, autocast, dev.ips)
+    cmd, set_use_gpu = _train_command(ctx, loop, dev, amp, trainer, disp, save_log, nodes)
+    if d.unset_before_train:
+        ctx.unset_cuda()
+    names: dict[str, object] = {
+        "log_root": ctx.log_root,
+        "trainer": trainer,
+        "gpu": dev.gpu,
+        "autocast": autocast,
+        "nodes": nodes,
+        "save_log": save_log,
+    }
+    base = f"{trainer}/gpus_{dev.gpu}/autocast_{autocast}"
+    train_id = _train_step(ctx, cmd, names, disp, trainer, base)
+    if d.seg_iter_fallback:
+        _seg_iter_fallback(ctx, loop)
+    names["train_model_name"] = loop.train_model_name
+    names["model_name"] = cfg.model_name.value
+    weight_slot = cfg.export_weight if d.eval_weight_slot == "export_weight" else cfg.pretrain
+    set_eval_weight = _eval_weight(ctx, weight_slot, names, save_log, loop.train_model_name)
+    if d.pretrain_from_norm and d.record_norm_weights and trainer == cfg.norm_train.key and nodes <= 1:
+        loop.load_norm_train_model = set_eval_weight
+    _eval_step(ctx, names, base, train_id, dev.env, set_eval_weight, set_use_gpu, weight_slot)
+    _export_or_note(ctx, disp, names, train_id, dev.env, base)
+    if d.unset_after_trainer:
+        ctx.unset_cuda()
 
 
 def _export_and_infer(
@@ -898,6 +966,52 @@ def _cpu_skip(rule: str, quant: str, precision: str, mkldnn: str) -> bool:
     raise ValueError(rule)
 
 
+@dataclass(frozen=True)
+class _InferRun:
+    """What every inference command of one model folder shares."""
+
+    common: dict[str, str]
+    quant: str
+    gpu: str
+    depends: tuple[str, ...]
+    base: str
+    trainer: str | None
+    lines: tuple[int, ...]
+
+
+def _infer_common(
+    ctx: _Ctx, model_dir: str, image: str, whole: bool, extra: dict[str, str] | None
+) -> dict[str, str]:
+    """The parameters shared by the CPU and GPU inference commands."""
+    cfg, d = ctx.cfg, ctx.d
+    model_dir = model_dir + d.model_dir_suffix
+    param1_value = cfg.infer_param1.value
+    model_dir_value = model_dir
+    if d.infer_dir_joins_value:
+        model_dir_value = f"{model_dir}/{cfg.infer_model_dir.value}"
+        param1_value = f"{model_dir}/{cfg.infer_param1.value}"
+    if d.infer_model_dir_from_slot:
+        model_dir_value = cfg.infer_model_dir.value
+    if whole and d.param1_only_in_train:
+        param1_value = ""
+    return {
+        "python": cfg.python.value,
+        "script": cfg.inference.value,
+        "model_dir": set_param(cfg.infer_model_dir.key, model_dir_value),
+        "image": set_param(cfg.infer_image.key, image),
+        "benchmark": (
+            set_param(cfg.infer_benchmark.key, cfg.infer_benchmark.value) if d.benchmark_parsed else OMITTED
+        ),
+        "save_log_param": set_param(cfg.infer_save_log.key, ""),
+        # Hand-edited copies (e.g. justld/DMNet_paddle) pass the save-log slot with its written value.
+        "save_log_value": set_param(cfg.infer_save_log.key, cfg.infer_save_log.value),
+        "param1": set_param(cfg.infer_param1.key, param1_value),
+        "param2": set_param(cfg.infer_param2.key, cfg.infer_param2.value),
+        "image_value": set_param(cfg.infer_image.key, cfg.infer_image.value),
+        **(extra or {}),
+    }
+
+
 def _inference(
     ctx: _Ctx,
     model_dir: str,
@@ -912,129 +1026,27 @@ def _inference(
     extra: dict[str, str] | None = None,
 ) -> None:
     cfg, d = ctx.cfg, ctx.d
-    python = cfg.python.value
-    script = cfg.inference.value
-    model_dir = model_dir + d.model_dir_suffix
-    param1_value = cfg.infer_param1.value
-    model_dir_value = model_dir
-    if d.infer_dir_joins_value:
-        model_dir_value = f"{model_dir}/{cfg.infer_model_dir.value}"
-        param1_value = f"{model_dir}/{cfg.infer_param1.value}"
-    if d.infer_model_dir_from_slot:
-        model_dir_value = cfg.infer_model_dir.value
-    if whole and d.param1_only_in_train:
-        param1_value = ""
-    common = {
-        "python": python,
-        "script": script,
-        "model_dir": set_param(cfg.infer_model_dir.key, model_dir_value),
-        "image": set_param(cfg.infer_image.key, image),
-        "benchmark": (
-            set_param(cfg.infer_benchmark.key, cfg.infer_benchmark.value) if d.benchmark_parsed else OMITTED
-        ),
-        "save_log_param": set_param(cfg.infer_save_log.key, ""),
-        # Hand-edited copies (e.g. justld/DMNet_paddle) pass the save-log slot with its written value.
-        "save_log_value": set_param(cfg.infer_save_log.key, cfg.infer_save_log.value),
-        "param1": set_param(cfg.infer_param1.key, param1_value),
-        "param2": set_param(cfg.infer_param2.key, cfg.infer_param2.value),
-        "image_value": set_param(cfg.infer_image.key, cfg.infer_image.value),
-        **(extra or {}),
-    }
-    lines = (cfg.inference.line, cfg.infer_use_gpu.line, cfg.infer_model_dir.line)
+    run = _InferRun(
+        common=_infer_common(ctx, model_dir, image, whole, extra),
+        quant=quant,
+        gpu=gpu,
+        depends=depends,
+        base=base,
+        trainer=trainer,
+        lines=(cfg.inference.line, cfg.infer_use_gpu.line, cfg.infer_model_dir.line),
+    )
     if test_eq(quant, "True"):
         ctx.note(
             "TIPC230", Level.INFO, None, "quantized model: the script's int8-only skip rules apply", once="q"
         )
-
-    def emit(kind: str, log: str, values: dict[str, str]) -> None:
-        shape = d.cpu_shape if kind == "cpu" else d.gpu_shape
-        results_dir = log[: -len(".log")] + "_results"
-        if d.param1_results:
-            values = {**values, "param1": set_param(cfg.infer_param1.key, results_dir)}
-        command = shape.format(**{**common, **values, "log": log})
-        name = posixpath.basename(log)
-        if name.endswith(".log"):
-            name = name[:-4]
-        # Inference writes only its log, except where a script passes an output folder: PaddleSeg's results
-        # dir (param1) and hand-edited copies passing the save-log slot's value (justld/DMNet_paddle).
-        writes: tuple[tuple[str, str], ...] = ()
-        save_log_param = set_param(cfg.infer_save_log.key, cfg.infer_save_log.value).strip()
-        if d.param1_results and "{param1}" in shape:
-            writes = ((cfg.infer_param1.key, results_dir),)
-        elif "{save_log_value}" in shape and save_log_param:
-            writes = ((cfg.infer_save_log.key, cfg.infer_save_log.value),)
-        ctx.add(
-            f"infer/{base}/{name}",
-            Stage.INFER,
-            command,
-            log=log,
-            status_log=log,
-            trainer=trainer,
-            cwd=d.infer_cwd,
-            depends_on=depends,
-            lines=lines,
-            writes=writes,
-        )
-
-    names = {"log_root": ctx.log_root, "gpu": gpu}
-
-    def loop(name: str) -> list[str]:
-        # A dialect without the slot (compact: no mkldnn/threads/trt/precision lines) loops once, empty.
-        return ifs_split(cfg.slot(name).value, "|") if name in d.slots else [""]
-
     for use_gpu in ifs_split(cfg.infer_use_gpu.value, "|"):
         ctx.tick()
         use_gpu_param = f"{cfg.infer_use_gpu.key}={use_gpu}"
-        if d.infer_log_gpu_is_use_gpu:
-            names["gpu"] = use_gpu
+        names = {"log_root": ctx.log_root, "gpu": use_gpu if d.infer_log_gpu_is_use_gpu else gpu}
         if test_eq(use_gpu, "False") or test_eq(use_gpu, "cpu"):
-            for mkldnn in loop("infer_mkldnn"):
-                ctx.tick()
-                if "C3" in d.cpu_skip and test_eq(mkldnn, "False") and test_eq(quant, "True"):
-                    continue
-                mkldnn_param = (
-                    f"{cfg.infer_mkldnn.key}={mkldnn}"
-                    if d.mkldnn_raw
-                    else set_param(cfg.infer_mkldnn.key, mkldnn)
-                )
-                for threads in loop("infer_threads"):
-                    ctx.tick()
-                    for batch in ifs_split(cfg.infer_batch.value, "|"):
-                        ctx.tick()
-                        precisions = loop("infer_precision") if d.cpu_precision_loop else [""]
-                        for precision in precisions:
-                            ctx.tick()
-                            if any(_cpu_skip(r, quant, precision, mkldnn) for r in d.cpu_skip):
-                                continue
-                            log = d.cpu_log.format(
-                                **names, mkldnn=mkldnn, threads=threads, precision=precision, batch=batch
-                            )
-                            values = {
-                                "use_gpu": use_gpu_param,
-                                "mkldnn": mkldnn_param,
-                                "threads": set_param(cfg.infer_threads.key, threads),
-                                "batch": set_param(cfg.infer_batch.key, batch),
-                                "precision": set_param(cfg.infer_precision.key, precision),
-                            }
-                            emit("cpu", log, values)
+            _infer_cpu(ctx, run, names, use_gpu_param)
         elif test_eq(use_gpu, "True") or test_eq(use_gpu, "gpu"):
-            trts = [""] if d.whole_infer == "det" else loop("infer_trt")
-            for trt in trts:
-                ctx.tick()
-                for precision in loop("infer_precision"):
-                    ctx.tick()
-                    if any(_gpu_skip(r, quant, precision, trt) for r in d.gpu_skip):
-                        continue
-                    for batch in ifs_split(cfg.infer_batch.value, "|"):
-                        ctx.tick()
-                        log = d.gpu_log.format(**names, trt=trt, precision=precision, batch=batch)
-                        values = {
-                            "use_gpu": use_gpu_param,
-                            "trt": set_param(cfg.infer_trt.key, trt),
-                            "precision": set_param(cfg.infer_precision.key, precision),
-                            "batch": set_param(cfg.infer_batch.key, batch),
-                        }
-                        emit("gpu", log, values)
+            _infer_gpu(ctx, run, names, use_gpu_param)
         else:
             ctx.note(
                 "TIPC231",
@@ -1043,6 +1055,97 @@ def _inference(
                 f"inference use_gpu value {use_gpu!r} is none of True/False/gpu/cpu: the script prints "
                 "'Does not support hardware other than CPU and GPU' and runs nothing for it",
             )
+
+
+def _infer_loop(ctx: _Ctx, name: str) -> list[str]:
+    # A dialect without the slot (compact: no mkldnn/threads/trt/precision lines) loops once, empty.
+    return ifs_split(ctx.cfg.slot(name).value, "|") if name in ctx.d.slots else [""]
+
+
+def _infer_cpu(ctx: _Ctx, run: _InferRun, names: dict[str, str], use_gpu_param: str) -> None:
+    """The CPU inference loops: mkldnn x threads x batch (x precision where the dialect loops it)."""
+    cfg, d, quant = ctx.cfg, ctx.d, run.quant
+    for mkldnn in _infer_loop(ctx, "infer_mkldnn"):
+        ctx.tick()
+        if "C3" in d.cpu_skip and test_eq(mkldnn, "False") and test_eq(quant, "True"):
+            continue
+        mkldnn_param = (
+            f"{cfg.infer_mkldnn.key}={mkldnn}" if d.mkldnn_raw else set_param(cfg.infer_mkldnn.key, mkldnn)
+        )
+        for threads in _infer_loop(ctx, "infer_threads"):
+            ctx.tick()
+            for batch in ifs_split(cfg.infer_batch.value, "|"):
+                ctx.tick()
+                precisions = _infer_loop(ctx, "infer_precision") if d.cpu_precision_loop else [""]
+                for precision in precisions:
+                    ctx.tick()
+                    if any(_cpu_skip(r, quant, precision, mkldnn) for r in d.cpu_skip):
+                        continue
+                    log = d.cpu_log.format(
+                        **names, mkldnn=mkldnn, threads=threads, precision=precision, batch=batch
+                    )
+                    values = {
+                        "use_gpu": use_gpu_param,
+                        "mkldnn": mkldnn_param,
+                        "threads": set_param(cfg.infer_threads.key, threads),
+                        "batch": set_param(cfg.infer_batch.key, batch),
+                        "precision": set_param(cfg.infer_precision.key, precision),
+                    }
+                    _infer_emit(ctx, run, d.cpu_shape, log, values)
+
+
+def _infer_gpu(ctx: _Ctx, run: _InferRun, names: dict[str, str], use_gpu_param: str) -> None:
+    """The GPU inference loops: trt x precision x batch."""
+    cfg, d = ctx.cfg, ctx.d
+    trts = [""] if d.whole_infer == "det" else _infer_loop(ctx, "infer_trt")
+    for trt in trts:
+        ctx.tick()
+        for precision in _infer_loop(ctx, "infer_precision"):
+            ctx.tick()
+            if any(_gpu_skip(r, run.quant, precision, trt) for r in d.gpu_skip):
+                continue
+            for batch in ifs_split(cfg.infer_batch.value, "|"):
+                ctx.tick()
+                log = d.gpu_log.format(**names, trt=trt, precision=precision, batch=batch)
+                values = {
+                    "use_gpu": use_gpu_param,
+                    "trt": set_param(cfg.infer_trt.key, trt),
+                    "precision": set_param(cfg.infer_precision.key, precision),
+                    "batch": set_param(cfg.infer_batch.key, batch),
+                }
+                _infer_emit(ctx, run, d.gpu_shape, log, values)
+
+
+def _infer_emit(ctx: _Ctx, run: _InferRun, shape: str, log: str, values: dict[str, str]) -> None:
+    """Add one inference step: the command of `shape`, its log, and the output folder it may write."""
+    cfg, d = ctx.cfg, ctx.d
+    results_dir = log[: -len(".log")] + "_results"
+    if d.param1_results:
+        values = {**values, "param1": set_param(cfg.infer_param1.key, results_dir)}
+    command = shape.format(**{**run.common, **values, "log": log})
+    name = posixpath.basename(log)
+    if name.endswith(".log"):
+        name = name[:-4]
+    # Inference writes only its log, except where a script passes an output folder: PaddleSeg's results
+    # dir (param1) and hand-edited copies passing the save-log slot's value (justld/DMNet_paddle).
+    writes: tuple[tuple[str, str], ...] = ()
+    save_log_param = set_param(cfg.infer_save_log.key, cfg.infer_save_log.value).strip()
+    if d.param1_results and "{param1}" in shape:
+        writes = ((cfg.infer_param1.key, results_dir),)
+    elif "{save_log_value}" in shape and save_log_param:
+        writes = ((cfg.infer_save_log.key, cfg.infer_save_log.value),)
+    ctx.add(
+        f"infer/{run.base}/{name}",
+        Stage.INFER,
+        command,
+        log=log,
+        status_log=log,
+        trainer=run.trainer,
+        cwd=d.infer_cwd,
+        depends_on=run.depends,
+        lines=run.lines,
+        writes=writes,
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1230,54 +1333,90 @@ def _whole_infer_det(ctx: _Ctx) -> None:
 
 
 def _compact(ctx: _Ctx, whole: bool) -> None:
-    cfg, d, mode = ctx.cfg, ctx.d, ctx.mode
-    python = cfg.python.value
     if whole:
-        depends: tuple[str, ...] = ()
-        if d.whole_infer_exits_before_export and test_ne(cfg.infer_export.value, "null"):
-            ctx.note(
-                "TIPC260",
-                Level.WARNING,
-                cfg.infer_export,
-                "this script prints the whole_infer export command and exits 0 before running it: "
-                "nothing runs in whole_infer",
-            )
-            return
-        if test_ne(cfg.infer_export.value, "null"):
-            log = d.whole_infer_export_log.format(log_root=ctx.log_root) if d.whole_infer_export_log else None
-            weight = set_param(cfg.export_weight.key, cfg.infer_model.value)
-            save = set_param(cfg.save_infer.key, cfg.save_infer.value)
-            cmd = f"{python} {cfg.infer_export.value} {weight} {save}"
-            if log:
-                cmd += f" > {log} 2>&1 "
-            writes, unknown = _writes(cfg.save_infer, cfg.save_infer.value, "export")
-            depends = (
-                ctx.add(
-                    "export/whole_infer/0",
-                    Stage.EXPORT,
-                    cmd,
-                    log=log,
-                    status_log=None,
-                    trainer=None,
-                    lines=(cfg.infer_model.line, cfg.infer_export.line),
-                    writes=writes,
-                    writes_unknown=unknown,
-                ),
-            )
-        image = cfg.slot(d.whole_infer_image_slot).value if d.whole_infer_image_slot else ""
-        _inference(
-            ctx,
-            cfg.save_infer.value,
-            image,
-            "False",
-            "0",
-            depends=depends,
-            base="whole_infer/0",
-            trainer=None,
-            whole=True,
-            extra={"save_infer_param": set_param(cfg.save_infer.key, "")},
+        _compact_whole(ctx)
+    else:
+        _compact_train(ctx)
+
+
+def _compact_whole(ctx: _Ctx) -> None:
+    """whole_infer in the compact script: the optional export of infer_model, then inference."""
+    cfg, d = ctx.cfg, ctx.d
+    depends: tuple[str, ...] = ()
+    if d.whole_infer_exits_before_export and test_ne(cfg.infer_export.value, "null"):
+        ctx.note(
+            "TIPC260",
+            Level.WARNING,
+            cfg.infer_export,
+            "this script prints the whole_infer export command and exits 0 before running it: "
+            "nothing runs in whole_infer",
         )
         return
+    if test_ne(cfg.infer_export.value, "null"):
+        log = d.whole_infer_export_log.format(log_root=ctx.log_root) if d.whole_infer_export_log else None
+        weight = set_param(cfg.export_weight.key, cfg.infer_model.value)
+        save = set_param(cfg.save_infer.key, cfg.save_infer.value)
+        cmd = f"{cfg.python.value} {cfg.infer_export.value} {weight} {save}"
+        if log:
+            cmd += f" > {log} 2>&1 "
+        writes, unknown = _writes(cfg.save_infer, cfg.save_infer.value, "export")
+        depends = (
+            ctx.add(
+                "export/whole_infer/0",
+                Stage.EXPORT,
+                cmd,
+                log=log,
+                status_log=None,
+                trainer=None,
+                lines=(cfg.infer_model.line, cfg.infer_export.line),
+                writes=writes,
+                writes_unknown=unknown,
+            ),
+        )
+    image = cfg.slot(d.whole_infer_image_slot).value if d.whole_infer_image_slot else ""
+    _inference(
+        ctx,
+        cfg.save_infer.value,
+        image,
+        "False",
+        "0",
+        depends=depends,
+        base="whole_infer/0",
+        trainer=None,
+        whole=True,
+        extra={"save_infer_param": set_param(cfg.save_infer.key, "")},
+    )
+
+
+@dataclass(frozen=True)
+class _CompactRun:
+    """One compact training run: what its eval and export steps reuse."""
+
+    trainer: str
+    gpu: str
+    env: tuple[str, str] | None
+    names: dict[str, object]
+    save_log: str
+    exp_dir: str
+    data_dir: str
+    base: str
+    train_id: str
+
+
+def _compact_device(ctx: _Ctx, gpu_item: str) -> tuple[str, str, tuple[str, str] | None]:
+    """(gpus, ips, env) of one gpu_list item as the compact script reads it."""
+    gpu, ips, env = _classify(gpu_item)
+    if len(gpu_item) > 15 and ctx.d.compact_multinode:
+        firsts = ifs_split(gpu, ",")
+        env = (CUDA, firsts[0] if firsts else "")
+    elif len(gpu_item) > 15:
+        gpu, ips, env = gpu_item, "", (CUDA, ifs_split(gpu_item, ",")[0])
+    return gpu, ips, _device_item(ctx, gpu_item, gpu, ips, env)
+
+
+def _compact_train(ctx: _Ctx) -> None:
+    """The compact script's train modes: gpu_list x trainer_list, each trained, evaluated and exported."""
+    cfg, d, mode = ctx.cfg, ctx.d, ctx.mode
     epoch_num = mode_slot_value(cfg.epoch, mode, d)
     batch_value = mode_slot_value(cfg.train_batch, mode, d)
     _note_mode_values(ctx, epoch_num, batch_value)
@@ -1290,122 +1429,136 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
         )
     for gpu_item in ifs_split(cfg.gpu_list.value, "|"):
         ctx.tick()
-        gpu, ips, env = _classify(gpu_item)
-        if len(gpu_item) > 15 and d.compact_multinode:
-            firsts = ifs_split(gpu, ",")
-            env = (CUDA, firsts[0] if firsts else "")
-        elif len(gpu_item) > 15:
-            gpu, ips, env = gpu_item, "", (CUDA, ifs_split(gpu_item, ",")[0])
-        env = _device_item(ctx, gpu_item, gpu, ips, env)
+        gpu, ips, env = _compact_device(ctx, gpu_item)
         for trainer in ifs_split(cfg.trainer_list.value, "|"):
             ctx.tick()
-            run_train = cfg.norm_train.value
-            run_export = cfg.norm_export.value
-            if test_eq(run_train, "null"):
+            if test_eq(cfg.norm_train.value, "null"):
                 continue
-            autocast = "True" if trainer == "amp_train" else "False"
-            nodes = bash.word_count_nodes(ips) if len(ips) > d.ips_limit else 1
-            names: dict[str, object] = {
-                "log_root": ctx.log_root,
-                "trainer": trainer,
-                "gpu": gpu,
-                "autocast": autocast,
-                "nodes": nodes,
-                "nodes_suffix": f"_nodes_{nodes}" if len(ips) > d.ips_limit else "",
-            }
-            save_log = d.compact_save_log.format(**names)
-            exp_dir = set_param(cfg.save_model.key, mode_slot_value(cfg.save_model, mode, d))
-            data_dir = set_param(cfg.data_path.key, mode_slot_value(cfg.data_path, mode, d))
-            fields = {
-                "python": python,
-                "run_train": run_train,
-                "exp_dir": exp_dir,
-                "data_dir": data_dir,
-                "save_model": set_param(cfg.save_model.key, save_log),
-                "epoch": set_param(cfg.epoch.key, epoch_num),
-                "pretrain": set_param(cfg.pretrain.key, cfg.pretrain.value),
-                "batch": set_param(cfg.train_batch.key, batch_value),
-                "launcher": d.launcher,
-                "gpus": gpu,
-                "ips": ips,
-            }
-            if len(gpu) <= 2:
-                shape = d.train_shape_single
-            elif len(ips) <= d.ips_limit:
-                shape = d.train_shape_multi
-            else:
-                shape = d.train_shape_nodes
-            base = f"{trainer}/gpus_{gpu}/autocast_{autocast}"
-            # fastflow's copy trains into the mode-keyed exp_dir value instead of the save_log dir
-            train_dir = mode_slot_value(cfg.save_model, mode, d) if "{exp_dir}" in shape else save_log
-            writes, unknown = _writes(cfg.save_model, train_dir, "training")
-            train_id = ctx.add(
-                f"train/{base}",
-                Stage.TRAIN,
-                shape.format(**fields),
-                log=None,
-                status_log=None,
-                trainer=trainer,
-                lines=(cfg.norm_train.line, cfg.epoch.line, cfg.train_batch.line),
-                writes=writes,
-                writes_unknown=unknown,
-            )
-            weight = set_param(cfg.pretrain.key, f"{save_log}/{cfg.train_model_name.value}")
+            run = _compact_train_step(ctx, trainer, gpu, ips, env, epoch_num, batch_value)
             if test_ne(cfg.eval.value, "null"):
-                ctx.apply_env(env)
-                log = d.eval_log.format(**names) if d.eval_log else None
-                ctx.add(
-                    f"eval/{base}",
-                    Stage.EVAL,
-                    d.eval_shape.format(
-                        python=python,
-                        eval_py=cfg.eval.value,
-                        weight=weight,
-                        log=log,
-                        exp_dir=exp_dir,
-                        data_dir=data_dir,
-                    ),
-                    log=log,
-                    status_log=None,
-                    trainer=trainer,
-                    depends_on=(train_id,),
-                    lines=(cfg.eval.line,),
-                )
-            if test_ne(run_export, "null"):
-                log = d.export_log.format(**names) if d.export_log else None
-                export_weight = set_param(cfg.export_weight.key, f"{save_log}/{cfg.train_model_name.value}")
-                writes, unknown = _writes(cfg.save_infer, save_log, "export")
-                export_id = ctx.add(
-                    f"export/{base}",
-                    Stage.EXPORT,
-                    d.export_shape.format(
-                        python=python,
-                        run_export=run_export,
-                        weight=export_weight,
-                        save_infer=set_param(cfg.save_infer.key, save_log),
-                        log=log,
-                        exp_dir=exp_dir,
-                    ),
-                    log=log,
-                    status_log=None,
-                    trainer=trainer,
-                    depends_on=(train_id,),
-                    lines=(cfg.norm_export.line,),
-                    writes=writes,
-                    writes_unknown=unknown,
-                )
-                ctx.apply_env(env)
-                image = cfg.slot(d.train_infer_image_slot).value if d.train_infer_image_slot else ""
-                _inference(
-                    ctx,
-                    save_log,
-                    image,
-                    "False",
-                    gpu,
-                    depends=(export_id,),
-                    base=base,
-                    trainer=trainer,
-                    extra={"save_infer_param": set_param(cfg.save_infer.key, save_log)},
-                )
-                ctx.unset_cuda()
+                _compact_eval(ctx, run)
+            if test_ne(cfg.norm_export.value, "null"):
+                _compact_export(ctx, run)
     ctx.not_applicable = ""
+
+
+def _compact_train_step(
+    ctx: _Ctx,
+    trainer: str,
+    gpu: str,
+    ips: str,
+    env: tuple[str, str] | None,
+    epoch_num: str,
+    batch_value: str,
+) -> _CompactRun:
+    """Add one compact training step."""
+    cfg, d, mode = ctx.cfg, ctx.d, ctx.mode
+    autocast = "True" if trainer == "amp_train" else "False"
+    nodes = bash.word_count_nodes(ips) if len(ips) > d.ips_limit else 1
+    names: dict[str, object] = {
+        "log_root": ctx.log_root,
+        "trainer": trainer,
+        "gpu": gpu,
+        "autocast": autocast,
+        "nodes": nodes,
+        "nodes_suffix": f"_nodes_{nodes}" if len(ips) > d.ips_limit else "",
+    }
+    save_log = d.compact_save_log.format(**names)
+    exp_dir = set_param(cfg.save_model.key, mode_slot_value(cfg.save_model, mode, d))
+    data_dir = set_param(cfg.data_path.key, mode_slot_value(cfg.data_path, mode, d))
+    fields = {
+        "python": cfg.python.value,
+        "run_train": cfg.norm_train.value,
+        "exp_dir": exp_dir,
+        "data_dir": data_dir,
+        "save_model": set_param(cfg.save_model.key, save_log),
+        "epoch": set_param(cfg.epoch.key, epoch_num),
+        "pretrain": set_param(cfg.pretrain.key, cfg.pretrain.value),
+        "batch": set_param(cfg.train_batch.key, batch_value),
+        "launcher": d.launcher,
+        "gpus": gpu,
+        "ips": ips,
+    }
+    shape = _train_shape(ctx, gpu, ips)
+    base = f"{trainer}/gpus_{gpu}/autocast_{autocast}"
+    # fastflow's copy trains into the mode-keyed exp_dir value instead of the save_log dir
+    train_dir = mode_slot_value(cfg.save_model, mode, d) if "{exp_dir}" in shape else save_log
+    writes, unknown = _writes(cfg.save_model, train_dir, "training")
+    train_id = ctx.add(
+        f"train/{base}",
+        Stage.TRAIN,
+        shape.format(**fields),
+        log=None,
+        status_log=None,
+        trainer=trainer,
+        lines=(cfg.norm_train.line, cfg.epoch.line, cfg.train_batch.line),
+        writes=writes,
+        writes_unknown=unknown,
+    )
+    return _CompactRun(trainer, gpu, env, names, save_log, exp_dir, data_dir, base, train_id)
+
+
+def _compact_eval(ctx: _Ctx, run: _CompactRun) -> None:
+    cfg, d = ctx.cfg, ctx.d
+    weight = set_param(cfg.pretrain.key, f"{run.save_log}/{cfg.train_model_name.value}")
+    ctx.apply_env(run.env)
+    log = d.eval_log.format(**run.names) if d.eval_log else None
+    ctx.add(
+        f"eval/{run.base}",
+        Stage.EVAL,
+        d.eval_shape.format(
+            python=cfg.python.value,
+            eval_py=cfg.eval.value,
+            weight=weight,
+            log=log,
+            exp_dir=run.exp_dir,
+            data_dir=run.data_dir,
+        ),
+        log=log,
+        status_log=None,
+        trainer=run.trainer,
+        depends_on=(run.train_id,),
+        lines=(cfg.eval.line,),
+    )
+
+
+def _compact_export(ctx: _Ctx, run: _CompactRun) -> None:
+    """The export step of a compact training run, then inference on its output."""
+    cfg, d = ctx.cfg, ctx.d
+    save_log = run.save_log
+    log = d.export_log.format(**run.names) if d.export_log else None
+    export_weight = set_param(cfg.export_weight.key, f"{save_log}/{cfg.train_model_name.value}")
+    writes, unknown = _writes(cfg.save_infer, save_log, "export")
+    export_id = ctx.add(
+        f"export/{run.base}",
+        Stage.EXPORT,
+        d.export_shape.format(
+            python=cfg.python.value,
+            run_export=cfg.norm_export.value,
+            weight=export_weight,
+            save_infer=set_param(cfg.save_infer.key, save_log),
+            log=log,
+            exp_dir=run.exp_dir,
+        ),
+        log=log,
+        status_log=None,
+        trainer=run.trainer,
+        depends_on=(run.train_id,),
+        lines=(cfg.norm_export.line,),
+        writes=writes,
+        writes_unknown=unknown,
+    )
+    ctx.apply_env(run.env)
+    image = cfg.slot(d.train_infer_image_slot).value if d.train_infer_image_slot else ""
+    _inference(
+        ctx,
+        save_log,
+        image,
+        "False",
+        run.gpu,
+        depends=(export_id,),
+        base=run.base,
+        trainer=run.trainer,
+        extra={"save_infer_param": set_param(cfg.save_infer.key, save_log)},
+    )
+    ctx.unset_cuda()

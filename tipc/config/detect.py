@@ -166,6 +166,18 @@ def _from_script_version(
     except OSError:
         return None
     text = data.decode("utf-8", errors="replace")
+    found = _identified_script(text, data) or _from_script_cues(text)
+    if found is not None:
+        return found
+    try:
+        helper = (repo / HELPER).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        helper = ""
+    return _from_51_line_cues(text, helper)
+
+
+def _identified_script(text: str, data: bytes) -> Detection | None:
+    """A script that names its dialect: the marker comment, its fingerprint or its normalised fingerprint."""
     marked = _marker(text)
     if marked is not None:
         return marked
@@ -175,51 +187,95 @@ def _from_script_version(
     known = known_script_dialect(text)
     if known is not None:
         return Detection(known[0], f"normalised script fingerprint of {SCRIPT} ({known[1]})")
-    if "utils_func.sh" in text:
-        return Detection("det", f"{SCRIPT} sources utils_func.sh (PaddleDetection)")
-    if "cd deploy" in text and "--devices=" in text:
-        return Detection("clas", f"{SCRIPT} runs inference from deploy/ (PaddleClas)")
+    return None
+
+
+# (strings the script contains, a string it must not contain or "", dialect, reason after the script name);
+# tried in order, the 32-line compact family between the two tables.
+_CUES_BEFORE_COMPACT: tuple[tuple[tuple[str, ...], str, str, str], ...] = (
+    (("utils_func.sh",), "", "det", "sources utils_func.sh (PaddleDetection)"),
+    (("cd deploy", "--devices="), "", "clas", "runs inference from deploy/ (PaddleClas)"),
+)
+_CUES_AFTER_COMPACT: tuple[tuple[tuple[str, ...], str, str, str], ...] = (
+    (("deploy.yaml",), "", "seg", "passes <dir>/deploy.yaml (PaddleSeg)"),
+    (("max_iters",), "", "video", "appends --max_iters (PaddleVideo)"),
+    (("results.log",), "results_python.log", "rec", "logs to results.log (PaddleRec)"),
+    (("_export_${Count}.log",), "", "ocr", "writes <LOG_PATH>_export_<n>.log (PaddleOCR)"),
+)
+
+
+def _first_cue(text: str, cues: tuple[tuple[tuple[str, ...], str, str, str], ...]) -> Detection | None:
+    for needles, absent, name, reason in cues:
+        if all(n in text for n in needles) and not (absent and absent in text):
+            return Detection(name, f"{SCRIPT} {reason}")
+    return None
+
+
+def _from_script_cues(text: str) -> Detection | None:
+    """The dialect a script's distinctive lines point to (None: none of them)."""
+    return (
+        _first_cue(text, _CUES_BEFORE_COMPACT)
+        or _compact_family(text)
+        or _first_cue(text, _CUES_AFTER_COMPACT)
+    )
+
+
+def _compact_family(text: str) -> Detection | None:
+    """A script reading at most 35 config lines: which copy of the compact script it is."""
     match = re.search(r"NR==1,\s*NR==(\d+)", text)
-    if match and int(match.group(1)) <= 35:
-        reason = f"{SCRIPT} reads {match.group(1)} lines"
-        if "clean_dir_key" in text:
-            return Detection("compact_nafnet", f"{reason}, clean/noisy image dirs (NAFNet copy)")
-        if 'eval_cmd="${python} ${eval_py}"' in text:
-            return Detection("compact_noweights", f"{reason}, eval/export without trained weights")
-        if '_gpus_${gpu}"' in text and "autocast" not in text:
-            return Detection("compact_v1", f"{reason}, save_log <trainer>_gpus_<gpu> (older Step6 copy)")
-        return Detection("compact", f"{reason} (compact)")
-    if "deploy.yaml" in text:
-        return Detection("seg", f"{SCRIPT} passes <dir>/deploy.yaml (PaddleSeg)")
-    if "max_iters" in text:
-        return Detection("video", f"{SCRIPT} appends --max_iters (PaddleVideo)")
-    if "results.log" in text and "results_python.log" not in text:
-        return Detection("rec", f"{SCRIPT} logs to results.log (PaddleRec)")
-    if "_export_${Count}.log" in text:
-        return Detection("ocr", f"{SCRIPT} writes <LOG_PATH>_export_<n>.log (PaddleOCR)")
-    try:
-        helper = (repo / HELPER).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        helper = ""
-    return _from_51_line_cues(text, helper)
+    if not (match and int(match.group(1)) <= 35):
+        return None
+    reason = f"{SCRIPT} reads {match.group(1)} lines"
+    if "clean_dir_key" in text:
+        return Detection("compact_nafnet", f"{reason}, clean/noisy image dirs (NAFNet copy)")
+    if 'eval_cmd="${python} ${eval_py}"' in text:
+        return Detection("compact_noweights", f"{reason}, eval/export without trained weights")
+    if '_gpus_${gpu}"' in text and "autocast" not in text:
+        return Detection("compact_v1", f"{reason}, save_log <trainer>_gpus_<gpu> (older Step6 copy)")
+    return Detection("compact", f"{reason} (compact)")
+
+
+@dataclass(frozen=True)
+class _ConfigKeys:
+    """A config's physical lines and their keys, as the dialect cues read them."""
+
+    lines: list[str]
+    keys: list[str]
+    text: str
+
+    def key(self, n: int) -> str:
+        return self.keys[n - 1] if 0 < n <= len(self.keys) else ""
 
 
 def _from_config(parsed: ParsedFile, path: Path) -> Detection:
     lines = [line.rstrip("\r") for line in parsed.physical]
     keys = [split_key_value(line, "every_colon")[0] for line in lines]
+    cfg = _ConfigKeys(lines, keys, "\n".join(lines))
+    return (
+        _from_config_headers(cfg)
+        or _from_config_slots(cfg, path)
+        or _from_folder_name(path)
+        or Detection("ocr", "51-line layout (template / PaddleOCR family)")
+    )
 
-    def key(n: int) -> str:
-        return keys[n - 1] if 0 < n <= len(keys) else ""
 
-    text = "\n".join(lines)
+def _from_config_headers(cfg: _ConfigKeys) -> Detection | None:
+    """Det, Seg, compact, Clas: an infer_mode line, an export_params header, the trainer line, `-o` keys."""
+    keys, key = cfg.keys, cfg.key
     if any(k == "infer_mode" for k in keys[30:45]):
         return Detection("det", "config has an infer_mode line (PaddleDetection)")
-    if "export_params" in text and re.search(r"^=+export_params=+", text, re.M):
+    if "export_params" in cfg.text and re.search(r"^=+export_params=+", cfg.text, re.M):
         return Detection("seg", "config has an export_params header (PaddleSeg)")
-    if key(13) == "trainer" or (len(lines) <= 40 and "trainer" in keys[10:14]):
+    if key(13) == "trainer" or (len(cfg.lines) <= 40 and "trainer" in keys[10:14]):
         return Detection("compact", f"trainer list on line {keys.index('trainer') + 1} (32-line compact)")
     if key(5).startswith("-o ") and (key(20).startswith("to_static") or key(34) == "kl_quant"):
         return Detection("clas", "`-o` keys and a to_static/kl_quant slot (PaddleClas)")
+    return None
+
+
+def _from_config_slots(cfg: _ConfigKeys, path: Path) -> Detection | None:
+    """Video, Rec, Speech, GAN and 3D: keys at known line numbers (or Speech's folder layout)."""
+    key = cfg.key
     if key(20) == "amp_train" or key(25) == "-w" or key(51) == "--params_file":
         return Detection("video", "amp_train/-w/--params_file slots (PaddleVideo)")
     if key(8).startswith("runner.") or key(5).startswith("runner."):
@@ -227,15 +283,20 @@ def _from_config(parsed: ParsedFile, path: Path) -> Detection:
     if "tests/test_tipc" in path.as_posix() or key(7).startswith("--benchmark-"):
         return Detection("speech", "tests/test_tipc layout / --benchmark-* keys (PaddleSpeech)")
     if key(5) == "##":
-        if key(29) == "load" or "--load" in text:
+        if key(29) == "load" or "--load" in cfg.text:
             return Detection("gan", "no train use_gpu line and a load export key (PaddleGAN)")
         return Detection("3d", "no train use_gpu line (Paddle3D)")
+    return None
+
+
+def _from_folder_name(path: Path) -> Detection | None:
+    """A 51-line layout inside a folder whose name points to a repo family."""
     for part in reversed(path.resolve().parts[:-1]):
         lowered = part.lower()
         for cue, name in _REPO_NAME_CUES:
             if cue in lowered:
                 return Detection(name, f"51-line layout inside a folder named {part!r}")
-    return Detection("ocr", "51-line layout (template / PaddleOCR family)")
+    return None
 
 
 def from_fingerprint(digest: str | None) -> str | None:

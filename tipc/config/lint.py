@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tipc.config import bash
@@ -136,126 +136,190 @@ def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
     for name, slot in cfg.slots().items():
         if not slot.present:
             continue
-        raw = slot.raw.rstrip("\r")
-        if splitter == "every_colon" and raw.count(":") > 1 and len(bash.common_fields(raw)) > 2:
-            whole = raw.split(":", 1)[1]
-            level = Level.INFO if _URL_KEYS.search(slot.key) else Level.WARNING
-            out.append(
-                _f(
-                    cfg,
-                    slot,
-                    level,
-                    "TIPC103",
-                    f"value of {slot.key!r} contains a second ':': the script keeps only {slot.value!r} "
-                    f"(not {whole!r})",
-                )
-            )
-        if ("*" in slot.value or "?" in slot.value) and name != "inference":
-            out.append(
-                _f(
-                    cfg,
-                    slot,
-                    Level.WARNING,
-                    "TIPC104",
-                    f"glob in value {slot.value!r}: bash expands it when reading the config "
-                    "(first match with common_func.sh, all matches with utils_func.sh)",
-                )
-            )
-        expect = _KEY_EXPECT.get(name)
-        misplaced = expect and slot.key.strip() and not _key_pattern(expect).search(slot.key.strip())
-        if misplaced and not (name == "infer_use_gpu" and slot.key.strip() == "null"):
-            out.append(
-                _f(
-                    cfg,
-                    slot,
-                    Level.ERROR,
-                    "TIPC105",
-                    f"key {slot.key!r} sits in the {name} slot (line {slot.line}); the script uses this "
-                    f"position as {name}",
-                    col=1,
-                )
-            )
-        key = slot.key.strip()
-        if name in _TRAINER_SLOTS and "export" in key:
-            out.append(
-                _f(
-                    cfg,
-                    slot,
-                    Level.ERROR,
-                    "TIPC105",
-                    f"export key {key!r} sits in the {name} slot of the trainer block (line {slot.line}): "
-                    "a line is missing or extra above it",
-                    col=1,
-                )
-            )
-        if name in _EXPORT_SLOTS and key.endswith("_train"):
-            out.append(
-                _f(
-                    cfg,
-                    slot,
-                    Level.ERROR,
-                    "TIPC105",
-                    f"trainer key {key!r} sits in the {name} slot of the export block (line {slot.line}): "
-                    "a line is missing or extra above it",
-                    col=1,
-                )
-            )
-        if name in _BOOL_SLOTS:
-            for item in slot.items:
-                if item not in _BOOLS and not (name == "infer_trt" and item == ""):
-                    fix = " (typo of False?)" if item.lower().startswith("f") else ""
-                    out.append(
-                        _f(
-                            cfg,
-                            slot,
-                            Level.WARNING,
-                            "TIPC106",
-                            f"{slot.key!r} item {item!r} is not True/False{fix}: the script only "
-                            f"tests for 'True'",
-                        )
-                    )
-        if slot.key != slot.key.strip() and slot.key.strip():
-            out.append(
-                _f(
-                    cfg,
-                    slot,
-                    Level.WARNING,
-                    "TIPC107",
-                    f"key {slot.key!r} has surrounding spaces (kept by bash)",
-                    1,
-                )
-            )
-        if slot.value and slot.value.strip() == "" and name not in ("inference_dir",):
-            out.append(
-                _f(
-                    cfg,
-                    slot,
-                    Level.WARNING,
-                    "TIPC108",
-                    f"value of {slot.key!r} is blank (spaces only): parameters are omitted but a stage test "
-                    "does not treat it as null, so that stage would run with an empty script",
-                )
-            )
-        if name in ("epoch", "train_batch") and bash.is_mode_keyed(slot.value):
-            modes = [bash.ifs_split(alt, "=")[0] if alt else "" for alt in slot.items]
-            for mode in modes:
-                if mode not in KNOWN_MODES:
-                    out.append(
-                        _f(
-                            cfg,
-                            slot,
-                            Level.WARNING,
-                            "TIPC109",
-                            f"unknown mode {mode!r} in the mode-keyed value of {slot.key!r}",
-                        )
-                    )
+        if splitter == "every_colon":
+            out.extend(_second_colon(cfg, slot))
+        for check in _PER_SLOT_CHECKS:
+            out.extend(check(cfg, name, slot))
     return out
+
+
+def _second_colon(cfg: TipcConfig, slot: Slot) -> list[Finding]:
+    """TIPC103: a script splitting at every colon keeps only the second field."""
+    raw = slot.raw.rstrip("\r")
+    if not (raw.count(":") > 1 and len(bash.common_fields(raw)) > 2):
+        return []
+    whole = raw.split(":", 1)[1]
+    level = Level.INFO if _URL_KEYS.search(slot.key) else Level.WARNING
+    return [
+        _f(
+            cfg,
+            slot,
+            level,
+            "TIPC103",
+            f"value of {slot.key!r} contains a second ':': the script keeps only {slot.value!r} "
+            f"(not {whole!r})",
+        )
+    ]
+
+
+def _glob_value(cfg: TipcConfig, name: str, slot: Slot) -> list[Finding]:
+    if not (("*" in slot.value or "?" in slot.value) and name != "inference"):
+        return []
+    return [
+        _f(
+            cfg,
+            slot,
+            Level.WARNING,
+            "TIPC104",
+            f"glob in value {slot.value!r}: bash expands it when reading the config "
+            "(first match with common_func.sh, all matches with utils_func.sh)",
+        )
+    ]
+
+
+def _misplaced_key(cfg: TipcConfig, name: str, slot: Slot) -> list[Finding]:
+    """TIPC105: a key that does not match its slot's expected key (a line missing or extra above it)."""
+    expect = _KEY_EXPECT.get(name)
+    misplaced = expect and slot.key.strip() and not _key_pattern(expect).search(slot.key.strip())
+    if not misplaced or (name == "infer_use_gpu" and slot.key.strip() == "null"):
+        return []
+    return [
+        _f(
+            cfg,
+            slot,
+            Level.ERROR,
+            "TIPC105",
+            f"key {slot.key!r} sits in the {name} slot (line {slot.line}); the script uses this "
+            f"position as {name}",
+            col=1,
+        )
+    ]
+
+
+def _block_swaps(cfg: TipcConfig, name: str, slot: Slot) -> list[Finding]:
+    """TIPC105: an export key in the trainer block or a trainer key in the export block."""
+    out: list[Finding] = []
+    key = slot.key.strip()
+    if name in _TRAINER_SLOTS and "export" in key:
+        out.append(
+            _f(
+                cfg,
+                slot,
+                Level.ERROR,
+                "TIPC105",
+                f"export key {key!r} sits in the {name} slot of the trainer block (line {slot.line}): "
+                "a line is missing or extra above it",
+                col=1,
+            )
+        )
+    if name in _EXPORT_SLOTS and key.endswith("_train"):
+        out.append(
+            _f(
+                cfg,
+                slot,
+                Level.ERROR,
+                "TIPC105",
+                f"trainer key {key!r} sits in the {name} slot of the export block (line {slot.line}): "
+                "a line is missing or extra above it",
+                col=1,
+            )
+        )
+    return out
+
+
+def _bool_items(cfg: TipcConfig, name: str, slot: Slot) -> list[Finding]:
+    """TIPC106: items of a True/False slot that are neither."""
+    if name not in _BOOL_SLOTS:
+        return []
+    out: list[Finding] = []
+    for item in slot.items:
+        if item not in _BOOLS and not (name == "infer_trt" and item == ""):
+            fix = " (typo of False?)" if item.lower().startswith("f") else ""
+            out.append(
+                _f(
+                    cfg,
+                    slot,
+                    Level.WARNING,
+                    "TIPC106",
+                    f"{slot.key!r} item {item!r} is not True/False{fix}: the script only tests for 'True'",
+                )
+            )
+    return out
+
+
+def _spaced_key(cfg: TipcConfig, name: str, slot: Slot) -> list[Finding]:
+    del name
+    if not (slot.key != slot.key.strip() and slot.key.strip()):
+        return []
+    return [
+        _f(
+            cfg,
+            slot,
+            Level.WARNING,
+            "TIPC107",
+            f"key {slot.key!r} has surrounding spaces (kept by bash)",
+            1,
+        )
+    ]
+
+
+def _blank_value(cfg: TipcConfig, name: str, slot: Slot) -> list[Finding]:
+    if not (slot.value and slot.value.strip() == "" and name not in ("inference_dir",)):
+        return []
+    return [
+        _f(
+            cfg,
+            slot,
+            Level.WARNING,
+            "TIPC108",
+            f"value of {slot.key!r} is blank (spaces only): parameters are omitted but a stage test "
+            "does not treat it as null, so that stage would run with an empty script",
+        )
+    ]
+
+
+def _unknown_modes(cfg: TipcConfig, name: str, slot: Slot) -> list[Finding]:
+    """TIPC109: modes of a mode-keyed epoch/batch value that no script knows."""
+    if not (name in ("epoch", "train_batch") and bash.is_mode_keyed(slot.value)):
+        return []
+    modes = [bash.ifs_split(alt, "=")[0] if alt else "" for alt in slot.items]
+    return [
+        _f(
+            cfg,
+            slot,
+            Level.WARNING,
+            "TIPC109",
+            f"unknown mode {mode!r} in the mode-keyed value of {slot.key!r}",
+        )
+        for mode in modes
+        if mode not in KNOWN_MODES
+    ]
+
+
+# Run in this order on every present slot (the findings keep it).
+_PER_SLOT_CHECKS: tuple[Callable[[TipcConfig, str, Slot], list[Finding]], ...] = (
+    _glob_value,
+    _misplaced_key,
+    _block_swaps,
+    _bool_items,
+    _spaced_key,
+    _blank_value,
+    _unknown_modes,
+)
 
 
 def _structure_checks(cfg: TipcConfig) -> list[Finding]:
     out: list[Finding] = []
+    for check in _STRUCTURE_CHECKS:
+        out.extend(check(cfg))
+    return out
+
+
+def _null_trainers(cfg: TipcConfig) -> list[Finding]:
+    """TIPC111: listed trainers whose script is null."""
+    out: list[Finding] = []
     for trainer in cfg.trainer_list.items:
-        for name in ("norm_train", "pact_train", "fpgm_train", "distill_train", "trainer1", "trainer2"):
+        for name in _TRAINER_SLOTS:
             slot = cfg.slot(name)
             if slot.key == trainer and slot.value == "null":
                 out.append(
@@ -269,94 +333,132 @@ def _structure_checks(cfg: TipcConfig) -> list[Finding]:
                         "with its eval, export and inference",
                     )
                 )
-    if cfg.engine_51:
-        for trainer in cfg.trainer_list.items:
-            for train_name, export_name in _TRAINER_EXPORT.items():
-                train_slot, export_slot = cfg.slot(train_name), cfg.slot(export_name)
-                if train_slot.key != trainer or train_slot.value == "null" or not export_slot.present:
-                    continue
-                if export_slot.value == "":
-                    out.append(
-                        _f(
-                            cfg,
-                            export_slot,
-                            Level.WARNING,
-                            "TIPC120",
-                            f"export of trainer {trainer!r} ({export_slot.key!r}) is empty: the script's "
-                            "stage test errors out, so export and inference are silently skipped "
-                            "(write null or a script)",
-                        )
+    return out
+
+
+def _empty_exports(cfg: TipcConfig) -> list[Finding]:
+    """TIPC120: in the 51-line engine, a running trainer whose export is empty."""
+    if not cfg.engine_51:
+        return []
+    out: list[Finding] = []
+    for trainer in cfg.trainer_list.items:
+        for train_name, export_name in _TRAINER_EXPORT.items():
+            train_slot, export_slot = cfg.slot(train_name), cfg.slot(export_name)
+            if train_slot.key != trainer or train_slot.value == "null" or not export_slot.present:
+                continue
+            if export_slot.value == "":
+                out.append(
+                    _f(
+                        cfg,
+                        export_slot,
+                        Level.WARNING,
+                        "TIPC120",
+                        f"export of trainer {trainer!r} ({export_slot.key!r}) is empty: the script's "
+                        "stage test errors out, so export and inference are silently skipped "
+                        "(write null or a script)",
                     )
-    if (
+                )
+    return out
+
+
+def _null_norm_export(cfg: TipcConfig) -> list[Finding]:
+    if not (
         cfg.norm_export.present
         and cfg.norm_export.value == "null"
         and cfg.inference.value not in ("", "null")
         and "norm_train" in cfg.trainer_list.items
     ):
-        out.append(
-            _f(
-                cfg,
-                cfg.norm_export,
-                Level.WARNING,
-                "TIPC112",
-                "norm_export is null while an inference script is set: in train modes inference "
-                "runs only after "
-                "export, so no inference runs",
-            )
+        return []
+    return [
+        _f(
+            cfg,
+            cfg.norm_export,
+            Level.WARNING,
+            "TIPC112",
+            "norm_export is null while an inference script is set: in train modes inference "
+            "runs only after "
+            "export, so no inference runs",
         )
+    ]
+
+
+def _use_gpu_count(cfg: TipcConfig) -> list[Finding]:
     gpus = cfg.gpu_list.items
     use = cfg.train_use_gpu.items
-    if (
+    if not (
         cfg.dialect not in ("clas", "det", "compact")
         and use
         and len(use) != len(gpus)
         and cfg.train_use_gpu.key
     ):
-        out.append(
-            _f(
-                cfg,
-                cfg.train_use_gpu,
-                Level.WARNING,
-                "TIPC113",
-                f"{len(gpus)} gpu_list item(s) but {len(use)} train use_gpu value(s): they are paired by "
-                "position, missing ones are empty",
-            )
+        return []
+    return [
+        _f(
+            cfg,
+            cfg.train_use_gpu,
+            Level.WARNING,
+            "TIPC113",
+            f"{len(gpus)} gpu_list item(s) but {len(use)} train use_gpu value(s): they are paired by "
+            "position, missing ones are empty",
         )
+    ]
+
+
+def _infer_list_lengths(cfg: TipcConfig) -> list[Finding]:
     lists = [cfg.infer_model.items, cfg.infer_export.items, cfg.infer_quant.items]
-    if cfg.dialect != "det" and cfg.infer_export.present and len({len(x) for x in lists if x}) > 1:
-        out.append(
-            _f(
-                cfg,
-                cfg.infer_model,
-                Level.WARNING,
-                "TIPC114",
-                "infer_model / infer_export / infer_quant lists have different lengths: they are "
-                "paired by position",
-            )
+    if not (cfg.dialect != "det" and cfg.infer_export.present and len({len(x) for x in lists if x}) > 1):
+        return []
+    return [
+        _f(
+            cfg,
+            cfg.infer_model,
+            Level.WARNING,
+            "TIPC114",
+            "infer_model / infer_export / infer_quant lists have different lengths: they are "
+            "paired by position",
         )
-    for item in gpus:
-        if len(item) > 15 and ";" not in item:
-            out.append(
-                _f(
-                    cfg,
-                    cfg.gpu_list,
-                    Level.WARNING,
-                    "TIPC115",
-                    f"gpu_list item {item!r} is longer than 15 characters: the script classifies it as "
-                    "multi-node by length",
-                )
-            )
-    if cfg.infer_use_gpu.key == "null":
-        out.append(
-            _f(
-                cfg,
-                cfg.infer_use_gpu,
-                Level.WARNING,
-                "TIPC116",
-                "the inference use_gpu key is null: the script passes it raw as `null=<value>`",
-            )
+    ]
+
+
+def _long_gpu_items(cfg: TipcConfig) -> list[Finding]:
+    return [
+        _f(
+            cfg,
+            cfg.gpu_list,
+            Level.WARNING,
+            "TIPC115",
+            f"gpu_list item {item!r} is longer than 15 characters: the script classifies it as "
+            "multi-node by length",
         )
-    return out
+        for item in cfg.gpu_list.items
+        if len(item) > 15 and ";" not in item
+    ]
+
+
+def _null_infer_use_gpu(cfg: TipcConfig) -> list[Finding]:
+    if cfg.infer_use_gpu.key != "null":
+        return []
+    return [
+        _f(
+            cfg,
+            cfg.infer_use_gpu,
+            Level.WARNING,
+            "TIPC116",
+            "the inference use_gpu key is null: the script passes it raw as `null=<value>`",
+        )
+    ]
+
+
+# Run in this order (the findings keep it).
+_STRUCTURE_CHECKS: tuple[Callable[[TipcConfig], list[Finding]], ...] = (
+    _null_trainers,
+    _empty_exports,
+    _null_norm_export,
+    _use_gpu_count,
+    _infer_list_lengths,
+    _long_gpu_items,
+    _null_infer_use_gpu,
+)
 
 
 _BENCH_ORDER_CLAS = (

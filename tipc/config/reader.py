@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tipc.config import bash
@@ -52,48 +52,70 @@ def _glob_in(root: Path, pattern: str) -> list[str]:
     only literally), within the scan and match limits; sorted like bash sorts them."""
     parts = [p for p in pattern.split("/") if p]
     trailing_slash = pattern.endswith("/")
+    walk = _GlobWalk(root)
     current: list[str] = [""]
-    scanned = 0
     for depth, part in enumerate(parts):
         last = depth == len(parts) - 1
-        found: list[str] = []
-        magic = any(ch in part for ch in _GLOB_CHARS)
-        for prefix in current:
-            base = root / prefix if prefix else root
-            if not magic:
-                target = base / part
-                ok = target.is_dir() if (not last or trailing_slash) else os.path.lexists(target)
-                if ok:
-                    found.append(f"{prefix}{part}")
-                continue
-            try:
-                entries = os.scandir(base)
-            except OSError:
-                continue
-            with entries:
-                for entry in entries:
-                    scanned += 1
-                    if scanned > GLOB_SCAN_LIMIT:
-                        raise GlobTooLarge(f"more than {GLOB_SCAN_LIMIT} directory entries")
-                    if entry.name.startswith(".") and not part.startswith("."):
-                        continue
-                    if not fnmatch.fnmatchcase(entry.name, part):
-                        continue
-                    if not last or trailing_slash:
-                        try:
-                            if not entry.is_dir():
-                                continue
-                        except OSError:
-                            continue
-                    found.append(f"{prefix}{entry.name}")
-            if len(found) > GLOB_MATCH_LIMIT:
-                raise GlobTooLarge(f"more than {GLOB_MATCH_LIMIT} matches")
+        found = walk.step(current, part, want_dir=not last or trailing_slash)
         current = [f"{f}/" for f in found] if not last else found
         if not current:
             return []
     if trailing_slash:
         return sorted(f"{c.rstrip('/')}/" for c in current)
     return sorted(current)
+
+
+@dataclass
+class _GlobWalk:
+    """One pattern's walk: the directory entries it has scanned so far count against GLOB_SCAN_LIMIT."""
+
+    root: Path
+    scanned: int = 0
+
+    def step(self, current: list[str], part: str, *, want_dir: bool) -> list[str]:
+        """The matches of one pattern component under each of the `current` prefixes."""
+        found: list[str] = []
+        magic = any(ch in part for ch in _GLOB_CHARS)
+        for prefix in current:
+            base = self.root / prefix if prefix else self.root
+            if not magic:
+                target = base / part
+                if target.is_dir() if want_dir else os.path.lexists(target):
+                    found.append(f"{prefix}{part}")
+                continue
+            found.extend(f"{prefix}{name}" for name in self._scan(base, part, want_dir))
+            if len(found) > GLOB_MATCH_LIMIT:
+                raise GlobTooLarge(f"more than {GLOB_MATCH_LIMIT} matches")
+        return found
+
+    def _scan(self, base: Path, part: str, want_dir: bool) -> list[str]:
+        try:
+            entries = os.scandir(base)
+        except OSError:
+            return []
+        names: list[str] = []
+        with entries:
+            for entry in entries:
+                self.scanned += 1
+                if self.scanned > GLOB_SCAN_LIMIT:
+                    raise GlobTooLarge(f"more than {GLOB_SCAN_LIMIT} directory entries")
+                if _entry_matches(entry, part, want_dir):
+                    names.append(entry.name)
+        return names
+
+
+def _entry_matches(entry: os.DirEntry[str], part: str, want_dir: bool) -> bool:
+    # bash matches a leading `.` only literally
+    if entry.name.startswith(".") and not part.startswith("."):
+        return False
+    if not fnmatch.fnmatchcase(entry.name, part):
+        return False
+    if not want_dir:
+        return True
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def expand_glob(value: str, root: Path, splitter: str) -> str | None:
