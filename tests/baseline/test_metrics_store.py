@@ -205,3 +205,11 @@ def test_machine_class() -> None:
     assert store.machine_class({"gpus": ["NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"]}) == (
         "gpu-nvidia-h100-80gb-hbm3"
     )
+
+
+def test_a_train_log_without_iteration_lines_has_no_loss_or_throughput(tmp_path: Path) -> None:
+    record = _record(tmp_path)
+    (tmp_path / "out" / "train.log").write_text("loading data\n[Eval] acc: 0.5000\n")
+    m = extract(record, tmp_path).metrics
+    assert not any(n.startswith("train.loss.") for n in m) and "train.avg_ips" not in m
+    assert m["train.eval.acc"].value == 0.5 and m["train.eval.acc"].source == "out/train.log:2"

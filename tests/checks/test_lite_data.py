@@ -78,3 +78,30 @@ def test_no_data_path_is_na_and_options_that_are_not_paths_are_ignored(tmp_path:
     write_tree(tmp_path, {CONFIG: config})
     assert CHECKS["lite_data"](ctx_for(tmp_path, None)).verdict is Verdict.NA
     assert "bad arguments" in CHECKS["lite_data"](ctx_for(tmp_path, None), x=1).summary
+
+
+def test_config_argument_and_data_outside_the_repo(tmp_path: Path) -> None:
+    config = DNCNN.replace("./test_tipc/data/Set2/", "/nonexistent/Set2/")
+    write_tree(tmp_path, {CONFIG: config})
+    out = CHECKS["lite_data"](ctx_for(tmp_path, None), config=CONFIG)
+    assert out.verdict is Verdict.FAIL and "outside the repo" in out.summary
+    assert "config must be" in CHECKS["lite_data"](ctx_for(tmp_path, None), config=3).summary
+    missing = CHECKS["lite_data"](ctx_for(tmp_path, None), config="test_tipc/configs/none.txt")
+    assert missing.verdict is Verdict.NA and "no train_infer_python config" in missing.summary
+
+
+def test_the_run_records_config_is_read(tmp_path: Path) -> None:
+    from checks_fixtures import make_record
+
+    write_tree(
+        tmp_path,
+        {
+            "test_tipc/configs/demo/train_infer_python.txt": DNCNN,
+            CONFIG: DNCNN.replace("./test_tipc/data/Set2/", "./elsewhere/"),
+            "test_tipc/data/Set2/01.png": b"\x89PNG",
+        },
+    )
+    record = make_record(tmp_path, [])
+    out = CHECKS["lite_data"](ctx_for(tmp_path, record))
+    assert out.verdict is Verdict.PASS and out.data["paths"] == ["./test_tipc/data/Set2/"]
+    assert CHECKS["lite_data"](ctx_for(tmp_path, None)).verdict is Verdict.FAIL  # every config, CONFIG too

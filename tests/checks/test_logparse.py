@@ -119,3 +119,9 @@ def test_more_repo_styles() -> None:
     tqdm = "Epoch 1: 100%|##########| 40/40 [00:02<00:00, 15.2it/s, loss=2.1]"
     t = parse_line(tqdm, 1)
     assert t.is_iteration and t.loss() is not None and t.loss().value == 2.1  # type: ignore[union-attr]
+
+
+def test_step_index_prefers_global_step() -> None:
+    lines = [parse_line(f"global_step: {s}, epoch: 1, loss: 1.0, avg_ips: 3", 1) for s in (5, 10, 20)]
+    assert step_index(lines) == [5, 10, 20]
+    assert step_index([]) == []

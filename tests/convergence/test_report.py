@@ -97,3 +97,10 @@ def test_html_draws_recorded_and_new_curve_per_segment() -> None:
 @pytest.mark.parametrize("name", report.FORMATS)
 def test_render_every_format(name: str) -> None:
     assert report.render(_result(), name)
+
+
+def test_svg_of_a_label_without_data_says_so() -> None:
+    seg = SegmentResult("demo", 0, "ckpts/m0", PASS)
+    seg.recorded = {"loss[MLM]": [(1, float("nan"))]}
+    assert "loss[MLM]: no data" in report.svg(seg, "loss[MLM]")
+    assert "acc[&lt;x&gt;]: no data" in report.svg(seg, "acc[<x>]")

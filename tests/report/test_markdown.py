@@ -46,3 +46,17 @@ def test_markdown_fits_a_github_comment(make_report_fn: MakeReport) -> None:
 
     big = replace(report, rules=(replace(huge_rule, evidence=big_evidence), *report.rules[2:]))
     assert len(render_markdown(big)) <= MAX_CHARS
+
+
+def test_sandbox_lines_and_a_report_without_a_run(make_report_fn: MakeReport) -> None:
+    from dataclasses import replace
+
+    report = make_report_fn()
+    assert report.run is not None
+    box = {"backend": "overlay", "folder": "out", "changes": [{"kind": "created", "path": "a|b.txt"}]}
+    md = render_markdown(replace(report, run=replace(report.run, sandbox=box)))
+    assert "sandbox: overlay, network none; the run wrote 1 file(s)" in md
+    assert "- created: a\\|b.txt" not in md and "- created: a|b.txt" in md  # a list item, not a table cell
+    bare = render_markdown(replace(report, run=None))
+    assert "### Steps" not in bare and "### Failed steps" not in bare and "config `" not in bare
+    assert "### All rules" in bare

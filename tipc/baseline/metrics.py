@@ -94,25 +94,28 @@ def _eval_fields(lines: Iterable[ParsedLine]) -> dict[str, tuple[float, int]]:
     return found
 
 
-def _train_metrics(lines: list[ParsedLine], where: str, out: dict[str, Metric]) -> None:
-    iters = [p for p in lines if p.is_iteration]
+def _loss_metrics(iters: list[ParsedLine], where: str, out: dict[str, Metric]) -> None:
+    """The loss's first, last and lowest value, and its mean over each window of the iteration lines."""
     losses = [(p.loss(), p.line_no) for p in iters]
     values = [(f.value, no) for f, no in losses if f is not None]
-    if values:
-        first, last = values[0], values[-1]
-        out["train.loss.first"] = Metric(
-            "train.loss.first", first[0], "", EFFECT, NEITHER, f"{where}:{first[1]}"
-        )
-        out["train.loss.last"] = Metric("train.loss.last", last[0], "", EFFECT, LOWER, f"{where}:{last[1]}")
-        finite = [v for v, _ in values if math.isfinite(v)]
-        low = min(finite) if finite else math.nan
-        out["train.loss.min"] = Metric("train.loss.min", low, "", EFFECT, LOWER, where)
-        if len(values) >= LOSS_WINDOWS:
-            for i in range(LOSS_WINDOWS):
-                chunk = values[i * len(values) // LOSS_WINDOWS : (i + 1) * len(values) // LOSS_WINDOWS]
-                name = f"train.loss.window{i + 1}of{LOSS_WINDOWS}"
-                span = f"{where}:{chunk[0][1]}-{chunk[-1][1]}"
-                out[name] = Metric(name, statistics.fmean(v for v, _ in chunk), "", EFFECT, LOWER, span)
+    if not values:
+        return
+    first, last = values[0], values[-1]
+    out["train.loss.first"] = Metric("train.loss.first", first[0], "", EFFECT, NEITHER, f"{where}:{first[1]}")
+    out["train.loss.last"] = Metric("train.loss.last", last[0], "", EFFECT, LOWER, f"{where}:{last[1]}")
+    finite = [v for v, _ in values if math.isfinite(v)]
+    low = min(finite) if finite else math.nan
+    out["train.loss.min"] = Metric("train.loss.min", low, "", EFFECT, LOWER, where)
+    if len(values) >= LOSS_WINDOWS:
+        for i in range(LOSS_WINDOWS):
+            chunk = values[i * len(values) // LOSS_WINDOWS : (i + 1) * len(values) // LOSS_WINDOWS]
+            name = f"train.loss.window{i + 1}of{LOSS_WINDOWS}"
+            span = f"{where}:{chunk[0][1]}-{chunk[-1][1]}"
+            out[name] = Metric(name, statistics.fmean(v for v, _ in chunk), "", EFFECT, LOWER, span)
+
+
+def _ips_metric(iters: list[ParsedLine], where: str, out: dict[str, Metric]) -> None:
+    """The median throughput over the iteration lines (one ips field a line)."""
     ips: list[float] = []
     unit = ""
     for p in iters[1:]:  # the first line carries start-up (reader warm-up, lazy init)
@@ -125,6 +128,12 @@ def _train_metrics(lines: list[ParsedLine], where: str, out: dict[str, Metric]) 
         out["train.avg_ips"] = Metric(
             "train.avg_ips", statistics.median(ips), unit, PERFORMANCE, HIGHER, f"{where} ({len(ips)} lines)"
         )
+
+
+def _train_metrics(lines: list[ParsedLine], where: str, out: dict[str, Metric]) -> None:
+    iters = [p for p in lines if p.is_iteration]
+    _loss_metrics(iters, where, out)
+    _ips_metric(iters, where, out)
     for key, (value, no) in _eval_fields(lines).items():
         name = f"train.eval.{key}"
         better = LOWER if key.lower().endswith("loss") else HIGHER

@@ -139,7 +139,8 @@ def _ref_evidence(ref: DataRef, text: str) -> Evidence:
     return Evidence(text, path=ref.config, line=ref.line, excerpt=ref.text)
 
 
-def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def _configs(ctx: CheckContext, args: dict[str, Any]) -> list[Path] | CheckOutcome:
+    """The configs to read: the `config` argument, else the run's config, else every shipped one."""
     from tipc.checks._common import shipped_files
 
     unknown = set(args) - {"config"}
@@ -154,12 +155,53 @@ def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
     if config_arg is not None:
         p = Path(config_arg)
         p = p if p.is_absolute() else repo / p
-        configs = [p] if p.is_file() else []
-    else:
-        found = shipped_files(repo, "test_tipc/configs/**/train_infer_python*.txt")
-        configs = [repo / rel for rel in found] if isinstance(found, list) else []
+        return [p] if p.is_file() else []
+    found = shipped_files(repo, "test_tipc/configs/**/train_infer_python*.txt")
+    return [repo / rel for rel in found] if isinstance(found, list) else []
+
+
+class _Archives:
+    """The repo's shipped archives, listed once and only when a path is not extracted."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self._listed: list[str] | None = None
+
+    def holding(self, rel: str) -> str | None:
+        from tipc.checks._common import shipped_files
+
+        if self._listed is None:
+            listed = shipped_files(self.repo, [f"**/*{ext}" for ext in _ARCHIVES])
+            self._listed = listed if isinstance(listed, list) else []
+        return _in_archives(self.repo, self._listed, rel)
+
+
+def _locate(repo: Path, ref: DataRef, archives: _Archives) -> tuple[bool, Evidence]:
+    """Whether the data `ref` names is there (in the repo or a shipped archive), with the evidence."""
+    root = repo.resolve()
+    target = (repo / ref.path).resolve() if not os.path.isabs(ref.path) else Path(ref.path)
+    inside = target == root or root in target.parents
+    rel = os.path.relpath(target, root) if inside else ref.path
+    if inside and target.exists():
+        kind = "folder" if target.is_dir() else "file"
+        return True, _ref_evidence(ref, f"{ref.path}: {kind} {rel} is in the repo")
+    if inside:
+        arch = archives.holding(rel)
+        if arch is not None:
+            return True, _ref_evidence(
+                ref, f"{ref.path}: not extracted, but the repo ships it in {arch} (prepare extracts it)"
+            )
+    where = "outside the repo" if not inside else "neither in the repo nor in any archive it ships"
+    return False, _ref_evidence(ref, f"{ref.path}: the data the config reads is {where}")
+
+
+def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    configs = _configs(ctx, args)
+    if isinstance(configs, CheckOutcome):
+        return configs
     if not configs:
         return outcome(Verdict.NA, "no train_infer_python config to read the data paths from")
+    repo = Path(ctx.repo)
     refs = []
     for cfg in configs:
         refs.extend(data_refs(cfg, os.path.relpath(cfg, repo)))
@@ -167,33 +209,12 @@ def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return outcome(
             Verdict.NA, "the config names no data path (no data slot or data option in its commands)"
         )
-    archives: list[str] | None = None
+    archives = _Archives(repo)
     present: list[Evidence] = []
     missing: list[Evidence] = []
-    root = repo.resolve()
     for ref in refs:
-        target = (repo / ref.path).resolve() if not os.path.isabs(ref.path) else Path(ref.path)
-        inside = target == root or root in target.parents
-        rel = os.path.relpath(target, root) if inside else ref.path
-        if inside and target.exists():
-            kind = "folder" if target.is_dir() else "file"
-            present.append(_ref_evidence(ref, f"{ref.path}: {kind} {rel} is in the repo"))
-            continue
-        if inside:
-            if archives is None:
-                listed = shipped_files(repo, [f"**/*{ext}" for ext in _ARCHIVES])
-                archives = listed if isinstance(listed, list) else []
-            arch = _in_archives(repo, archives, rel)
-            if arch is not None:
-                present.append(
-                    _ref_evidence(
-                        ref,
-                        f"{ref.path}: not extracted, but the repo ships it in {arch} (prepare extracts it)",
-                    )
-                )
-                continue
-        where = "outside the repo" if not inside else "neither in the repo nor in any archive it ships"
-        missing.append(_ref_evidence(ref, f"{ref.path}: the data the config reads is {where}"))
+        found, evidence = _locate(repo, ref, archives)
+        (present if found else missing).append(evidence)
     data = {"paths": [r.path for r in refs]}
     if missing:
         return CheckOutcome(Verdict.FAIL, f"lite data missing: {missing[0].text}", (*missing, *present), data)

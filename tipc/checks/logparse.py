@@ -209,14 +209,19 @@ def iter_parsed(lines: list[tuple[int, str]]) -> list[ParsedLine]:
     return [parse_line(seg, no) for no, seg in lines]
 
 
+def _epoch_iter_index(lines: list[ParsedLine]) -> list[int]:
+    """epoch x iters-per-epoch + iter for each line (every line has an iter)."""
+    per_epoch = max((p.iter_total or 0) for p in lines) or max(int(p.iter or 0) for p in lines) + 1
+    first_epoch = min((p.epoch or 0) for p in lines)
+    return [((p.epoch or 0) - first_epoch) * per_epoch + int(p.iter or 0) for p in lines]
+
+
 def step_index(lines: list[ParsedLine]) -> list[int]:
     """A global iteration number per line: global_step, else epoch x iters-per-epoch + iter, else ordinal."""
     if lines and all(p.global_step is not None for p in lines):
         return [int(p.global_step) for p in lines if p.global_step is not None]
     if lines and all(p.iter is not None for p in lines):
-        per_epoch = max((p.iter_total or 0) for p in lines) or max(int(p.iter or 0) for p in lines) + 1
-        first_epoch = min((p.epoch or 0) for p in lines)
-        out = [((p.epoch or 0) - first_epoch) * per_epoch + int(p.iter or 0) for p in lines]
+        out = _epoch_iter_index(lines)
         # only trust it if strictly increasing; otherwise fall back to ordinals
         if all(b > a for a, b in itertools.pairwise(out)):
             return out

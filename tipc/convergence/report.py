@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +157,72 @@ def markdown(result: ConvergeResult) -> str:
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 
 
+@dataclass(frozen=True)
+class _Chart:
+    """A chart's size and the data range it maps onto it."""
+
+    width: int
+    height: int
+    lo_s: int
+    hi_s: int
+    lo_v: float
+    hi_v: float
+    pad: int = 44
+    top: int = 22
+
+    @classmethod
+    def of(cls, pts: list[tuple[int, float]], width: int, height: int) -> _Chart:
+        return cls(
+            width,
+            height,
+            min(p[0] for p in pts),
+            max(p[0] for p in pts),
+            min(p[1] for p in pts),
+            max(p[1] for p in pts),
+        )
+
+    def x(self, step: int) -> float:
+        span_s = (self.hi_s - self.lo_s) or 1
+        return self.pad + (step - self.lo_s) / span_s * (self.width - 2 * self.pad)
+
+    def y(self, value: float) -> float:
+        span_v = (self.hi_v - self.lo_v) or 1.0
+        plot = self.height - self.pad + 14 - self.top
+        return self.height - self.pad + 14 - (value - self.lo_v) / span_v * plot
+
+
+def _frame(c: _Chart, seg: SegmentResult, name: str) -> list[str]:
+    """The chart's opening tag, title, plot box, axis labels and legend."""
+    width, height, pad, top = c.width, c.height, c.pad, c.top
+    return [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+        f'aria-label="{html.escape(name)} at segment {seg.start_step}">',
+        f'<text x="{pad}" y="14" font-size="12" font-weight="bold">{html.escape(name)}</text>',
+        f'<rect x="{pad}" y="{top}" width="{width - 2 * pad}" height="{height - pad + 14 - top}" fill="none" '
+        'stroke="#ccc"/>',
+        f'<text x="{pad}" y="{height - 12}" font-size="10">step {c.lo_s}</text>',
+        f'<text x="{width - pad}" y="{height - 12}" font-size="10" text-anchor="end">step {c.hi_s}</text>',
+        f'<text x="2" y="{top + 8}" font-size="10">{html.escape(fmt(c.hi_v))}</text>',
+        f'<text x="2" y="{height - pad + 14}" font-size="10">{html.escape(fmt(c.lo_v))}</text>',
+        f'<text x="{width - pad}" y="14" font-size="10" text-anchor="end">'
+        '<tspan fill="#1f77b4">recorded ——</tspan> <tspan fill="#ff7f0e">new - - -</tspan></text>',
+    ]
+
+
+def _series(c: _Chart, points: list[tuple[int, float]], cls: str, dash: str, name: str) -> list[str]:
+    """One curve's polyline and a dot per point (NaN values left out)."""
+    path = " ".join(f"{c.x(s):.1f},{c.y(v):.1f}" for s, v in points if v == v)
+    colour = "#1f77b4" if cls == "recorded" else "#ff7f0e"
+    parts = [
+        f'<polyline class="{cls}" data-series="{html.escape(name)}" fill="none" stroke="{colour}"'
+        f'{dash} stroke-width="1.5" points="{path}"/>'
+    ]
+    for s, v in points:
+        if v == v:
+            parts.append(f'<circle cx="{c.x(s):.1f}" cy="{c.y(v):.1f}" r="2" fill="{colour}"/>')
+    return parts
+
+
 def svg(seg: SegmentResult, name: str, width: int = 360, height: int = 170) -> str:
     """One metric label of a segment: the recorded curve (solid) and the new one (dashed); failing steps
     circled in red. Each metric gets its own chart, since scales differ (a loss and an accuracy)."""
@@ -168,45 +235,15 @@ def svg(seg: SegmentResult, name: str, width: int = 360, height: int = 170) -> s
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="40">'
             f'<text x="4" y="20">{html.escape(name)}: no data</text></svg>'
         )
-    lo_s, hi_s = min(p[0] for p in pts), max(p[0] for p in pts)
-    lo_v, hi_v = min(p[1] for p in pts), max(p[1] for p in pts)
-    span_s = (hi_s - lo_s) or 1
-    span_v = (hi_v - lo_v) or 1.0
-    pad, top = 44, 22
-
-    def x(step: int) -> float:
-        return pad + (step - lo_s) / span_s * (width - 2 * pad)
-
-    def y(value: float) -> float:
-        return height - pad + 14 - (value - lo_v) / span_v * (height - pad + 14 - top)
-
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-        f'aria-label="{html.escape(name)} at segment {seg.start_step}">',
-        f'<text x="{pad}" y="14" font-size="12" font-weight="bold">{html.escape(name)}</text>',
-        f'<rect x="{pad}" y="{top}" width="{width - 2 * pad}" height="{height - pad + 14 - top}" fill="none" '
-        'stroke="#ccc"/>',
-        f'<text x="{pad}" y="{height - 12}" font-size="10">step {lo_s}</text>',
-        f'<text x="{width - pad}" y="{height - 12}" font-size="10" text-anchor="end">step {hi_s}</text>',
-        f'<text x="2" y="{top + 8}" font-size="10">{html.escape(fmt(hi_v))}</text>',
-        f'<text x="2" y="{height - pad + 14}" font-size="10">{html.escape(fmt(lo_v))}</text>',
-        f'<text x="{width - pad}" y="14" font-size="10" text-anchor="end">'
-        '<tspan fill="#1f77b4">recorded ——</tspan> <tspan fill="#ff7f0e">new - - -</tspan></text>',
-    ]
-    for points, cls, dash in ((recorded, "recorded", ""), (observed, "observed", ' stroke-dasharray="5,3"')):
-        path = " ".join(f"{x(s):.1f},{y(v):.1f}" for s, v in points if v == v)
-        colour = "#1f77b4" if cls == "recorded" else "#ff7f0e"
-        parts.append(
-            f'<polyline class="{cls}" data-series="{html.escape(name)}" fill="none" stroke="{colour}"'
-            f'{dash} stroke-width="1.5" points="{path}"/>'
-        )
-        for s, v in points:
-            if v == v:
-                parts.append(f'<circle cx="{x(s):.1f}" cy="{y(v):.1f}" r="2" fill="{colour}"/>')
+    chart = _Chart.of(pts, width, height)
+    parts = _frame(chart, seg, name)
+    parts += _series(chart, recorded, "recorded", "", name)
+    parts += _series(chart, observed, "observed", ' stroke-dasharray="5,3"', name)
     for s, v in observed:
         if s in failed and v == v:
             parts.append(
-                f'<circle class="failed" cx="{x(s):.1f}" cy="{y(v):.1f}" r="6" fill="none" stroke="#c00"/>'
+                f'<circle class="failed" cx="{chart.x(s):.1f}" cy="{chart.y(v):.1f}" r="6" fill="none" '
+                'stroke="#c00"/>'
             )
     parts.append("</svg>")
     return "".join(parts)

@@ -244,6 +244,86 @@ class _Seen:
         return "missing" if path in self.missing_reads or path not in self.writers else "run"
 
 
+def _step_nodes(
+    record: Any, accesses: Mapping[str, StepAccess]
+) -> tuple[list[StepNode], list[tuple[StepNode, StepAccess]]]:
+    """Every planned step as a node, and the usable ones with their recorded access."""
+    steps: list[StepNode] = []
+    per_step: list[tuple[StepNode, StepAccess]] = []
+    for index, step in enumerate(record.plan.steps):
+        result = record.result(step.id)
+        access = _lookup(accesses, step.id)
+        ok = usable(result, access)
+        status = getattr(result.status, "value", str(result.status)) if result is not None else "not run"
+        node = StepNode(step.id, getattr(step.stage, "value", str(step.stage)), status, ok, index)
+        steps.append(node)
+        if ok and access is not None:
+            per_step.append((node, access))
+    return steps, per_step
+
+
+def _stat(path: str) -> tuple[bool, float | None, int | None]:
+    """Whether the file exists now, its mtime and size."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False, None, None
+    return True, st.st_mtime, st.st_size
+
+
+@dataclass(frozen=True)
+class _Files:
+    """What a file's node needs besides its path: the repo, what git and the sandbox know, the access."""
+
+    repo_abs: str
+    committed: set[str] | None
+    changed: set[str] | None
+    started: float
+    seen: _Seen
+    per_step: list[tuple[StepNode, StepAccess]]
+    siblings: set[str]
+
+    def origin(self, path: str, exists: bool, mtime: float | None) -> str:
+        if not _within(path, self.repo_abs):
+            return "external"
+        if self.committed is not None and path in self.committed:
+            return "committed"
+        return self.seen.origin(path, exists, mtime, self.changed, self.started)
+
+    def sha256(self, path: str) -> str | None:
+        """The last usable step's recorded fingerprint of the file."""
+        sha = None
+        for _, access in self.per_step:
+            fp = access.fingerprint(path)
+            if fp is not None and fp.sha256:
+                sha = fp.sha256
+        return sha
+
+    def node(self, path: str) -> FileNode:
+        writers, readers = self.seen.writers, self.seen.readers
+        rel = os.path.relpath(path, self.repo_abs) if _within(path, self.repo_abs) else path
+        exists, mtime, size = _stat(path)
+        kind = file_kind(path, self.seen.vias.get(path, set()), self.siblings)
+        origin = self.origin(path, exists, mtime)
+        sha = self.sha256(path)
+        date = None
+        if origin == "committed" and kind in ("weights", "model") and path in readers:
+            date = commit_date(Path(self.repo_abs), path)
+        return FileNode(
+            path=rel,
+            abspath=path,
+            kind=kind,
+            origin=origin,
+            written_by=tuple(dict.fromkeys(n.id for n in writers.get(path, []))),
+            read_by=tuple(dict.fromkeys(n.id for n in readers.get(path, []))),
+            exists=exists,
+            mtime=mtime,
+            size=size,
+            sha256=sha,
+            commit_date=date,
+        )
+
+
 def build_graph(
     record: Any,
     accesses: Mapping[str, StepAccess],
@@ -266,64 +346,13 @@ def build_graph(
     in_git = committed is not None
     started = float(getattr(record, "started", 0.0) or 0.0)
 
-    steps: list[StepNode] = []
-    per_step: list[tuple[StepNode, StepAccess]] = []
-    for index, step in enumerate(record.plan.steps):
-        result = record.result(step.id)
-        access = _lookup(accesses, step.id)
-        ok = usable(result, access)
-        status = getattr(result.status, "value", str(result.status)) if result is not None else "not run"
-        node = StepNode(step.id, getattr(step.stage, "value", str(step.stage)), status, ok, index)
-        steps.append(node)
-        if ok and access is not None:
-            per_step.append((node, access))
-
+    steps, per_step = _step_nodes(record, accesses)
     seen = _Seen.of(per_step)
-    writers, readers = seen.writers, seen.readers
-    paths = sorted(set(writers) | set(readers))
-    siblings = set(paths)
-
-    files: list[FileNode] = []
-    by_path: dict[str, FileNode] = {}
-    for path in paths:
-        rel = os.path.relpath(path, repo_abs) if _within(path, repo_abs) else path
-        try:
-            st = os.stat(path)
-            exists, mtime, size = True, st.st_mtime, st.st_size
-        except OSError:
-            exists, mtime, size = False, None, None
-        kind = file_kind(path, seen.vias.get(path, set()), siblings)
-        if not _within(path, repo_abs):
-            origin = "external"
-        elif committed is not None and path in committed:
-            origin = "committed"
-        else:
-            origin = seen.origin(path, exists, mtime, changed, started)
-        sha = None
-        for _, access in per_step:
-            fp = access.fingerprint(path)
-            if fp is not None and fp.sha256:
-                sha = fp.sha256
-        date = None
-        if origin == "committed" and kind in ("weights", "model") and path in readers:
-            date = commit_date(Path(repo_abs), path)
-        fnode = FileNode(
-            path=rel,
-            abspath=path,
-            kind=kind,
-            origin=origin,
-            written_by=tuple(dict.fromkeys(n.id for n in writers.get(path, []))),
-            read_by=tuple(dict.fromkeys(n.id for n in readers.get(path, []))),
-            exists=exists,
-            mtime=mtime,
-            size=size,
-            sha256=sha,
-            commit_date=date,
-        )
-        files.append(fnode)
-        by_path[path] = fnode
-
-    edges = _edges(per_step, writers, by_path)
+    paths = sorted(set(seen.writers) | set(seen.readers))
+    context = _Files(repo_abs, committed, changed, started, seen, per_step, set(paths))
+    files = [context.node(path) for path in paths]
+    by_path = {f.abspath: f for f in files}
+    edges = _edges(per_step, seen.writers, by_path)
     return LineageGraph(tuple(steps), tuple(files), edges, git=in_git)
 
 

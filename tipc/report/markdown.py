@@ -137,18 +137,16 @@ def _failed_steps(report: Report, max_lines: int) -> list[str]:
     return out
 
 
-def _render(report: Report, max_lines: int) -> str:
-    out: list[str] = []
+def _header(report: Report) -> list[str]:
+    """The title, what was checked, the environment and sandbox lines and the rule counts."""
     counts = ", ".join(f"{n} {v}" for v, n in report.counts().items() if n)
-    out.append(f"## {ICON[report.overall]} tipc check: {report.overall}")
-    out.append("")
+    out = [f"## {ICON[report.overall]} tipc check: {report.overall}", ""]
     meta = [f"repo {inline(report.repo)}", f"rulesets {', '.join(inline(r) for r in report.rulesets)}"]
     if report.run is not None:
         meta.append(f"config {inline(report.run.config)}")
         meta.append(f"mode {inline(report.run.mode)}" + (" (reused run)" if report.run.reused else ""))
     meta.append(f"tipc {report.tool_version}")
-    out.append(" · ".join(meta))
-    out.append("")
+    out.extend([" · ".join(meta), ""])
     if report.run is not None and report.run.environment_lines:
         out.extend(f"> {_escape_text(line)}  " for line in report.run.environment_lines)
         out.append("")
@@ -162,7 +160,12 @@ def _render(report: Report, max_lines: int) -> str:
         + (f" · **lint errors:** {len(report.lint_errors)}" if report.lint_errors else "")
     )
     out.append("")
-    out.extend(_failed_steps(report, max_lines))
+    return out
+
+
+def _rules(report: Report, max_lines: int) -> list[str]:
+    """The failing and warning rules with their evidence, then the table of all rules and the figures."""
+    out: list[str] = []
     attention = [r for r in report.rules if r.verdict in (Verdict.FAIL, Verdict.WARN) or r.error]
     if attention:
         out.extend(["### Needs attention", ""])
@@ -175,22 +178,34 @@ def _render(report: Report, max_lines: int) -> str:
     figures = [line for r in report.rules for line in _figures(r)]
     if figures:
         out.extend(["### Figures", "", *figures, ""])
-    if report.run is not None:
-        out.extend(
-            [
-                "### Steps",
-                "",
-                "| Step | Stage | Status | Time | Peak RSS | Peak GPU mem |",
-                "|---|---|---|---|---|---|",
-            ]
+    return out
+
+
+def _steps(report: Report) -> list[str]:
+    """The run's steps table: status, time and peak memory of each."""
+    if report.run is None:
+        return []
+    out = [
+        "### Steps",
+        "",
+        "| Step | Stage | Status | Time | Peak RSS | Peak GPU mem |",
+        "|---|---|---|---|---|---|",
+    ]
+    for s in report.run.steps:
+        status = s.status + (f" (exit {s.exit_code})" if s.exit_code not in (None, 0) else "")
+        out.append(
+            f"| {cell(s.id)} | {cell(s.stage)} | {cell(status)} | {fmt_seconds(s.duration_s)} | "
+            f"{human_bytes(s.peak_rss_bytes)} | {human_bytes(s.peak_gpu_mem_bytes)} |"
         )
-        for s in report.run.steps:
-            status = s.status + (f" (exit {s.exit_code})" if s.exit_code not in (None, 0) else "")
-            out.append(
-                f"| {cell(s.id)} | {cell(s.stage)} | {cell(status)} | {fmt_seconds(s.duration_s)} | "
-                f"{human_bytes(s.peak_rss_bytes)} | {human_bytes(s.peak_gpu_mem_bytes)} |"
-            )
-        out.append("")
+    out.append("")
+    return out
+
+
+def _render(report: Report, max_lines: int) -> str:
+    out = _header(report)
+    out.extend(_failed_steps(report, max_lines))
+    out.extend(_rules(report, max_lines))
+    out.extend(_steps(report))
     if report.findings:
         out.extend(["### Config lint", ""])
         out.extend(f"- {inline(f.format())}" for f in report.findings)

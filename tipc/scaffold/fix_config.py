@@ -47,8 +47,8 @@ def _bool_word(token: str, *, lenient: bool) -> str | None:
     return None
 
 
-def fix_text(raw: str, dialect: str | None = None) -> FixReport:
-    fixes: list[str] = []
+def _lines(raw: str, fixes: list[str]) -> list[str]:
+    """The input's lines without a BOM, with LF ends, and noting a missing final newline."""
     text = raw
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -62,46 +62,59 @@ def fix_text(raw: str, dialect: str | None = None) -> FixReport:
         in_lines.pop()
     else:
         fixes.append(f"line {len(in_lines)}: added the missing final newline")
+    return in_lines
+
+
+def _non_blank(in_lines: list[str], fixes: list[str]) -> list[tuple[int, str]]:
+    """The non-blank lines with their numbers in the input."""
     kept: list[tuple[int, str]] = []
     for number, line in enumerate(in_lines, 1):
         if not line.strip():
             fixes.append(f"line {number}: removed a blank line (bash drops it, shifting every later slot)")
             continue
         kept.append((number, line))
+    return kept
+
+
+def _fixed_value(number: int, key: str, value: str, slot: str | None, fixes: list[str]) -> str:
+    """A slot's value with a blank stage script made null and boolean typos corrected."""
+    if slot in STAGE_SLOTS and value == "":
+        value = "null"
+        fixes.append(f"line {number}: blank stage script for {key} -> null (only null skips a stage)")
+    # Misspellings anywhere; lower-case true/false only where the scripts test the exact words.
+    lenient = slot in BOOL_SLOTS
+    tokens = value.split("|")
+    fixed = [(_bool_word(t, lenient=lenient) or t) if re.fullmatch(r"[A-Za-z]+", t) else t for t in tokens]
+    if fixed != tokens:
+        fixes.append(
+            f"line {number}: {value!r} -> {'|'.join(fixed)!r} "
+            "(the scripts compare with the exact words True/False)"
+        )
+        value = "|".join(fixed)
+    return value
+
+
+def _fixed_line(number: int, line: str, slot: str | None, fixes: list[str]) -> str:
+    if line.lstrip().startswith(("==", "#")) or ":" not in line:
+        new = line.strip()
+    else:
+        key, _, value = line.partition(":")
+        new_key = key.strip()
+        new = f"{new_key}:{_fixed_value(number, new_key, value.strip(), slot, fixes)}"
+    if new != line and not any(f.startswith(f"line {number}:") for f in fixes):
+        fixes.append(f"line {number}: {line!r} -> {new!r} (stray spaces)")
+    return new
+
+
+def fix_text(raw: str, dialect: str | None = None) -> FixReport:
+    fixes: list[str] = []
+    kept = _non_blank(_lines(raw, fixes), fixes)
     dialect = dialect or guess_dialect([ln for _, ln in kept])
     by_line = {line: name for name, line in slots_of(dialect).items()}
-
-    out: list[str] = []
-    for position, (number, line) in enumerate(kept, 1):
-        slot = by_line.get(position)
-        new = line
-        if new.lstrip().startswith(("==", "#")) or ":" not in new:
-            new = new.strip()
-        else:
-            key, _, value = new.partition(":")
-            new_key = key.strip()
-            new_value = value.strip()
-            if slot in STAGE_SLOTS and new_value == "":
-                new_value = "null"
-                fixes.append(
-                    f"line {number}: blank stage script for {new_key} -> null (only null skips a stage)"
-                )
-            # Misspellings anywhere; lower-case true/false only where the scripts test the exact words.
-            lenient = slot in BOOL_SLOTS
-            tokens = new_value.split("|")
-            fixed = [
-                (_bool_word(t, lenient=lenient) or t) if re.fullmatch(r"[A-Za-z]+", t) else t for t in tokens
-            ]
-            if fixed != tokens:
-                fixes.append(
-                    f"line {number}: {new_value!r} -> {'|'.join(fixed)!r} "
-                    "(the scripts compare with the exact words True/False)"
-                )
-                new_value = "|".join(fixed)
-            new = f"{new_key}:{new_value}"
-        if new != line and not any(f.startswith(f"line {number}:") for f in fixes):
-            fixes.append(f"line {number}: {line!r} -> {new!r} (stray spaces)")
-        out.append(new)
+    out = [
+        _fixed_line(number, line, by_line.get(position), fixes)
+        for position, (number, line) in enumerate(kept, 1)
+    ]
     fixes.sort(key=_line_of)
     return FixReport("".join(line + "\n" for line in out), dialect, fixes)
 
