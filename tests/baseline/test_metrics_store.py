@@ -3,6 +3,7 @@ file: built from repeated runs, written, read back, human choices kept on re-rec
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,13 @@ def test_a_train_log_without_iteration_lines_has_no_loss_or_throughput(tmp_path:
     m = extract(record, tmp_path).metrics
     assert not any(n.startswith("train.loss.") for n in m) and "train.avg_ips" not in m
     assert m["train.eval.acc"].value == 0.5 and m["train.eval.acc"].source == "out/train.log:2"
+
+
+def test_a_window_holding_both_infinities_has_a_nan_mean_not_a_crash(tmp_path: Path) -> None:
+    record = _record(tmp_path)
+    log = TRAIN_LOG.replace("loss: 2.3000", "loss: inf").replace("loss: 2.0000", "loss: -inf")
+    (tmp_path / "out" / "train.log").write_text(log)
+    m = extract(record, tmp_path).metrics
+    windows = sorted(n for n in m if n.startswith("train.loss.window"))
+    assert math.isnan(m[windows[0]].value) and all(math.isfinite(m[n].value) for n in windows[1:])
+    assert m["train.loss.min"].value == 0.4

@@ -111,7 +111,15 @@ def _loss_metrics(iters: list[ParsedLine], where: str, out: dict[str, Metric]) -
             chunk = values[i * len(values) // LOSS_WINDOWS : (i + 1) * len(values) // LOSS_WINDOWS]
             name = f"train.loss.window{i + 1}of{LOSS_WINDOWS}"
             span = f"{where}:{chunk[0][1]}-{chunk[-1][1]}"
-            out[name] = Metric(name, statistics.fmean(v for v, _ in chunk), "", EFFECT, LOWER, span)
+            out[name] = Metric(name, _mean([v for v, _ in chunk]), "", EFFECT, LOWER, span)
+
+
+def _mean(values: list[float]) -> float:
+    """The mean; nan for a window holding both +inf and -inf (a diverged log), which has none."""
+    try:
+        return statistics.fmean(values)
+    except ValueError:
+        return math.nan
 
 
 def _ips_metric(iters: list[ParsedLine], where: str, out: dict[str, Metric]) -> None:
