@@ -84,6 +84,7 @@ def test_crashing_script_fails(tmp_path: Path) -> None:
     (r / "infer.py").write_text("raise SystemExit(3)\n")
     out = CHECKS["predict_infer_agreement"](ctx_for(r, record(r)))
     assert out.verdict is Verdict.FAIL and "infer exited 3" in out.summary
+    assert out.data["logs"][-1].endswith("/infer_0.log")  # the logs it ran, as on a PASS
 
 
 def test_parse_predictions(tmp_path: Path) -> None:
@@ -238,6 +239,7 @@ def test_an_infer_script_that_prints_no_result_fails(tmp_path: Path) -> None:
     assert out.verdict is Verdict.FAIL
     assert out.summary == "infer printed no class_id line for lite_data/test"
     assert str(out.evidence[0].path).endswith("tipc_predict_infer/infer_0.log")
+    assert out.data["logs"][-1] == out.evidence[0].path
 
 
 def test_inference_steps_it_cannot_use(tmp_path: Path) -> None:

@@ -441,7 +441,7 @@ class _Runner:
                 Verdict.FAIL,
                 f"{kind} {why} on {image}",
                 Evidence(" ".join(argv), path=rel),
-                data={"logs": results.logs},
+                logs=results.logs,
             )
         got = parse_predictions(log)
         if not got:
@@ -449,7 +449,7 @@ class _Runner:
                 Verdict.FAIL,
                 f"{kind} printed no class_id line for {image}",
                 Evidence(" ".join(argv), path=rel),
-                data={"logs": results.logs},
+                logs=results.logs,
             )
         for g in got:
             g["log"] = rel
