@@ -356,6 +356,68 @@ class _Server:
     log: Path
 
 
+@dataclass(frozen=True)
+class _Launched:
+    """A background step's process, just started: what its readiness wait and outcome need."""
+
+    handle: proc.Background
+    stop_monitor: Callable[[], Resources]
+    base: StepResult  # FAILED, with its start time and pid
+    port: int | None  # the port its ready_url names on this machine
+
+
+def _server_refused(step: Step, cwd: Path, base: StepResult) -> StepResult | None:
+    """Why a background step cannot even start: a missing working directory or an unusable ready_url."""
+    if not cwd.is_dir():
+        return replace(base, reason=f"working directory {step.cwd} does not exist")
+    if step.ready_url and urllib.parse.urlsplit(step.ready_url).scheme not in ("http", "https", "tcp"):
+        return replace(
+            base, reason=f"ready_url {step.ready_url!r}: expected http://, https:// or tcp://host:port"
+        )
+    return None
+
+
+def _port_taken(port: int | None, base: StepResult) -> StepResult | None:
+    """FAILED if something already listens on the server's port before it starts."""
+    from tipc.sandbox import ports
+
+    holder = ports.taken_by(port) if port is not None and ports.readable() else None
+    if port is not None and holder is not None:
+        # Whatever answers there is not this run's server, which cannot bind the port: never a pass.
+        return replace(
+            base,
+            started=time.time(),
+            ended=time.time(),
+            reason=f"port {port} was already in use before the server started (held by {holder}); "
+            "the server cannot bind it and what answers there is not the repo's server",
+        )
+    return None
+
+
+def _not_ready(launched: _Launched, url: str | None, limit: float) -> StepResult:
+    """A server that exited before it answered (FAILED) or never answered in time (TIMEOUT), stopped."""
+    code = launched.handle.poll()
+    with proc.shielded():
+        stopped = launched.handle.stop()
+    resources = launched.stop_monitor()
+    if code is not None:
+        return replace(
+            launched.base,
+            ended=time.time(),
+            exit_code=code,
+            resources=resources,
+            reason=f"server {_describe_exit(code)} before it answered at {url}",
+        )
+    return replace(
+        launched.base,
+        status=Status.TIMEOUT,
+        ended=time.time(),
+        exit_code=None,
+        resources=resources,
+        reason=f"server never answered at {url} within {limit:g} s; stopped (exit {stopped})",
+    )
+
+
 class _Execution:
     def __init__(self, plan: Plan, options: RunOptions, observer: Observer) -> None:
         self.plan = plan
@@ -733,25 +795,15 @@ class _Execution:
         env, delta = self._env(step)
         cwd = self.repo / step.cwd
         base = StepResult(step.id, Status.FAILED, log=log_rel, argv=argv, env_delta=delta)
-        if not cwd.is_dir():
-            return replace(base, reason=f"working directory {step.cwd} does not exist")
-        if step.ready_url and urllib.parse.urlsplit(step.ready_url).scheme not in ("http", "https", "tcp"):
-            return replace(
-                base, reason=f"ready_url {step.ready_url!r}: expected http://, https:// or tcp://host:port"
-            )
+        refused = _server_refused(step, cwd, base)
+        if refused is not None:
+            return refused
         from tipc.sandbox import ports
 
         port = ports.local_port(step.ready_url) if step.ready_url else None
-        holder = ports.taken_by(port) if port is not None and ports.readable() else None
-        if port is not None and holder is not None:
-            # Whatever answers there is not this run's server, which cannot bind the port: never a pass.
-            return replace(
-                base,
-                started=time.time(),
-                ended=time.time(),
-                reason=f"port {port} was already in use before the server started (held by {holder}); "
-                "the server cannot bind it and what answers there is not the repo's server",
-            )
+        taken = _port_taken(port, base)
+        if taken is not None:
+            return taken
         started = time.time()
         try:
             handle = proc.Background(argv, cwd=cwd, env=env, log_path=log)
@@ -762,20 +814,36 @@ class _Execution:
                 ended=time.time(),
                 reason=f"cannot start {argv[0]!r}: {exc.strerror or exc}",
             )
-        base = replace(base, started=started, pid=handle.pid)
-        if self.options.monitor:
-            mon = Monitor(handle.pid).start()
-            stop_monitor: Callable[[], Resources] = mon.stop
-        else:
-            stop_monitor = Resources
+        launched = _Launched(
+            handle, self._server_monitor(handle.pid), replace(base, started=started, pid=handle.pid), port
+        )
+        limit = self._ready_limit(step)
+        t0 = time.monotonic()
+        ready = self._await_ready(step, launched, limit)
+        return self._server_outcome(index, step, log, launched, ready, limit, t0)
+
+    def _server_monitor(self, pid: int) -> Callable[[], Resources]:
+        """Stops the server's resource sampling and gives its numbers (nothing is sampled without monitor)."""
+        if not self.options.monitor:
+            return Resources
+        return Monitor(pid).start().stop
+
+    def _ready_limit(self, step: Step) -> float:
+        """How long a background step may take to answer (its timeout_s, else ready_timeout_s), within the
+        run limit."""
         limit = step.timeout_s if step.timeout_s is not None else self.options.ready_timeout_s
         if self.deadline is not None:
             limit = min(limit, max(0.0, self.deadline - time.monotonic()))
+        return limit
+
+    def _await_ready(self, step: Step, launched: _Launched, limit: float) -> bool:
+        """Poll the step's ready_url until it answers, the server exits, or the limit passes (no ready_url:
+        ready at once). Interrupted, the server and its sampling are stopped before the interrupt goes on."""
         url = step.ready_url
-        t0 = time.monotonic()
         ready = url is None
         if url is None:
             self.notes.append(f"{step.id}: background step without ready_url; not polled for readiness")
+        handle = launched.handle
         try:
             if not ready:  # until it answers, exits, or the limit passes
                 ready = bool(
@@ -789,51 +857,49 @@ class _Execution:
         except BaseException:
             with proc.shielded():
                 handle.stop()
-                stop_monitor()
+                launched.stop_monitor()
             raise
+        return ready
+
+    def _server_outcome(
+        self,
+        index: int,
+        step: Step,
+        log: Path,
+        launched: _Launched,
+        ready: bool,
+        limit: float,
+        t0: float,
+    ) -> StepResult:
+        """PASSED (and kept running until its last dependent is done) if it answered and holds its port;
+        else stopped, with why."""
+        from tipc.sandbox import ports
+
+        handle, url = launched.handle, step.ready_url
         foreign = None
-        if ready and handle.poll() is None and port is not None:
-            foreign = ports.held_by_others(port, handle.tree())
+        if ready and handle.poll() is None and launched.port is not None:
+            foreign = ports.held_by_others(launched.port, handle.tree())
         if foreign is not None:
             with proc.shielded():
                 stopped = handle.stop()
             return replace(
-                base,
+                launched.base,
                 ended=time.time(),
                 exit_code=stopped,
-                resources=stop_monitor(),
+                resources=launched.stop_monitor(),
                 reason=f"something answered at {url}, but the port is not held by the server tipc started "
                 f"(held by {foreign}); the server is not ready",
             )
         if ready and handle.poll() is None:
             waited = time.monotonic() - t0
             result = replace(
-                base,
+                launched.base,
                 status=Status.PASSED,
                 reason=f"running; ready after {waited:.1f} s" + (f" at {url}" if url else ""),
             )
-            self.servers[step.id] = _Server(step, index, handle, stop_monitor, result, log)
+            self.servers[step.id] = _Server(step, index, handle, launched.stop_monitor, result, log)
             return result
-        code = handle.poll()
-        with proc.shielded():
-            stopped = handle.stop()
-        resources = stop_monitor()
-        if code is not None:
-            return replace(
-                base,
-                ended=time.time(),
-                exit_code=code,
-                resources=resources,
-                reason=f"server {_describe_exit(code)} before it answered at {url}",
-            )
-        return replace(
-            base,
-            status=Status.TIMEOUT,
-            ended=time.time(),
-            exit_code=None,
-            resources=resources,
-            reason=f"server never answered at {url} within {limit:g} s; stopped (exit {stopped})",
-        )
+        return _not_ready(launched, url, limit)
 
     def _stop_server(self, step_id: str, *, interrupted: bool = False) -> None:
         server = self.servers.pop(step_id, None)
