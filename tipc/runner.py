@@ -962,6 +962,26 @@ class _Execution:
         return reusable
 
     def run(self) -> RunRecord:
+        reusable = self._begin()
+        current: tuple[int, Step] | None = None
+        interrupted = False
+        try:
+            for index, step in enumerate(self.plan.steps, start=1):
+                current = (index, step)
+                self._next(index, step, reusable)
+                current = None
+            for sid in list(self.servers):
+                self._stop_server(sid)
+        except KeyboardInterrupt:
+            interrupted = True
+            self._interrupted(current)
+        finally:
+            self._close(interrupted=interrupted)
+        self.observer.plan_finished(self.plan, self.record)
+        return self.record
+
+    def _begin(self) -> dict[str, StepResult]:
+        """Folders, interpreter substitution, the first record, facts gathering; the results to reuse."""
         plan, options = self.plan, self.options
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.record_file.parent.mkdir(parents=True, exist_ok=True)
@@ -970,12 +990,7 @@ class _Execution:
         self.notes.extend(subst_notes)
         for note in self.notes:
             _notice(self.observer, note)
-        interpreters = [_interpreter_of(s) for s in plan.steps]
-        first = next((p for p in interpreters if p is not None), None)
-        run_python = self.mapping.get(first, first) if first is not None else sys.executable
-        run_python = shutil.which(run_python) or run_python
-
-        self.first_python = first
+        self.first_python, run_python = self._run_python()
         self._fresh_results_log()
         self.record = RunRecord(
             plan=plan,
@@ -989,67 +1004,71 @@ class _Execution:
         facts_env = {**proc.base_env(), **dict(options.extra_env), **dict(options.forced_env)}
         self.facts = _Facts(run_python, self.repo, options.probe_versions, facts_env).start()
         self.observer.plan_started(plan)
-        current: tuple[int, Step] | None = None
-        interrupted = False
-        try:
-            for index, step in enumerate(plan.steps, start=1):
-                current = (index, step)
-                _, status_command = _substituted(step, self.mapping)
-                if step.id in reusable:
-                    self._finish(index, step, reusable[step.id], status_command)
-                    continue
-                gated = self._gate(step)
-                if gated is not None:
-                    self._finish(index, step, gated, status_command)
-                    self._stop_servers_done_with(index - 1)
-                    continue
-                self.observer.step_started(index, self.total, step)
-                if step.background:
-                    result = self._start_server(index, step)
-                    if step.id in self.servers:
-                        self._save(result)  # provisional; the final status is written when it stops
-                        self.observer.step_finished(index, self.total, step, result)
-                    else:
-                        self._finish(index, step, result, status_command)
-                else:
-                    result = self._run_step(index, step)
-                    self._finish(index, step, result, status_command)
-                    if result.status is Status.INTERRUPTED:
-                        raise KeyboardInterrupt
-                self._stop_servers_done_with(index - 1)
-                current = None
-            for sid in list(self.servers):
-                self._stop_server(sid)
-        except KeyboardInterrupt:
-            interrupted = True
-            with proc.shielded():
-                if self.facts is not None:
-                    self.facts.cancel()
-                if current is not None and self.record.result(current[1].id) is None:
-                    index, step = current
-                    self._finish(
-                        index,
-                        step,
-                        StepResult(step.id, Status.INTERRUPTED, reason="interrupted (Ctrl-C)"),
-                        "",
-                    )
-                for sid in list(self.servers):
-                    self._stop_server(sid, interrupted=True)
-        finally:
-            with proc.shielded():
-                for sid in list(self.servers):
-                    self._stop_server(sid, interrupted=True)
-                # The probes end by themselves (each has a time limit); after Ctrl-C they are not waited for.
-                self._merge_facts(wait=True, timeout_s=2.0 if interrupted else None)
-                self.record = replace(
-                    self.record,
-                    ended=time.time(),
-                    notes=tuple(dict.fromkeys(self.notes)),
-                    sandbox=_sandbox_json(),
+        return reusable
+
+    def _run_python(self) -> tuple[str | None, str]:
+        """The first python the plan's steps name, and the interpreter the run reports (substituted)."""
+        interpreters = [_interpreter_of(s) for s in self.plan.steps]
+        first = next((p for p in interpreters if p is not None), None)
+        run_python = self.mapping.get(first, first) if first is not None else sys.executable
+        return first, shutil.which(run_python) or run_python
+
+    def _next(self, index: int, step: Step, reusable: Mapping[str, StepResult]) -> None:
+        """Reuse, gate or run one step; a step Ctrl-C cut short is recorded, then KeyboardInterrupt raised."""
+        _, status_command = _substituted(step, self.mapping)
+        if step.id in reusable:
+            self._finish(index, step, reusable[step.id], status_command)
+            return
+        gated = self._gate(step)
+        if gated is not None:
+            self._finish(index, step, gated, status_command)
+            self._stop_servers_done_with(index - 1)
+            return
+        self.observer.step_started(index, self.total, step)
+        if step.background:
+            result = self._start_server(index, step)
+            if step.id in self.servers:
+                self._save(result)  # provisional; the final status is written when it stops
+                self.observer.step_finished(index, self.total, step, result)
+            else:
+                self._finish(index, step, result, status_command)
+        else:
+            result = self._run_step(index, step)
+            self._finish(index, step, result, status_command)
+            if result.status is Status.INTERRUPTED:
+                raise KeyboardInterrupt
+        self._stop_servers_done_with(index - 1)
+
+    def _interrupted(self, current: tuple[int, Step] | None) -> None:
+        """After Ctrl-C: the facts probes cancelled, the step it cut short recorded, the servers stopped."""
+        with proc.shielded():
+            if self.facts is not None:
+                self.facts.cancel()
+            if current is not None and self.record.result(current[1].id) is None:
+                index, step = current
+                self._finish(
+                    index,
+                    step,
+                    StepResult(step.id, Status.INTERRUPTED, reason="interrupted (Ctrl-C)"),
+                    "",
                 )
-                self.writer.write(self.record)
-        self.observer.plan_finished(plan, self.record)
-        return self.record
+            for sid in list(self.servers):
+                self._stop_server(sid, interrupted=True)
+
+    def _close(self, *, interrupted: bool) -> None:
+        """Whatever happened: servers stopped, facts merged, the final record written."""
+        with proc.shielded():
+            for sid in list(self.servers):
+                self._stop_server(sid, interrupted=True)
+            # The probes end by themselves (each has a time limit); after Ctrl-C they are not waited for.
+            self._merge_facts(wait=True, timeout_s=2.0 if interrupted else None)
+            self.record = replace(
+                self.record,
+                ended=time.time(),
+                notes=tuple(dict.fromkeys(self.notes)),
+                sandbox=_sandbox_json(),
+            )
+            self.writer.write(self.record)
 
 
 _DIAGNOSED = frozenset({Status.FAILED, Status.TIMEOUT})
