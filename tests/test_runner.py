@@ -664,6 +664,19 @@ def test_interrupt_while_a_server_runs_stops_the_server(repo: Path) -> None:
     assert exit_code(record) == 130
 
 
+def test_interrupt_while_a_server_is_polled_stops_it(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def ctrl_c(url: str, timeout_s: float) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner_mod, "probe", ctrl_c)
+    port = free_port()
+    record = execute(_server_plan(repo, port), FAST)
+    assert statuses(record) == {"serve": Status.INTERRUPTED}
+    assert exit_code(record) == 130
+    left = [p for p in psutil.Process().children(recursive=True) if str(port) in " ".join(p.cmdline())]
+    assert left == []  # the server's group was stopped
+
+
 def test_previous_record_of_another_mode_is_not_reused(repo: Path) -> None:
     plan = make_plan(repo, [step("a", "print(1)")])
     execute(plan, FAST)
