@@ -523,6 +523,50 @@ def test_server_never_ready_times_out_and_is_stopped(repo: Path) -> None:
     assert statuses(record)["client"] is Status.BLOCKED
 
 
+def test_server_without_ready_url_is_ready_at_once_and_noted(repo: Path) -> None:
+    serve = Step("serve", Stage.SERVE, (PY, "-c", "import time; time.sleep(60)"), background=True)
+    client = Step("client", Stage.CLIENT, (PY, "-c", "print(1)"), depends_on=("serve",))
+    record = execute(make_plan(repo, [serve, client]), FAST)
+    assert statuses(record) == {"serve": Status.PASSED, "client": Status.PASSED}
+    r = record.result("serve")
+    assert r is not None and r.reason.startswith("ready after") and "stopped by tipc" in r.reason
+    assert r.pid is not None and gone(r.pid)
+    assert any("background step without ready_url" in n for n in record.notes), record.notes
+
+
+def test_server_that_cannot_start_fails_without_a_process(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(argv: Any, **kw: Any) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(runner_mod.proc, "Background", refused)
+    missing = Step("nodir", Stage.SERVE, (PY, "-c", "print(1)"), background=True, cwd="no/such/dir")
+    absent = Step("noexe", Stage.SERVE, (str(repo / "server"),), background=True)
+    record = execute(make_plan(repo, [missing, absent]), FAST)
+    nodir, noexe = record.result("nodir"), record.result("noexe")
+    assert nodir is not None and nodir.status is Status.FAILED and nodir.pid is None
+    assert nodir.reason == "working directory no/such/dir does not exist"
+    assert noexe is not None and noexe.status is Status.FAILED and noexe.pid is None
+    assert noexe.reason == f"cannot start {str(repo / 'server')!r}: Permission denied"
+    assert noexe.started is not None and noexe.ended is not None
+
+
+def test_server_whose_port_another_process_holds_is_not_ready(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tipc.sandbox import ports
+
+    # Something else answering on the port once the server is up: the server step fails and is stopped.
+    monkeypatch.setattr(ports, "held_by_others", lambda port, tree: "pid 1 (someone)")
+    record = execute(_server_plan(repo, free_port()), FAST)
+    serve = record.result("serve")
+    assert serve is not None and serve.status is Status.FAILED
+    assert "the port is not held by the server tipc started (held by pid 1 (someone))" in serve.reason
+    assert serve.pid is not None and gone(serve.pid)
+    assert statuses(record)["client0"] is Status.BLOCKED
+
+
 def test_unknown_dependency_blocks(repo: Path) -> None:
     record = execute(make_plan(repo, [step("x", "print(1)", depends_on=("ghost",))]), FAST)
     x = record.result("x")
@@ -618,6 +662,19 @@ def test_interrupt_while_a_server_runs_stops_the_server(repo: Path) -> None:
     assert serve.pid is not None and gone(serve.pid)
     assert client is not None and client.status is Status.INTERRUPTED
     assert exit_code(record) == 130
+
+
+def test_interrupt_while_a_server_is_polled_stops_it(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def ctrl_c(url: str, timeout_s: float) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner_mod, "probe", ctrl_c)
+    port = free_port()
+    record = execute(_server_plan(repo, port), FAST)
+    assert statuses(record) == {"serve": Status.INTERRUPTED}
+    assert exit_code(record) == 130
+    left = [p for p in psutil.Process().children(recursive=True) if str(port) in " ".join(p.cmdline())]
+    assert left == []  # the server's group was stopped
 
 
 def test_previous_record_of_another_mode_is_not_reused(repo: Path) -> None:
@@ -780,6 +837,7 @@ def test_the_environment_probe_is_stopped_on_cancel(tmp_path: Path) -> None:
     )
     facts = _Facts(str(python), tmp_path, probe_versions=True).start()
     deadline = time.monotonic() + 30
+
     def probing_environment() -> bool:  # the running probe is the hanging one (not git, not the version)
         pid = facts._running
         try:

@@ -191,21 +191,35 @@ def first_broken(columns: Sequence[Column]) -> Column | None:
 
 def table(columns: Sequence[Column]) -> str:
     """The version x metric table (plain text)."""
-    names = sorted({n for c in columns for n in c.values} | {n for c in columns for n in c.verdicts})
-    stages = list(dict.fromkeys(s for c in columns for s in c.stages))
     head = ["metric"] + [f"Paddle {c.version}" for c in columns]
-    rows = [
+    return _aligned(head, [*_stage_rows(columns), *_metric_rows(columns)])
+
+
+def _stage_rows(columns: Sequence[Column]) -> list[list[str]]:
+    """A row per stage, in the order the versions ran them."""
+    stages = list(dict.fromkeys(s for c in columns for s in c.stages))
+    return [
         [f"stage {s}"] + [c.stages.get(s, "-") if not c.problem else "no env" for c in columns]
         for s in stages
     ]
-    for n in names:
-        row = [n]
-        for c in columns:
-            v = c.values.get(n)
-            cell = "missing" if v is None else f"{v:.4g}"
-            verdict = c.verdicts.get(n)
-            row.append(cell + (f" {verdict}" if verdict and verdict != "PASS" else ""))
-        rows.append(row)
+
+
+def _metric_rows(columns: Sequence[Column]) -> list[list[str]]:
+    """A row per metric any version measured or judged."""
+    names = sorted({n for c in columns for n in c.values} | {n for c in columns for n in c.verdicts})
+    return [[n] + [_metric_cell(c, n) for c in columns] for n in names]
+
+
+def _metric_cell(column: Column, name: str) -> str:
+    """The value and, unless it passed, its verdict against the baseline."""
+    v = column.values.get(name)
+    cell = "missing" if v is None else f"{v:.4g}"
+    verdict = column.verdicts.get(name)
+    return cell + (f" {verdict}" if verdict and verdict != "PASS" else "")
+
+
+def _aligned(head: list[str], rows: list[list[str]]) -> str:
+    """Left-aligned columns, a dashed rule under the head."""
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     lines = [
         "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in [head, *rows]

@@ -356,6 +356,68 @@ class _Server:
     log: Path
 
 
+@dataclass(frozen=True)
+class _Launched:
+    """A background step's process, just started: what its readiness wait and outcome need."""
+
+    handle: proc.Background
+    stop_monitor: Callable[[], Resources]
+    base: StepResult  # FAILED, with its start time and pid
+    port: int | None  # the port its ready_url names on this machine
+
+
+def _server_refused(step: Step, cwd: Path, base: StepResult) -> StepResult | None:
+    """Why a background step cannot even start: a missing working directory or an unusable ready_url."""
+    if not cwd.is_dir():
+        return replace(base, reason=f"working directory {step.cwd} does not exist")
+    if step.ready_url and urllib.parse.urlsplit(step.ready_url).scheme not in ("http", "https", "tcp"):
+        return replace(
+            base, reason=f"ready_url {step.ready_url!r}: expected http://, https:// or tcp://host:port"
+        )
+    return None
+
+
+def _port_taken(port: int | None, base: StepResult) -> StepResult | None:
+    """FAILED if something already listens on the server's port before it starts."""
+    from tipc.sandbox import ports
+
+    holder = ports.taken_by(port) if port is not None and ports.readable() else None
+    if port is not None and holder is not None:
+        # Whatever answers there is not this run's server, which cannot bind the port: never a pass.
+        return replace(
+            base,
+            started=time.time(),
+            ended=time.time(),
+            reason=f"port {port} was already in use before the server started (held by {holder}); "
+            "the server cannot bind it and what answers there is not the repo's server",
+        )
+    return None
+
+
+def _not_ready(launched: _Launched, url: str | None, limit: float) -> StepResult:
+    """A server that exited before it answered (FAILED) or never answered in time (TIMEOUT), stopped."""
+    code = launched.handle.poll()
+    with proc.shielded():
+        stopped = launched.handle.stop()
+    resources = launched.stop_monitor()
+    if code is not None:
+        return replace(
+            launched.base,
+            ended=time.time(),
+            exit_code=code,
+            resources=resources,
+            reason=f"server {_describe_exit(code)} before it answered at {url}",
+        )
+    return replace(
+        launched.base,
+        status=Status.TIMEOUT,
+        ended=time.time(),
+        exit_code=None,
+        resources=resources,
+        reason=f"server never answered at {url} within {limit:g} s; stopped (exit {stopped})",
+    )
+
+
 class _Execution:
     def __init__(self, plan: Plan, options: RunOptions, observer: Observer) -> None:
         self.plan = plan
@@ -733,25 +795,15 @@ class _Execution:
         env, delta = self._env(step)
         cwd = self.repo / step.cwd
         base = StepResult(step.id, Status.FAILED, log=log_rel, argv=argv, env_delta=delta)
-        if not cwd.is_dir():
-            return replace(base, reason=f"working directory {step.cwd} does not exist")
-        if step.ready_url and urllib.parse.urlsplit(step.ready_url).scheme not in ("http", "https", "tcp"):
-            return replace(
-                base, reason=f"ready_url {step.ready_url!r}: expected http://, https:// or tcp://host:port"
-            )
+        refused = _server_refused(step, cwd, base)
+        if refused is not None:
+            return refused
         from tipc.sandbox import ports
 
         port = ports.local_port(step.ready_url) if step.ready_url else None
-        holder = ports.taken_by(port) if port is not None and ports.readable() else None
-        if port is not None and holder is not None:
-            # Whatever answers there is not this run's server, which cannot bind the port: never a pass.
-            return replace(
-                base,
-                started=time.time(),
-                ended=time.time(),
-                reason=f"port {port} was already in use before the server started (held by {holder}); "
-                "the server cannot bind it and what answers there is not the repo's server",
-            )
+        taken = _port_taken(port, base)
+        if taken is not None:
+            return taken
         started = time.time()
         try:
             handle = proc.Background(argv, cwd=cwd, env=env, log_path=log)
@@ -762,20 +814,36 @@ class _Execution:
                 ended=time.time(),
                 reason=f"cannot start {argv[0]!r}: {exc.strerror or exc}",
             )
-        base = replace(base, started=started, pid=handle.pid)
-        if self.options.monitor:
-            mon = Monitor(handle.pid).start()
-            stop_monitor: Callable[[], Resources] = mon.stop
-        else:
-            stop_monitor = Resources
+        launched = _Launched(
+            handle, self._server_monitor(handle.pid), replace(base, started=started, pid=handle.pid), port
+        )
+        limit = self._ready_limit(step)
+        t0 = time.monotonic()
+        ready = self._await_ready(step, launched, limit)
+        return self._server_outcome(index, step, log, launched, ready, limit, t0)
+
+    def _server_monitor(self, pid: int) -> Callable[[], Resources]:
+        """Stops the server's resource sampling and gives its numbers (nothing is sampled without monitor)."""
+        if not self.options.monitor:
+            return Resources
+        return Monitor(pid).start().stop
+
+    def _ready_limit(self, step: Step) -> float:
+        """How long a background step may take to answer (its timeout_s, else ready_timeout_s), within the
+        run limit."""
         limit = step.timeout_s if step.timeout_s is not None else self.options.ready_timeout_s
         if self.deadline is not None:
             limit = min(limit, max(0.0, self.deadline - time.monotonic()))
+        return limit
+
+    def _await_ready(self, step: Step, launched: _Launched, limit: float) -> bool:
+        """Poll the step's ready_url until it answers, the server exits, or the limit passes (no ready_url:
+        ready at once). Interrupted, the server and its sampling are stopped before the interrupt goes on."""
         url = step.ready_url
-        t0 = time.monotonic()
         ready = url is None
         if url is None:
             self.notes.append(f"{step.id}: background step without ready_url; not polled for readiness")
+        handle = launched.handle
         try:
             if not ready:  # until it answers, exits, or the limit passes
                 ready = bool(
@@ -789,51 +857,49 @@ class _Execution:
         except BaseException:
             with proc.shielded():
                 handle.stop()
-                stop_monitor()
+                launched.stop_monitor()
             raise
+        return ready
+
+    def _server_outcome(
+        self,
+        index: int,
+        step: Step,
+        log: Path,
+        launched: _Launched,
+        ready: bool,
+        limit: float,
+        t0: float,
+    ) -> StepResult:
+        """PASSED (and kept running until its last dependent is done) if it answered and holds its port;
+        else stopped, with why."""
+        from tipc.sandbox import ports
+
+        handle, url = launched.handle, step.ready_url
         foreign = None
-        if ready and handle.poll() is None and port is not None:
-            foreign = ports.held_by_others(port, handle.tree())
+        if ready and handle.poll() is None and launched.port is not None:
+            foreign = ports.held_by_others(launched.port, handle.tree())
         if foreign is not None:
             with proc.shielded():
                 stopped = handle.stop()
             return replace(
-                base,
+                launched.base,
                 ended=time.time(),
                 exit_code=stopped,
-                resources=stop_monitor(),
+                resources=launched.stop_monitor(),
                 reason=f"something answered at {url}, but the port is not held by the server tipc started "
                 f"(held by {foreign}); the server is not ready",
             )
         if ready and handle.poll() is None:
             waited = time.monotonic() - t0
             result = replace(
-                base,
+                launched.base,
                 status=Status.PASSED,
                 reason=f"running; ready after {waited:.1f} s" + (f" at {url}" if url else ""),
             )
-            self.servers[step.id] = _Server(step, index, handle, stop_monitor, result, log)
+            self.servers[step.id] = _Server(step, index, handle, launched.stop_monitor, result, log)
             return result
-        code = handle.poll()
-        with proc.shielded():
-            stopped = handle.stop()
-        resources = stop_monitor()
-        if code is not None:
-            return replace(
-                base,
-                ended=time.time(),
-                exit_code=code,
-                resources=resources,
-                reason=f"server {_describe_exit(code)} before it answered at {url}",
-            )
-        return replace(
-            base,
-            status=Status.TIMEOUT,
-            ended=time.time(),
-            exit_code=None,
-            resources=resources,
-            reason=f"server never answered at {url} within {limit:g} s; stopped (exit {stopped})",
-        )
+        return _not_ready(launched, url, limit)
 
     def _stop_server(self, step_id: str, *, interrupted: bool = False) -> None:
         server = self.servers.pop(step_id, None)
@@ -896,6 +962,26 @@ class _Execution:
         return reusable
 
     def run(self) -> RunRecord:
+        reusable = self._begin()
+        current: tuple[int, Step] | None = None
+        interrupted = False
+        try:
+            for index, step in enumerate(self.plan.steps, start=1):
+                current = (index, step)
+                self._next(index, step, reusable)
+                current = None
+            for sid in list(self.servers):
+                self._stop_server(sid)
+        except KeyboardInterrupt:
+            interrupted = True
+            self._interrupted(current)
+        finally:
+            self._close(interrupted=interrupted)
+        self.observer.plan_finished(self.plan, self.record)
+        return self.record
+
+    def _begin(self) -> dict[str, StepResult]:
+        """Folders, interpreter substitution, the first record, facts gathering; the results to reuse."""
         plan, options = self.plan, self.options
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.record_file.parent.mkdir(parents=True, exist_ok=True)
@@ -904,12 +990,7 @@ class _Execution:
         self.notes.extend(subst_notes)
         for note in self.notes:
             _notice(self.observer, note)
-        interpreters = [_interpreter_of(s) for s in plan.steps]
-        first = next((p for p in interpreters if p is not None), None)
-        run_python = self.mapping.get(first, first) if first is not None else sys.executable
-        run_python = shutil.which(run_python) or run_python
-
-        self.first_python = first
+        self.first_python, run_python = self._run_python()
         self._fresh_results_log()
         self.record = RunRecord(
             plan=plan,
@@ -923,67 +1004,71 @@ class _Execution:
         facts_env = {**proc.base_env(), **dict(options.extra_env), **dict(options.forced_env)}
         self.facts = _Facts(run_python, self.repo, options.probe_versions, facts_env).start()
         self.observer.plan_started(plan)
-        current: tuple[int, Step] | None = None
-        interrupted = False
-        try:
-            for index, step in enumerate(plan.steps, start=1):
-                current = (index, step)
-                _, status_command = _substituted(step, self.mapping)
-                if step.id in reusable:
-                    self._finish(index, step, reusable[step.id], status_command)
-                    continue
-                gated = self._gate(step)
-                if gated is not None:
-                    self._finish(index, step, gated, status_command)
-                    self._stop_servers_done_with(index - 1)
-                    continue
-                self.observer.step_started(index, self.total, step)
-                if step.background:
-                    result = self._start_server(index, step)
-                    if step.id in self.servers:
-                        self._save(result)  # provisional; the final status is written when it stops
-                        self.observer.step_finished(index, self.total, step, result)
-                    else:
-                        self._finish(index, step, result, status_command)
-                else:
-                    result = self._run_step(index, step)
-                    self._finish(index, step, result, status_command)
-                    if result.status is Status.INTERRUPTED:
-                        raise KeyboardInterrupt
-                self._stop_servers_done_with(index - 1)
-                current = None
-            for sid in list(self.servers):
-                self._stop_server(sid)
-        except KeyboardInterrupt:
-            interrupted = True
-            with proc.shielded():
-                if self.facts is not None:
-                    self.facts.cancel()
-                if current is not None and self.record.result(current[1].id) is None:
-                    index, step = current
-                    self._finish(
-                        index,
-                        step,
-                        StepResult(step.id, Status.INTERRUPTED, reason="interrupted (Ctrl-C)"),
-                        "",
-                    )
-                for sid in list(self.servers):
-                    self._stop_server(sid, interrupted=True)
-        finally:
-            with proc.shielded():
-                for sid in list(self.servers):
-                    self._stop_server(sid, interrupted=True)
-                # The probes end by themselves (each has a time limit); after Ctrl-C they are not waited for.
-                self._merge_facts(wait=True, timeout_s=2.0 if interrupted else None)
-                self.record = replace(
-                    self.record,
-                    ended=time.time(),
-                    notes=tuple(dict.fromkeys(self.notes)),
-                    sandbox=_sandbox_json(),
+        return reusable
+
+    def _run_python(self) -> tuple[str | None, str]:
+        """The first python the plan's steps name, and the interpreter the run reports (substituted)."""
+        interpreters = [_interpreter_of(s) for s in self.plan.steps]
+        first = next((p for p in interpreters if p is not None), None)
+        run_python = self.mapping.get(first, first) if first is not None else sys.executable
+        return first, shutil.which(run_python) or run_python
+
+    def _next(self, index: int, step: Step, reusable: Mapping[str, StepResult]) -> None:
+        """Reuse, gate or run one step; a step Ctrl-C cut short is recorded, then KeyboardInterrupt raised."""
+        _, status_command = _substituted(step, self.mapping)
+        if step.id in reusable:
+            self._finish(index, step, reusable[step.id], status_command)
+            return
+        gated = self._gate(step)
+        if gated is not None:
+            self._finish(index, step, gated, status_command)
+            self._stop_servers_done_with(index - 1)
+            return
+        self.observer.step_started(index, self.total, step)
+        if step.background:
+            result = self._start_server(index, step)
+            if step.id in self.servers:
+                self._save(result)  # provisional; the final status is written when it stops
+                self.observer.step_finished(index, self.total, step, result)
+            else:
+                self._finish(index, step, result, status_command)
+        else:
+            result = self._run_step(index, step)
+            self._finish(index, step, result, status_command)
+            if result.status is Status.INTERRUPTED:
+                raise KeyboardInterrupt
+        self._stop_servers_done_with(index - 1)
+
+    def _interrupted(self, current: tuple[int, Step] | None) -> None:
+        """After Ctrl-C: the facts probes cancelled, the step it cut short recorded, the servers stopped."""
+        with proc.shielded():
+            if self.facts is not None:
+                self.facts.cancel()
+            if current is not None and self.record.result(current[1].id) is None:
+                index, step = current
+                self._finish(
+                    index,
+                    step,
+                    StepResult(step.id, Status.INTERRUPTED, reason="interrupted (Ctrl-C)"),
+                    "",
                 )
-                self.writer.write(self.record)
-        self.observer.plan_finished(plan, self.record)
-        return self.record
+            for sid in list(self.servers):
+                self._stop_server(sid, interrupted=True)
+
+    def _close(self, *, interrupted: bool) -> None:
+        """Whatever happened: servers stopped, facts merged, the final record written."""
+        with proc.shielded():
+            for sid in list(self.servers):
+                self._stop_server(sid, interrupted=True)
+            # The probes end by themselves (each has a time limit); after Ctrl-C they are not waited for.
+            self._merge_facts(wait=True, timeout_s=2.0 if interrupted else None)
+            self.record = replace(
+                self.record,
+                ended=time.time(),
+                notes=tuple(dict.fromkeys(self.notes)),
+                sandbox=_sandbox_json(),
+            )
+            self.writer.write(self.record)
 
 
 _DIAGNOSED = frozenset({Status.FAILED, Status.TIMEOUT})

@@ -741,11 +741,18 @@ class _Walker:
             value = {}
         if not isinstance(value, LMap | dict):
             return self.expected(schema, value, keys, pos)
-        own: Pos | None = (value.line, value.col) if isinstance(value, LMap) else pos
-        out: dict[str, Any] = {}
-        raw = _keys(value)
         if not self._identified(value, schema, keys, pos):
             return _BAD
+        out: dict[str, Any] = {}
+        bad = self._given(value, schema, keys, pos, out)
+        bad = self._not_given(_keys(value), schema, keys, pos, out) or bad
+        if not bad and len(out) < schema.min_items:
+            return self.expected(schema, value, keys, pos)
+        return _BAD if bad else out
+
+    def _given(self, value: Any, schema: Map, keys: Keys, pos: Pos | None, out: dict[str, Any]) -> bool:
+        """Check the mapping's entries into `out`; True if any was bad."""
+        own: Pos | None = (value.line, value.col) if isinstance(value, LMap) else pos
         bad = False
         for key, item, kpos in self._entries(value):
             if not isinstance(key, str):
@@ -756,6 +763,11 @@ class _Walker:
                 bad = True
             elif result is not _ABSENT:
                 out[key] = result
+        return bad
+
+    def _not_given(self, raw: Any, schema: Map, keys: Keys, pos: Pos | None, out: dict[str, Any]) -> bool:
+        """The fields the mapping leaves out: a default into `out`, or a missing required key (True)."""
+        bad = False
         for name, spec in schema.fields.items():
             if name in out or (name in raw and (raw[name] is not None or not spec.nullable)):
                 continue  # given (and checked above)
@@ -763,9 +775,7 @@ class _Walker:
                 bad = self.fail(keys, pos, f"missing required key {name!r}") is _BAD or bad
             elif spec.default is not None:
                 out[name] = spec.default
-        if not bad and len(out) < schema.min_items:
-            return self.expected(schema, value, keys, pos)
-        return _BAD if bad else out
+        return bad
 
     def _identified(self, value: Any, schema: Map, keys: Keys, pos: Pos | None) -> bool:
         """The fields naming the kind of file, checked first: without them the rest is noise."""

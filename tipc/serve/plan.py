@@ -346,6 +346,39 @@ def _convert_step(
     )
 
 
+@dataclass(frozen=True)
+class _ModelsChain:
+    """What every server/client pair of the models layout shares."""
+
+    config: Path
+    root: Path
+    python: str
+    serving_dir: str
+    web_line: Line
+    client_line: Line
+    image_line: Line | None
+    depends_on: tuple[str, ...]
+
+    def pair(
+        self, server_args: list[str], label: str, server_log: str, client_log: str, client_log_shown: str
+    ) -> tuple[list[Step], list[Finding]]:
+        return _server_client(
+            config=self.config,
+            root=self.root,
+            python=self.python,
+            serving_dir=self.serving_dir,
+            server_args=server_args,
+            server_line=self.web_line,
+            client_line=self.client_line,
+            image_line=self.image_line,
+            label=label,
+            server_log=server_log,
+            client_log=client_log,
+            client_log_shown=client_log_shown,
+            depends_on=self.depends_on,
+        )
+
+
 def _plan_models(
     config: Path, lines: list[Line], root: Path, python: str, model: str, mode: str, overrides: Overrides
 ) -> _Built:
@@ -366,22 +399,49 @@ def _plan_models(
     ]
     serving_dir = _rel(_expect(config, lines, 9, "the serving dir", key="serving_dir").value.strip())
     web_line = _expect(config, lines, 10, "the web service", key="web_service")
-    steps: list[Step] = []
-    depends: tuple[str, ...] = ()
-    if trans_line.value.strip() not in ("", "null"):
-        args = [p for ln in conv for p in _set_param(ln.key, ln.value)]
-        log = f"{output_dir}/python_trans_model_{model}.log"
-        convert = _convert_step(
-            "serving/convert",
-            python,
-            _split(trans_line.value, config, trans_line),
-            args,
-            log,
-            (trans_line.lineno, *(ln.lineno for ln in conv)),
-            root,
+    convert = _models_convert(
+        config, trans_line, conv, root, python, f"{output_dir}/python_trans_model_{model}.log"
+    )
+    steps = [convert] if convert is not None else []
+    options, client_line, image_line = _models_options(config, lines, web_line)
+    device_line = next((ln for ln in options if "devices" in ln.key), None)
+    fixed = [a for ln in options if ln is not device_line for a in _set_param(ln.key.strip(), ln.value)]
+    web_args = _split(web_line.value, config, web_line)
+    depends = (convert.id,) if convert is not None else ()
+    chain = _ModelsChain(config, root, python, serving_dir, web_line, client_line, image_line, depends)
+    if device_line is None:
+        built, more = chain.pair(
+            [*web_args, *fixed],
+            "default",
+            f"{output_dir}/python_server.log",
+            f"{output_dir}/server_infer_gpu_batchsize_1.log",
+            f"../../log/{model}/{mode}/server_infer_gpu_batchsize_1.log",
         )
-        steps.append(convert)
-        depends = (convert.id,)
+        return [*steps, *built], output_dir, f"{output_dir}/results_serving.log", "models_serving", more
+    built, findings = _models_per_device(chain, [*web_args, *fixed], device_line, overrides, output_dir)
+    return [*steps, *built], output_dir, f"{output_dir}/serving_infer_python.log", "models_serving", findings
+
+
+def _models_convert(
+    config: Path, trans_line: Line, conv: list[Line], root: Path, python: str, log: str
+) -> Step | None:
+    """The model conversion step, unless the trans_model slot is empty."""
+    if trans_line.value.strip() in ("", "null"):
+        return None
+    args = [p for ln in conv for p in _set_param(ln.key, ln.value)]
+    return _convert_step(
+        "serving/convert",
+        python,
+        _split(trans_line.value, config, trans_line),
+        args,
+        log,
+        (trans_line.lineno, *(ln.lineno for ln in conv)),
+        root,
+    )
+
+
+def _models_options(config: Path, lines: list[Line], web_line: Line) -> tuple[list[Line], Line, Line | None]:
+    """The option lines after web_service, the client line and the image line after it."""
     # Between web_service and the client line: option lines; the one whose key names `devices` is the loop.
     index = 11
     options: list[Line] = []
@@ -394,57 +454,35 @@ def _plan_models(
             web_line.lineno,
             "no client line (pipline:<script>) after web_service: the serving chain has no client",
         )
-    client_line = lines[index]
     image_line = lines[index + 1] if index + 1 < len(lines) else None
-    device_line = next((ln for ln in options if "devices" in ln.key), None)
-    fixed = [a for ln in options if ln is not device_line for a in _set_param(ln.key.strip(), ln.value)]
-    web_args = _split(web_line.value, config, web_line)
-    findings: list[Finding] = []
-    if device_line is None:
-        built, more = _server_client(
-            config=config,
-            root=root,
-            python=python,
-            serving_dir=serving_dir,
-            server_args=[*web_args, *fixed],
-            server_line=web_line,
-            client_line=client_line,
-            image_line=image_line,
-            label="default",
-            server_log=f"{output_dir}/python_server.log",
-            client_log=f"{output_dir}/server_infer_gpu_batchsize_1.log",
-            client_log_shown=f"../../log/{model}/{mode}/server_infer_gpu_batchsize_1.log",
-            depends_on=depends,
-        )
-        return [*steps, *built], output_dir, f"{output_dir}/results_serving.log", "models_serving", more
+    return options, lines[index], image_line
+
+
+def _models_per_device(
+    chain: _ModelsChain, args: list[str], device_line: Line, overrides: Overrides, output_dir: str
+) -> tuple[list[Step], list[Finding]]:
+    """A server/client pair per value of the devices line (--device cpu: the slot's CPU form, once)."""
     device_key = device_line.key.strip()
     devices = [d.strip().strip('"') for d in device_line.value.split("|")]
     if overrides.device == "cpu":
         devices = ["null"]  # --device cpu: the slot's CPU form, once
+    steps: list[Step] = []
+    findings: list[Finding] = []
     for device in devices:
         on_cpu = device in ("null", "", "cpu")
         label = "cpu" if on_cpu else "gpu"
         setting = f"{device_key}=" if on_cpu else f"{device_key}={device}"
         # `--opt key:value` lines: the key carries `--opt `; shlex keeps the pieces apart like bash would.
-        server_args = [*web_args, *fixed, *_split(setting, config, device_line)]
-        built, more = _server_client(
-            config=config,
-            root=root,
-            python=python,
-            serving_dir=serving_dir,
-            server_args=server_args,
-            server_line=web_line,
-            client_line=client_line,
-            image_line=image_line,
-            label=label,
-            server_log=f"{output_dir}/python_server_{label}.log",
-            client_log=f"{output_dir}/python_client_{label}.log",
-            client_log_shown=f"{output_dir}/python_client_{label}.log",
-            depends_on=depends,
+        built, more = chain.pair(
+            [*args, *_split(setting, chain.config, device_line)],
+            label,
+            f"{output_dir}/python_server_{label}.log",
+            f"{output_dir}/python_client_{label}.log",
+            f"{output_dir}/python_client_{label}.log",
         )
         steps += built
         findings += more
-    return steps, output_dir, f"{output_dir}/serving_infer_python.log", "models_serving", findings
+    return steps, findings
 
 
 def _ocr_variants(
