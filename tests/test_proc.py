@@ -3,6 +3,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tipc import proc
@@ -134,3 +135,12 @@ def test_capture_reports_the_pid_it_started(tmp_path: Path) -> None:
         [sys.executable, "-c", "import os; print(os.getpid())"], cwd=tmp_path, on_start=pids.append
     )
     assert code == 0 and pids == [int(out.strip())]
+
+
+def test_background_that_cannot_start_closes_its_log(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    with pytest.raises(OSError) as failed:
+        proc.Background([str(tmp_path / "no-such-program")], cwd=tmp_path, log_path=log)
+    # the traceback keeps the half-made object alive: its log must be closed all the same
+    assert failed.traceback
+    assert str(log) not in [f.path for f in psutil.Process().open_files()]

@@ -587,15 +587,20 @@ class Background:
             self._sink = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.started = time.time()
         with _registry_lock:
-            self.child = subprocess.Popen(
-                list(argv),
-                cwd=str(cwd),
-                env=_env_arg(env),
-                stdin=subprocess.DEVNULL,
-                stdout=self._sink,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            try:
+                self.child = subprocess.Popen(
+                    list(argv),
+                    cwd=str(cwd),
+                    env=_env_arg(env),
+                    stdin=subprocess.DEVNULL,
+                    stdout=self._sink,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except BaseException:
+                if not isinstance(self._sink, int):
+                    self._sink.close()  # nothing started: stop() will never be called to close it
+                raise
             _ours.add(self.child.pid)
 
     @property
