@@ -1175,20 +1175,7 @@ def _whole_infer_t51(ctx: _Ctx) -> None:
             )
             if log is not None:
                 cmd += f" > {log} 2>&1 "
-            writes, unknown = _writes(cfg.save_infer, save_dir, "export")
-            depends = (
-                ctx.add(
-                    f"export/whole_infer/{n}",
-                    Stage.EXPORT,
-                    cmd,
-                    log=log,
-                    status_log=log,
-                    trainer=None,
-                    lines=(cfg.infer_model.line, cfg.infer_export.line),
-                    writes=writes,
-                    writes_unknown=unknown,
-                ),
-            )
+            depends = _whole_infer_export(ctx, cfg, f"export/whole_infer/{n}", cmd, log, log, save_dir)
         else:
             save_dir = infer_model
         quant = quants[n] if n < len(quants) else ""
@@ -1339,6 +1326,25 @@ def _compact(ctx: _Ctx, whole: bool) -> None:
         _compact_train(ctx)
 
 
+def _whole_infer_export(
+    ctx: _Ctx, cfg: TipcConfig, step_id: str, cmd: str, log: str | None, status_log: str | None, save_dir: str
+) -> tuple[str, ...]:
+    """The whole_infer export step (what the later inference steps depend on)."""
+    writes, unknown = _writes(cfg.save_infer, save_dir, "export")
+    step = ctx.add(
+        step_id,
+        Stage.EXPORT,
+        cmd,
+        log=log,
+        status_log=status_log,
+        trainer=None,
+        lines=(cfg.infer_model.line, cfg.infer_export.line),
+        writes=writes,
+        writes_unknown=unknown,
+    )
+    return (step,)
+
+
 def _compact_whole(ctx: _Ctx) -> None:
     """whole_infer in the compact script: the optional export of infer_model, then inference."""
     cfg, d = ctx.cfg, ctx.d
@@ -1359,20 +1365,7 @@ def _compact_whole(ctx: _Ctx) -> None:
         cmd = f"{cfg.python.value} {cfg.infer_export.value} {weight} {save}"
         if log:
             cmd += f" > {log} 2>&1 "
-        writes, unknown = _writes(cfg.save_infer, cfg.save_infer.value, "export")
-        depends = (
-            ctx.add(
-                "export/whole_infer/0",
-                Stage.EXPORT,
-                cmd,
-                log=log,
-                status_log=None,
-                trainer=None,
-                lines=(cfg.infer_model.line, cfg.infer_export.line),
-                writes=writes,
-                writes_unknown=unknown,
-            ),
-        )
+        depends = _whole_infer_export(ctx, cfg, "export/whole_infer/0", cmd, log, None, cfg.save_infer.value)
     image = cfg.slot(d.whole_infer_image_slot).value if d.whole_infer_image_slot else ""
     _inference(
         ctx,
