@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,6 +85,12 @@ def no_record() -> CheckOutcome:
 
 def bad_args(check: str, message: str) -> CheckOutcome:
     return outcome(Verdict.FAIL, f"{check}: bad arguments: {message}")
+
+
+def unknown_args(check: str, args: Mapping[str, Any], known: Collection[str]) -> CheckOutcome | None:
+    """The bad-arguments FAIL naming the arguments `check` does not take; None when there are none."""
+    unknown = set(args) - set(known)
+    return bad_args(check, f"unknown argument(s) {sorted(unknown)}") if unknown else None
 
 
 def settings_of(ctx: CheckContext) -> Settings | CheckOutcome:

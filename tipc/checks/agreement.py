@@ -27,6 +27,7 @@ from tipc.checks._common import (
     run_python,
     settings_of,
     step_runs,
+    unknown_args,
     work_dir_for,
 )
 from tipc.checks._model import ModelFiles, find_model, locate_model
@@ -309,9 +310,9 @@ def _parse_agreement_args(args: dict[str, Any], a: AgreementSettings) -> _Agreem
 
 def _agreement_args(args: dict[str, Any], a: AgreementSettings) -> _AgreementArgs | CheckOutcome:
     """The validated arguments, or the bad-arguments FAIL."""
-    unknown = set(args) - _ARGS
-    if unknown:
-        return bad_args("agreement", f"unknown argument(s) {sorted(unknown)}")
+    unknown = unknown_args("agreement", args, _ARGS)
+    if unknown is not None:
+        return unknown
     try:
         parsed = _parse_agreement_args(args, a)
     except ValueError as exc:

@@ -30,6 +30,7 @@ from tipc.checks._common import (
     repo_relative,
     resolve,
     step_runs,
+    unknown_args,
 )
 from tipc.checks._model import locate_model
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
@@ -246,9 +247,9 @@ def _stale_siblings(repo: Any, model: Any, before: float) -> list[Evidence]:
 
 def _artefact_options(args: dict[str, Any]) -> tuple[float, bool] | CheckOutcome:
     """(stale_slack_s, gpu) from the rule's arguments, or the bad-arguments outcome."""
-    unknown = set(args) - {"stale_slack_s", "gpu"}
-    if unknown:
-        return bad_args("artefacts", f"unknown argument(s) {sorted(unknown)}")
+    unknown = unknown_args("artefacts", args, {"stale_slack_s", "gpu"})
+    if unknown is not None:
+        return unknown
     slack = args.get("stale_slack_s", 2.0)
     if isinstance(slack, bool) or not isinstance(slack, int | float) or slack < 0:
         return bad_args("artefacts", f"stale_slack_s must be a non-negative number, got {slack!r}")

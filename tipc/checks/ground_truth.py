@@ -41,6 +41,7 @@ from tipc.checks._common import (
     resolve,
     settings_of,
     step_runs,
+    unknown_args,
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.logparse import parse_fields
@@ -159,9 +160,9 @@ class _GtArgs:
 
 def _ground_truth_args(args: dict[str, Any], gts: GroundTruthSettings) -> _GtArgs | CheckOutcome:
     """The validated arguments, or the bad-arguments FAIL naming the first bad one."""
-    unknown = set(args) - {"atol", "rtol", "gt_glob", "modes"}
-    if unknown:
-        return bad_args("ground_truth", f"unknown argument(s) {sorted(unknown)}")
+    unknown = unknown_args("ground_truth", args, {"atol", "rtol", "gt_glob", "modes"})
+    if unknown is not None:
+        return unknown
     try:
         atol = as_float(args.get("atol", gts.atol), "atol")
         rtol = as_float(args.get("rtol", gts.rtol), "rtol")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tipc.checks._common import argv_options, bad_args, no_record, outcome
+from tipc.checks._common import argv_options, bad_args, no_record, outcome, unknown_args
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.lineage.graph import describe_origin
 
@@ -457,9 +457,9 @@ _RANK = {Verdict.FAIL: 0, Verdict.WARN: 1, Verdict.PASS: 2, Verdict.SKIP: 3, Ver
 
 def check_lineage(ctx: CheckContext, **args: Any) -> CheckOutcome:
     """`aspect`: weights, inference_model, cmdline_paths, or all (the default: the worst of the three)."""
-    unknown = set(args) - {"aspect"}
-    if unknown:
-        return bad_args("lineage", f"unknown argument(s) {sorted(unknown)}")
+    unknown = unknown_args("lineage", args, {"aspect"})
+    if unknown is not None:
+        return unknown
     aspect = args.get("aspect", "all")
     if aspect != "all" and aspect not in ASPECTS:
         return bad_args("lineage", f"aspect must be all or one of {', '.join(ASPECTS)}, got {aspect!r}")

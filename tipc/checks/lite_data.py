@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tipc.checks._common import argv_options, bad_args, norm_key, outcome
+from tipc.checks._common import argv_options, bad_args, norm_key, outcome, unknown_args
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 
 # A key naming data the script reads: a data word, and a path-like ending (`data_type` is not a path).
@@ -143,9 +143,9 @@ def _configs(ctx: CheckContext, args: dict[str, Any]) -> list[Path] | CheckOutco
     """The configs to read: the `config` argument, else the run's config, else every shipped one."""
     from tipc.checks._common import shipped_files
 
-    unknown = set(args) - {"config"}
-    if unknown:
-        return bad_args("lite_data", f"unknown argument(s) {sorted(unknown)}")
+    unknown = unknown_args("lite_data", args, {"config"})
+    if unknown is not None:
+        return unknown
     repo = Path(ctx.repo)
     config_arg = args.get("config")
     if config_arg is not None and not isinstance(config_arg, str):

@@ -28,6 +28,7 @@ from tipc.checks._common import (
     resolve,
     settings_of,
     shipped_files,
+    unknown_args,
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.logparse import ParsedLine, mentions_eval_run, parse_line
@@ -94,9 +95,9 @@ def _options(ctx: CheckContext, args: dict[str, Any]) -> _Options | CheckOutcome
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
         return settings
-    unknown = set(args) - {"fields", "require_eval", "aliases", "step", "path"}
-    if unknown:
-        return bad_args("log_fields", f"unknown argument(s) {sorted(unknown)}")
+    unknown = unknown_args("log_fields", args, {"fields", "require_eval", "aliases", "step", "path"})
+    if unknown is not None:
+        return unknown
     fields = args.get("fields", list(settings.log_fields.fields))
     if not isinstance(fields, list | tuple) or not fields or not all(isinstance(f, str) for f in fields):
         return bad_args("log_fields", f"fields must be a non-empty list of names, got {fields!r}")
@@ -385,9 +386,9 @@ def _throughput_sources(
     ctx: CheckContext, args: dict[str, Any]
 ) -> list[tuple[str, str, float | None, int]] | CheckOutcome:
     """(what the log is, log path, the train command's batch size, devices) per log, or why there is none."""
-    unknown = set(args) - {"factor", "step", "path"}
-    if unknown:
-        return bad_args("throughput", f"unknown argument(s) {sorted(unknown)}")
+    unknown = unknown_args("throughput", args, {"factor", "step", "path"})
+    if unknown is not None:
+        return unknown
     factor = args.get("factor", 2.0)
     if isinstance(factor, bool) or not isinstance(factor, int | float) or factor < 1:
         return bad_args("throughput", f"factor must be a number >= 1, got {factor!r}")

@@ -37,6 +37,7 @@ from tipc.checks._common import (
     run_python,
     settings_of,
     step_runs,
+    unknown_args,
     work_dir_for,
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
@@ -267,9 +268,9 @@ def _images_arg(value: Any) -> list[str]:
 
 def _predict_infer_args(args: dict[str, Any], a: AgreementSettings) -> _PredictInferArgs | CheckOutcome:
     """The validated arguments, or the bad-arguments FAIL naming the first bad one."""
-    unknown = set(args) - _ARG_NAMES
-    if unknown:
-        return bad_args("predict_infer_agreement", f"unknown argument(s) {sorted(unknown)}")
+    unknown = unknown_args("predict_infer_agreement", args, _ARG_NAMES)
+    if unknown is not None:
+        return unknown
     try:
         return _PredictInferArgs(
             prob_atol=as_float(args.get("prob_atol", a.prob_atol), "prob_atol"),
