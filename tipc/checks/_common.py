@@ -225,3 +225,17 @@ def shipped_files(repo: Any, pattern: Any) -> list[str] | str:
     if bad:
         return f"path {bad[0]!r} must be repo-relative without '..'"
     return sorted(RepoFiles(Path(repo)).glob(tuple(patterns)))
+
+
+def shipped_logs(ctx: CheckContext, check: str, pattern: Any) -> list[str] | CheckOutcome:
+    """The training logs a `path` arg names, or the FAIL when it is bad or matches no file."""
+    shipped = shipped_files(ctx.repo, pattern)
+    if isinstance(shipped, str):
+        return bad_args(check, shipped)
+    if not shipped:
+        return outcome(
+            Verdict.FAIL,
+            f"no log file matches {pattern!r}",
+            Evidence(f"expected a training log at {pattern}"),
+        )
+    return shipped

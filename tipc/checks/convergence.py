@@ -34,7 +34,7 @@ from tipc.checks._common import (
     ran_train_runs,
     resolve,
     settings_of,
-    shipped_files,
+    shipped_logs,
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.checks.logparse import ParsedLine, parse_line, step_index
@@ -256,15 +256,9 @@ def _parse_args(cs: ConvergenceSettings, args: dict[str, Any]) -> tuple[dict[str
 
 def _judge_shipped(ctx: CheckContext, pattern: Any, judge_args: dict[str, Any]) -> CheckOutcome:
     """Every log file the repo ships that `pattern` matches, judged; the worst verdict wins."""
-    shipped = shipped_files(ctx.repo, pattern)
-    if isinstance(shipped, str):
-        return bad_args("convergence", shipped)
-    if not shipped:
-        return outcome(
-            Verdict.FAIL,
-            f"no log file matches {pattern!r}",
-            Evidence(f"expected a training log at {pattern}"),
-        )
+    shipped = shipped_logs(ctx, "convergence", pattern)
+    if isinstance(shipped, CheckOutcome):
+        return shipped
     judged = [_judge_log(ctx.repo, "the shipped log", rel, judge_args) for rel in shipped]
     if len(judged) == 1:
         return judged[0]

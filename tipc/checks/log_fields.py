@@ -28,6 +28,7 @@ from tipc.checks._common import (
     resolve,
     settings_of,
     shipped_files,
+    shipped_logs,
     unknown_args,
 )
 from tipc.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
@@ -118,15 +119,9 @@ def _sources(
 ) -> list[tuple[str, str]] | CheckOutcome:
     """(what the log is, repo-relative log path) for each log to judge, or the outcome saying why none."""
     if "path" in args:
-        shipped = shipped_files(ctx.repo, args["path"])
-        if isinstance(shipped, str):
-            return bad_args("log_fields", shipped)
-        if not shipped:
-            return outcome(
-                Verdict.FAIL,
-                f"no log file matches {args['path']!r}",
-                Evidence(f"expected a training log at {args['path']}"),
-            )
+        shipped = shipped_logs(ctx, "log_fields", args["path"])
+        if isinstance(shipped, CheckOutcome):
+            return shipped
         return [("the shipped log", rel) for rel in shipped]
     ran = ran_train_runs(ctx, step_filter, list_steps=True)
     if isinstance(ran, CheckOutcome):
