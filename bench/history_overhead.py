@@ -2,7 +2,8 @@
 
 Runs the demo chain once (`tipc run` on a temp copy of examples/lenet_digits), then times, N times each, what
 `tipc check --baseline/--history` adds per run after the chain: reading the metrics from the record and its
-logs (tipc.baseline.metrics.extract), opening the database (migrations checked), and appending the run with
+logs (tipc.judge.baseline.metrics.extract), opening the database (migrations checked), and appending the run
+with
 its metrics in one transaction. SQLite always; PostgreSQL too with `--pg URL`. The goal is under 1 % of the
 chain.
 
@@ -49,9 +50,9 @@ def main() -> int:
     parser.add_argument("--pg", help="also measure a PostgreSQL history at this URL")
     args = parser.parse_args()
 
-    from tipc.baseline.metrics import extract
-    from tipc.history import open_history
-    from tipc.record import load_record
+    from tipc.execute.record import load_record
+    from tipc.judge.baseline.metrics import extract
+    from tipc.modelci.history import open_history
 
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "lenet_digits"

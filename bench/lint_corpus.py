@@ -37,8 +37,9 @@ def _corpus(argv: list[str]) -> Path:
 @contextmanager
 def previous_approach() -> Iterator[None]:
     """Swap in the previous tokenizer and lint's previous full-plan path for the duration."""
-    from tipc.config import bash, chain
+    from tipc.config import bash
     from tipc.config import lint as lint_mod
+    from tipc.planning import chain
 
     def split_uncached(command: str) -> tuple[tuple[str, ...], bool]:
         words = shlex_words(command)
@@ -50,9 +51,9 @@ def previous_approach() -> Iterator[None]:
     def plan_findings_full(
         path: Path, parsed: Any, root: Path, dialect: str, cfg: Any, max_steps: int | None
     ) -> tuple[list[Any], set[str] | None]:
-        from tipc.findings import Finding, Level
-        from tipc.plan import plan
-        from tipc.steps import MODES, Stage
+        from tipc.core.findings import Finding, Level
+        from tipc.core.steps import MODES, Stage
+        from tipc.planning.planner import plan
 
         out: list[Any] = []
         shared: set[str] | None = None
@@ -80,7 +81,8 @@ def previous_approach() -> Iterator[None]:
 
 
 def _rate(n: int, work: Callable[[], object], repeat: int) -> float:
-    from tipc.config import bash, chain
+    from tipc.config import bash
+    from tipc.planning import chain
 
     best = float("inf")
     for _ in range(repeat):
@@ -95,10 +97,10 @@ def _rate(n: int, work: Callable[[], object], repeat: int) -> float:
 
 
 def main(argv: list[str]) -> int:
-    from tipc.config.corpus import compare, iter_cases
     from tipc.config.lint import lint_paths
-    from tipc.plan import plan
-    from tipc.steps import MODES
+    from tipc.core.steps import MODES
+    from tipc.planning.corpus import compare, iter_cases
+    from tipc.planning.planner import plan
 
     corpus = _corpus(argv)
     verbose = "-v" in argv

@@ -40,12 +40,12 @@ args = tipc.cli.build_parser(only="run").parse_args(["run", sys.argv[1], "--conf
 stamp("build the parser, parse")
 from tipc.commands.run import resolve_target
 repo, config = resolve_target(args.repo, args.config)
-from tipc.plan import plan
-stamp("import tipc.plan")
+from tipc.planning.planner import plan
+stamp("import tipc.planning.planner")
 the_plan = plan(config, args.mode, repo=repo)
 stamp("plan()")
-from tipc.progress import make_observer
-from tipc.runner import RunOptions, execute
+from tipc.report.progress import make_observer
+from tipc.execute.runner import RunOptions, execute
 stamp("import runner, progress")
 observer = make_observer(plain=True, stream=open("/dev/null", "w"))
 

@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.serve.conftest import build_model, start_server  # noqa: E402
-from tipc.serve.client import Client  # noqa: E402
-from tipc.serve.load import run_load  # noqa: E402
+from tipc.execute.serving.client import Client  # noqa: E402
+from tipc.execute.serving.load import run_load  # noqa: E402
 
 MB = 1024 * 1024
 

@@ -11,9 +11,9 @@ import pytest
 import tipc
 from tests.conftest import DEMO, DemoRun
 from tipc.api import CheckResult, LintResult, RunResult, json_document
-from tipc.errors import ConfigError
-from tipc.findings import Level
-from tipc.steps import Plan
+from tipc.core.errors import ConfigError
+from tipc.core.findings import Level
+from tipc.core.steps import Plan
 
 CONFIG = DEMO / "test_tipc" / "configs" / "lenet_digits" / "train_infer_python.txt"
 # Two static rules (no engine work): one the demo passes, one it fails.

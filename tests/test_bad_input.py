@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from tipc.cli import main
-from tipc.plan import plan
-from tipc.record import record_location
+from tipc.execute.record import record_location
+from tipc.planning.planner import plan
 
 DEMO = Path(__file__).resolve().parent.parent / "examples" / "lenet_digits"
 CONFIG_REL = "test_tipc/configs/lenet_digits/train_infer_python.txt"
@@ -324,7 +324,7 @@ CORRUPT_RECORDS = [
 
 def _stored_record(repo: Path) -> tuple[Path, Path]:
     """(where a sandboxed run sees its record, where that file really is)."""
-    from tipc.sandbox import run_key, stored_path
+    from tipc.execute.sandbox import run_key, stored_path
 
     the_plan = plan(repo / CONFIG_REL, "lite_train_lite_infer", repo=repo)
     seen = repo / record_location(the_plan)
@@ -593,7 +593,7 @@ def test_a_real_process_exits_2_without_a_traceback(inputs: Inputs) -> None:
 
 def test_a_crashing_worker_is_summarised_in_one_line(tmp_path: Path) -> None:
     """The agreement worker's traceback stays in its log; the report gets the exception line and the log."""
-    from tipc.checks._worker import run_worker
+    from tipc.judge.checks._worker import run_worker
 
     fake_python = tmp_path / "python"
     fake_python.write_text(

@@ -26,8 +26,6 @@ _API = (
 
 
 def __getattr__(name: str) -> object:
-    # `tipc.plan` is also the submodule tipc/plan.py, which the import system binds over this attribute once
-    # imported: that module is callable and forwards to tipc.api.plan (see the end of tipc/plan.py).
     if name in _API:
         from tipc import api
 

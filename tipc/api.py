@@ -1,8 +1,9 @@
 """tipc as a Python library: `tipc.lint`, `tipc.plan`, `tipc.run`, `tipc.check`, returning typed values.
 
 `lint` and `plan` work in-process (they only read files). `run` and `check` start a child `python -m tipc`
-through tipc.proc (the chain runs in a sandbox of its own, model work never enters the caller's process) and
-return what the command wrote as JSON: the run record, the check report. Bad input raises tipc.errors'
+through tipc.execute.proc (the chain runs in a sandbox of its own, model work never enters the caller's
+process) and
+return what the command wrote as JSON: the run record, the check report. Bad input raises tipc.core.errors'
 exceptions (UserError, ConfigError) with the same located message the CLI prints.
 """
 
@@ -15,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tipc.errors import EXIT_INTERNAL, TipcError
-from tipc.findings import Finding, Level
+from tipc.core.errors import EXIT_INTERNAL, TipcError
+from tipc.core.findings import Finding, Level
 
 if TYPE_CHECKING:
-    from tipc.steps import Plan
+    from tipc.core.steps import Plan
 
 DEFAULT_MODE = "lite_train_lite_infer"
 
@@ -121,11 +122,11 @@ def plan(
     isolated: bool = False,
     max_steps: int | None = None,
 ) -> Plan:
-    """The tipc.plan.Plan `tipc plan` prints: the steps the config's script would run in `mode`."""
+    """The Plan `tipc plan` prints: the steps the config's script would run in `mode`."""
     from tipc.commands._target import parse_sets
-    from tipc.plan import isolate
-    from tipc.plan import plan as make_plan
-    from tipc.steps import Overrides
+    from tipc.core.steps import Overrides
+    from tipc.planning.planner import isolate
+    from tipc.planning.planner import plan as make_plan
 
     words = [f"{k}={v}" for k, v in sets.items()] if isinstance(sets, Mapping) else list(sets)
     result = make_plan(
@@ -178,7 +179,7 @@ def json_document(output: str) -> dict[str, Any] | None:
 
 
 def _tipc(argv: Sequence[str], cwd: Path, timeout_s: float | None) -> tuple[int, str, dict[str, Any] | None]:
-    from tipc import proc
+    from tipc.execute import proc
 
     lines: list[str] = []
     res = proc.run(

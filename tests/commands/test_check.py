@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 import tipc.commands.check as check_cmd
-from tipc.checks.base import CheckContext, CheckOutcome, Verdict
 from tipc.cli import build_parser, main
 from tipc.commands.check import Seams, check, default_report_dir
-from tipc.findings import Finding, Level
-from tipc.record import RunRecord, StepResult
-from tipc.steps import Plan, Stage, Status, Step
+from tipc.core.findings import Finding, Level
+from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.execute.record import RunRecord, StepResult
+from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
 
 CONFIG = "test_tipc/configs/lenet/train_infer_python.txt"
 RULESET = """\
@@ -389,9 +389,9 @@ def test_reuse_run_reads_the_record_of_its_own_mode_in_a_shared_output_dir(
     the mode it checks even after the other mode ran (`--python false`: all steps fail fast, no training)."""
     import shutil
 
-    from tipc.plan import plan as make_plan
-    from tipc.record import load_record, record_location
-    from tipc.sandbox import run_key, stored_path
+    from tipc.execute.record import load_record, record_location
+    from tipc.execute.sandbox import run_key, stored_path
+    from tipc.planning.planner import plan as make_plan
 
     demo = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
     repo = tmp_path / "repo"

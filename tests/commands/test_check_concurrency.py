@@ -17,7 +17,7 @@ import pytest
 from tests.demo_port import free_port
 from tests.serve.fake_serving import fake_serving_repo, stdlib_python
 from tests.serve.test_serving_chain import serving_rules
-from tipc.sandbox import run_folder, run_key
+from tipc.execute.sandbox import run_folder, run_key
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.integration

@@ -15,10 +15,16 @@ import pytest
 
 from tests.conftest import DemoRun
 from tipc.cli import main
-from tipc.rules import resolve_ruleset
+from tipc.judge.rules import resolve_ruleset
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
-NEEDED = ("tipc.plan", "tipc.runner", "tipc.config.lint", "tipc.config.discover", "paddle")
+NEEDED = (
+    "tipc.planning.planner",
+    "tipc.execute.runner",
+    "tipc.config.lint",
+    "tipc.config.discover",
+    "paddle",
+)
 
 
 def _available(module: str) -> bool:

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from tests.commands.test_check import CONFIG, RULESET, Fakes, _run
-from tipc import proc
-from tipc.checks.base import CheckContext, CheckOutcome, Verdict
-from tipc.steps import Status
+from tipc.core.steps import Status
+from tipc.execute import proc
+from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
 
 SERVING_RULE = """\
   - id: mini.serving_chain

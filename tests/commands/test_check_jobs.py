@@ -12,9 +12,9 @@ import pytest
 
 from tests.commands.test_check import Fakes, _run
 from tests.commands.test_check import repo as repo  # the fixture
-from tipc.checks.base import CheckContext, CheckOutcome, Verdict
 from tipc.commands import check as check_cmd
-from tipc.errors import UserError
+from tipc.core.errors import UserError
+from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
 
 RULESET = """\
 schema: tipc.ruleset/1
@@ -90,7 +90,7 @@ def test_ctrl_c_while_lane_checks_run_stops_them_and_still_reports(repo: Path, t
     import os
     import signal
 
-    from tipc import proc
+    from tipc.execute import proc
 
     leaders: list[int] = []
 

@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.scaffold.scaffold_fixtures import DEMO_FILES, SERVING_FILES, build_tree
 from tipc.cli import main
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scaffold"))
-from scaffold_fixtures import DEMO_FILES, SERVING_FILES, build_tree
 
 CONFIG = "test_tipc/configs/lenet_digits/train_infer_python.txt"
 SERVING_CONFIG = "test_tipc/configs/lenet_digits/serving_infer_python.txt"
@@ -96,7 +94,7 @@ def test_symlinked_test_tipc_pointing_outside_is_refused(repo: Path, tmp_path: P
 def test_a_failed_render_leaves_nothing(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tipc.resources import data_dir
+    from tipc.core.resources import data_dir
     from tipc.scaffold import render
 
     broken = tmp_path / "templates"
@@ -450,7 +448,7 @@ def test_from_config_on_corpus_configs_lints_without_errors(
     rel: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from tipc.config.lint import lint_paths
-    from tipc.findings import Level
+    from tipc.core.findings import Level
     from tipc.scaffold.fix_config import fix_text
 
     corpus = _corpus()

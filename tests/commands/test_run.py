@@ -1,4 +1,4 @@
-"""`tipc run` argument handling, with the planner replaced at its seam (`tipc.plan.plan`).
+"""`tipc run` argument handling, with the planner replaced at its seam (`tipc.planning.planner.plan`).
 
 The seam lives in this process, so these runs are in place (`--no-sandbox`): a sandboxed run re-runs tipc as a
 child, where the fake planner does not exist. tests/sandbox and the integration tests cover the sandbox.
@@ -17,9 +17,9 @@ import pytest
 from tipc.cli import main
 from tipc.commands.run import resolve_target
 from tipc.config.discover import find_repo_root
-from tipc.errors import UserError
-from tipc.plan import isolate
-from tipc.steps import Overrides, Plan, Stage, Step
+from tipc.core.errors import UserError
+from tipc.core.steps import Overrides, Plan, Stage, Step
+from tipc.planning.planner import isolate
 
 OUT = "test_tipc/output/m/lite_train_lite_infer"
 
@@ -59,14 +59,14 @@ class FakePlanner:
 @pytest.fixture
 def planner(monkeypatch: pytest.MonkeyPatch) -> FakePlanner:
     fake = FakePlanner((Step("train", Stage.TRAIN, (sys.executable, "-c", "print('hi')")),))
-    plan_mod = types.ModuleType("tipc.plan")
+    plan_mod = types.ModuleType("tipc.planning.planner")
     plan_mod.plan = fake.plan  # type: ignore[attr-defined]
     plan_mod.format_plan = fake.format_plan  # type: ignore[attr-defined]
     plan_mod.isolate = isolate  # type: ignore[attr-defined]  # the real transform: pure, works on any Plan
     disc = types.ModuleType("tipc.config.discover")
     disc.find_configs = lambda repo: sorted(Path(repo).glob("test_tipc/configs/**/*.txt"))  # type: ignore[attr-defined]
     disc.find_repo_root = find_repo_root  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "tipc.plan", plan_mod)
+    monkeypatch.setitem(sys.modules, "tipc.planning.planner", plan_mod)
     monkeypatch.setitem(sys.modules, "tipc.config.discover", disc)
     monkeypatch.setenv("CI", "true")
     return fake
@@ -170,7 +170,7 @@ def test_missing_repo_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_config_warnings_are_shown_before_running(
     tmp_path: Path, planner: FakePlanner, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tipc.findings import Finding, Level
+    from tipc.core.findings import Finding, Level
 
     original = planner.plan
     warning = Finding("cfg.txt", 14, 0, Level.WARNING, "TIPC201", "blank line shifts every later slot")
@@ -180,7 +180,7 @@ def test_config_warnings_are_shown_before_running(
         p = original(config, mode, **kw)
         return Plan(**{**p.__dict__, "findings": (warning, info)})
 
-    monkeypatch.setattr(sys.modules["tipc.plan"], "plan", with_findings)
+    monkeypatch.setattr(sys.modules["tipc.planning.planner"], "plan", with_findings)
     repo = make_repo(tmp_path, ["m/train_infer_python.txt"])
     assert main(["run", "--no-sandbox", str(repo)]) == 0
     err = capsys.readouterr().err

@@ -13,8 +13,8 @@ import pytest
 from tests.config.fixtures import COMPACT, make_repo
 from tipc.cli import main
 from tipc.commands import _sandboxed
-from tipc.sandbox import SandboxOptions
-from tipc.steps import Overrides
+from tipc.core.steps import Overrides
+from tipc.execute.sandbox import SandboxOptions
 
 CONFIG = "test_tipc/configs/mnv3/train_infer_python.txt"
 
@@ -73,7 +73,7 @@ def _args(**more: object) -> argparse.Namespace:
 
 
 def test_one_plan_for_both_verbs_prepare_first_then_the_stage_args_and_limits(repo: Path) -> None:
-    from tipc.observe import plan_for_run
+    from tipc.planning.observe import plan_for_run
 
     args = _args(stage_args=["prepare=--offline", "train=--epochs 1"])
     plan, notes = _sandboxed.plan_to_run(

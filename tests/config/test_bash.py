@@ -69,9 +69,9 @@ def test_shell_words_match_shlex_on_random_strings() -> None:
 
 
 def test_shell_words_match_shlex_on_every_corpus_command() -> None:
-    from tests.config.test_corpus import CORPUS
-    from tipc.config.corpus import iter_cases
-    from tipc.plan import plan
+    from tests.planning.test_corpus import CORPUS
+    from tipc.planning.corpus import iter_cases
+    from tipc.planning.planner import plan
 
     if CORPUS is None:
         import pytest

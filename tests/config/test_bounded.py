@@ -15,10 +15,11 @@ from typing import TypeVar
 import pytest
 
 from tests.config.fixtures import OCR_DET, make_repo
-from tipc.config import chain, parse
+from tipc.config import parse
 from tipc.config.lint import lint_paths
-from tipc.errors import ConfigError
-from tipc.plan import plan
+from tipc.core.errors import ConfigError
+from tipc.planning import chain
+from tipc.planning.planner import plan
 
 CONFIG = "test_tipc/configs/demo/train_infer_python.txt"
 T = TypeVar("T")

@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.config.test_corpus import CORPUS
+from tests.planning.test_corpus import CORPUS
 from tipc.config.codes import CODES, render_markdown
-from tipc.config.corpus import iter_cases
 from tipc.config.lint import lint_paths
+from tipc.planning.corpus import iter_cases
 
 DOC = Path(__file__).parents[2] / "docs" / "lint-codes.md"
 

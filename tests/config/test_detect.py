@@ -9,7 +9,7 @@ import pytest
 from tests.config.fixtures import OCR_DET, make_repo
 from tipc.config.detect import SCRIPT, detect, known_script_dialect, status_format_of
 from tipc.config.parse import parse_file, parse_text
-from tipc.rules.templates import script_hash, templates_dir
+from tipc.judge.rules.templates import script_hash, templates_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "lenet_digits"
@@ -48,7 +48,7 @@ def test_the_demo_repo_is_read_in_the_template_dialect() -> None:
 
 
 def test_the_demo_script_hash_is_recorded_with_its_dialect() -> None:
-    # Fails when the demo's script changes without `python -m tipc.rules.hash_script --add
+    # Fails when the demo's script changes without `python -m tipc.judge.rules.hash_script --add
     # train_infer_python --dialect template <script>`: detection would then rest on text cues only.
     assert known_script_dialect(DEMO_SCRIPT, templates_dir()) is not None
     assert known_script_dialect(DEMO_SCRIPT, templates_dir())[0] == "template"  # type: ignore[index]

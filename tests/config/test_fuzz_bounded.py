@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.config.test_corpus import CORPUS
-from tipc.config.corpus import iter_cases
+from tests.planning.test_corpus import CORPUS
 from tipc.config.lint import lint_paths
-from tipc.errors import ConfigError
-from tipc.plan import plan
-from tipc.steps import MODES
+from tipc.core.errors import ConfigError
+from tipc.core.steps import MODES
+from tipc.planning.corpus import iter_cases
+from tipc.planning.planner import plan
 
 SEED = 20261124
 COUNT = int(os.environ.get("TIPC_FUZZ_N", "150"))

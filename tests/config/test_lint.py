@@ -6,8 +6,8 @@ import pytest
 
 from tests.config.fixtures import OCR_DET, make_repo
 from tipc.config.lint import lint_paths
-from tipc.errors import ConfigError
-from tipc.findings import Level
+from tipc.core.errors import ConfigError
+from tipc.core.findings import Level
 
 CONFIG = "test_tipc/configs/demo/train_infer_python.txt"
 

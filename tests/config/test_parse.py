@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from tipc.config import dialects
 from tipc.config.parse import array_lines, parse_file, parse_text
 from tipc.config.reader import build
-from tipc.errors import ConfigError
+from tipc.core.errors import ConfigError
 
 
 def test_blank_lines_vanish_from_the_array_and_keep_their_physical_numbers() -> None:
@@ -58,8 +58,8 @@ def test_missing_file_raises_config_error(tmp_path: Path) -> None:
 @settings(max_examples=150, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab:|=\n\r #-*?null01 ")), max_size=400))
 def test_parser_and_planner_never_crash(text: str) -> None:
-    from tipc.config.chain import build as build_chain
     from tipc.config.lint import _slot_checks, _structure_checks
+    from tipc.planning.chain import build as build_chain
 
     parsed = parse_text(text, "fuzz.txt")
     for name in ("ocr", "clas", "det", "seg", "compact", "template"):

@@ -7,7 +7,7 @@ import pytest
 
 from tests.convergence.seed_data import seed_config_text
 from tipc.convergence.config import load, load_text, select
-from tipc.errors import ConfigError
+from tipc.core.errors import ConfigError
 
 
 def test_seed_demo_config_loads_unchanged(seed_config: Path) -> None:

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from tipc import proc
 from tipc.convergence import ConvergeResult, do_convergence_test
 from tipc.convergence.result import FAIL, PASS
+from tipc.execute import proc
 
 pytestmark = pytest.mark.integration
 

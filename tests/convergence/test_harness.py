@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from tests.convergence.seed_data import PYTHON, seed_config_text
-from tipc import proc
 from tipc.cli import main
 from tipc.convergence import do_convergence_test
 from tipc.convergence.config import load
 from tipc.convergence.harness import Options, run
 from tipc.convergence.result import FAIL, PASS
+from tipc.execute import proc
 
 
 def _run(storage: Path, config: Path, **kw: Any) -> Any:
@@ -236,7 +236,7 @@ def test_writes_into_the_application_folder_are_reported(
 def test_ctrl_c_sigterm_and_sighup_stop_running_segments(
     seed_storage: Path, seed_config: Path, signum: int, code: int
 ) -> None:
-    """Every verb handles SIGTERM and SIGHUP as Ctrl-C (tipc.interrupts), with 128 + the signal."""
+    """Every verb handles SIGTERM and SIGHUP as Ctrl-C (tipc.core.interrupts), with 128 + the signal."""
     env = {**os.environ, "FAKE_SLEEP_FROM": "4", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     argv = [
         PYTHON,

@@ -7,7 +7,7 @@ import pytest
 
 from tests.convergence.seed_data import SEED_MANIFEST
 from tipc.convergence.manifest import Band, Manifest, Segment, load, parse, save, to_json
-from tipc.errors import ConfigError
+from tipc.core.errors import ConfigError
 
 
 def test_seed_manifest_reads_unchanged(seed_storage: Path) -> None:

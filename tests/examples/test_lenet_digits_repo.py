@@ -15,7 +15,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from tipc import proc
+from tipc.execute import proc
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
 CONFIG = DEMO / "test_tipc" / "configs" / "lenet_digits" / "train_infer_python.txt"

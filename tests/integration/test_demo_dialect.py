@@ -1,11 +1,12 @@
 """The demo's own bash script against tipc, on scratch copies of examples/lenet_digits (Paddle on CPU).
 
 1. The commands `bash test_tipc/test_train_inference_python.sh CONFIG MODE` logs in results_python.log equal
-   tipc's plan, normalised exactly like the corpus comparison (tipc.config.corpus.compare): the corpus
+   tipc's plan, normalised exactly like the corpus comparison (tipc.planning.corpus.compare): the corpus
    guarantee, on a script we can run.
 2. The status-line bytes tipc's runner writes equal the script's. The one legitimate difference: in
    whole_infer the script exports into ./pretrained (the folder holding infer_model, as the template does)
-   while `tipc run` redirects that write under test_tipc/output (tipc.plan.isolate, finding TIPC910), so the
+   while `tipc run` redirects that write under test_tipc/output (tipc.planning.planner.isolate, finding
+   TIPC910), so the
    export and inference lines name the redirected folder instead.
 3. `tipc run --mode whole_infer` leaves every file outside test_tipc/output byte-identical.
 """
@@ -21,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from tipc import proc
-from tipc.config.corpus import compare, status_text
-from tipc.plan import ISOLATED_DIR, plan
-from tipc.record import record_location
+from tipc.execute import proc
+from tipc.execute.record import record_location
+from tipc.planning.corpus import compare, status_text
+from tipc.planning.planner import ISOLATED_DIR, plan
 
 pytestmark = pytest.mark.integration
 

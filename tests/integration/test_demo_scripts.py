@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tipc import proc
+from tipc.execute import proc
 
 pytestmark = pytest.mark.integration
 

@@ -1,6 +1,7 @@
 """`tipc run` as a user drives it: a real process tree, a real Ctrl-C / kill, then --resume.
 
-The planner is replaced by a tiny module that loads a hand-made Plan from JSON (the seam is `tipc.plan.plan`);
+The planner is replaced by a tiny module that loads a hand-made Plan from JSON (the seam is
+`tipc.planning.planner.plan`);
 everything below it (CLI, runner, proc, record) is real.
 """
 
@@ -17,32 +18,33 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox.test_endings import _settled
-from tipc.record import RECORD_FILENAME, load_record
-from tipc.sandbox import run_key, stored_path
-from tipc.steps import Plan, Stage, Status, Step
+from tests.execute.sandbox.test_endings import _settled
+from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.execute.record import RECORD_FILENAME, load_record
+from tipc.execute.sandbox import run_key, stored_path
 
 pytestmark = pytest.mark.integration
 
 OUT = "test_tipc/output/m/lite_train_lite_infer"
 ROOT = Path(__file__).resolve().parents[2]
 
-# Runs `tipc run` in a child interpreter with tipc.plan / tipc.config.discover answered from a JSON plan file.
+# Runs `tipc run` in a child interpreter with tipc.planning.planner / tipc.config.discover answered from a
+# JSON plan file.
 DRIVER = textwrap.dedent(
     """
     import json, sys, types
     from pathlib import Path
-    from tipc.steps import Plan
-    from tipc.plan import default_mode, isolate, select_stages
+    from tipc.core.steps import Plan
+    from tipc.planning.planner import default_mode, isolate, select_stages
     from tipc.config.discover import find_repo_root
     plan_file = sys.argv[1]
-    fake = types.ModuleType("tipc.plan")
+    fake = types.ModuleType("tipc.planning.planner")
     fake.isolate = isolate
     fake.default_mode = default_mode
     fake.select_stages = select_stages
     fake.plan = lambda config, mode, **kw: Plan.from_json(json.loads(Path(plan_file).read_text()))
     fake.format_plan = lambda p: "\\n".join(s.id for s in p.steps)
-    sys.modules["tipc.plan"] = fake
+    sys.modules["tipc.planning.planner"] = fake
     disc = types.ModuleType("tipc.config.discover")
     disc.find_configs = lambda repo: sorted(Path(repo).glob("test_tipc/configs/*/train_infer_python.txt"))
     disc.find_repo_root = find_repo_root

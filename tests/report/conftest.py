@@ -4,8 +4,8 @@ from collections.abc import Callable
 
 import pytest
 
-from tipc.checks.base import Evidence, Verdict
-from tipc.findings import Finding, Level
+from tipc.core.findings import Finding, Level
+from tipc.judge.checks.base import Evidence, Verdict
 from tipc.report.model import Report, RuleVerdict, RunSummary, StepSummary
 
 NASTY = '<script>alert("x")</script> | `tick` ```fence``` \x1b[31mred\x1b[0m & [bold]markup[/bold]'
@@ -149,7 +149,7 @@ def make_rich_report() -> Report:
     and a lineage graph with one stale read."""
     from dataclasses import replace
 
-    from tipc.checks.convergence import analyse_curve
+    from tipc.judge.checks.convergence import analyse_curve
 
     base = make_report()
     curve = [(i, 2.5 * 0.97**i + 0.05 * ((i * 7919) % 13) / 13) for i in range(1, 121)]

@@ -8,15 +8,15 @@ import json
 
 import pytest
 
-from tipc.causes import diagnose
-from tipc.checks.base import Evidence, Verdict
-from tipc.record import RunRecord, StepResult
+from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.execute.record import RunRecord, StepResult
+from tipc.judge.causes import diagnose
+from tipc.judge.checks.base import Evidence, Verdict
 from tipc.report.html import render_html
 from tipc.report.json import render_json
 from tipc.report.markdown import render_markdown
 from tipc.report.model import NO_CAUSE, Report, RuleVerdict, run_summary, with_log_tails
 from tipc.report.terminal import render_terminal
-from tipc.steps import Plan, Stage, Status, Step
 
 ENVIRONMENT = {
     "python_version": "3.11.7",

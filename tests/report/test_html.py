@@ -123,7 +123,7 @@ def test_html_report_in_a_real_browser(rich_report: Report, tmp_path: Path) -> N
 
 
 def test_loss_chart_draws_the_checks_statistics() -> None:
-    from tipc.checks.convergence import analyse_curve
+    from tipc.judge.checks.convergence import analyse_curve
 
     curve = [(i, 3.0 / i) for i in range(1, 41)]
     _, _, data = analyse_curve(curve)

@@ -3,12 +3,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tipc.checks.base import CheckOutcome, Evidence, Verdict
-from tipc.record import Resources, RunRecord, StepResult
+from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.execute.record import Resources, RunRecord, StepResult
+from tipc.judge.checks.base import CheckOutcome, Evidence, Verdict
+from tipc.judge.rules.evaluate import RuleResult
+from tipc.judge.rules.model import CheckSpec, Rule, Severity
 from tipc.report.model import Report, build_report, curve_points, matrix_table
-from tipc.rules.evaluate import RuleResult
-from tipc.rules.model import CheckSpec, Rule, Severity
-from tipc.steps import Plan, Stage, Status, Step
 
 MakeReport = Callable[..., Report]
 
@@ -111,7 +111,7 @@ def test_agreement_caption_and_sparkline() -> None:
 
 
 def test_lint_errors_become_a_failed_row_of_the_verdict_table() -> None:
-    from tipc.findings import Finding, Level
+    from tipc.core.findings import Finding, Level
 
     config = "test_tipc/configs/m/train_infer_python.txt"
     warning = Finding(config, 3, 1, Level.WARNING, "TIPC120", "odd value")

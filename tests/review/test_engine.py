@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tipc.errors import UserError
+from tipc.core.errors import UserError
 from tipc.review import engine
 from tipc.review.engine import (
     THREAD_VARS,

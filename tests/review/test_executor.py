@@ -101,7 +101,7 @@ def test_a_process_left_in_the_checks_cgroup_is_killed_and_the_group_removed(tmp
     """A check that dies leaving a process outside its tree (its own session, re-parented away) but still in
     the cgroup the check created: run_job finds that group by the tag it gave the check, kills what is in
     it and removes it."""
-    from tipc.sandbox import limits
+    from tipc.execute.sandbox import limits
 
     own = limits.own_group("pids")
     if own is None or not os.access(own, os.W_OK):
@@ -109,7 +109,7 @@ def test_a_process_left_in_the_checks_cgroup_is_killed_and_the_group_removed(tmp
     pid_file = tmp_path / "daemon.pid"
     code = (
         "import os, time\n"
-        "from tipc.sandbox.limits import Limits\n"
+        "from tipc.execute.sandbox.limits import Limits\n"
         "Limits(None, 1000).apply()\n"  # as a check does: its own group, which it never gets to remove
         "if os.fork() == 0:\n"
         "    os.setsid()\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.review import submissions
-from tipc.errors import UserError
+from tipc.core.errors import UserError
 from tipc.review.sources import Rejected, content_hash, materialise, parse_source
 
 

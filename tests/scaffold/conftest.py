@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from scaffold_fixtures import DEMO_FILES, build_tree
+
+from tests.scaffold.scaffold_fixtures import DEMO_FILES, build_tree
 
 
 @pytest.fixture

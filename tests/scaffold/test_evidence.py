@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scaffold_fixtures import build_tree
-
+from tests.scaffold.scaffold_fixtures import build_tree
 from tipc.scaffold.evidence import commands_for, mentions, parse_command, read_commands
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from scaffold_fixtures import DEMO_FILES, build_tree
 
-from tipc.errors import UserError
+from tests.scaffold.scaffold_fixtures import DEMO_FILES, build_tree
+from tipc.core.errors import UserError
 from tipc.scaffold import infer_slots
 from tipc.scaffold.detect import find_lite_data, find_scripts, saved_checkpoint_names
 

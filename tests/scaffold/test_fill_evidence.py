@@ -10,8 +10,7 @@ import io
 import tarfile
 from pathlib import Path
 
-from scaffold_fixtures import build_tree
-
+from tests.scaffold.scaffold_fixtures import build_tree
 from tipc.scaffold import infer_slots, render_test_tipc
 
 _PARSER = "import argparse, os, paddle\np = argparse.ArgumentParser()\n"

@@ -11,12 +11,12 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
-from scaffold_fixtures import DEMO_FILES, STR2BOOL, build_tree
 
-from tipc.checks.settings import parse_settings
+from tests.scaffold.scaffold_fixtures import DEMO_FILES, STR2BOOL, build_tree
 from tipc.config.lint import lint_paths
-from tipc.findings import Finding, Level
-from tipc.rules.templates import check_scripts, load_template, script_hash, templates_dir
+from tipc.core.findings import Finding, Level
+from tipc.judge.checks.settings import parse_settings
+from tipc.judge.rules.templates import check_scripts, load_template, script_hash, templates_dir
 from tipc.scaffold import infer_slots, render_test_tipc
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
@@ -202,7 +202,7 @@ def test_generated_scripts_match_the_shipped_canonical_hashes(tmp_path: Path, di
             known = {k.sha256 for k in template.files[f"test_tipc/{script}"]}
             digest = script_hash(rendered[script])
             assert digest in known, (
-                f"{script} ({dialect}) changed: record it with python -m tipc.rules.hash_script "
+                f"{script} ({dialect}) changed: record it with python -m tipc.judge.rules.hash_script "
                 f"--add train_infer_python <generated test_tipc/{script}>"
             )
             digests.add((script, digest))
@@ -251,7 +251,7 @@ def test_no_tipc_yaml_without_anything_to_say(tmp_path: Path) -> None:
 def test_docs_show_the_planned_commands_output_folder_and_status_lines(
     tmp_path: Path, dialect: str, output: str, status: str
 ) -> None:
-    from tipc.plan import plan
+    from tipc.planning.planner import plan
 
     repo = build_tree(tmp_path / "r", DASHED_FILES)
     files = _generate(repo, "m", dialect)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tipc.errors import UserError
+from tipc.core.errors import UserError
 from tipc.scaffold import infer_slots, render_test_tipc
 from tipc.scaffold.render import check_model_name, plan_writes, safe_target, write_all
 

@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from scaffold_fixtures import DEMO_FILES, SERVING_FILES, build_tree
 
+from tests.scaffold.scaffold_fixtures import DEMO_FILES, SERVING_FILES, build_tree
+from tipc.config.script_flags import read_flags
+from tipc.core.steps import Stage
+from tipc.planning.serving import plan_serving
 from tipc.scaffold import infer_slots, render_test_tipc
 from tipc.scaffold.detect import scan
-from tipc.scaffold.infer_flags import read_flags
 from tipc.scaffold.serving import ServingDeploy, client_url, fill_serving, find_serving
-from tipc.serve.plan import plan_serving
-from tipc.steps import Stage
 
 SERVING_CONFIG = "configs/lenet_digits/serving_infer_python.txt"
 SERVING_FILES_OUT = {SERVING_CONFIG, "test_serving_infer_python.sh", "docs/test_serving_infer_python.md"}

@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 from tests.processes import our_children
-from tipc import proc
+from tipc.execute import proc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,7 +75,7 @@ class RunningServer:
 
 
 def start_server(model_dir: Path, log: Path, *extra: str, name: str = "tiny") -> RunningServer:
-    from tipc.serve.launcher import launch
+    from tipc.execute.serving.launcher import launch
 
     launched = launch(model_dir, log=log, name=name, extra=extra, env=child_env(), deadline_s=120)
     if not launched.ready or launched.url is None:

@@ -7,12 +7,12 @@ import io
 from pathlib import Path
 from typing import Any
 
-from tipc.checks.base import CheckContext, CheckOutcome, Verdict
 from tipc.commands import check as check_cmd
-from tipc.record import RunRecord, StepResult, record_location
-from tipc.rules.evaluate import chains_named, make_env
-from tipc.rules.schema import parse_ruleset, resolve_ruleset
-from tipc.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.execute.record import RunRecord, StepResult, record_location
+from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
+from tipc.judge.rules.evaluate import chains_named, make_env
+from tipc.judge.rules.schema import parse_ruleset, resolve_ruleset
 
 HEAD = "schema: tipc.ruleset/1\nname: {name}\nrules:\n"
 RULE = "  - id: {id}\n    source: s\n    severity: error\n    description: d\n    check:\n      {check}\n"

@@ -3,13 +3,13 @@ from pathlib import Path
 
 import pytest
 
-from tipc import proc
 from tipc.cli import main
+from tipc.execute import proc
 
 
 def test_serve_cli_module_imports_no_model_stack(tmp_path: Path) -> None:
     code = (
-        "import sys, tipc.commands.serve, tipc.serve, tipc.serve.plan, tipc.serve.client; "
+        "import sys, tipc.commands.serve, tipc.serve, tipc.planning.serving, tipc.execute.serving.client; "
         "heavy = [m for m in ('paddle', 'numpy', 'uvicorn', 'starlette') if m in sys.modules]; "
         "sys.exit(1 if heavy else 0)"
     )

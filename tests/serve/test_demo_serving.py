@@ -14,10 +14,10 @@ import pytest
 
 from tests.demo_port import use_free_port
 from tests.serve.conftest import REPO_ROOT, child_env
-from tipc import proc
-from tipc.serve.client import wait_ready
-from tipc.serve.plan import plan_serving, unmet_requirement
-from tipc.steps import Overrides
+from tipc.core.steps import Overrides
+from tipc.execute import proc
+from tipc.execute.serving.client import wait_ready
+from tipc.planning.serving import plan_serving, unmet_requirement
 
 pytestmark = pytest.mark.integration
 

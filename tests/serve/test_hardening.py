@@ -20,8 +20,8 @@ import psutil
 import pytest
 
 from tests.serve.conftest import RunningServer, child_env, start_server
-from tipc import proc
-from tipc.serve.client import Client
+from tipc.execute import proc
+from tipc.execute.serving.client import Client
 
 pytestmark = pytest.mark.integration
 
@@ -346,7 +346,7 @@ def test_a_busy_port_is_a_clear_exit_3_before_the_model_loads(tiny_model: Path, 
 
 
 def test_a_worker_that_dies_while_loading_is_a_user_error_naming_the_signal(tmp_path: Path) -> None:
-    from tipc.errors import UserError
+    from tipc.core.errors import UserError
     from tipc.serve.supervisor import WorkerBackend
 
     crashing = tmp_path / "python"

@@ -6,9 +6,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from tests.serve.test_plan import OCR, TUTORIAL, plan_of
-from tipc.findings import Level
-from tipc.serve.plan import find_serving_config, isolate_serving, plan_serving
-from tipc.steps import Overrides, Stage
+from tipc.core.findings import Level
+from tipc.core.steps import Overrides, Stage
+from tipc.planning.serving import find_serving_config, isolate_serving, plan_serving
 
 DEMO_CONFIG = """===========================serving_params===========================
 model_name:lenet_digits

@@ -1,4 +1,5 @@
-"""tipc.serve.load: the load loop's time budget sizes it to the server's speed (a stdlib fake server)."""
+"""tipc.execute.serving.load: the load loop's time budget sizes it to the server's speed (a stdlib fake
+server)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from tipc.serve.load import run_load
+from tipc.execute.serving.load import run_load
 
 DELAY_S = 0.05  # each answer takes this long: 4 clients answer ~80 requests a second
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from tipc.errors import ConfigError, UserError
-from tipc.serve.plan import isolate_serving, plan_serving
-from tipc.steps import Plan
+from tipc.core.errors import ConfigError, UserError
+from tipc.core.steps import Plan
+from tipc.planning.serving import isolate_serving, plan_serving
 
 DEMO = Path(__file__).resolve().parents[2] / "examples/lenet_digits/test_tipc/configs/lenet_digits"
 GOOD_LINES = (DEMO / "serving_infer_python.txt").read_text(encoding="utf-8").splitlines()

@@ -4,8 +4,8 @@ import json
 import numpy as np
 import pytest
 
+from tipc.execute.serving.client import tensor_value
 from tipc.serve import protocol
-from tipc.serve.client import tensor_value
 from tipc.serve.model import RequestError, TensorSpec
 
 X = TensorSpec("x", "float32", (-1, 1, 2, 2))

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tipc.errors import UserError
-from tipc.serve.ready import probe, wait_ready
+from tipc.core.errors import UserError
+from tipc.execute.serving.ready import probe, wait_ready
 
 
 class _Status(http.server.BaseHTTPRequestHandler):

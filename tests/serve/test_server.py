@@ -13,10 +13,10 @@ import psutil
 import pytest
 
 from tests.serve.conftest import RunningServer, build_model, child_env, start_server
-from tipc import proc
-from tipc.checks._worker import run_worker
-from tipc.serve.client import Client, tensor_value
-from tipc.serve.load import run_load
+from tipc.execute import proc
+from tipc.execute.serving.client import Client, tensor_value
+from tipc.execute.serving.load import run_load
+from tipc.judge.checks._worker import run_worker
 
 pytestmark = pytest.mark.integration
 
@@ -190,7 +190,7 @@ def test_sigterm_lets_in_flight_requests_finish(tiny_model: Path, tmp_path: Path
 
 
 def test_a_server_that_cannot_load_is_reported_with_its_log(tmp_path: Path) -> None:
-    from tipc.serve.launcher import launch, log_tail
+    from tipc.execute.serving.launcher import launch, log_tail
 
     broken = tmp_path / "broken"
     broken.mkdir()

@@ -21,7 +21,7 @@ from tests.demo_port import use_free_port
 from tests.processes import our_children
 from tests.serve.conftest import REPO_ROOT
 from tipc.cli import main
-from tipc.record import load_record
+from tipc.execute.record import load_record
 
 pytestmark = [
     pytest.mark.integration,
@@ -210,7 +210,7 @@ def test_a_foreign_server_on_the_serving_port_fails_the_server_step_and_the_chec
 def test_a_port_held_outside_the_servers_tree_is_named_and_its_own_is_accepted() -> None:
     import socket
 
-    from tipc.sandbox import ports
+    from tipc.execute.sandbox import ports
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -15,11 +15,11 @@ import numpy as np
 import psutil
 import pytest
 
-import tipc.serve.load
-from tipc.checks.base import CheckContext, Verdict
-from tipc.checks.serving import find_model_dir, serving
-from tipc.record import RunRecord, StepResult
-from tipc.steps import Plan, Stage, Status, Step
+import tipc.execute.serving.load
+from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.execute.record import RunRecord, StepResult
+from tipc.judge.checks.base import CheckContext, Verdict
+from tipc.judge.checks.serving import find_model_dir, serving
 
 pytestmark = pytest.mark.integration
 
@@ -104,11 +104,11 @@ def test_check_passes_and_reports_agreement_and_load(
         settings=settings,
         records={"serving": serving_record(Path("repo"))},
     )
-    from tipc.checks import _worker
+    from tipc.judge.checks import _worker
 
     monkeypatch.setattr(_worker, "_OUTPUTS", {})  # the same model and batch in the other case would be reused
     if suffix == "npy":  # the agreement check's worker ran Paddle Inference on this model and batch first
-        from tipc.checks._worker import run_worker
+        from tipc.judge.checks._worker import run_worker
 
         model_dir = str((repo / "inference" / "tiny_infer").resolve())
         request = {"op": "agreement", "model_dir": model_dir, "engines": ["paddle_inference"]}
@@ -139,7 +139,7 @@ def test_check_fails_with_evidence_when_the_server_dies_mid_run(
     tmp_path: Path, tiny_model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo = repo_with_model(tmp_path, tiny_model)
-    real_run_load = tipc.serve.load.run_load
+    real_run_load = tipc.execute.serving.load.run_load
 
     def kill_server_then_load(*args: Any, **kwargs: Any) -> Any:
         # The real server process (a child of ours) dies just as the load loop starts.
@@ -150,7 +150,7 @@ def test_check_fails_with_evidence_when_the_server_dies_mid_run(
                     child.wait(timeout=10)
         return real_run_load(*args, **kwargs)
 
-    monkeypatch.setattr(tipc.serve.load, "run_load", kill_server_then_load)
+    monkeypatch.setattr(tipc.execute.serving.load, "run_load", kill_server_then_load)
     context = CheckContext(repo=repo, record=record_for(repo), records={"serving": serving_record(repo)})
     outcome = serving(context, requests=20, concurrency=2, load_s=0)
     assert outcome.verdict is Verdict.FAIL

@@ -13,12 +13,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tipc import interrupts
-from tipc.errors import UserError
+from tipc.core import interrupts
+from tipc.core.errors import UserError
 
 if TYPE_CHECKING:
-    from tipc.sandbox import SandboxOptions, Session
-    from tipc.steps import Plan
+    from tipc.core.steps import Plan
+    from tipc.execute.sandbox import SandboxOptions, Session
 
 LITE_STEP_TIMEOUT_S = 600.0  # lite data: a step that needs longer is stuck
 WHOLE_STEP_TIMEOUT_S = 1800.0
@@ -82,8 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def sandbox_options(args: argparse.Namespace, *, in_place: bool = False) -> SandboxOptions:
-    from tipc.sandbox import SandboxOptions
-    from tipc.sandbox.limits import parse_size
+    from tipc.execute.sandbox import SandboxOptions
+    from tipc.execute.sandbox.limits import parse_size
 
     no_sandbox = in_place or getattr(args, "no_sandbox", False)
     memory = getattr(args, "memory_limit", None)
@@ -106,7 +106,7 @@ def compat_env(args: argparse.Namespace) -> dict[str, str]:
     names = [n.strip() for item in getattr(args, "paddle_compat", ()) for n in item.split(",") if n.strip()]
     if not names:
         return {}
-    from tipc.compat import compat_env as switches_env
+    from tipc.execute.compat import compat_env as switches_env
 
     return switches_env(names)
 
@@ -120,7 +120,7 @@ def step_timeout(args: argparse.Namespace, mode: str) -> float:
 
 
 def stage_timeouts(args: argparse.Namespace) -> dict[str, float]:
-    from tipc.steps import Stage
+    from tipc.core.steps import Stage
 
     stages = {s.value for s in Stage}
     out: dict[str, float] = {}
@@ -142,7 +142,7 @@ def stage_args(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
     """--args STAGE=ARGS, parsed (ARGS split as a POSIX shell splits words)."""
     import shlex
 
-    from tipc.steps import Stage
+    from tipc.core.steps import Stage
 
     stages = {s.value for s in Stage}
     out: dict[str, tuple[str, ...]] = {}
@@ -193,7 +193,7 @@ def with_prepare(plan: Plan, args: argparse.Namespace) -> tuple[Plan, list[str]]
     """The plan with the repo's `test_tipc/prepare.sh CONFIG MODE` as its first step (stage prepare), and
     notes listing what prepare.sh would fetch or install. Its failure blocks nothing by itself: what it
     failed to make is named as the cause of the step that fails next."""
-    from tipc.steps import Stage, Step
+    from tipc.core.steps import Stage, Step
 
     repo = Path(plan.repo)
     script = repo / PREPARE_SCRIPT
@@ -270,7 +270,7 @@ def enter(
 ) -> Session:
     """Enter the sandbox of `plan`'s run: key (model, config stem, mode); `binds` maps a role (logs, serving,
     report) to the repo-relative folder that must outlive the run."""
-    from tipc import sandbox
+    from tipc.execute import sandbox
 
     key = sandbox.run_key(plan.model_name, plan.config_path, plan.mode)
     return sandbox.enter(Path(plan.repo), key, binds, options, fresh=fresh, writable=writable, wait=wait)
@@ -278,13 +278,13 @@ def enter(
 
 # ---------------------------------------------------------------- signals
 
-# SIGTERM/SIGHUP as Ctrl-C: one implementation for every verb (tipc.interrupts).
+# SIGTERM/SIGHUP as Ctrl-C: one implementation for every verb (tipc.core.interrupts).
 stop_signals = interrupts.stop_signals
 interrupted_exit = interrupts.interrupted_exit
 
 
 def child_env() -> dict[str, str]:
-    from tipc.sandbox import CHILD_ENV
+    from tipc.execute.sandbox import CHILD_ENV
 
     return dict(os.environ, **{CHILD_ENV: "1"})
 
@@ -292,7 +292,7 @@ def child_env() -> dict[str, str]:
 def child_defaults(forced_env: Mapping[str, str]) -> dict[str, str]:
     """What every process a check starts beside the chain (predict/infer, engine workers) must see, as the
     chain's steps do: the --paddle-compat switches and the auto_log shim last on PYTHONPATH."""
-    from tipc.compat import pythonpath_with_shim
+    from tipc.execute.compat import pythonpath_with_shim
 
     return {**forced_env, "PYTHONPATH": pythonpath_with_shim(os.environ.get("PYTHONPATH"))}
 
@@ -310,7 +310,7 @@ def plan_to_run(
     sandbox nothing needs redirecting; with --no-sandbox, writes outside the output folder are redirected
     into it, TIPC910 findings), prepare.sh first, then the --args words (so `--args prepare=...` reaches
     prepare.sh too) and the --stage-timeout limits."""
-    from tipc.plan import isolate
+    from tipc.planning.planner import isolate
 
     the_plan = planner(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
     if options.backend == "none":

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tipc.errors import UserError
+from tipc.core.errors import UserError
 
 MAX_CONFIGS_LISTED = 20
 

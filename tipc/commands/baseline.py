@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tipc.commands import non_negative_int, positive_int
-from tipc.errors import UserError
+from tipc.core.errors import UserError
 
 HELP = "record, update and compare model CI baselines (metrics with tolerances from repeated runs)"
 EXIT_CHAIN_FAILED = 1
@@ -80,7 +80,7 @@ def _newest_record(repo: Path, since: float, mode: str) -> Path | None:
 @dataclass(frozen=True)
 class ChainRuns:
     records: list[Any]  # the run record of each measured run
-    runs: list[Any]  # the metrics of each (tipc.baseline.metrics.RunMetrics)
+    runs: list[Any]  # the metrics of each (tipc.judge.baseline.metrics.RunMetrics)
     load: float | None  # the machine's median load per CPU after the measured runs (None where unknown)
 
 
@@ -89,10 +89,10 @@ def run_chain_times(args: argparse.Namespace, repo: Path) -> ChainRuns:
     chain raises _ChainFailed (exit 1)."""
     import statistics
 
-    from tipc import proc
-    from tipc.baseline import store
-    from tipc.baseline.metrics import extract
-    from tipc.record import load_record
+    from tipc.execute import proc
+    from tipc.execute.record import load_record
+    from tipc.judge.baseline import store
+    from tipc.judge.baseline.metrics import extract
 
     records: list[Any] = []
     runs: list[Any] = []
@@ -122,7 +122,7 @@ def run_chain_times(args: argparse.Namespace, repo: Path) -> ChainRuns:
         records.append(record)
         runs.append(extract(record, repo))
         if args.history:
-            from tipc.history import open_history
+            from tipc.modelci.history import open_history
 
             with open_history(args.history) as db:
                 db.store_run(record, runs[-1], kind="baseline-run", repo=repo)
@@ -134,8 +134,8 @@ class _ChainFailed(Exception):
 
 
 def _record(args: argparse.Namespace, update: bool) -> int:
-    from tipc.baseline import diff, stats, store
     from tipc.commands._target import resolve_target
+    from tipc.judge.baseline import diff, stats, store
 
     repo, _config = resolve_target(args.repo, args.config)
     repo = repo.resolve()
@@ -167,7 +167,7 @@ def _record(args: argparse.Namespace, update: bool) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     if args.history:
-        from tipc.history import open_history
+        from tipc.modelci.history import open_history
 
         with open_history(args.history) as db:
             bands = {n: (m.summary.reference, m.margin) for n, m in base.metrics.items()}
@@ -193,7 +193,7 @@ def _record(args: argparse.Namespace, update: bool) -> int:
 
 
 def _git_head_text(path: Path) -> str | None:
-    from tipc import proc
+    from tipc.execute import proc
 
     code, out = proc.capture(["git", "show", f"HEAD:./{path.name}"], cwd=path.parent, timeout_s=30)
     return out if code == 0 else None
@@ -202,7 +202,7 @@ def _git_head_text(path: Path) -> str | None:
 def _diff(args: argparse.Namespace) -> int:
     import tempfile
 
-    from tipc.baseline import diff, store
+    from tipc.judge.baseline import diff, store
 
     old_path = Path(args.old)
     if args.new is None:

@@ -23,13 +23,13 @@ from typing import IO, TYPE_CHECKING, Any
 
 from tipc.commands import _sandboxed
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
-from tipc.errors import InfraError, TipcError, UserError
-from tipc.steps import MODES
+from tipc.core.errors import InfraError, TipcError, UserError
+from tipc.core.steps import MODES
 
 if TYPE_CHECKING:
-    from tipc.findings import Finding
-    from tipc.rules.model import Ruleset
-    from tipc.steps import Plan
+    from tipc.core.findings import Finding
+    from tipc.core.steps import Plan
+    from tipc.judge.rules.model import Ruleset
 
 HELP = "check a repo against the TIPC spec: lint, run the chain, evaluate the rules, write a report"
 
@@ -102,7 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-color", action="store_true", help="no colour in the output")
     _sandboxed.add_arguments(parser)
-    from tipc.baseline import hooks  # model CI: --baseline, --history, --notify
+    from tipc.modelci import hooks
 
     hooks.add_arguments(parser)
 
@@ -112,7 +112,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 @dataclass
 class Seams:
-    """What `tipc check` calls outside tipc.rules and tipc.report. Defaults come from `default_seams()`."""
+    """What `tipc check` calls outside tipc.judge.rules and tipc.report (defaults: `default_seams()`)."""
 
     find_configs: Callable[[Path], list[Path]]
     lint_paths: Callable[..., list[Finding]]
@@ -123,7 +123,7 @@ class Seams:
     load_record: Callable[[Path], Any]
     load_settings: Callable[[Path], Any]
     checks: Mapping[str, Callable[..., Any]]
-    # check name -> lane: the checks that may run beside each other with --jobs > 1 (tipc.checks.LANES)
+    # check name -> lane: the checks that may run beside each other with --jobs > 1 (tipc.judge.checks.LANES)
     lanes: Mapping[str, str] = field(default_factory=dict)
     make_observer: Callable[[bool], Any] = field(default=lambda no_color: _null_observer())
     notes: list[str] = field(default_factory=list)  # problems found while wiring (shown in the report)
@@ -134,7 +134,7 @@ class Seams:
 
 
 def _null_observer() -> Any:
-    from tipc.console import NullObserver
+    from tipc.core.console import NullObserver
 
     return NullObserver()
 
@@ -144,32 +144,34 @@ def default_seams() -> Seams:
     try:
         from tipc.config.discover import find_configs
         from tipc.config.lint import lint_paths
-        from tipc.observe import plan_for_run as plan
-        from tipc.runner import RunOptions, execute, find_record
+        from tipc.execute.runner import RunOptions, execute, find_record
+        from tipc.planning.observe import plan_for_run as plan
     except ImportError as exc:
         raise InfraError(f"this tipc build lacks a component `tipc check` needs: {exc}") from None
-    from tipc.record import load_record
+    from tipc.execute.record import load_record
 
     notes: list[str] = []
     try:
-        import tipc.checks as checks_pkg
+        import tipc.judge.checks as checks_pkg
 
         checks: Mapping[str, Callable[..., Any]] = checks_pkg.CHECKS
         lanes: Mapping[str, str] = getattr(checks_pkg, "LANES", {})
     except (ImportError, AttributeError):
         checks, lanes = {}, {}
-        notes.append("the check registry tipc.checks.CHECKS is missing: rules that delegate to it are SKIP")
-    from tipc.checks.settings import load_settings
+        notes.append(
+            "the check registry tipc.judge.checks.CHECKS is missing: rules that delegate to it are SKIP"
+        )
+    from tipc.judge.checks.settings import load_settings
 
     def make_observer(no_color: bool) -> Any:
         try:
-            from tipc.progress import PlainObserver, make_observer
+            from tipc.report.progress import PlainObserver, make_observer
 
             return make_observer(no_color=no_color) if sys.stderr.isatty() else PlainObserver(sys.stderr)
         except ImportError:
             return _null_observer()
 
-    from tipc.serve.plan import find_serving_config
+    from tipc.planning.serving import find_serving_config
 
     return Seams(
         sandboxed=True,
@@ -235,7 +237,7 @@ def default_report_dir(repo: Path, model_name: str) -> Path:
 
 
 def load_rulesets(names: list[str]) -> list[Ruleset]:
-    from tipc.rules.schema import resolve_ruleset
+    from tipc.judge.rules.schema import resolve_ruleset
 
     # `--ruleset a,b` is `--ruleset a --ruleset b` (unless the text names an existing file).
     split = [part for n in names for part in ([n] if Path(n).is_file() else n.split(",")) if part.strip()]
@@ -250,7 +252,7 @@ def load_rulesets(names: list[str]) -> list[Ruleset]:
 
 
 def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) -> list[Finding]:
-    from tipc.findings import Level
+    from tipc.core.findings import Level
 
     out: list[Finding] = []
     seen: set[tuple[Any, ...]] = set()
@@ -264,7 +266,7 @@ def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) 
 
 
 def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
-    from tipc.steps import Overrides
+    from tipc.core.steps import Overrides
 
     if args.mode not in MODES:
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
@@ -296,11 +298,11 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     notes = list(seams.notes)
     serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
 
-    from tipc import sandbox
-    from tipc.baseline import hooks
+    from tipc.execute import sandbox
+    from tipc.modelci import hooks
 
     if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
-        from tipc import proc
+        from tipc.execute import proc
 
         code = proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
         # history and notification from outside the sandbox (it has no network, keeps no outside writes)
@@ -336,7 +338,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
                 report_dir = default_report_dir(repo, the_plan.model_name)
             serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
         notes.extend((*session.notes, *prepare_notes, *shipped))
-        from tipc import proc
+        from tipc.execute import proc
 
         args.forced_env = forced_env
         try:
@@ -377,7 +379,7 @@ def _train_record(
 
 
 def _interrupted(*records: Any) -> bool:
-    from tipc.steps import Status
+    from tipc.core.steps import Status
 
     return any(r.status is Status.INTERRUPTED for rec in records if rec is not None for r in rec.results)
 
@@ -393,10 +395,10 @@ def _evaluate(
     """The rules' results, and whether Ctrl-C stopped the checks. After an interrupt nothing new starts:
     checks that would start a process (predict/infer, a server) are SKIP; those that only read the record
     and the logs still judge what ran."""
-    from tipc import proc
-    from tipc.checks.serving import full_load
-    from tipc.progress import announced_checks
-    from tipc.rules.evaluate import evaluate
+    from tipc.execute import proc
+    from tipc.judge.checks.serving import full_load
+    from tipc.judge.rules.evaluate import evaluate
+    from tipc.report.progress import announced_checks
 
     checks = full_load(seams.checks) if getattr(args, "load", False) else seams.checks
     observer = seams.make_observer(args.no_color)
@@ -426,7 +428,7 @@ def _write_and_show(
     args: argparse.Namespace, report: Any, report_dir: Path, stdout: IO[str], stderr: IO[str], session: Any
 ) -> None:
     """Write the report files, print the report, and say where the reports and the logs are."""
-    from tipc.console import use_color
+    from tipc.core.console import use_color
     from tipc.report import render, write_reports
 
     try:
@@ -460,7 +462,7 @@ def _checked(
     notes: list[str],
     session: Any,
 ) -> int:
-    from tipc.checks.base import CheckContext
+    from tipc.judge.checks.base import CheckContext
     from tipc.report import build_report
 
     record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
@@ -475,7 +477,7 @@ def _checked(
         args, seams, rulesets, ctx, stopped or _interrupted(*records.values()), notes
     )
     if getattr(args, "baseline", None) is not None:
-        from tipc.baseline import hooks
+        from tipc.modelci import hooks
 
         results = [*results, hooks.rule_result(ctx, args.baseline)]
     report = build_report(
@@ -495,7 +497,7 @@ def _checked(
         stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
         return _sandboxed.interrupted_exit()
     if session is None or session.backend == "none":  # in place: store and notify here (else the parent does)
-        from tipc.baseline import hooks
+        from tipc.modelci import hooks
 
         if hooks.wanted(args):
             hooks.after(args, repo, record, report.exit_code, stderr)
@@ -515,13 +517,13 @@ def check_jobs(jobs: int | None) -> int:
 
 
 def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
-    from tipc import proc
+    from tipc.execute import proc
 
     def checked(*args: Any, **kwargs: Any) -> Any:
         try:
             return check(*args, **kwargs)
         except proc.Refused as exc:
-            from tipc.checks.base import CheckOutcome, Verdict
+            from tipc.judge.checks.base import CheckOutcome, Verdict
 
             return CheckOutcome(Verdict.SKIP, f"not checked: {exc}")
 
@@ -556,9 +558,9 @@ def _serving_plan(
     sandbox_options: Any = None,
 ) -> Plan | None:
     """The repo's serving chain, planned (and isolated) before anything runs, or None when not needed."""
-    from tipc.plan import isolate
-    from tipc.rules.evaluate import chains_named
-    from tipc.steps import Overrides
+    from tipc.core.steps import Overrides
+    from tipc.judge.rules.evaluate import chains_named
+    from tipc.planning.planner import isolate
 
     if "serving" not in chains_named(rulesets):
         return None

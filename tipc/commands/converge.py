@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from tipc.errors import EXIT_CHECK_FAILED, EXIT_OK, UserError
+from tipc.core.errors import EXIT_CHECK_FAILED, EXIT_OK, UserError
 
 HELP = "convergence regression: gather checkpoint segments of a known-good run, then re-run and compare them"
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tipc.errors import UserError
+from tipc.core.errors import UserError
 
 HELP = "show the trend of a repo's stored run metrics (terminal, or --html for a self-contained page)"
 
@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def bands_from_files(directory: Path, runs: list[Any]) -> dict[str, tuple[float, float]]:
     """(mean, margin) per metric from the baseline file matching the latest run's model, mode and machine."""
-    from tipc.baseline import store
+    from tipc.judge.baseline import store
 
     if not runs or not directory.is_dir():
         return {}
@@ -53,7 +53,7 @@ def bands_from_files(directory: Path, runs: list[Any]) -> dict[str, tuple[float,
 
 
 def run(args: argparse.Namespace) -> int:
-    from tipc.history import open_history, trend
+    from tipc.modelci.history import open_history, trend
 
     repo = Path(args.repo).resolve()
     if not repo.is_dir():
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
             )
     sys.stdout.write(trend.render(runs, names, bands))
     if args.html:
-        from tipc.history import html
+        from tipc.modelci.history import html
 
         out = Path(args.html)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -6,10 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from tipc._fs import atomic_write_text
 from tipc.commands._target import parse_sets
-from tipc.errors import EXIT_OK, ConfigError, UserError
-from tipc.findings import Finding
+from tipc.core.errors import EXIT_OK, ConfigError, UserError
+from tipc.core.findings import Finding
+from tipc.core.fs import atomic_write_text
 
 HELP = "scaffold a test_tipc/ folder (config, scripts, docs) from the repo's own scripts"
 
@@ -194,7 +194,7 @@ def _lint_report(src: Path, raw: str, cleaned: str, target: Path, dialect: str |
     from tipc.config.discover import find_repo_root
     from tipc.config.lint import lint_paths
     from tipc.config.parse import parse_text
-    from tipc.findings import Level
+    from tipc.core.findings import Level
 
     profile = dialect or detect(parse_text(cleaned, str(src)), src, find_repo_root(src)).dialect
 

@@ -33,8 +33,8 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tipc.config.lint import lint_paths
-    from tipc.errors import EXIT_CHECK_FAILED, EXIT_OK
-    from tipc.findings import Level
+    from tipc.core.errors import EXIT_CHECK_FAILED, EXIT_OK
+    from tipc.core.findings import Level
 
     findings = lint_paths(
         [Path(p) for p in args.paths], dialect=args.dialect, strict=True, max_steps=args.max_steps

@@ -1,5 +1,5 @@
 """`tipc matrix REPO --paddle 2.6.2 --paddle 3.3.1`: the chain under each Paddle version, in managed and
-cached environments, as a version x metric table with the first broken version (see tipc.matrix).
+cached environments, as a version x metric table with the first broken version (see tipc.modelci.matrix).
 
 Exit codes: 0 every version ran its chain and no metric left its baseline margin; 1 some version broke
 (a stage failed or a metric FAILed); 2 usage error or an environment that could not be set up.
@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tipc.errors import UserError
+from tipc.core.errors import UserError
 
 HELP = "run the chain under several Paddle versions (managed envs) and report the version x metric table"
 
@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _tail(record: Any, repo: Path) -> str:
-    from tipc.baseline.metrics import log_file
+    from tipc.judge.baseline.metrics import log_file
 
     for r in record.results:
         if r.status.value in ("failed", "timeout") and r.log:
@@ -71,11 +71,12 @@ def _tail(record: Any, repo: Path) -> str:
 
 
 def _run_version(args: argparse.Namespace, repo: Path, version: str, python: str, reqs: list[str]) -> Any:
-    from tipc import matrix, proc
-    from tipc.baseline import judge, store
-    from tipc.baseline.metrics import extract
     from tipc.commands.baseline import _newest_record
-    from tipc.record import load_record
+    from tipc.execute import proc
+    from tipc.execute.record import load_record
+    from tipc.judge.baseline import judge, store
+    from tipc.judge.baseline.metrics import extract
+    from tipc.modelci import matrix
 
     try:
         env = matrix.ensure_env(version, python, reqs)
@@ -126,8 +127,8 @@ def _run_version(args: argparse.Namespace, repo: Path, version: str, python: str
 
 
 def run(args: argparse.Namespace) -> int:
-    from tipc import matrix
     from tipc.commands._target import resolve_target
+    from tipc.modelci import matrix
 
     repo, _config = resolve_target(args.repo, args.config)
     repo = repo.resolve()

@@ -67,9 +67,9 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tipc.commands._target import parse_sets
-    from tipc.errors import UserError
-    from tipc.plan import format_plan, isolate, plan
-    from tipc.steps import Overrides
+    from tipc.core.errors import UserError
+    from tipc.core.steps import Overrides
+    from tipc.planning.planner import format_plan, isolate, plan
 
     if args.chain != "auto":
         from tipc.config.discover import classify_chain
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     if args.mode:
         mode = args.mode
     elif args.chain == "auto":
-        from tipc.plan import default_mode
+        from tipc.planning.planner import default_mode
 
         mode = default_mode(Path(args.config))  # a serving config plans serving_infer
     else:
@@ -116,10 +116,10 @@ def _observe(args: argparse.Namespace, mode: str) -> int:
     from tipc.commands._target import parse_sets
     from tipc.config.detect import SCRIPT
     from tipc.config.discover import find_repo_root
-    from tipc.errors import UserError
-    from tipc.observe import cross_check, observation_json, observe
-    from tipc.plan import format_plan, isolate, plan
-    from tipc.steps import Overrides
+    from tipc.core.errors import UserError
+    from tipc.core.steps import Overrides
+    from tipc.planning.observe import cross_check, observation_json, observe
+    from tipc.planning.planner import format_plan, isolate, plan
 
     config = Path(args.config)
     repo = Path(args.repo) if args.repo else find_repo_root(config)

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from tipc.errors import UserError
+from tipc.core.errors import UserError
 
 HELP = "review many submissions (folders, archives, git repo@ref) in parallel sandboxes, into one summary"
 
@@ -150,10 +150,10 @@ def _check_args(args: argparse.Namespace) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from tipc.commands import _sandboxed, unwritable_dir
+    from tipc.execute.sandbox.limits import parse_size
     from tipc.review import summary as summary_mod
     from tipc.review.engine import ReviewOptions, review
     from tipc.review.progress import make_review_observer
-    from tipc.sandbox.limits import parse_size
 
     if args.jobs is not None and args.jobs < 1:
         raise UserError("--jobs must be at least 1")

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from tipc.commands import _sandboxed
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
-from tipc.errors import UserError
-from tipc.plan import default_mode, select_stages
-from tipc.steps import MODES
+from tipc.core.errors import UserError
+from tipc.core.steps import MODES
+from tipc.planning.planner import default_mode, select_stages
 
 if TYPE_CHECKING:
-    from tipc.record import RunRecord
-    from tipc.sandbox import SandboxOptions, Session
-    from tipc.steps import Overrides, Plan
+    from tipc.core.steps import Overrides, Plan
+    from tipc.execute.record import RunRecord
+    from tipc.execute.sandbox import SandboxOptions, Session
 
 HELP = "run a repo's TIPC chain for real: steps, real exit codes, timeouts, logs and a run record"
 
@@ -83,7 +83,7 @@ MAX_FINDINGS_SHOWN = 10
 
 def _show_findings(the_plan: Any, stream: TextIO) -> None:
     """Warnings and errors the planner found in the config (the full list is `tipc lint`'s job)."""
-    from tipc.findings import Level
+    from tipc.core.findings import Level
 
     shown = [f for f in the_plan.findings if f.level in (Level.ERROR, Level.WARNING) or f.code == "TIPC910"]
     for finding in shown[:MAX_FINDINGS_SHOWN]:
@@ -94,7 +94,7 @@ def _show_findings(the_plan: Any, stream: TextIO) -> None:
 
 def _only_stages(args: argparse.Namespace) -> tuple[str, ...]:
     """Check the flags that need no repo; the --only stages, in order, without duplicates."""
-    from tipc.steps import Stage
+    from tipc.core.steps import Stage
 
     if args.mode is not None and args.mode not in (*MODES, "serving_infer"):
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
@@ -117,7 +117,7 @@ def _print_plan(the_plan: Plan, only: tuple[str, ...], output_format: str) -> No
     if output_format == "json":
         print(json.dumps(the_plan.to_json(), indent=2))
     else:
-        from tipc.plan import format_plan
+        from tipc.planning.planner import format_plan
 
         print(format_plan(the_plan))
 
@@ -134,7 +134,7 @@ class _Target:
 
 
 def _replan_in_view(args: argparse.Namespace, target: _Target, view: Path) -> tuple[Plan, list[str]]:
-    from tipc.observe import plan_for_run
+    from tipc.planning.observe import plan_for_run
 
     return _sandboxed.plan_to_run(
         plan_for_run,
@@ -156,8 +156,8 @@ def _execute(
     forced_env: dict[str, str],
 ) -> tuple[RunRecord, Session] | int:
     """Enter the sandbox and run the chain: (record, session), or the exit code of an early Ctrl-C."""
-    from tipc.progress import PlainObserver, make_observer
-    from tipc.runner import RunOptions, execute
+    from tipc.execute.runner import RunOptions, execute
+    from tipc.report.progress import PlainObserver, make_observer
 
     fresh = not (args.resume or args.rerun_failed)
     # Read before the sandbox hides them behind the run's fresh output folder.
@@ -196,7 +196,7 @@ def _show_record(args: argparse.Namespace, record: RunRecord, session: Session) 
     if args.format == "json":
         print(json.dumps(record.to_json(), indent=2))  # environment, sandbox and paths are all in it
     elif record.environment:
-        from tipc.envinfo import EnvInfo
+        from tipc.execute.envinfo import EnvInfo
 
         for line in EnvInfo.from_json(record.environment).header_lines():
             sys.stderr.write(f"tipc: {line}\n")
@@ -210,8 +210,8 @@ def _show_record(args: argparse.Namespace, record: RunRecord, session: Session) 
 
 
 def run(args: argparse.Namespace) -> int:
-    from tipc.observe import plan_for_run
-    from tipc.steps import Overrides
+    from tipc.core.steps import Overrides
+    from tipc.planning.observe import plan_for_run
 
     only = _only_stages(args)
     sandbox_options = _sandboxed.sandbox_options(args)
@@ -235,11 +235,11 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
 
-    from tipc import sandbox
-    from tipc.baseline import hooks  # --history: stored from outside the sandbox (its writes do not last)
+    from tipc.execute import sandbox
+    from tipc.modelci import hooks
 
     if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
-        from tipc import proc
+        from tipc.execute import proc
 
         code = proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
         return (
@@ -250,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
     sys.stderr.write(f"tipc: {python_choice.why}\n")
 
     from tipc.commands import unwritable_dir
-    from tipc.runner import exit_code
+    from tipc.execute.runner import exit_code
 
     problem = unwritable_dir(Path(the_plan.repo) / the_plan.output_dir)
     if problem is not None:

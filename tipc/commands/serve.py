@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from tipc.commands import positive_int
-from tipc.errors import UserError
+from tipc.core.errors import UserError
 
 HELP = "serve an exported Paddle inference model over HTTP (Paddle Serving pipeline + Open Inference v2)"
 

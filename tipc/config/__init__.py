@@ -15,7 +15,7 @@ __all__ = ["Section", "Slot", "TipcConfig", "load"]
 def load(config: Path, *, repo: Path | None = None, dialect: str | None = None) -> TipcConfig:
     """Parse `config` into the typed config of its dialect (detected unless given).
 
-    Raises tipc.errors.ConfigError only when the file cannot be read at all (missing, binary, not UTF-8);
+    Raises tipc.core.errors.ConfigError only when the file cannot be read at all (missing, binary, not UTF-8);
     content problems come back as located findings on the config.
     """
     from dataclasses import replace

@@ -6,7 +6,7 @@ checks lower it where the trap cannot bite (noted in the text).
 
 from __future__ import annotations
 
-from tipc.findings import Level
+from tipc.core.findings import Level
 
 CODES: dict[str, tuple[Level, str]] = {
     # file and chain
@@ -29,7 +29,7 @@ CODES: dict[str, tuple[Level, str]] = {
         Level.WARNING,
         "planned although the file looks like a PTQ or unknown config (read positionally)",
     ),
-    # plans observed from the repo's own script (tipc.observe)
+    # plans observed from the repo's own script (tipc.planning.observe)
     "TIPC040": (
         Level.WARNING,
         "the plan observed from the repo's own script differs from the profile plan (a missing or extra "

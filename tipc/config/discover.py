@@ -78,7 +78,7 @@ def iter_config_files(repo: Path) -> list[Path]:
 def find_configs(repo: Path) -> list[Path]:
     """train_infer_python-family configs under REPO/test_tipc/configs (sorted)."""
     from tipc.config.parse import parse_text, read_text
-    from tipc.errors import ConfigError
+    from tipc.core.errors import ConfigError
 
     out: list[Path] = []
     for path in iter_config_files(repo):

@@ -17,9 +17,9 @@ from tipc.config import bash
 from tipc.config.discover import classify_chain, find_repo_root
 from tipc.config.model import Slot, TipcConfig
 from tipc.config.parse import ParsedFile, parse_text, read_text
-from tipc.errors import ConfigError
-from tipc.findings import Finding, Level
-from tipc.steps import MODES
+from tipc.core.errors import ConfigError
+from tipc.core.findings import Finding, Level
+from tipc.core.steps import MODES
 
 TRAIN_MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer")
 KNOWN_MODES = (*MODES, "benchmark_train")
@@ -615,8 +615,9 @@ def _plan_findings(
 ) -> tuple[list[Finding], set[str] | None]:
     """Findings of planning every mode, and the argv tokens every planned inference step shares.
 
-    The config is read and its dialect's slots are built once for all modes (`tipc.plan.prepare`)."""
-    from tipc.plan import mode_findings, prepare
+    The config is read and its dialect's slots are built once for all modes
+    (`tipc.planning.planner.prepare`)."""
+    from tipc.planning.planner import mode_findings, prepare
 
     out: list[Finding] = []
     shared: set[str] | None = None
@@ -658,7 +659,8 @@ def lint_paths(
     Raises ConfigError (exit 2) for a path that is not a lintable input: missing, a special file, a folder
     with no configs, or a file that cannot be read at all. A file named directly that is not a .txt config
     (README.md) is a TIPC032 info finding, or with `strict` (what `tipc lint` uses) a ConfigError too.
-    `max_steps`: the planner's step cap per mode (None: `tipc.plan.max_steps_default()`; TIPC270 past it).
+    `max_steps`: the planner's step cap per mode (None: `tipc.planning.planner.max_steps_default()`; TIPC270
+    past it).
     """
     findings: list[Finding] = []
     for path in paths:

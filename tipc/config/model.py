@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 
 from tipc.config import bash
-from tipc.findings import Finding
+from tipc.core.findings import Finding
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tipc.config import bash
-from tipc.errors import ConfigError
-from tipc.findings import Finding, Level
+from tipc.core.errors import ConfigError
+from tipc.core.findings import Finding, Level
 
 
 @dataclass(frozen=True)

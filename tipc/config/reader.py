@@ -11,7 +11,7 @@ from tipc.config import bash
 from tipc.config.dialects import Dialect
 from tipc.config.model import SLOT_NAMES, Section, Slot, TipcConfig
 from tipc.config.parse import ArrayLine, ParsedFile, split_key_value, value_col
-from tipc.findings import Finding, Level
+from tipc.core.findings import Finding, Level
 
 _GLOB_CHARS = ("*", "?", "[")
 

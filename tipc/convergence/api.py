@@ -26,7 +26,8 @@ def do_convergence_test(
 ) -> ConvergeResult:
     """Gather (do_gather=True) or run every test of the config; the manifest of test T is
     `<storage_path>/T_<manifest_suffix>`. Returns a ConvergeResult (`.passed`, `.tests`, `.segments`).
-    Raises tipc.errors.ConfigError for a bad config or manifest. Unlike the original, the working directory
+    Raises tipc.core.errors.ConfigError for a bad config or manifest. Unlike the original, the working
+    directory
     and sys.path of the caller are left alone."""
     path = str(test_config_path)
     selected = config_mod.select(config_mod.load(path), tests, path)

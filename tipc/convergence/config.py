@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tipc import yamlschema as ys
-from tipc.errors import ConfigError
-from tipc.yamlschema import Document, Keys
+from tipc.core import yamlschema as ys
+from tipc.core.errors import ConfigError
+from tipc.core.yamlschema import Document, Keys
 
 COMPARISONS = ("==", "!=", "<=", "<", ">=", ">")
 MANDATORY_PARSERS = ("step_num", "model_save")
@@ -277,7 +277,7 @@ def read_text_bounded(path: Path, limit: int, what: str) -> str:
     """A regular file's UTF-8 text, at most `limit` bytes; special files are refused before reading (the
     bounded reader `tipc lint` uses), so a FIFO or /dev/zero given as an input cannot hang or flood tipc."""
     from tipc.config.parse import read_bytes_bounded
-    from tipc.yamlschema import decode
+    from tipc.core.yamlschema import decode
 
     return decode(read_bytes_bounded(path, limit, what), str(path))
 

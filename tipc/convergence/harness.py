@@ -1,4 +1,5 @@
-"""Gather and run: the application runs through tipc.proc (argv list, own process group, timeout), its log
+"""Gather and run: the application runs through tipc.execute.proc (argv list, own process group, timeout), its
+log
 is watched line by line, and every segment ends as a value; nothing here raises on a failing application."""
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from tipc import proc
 from tipc.convergence import compare
 from tipc.convergence.config import TestConfig
 from tipc.convergence.manifest import Band, Manifest, Segment, exists_checkpoint
@@ -23,7 +23,8 @@ from tipc.convergence.manifest import load as load_manifest
 from tipc.convergence.manifest import save as save_manifest
 from tipc.convergence.result import FAIL, PASS, Check, SegmentResult, TestResult
 from tipc.convergence.watch import Recorder, observe
-from tipc.errors import ConfigError
+from tipc.core.errors import ConfigError
+from tipc.execute import proc
 
 DEFAULT_MANIFEST = "convergence_harness_manifest.json"
 DEFAULT_TIMEOUT_S = 3600.0

@@ -1,7 +1,7 @@
 """`tipc converge init REPO`: propose a seed-003 config from a TIPC repo, statically.
 
 The train command comes from the repo's train_infer_python config (tipc.config); the flags its script accepts
-from tipc.scaffold.infer_flags (the `tipc init` reader: argparse calls read with `ast`, nothing runs). Each
+from tipc.config.script_flags (the `tipc init` reader: argparse calls read with `ast`, nothing runs). Each
 harness role is matched by normalised flag names. Log regexes are derived from the script's own f-strings
 when it logs a step counter, else generic ones are proposed and marked for checking.
 """
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tipc.errors import UserError
-from tipc.scaffold.infer_flags import Flag, ScriptFlags, read_flags
+from tipc.config.script_flags import Flag, ScriptFlags, read_flags
+from tipc.core.errors import UserError
 
 if TYPE_CHECKING:
     from tipc.config import TipcConfig

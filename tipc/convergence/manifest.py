@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tipc.errors import ConfigError
+from tipc.core.errors import ConfigError
 
 Values = dict[str, dict[str, float]]  # metric -> label -> value
 

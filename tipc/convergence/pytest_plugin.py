@@ -80,7 +80,7 @@ class ConfigTestCollector(pytest.Collector):
     def collect(self) -> list[pytest.Item]:
         from tipc.convergence.harness import manifest_file
         from tipc.convergence.manifest import load
-        from tipc.errors import ConfigError
+        from tipc.core.errors import ConfigError
 
         try:
             manifest = load(
@@ -113,7 +113,7 @@ def pytest_collection_modifyitems(
         raise pytest.UsageError("--converge-config needs --converge-storage")
     from tipc.convergence import config as cfg_mod
     from tipc.convergence.harness import DEFAULT_MANIFEST, Options
-    from tipc.errors import ConfigError
+    from tipc.core.errors import ConfigError
 
     try:
         tests = cfg_mod.select(cfg_mod.load(path), config.getoption("--converge-test") or None, path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tipc._fs import atomic_write_text
+from tipc.core.fs import atomic_write_text
 from tipc.report.model import REPORT_SCHEMA, Report, build_report
 
 FORMATS: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tipc.lineage.render import ARTEFACT_KINDS
+from tipc.report.lineage import ARTEFACT_KINDS
 
 BLUE, LIGHT_BLUE, ORANGE, GREEN, RED, GREY, PURPLE = (
     "#0969da",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tipc.console import human_bytes
+from tipc.core.console import human_bytes
 from tipc.report.figures import agreement_cells, lineage_svg, loss_chart_svg, timeline_svg
 from tipc.report.model import (
     NO_CAUSE,
@@ -239,7 +239,7 @@ def _run_context(report: Report) -> dict[str, Any]:
     """The template's values read from the run record (empty without one) and the lineage."""
     from markupsafe import Markup
 
-    from tipc.lineage.render import step_lines
+    from tipc.report.lineage import step_lines
 
     run_steps = report.run.steps if report.run else ()
     timeline = timeline_svg(run_steps)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from tipc.checks.base import Verdict
+from tipc.judge.checks.base import Verdict
 from tipc.report.model import Report, RuleVerdict, evidence_text
 
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from tipc.checks.base import Verdict
-from tipc.console import human_bytes
+from tipc.core.console import human_bytes
+from tipc.judge.checks.base import Verdict
 from tipc.report.model import (
     NO_CAUSE,
     TAIL_LINES,

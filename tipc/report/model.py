@@ -14,10 +14,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tipc.causes import Cause
-from tipc.checks.base import Evidence, Verdict
-from tipc.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK
-from tipc.findings import Finding, Level
+from tipc.core.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK
+from tipc.core.findings import Finding, Level
+from tipc.judge.causes import Cause
+from tipc.judge.checks.base import Evidence, Verdict
 
 REPORT_SCHEMA = "tipc.report/1"
 VERDICT_ORDER: tuple[Verdict, ...] = (Verdict.FAIL, Verdict.WARN, Verdict.PASS, Verdict.SKIP, Verdict.NA)
@@ -62,8 +62,10 @@ class RunSummary:
     steps: tuple[StepSummary, ...]
     reused: bool = False  # True when --reuse-run picked up an earlier run record
     record_path: str | None = None
-    environment: dict[str, Any] | None = None  # tipc.envinfo.EnvInfo.to_json() of the run's interpreter
-    sandbox: dict[str, Any] | None = None  # tipc.sandbox.Session.to_json(): how the repo was kept untouched
+    # tipc.execute.envinfo.EnvInfo.to_json() of the run's interpreter
+    environment: dict[str, Any] | None = None
+    # tipc.execute.sandbox.Session.to_json(): how the repo was kept untouched
+    sandbox: dict[str, Any] | None = None
 
     def sandbox_lines(self, limit: int = 200) -> list[str]:
         """How the run was kept off the repo, then every file it wrote in the repo's tree (up to `limit`)."""
@@ -91,7 +93,7 @@ class RunSummary:
         """The environment header (Paddle, Python and packages, hardware); empty when the run has none."""
         if not isinstance(self.environment, dict):
             return []
-        from tipc.envinfo import EnvInfo
+        from tipc.execute.envinfo import EnvInfo
 
         interpreter = [f"interpreter: {self.python}"] if self.python else []
         return EnvInfo.from_json(self.environment).header_lines() + interpreter
@@ -138,7 +140,8 @@ class Report:
     findings: tuple[Finding, ...]
     rules: tuple[RuleVerdict, ...]
     notes: tuple[str, ...] = ()
-    lineage: dict[str, Any] | None = None  # tipc.lineage graph (to_json form) of the run, when recorded
+    # tipc.execute.lineage graph (to_json form) of the run, when recorded
+    lineage: dict[str, Any] | None = None
 
     @property
     def lint_errors(self) -> tuple[Finding, ...]:
@@ -262,7 +265,7 @@ def run_summary(record: Any, *, reused: bool = False, record_path: str | None = 
 
 
 def rule_verdicts(results: Iterable[Any]) -> tuple[RuleVerdict, ...]:
-    """From tipc.rules.RuleResult values."""
+    """From tipc.judge.rules.RuleResult values."""
     return tuple(
         RuleVerdict(
             ruleset=r.ruleset,
@@ -418,7 +421,8 @@ def matrix_cell(value: Any) -> str:
 
 def matrix_table(data: dict[str, Any]) -> tuple[list[str], list[list[str]]] | None:
     """An agreement matrix as (header, rows), from data["matrix"] in one of two shapes:
-    {"engines": [a, b], "values": [[...], [...]]} or {a: {b: value}} (tipc.checks.agreement's shape, cells
+    {"engines": [a, b], "values": [[...], [...]]} or {a: {b: value}} (tipc.judge.checks.agreement's shape,
+    cells
     {within, max_abs, max_rel, cosine, ...} or null). None when absent or malformed."""
     m = data.get("matrix")
     if isinstance(m, dict) and isinstance(m.get("engines"), list) and isinstance(m.get("values"), list):

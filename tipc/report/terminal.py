@@ -9,8 +9,8 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING, Any
 
-from tipc.checks.base import Verdict
-from tipc.console import human_bytes
+from tipc.core.console import human_bytes
+from tipc.judge.checks.base import Verdict
 from tipc.report.model import (
     NO_CAUSE,
     TAIL_LINES,
@@ -167,7 +167,7 @@ def _print_lineage(console: Any, report: Report) -> None:
     from rich.text import Text
 
     if report.lineage:
-        from tipc.lineage.render import summary_lines
+        from tipc.report.lineage import summary_lines
 
         console.print(Text("Lineage (weights and model files each step read and wrote):"))
         for entry in summary_lines(report.lineage):

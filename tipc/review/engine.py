@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from tipc import __version__
-from tipc.errors import UserError
-from tipc.proc import shielded
+from tipc.core.errors import UserError
+from tipc.execute.proc import shielded
 from tipc.review.executor import Executor, Job, make_executor
 from tipc.review.sources import Rejected, Source, content_hash, materialise, parse_source
 from tipc.review.store import Store, job_key
@@ -129,7 +129,7 @@ def thread_share(slots: int, cores: int | None = None) -> int:
 def check_env(threads: int | None = None, *, explicit: bool = False) -> dict[str, str]:
     """The environment of every check: this one, the sandbox marker removed, tipc importable, and
     THREAD_VARS set to `threads` (those the reviewer set keep their value unless `explicit`)."""
-    from tipc.sandbox import CHILD_ENV
+    from tipc.execute.sandbox import CHILD_ENV
 
     env = {k: v for k, v in os.environ.items() if k != CHILD_ENV}  # each check enters its own sandbox
     path = tipc_pythonpath(env.get("PYTHONPATH"))

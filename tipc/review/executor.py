@@ -2,7 +2,8 @@
 
 A `Job` is one submission's `tipc check`, fully described by plain data (argv, folders, budgets), so it
 crosses to a Ray worker unchanged. `run_job` runs it where it lands: the check in its own process group
-through tipc.proc with the submission's wall-clock budget, its tree's peak memory sampled by tipc.monitor,
+through tipc.execute.proc with the submission's wall-clock budget, its tree's peak memory sampled by
+tipc.execute.monitor,
 and afterwards whatever the check left running (a step's process that escaped the group, anything still in
 the check's cgroup) is killed, so a review leaves no process behind. The check's report comes back inside the
 `Outcome`, so the driver needs no shared file system to build the summary.
@@ -77,7 +78,7 @@ def _kill_leftovers(tag: str, seen: Sequence[Any]) -> int:
     groups. Returns how many processes were killed."""
     import psutil
 
-    from tipc.sandbox import limits
+    from tipc.execute.sandbox import limits
 
     victims: dict[int, Any] = {}
     for p in seen:
@@ -102,14 +103,14 @@ def _kill_leftovers(tag: str, seen: Sequence[Any]) -> int:
 
 
 def cgroup_tag(key: str) -> str:
-    """The cgroup tag of one run of the job `key` (tipc.sandbox.limits.TAG_ENV): unique per run."""
+    """The cgroup tag of one run of the job `key` (tipc.execute.sandbox.limits.TAG_ENV): unique per run."""
     return f"review-{''.join(c for c in key if c.isalnum())[:12]}-{os.urandom(4).hex()}"
 
 
 def run_job(job: Job, on_start: Callable[[int], None] | None = None) -> Outcome:
     """Run one submission's check to its end or its budget; never raises for the check's own failures."""
-    from tipc import proc
-    from tipc.monitor import Monitor
+    from tipc.execute import proc
+    from tipc.execute.monitor import Monitor
 
     monitor: Monitor | None = None
 
@@ -119,7 +120,7 @@ def run_job(job: Job, on_start: Callable[[int], None] | None = None) -> Outcome:
         if on_start is not None:
             on_start(pid)
 
-    from tipc.sandbox.limits import TAG_ENV
+    from tipc.execute.sandbox.limits import TAG_ENV
 
     tag = cgroup_tag(job.key)
     env = dict(job.env) if job.env is not None else proc.base_env()

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tipc.errors import InfraError, UserError
+from tipc.core.errors import InfraError, UserError
 from tipc.review.executor import Event, Job, Outcome, run_job
 
 POLL_S = 0.5

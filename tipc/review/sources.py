@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
-from tipc.errors import UserError
+from tipc.core.errors import UserError
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
 MAX_MEMBER_BYTES = 1 << 30  # one file of a submission
@@ -69,7 +69,7 @@ def _is_archive(path: Path) -> bool:
 
 
 def _git(args: list[str], cwd: Path) -> tuple[int | None, str]:
-    from tipc import proc
+    from tipc.execute import proc
 
     return proc.capture(["git", *args], cwd=cwd, timeout_s=120.0)
 

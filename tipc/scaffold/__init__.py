@@ -31,7 +31,7 @@ def infer_slots(
 
     Raises UserError for an invalid model name or an unknown slot in `sets`.
     """
-    from tipc.errors import UserError
+    from tipc.core.errors import UserError
 
     check_model_name(model)
     found = scan(repo, model)
@@ -135,9 +135,9 @@ def plan_serving_chain(config_text: str, config_rel: str, repo: Path) -> dict[st
     import shlex
     import tempfile
 
-    from tipc.errors import TipcError
-    from tipc.plan import status_line
-    from tipc.serve.plan import plan_serving
+    from tipc.core.errors import TipcError
+    from tipc.planning.planner import status_line
+    from tipc.planning.serving import plan_serving
 
     with tempfile.TemporaryDirectory(prefix="tipc-init-plan-") as tmp:
         config = Path(tmp) / "test_tipc" / config_rel
@@ -174,8 +174,8 @@ def plan_modes(config_text: str, config_rel: str, repo: Path, dialect: str) -> l
     import shlex
     import tempfile
 
-    from tipc.errors import TipcError
-    from tipc.plan import plan, status_line
+    from tipc.core.errors import TipcError
+    from tipc.planning.planner import plan, status_line
 
     out: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="tipc-init-plan-") as tmp:

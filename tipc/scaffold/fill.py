@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tipc.config.script_flags import Flag, ScriptFlags, read_flags
 from tipc.scaffold.dataflow import WeightRef, literal_paths_under, model_dir_refs, weight_refs
 from tipc.scaffold.detect import LiteData, RepoScan, images_under, saved_checkpoint_names, train_samples
 from tipc.scaffold.evidence import Command, commands_for, mentions, read_commands
-from tipc.scaffold.infer_flags import Flag, ScriptFlags, read_flags
 from tipc.scaffold.render import check_model_name
 from tipc.scaffold.slots import slots_of
 

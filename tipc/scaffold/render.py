@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from tipc.errors import UserError
-from tipc.resources import data_dir
+from tipc.core.errors import UserError
+from tipc.core.resources import data_dir
 
 # template file (relative to test_tipc_template/) -> output path pattern (relative to test_tipc/)
 MANIFEST: dict[str, tuple[tuple[str, str], ...]] = {

@@ -4,7 +4,8 @@ Static only, like detect.py: a `deploy/*serving*/` folder holding a client scrip
 serving deployment. Its client's flags are read with infer_flags (never run); the URL it posts to (a `--url`
 default, or a literal `http://host:port/name/prediction` in its source) gives the port and service name that
 `tipc serve` must use. The config follows the models-tutorial `serving_infer_python.txt` layout that
-tipc/serve/plan.py plans: export (the repo's export script + pretrained weights) -> `python -m tipc serve
+tipc/planning/serving.py plans: export (the repo's export script + pretrained weights) -> `python -m tipc
+serve
 <export dir>` in the serving folder -> the client with its image flag pointed at the lite data.
 """
 
@@ -16,9 +17,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tipc.config.script_flags import Flag, ScriptFlags, read_flags
 from tipc.scaffold.detect import RepoScan
 from tipc.scaffold.fill import SYNONYMS, Filled, Todo
-from tipc.scaffold.infer_flags import Flag, ScriptFlags, read_flags
 
 CONFIG_NAME = "serving_infer_python.txt"
 DEFAULT_PORT = 9998  # tipc serve's default
@@ -26,7 +27,7 @@ DEFAULT_PORT = 9998  # tipc serve's default
 CLIENT_NAMES = ("pipeline_http_client.py", "pipeline_rpc_client.py", "web_service_client.py", "client.py")
 # A pipeline URL: http://host:port/<service>/prediction (the service name is what `tipc serve --name` takes).
 _URL = re.compile(r"^https?://[^/:\s]+:(?P<port>\d{1,5})(?:/(?P<name>[A-Za-z0-9_.+-]+)/prediction)?/?$")
-# The slots of the models-tutorial layout, 1-based line numbers (tipc/serve/plan.py `_plan_models`).
+# The slots of the models-tutorial layout, 1-based line numbers (tipc/planning/serving.py `_plan_models`).
 SERVING_SLOTS: dict[str, int] = {
     "model_name": 2,
     "python": 3,

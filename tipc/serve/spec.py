@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tipc.errors import UserError
+from tipc.core.errors import UserError
 
 # Open Inference Protocol v2 datatype names <-> numpy dtypes.
 V2_TO_NUMPY: dict[str, str] = {

@@ -1,6 +1,7 @@
 """The HTTP parent's side of the model worker: start it, talk to it, restart it when it dies (stdlib only).
 
-The worker (`python -m tipc.serve.worker`) is started through tipc.proc and connects back over a Unix socket
+The worker (`python -m tipc.serve.worker`) is started through tipc.execute.proc and connects back over a Unix
+socket
 in a private temporary folder. Requests go out as frames with an id and come back in any order; a reader
 thread resolves them. When the worker dies (a segfault in Paddle, an OOM kill), every request waiting on it
 gets a 503 with the reason, /v2/health/ready says 503, and a new worker is started with backoff.
@@ -22,9 +23,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tipc import proc
-from tipc._poll import poll
-from tipc.errors import UserError
+from tipc.core.errors import UserError
+from tipc.core.poll import poll
+from tipc.execute import proc
 from tipc.serve import frames
 from tipc.serve.app import Unavailable
 

@@ -1,6 +1,7 @@
 """Dialect profiles: how one family of TIPC scripts reads a config and shapes its commands.
 
-A profile is data. The planner (`tipc.config.chain`) is one interpreter of these fields; each field names one
+A profile is data. The planner (`tipc.planning.chain`) is one interpreter of these fields; each field names
+one
 behaviour of a real script so a new repo's edited copy is usually a new profile, not new code.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from tipc.errors import UserError
+from tipc.core.errors import UserError
 
 # Array indices of the 51-line family (template / PaddleOCR / Clas / Det / Seg ...).
 SLOTS_51: Mapping[str, int] = {

@@ -1,0 +1,125 @@
+"""tipc/execute/probes/envprobe.py's Paddle facts, run as tipc runs it: a standalone script under an
+interpreter.
+
+The facts come from paddle's generated version file, read as text; importing paddle is the fallback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tipc.execute.envinfo import MARKER, PROBE
+
+VERSION_FILE = """\
+# THIS FILE IS GENERATED FROM PADDLEPADDLE SETUP.PY
+#
+full_version     = '9.1.0'
+major            = '9'
+cuda_version     = {cuda!r}
+is_tagged        = True
+commit           = 'c0ffee0123456789'
+
+def show():
+    commit = 'not this one'
+"""
+
+
+def _probe(site: Path, cwd: Path, *flags: str, **env: str) -> dict[str, Any]:
+    environ = {k: v for k, v in os.environ.items() if k != "FLAGS_enable_pir_api"}
+    res = subprocess.run(
+        [sys.executable, *flags, str(PROBE)],
+        cwd=cwd,
+        env={**environ, "PYTHONPATH": str(site), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 0, res.stderr
+    line = [ln for ln in res.stdout.splitlines() if ln.startswith(MARKER)][-1]
+    return dict(json.loads(line[len(MARKER) :]))
+
+
+def _stand_in(site: Path, init: str, version_file: str | None) -> None:
+    (site / "paddle" / "version").mkdir(parents=True)
+    (site / "paddle" / "__init__.py").write_text(init)
+    if version_file is not None:
+        (site / "paddle" / "version" / "__init__.py").write_text(version_file)
+
+
+def test_facts_come_from_the_version_file_without_importing_paddle(tmp_path: Path) -> None:
+    # importing this stand-in would fail loudly: the facts must not need it
+    _stand_in(tmp_path, "raise SystemExit('imported')\n", VERSION_FILE.format(cuda="12.6"))
+    facts = _probe(tmp_path, tmp_path)
+    assert facts["paddle_error"] is None
+    assert (facts["paddle_version"], facts["paddle_commit"]) == ("9.1.0", "c0ffee0123456789")
+    assert (facts["paddle_build"], facts["cuda_version"]) == ("gpu", "12.6")
+    assert (facts["pir"], facts["export_format"]) == (True, "json+pdiparams")  # major >= 3: PIR by default
+    off = _probe(tmp_path, tmp_path, FLAGS_enable_pir_api="0")
+    assert (off["pir"], off["export_format"]) == (False, "pdmodel+pdiparams")
+
+
+def test_a_cpu_build_and_an_empty_flag_read_as_paddle_reads_them(tmp_path: Path) -> None:
+    _stand_in(tmp_path, "raise SystemExit('imported')\n", VERSION_FILE.format(cuda="False"))
+    facts = _probe(tmp_path, tmp_path, FLAGS_enable_pir_api="")
+    assert (facts["paddle_build"], facts["cuda_version"]) == ("cpu", None)
+    assert facts["pir"] is True  # an empty value is paddle's default, not "off"
+
+
+def test_without_a_version_file_paddle_is_imported(tmp_path: Path) -> None:
+    init = (
+        "__version__ = '2.5.0'\n"
+        "class version:\n    commit = 'abc1234'\n"
+        "def is_compiled_with_cuda():\n    return False\n"
+        "def get_flags(names):\n    return {names[0]: False}\n"
+    )
+    _stand_in(tmp_path, init, None)
+    facts = _probe(tmp_path, tmp_path)
+    assert (facts["paddle_version"], facts["paddle_commit"], facts["paddle_build"]) == (
+        "2.5.0",
+        "abc1234",
+        "cpu",
+    )
+    assert (facts["pir"], facts["export_format"]) == (False, "pdmodel+pdiparams")
+
+
+def test_a_paddle_that_is_not_there_is_named(tmp_path: Path) -> None:
+    facts = _probe(tmp_path, tmp_path, "-S")  # no site-packages: no paddle
+    assert facts["paddle_version"] is None
+    assert "No module named 'paddle'" in facts["paddle_error"]
+
+
+def _interpreters() -> list[str]:
+    root = Path(__file__).resolve().parents[3]
+    candidates = [sys.executable, str(root / ".venv-repos" / "bin" / "python")]
+    return [p for p in dict.fromkeys(candidates) if os.access(p, os.X_OK)]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("python", _interpreters())
+@pytest.mark.parametrize("flag", [None, "0", "1"])
+def test_the_version_file_says_what_importing_paddle_says(
+    python: str, flag: str | None, tmp_path: Path
+) -> None:
+    """On real Paddle installs both ways give the same facts (Paddle 2 and 3 formats of the file)."""
+    code = (
+        "import json, runpy, sys\n"
+        f"probe = runpy.run_path({str(PROBE)!r})\n"
+        "print(json.dumps([probe['paddle_facts'](), probe['imported_paddle_facts']()]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "FLAGS_enable_pir_api"}
+    if flag is not None:
+        env["FLAGS_enable_pir_api"] = flag
+    res = subprocess.run(
+        [python, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    from_file, imported = json.loads(res.stdout.strip().splitlines()[-1])
+    if imported["paddle_version"] is None:
+        pytest.skip(f"no paddle under {python}")
+    assert from_file == imported

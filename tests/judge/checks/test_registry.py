@@ -1,0 +1,57 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.judge.checks.checks_fixtures import ctx_for, make_record
+from tipc.core.steps import Stage, Status
+from tipc.judge.checks import CHECKS
+from tipc.judge.checks.base import CheckOutcome, Verdict
+
+NAMES = {
+    "log_fields",
+    "convergence",
+    "artefacts",
+    "agreement",
+    "ground_truth",
+    "predict_infer_agreement",
+    "gpu_flag_on_cpu_build",
+    "serving",
+    "lineage",
+    "throughput",
+    "lite_data",
+}
+
+
+def test_registry_names() -> None:
+    assert set(CHECKS) == NAMES
+
+
+def test_import_is_light() -> None:
+    code = (
+        "import sys, tipc.judge.checks\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'paddle', 'onnxruntime', 'onnx', 'paddle2onnx', 'numpy'} or m.startswith('tipc.judge.engines'))\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", sorted(NAMES))
+def test_no_record_is_skip_and_bad_args_are_outcomes(name: str, tmp_path: Path) -> None:
+    fn = CHECKS[name]
+    out = fn(ctx_for(tmp_path, None))
+    assert isinstance(out, CheckOutcome)
+    assert out.verdict in (Verdict.SKIP, Verdict.NA)
+    bad = fn(ctx_for(tmp_path, None), no_such_argument=1)
+    assert bad.verdict is Verdict.FAIL and "no_such_argument" in bad.summary
+
+
+@pytest.mark.parametrize("name", sorted(NAMES - {"predict_infer_agreement"}))
+def test_plan_without_its_stage_is_not_applicable(name: str, tmp_path: Path) -> None:
+    rec = make_record(tmp_path, [("other", Stage.OTHER, ["python", "x.py"], None, Status.PASSED)])
+    out = CHECKS[name](ctx_for(tmp_path, rec))
+    assert out.verdict is Verdict.NA, out.summary
+    assert out.to_json()["verdict"] == "N-A"

@@ -1,0 +1,157 @@
+"""`tipc matrix`: interpreters per version, the environment spec, cached environments, the table; and on the
+demo over two real Paddle versions (both pass), plus a variant calling an API that Paddle 2.6.2 lacks.
+
+The integration test installs paddlepaddle 2.6.2 (Python 3.10) and 3.3.1 into environments under the user
+cache dir the first time (35-45 s each from PyPI here); later runs reuse them (stamp files), so then it costs
+the four lite chains."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tipc.core.errors import UserError
+from tipc.modelci import matrix
+
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
+
+
+def test_interpreters_per_version(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    fake = tmp_path / "pyenv" / "versions" / "3.9.18" / "bin"
+    fake.mkdir(parents=True)
+    (fake / "python3.9").write_text("")
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "pyenv"))
+    chosen = matrix.pythons_for(["2.6.2", "3.3.1"], [])
+    assert chosen == {"2.6.2": str(fake / "python3.9"), "3.3.1": sys.executable}
+    assert matrix.pythons_for(["2.6.2", "3.3.1"], ["/p", "3.3.1=/q"]) == {"2.6.2": "/p", "3.3.1": "/q"}
+    with pytest.raises(UserError, match=r"9\.9\.9 is not one of the --paddle versions"):
+        matrix.pythons_for(["3.3.1"], ["9.9.9=/x"])
+    with pytest.raises(UserError, match="expected a version"):
+        matrix.paddle_major("latest")
+
+
+def test_requirements_and_install_spec(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text(
+        "paddlepaddle>=3.0\npaddlepaddle-gpu==2.6\nnumpy  # arrays\n\n-e .\nPillow\n"
+    )
+    reqs = matrix.requirements(tmp_path)
+    assert reqs == ["numpy", "Pillow"]
+    assert matrix.install_spec("3.3.1", reqs) == ["paddlepaddle==3.3.1", "numpy", "Pillow"]
+    assert matrix.install_spec("2.6.2", reqs) == ["paddlepaddle==2.6.2", "numpy<2", "Pillow"]
+    assert matrix.install_spec("2.6.2", []) == ["paddlepaddle==2.6.2", "numpy<2"]
+
+
+def test_environments_are_created_once_then_reused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("PATH", "/nonexistent")  # no uv: venv + pip
+    calls: list[list[str]] = []
+
+    def runner(argv: list[str], cwd: Path) -> tuple[int | None, str]:
+        calls.append(argv)
+        if argv[1:3] == ["-m", "venv"]:
+            (Path(argv[3]) / "bin").mkdir(parents=True)
+            (Path(argv[3]) / "bin" / "python").write_text("")
+        return 0, "3.9.18\n" if argv[1] == "-c" else ""
+
+    env = matrix.ensure_env("2.6.2", "/py39", ["Pillow"], runner=runner)
+    assert not env.reused and env.path.parent == tmp_path / "tipc" / "envs"
+    assert env.path.name.startswith("paddle-2.6.2-py3.9.18-")
+    assert calls[1] == ["/py39", "-m", "venv", str(env.path)]
+    assert calls[2][-3:] == ["paddlepaddle==2.6.2", "Pillow", "numpy<2"]
+    again = matrix.ensure_env("2.6.2", "/py39", ["Pillow"], runner=runner)
+    assert again.reused and again.path == env.path and len(calls) == 4  # only the version query ran
+
+    def failing(argv: list[str], cwd: Path) -> tuple[int | None, str]:
+        return (0, "3.9.18\n") if argv[1] == "-c" else (1, "ERROR: No matching distribution found")
+
+    with pytest.raises(UserError, match="No matching distribution"):
+        matrix.ensure_env("2.5.0", "/py39", [], runner=failing)
+    assert not any(p.name.startswith("paddle-2.5.0") for p in (tmp_path / "tipc" / "envs").iterdir())
+
+
+def test_table_and_first_broken() -> None:
+    ok = matrix.Column("3.3.1", None, 0, {"train": "passed"}, {"train.loss.last": 0.07})
+    bad = matrix.Column("2.6.2", None, 1, {"train": "failed", "eval": "blocked"}, {})
+    columns = [bad, ok]
+    assert matrix.first_broken(columns) is bad and bad.broken == ["stage train failed", "stage eval blocked"]
+    text = matrix.table(columns)
+    assert text.splitlines()[0].split() == ["metric", "Paddle", "2.6.2", "Paddle", "3.3.1"]
+    assert "stage train      failed        passed" in text
+    assert "train.loss.last  missing       0.07" in text
+    assert matrix.to_json(columns)["first_broken"] == "2.6.2"
+    assert matrix.first_broken([ok]) is None
+
+
+def _python310() -> str:
+    found = sorted(Path.home().glob(".pyenv/versions/3.10*/bin/python3.10"))
+    which = shutil.which("python3.10")
+    if not found and which is None:
+        pytest.skip("no Python 3.10 here for Paddle 2.6.2 (the demo uses Python 3.10 syntax)")
+    return str(found[-1]) if found else str(which)
+
+
+def _matrix(repo: Path, python: str) -> tuple[int, dict[str, object], str]:
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env.pop("FLAGS_enable_pir_api", None)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tipc",
+            "matrix",
+            str(repo),
+            "--paddle",
+            "2.6.2",
+            "--paddle",
+            "3.3.1",
+            "--python",
+            f"2.6.2={python}",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1500,
+        check=False,
+    )
+    assert done.stdout.strip(), done.stderr[-3000:]
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+@pytest.mark.integration
+def test_the_demo_over_two_paddle_versions(tmp_path: Path) -> None:
+    # The demo uses Python 3.10 syntax (zip(strict=...)), so Paddle 2.6.2 gets Python 3.10 here (its wheels
+    # cover it); under the default Python 3.9 the matrix rightly shows 2.6.2 broken at the infer stage.
+    python = _python310()
+    plain = tmp_path / "plain"
+    shutil.copytree(DEMO, plain, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    code, result, stderr = _matrix(plain, python)
+    versions = {v["paddle"]: v for v in result["versions"]}  # type: ignore[union-attr]
+    assert code == 0 and result["first_broken"] is None, stderr[-2000:]
+    for version in ("2.6.2", "3.3.1"):
+        v = versions[version]
+        assert set(v["stages"].values()) == {"passed"}, v  # type: ignore[index]
+        assert v["metrics"]["eval.acc"] > 0.5 and "train.avg_ips" in v["metrics"]  # type: ignore[index,operator]
+        assert f"paddle-{version}-" in str(v["env"])
+
+    # A variant calling paddle.linalg.matrix_exp, which Paddle 2.6.2 does not have: 2.6.2 is the first broken.
+    variant = tmp_path / "variant"
+    shutil.copytree(DEMO, variant, ignore=shutil.ignore_patterns("output", "__pycache__"))
+    train = variant / "train.py"
+    text = train.read_text()
+    marker = "    set_seed(args.seed)\n"
+    assert text.count(marker) == 1
+    train.write_text(text.replace(marker, marker + "    paddle.linalg.matrix_exp(paddle.eye(2))\n"))
+    code, result, _ = _matrix(variant, python)
+    versions = {v["paddle"]: v for v in result["versions"]}  # type: ignore[union-attr]
+    assert code == 1 and result["first_broken"] == "2.6.2"
+    assert versions["2.6.2"]["stages"]["train"] == "failed"  # type: ignore[index]
+    assert "stage train failed" in versions["2.6.2"]["broken"]  # type: ignore[operator]
+    assert versions["2.6.2"]["env_reused"] is True and versions["3.3.1"]["broken"] == []

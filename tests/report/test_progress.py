@@ -1,0 +1,137 @@
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from tipc.core.steps import Plan, Stage, Step
+from tipc.execute.runner import RunOptions, execute
+from tipc.report.progress import (
+    PlainObserver,
+    RichObserver,
+    human_bytes,
+    human_seconds,
+    log_tail,
+    make_observer,
+)
+
+OUT = "out"
+
+
+def _plan(repo: Path) -> Plan:
+    steps = (
+        Step("train", Stage.TRAIN, (sys.executable, "-c", "print('epoch 1 loss 2.0')")),
+        Step(
+            "eval",
+            Stage.EVAL,
+            (sys.executable, "-c", "import sys; print('bad weights'); sys.exit(2)"),
+            depends_on=("train",),
+        ),
+        Step("infer", Stage.INFER, (sys.executable, "-c", "print(1)"), depends_on=("eval",)),
+    )
+    return Plan(
+        "cfg.txt", str(repo), "lite_train_lite_infer", "template", "m", OUT, f"{OUT}/r.log", "template", steps
+    )
+
+
+OPTS = RunOptions(probe_versions=False, monitor=False)
+
+
+def test_plain_observer_reports_each_step_and_the_failure_tail(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    execute(_plan(tmp_path), OPTS, PlainObserver(stream))
+    text = stream.getvalue()
+    assert "[1/3] train: PASSED" in text
+    assert "[2/3] eval: FAILED" in text and "exit code 2" in text
+    assert "    | bad weights" in text  # the log tail of the failing step
+    assert "[3/3] infer: BLOCKED" in text and "root cause: eval failed" in text
+    assert "3 steps: 1 passed, 1 failed, 1 blocked" in text
+    assert "\x1b" not in text
+
+
+def test_rich_observer_prints_a_summary_table(tmp_path: Path) -> None:
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=200, color_system=None)
+    execute(_plan(tmp_path), OPTS, RichObserver(console))
+    text = buf.getvalue()
+    for word in ("step", "status", "peak memory", "train", "passed", "eval", "failed", "infer", "blocked"):
+        assert word in text
+    assert "bad weights" in text
+
+
+def test_observer_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("CI", raising=False)
+    assert isinstance(make_observer(stream=io.StringIO()), PlainObserver)  # piped
+    assert isinstance(make_observer(stream=Tty()), RichObserver)
+    monkeypatch.setenv("CI", "true")
+    assert isinstance(make_observer(stream=Tty()), PlainObserver)
+
+
+def test_helpers(tmp_path: Path) -> None:
+    assert human_bytes(None) == "n/a" and human_bytes(512) == "512 B" and human_bytes(3 * 2**20) == "3.0 MiB"
+    assert human_seconds(None) == "-" and human_seconds(1.25) == "1.2s" and human_seconds(125) == "2m05s"
+    (tmp_path / "x.log").write_text("".join(f"line {i}\n" for i in range(50)))
+    assert log_tail(str(tmp_path), "x.log", 2) == ["line 48", "line 49"]
+    assert log_tail(str(tmp_path), "missing.log") == []
+
+
+# --- checks announced while they work -------------------------------------------------------------------
+
+
+class _Outcome:
+    def __init__(self, verdict: str) -> None:
+        from tipc.judge.checks.base import Verdict
+
+        self.verdict = Verdict(verdict)
+
+
+def test_slow_checks_are_announced_and_fast_ones_stay_quiet() -> None:
+    import time
+
+    from tipc.report.progress import announced_checks
+
+    stream = io.StringIO()
+    checks = {
+        "quick": lambda ctx, **args: _Outcome("PASS"),
+        "slow": lambda ctx, **args: (time.sleep(0.3), _Outcome("FAIL"))[1],
+    }
+    wrapped = announced_checks(checks, PlainObserver(stream), quiet_s=0.1)
+    assert wrapped["quick"](None).verdict.value == "PASS"
+    assert wrapped["slow"](None, x=1).verdict.value == "FAIL"
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "tipc: check slow ..."
+    assert lines[1].startswith("tipc: check slow: FAIL (") and len(lines) == 2
+
+
+def test_a_check_that_raises_is_still_closed_and_re_raises() -> None:
+    from tipc.report.progress import announced_checks
+
+    stream = io.StringIO()
+
+    def broken(ctx: object) -> None:
+        import time
+
+        time.sleep(0.2)
+        raise RuntimeError("boom")
+
+    wrapped = announced_checks({"broken": broken}, PlainObserver(stream), quiet_s=0.05)
+    with pytest.raises(RuntimeError, match="boom"):
+        wrapped["broken"](None)
+    assert stream.getvalue().splitlines()[-1].startswith("tipc: check broken: error (")
+
+
+def test_an_observer_without_check_methods_gets_the_checks_unchanged() -> None:
+    from tipc.core.console import NullObserver
+    from tipc.report.progress import announced_checks
+
+    def fn(ctx: object) -> None:
+        return None
+
+    assert announced_checks({"a": fn}, NullObserver()) == {"a": fn}

@@ -1,0 +1,278 @@
+"""Resource sampling of one step's process tree: peak memory, CPU time, CPU% over time, GPU memory and
+utilisation.
+
+Memory is the tree's proportional set size (PSS: each shared page split between the processes that map it),
+else its unique set size (USS), from psutil's memory_full_info; plain RSS only where neither is readable.
+Summing RSS over a tree counts every shared page (Paddle's libraries, forked DataLoader workers' copy-on-write
+heap) once per process: a 4-worker run then "peaks" at several times the machine's memory. The peak is also
+capped at the machine's physical memory, which no tree can exceed.
+
+psutil and pynvml are imported lazily (never at CLI import). GPU figures are None ("n/a" in JSON) when NVML
+or a GPU is missing; sampling never raises into the runner. The interval starts at 0.5 s and grows when a
+sample costs more than 1% of it, and again as a long step accumulates samples, so overhead stays under ~1% of
+a core.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import sys
+import threading
+import time
+from typing import Any
+
+from tipc.execute.record import Resources, ResourceSample
+
+BASE_INTERVAL_S = 0.5
+MAX_OVERHEAD = 0.01  # fraction of one core the sampler may use
+MAX_SAMPLES = 400  # after this many samples the interval doubles (long steps keep a bounded series)
+
+_nvml_state: dict[str, Any] = {}
+
+
+# On Linux NVML talks to the driver through these; without any of them it cannot work, and importing pynvml
+# (~10-25 ms of CPU) to learn that is skipped. /dev/dxg: WSL2's GPU bridge.
+_NVIDIA_DEVICE_NODES = ("/dev/nvidiactl", "/proc/driver/nvidia", "/dev/dxg")
+
+
+def _driver_absent() -> bool:
+    return sys.platform.startswith("linux") and not any(os.path.exists(p) for p in _NVIDIA_DEVICE_NODES)
+
+
+def _nvml() -> Any | None:
+    """The initialised pynvml module, or None if there is no NVML or no GPU. Cached for the process."""
+    if "module" in _nvml_state:
+        return _nvml_state["module"]
+    module: Any | None = None
+    try:
+        if _driver_absent():
+            raise OSError("no NVIDIA driver")
+        import pynvml
+
+        pynvml.nvmlInit()
+        if pynvml.nvmlDeviceGetCount() > 0:
+            module = pynvml
+    except Exception:  # no library, no driver, no device: all mean "n/a"
+        module = None
+    _nvml_state["module"] = module
+    return module
+
+
+def gpu_names() -> list[str]:
+    nvml = _nvml()
+    if nvml is None:
+        return []
+    names = []
+    try:
+        for i in range(nvml.nvmlDeviceGetCount()):
+            name = nvml.nvmlDeviceGetName(nvml.nvmlDeviceGetHandleByIndex(i))
+            names.append(name.decode() if isinstance(name, bytes) else str(name))
+    except Exception:
+        return names
+    return names
+
+
+def _gpu_usage(pids: set[int]) -> tuple[int | None, float | None]:
+    """(GPU memory used by `pids` in bytes, mean utilisation of the devices they use); Nones without NVML."""
+    nvml = _nvml()
+    if nvml is None:
+        return None, None
+    used = 0
+    utils: list[float] = []
+    try:
+        for i in range(nvml.nvmlDeviceGetCount()):
+            handle = nvml.nvmlDeviceGetHandleByIndex(i)
+            procs = list(nvml.nvmlDeviceGetComputeRunningProcesses(handle))
+            with contextlib.suppress(Exception):
+                procs += list(nvml.nvmlDeviceGetGraphicsRunningProcesses(handle))
+            ours = [p for p in procs if p.pid in pids]
+            if ours:
+                used += sum(int(p.usedGpuMemory or 0) for p in ours)
+                utils.append(float(nvml.nvmlDeviceGetUtilizationRates(handle).gpu))
+    except Exception:
+        return None, None
+    return used, (sum(utils) / len(utils) if utils else None)
+
+
+def process_memory(p: Any) -> int:
+    """A process's own share of memory: PSS, else USS, else RSS (bytes). Raises psutil errors as they come."""
+    import psutil
+
+    try:
+        full = p.memory_full_info()
+    except (psutil.AccessDenied, NotImplementedError, OSError):
+        return int(p.memory_info().rss)
+    pss = getattr(full, "pss", None)
+    if pss is not None:
+        return int(pss)
+    uss = getattr(full, "uss", None)
+    return int(uss) if uss is not None else int(full.rss)
+
+
+def _physical_memory() -> int | None:
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().total)
+    except Exception:
+        return None
+
+
+class Monitor:
+    """Samples the tree rooted at `pid` in a daemon thread from start() until stop()."""
+
+    def __init__(self, pid: int, *, interval_s: float = BASE_INTERVAL_S, gpu: bool = True) -> None:
+        self.pid = pid
+        self.interval_s = interval_s
+        self.gpu = gpu
+        self.samples: list[ResourceSample] = []
+        self.seen_pids: set[int] = set()
+        self.peak_rss = 0
+        self.peak_gpu: int | None = None
+        self.gpu_utils: list[float] = []
+        self._cpu_by_pid: dict[int, float] = {}
+        self._procs: dict[int, Any] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._t0 = time.monotonic()
+        self._rusage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.sampler_cpu_s = 0.0  # CPU time of the samples themselves
+        self.thread_cpu_s = 0.0  # CPU time of the sampling thread, wake-ups included
+        self._lock = threading.Lock()
+        self._base_interval = interval_s
+        self._cost_ema: float | None = None
+        self._memory_total: int | None = None
+
+    def start(self) -> Monitor:
+        self._t0 = time.monotonic()
+        self._thread = threading.Thread(target=self._loop, name=f"tipc-monitor-{self.pid}", daemon=True)
+        self._thread.start()
+        return self
+
+    def _tree(self) -> list[Any]:
+        import psutil
+
+        procs: list[Any] = []
+        root = self._procs.get(self.pid)
+        if root is None:
+            root = psutil.Process(self.pid)
+            root.cpu_percent(None)
+            self._procs[self.pid] = root
+        members = [root, *root.children(recursive=True)]
+        for p in members:
+            # keep one Process object per pid so cpu_percent() measures since our last look
+            known = self._procs.get(p.pid)
+            if known is None:
+                p.cpu_percent(None)
+                self._procs[p.pid] = p
+                known = p
+            procs.append(known)
+        return procs
+
+    def processes(self) -> list[Any]:
+        """Every member of the tree the sampler has seen, as psutil.Process objects (safe against pid reuse):
+        what a caller checks for processes left alive once the root has exited."""
+        with self._lock:
+            return list(self._procs.values())
+
+    def sample(self) -> None:
+        import psutil
+
+        cost0 = time.thread_time()
+        try:
+            tree = self._tree()
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            return
+        rss = 0
+        cpu_pct = 0.0
+        pids: set[int] = set()
+        for p in tree:
+            try:
+                with p.oneshot():
+                    rss += process_memory(p)
+                    cpu_pct += p.cpu_percent(None)
+                    times = p.cpu_times()
+                    self._cpu_by_pid[p.pid] = times.user + times.system
+                pids.add(p.pid)
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                continue
+        self.seen_pids |= pids
+        if self._memory_total is None:
+            self._memory_total = _physical_memory() or 0
+        if self._memory_total:
+            rss = min(rss, self._memory_total)  # a tree cannot hold more than the machine has
+        gpu_mem, gpu_util = _gpu_usage(pids) if self.gpu else (None, None)
+        if gpu_mem is not None:
+            self.peak_gpu = max(self.peak_gpu or 0, gpu_mem)
+        if gpu_util is not None:
+            self.gpu_utils.append(gpu_util)
+        self.peak_rss = max(self.peak_rss, rss)
+        self.samples.append(
+            ResourceSample(round(time.monotonic() - self._t0, 3), rss, round(cpu_pct, 1), gpu_mem, gpu_util)
+        )
+        cost = time.thread_time() - cost0
+        self.sampler_cpu_s += cost
+        # Adapt: a sample may cost at most MAX_OVERHEAD of the interval (smoothed; the first sample, which
+        # pays for importing psutil, is ignored); long steps thin out their series.
+        if len(self.samples) > 1:
+            self._cost_ema = cost if self._cost_ema is None else 0.7 * self._cost_ema + 0.3 * cost
+        if len(self.samples) % MAX_SAMPLES == 0:
+            self._base_interval *= 2
+        self.interval_s = max(self._base_interval, (self._cost_ema or 0.0) / MAX_OVERHEAD)
+
+    def _loop(self) -> None:
+        cpu0 = time.thread_time()
+        while True:
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                with contextlib.suppress(Exception):  # sampling must never take the run down
+                    self.sample()
+                # all of this thread's CPU, wake-ups included; read by stop()
+                self.thread_cpu_s = time.thread_time() - cpu0
+            if self._stop.wait(self.interval_s):
+                return
+
+    def stop(self) -> Resources:
+        """The step's resources. Does not wait for the sampler to notice: it only waits for a sample that is
+        being taken right now (the lock), so no sample lands after the figures are read."""
+        self._stop.set()
+        with self._lock:
+            monitor_cpu = max(self.thread_cpu_s, self.sampler_cpu_s)
+        rusage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # Children reaped since start() (the step leader and whatever it waited for): exact CPU time.
+        reaped_cpu = (rusage.ru_utime - self._rusage0.ru_utime) + (rusage.ru_stime - self._rusage0.ru_stime)
+        sampled_cpu = sum(self._cpu_by_pid.values())
+        # Not ru_maxrss: it counts a forked child's copy of tipc itself before exec, so it overstates.
+        peak_rss = self.peak_rss
+        mean_util = sum(self.gpu_utils) / len(self.gpu_utils) if self.gpu_utils else None
+        return Resources(
+            peak_rss_bytes=peak_rss or None,
+            cpu_time_s=round(max(reaped_cpu, sampled_cpu), 3),
+            peak_gpu_mem_bytes=self.peak_gpu,
+            mean_gpu_util_percent=None if mean_util is None else round(mean_util, 1),
+            samples=tuple(self.samples),
+            monitor_cpu_s=round(monitor_cpu, 6),
+        )
+
+
+def host_info() -> dict[str, Any]:
+    import platform
+
+    info: dict[str, Any] = {
+        "hostname": platform.node(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "tipc_python": platform.python_version(),
+    }
+    try:
+        import psutil
+
+        info["memory_bytes"] = psutil.virtual_memory().total
+    except Exception:
+        info["memory_bytes"] = None
+    info["gpus"] = gpu_names() or "n/a"
+    return info

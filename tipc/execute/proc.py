@@ -1,0 +1,643 @@
+"""The only module that starts processes.
+
+Every child runs from an argv list in its own process group (a new session), so a timeout or Ctrl-C stops
+the child and everything it spawned, and nothing else. Output is teed line by line to a log file and to an
+optional callback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import select
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from tipc.core.poll import poll
+
+# How long a process group gets between SIGTERM and SIGKILL.
+TERM_GRACE_S = 3.0
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+class Refused(Exception):
+    """Raised instead of starting a process after `refuse_new`: after an interrupt nothing new starts."""
+
+
+_refusal: str | None = None
+
+
+@contextlib.contextmanager
+def refusing(reason: str) -> Iterator[None]:
+    """Inside the block no process is started: run, capture and Background raise Refused(reason)."""
+    global _refusal
+    saved, _refusal = _refusal, reason
+    try:
+        yield
+    finally:
+        _refusal = saved
+
+
+def _may_start() -> None:
+    if _refusal is not None:
+        raise Refused(_refusal)
+
+
+@dataclass(frozen=True)
+class ProcResult:
+    exit_code: int | None  # None if killed before it exited by itself
+    timed_out: bool
+    interrupted: bool
+    started: float
+    ended: float
+    pid: int
+
+    @property
+    def duration_s(self) -> float:
+        return self.ended - self.started
+
+
+# Variables every child started here gets over this process's environment (`child_env`): the one place a
+# verb sets what all it starts must see (--paddle-compat switches, the auto_log shim), without touching
+# os.environ, which belongs to a library caller as much as to tipc.
+_child_defaults: dict[str, str] = {}
+
+
+def base_env() -> dict[str, str]:
+    """The environment a child starts from: this process's, with the `child_env` variables over it."""
+    return {**os.environ, **_child_defaults}
+
+
+@contextlib.contextmanager
+def child_env(values: Mapping[str, str]) -> Iterator[None]:
+    """Every child started inside the block (its env built from `base_env`, or given none) gets `values`."""
+    saved = dict(_child_defaults)
+    _child_defaults.update(values)
+    try:
+        yield
+    finally:
+        _child_defaults.clear()
+        _child_defaults.update(saved)
+
+
+def _env_arg(env: Mapping[str, str] | None) -> dict[str, str] | None:
+    if env is not None:
+        return dict(env)
+    return base_env() if _child_defaults else None
+
+
+def build_env(
+    base: Mapping[str, str] | None, set_vars: Mapping[str, str], unset_vars: Sequence[str] = ()
+) -> dict[str, str]:
+    env = base_env() if base is None else dict(base)
+    for key in unset_vars:
+        env.pop(key, None)
+    env.update(set_vars)
+    return env
+
+
+def kill_group(pid: int, grace_s: float = TERM_GRACE_S, reap: Callable[[], object] | None = None) -> None:
+    """SIGTERM the process group led by `pid`, then SIGKILL whatever is left after `grace_s`.
+
+    `reap` (e.g. Popen.poll) collects our own exited leader: an unreaped zombie keeps the group "alive" and
+    would otherwise cost the whole grace period.
+    """
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+
+    def gone(_left: float) -> bool | None:
+        if reap is not None:
+            reap()
+        if _init or _subreaper:
+            _reap_adopted()  # members that lost their parent are our zombies now: they hold the group
+        try:
+            os.killpg(pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return True
+        return None
+
+    if poll(gone, grace_s, interval_s=0.005, max_interval_s=0.05, growth=2.0).value:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def shielded() -> Iterator[None]:
+    """Ignore further Ctrl-C while stopping what an earlier Ctrl-C interrupted.
+
+    Main thread only: other threads can neither set handlers nor receive signals.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def capture(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float | None = 60.0,
+    on_start: Callable[[int], None] | None = None,
+) -> tuple[int | None, str]:
+    """Run a short query command; (exit code or None if it could not run or timed out, stdout+stderr)."""
+    lines: list[str] = []
+    try:
+        res = run(argv, cwd=cwd, env=env, timeout_s=timeout_s, on_line=lines.append, on_start=on_start)
+    except OSError as exc:
+        return None, str(exc)
+    if res.interrupted:
+        raise KeyboardInterrupt  # a query is never worth swallowing the user's Ctrl-C
+    return res.exit_code, "\n".join(lines)
+
+
+def _wait(child: subprocess.Popen[bytes], timeout_s: float | None) -> None:
+    """`child.wait(timeout_s)` without its polling loop, and interruptible whichever thread gets a signal.
+
+    Popen.wait(timeout) sleeps up to 50 ms between looks, so a step's end would be noticed up to 50 ms late.
+    A pidfd becomes readable the moment the child exits. A signal (SIGTERM, SIGHUP, Ctrl-C) may be delivered
+    to any thread (an output pump, a monitor): only the main thread runs Python's handlers, and only once its
+    own system call returns, so the main thread also polls a wakeup fd that every delivery writes to.
+    Raises subprocess.TimeoutExpired as Popen.wait does.
+    """
+    pidfd_open = getattr(os, "pidfd_open", None)  # Linux >= 5.3, Python >= 3.9
+    try:
+        fd = pidfd_open(child.pid) if pidfd_open is not None else -1
+    except OSError:
+        fd = -1
+    if fd < 0:
+        child.wait(timeout=timeout_s)
+        return
+    wake_r = wake_w = -1
+    previous = -1
+    if threading.current_thread() is threading.main_thread():
+        wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            previous = signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        except ValueError:
+            os.close(wake_r)
+            os.close(wake_w)
+            wake_r = wake_w = -1
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        if wake_r >= 0:
+            poller.register(wake_r, select.POLLIN)
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            left = 3600.0 if deadline is None else max(0.0, min(deadline - time.monotonic(), 3600.0))
+            ready = poller.poll(math.ceil(left * 1000))
+            if any(ready_fd == fd for ready_fd, _ in ready):
+                break
+            if wake_r >= 0:
+                with contextlib.suppress(OSError):
+                    while os.read(wake_r, 512):  # a signal that raised nothing: keep waiting
+                        pass
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(child.args, timeout_s or 0.0)
+    finally:
+        os.close(fd)
+        if wake_r >= 0:
+            signal.set_wakeup_fd(previous)
+            os.close(wake_r)
+            os.close(wake_w)
+    child.wait()  # reaps at once: the child has exited
+
+
+def _pump(stream: IO[bytes], sink: IO[bytes] | None, on_line: Callable[[str], None] | None) -> None:
+    # Keep draining whatever happens to the log or the callback: a pipe nobody reads blocks the child.
+    for raw in iter(stream.readline, b""):
+        if sink is not None:
+            try:
+                sink.write(raw)
+                sink.flush()
+            except (OSError, ValueError):
+                sink = None
+        if on_line is not None:
+            try:
+                on_line(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+            except Exception:
+                on_line = None
+    stream.close()
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float | None = None,
+    log_path: str | Path | None = None,
+    on_line: Callable[[str], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+    stdin_data: bytes | None = None,
+) -> ProcResult:
+    """Run `argv` to completion (or timeout/Ctrl-C), teeing stdout+stderr to `log_path` and `on_line`."""
+    _may_start()
+    sink: IO[bytes] | None = None
+    if log_path is not None:
+        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        sink = open(log_path, "wb")  # noqa: SIM115 - closed in finally
+    started = time.time()
+    try:
+        with _registry_lock:
+            child = subprocess.Popen(
+                list(argv),
+                cwd=str(cwd),
+                env=_env_arg(env),
+                stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            _ours.add(child.pid)
+        if on_start is not None:
+            on_start(child.pid)
+        if stdin_data is not None and child.stdin is not None:
+            child.stdin.write(stdin_data)
+            child.stdin.close()
+        assert child.stdout is not None
+        pump = threading.Thread(target=_pump, args=(child.stdout, sink, on_line), daemon=True)
+        pump.start()
+        timed_out = interrupted = False
+        try:
+            _wait(child, timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_group(child.pid, reap=child.poll)
+            child.wait()
+        except KeyboardInterrupt:
+            interrupted = True
+            with shielded():  # a second Ctrl-C must not leave the group half-stopped
+                kill_group(child.pid, reap=child.poll)
+                child.wait()
+        else:
+            # The leader exited; stop any of its children still holding the group (e.g. data loaders).
+            kill_group(child.pid, grace_s=1.0)
+        finally:
+            _forget(child.pid)
+        # What left the group (setsid) and lost its parent is an orphan now: nothing outlives its step.
+        sweep_orphans()
+        pump.join(timeout=5)
+        code = None if (timed_out or interrupted) else child.returncode
+        return ProcResult(code, timed_out, interrupted, started, time.time(), child.pid)
+    finally:
+        if sink is not None:
+            sink.close()
+
+
+def run_attached(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:
+    """Run a child tipc on this terminal (stdin, stdout and stderr shared) and return its exit code.
+
+    Used only to re-run tipc itself in a fresh process (the sandbox must be entered before any thread
+    starts). SIGINT, SIGTERM and SIGHUP received here are passed on to the child, which stops its own steps
+    and writes its record; the child also dies if this process is killed outright.
+    """
+    import sys
+
+    # Where this process's stdout/stderr are not real files (a caller that captures them in memory), the
+    # child's output is copied into them; otherwise the child writes to the same terminal or files.
+    piped = not (_has_fd(sys.stdout) and _has_fd(sys.stderr))
+    with _registry_lock:
+        child = subprocess.Popen(
+            list(argv),
+            env=_env_arg(env),
+            preexec_fn=_die_with_parent,
+            stdout=subprocess.PIPE if piped else None,
+            stderr=subprocess.PIPE if piped else None,
+        )
+        _ours.add(child.pid)
+    pumps = []
+    if piped:
+        for stream, sink in ((child.stdout, sys.stdout), (child.stderr, sys.stderr)):
+            assert stream is not None
+            pump = threading.Thread(target=_copy_text, args=(stream, sink), daemon=True)
+            pump.start()
+            pumps.append(pump)
+    forwarded = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in forwarded:
+            previous[sig] = signal.signal(sig, lambda signum, frame: child.send_signal(signum))
+    try:
+        while True:
+            try:
+                _wait(child, None)  # wakes for a signal whichever thread it reached
+                code = child.returncode
+                break
+            except KeyboardInterrupt:
+                child.send_signal(signal.SIGINT)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    _forget(child.pid)
+    for pump in pumps:
+        pump.join(timeout=10)
+    return code
+
+
+def _has_fd(stream: object) -> bool:
+    try:
+        return isinstance(stream.fileno(), int)  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _copy_text(stream: IO[bytes], sink: IO[str]) -> None:
+    for raw in iter(stream.readline, b""):
+        with contextlib.suppress(Exception):
+            sink.write(raw.decode("utf-8", errors="replace"))
+            sink.flush()
+    stream.close()
+
+
+def _prctl(option: int, value: int) -> int:
+    import ctypes
+
+    try:
+        result: int = ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):
+        return -1
+    return result
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGKILL when the parent dies (prctl PR_SET_PDEATHSIG)."""
+    _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+
+
+# ---------------------------------------------------------------- nothing outlives tipc
+#
+# Every child runs in its own process group, but a process can leave it (setsid) and outlive its parent.
+# Two ways to keep such orphans under tipc's hand:
+# - a PID namespace (the sandbox unshares one): tipc carries on as its init (pid 1), so every orphan of
+#   the run becomes tipc's child, and when tipc ends, however it ends (SIGKILL included: the process that
+#   waits for it outside passes PR_SET_PDEATHSIG on), the kernel kills every process left in it;
+# - elsewhere tipc is a child subreaper (PR_SET_CHILD_SUBREAPER): orphans become tipc's own children.
+# Either way, after every step and every stopped server the orphans are killed (`sweep_orphans`).
+
+_registry_lock = threading.Lock()
+_ours: set[int] = set()  # children started here and not yet reaped (not orphans, whoever their parent is)
+_init = False  # this process is pid 1 of the run's own PID namespace
+_subreaper = False
+_NO_NAMESPACE = 121  # the forked init's exit status when it could not set its namespace up
+
+
+def _forget(pid: int) -> None:
+    with _registry_lock:
+        _ours.discard(pid)
+
+
+def containment() -> str:
+    """How this process's children are kept from outliving it: pid-namespace, subreaper or none."""
+    return "pid-namespace" if _init else "subreaper" if _subreaper else "none"
+
+
+def become_namespace_init(prepare: Callable[[], None]) -> bool:
+    """After unshare(CLONE_NEWPID), which moves only this process's future children: fork, and let the
+    child carry on as this very tipc, as init of the new namespace. Returns True in that child. The parent
+    never returns: it waits, passes SIGINT, SIGTERM and SIGHUP on, and exits with the child's status.
+
+    `prepare` runs first in the child (mounting the namespace's own /proc); if it fails the child exits and
+    False is returned here, in the parent, which then carries on as before. Call before any thread starts.
+    """
+    global _init
+    import sys
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child; the coverage of the rest of the run is measured in it
+        os.close(ready_r)
+        try:
+            _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+            prepare()
+            # Its own process group: a terminal's Ctrl-C reaches the parent, which passes it on once.
+            os.setpgid(0, 0)
+            os.write(ready_w, b"1")
+        except BaseException:
+            os._exit(_NO_NAMESPACE)
+        os.close(ready_w)
+        _init = True
+        return True
+    os.close(ready_w)
+    ok = os.read(ready_r, 1) == b"1"
+    os.close(ready_r)
+    if not ok:
+        os.waitpid(pid, 0)
+        return False
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: _pass_on(pid, signum))
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except KeyboardInterrupt:  # a handler installed before ours
+            _pass_on(pid, signal.SIGINT)
+    code = os.waitstatus_to_exitcode(status)
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def succeeds_in_child(attempt: Callable[[], None]) -> bool:
+    """Whether `attempt` runs without an exception in a forked child (which then exits): a way to learn what
+    the kernel allows (a namespace, a mount) without committing this process to it. Before any thread."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked child
+        try:
+            attempt()
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def _pass_on(pid: int, signum: int) -> None:
+    with contextlib.suppress(OSError):
+        os.kill(pid, signum)
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its descendants' orphans (where no PID namespace could be had)."""
+    global _subreaper
+    _subreaper = _prctl(_PR_SET_CHILD_SUBREAPER, 1) == 0
+    return _subreaper
+
+
+_Row = tuple[int, int, int, str]  # ppid, process group, session, state
+
+
+def _table() -> dict[int, _Row]:
+    """pid -> (ppid, process group, session, state) of every visible process."""
+    out: dict[int, _Row] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                raw = fh.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        fields = raw[raw.rfind(")") + 2 :].split()
+        with contextlib.suppress(IndexError, ValueError):
+            out[int(name)] = (int(fields[1]), int(fields[2]), int(fields[3]), fields[0])
+    return out
+
+
+def _descendants(roots: set[int], table: Mapping[int, _Row]) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for pid, row in table.items():
+        children.setdefault(row[0], []).append(pid)
+    found: set[int] = set()
+    todo = list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid in found:
+            continue
+        found.add(pid)
+        todo.extend(children.get(pid, ()))
+    return found
+
+
+def _reap_adopted() -> None:
+    with _registry_lock:
+        try:
+            table = _table()
+        except OSError:
+            return
+        me = os.getpid()
+        dead = [p for p, row in table.items() if row[0] == me and row[3] in ("Z", "X") and p not in _ours]
+    for pid in dead:
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def process_tree(leader: int) -> set[int]:
+    """The processes started from `leader`: its process group and session (it leads both) and every
+    descendant of those, however they regrouped. Empty where /proc cannot be read."""
+    try:
+        table = _table()
+    except OSError:
+        return set()
+    roots = {pid for pid, row in table.items() if pid == leader or leader in (row[1], row[2])}
+    return _descendants(roots, table) if roots else set()
+
+
+def sweep_orphans(rounds: int = 5) -> list[int]:
+    """Kill every orphan (a process whose parent died and that was left to this process, the namespace's
+    init or a subreaper) with its descendants; returns their pids. Children started here are not orphans."""
+    if not (_init or _subreaper):
+        return []
+    parent = os.getpid()
+    killed: list[int] = []
+    for _ in range(rounds):
+        with _registry_lock:
+            try:
+                table = _table()
+            except OSError:
+                break
+            orphans = {pid for pid, row in table.items() if row[0] == parent and pid not in _ours}
+            dead = {pid for pid in orphans if table[pid][3] in ("Z", "X")}
+            victims = _descendants(orphans - dead, table)
+        for pid in dead:  # they are our children now: collect them, or they stay zombies
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, os.WNOHANG)
+        if not victims:
+            break
+        for pid in victims:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        killed.extend(sorted(victims))
+        time.sleep(0.02)  # they die and are collected; their children are reparented meanwhile
+    return killed
+
+
+class Background:
+    """A long-running child (a server) in its own process group; stop it by its own group only."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | Path,
+        env: Mapping[str, str] | None = None,
+        log_path: str | Path | None = None,
+    ) -> None:
+        _may_start()
+        self._sink: IO[bytes] | int = subprocess.DEVNULL
+        if log_path is not None:
+            Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+            self._sink = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.started = time.time()
+        with _registry_lock:
+            try:
+                self.child = subprocess.Popen(
+                    list(argv),
+                    cwd=str(cwd),
+                    env=_env_arg(env),
+                    stdin=subprocess.DEVNULL,
+                    stdout=self._sink,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except BaseException:
+                if not isinstance(self._sink, int):
+                    self._sink.close()  # nothing started: stop() will never be called to close it
+                raise
+            _ours.add(self.child.pid)
+
+    @property
+    def pid(self) -> int:
+        return self.child.pid
+
+    def poll(self) -> int | None:
+        return self.child.poll()
+
+    def stop(self, grace_s: float = TERM_GRACE_S) -> int | None:
+        """Stop the server's group; returns its exit code (None if it had to be killed)."""
+        code = self.child.poll()
+        if code is None:
+            kill_group(self.child.pid, grace_s=grace_s, reap=self.child.poll)
+            code = self.child.wait()
+        else:
+            kill_group(self.child.pid, grace_s=0.5)
+        _forget(self.child.pid)
+        sweep_orphans()
+        if not isinstance(self._sink, int):
+            self._sink.close()
+        return code
+
+    def tree(self) -> set[int]:
+        """The pids of this server's process tree (its group, its session and their descendants)."""
+        return process_tree(self.child.pid)
+
+
+def stop_children(grace_s: float = TERM_GRACE_S) -> list[int]:
+    """Stop the process group of every child started here that still runs, whichever thread started it
+    (a Ctrl-C reaches only the main thread; children of other threads are stopped here). Returns the
+    leaders' pids. Call under `refusing`, so no thread starts another one meanwhile."""
+    with _registry_lock:
+        leaders = sorted(_ours)
+    for pid in leaders:  # all told at once, so their grace periods overlap
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGTERM)
+    for pid in leaders:
+        kill_group(pid, grace_s=grace_s)
+    return leaders

@@ -1,0 +1,143 @@
+"""Start the model-side worker (`python -m tipc.judge.engines.worker`) through tipc.execute.proc; read its
+answer."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tipc
+
+PROTOCOL = "tipc.engines/1"
+
+
+@dataclass(frozen=True)
+class WorkerRun:
+    response: dict[str, Any] | None
+    error: str | None  # why there is no usable response
+    log: Path
+    exit_code: int | None
+
+
+def tipc_pythonpath(env: dict[str, str]) -> dict[str, str]:
+    """Make this tipc importable by another interpreter (the run's python may not have tipc installed)."""
+    root = str(Path(tipc.__file__).resolve().parent.parent)
+    parts = [root, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]]
+    env = dict(env)
+    env["PYTHONPATH"] = os.pathsep.join(parts)
+    return env
+
+
+def crash_summary(log_tail: str) -> str:
+    """One line for a report: the exception line of a Python traceback (the traceback stays in the log)."""
+    lines = [line.strip() for line in log_tail.splitlines() if line.strip()]
+    if not lines:
+        return "(empty log)"
+    if any(line.startswith("Traceback (most recent call last)") for line in lines):
+        return f"{lines[-1]} (traceback in the worker log)"
+    return " | ".join(lines[-3:])
+
+
+# Engine outputs the workers of this process computed, so a later check on the same model and inputs reuses
+# them rather than starting Paddle again: key -> (engine's response entry, its outputs .npz, the npz's stamp).
+_OUTPUTS: dict[tuple[Any, ...], tuple[dict[str, Any], Path, tuple[int, int]]] = {}
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def _outputs_key(python: str, model_dir: str, inputs: str | None, engine: str) -> tuple[Any, ...] | None:
+    """Model files by path + size + mtime, inputs by content; None when there is nothing stable to key on."""
+    if inputs is None:
+        return None  # random inputs: the worker's seeded batch is not a file another check can hand over
+    folder = Path(model_dir)
+    try:
+        model = tuple(sorted((p.name, *(_stamp(p) or (0, 0))) for p in folder.iterdir() if p.is_file()))
+        digest = hashlib.sha256(Path(inputs).read_bytes()).hexdigest()
+    except OSError:
+        return None
+    return (os.path.realpath(python), str(folder.resolve()), model, digest, engine)
+
+
+def _remember(python: str, request: dict[str, Any], response: dict[str, Any], work_dir: Path) -> None:
+    if request.get("op") != "agreement" or not isinstance(request.get("model_dir"), str):
+        return
+    options = request.get("engine_options") or {}
+    for engine, info in (response.get("engines") or {}).items():
+        if not isinstance(info, dict) or not info.get("ok") or options.get(engine):
+            continue  # an engine run with options of its own is not the default reference
+        npz = work_dir / f"outputs_{engine}.npz"
+        key = _outputs_key(python, request["model_dir"], request.get("inputs"), engine)
+        stamp = _stamp(npz)
+        if key is not None and stamp is not None:
+            _OUTPUTS[key] = (info, npz, stamp)
+
+
+def earlier_outputs(
+    python: str, model_dir: str, inputs: str, engine: str
+) -> tuple[dict[str, Any], Path] | None:
+    """(engine's response entry, outputs .npz) an earlier worker of this process computed for this model and
+    these inputs with default options, while its .npz is still the one it wrote; else None."""
+    key = _outputs_key(python, model_dir, inputs, engine)
+    hit = _OUTPUTS.get(key) if key is not None else None
+    if hit is None or _stamp(hit[1]) != hit[2]:
+        return None
+    return hit[0], hit[1]
+
+
+def run_worker(python: str, request: dict[str, Any], work_dir: Path, timeout_s: float) -> WorkerRun:
+    from tipc.execute import proc
+
+    work_dir.mkdir(parents=True, exist_ok=True)
+    req_path = work_dir / "request.json"
+    resp_path = work_dir / "response.json"
+    log_path = work_dir / "worker.log"
+    if resp_path.exists():
+        resp_path.unlink()
+    req_path.write_text(json.dumps({"protocol": PROTOCOL, **request}, indent=2), encoding="utf-8")
+    env = tipc_pythonpath(proc.build_env(None, {"GLOG_minloglevel": "2", "PYTHONUNBUFFERED": "1"}))
+    try:
+        res = proc.run(
+            [
+                python,
+                "-m",
+                "tipc.judge.engines.worker",
+                "--request",
+                str(req_path),
+                "--response",
+                str(resp_path),
+            ],
+            cwd=work_dir,
+            env=env,
+            timeout_s=timeout_s,
+            log_path=log_path,
+        )
+    except OSError as exc:
+        return WorkerRun(None, f"cannot start worker with {python}: {exc}", log_path, None)
+    if res.timed_out:
+        return WorkerRun(None, f"worker timed out after {timeout_s:g} s", log_path, None)
+    if not resp_path.is_file():
+        tail = log_path.read_text(encoding="utf-8", errors="replace")[-800:] if log_path.is_file() else ""
+        return WorkerRun(
+            None,
+            f"worker exited {res.exit_code} without a response: {crash_summary(tail)}",
+            log_path,
+            res.exit_code,
+        )
+    try:
+        data = json.loads(resp_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # ValueError: bad JSON or not UTF-8
+        return WorkerRun(None, f"unreadable worker response: {exc}", log_path, res.exit_code)
+    if not isinstance(data, dict):
+        return WorkerRun(None, "unreadable worker response: not a JSON object", log_path, res.exit_code)
+    _remember(python, request, data, Path(request.get("work_dir") or work_dir))
+    return WorkerRun(data, None, log_path, res.exit_code)

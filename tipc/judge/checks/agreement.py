@@ -1,0 +1,472 @@
+"""Cross-engine agreement of the exported inference model (Paddle Inference vs ONNX Runtime vs ...).
+
+The model work happens in a worker subprocess (`python -m tipc.judge.engines.worker`, protocol in that
+module); this
+side only finds the model, writes the request, and judges the figures the worker returns.
+
+Args (override test_tipc/tipc.yaml `agreement`): engines (list, >= 2), atol, rtol, cosine_min, inputs
+(repo-relative .npy/.npz), seed, timeout_s, plugins (modules registering more engines), engine_options
+({engine: {factory keyword arguments}}), model_dir (repo-relative; default: found from the plan's export /
+infer steps), python (interpreter with paddle; default: tipc.yaml `python`, then the run's python).
+A pair agrees when, for every output (matched by position): shapes match, |a-b| <= atol + rtol*|a| everywhere
+(a = the pair's first engine), cosine >= cosine_min and the argmax along the last axis agrees on every row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tipc.judge.checks._common import (
+    as_float,
+    bad_args,
+    no_record,
+    outcome,
+    repo_relative,
+    resolve,
+    run_python,
+    settings_of,
+    step_runs,
+    unknown_args,
+    work_dir_for,
+)
+from tipc.judge.checks._model import ModelFiles, find_model, locate_model
+from tipc.judge.checks._worker import run_worker
+from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.judge.checks.settings import AgreementSettings
+
+_ARGS = {
+    "engine_options",
+    "engines",
+    "atol",
+    "rtol",
+    "cosine_min",
+    "inputs",
+    "seed",
+    "timeout_s",
+    "model_dir",
+    "python",
+    "plugins",
+}
+
+
+def _pair_cell(pair: dict[str, Any]) -> dict[str, Any]:
+    """The matrix cell of one engine pair: its verdict and worst figures over the outputs."""
+    outs = pair.get("outputs", [])
+    return {
+        "within": bool(pair.get("within")),
+        "max_abs": max((o.get("max_abs", float("inf")) for o in outs), default=None),
+        "max_rel": max((o.get("max_rel", float("inf")) for o in outs), default=None),
+        "cosine": min((o.get("cosine", 0.0) for o in outs), default=None),
+        "argmax_agree": min(
+            (o["argmax_agree"] for o in outs if o.get("argmax_agree") is not None), default=None
+        ),
+        "outputs": outs,
+    }
+
+
+def _disagreement(a: str, b: str, outs: list[dict[str, Any]]) -> Evidence:
+    """What differs on the pair's worst output (largest max_abs)."""
+    worst: dict[str, Any] = max(outs, key=lambda o: o.get("max_abs", float("inf")), default={})
+    why = []
+    if not worst.get("shape_match", True):
+        why.append(f"shapes {worst.get('shape_ref')} vs {worst.get('shape_other')}")
+    elif worst:
+        why.append(
+            f"max_abs={worst.get('max_abs'):.3g} max_rel={worst.get('max_rel'):.3g} "
+            f"cosine={worst.get('cosine'):.8f} argmax_agree={worst.get('argmax_agree')} "
+            f"mismatched={worst.get('mismatched')}/{worst.get('size')}"
+        )
+    return Evidence(
+        f"{a} vs {b} disagree on output {worst.get('index')}: {'; '.join(why)}",
+        numbers=tuple((k, worst.get(k)) for k in ("max_abs", "max_rel", "cosine", "argmax_agree")),
+    )
+
+
+def _pair_evidence(a: str, b: str, cell: dict[str, Any]) -> Evidence:
+    if not cell["within"]:
+        return _disagreement(a, b, cell["outputs"])
+    return Evidence(
+        f"{a} vs {b} agree: max_abs={cell['max_abs']:.3g} max_rel={cell['max_rel']:.3g} "
+        f"cosine={cell['cosine']:.8f}",
+        numbers=(
+            ("max_abs", cell["max_abs"]),
+            ("max_rel", cell["max_rel"]),
+            ("cosine", cell["cosine"]),
+        ),
+    )
+
+
+def _inputs_evidence(inputs: dict[str, Any]) -> list[Evidence]:
+    """Where the worker's inputs came from (random: with the hint to set real ones)."""
+    shapes = tuple((k, str(v["shape"])) for k, v in inputs.get("feeds", {}).items())
+    if inputs.get("source") == "random":
+        note = (
+            f"inputs: {inputs.get('note')} (seed {inputs.get('seed')}); set "
+            "agreement.inputs in test_tipc/tipc.yaml to use real data"
+        )
+        return [Evidence(note, numbers=shapes)]
+    if inputs.get("source") == "file":
+        return [Evidence("inputs from file", path=inputs.get("path"), numbers=shapes)]
+    return []
+
+
+def _judge_response(
+    resp: dict[str, Any],
+    engines: list[str],
+    unavailable: dict[str, Any],
+    failed_engines: dict[str, Any],
+) -> tuple[Verdict, str]:
+    """The verdict and summary of a worker response, the first matching case winning."""
+    pairs = resp.get("pairs", [])
+    if failed_engines:
+        names = ", ".join(sorted(failed_engines))
+        reason = next(iter(failed_engines.values()), None)
+        because = f": {reason}" if reason else ""
+        return Verdict.FAIL, f"engine(s) failed on the exported model: {names}{because}"
+    measured = [n for n in engines if n not in unavailable]
+    if unavailable and (len(measured) < 2 or not resp.get("ok")):
+        names = ", ".join(sorted(unavailable))
+        return (
+            Verdict.SKIP,
+            f"cannot compare engines: {names} not installed for the model-side python "
+            "(pip install paddlepaddle paddle2onnx onnx onnxruntime)",
+        )
+    if not resp.get("ok"):
+        return Verdict.FAIL, f"agreement worker failed: {resp.get('error')}"
+    if not pairs:
+        return Verdict.FAIL, "no engine pair to compare"
+    bad = [f"{p['a']}~{p['b']}" for p in pairs if not p.get("within")]
+    if bad:
+        return Verdict.FAIL, f"engines disagree: {', '.join(bad)}"
+    if unavailable:
+        return (
+            Verdict.WARN,
+            f"{', '.join(measured)} agree; not measured: {', '.join(sorted(unavailable))} (not installed)",
+        )
+    worst_abs = max(o.get("max_abs", 0.0) for p in pairs for o in p.get("outputs", []))
+    return Verdict.PASS, f"{len(engines)} engines agree on every output (worst max_abs {worst_abs:.3g})"
+
+
+def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: float) -> CheckOutcome:
+    """Turn a worker response into an outcome (pure; unit-tested without the worker)."""
+    eng_info = resp.get("engines", {})
+    matrix: dict[str, dict[str, Any]] = {a: {b: None for b in engines} for a in engines}
+    evidence: list[Evidence] = []
+    for pair in resp.get("pairs", []):
+        a, b = pair["a"], pair["b"]
+        cell = _pair_cell(pair)
+        if a in matrix and b in matrix:
+            matrix[a][b] = cell
+            matrix[b][a] = cell
+        evidence.append(_pair_evidence(a, b, cell))
+    unavailable = {n: e.get("error") for n, e in eng_info.items() if e.get("unavailable")}
+    # An engine with no error of its own stopped on the worker's error (e.g. inputs it could not build).
+    failed_engines = {
+        n: e.get("error") or resp.get("error")
+        for n, e in eng_info.items()
+        if not e.get("ok") and not e.get("unavailable")
+    }
+    # Unavailable engines first, then failed ones, each group in reverse order (as inserted at the front).
+    evidence[:0] = [
+        *(Evidence(f"engine {n} unavailable: {err}") for n, err in reversed(unavailable.items())),
+        *(Evidence(f"engine {n} failed: {err}") for n, err in reversed(failed_engines.items())),
+    ]
+    inputs = resp.get("inputs", {})
+    evidence.extend(_inputs_evidence(inputs))
+    data = {
+        "engines": engines,
+        "matrix": matrix,
+        "engine_details": eng_info,
+        "inputs": inputs,
+        "model": resp.get("model"),
+        "cosine_min": cosine_min,
+        "unavailable": sorted(unavailable),
+    }
+    verdict, summary = _judge_response(resp, engines, unavailable, failed_engines)
+    return CheckOutcome(verdict, summary, tuple(evidence), data)
+
+
+def with_spread(result: CheckOutcome, resp: dict[str, Any], work: Path) -> CheckOutcome:
+    """The agreement outcome with the output spread across the inputs beside the error.
+
+    Engines that agree on a constant output (a dead or untrained model gives the same answer for every input)
+    prove nothing: a PASS becomes a WARN naming the constant (or nearly constant) output and its spread.
+    """
+    from tipc.judge.checks.spread import output_spreads
+
+    eng_info = resp.get("engines", {}) or {}
+    ref = next(
+        (n for n, e in eng_info.items() if e.get("ok") and (work / f"outputs_{n}.npz").is_file()), None
+    )
+    if ref is None:
+        return result
+    names = [str(o.get("name")) for o in eng_info[ref].get("outputs", [])]
+    spreads = output_spreads(work / f"outputs_{ref}.npz", names)
+    if not spreads:
+        return result
+    evidence = [
+        Evidence(
+            f"{ref} {sp.text()}",
+            numbers=(("inputs", sp.inputs), ("max_minus_min", sp.max_range), ("std", sp.mean_std)),
+        )
+        for sp in spreads
+    ]
+    data = {**result.data, "spread": {"engine": ref, "outputs": [sp.to_json() for sp in spreads]}}
+    constant = [sp for sp in spreads if sp.constant]
+    near = [sp for sp in spreads if sp.near_constant]
+    verdict, summary = result.verdict, result.summary
+    if result.verdict in (Verdict.PASS, Verdict.WARN) and (constant or near):
+        sp = (constant or near)[0]
+        kind = "constant" if constant else "nearly constant"
+        # WARN, not FAIL: the engines do agree, and a diverged model is the convergence rule's FAIL to give;
+        # what this rule must not do is call that agreement a PASS.
+        verdict = Verdict.WARN
+        summary = (
+            f"outputs are {kind} across {sp.inputs} inputs (output {sp.name}: max-min {sp.max_range:.3g}, "
+            f"largest |value| {sp.scale:.3g}): the engines agree on a model that gives the same answer for "
+            f"every input, which proves nothing ({result.summary})"
+        )
+    elif result.verdict is Verdict.PASS:
+        worst = max(spreads, key=lambda sp: sp.max_range)
+        summary = (
+            f"{result.summary}; output spread across {worst.inputs} inputs: max-min {worst.max_range:.3g}"
+        )
+    return CheckOutcome(verdict, summary, (*result.evidence, *evidence), data)
+
+
+def with_eval_level(ctx: CheckContext, result: CheckOutcome) -> CheckOutcome:
+    """A PASS on a model whose eval accuracy is 0 becomes a WARN naming the eval line."""
+    from tipc.judge.checks.degenerate import chance_level_eval
+
+    if result.verdict is not Verdict.PASS:
+        return result
+    ev = chance_level_eval(ctx)
+    if ev is None:
+        return result
+    return CheckOutcome(
+        Verdict.WARN, f"{result.summary}; but {ev.text}", (ev, *result.evidence), dict(result.data)
+    )
+
+
+@dataclass(frozen=True)
+class _AgreementArgs:
+    """The check's arguments, validated, over tipc.yaml `agreement`."""
+
+    engines: list[str]
+    atol: float
+    rtol: float
+    cosine_min: float
+    timeout_s: float
+    seed: int
+    inputs: str | None
+    plugins: list[str]
+    engine_options: dict[str, dict[str, Any]]
+    model_dir: str | None
+
+    @property
+    def tolerances(self) -> dict[str, float]:
+        return {"atol": self.atol, "rtol": self.rtol, "cosine_min": self.cosine_min}
+
+
+def _optional_path(value: Any, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{name} must be a path, got {value!r}")
+    return value
+
+
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _parse_agreement_args(args: dict[str, Any], a: AgreementSettings) -> _AgreementArgs:
+    """The arguments over the settings; ValueError naming the first bad one."""
+    engines = args.get("engines", list(a.engines))
+    if not (
+        isinstance(engines, list | tuple) and len(engines) >= 2 and all(isinstance(e, str) for e in engines)
+    ):
+        raise ValueError(f"engines must be a list of at least two names, got {engines!r}")
+    atol = as_float(args.get("atol", a.tolerances.atol), "atol")
+    rtol = as_float(args.get("rtol", a.tolerances.rtol), "rtol")
+    cosine_min = as_float(args.get("cosine_min", a.tolerances.cosine_min), "cosine_min")
+    timeout_s = as_float(args.get("timeout_s", a.timeout_s), "timeout_s")
+    seed = args.get("seed", a.seed)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    inputs = _optional_path(args.get("inputs", a.inputs), "inputs")
+    plugins = args.get("plugins", list(a.plugins))
+    if not _is_str_list(plugins):
+        raise ValueError(f"plugins must be a list of module names, got {plugins!r}")
+    engine_options = args.get("engine_options", dict(a.engine_options))
+    if not isinstance(engine_options, dict) or not all(
+        isinstance(k, str) and isinstance(v, dict) for k, v in engine_options.items()
+    ):
+        raise ValueError(f"engine_options must map engine names to mappings, got {engine_options!r}")
+    model_dir = _optional_path(args.get("model_dir"), "model_dir")
+    return _AgreementArgs(
+        list(engines), atol, rtol, cosine_min, timeout_s, seed, inputs, plugins, engine_options, model_dir
+    )
+
+
+def _agreement_args(args: dict[str, Any], a: AgreementSettings) -> _AgreementArgs | CheckOutcome:
+    """The validated arguments, or the bad-arguments FAIL."""
+    unknown = unknown_args("agreement", args, _ARGS)
+    if unknown is not None:
+        return unknown
+    try:
+        parsed = _parse_agreement_args(args, a)
+    except ValueError as exc:
+        return bad_args("agreement", str(exc))
+    if parsed.atol < 0 or parsed.rtol < 0 or not 0 < parsed.cosine_min <= 1 or parsed.timeout_s <= 0:
+        return bad_args("agreement", "atol/rtol must be >= 0, cosine_min in (0, 1], timeout_s > 0")
+    return parsed
+
+
+_EXPECTED_MODEL = "expected inference.json or inference.pdmodel + inference.pdiparams"
+
+
+def _model_to_check(ctx: CheckContext, model_arg: str | None) -> ModelFiles | CheckOutcome:
+    """The model given as model_dir, else the one the plan's export step wrote; or why there is none."""
+    if model_arg is not None:
+        model = find_model(resolve(ctx.repo, model_arg))
+        if model is None:
+            return outcome(
+                Verdict.FAIL, f"no inference model in {model_arg}", Evidence(_EXPECTED_MODEL, path=model_arg)
+            )
+        return model
+    exports = step_runs(ctx.record, "export")
+    if not exports and not step_runs(ctx.record, "infer"):
+        return outcome(Verdict.NA, "no export or inference step in the plan")
+    if exports and not any(r.passed for r in exports):
+        return outcome(
+            Verdict.SKIP, "the export step did not pass", data={"steps": [r.step.id for r in exports]}
+        )
+    model, cands = locate_model(ctx.record, Path(ctx.repo))
+    if model is None:
+        return outcome(
+            Verdict.FAIL,
+            "exported inference model not found",
+            *(Evidence(f"looked in {p} ({why})") for p, why in cands),
+            Evidence(_EXPECTED_MODEL),
+        )
+    return model
+
+
+def _inputs_path(ctx: CheckContext, inputs: str | None) -> str | CheckOutcome | None:
+    """The absolute path of the agreement inputs file (None: the worker makes a seeded batch)."""
+    if inputs is None:
+        return None
+    ip = resolve(ctx.repo, inputs)
+    if not ip.is_file():
+        return outcome(
+            Verdict.FAIL, f"agreement inputs file not found: {inputs}", Evidence("missing", path=inputs)
+        )
+    return str(ip.resolve())
+
+
+def _judge_worker_run(
+    ctx: CheckContext,
+    parsed: _AgreementArgs,
+    request: dict[str, Any],
+    work: Path,
+    python: str,
+    model: ModelFiles,
+) -> CheckOutcome:
+    """Run the worker on the request and judge its answer (naming the engine that crashed it, if one did)."""
+    run = run_worker(python, request, work, parsed.timeout_s)
+    rel_log = repo_relative(ctx.repo, run.log)
+    if run.response is None:
+        if run.exit_code is not None and len(parsed.engines) > 1:
+            crashed = _crashing_engine(ctx, request, list(parsed.engines), work, parsed.timeout_s, python)
+            if crashed is not None:
+                return crashed
+        return outcome(
+            Verdict.FAIL, f"agreement worker failed: {run.error}", Evidence("worker log", path=rel_log)
+        )
+    if parsed.inputs is not None and isinstance(run.response.get("inputs"), dict):
+        run.response["inputs"]["path"] = parsed.inputs  # as the user wrote it (repo-relative)
+    summary = summarise_response(run.response, list(parsed.engines), parsed.cosine_min)
+    result = with_eval_level(ctx, with_spread(summary, run.response, work))
+    result.data.update({"tolerances": parsed.tolerances, "worker_log": rel_log})
+    model_file = repo_relative(ctx.repo, model.model_file)
+    return CheckOutcome(
+        result.verdict,
+        result.summary,
+        (*result.evidence, Evidence(f"model {model.format}: {model_file}", path=model_file)),
+        result.data,
+    )
+
+
+def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    settings = settings_of(ctx)
+    if isinstance(settings, CheckOutcome):
+        return settings
+    parsed = _agreement_args(args, settings.agreement)
+    if isinstance(parsed, CheckOutcome):
+        return parsed
+    if ctx.record is None:
+        return no_record()
+    model = _model_to_check(ctx, parsed.model_dir)
+    if isinstance(model, CheckOutcome):
+        return model
+    inputs_path = _inputs_path(ctx, parsed.inputs)
+    if isinstance(inputs_path, CheckOutcome):
+        return inputs_path
+
+    work = work_dir_for(ctx, "tipc_agreement")
+    python = run_python(ctx, settings, args.get("python"))
+    request = {
+        "op": "agreement",
+        "model_dir": str(model.model_dir),
+        "work_dir": str(work.resolve()),
+        "engines": list(parsed.engines),
+        "plugins": list(parsed.plugins),
+        "engine_options": parsed.engine_options,
+        "inputs": inputs_path,
+        "seed": parsed.seed,
+        "tolerances": parsed.tolerances,
+    }
+    return _judge_worker_run(ctx, parsed, request, work, python, model)
+
+
+def _crashing_engine(
+    ctx: CheckContext,
+    request: dict[str, Any],
+    engines: list[str],
+    work: Path,
+    timeout_s: float,
+    python: str,
+) -> CheckOutcome | None:
+    """The worker died without answering (a native abort or segfault in some engine's library): run each
+    engine alone to name the one that kills it. Costs a worker start per engine, only after a crash."""
+    for name in engines:
+        alone = work / f"alone_{name}"
+        run = run_worker(
+            python, {**request, "engines": [name], "work_dir": str(alone.resolve())}, alone, timeout_s
+        )
+        if run.response is None and run.exit_code is not None:
+            rel_log = repo_relative(ctx.repo, run.log)
+            tail = _log_tail(run.log)
+            return outcome(
+                Verdict.FAIL,
+                f"engine {name} crashed the worker (exit {run.exit_code}) on the exported model",
+                Evidence(
+                    f"engine {name} failed: the process died while it ran the model",
+                    path=rel_log,
+                    excerpt=tail,
+                ),
+                engines=engines,
+                crashed_engine=name,
+                exit_code=run.exit_code,
+            )
+    return None
+
+
+def _log_tail(path: Path, lines: int = 8) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    kept = [ln for ln in text.splitlines() if ln.strip()]
+    return "\n".join(kept[-lines:]) or None

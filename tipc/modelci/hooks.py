@@ -1,0 +1,132 @@
+"""What `tipc check --baseline/--history/--notify` adds to a check, kept here so check.py calls two functions.
+
+- `rule_result(ctx, directory)`: the `baseline` rule's result (a tipc.judge.rules RuleResult), added to the
+report
+  like any rule, so its FAIL makes the check exit 1 and every report format shows the rows;
+- `after(...)` / `after_child(...)`: store the run in the history database and post the notification,
+  from tipc's own process outside the sandbox (a sandboxed check runs as a child for that).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO, Any
+
+RULE_ID = "model-ci.baseline"
+
+
+def add_arguments(parser: Any) -> None:
+    parser.add_argument(
+        "--baseline",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="DIR",
+        help="judge the run against its baseline (default DIR: REPO/test_tipc/baselines): "
+        "PASS/FAIL/IMPROVED per metric; a regression exits 1",
+    )
+    parser.add_argument(
+        "--history",
+        metavar="PATH|URL",
+        help="store this check in a history database (SQLite file or postgresql:// URL); with --baseline "
+        "it is stored in the default one ($TIPC_HISTORY or ~/.local/share/tipc/history.sqlite3)",
+    )
+    parser.add_argument("--notify", metavar="URL", help="POST the baseline verdict as JSON to this webhook")
+
+
+def rule_result(ctx: Any, directory: str) -> Any:
+    from tipc.judge.baseline.store import DEFAULT_DIR, baseline_dir
+    from tipc.judge.checks.base import Verdict
+    from tipc.judge.rules.evaluate import RuleResult
+    from tipc.judge.rules.files import RepoFiles
+    from tipc.judge.rules.model import CheckSpec, Rule, Severity
+    from tipc.judge.rules.operators import OPERATORS, OpEnv
+
+    rule = Rule(
+        id=RULE_ID,
+        source="issue 9 (model CI); seed 000",
+        severity=Severity.ERROR,
+        description="every metric of the run is within its baseline's margin; no metric or stage is missing",
+        check=CheckSpec("baseline", (("dir", directory or DEFAULT_DIR),)),
+    )
+    where = str(baseline_dir(Path(ctx.repo), directory))
+    env = OpEnv(ctx=ctx, checks={}, files=RepoFiles(Path(ctx.repo)))
+    outcome = OPERATORS["baseline"].fn(env, {"dir": where})
+    verdict = outcome.verdict if outcome.verdict is not Verdict.SKIP else Verdict.FAIL
+    return RuleResult(ruleset="model-ci", rule=rule, verdict=verdict, outcome=outcome)
+
+
+def wanted(args: Any) -> bool:
+    """Whether this check stores history or notifies: work done outside the sandbox (which has no network
+    and keeps writes outside the repo's output folder from lasting)."""
+    return any(getattr(args, name, None) is not None for name in ("baseline", "history", "notify"))
+
+
+def outside_needed(args: Any, sandbox_options: Any) -> bool:
+    """True when the check must run as a sandboxed child so that this process can store and notify after."""
+    import os
+
+    from tipc.execute.sandbox import CHILD_ENV
+
+    return wanted(args) and sandbox_options.backend != "none" and os.environ.get(CHILD_ENV) != "1"
+
+
+def after_child(
+    args: Any, repo: Path, plan: Any, exit_code: int, stderr: IO[str], *, kind: str = "check"
+) -> int:
+    """After a sandboxed child check: find its run record in the run folder, then store and notify."""
+    from tipc.core.errors import ConfigError
+    from tipc.execute import sandbox
+    from tipc.execute.record import load_record, record_location
+
+    key = sandbox.run_key(plan.model_name, plan.config_path, plan.mode)
+    path = sandbox.stored_path(repo, key, plan.output_dir, record_location(plan).as_posix())
+    try:
+        record = load_record(path)
+    except ConfigError as exc:
+        stderr.write(f"tipc: warning: no run record to store or notify about: {exc.render()}\n")
+        return exit_code
+    after(args, repo, record, exit_code, stderr, kind=kind)
+    return exit_code
+
+
+def after(
+    args: Any, repo: Path, record: Any, exit_code: int, stderr: IO[str], *, kind: str = "check"
+) -> None:
+    """History and notification. Neither changes the exit code; a failure of either is said on stderr."""
+    from tipc.judge.baseline import judge as judging
+    from tipc.judge.baseline.metrics import extract
+    from tipc.judge.baseline.store import baseline_dir
+
+    judgement = None
+    if getattr(args, "baseline", None) is not None:
+        judgement = judging.judge_record(record, repo, baseline_dir(repo, args.baseline))
+    history = getattr(args, "history", None)
+    if history is not None or judgement is not None:
+        from tipc.core.errors import UserError
+        from tipc.modelci.history import open_history
+
+        verdicts = {r.metric: r.verdict for r in judgement.rows} if judgement is not None else {}
+        try:
+            with open_history(history) as db:
+                db.store_run(
+                    record,
+                    extract(record, repo),
+                    kind=kind,
+                    repo=repo,
+                    verdict="regressed" if judgement is not None and judgement.regressed else None,
+                    verdicts=verdicts,
+                )
+                where = db.where
+            stderr.write(f"tipc: stored in the history {where}\n")
+        except UserError as exc:
+            stderr.write(f"tipc: warning: history not stored: {exc.render()}\n")
+    url = getattr(args, "notify", None)
+    if url and judgement is not None:
+        from tipc.modelci import notify
+
+        body = notify.payload(judgement, record, repo=str(repo), exit_code=exit_code)
+        problem = notify.post(url, body)
+        stderr.write(
+            f"tipc: warning: notification failed: {problem}\n" if problem else f"tipc: notified {url}\n"
+        )

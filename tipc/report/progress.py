@@ -1,0 +1,342 @@
+"""Progress observers for `tipc run`: a rich live view for terminals and plain lines for CI and pipes.
+
+Only this module and console.py import rich, and only when an observer is built.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from typing import IO, TYPE_CHECKING, Any
+
+from tipc.core.console import human_bytes
+from tipc.core.steps import Status
+from tipc.execute.record import record_location
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.live import Live
+
+    from tipc.core.steps import Plan, Step
+    from tipc.execute.record import RunRecord, StepResult
+
+TAIL_LINES = 8
+FAILURE_TAIL_LINES = 20
+
+_STYLE = {
+    Status.PASSED: "green",
+    Status.FAILED: "red",
+    Status.TIMEOUT: "red",
+    Status.INTERRUPTED: "yellow",
+    Status.BLOCKED: "magenta",
+    Status.SKIPPED: "dim",
+}
+
+
+def human_seconds(s: float | None) -> str:
+    if s is None:
+        return "-"
+    if s < 60:
+        return f"{s:.1f}s"
+    minutes, sec = divmod(round(s), 60)
+    return f"{minutes}m{sec:02d}s"
+
+
+def _status_word(result: StepResult) -> str:
+    return result.status.value + (" (reused)" if result.reused else "")
+
+
+def log_tail(repo: str, log: str | None, lines: int = FAILURE_TAIL_LINES) -> list[str]:
+    """The last `lines` lines of a step's log (repo-relative or absolute path); [] if it cannot be read."""
+    if not log:
+        return []
+    path = os.path.join(repo, log)
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 64 * 1024))
+            text = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    return text.splitlines()[-lines:]
+
+
+def _shows_tail(result: StepResult) -> bool:
+    return result.status in (Status.FAILED, Status.TIMEOUT) and not result.reused
+
+
+def summary_rows(record: RunRecord) -> list[tuple[str, str, str, str, str, str]]:
+    """(step, status, time, peak memory, log, reason) per step in plan order."""
+    rows = []
+    for step in record.plan.steps:
+        r = record.result(step.id)
+        if r is None:
+            rows.append((step.id, "not run", "-", "n/a", "", ""))
+            continue
+        rows.append(
+            (
+                step.id,
+                _status_word(r),
+                human_seconds(r.duration_s),
+                human_bytes(r.resources.peak_rss_bytes),
+                r.log or "",
+                r.reason,
+            )
+        )
+    return rows
+
+
+def totals_line(record: RunRecord) -> str:
+    counts: dict[str, int] = {}
+    for r in record.results:
+        counts[r.status.value] = counts.get(r.status.value, 0) + 1
+    wall = None if record.ended is None else record.ended - record.started
+    parts = ", ".join(f"{n} {s}" for s, n in counts.items()) or "no steps"
+    return f"{len(record.plan.steps)} steps: {parts} in {human_seconds(wall)}"
+
+
+class PlainObserver:
+    """One line per event, no colour, no cursor movement: for CI logs and pipes."""
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stdout
+        self.repo = "."
+
+    def _say(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def notice(self, message: str) -> None:
+        self._say(f"tipc: note: {message}")
+
+    def plan_started(self, plan: Plan) -> None:
+        self.repo = plan.repo
+        self._say(f"tipc: running {len(plan.steps)} steps of {plan.config_path} ({plan.mode}) in {plan.repo}")
+
+    def step_started(self, index: int, total: int, step: Step) -> None:
+        self._say(f"[{index}/{total}] {step.id} ...")
+
+    def step_output(self, step: Step, line: str) -> None:
+        pass
+
+    def step_finished(self, index: int, total: int, step: Step, result: StepResult) -> None:
+        extra = f" - {result.reason}" if result.reason else ""
+        peak = result.resources.peak_rss_bytes
+        mem = f", peak {human_bytes(peak)}" if peak else ""
+        log = f", log {result.log}" if result.log else ""
+        took = human_seconds(result.duration_s)
+        self._say(f"[{index}/{total}] {step.id}: {_status_word(result).upper()} ({took}{mem}{log}){extra}")
+        for line in cause_lines(result):
+            self._say(f"    {line}")
+        if _shows_tail(result):
+            for line in log_tail(self.repo, result.log):
+                self._say(f"    | {line}")
+
+    def plan_finished(self, plan: Plan, results: Any) -> None:
+        self._say("tipc: " + totals_line(results))
+        self._say(f"tipc: run record {shown_record(plan)}")
+
+    def check_started(self, name: str) -> None:
+        self._say(f"tipc: check {name} ...")
+
+    def check_finished(self, name: str, verdict: str, seconds: float) -> None:
+        self._say(f"tipc: check {name}: {verdict} ({human_seconds(seconds)})")
+
+
+def shown_record(plan: Plan) -> str:
+    """The run record's path as the user finds it after the run (inside a sandbox: in the run folder)."""
+    from pathlib import Path
+
+    from tipc.execute import sandbox
+
+    path = Path(plan.repo) / record_location(plan)
+    session = sandbox.current()
+    return str(session.real_path(path) if session is not None else path)
+
+
+def cause_lines(result: StepResult) -> list[str]:
+    """The plain cause and remedy of a failed step, shown before its log tail (the first, most specific)."""
+    causes = getattr(result, "causes", ())
+    if not causes:
+        return []
+    first = causes[0]
+    lines = [f"cause: {first.cause}"]
+    if first.evidence:
+        lines.append(f"  seen: {first.evidence.strip()[:200]}")
+    if first.remedy:
+        lines.append(f"remedy: {first.remedy}")
+    lines += [f"also: {c.cause}" for c in causes[1:3]]
+    return lines
+
+
+class RichObserver:
+    """A live panel (step i/N, elapsed time, tail of the current log) and a summary table at the end."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.live: Live | None = None
+        self.tail: deque[str] = deque(maxlen=TAIL_LINES)
+        self.lock = threading.Lock()
+        self.current: tuple[int, int, Step] | None = None
+        self.step_t0 = 0.0
+        self.run_t0 = 0.0
+        self.repo = "."
+
+    def __rich__(self) -> Any:
+        from rich.console import Group
+        from rich.panel import Panel
+        from rich.text import Text
+
+        with self.lock:
+            tail = list(self.tail)
+            current = self.current
+        if current is None:
+            return Text("")
+        index, total, step = current
+        now = time.monotonic()
+        title = (
+            f"[{index}/{total}] {step.id}  step {human_seconds(now - self.step_t0)}"
+            f"  run {human_seconds(now - self.run_t0)}"
+        )
+        body = Text("\n".join(line[-200:] for line in tail) or "(no output yet)", style="dim")
+        return Group(Panel(body, title=title, title_align="left"))
+
+    def notice(self, message: str) -> None:
+        self.console.print(f"[yellow]note:[/] {message}", markup=True, highlight=False)
+
+    def check_started(self, name: str) -> None:
+        self.console.print(f"check {name} ...", markup=False, highlight=False)
+
+    def check_finished(self, name: str, verdict: str, seconds: float) -> None:
+        self.console.print(
+            f"check {name}: {verdict} ({human_seconds(seconds)})", markup=False, highlight=False
+        )
+
+    def plan_started(self, plan: Plan) -> None:
+        from rich.live import Live
+
+        self.run_t0 = time.monotonic()
+        self.repo = plan.repo
+        self.console.print(
+            f"Running {len(plan.steps)} steps of {plan.config_path} ({plan.mode})", markup=False
+        )
+        self.live = Live(self, console=self.console, refresh_per_second=4, transient=True)
+        self.live.start()
+
+    def step_started(self, index: int, total: int, step: Step) -> None:
+        with self.lock:
+            self.current = (index, total, step)
+            self.tail.clear()
+        self.step_t0 = time.monotonic()
+
+    def step_output(self, step: Step, line: str) -> None:
+        with self.lock:
+            self.tail.append(line)
+
+    def step_finished(self, index: int, total: int, step: Step, result: StepResult) -> None:
+        from rich.text import Text
+
+        with self.lock:
+            self.current = None
+        line = Text(f"[{index}/{total}] ")
+        line.append(_status_word(result).upper(), style=_STYLE.get(result.status, ""))
+        line.append(f" {step.id} ({human_seconds(result.duration_s)})")
+        if result.reason:
+            line.append(f"  {result.reason}", style="dim")
+        self.console.print(line)
+        for text in cause_lines(result):
+            self.console.print(Text(f"    {text}", style="bold"))
+        if _shows_tail(result):
+            tail = log_tail(self.repo, result.log)
+            if tail:
+                self.console.print(Text("\n".join(f"    | {t}" for t in tail), style="dim"))
+
+    def plan_finished(self, plan: Plan, results: Any) -> None:
+        from rich.table import Table
+
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+        table = Table(title=totals_line(results), title_justify="left")
+        for col in ("step", "status", "time", "peak memory", "log"):
+            table.add_column(col, overflow="fold")
+        for step_id, status, took, mem, log, _reason in summary_rows(results):
+            style = next((v for k, v in _STYLE.items() if status.startswith(k.value)), "")
+            table.add_row(step_id, f"[{style}]{status}[/]" if style else status, took, mem, log)
+        self.console.print(table)
+        self.console.print(f"run record: {shown_record(plan)}", markup=False)
+
+
+def wants_plain(stream: IO[str] | None = None) -> bool:
+    stream = stream if stream is not None else sys.stdout
+    ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+    return ci or not stream.isatty()
+
+
+def make_observer(*, no_color: bool = False, plain: bool | None = None, stream: IO[str] | None = None) -> Any:
+    """The rich observer on an interactive terminal, the plain one in CI (CI=true) or when output is piped."""
+    if plain is None:
+        plain = wants_plain(stream)
+    if plain:
+        return PlainObserver(stream)
+    from tipc.core.console import get_console
+
+    return RichObserver(get_console(no_color=no_color))
+
+
+# --- checks: the model-side work after the chain (ONNX, agreement, predict/infer, a server under load) ---
+
+CHECK_QUIET_S = 0.5  # a check that ends sooner is not announced: most read a log and take milliseconds
+
+
+def announced_checks(
+    checks: Mapping[str, Callable[..., Any]],
+    observer: Any,
+    *,
+    quiet_s: float = CHECK_QUIET_S,
+    clock: Callable[[], float] = time.monotonic,
+) -> dict[str, Callable[..., Any]]:
+    """The check registry with each call that runs past `quiet_s` told to the observer (`check_started`
+    when it passes `quiet_s`, `check_finished` with its verdict and seconds), so the terminal is never silent
+    while a check works. An observer without those methods (NullObserver) is told nothing."""
+    started_fn = getattr(observer, "check_started", None)
+    finished_fn = getattr(observer, "check_finished", None)
+    if started_fn is None or finished_fn is None:
+        return dict(checks)
+
+    def announced(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def call(ctx: Any, **args: Any) -> Any:
+            t0 = clock()
+            lock = threading.Lock()
+            state = {"done": False, "told": False}
+
+            def tell() -> None:
+                with lock:  # never a "started" line after the "finished" one
+                    if not state["done"]:
+                        state["told"] = True
+                        started_fn(name)
+
+            timer = threading.Timer(quiet_s, tell)
+            timer.daemon = True
+            timer.start()
+            verdict = "error"
+            try:
+                outcome = fn(ctx, **args)
+                verdict = str(getattr(getattr(outcome, "verdict", None), "value", "done"))
+                return outcome
+            finally:
+                timer.cancel()
+                with lock:
+                    state["done"] = True
+                    told = state["told"]
+                if told:
+                    finished_fn(name, verdict, clock() - t0)
+
+        return call
+
+    return {name: announced(name, fn) for name, fn in checks.items()}
