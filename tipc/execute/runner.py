@@ -242,11 +242,11 @@ def paddle_version(python: str, cwd: Path, on_start: Callable[[int], None] | Non
 
 
 def git_commit(repo: Path, on_start: Callable[[int], None] | None = None) -> str | None:
-    if shutil.which("git") is None:
+    from tipc.execute import safegit  # the repo's own git config names commands: none of them may run
+
+    if not safegit.available():
         return None
-    code, out = proc.capture(
-        ["git", "-C", str(repo), "rev-parse", "HEAD"], cwd=repo, timeout_s=30, on_start=on_start
-    )
+    code, out = safegit.capture(["rev-parse", "HEAD"], cwd=repo, timeout_s=30, on_start=on_start)
     sha = out.strip().splitlines()[-1] if out.strip() else ""
     return sha if code == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
 
