@@ -758,7 +758,8 @@ def sweep_orphans(rounds: int = 5) -> list[int]:
 
 
 class Background:
-    """A long-running child (a server) in its own process group; stop it by its own group only."""
+    """A long-running child (a server) in its own process group; stop it by its own group only. Its output
+    goes to `log_path` through a pump, capped like a step's (`CappedLog`); `log_dropped` once stopped."""
 
     def __init__(
         self,
@@ -767,12 +768,16 @@ class Background:
         cwd: str | Path,
         env: Mapping[str, str] | None = None,
         log_path: str | Path | None = None,
+        log_limit: int = DEFAULT_LOG_LIMIT,
     ) -> None:
         _may_start()
-        self._sink: IO[bytes] | int = subprocess.DEVNULL
+        self._log: CappedLog | None = None
+        self._pump: threading.Thread | None = None
+        self._drained = False
+        self.log_dropped = 0
         if log_path is not None:
             Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-            self._sink = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+            self._log = CappedLog(log_path, log_limit)
         self.started = time.time()
         with _registry_lock:
             try:
@@ -781,22 +786,33 @@ class Background:
                     cwd=str(cwd),
                     env=_env_arg(env),
                     stdin=subprocess.DEVNULL,
-                    stdout=self._sink,
+                    stdout=subprocess.DEVNULL if self._log is None else subprocess.PIPE,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )
             except BaseException:
-                if not isinstance(self._sink, int):
-                    self._sink.close()  # nothing started: stop() will never be called to close it
+                if self._log is not None:
+                    self._log.close()  # nothing started: stop() will never be called to close it
                 raise
             _ours.add(self.child.pid)
+        if self._log is not None:
+            assert self.child.stdout is not None
+            self._pump = threading.Thread(
+                target=_pump, args=(self.child.stdout, self._log, None), daemon=True
+            )
+            self._pump.start()
 
     @property
     def pid(self) -> int:
         return self.child.pid
 
     def poll(self) -> int | None:
-        return self.child.poll()
+        """The exit code once the server exited (its output then all in the log: its last words count)."""
+        code = self.child.poll()
+        if code is not None and self._pump is not None and not self._drained:
+            self._drained = True
+            self._pump.join(timeout=1.0)  # longer only when something it started still holds the pipe
+        return code
 
     def stop(self, grace_s: float = TERM_GRACE_S) -> int | None:
         """Stop the server's group; returns its exit code (None if it had to be killed)."""
@@ -808,8 +824,10 @@ class Background:
             kill_group(self.child.pid, grace_s=0.5)
         _forget(self.child.pid)
         sweep_orphans()
-        if not isinstance(self._sink, int):
-            self._sink.close()
+        if self._pump is not None:
+            self._pump.join(timeout=5)
+        if self._log is not None:
+            self.log_dropped = self._log.close()
         return code
 
     def tree(self) -> set[int]:
