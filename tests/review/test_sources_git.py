@@ -185,7 +185,7 @@ def test_a_blob_over_the_member_limit_is_refused_from_its_size(tmp_path: Path) -
     (repo / "weights.bin").write_bytes(bytes(4096))
     _git(repo, "add", "weights.bin")
     _git(repo, "commit", "-qm", "weights")
-    with pytest.raises(Rejected, match="weights.bin.*larger than 1024 bytes"):
+    with pytest.raises(Rejected, match=r"weights\.bin.*larger than 1024 bytes"):
         materialise(parse_source(f"{repo}@HEAD"), tmp_path / "area", max_member=1024)
 
 
