@@ -197,6 +197,17 @@ def _steps(record: dict[str, Any]) -> tuple[Step, ...]:
     return tuple(out)
 
 
+def relocate(path: str, original: str | None, repo: Path) -> Path:
+    """A path a record names, in `repo`: relative ones are repo-relative, and absolute ones under the
+    repo the record was made in (`plan.repo`, a copy since moved) are mapped into `repo`."""
+    p = Path(path)
+    if not p.is_absolute():
+        return repo / p
+    if original and p.is_relative_to(original) and not p.is_relative_to(repo):
+        return repo / p.relative_to(original)
+    return p
+
+
 def load_facts(repo: Path, report: dict[str, Any]) -> Facts:
     """The facts of a repo `tipc check` has just checked (its report as printed with --format json)."""
     record_path = find_record(repo, report)
@@ -206,9 +217,7 @@ def load_facts(repo: Path, report: dict[str, Any]) -> Facts:
     run = report.get("run") or {}
     folder = repo / ((run.get("sandbox") or {}).get("folder") or "test_tipc/output/tipc")
     plan = record.get("plan") or {}
-    config = Path(plan.get("config_path") or run.get("config") or "")
-    if not config.is_absolute():
-        config = repo / config
+    config = relocate(str(plan.get("config_path") or run.get("config") or ""), plan.get("repo"), repo)
     rules = {
         r["id"]: Rule(
             r["id"], r["verdict"], r.get("severity", "error"), r.get("summary", ""), r.get("data") or {}

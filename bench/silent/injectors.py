@@ -27,7 +27,7 @@ from bench.silent.edit import (
     replace_in_config,
     set_config_value,
 )
-from bench.silent.facts import WEIGHT_KEYS, Facts, Step, script_label, weight_options
+from bench.silent.facts import WEIGHT_KEYS, Facts, Step, relocate, script_label, weight_options
 
 COMMITTED_DIR = "committed"  # where planted "committed" files go in the copy
 
@@ -395,8 +395,7 @@ def serve_unloaded_weights(ctx: Context) -> Planted:
         plan = record.get("plan") or {}
         if plan.get("chain") != "serving":
             continue
-        config = Path(plan.get("config_path") or "")
-        config = config if config.is_absolute() else facts.repo / config
+        config = relocate(str(plan.get("config_path") or ""), plan.get("repo"), facts.repo)
         for step in plan.get("steps") or []:
             for _, value in weight_options(tuple(step.get("argv") or ())):
                 for ln in config_lines(config):

@@ -181,6 +181,8 @@ def judge_variant(kind: Kind, spec: Repo, clean: Facts, variant: Facts, v: Varia
             why = "the planted code never ran" if acted is None else "the planted code ran but never acted"
             return cell(State.NO_EFFECT, (), why)
     said = "; ".join(f"{r}: {x.verdict} ({x.summary[:160]})" for r in kind.expect if (x := variant.rule(r)))
+    if not kind.expect:
+        said = f"no rule FAILs that passed on the clean repo (no rule covers it: {kind.missing_rule})"
     others = f"; other rules newly failing: {', '.join(new)}" if new else ""
     return cell(State.MISSED, (), (said or "no expected rule ran") + others)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import tarfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,54 +52,80 @@ def fresh_copy(spec: Repo, repos_dir: Path, parent: Path) -> Path:
     return dest
 
 
+def _stage_passed(stage: str, spec: Repo, facts: Facts) -> str | None:
+    steps = facts.stage_steps(stage)
+    if not steps:
+        return f"no {stage} step in the plan"
+    if not facts.passed(stage):
+        return f"{stage} does not pass on the clean repo ({steps[0].id}: {steps[0].status})"
+    return None
+
+
+def _train_log(field_name: str, spec: Repo, facts: Facts) -> str | None:
+    text = "".join(facts.log_text(s) for s in facts.passed("train"))
+    return None if field_name in log_fields(text) else f"the train log prints no {field_name}"
+
+
+def _trained_weights(_: str, spec: Repo, facts: Facts) -> str | None:
+    return (
+        None if facts.trained_weights_read() else "no eval or export step read weights this run's train wrote"
+    )
+
+
+def _exported_model(_: str, spec: Repo, facts: Facts) -> str | None:
+    return None if facts.exported_programs() else "inference read no model program this run's export wrote"
+
+
+def _serving_passed(_: str, spec: Repo, facts: Facts) -> str | None:
+    rule = facts.rule("competition.serving.equals_inference")
+    state = rule.data.get("repo_serving") if rule is not None else None
+    return (
+        None if state == "passed" else f"the repo's own serving chain did not pass ({state or 'no serving'})"
+    )
+
+
+def _predict_judged(_: str, spec: Repo, facts: Facts) -> str | None:
+    rule = facts.rule("competition.predict_infer.identical")
+    if rule is not None and rule.verdict == "PASS":
+        return None
+    why = f"{rule.verdict}: {rule.summary[:120]}" if rule is not None else "not checked"
+    return f"predict.py and infer.py are not compared on the clean repo ({why})"
+
+
+def _device_not_forced(_: str, spec: Repo, facts: Facts) -> str | None:
+    pairs = zip(spec.switches, spec.switches[1:], strict=False)
+    forced = any(a == "--device" and b == "cpu" for a, b in pairs)
+    return "checked with --device cpu: tipc rewrites every device slot to the CPU" if forced else None
+
+
+def _results_log(_: str, spec: Repo, facts: Facts) -> str | None:
+    rel = str((facts.record.get("plan") or {}).get("results_log") or "")
+    return None if rel and facts.run_file(rel) else "the run writes no status log"
+
+
+def _weights_flag(_: str, spec: Repo, facts: Facts) -> str | None:
+    return None  # the injector says why when no step is given a weights path
+
+
+# need name -> (its argument, the repo, the clean run's facts) -> why it is not met, or None
+NEED_CHECKS: dict[str, Callable[[str, Repo, Facts], str | None]] = {
+    "stage_passed": _stage_passed,
+    "train_log": _train_log,
+    "trained_weights": _trained_weights,
+    "exported_model": _exported_model,
+    "serving_passed": _serving_passed,
+    "predict_judged": _predict_judged,
+    "device_not_forced": _device_not_forced,
+    "results_log": _results_log,
+    "weights_flag": _weights_flag,
+}
+
+
 def _unmet(need: str, spec: Repo, facts: Facts) -> str | None:
     """Why the clean run does not meet `need` (None when it does)."""
     name, _, arg = need.partition(":")
-    if name == "stage_passed":
-        if not facts.stage_steps(arg):
-            return f"no {arg} step in the plan"
-        if not facts.passed(arg):
-            failed = next(s for s in facts.stage_steps(arg))
-            return f"{arg} does not pass on the clean repo ({failed.id}: {failed.status})"
-        return None
-    if name == "train_log":
-        text = "".join(facts.log_text(s) for s in facts.passed("train"))
-        return None if arg in log_fields(text) else f"the train log prints no {arg}"
-    if name == "trained_weights":
-        return (
-            None
-            if facts.trained_weights_read()
-            else "no eval or export step read weights this run's train wrote"
-        )
-    if name == "exported_model":
-        return (
-            None if facts.exported_programs() else "inference read no model program this run's export wrote"
-        )
-    if name == "serving_passed":
-        rule = facts.rule("competition.serving.equals_inference")
-        state = rule.data.get("repo_serving") if rule is not None else None
-        return (
-            None
-            if state == "passed"
-            else f"the repo's own serving chain did not pass ({state or 'no serving'})"
-        )
-    if name == "predict_judged":
-        rule = facts.rule("competition.predict_infer.identical")
-        if rule is None or rule.verdict != "PASS":
-            why = f"{rule.verdict}: {rule.summary[:120]}" if rule is not None else "not checked"
-            return f"predict.py and infer.py are not compared on the clean repo ({why})"
-        return None
-    if name == "device_not_forced":
-        forced = any(
-            a == "--device" and b == "cpu" for a, b in zip(spec.switches, spec.switches[1:], strict=False)
-        )
-        return "checked with --device cpu: tipc rewrites every device slot to the CPU" if forced else None
-    if name == "results_log":
-        rel = str((facts.record.get("plan") or {}).get("results_log") or "")
-        return None if rel and facts.run_file(rel) else "the run writes no status log"
-    if name == "weights_flag":
-        return None  # the injector says why when no step is given a weights path
-    return f"unknown need {need!r}"
+    check = NEED_CHECKS.get(name)
+    return check(arg, spec, facts) if check is not None else f"unknown need {need!r}"
 
 
 def why_not(kind: Kind, spec: Repo, facts: Facts) -> str | None:
