@@ -49,6 +49,9 @@ class Kind:
     silent: tuple[str, ...]  # stages that must still pass once planted
     injector: str
     reuse_run: bool
+    # (rule id, key of its data): the plant shows only where that data differs from the clean repo's (what
+    # predict printed, say); where it does not, the plant had no effect there
+    observe: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,7 @@ _KIND_KEYS = {
     "silent",
     "injector",
     "reuse_run",
+    "observe",
 }
 
 
@@ -160,7 +164,15 @@ def _kind(where: str, raw: Any) -> Kind:
         silent=silent,
         injector=_str(where, entry, "injector"),
         reuse_run=reuse,
+        observe=_observe(where, entry.get("observe")),
     )
+
+
+def _observe(where: str, value: Any) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    item = _check_keys(f"{where} observe", value, {"rule", "data"})
+    return _str(where, item, "rule"), _str(where, item, "data")
 
 
 def load_catalogue(path: Path = CATALOGUE) -> tuple[Kind, ...]:

@@ -153,6 +153,19 @@ def _loud(kind: Kind, clean: Facts, variant: Facts) -> str | None:
     return None
 
 
+def _unobserved(kind: Kind, clean: Facts, variant: Facts) -> str | None:
+    """Why the plant did not show, when the data the kind is observed by is the clean repo's."""
+    if kind.observe is None:
+        return None
+    rule_id, key = kind.observe
+    before, after = clean.rule(rule_id), variant.rule(rule_id)
+    if before is None or after is None or key not in after.data:
+        return None
+    if after.data.get(key) == before.data.get(key):
+        return f"the plant changed nothing {rule_id} saw ({key} is the clean repo's, value for value)"
+    return None
+
+
 def judge_variant(kind: Kind, spec: Repo, clean: Facts, variant: Facts, v: Variant, seconds: float) -> Cell:
     new = _newly_failing(clean, variant)
     caught = [r for r in kind.expect if r in new]
@@ -175,6 +188,9 @@ def judge_variant(kind: Kind, spec: Repo, clean: Facts, variant: Facts, v: Varia
     loud = _loud(kind, clean, variant)
     if loud is not None:
         return cell(State.LOUD, tuple(new), loud)
+    unseen = _unobserved(kind, clean, variant)
+    if unseen is not None:
+        return cell(State.NO_EFFECT, (), unseen)
     if v.planted.probe_key:
         acted = probe_counts(v.repo, kind.id, v.planted.probe_key)
         if not acted:

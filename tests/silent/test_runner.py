@@ -161,3 +161,22 @@ def test_the_clean_repo_is_left_alone_by_judging(tmp_path: Path) -> None:
     judge_variant(KIND, SPEC, clean, variant, _variant(variant, {"rewritten": 1}), 1.0)
     assert sorted(p for p in clean.repo.rglob("*")) == before
     shutil.rmtree(variant.repo)
+
+
+def test_a_plant_whose_observed_data_is_the_clean_repos_had_no_effect(tmp_path: Path) -> None:
+    # a model whose output ignores its input predicts the same from a shifted input: nothing to catch there
+    kind = replace(
+        KIND,
+        expect=("competition.predict_infer.identical",),
+        observe=("competition.predict_infer.identical", "commands"),
+    )
+    clean = _facts(tmp_path / "a")
+    variant = _facts(tmp_path / "b")
+    cell = judge_variant(kind, SPEC, clean, variant, _variant(variant, {"rewritten": 1}), 1.0)
+    assert cell.state is State.NO_EFFECT and "commands is the clean repo's" in cell.evidence
+    # where the data differs, the verdict stands: a PASS is a miss
+    rule = variant.rules["competition.predict_infer.identical"]
+    changed = replace(rule, data={"commands": [["python", "predict.py", "--img_path=y.png"]]})
+    variant = replace(variant, rules={**variant.rules, rule.id: changed})
+    cell = judge_variant(kind, SPEC, clean, variant, _variant(variant, None), 1.0)
+    assert cell.state is State.MISSED
