@@ -13,7 +13,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from bench.silent import preludes
@@ -55,7 +55,6 @@ class Context:
     facts: Facts
     dest: Path
     python: str
-    notes: list[str] = field(default_factory=list)
 
     def in_dest(self, path: Path) -> Path:
         """The same file in the copy."""

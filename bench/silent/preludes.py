@@ -7,7 +7,8 @@ that yields nothing). It imports only the standard library and paddle, keeps its
 tipc's sandbox that lands in the run's upper layer), so the benchmark tells a plant that took effect from one
 that never ran: a kind tipc "missed" must have been there to miss.
 
-Values are filled in with repr(), never by formatting code.
+Values are filled in with repr(), never by formatting code. A prelude acts only where its script runs as
+the program (`if __name__ == "__main__":`), never where another script imports it.
 """
 
 from __future__ import annotations
@@ -399,4 +400,7 @@ def render(
     leftover = sorted(set(re.findall(r"__([A-Z][A-Z_]*)__", code)))
     if leftover:
         raise ValueError(f"unfilled placeholder(s) in the prelude: {leftover}")
-    return code
+    # Only where the script runs as the step's program: another script that imports it (train.py doing
+    # `from eval import evaluate`) must not get the plant too.
+    body = "\n".join(f"    {line}" if line.strip() else "" for line in code.strip("\n").splitlines())
+    return f'if __name__ == "__main__":\n{body}\n'

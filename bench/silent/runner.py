@@ -145,10 +145,14 @@ def _newly_failing(clean: Facts, variant: Facts) -> list[str]:
 
 
 def _loud(kind: Kind, clean: Facts, variant: Facts) -> str | None:
-    """A step of the kind's silent stages that passed on the clean repo and does not on the variant."""
+    """A step that passed on the clean repo and does not on the variant, in a stage the kind must leave
+    passing or in one before the first of those (a plant that broke the chain upstream of itself)."""
     before = {s.id for s in clean.steps if s.passed}
+    order = ("train", "eval", "export", "infer")
+    first = min((order.index(s) for s in kind.silent), default=-1)
     for step in variant.steps:
-        if step.stage in kind.silent and step.id in before and not step.passed:
+        upstream = step.stage in order and order.index(step.stage) < first
+        if (step.stage in kind.silent or upstream) and step.id in before and not step.passed:
             return f"{step.id} {step.status}"
     return None
 
@@ -183,11 +187,11 @@ def judge_variant(kind: Kind, spec: Repo, clean: Facts, variant: Facts, v: Varia
         return cell(State.CAUGHT, tuple(caught), summary(caught[0]))
     if notes:
         return cell(State.CAUGHT, ("note",), notes[0])
-    if not kind.expect and new:  # no rule was named: whichever newly fails caught it
-        return cell(State.CAUGHT, tuple(new), summary(new[0]))
     loud = _loud(kind, clean, variant)
     if loud is not None:
         return cell(State.LOUD, tuple(new), loud)
+    if not kind.expect and new:  # no rule was named: whichever newly fails, the chain still passing
+        return cell(State.CAUGHT, tuple(new), summary(new[0]))
     unseen = _unobserved(kind, clean, variant)
     if unseen is not None:
         return cell(State.NO_EFFECT, (), unseen)

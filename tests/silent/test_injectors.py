@@ -254,3 +254,11 @@ def test_the_clean_repo_is_never_planted(tiny: Fixture, tmp_path: Path) -> None:
         with contextlib.suppress(NotApplicable):
             _plant(tiny, tmp_path / name, name)
     assert {p: p.read_bytes() for p in tiny.repo.rglob("*") if p.is_file()} == before
+
+
+def test_a_planted_script_imported_by_another_does_not_act_there(tiny: Fixture, tmp_path: Path) -> None:
+    # train.py doing `from eval import evaluate` must not get eval's empty loader
+    repo, _ = _plant(tiny, tmp_path, "empty_eval_loader")
+    done = run_script(repo, "-c", "import eval, paddle; print(len(list(paddle.io.DataLoader([1, 2]))))")
+    assert done.returncode == 0 and done.stdout.strip() == "2", done.stdout + done.stderr
+    assert not list(repo.rglob(".silent_bench/*.json"))

@@ -180,3 +180,13 @@ def test_a_plant_whose_observed_data_is_the_clean_repos_had_no_effect(tmp_path: 
     variant = replace(variant, rules={**variant.rules, rule.id: changed})
     cell = judge_variant(kind, SPEC, clean, variant, _variant(variant, None), 1.0)
     assert cell.state is State.MISSED
+
+
+def test_a_plant_that_breaks_a_stage_before_its_own_is_loud_even_without_expected_rules(
+    tmp_path: Path,
+) -> None:
+    kind = replace(KIND, expect=(), missing_rule="m", silent=("eval",))
+    clean = _facts(tmp_path / "a")
+    variant = _facts(tmp_path / "b", {"basic.tipc.train_passes": "FAIL"}, failed=("train/1",))
+    cell = judge_variant(kind, SPEC, clean, variant, _variant(variant, {"rewritten": 1}), 1.0)
+    assert cell.state is State.LOUD and cell.evidence == "train/1 failed"
