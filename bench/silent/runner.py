@@ -256,13 +256,23 @@ def run_repo(
             )
         clean_report.parent.mkdir(parents=True, exist_ok=True)
         clean_report.write_text(json.dumps(done.report))
+        (home / "clean.seconds").write_text(f"{done.seconds:.1f}\n")
         _log(f"{spec.name}: clean check exit {done.returncode} in {done.seconds:.0f} s")
     clean = load_facts(clean_repo, json.loads(clean_report.read_text()))
     cells = [_cell(kind, spec, clean, home, repos_dir, resume, keep) for kind in kinds]
     failing, alarms, unseen = false_alarms(kinds, spec, clean)
     if not keep:
         shutil.rmtree(clean_dir, ignore_errors=True)
-    return RepoResult(spec, tuple(cells), failing, alarms, tuple(unseen), time.monotonic() - started)
+    # the checks' own time (a resumed run adds what the earlier one spent on the cells it reuses)
+    seconds = sum(c.seconds for c in cells) + _clean_seconds(home, time.monotonic() - started)
+    return RepoResult(spec, tuple(cells), failing, alarms, tuple(unseen), seconds)
+
+
+def _clean_seconds(home: Path, default: float) -> float:
+    try:
+        return float((home / "clean.seconds").read_text())
+    except (OSError, ValueError):
+        return default
 
 
 def _cell(
