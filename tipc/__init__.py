@@ -6,7 +6,7 @@ The Python API (`tipc.lint`, `tipc.plan`, `tipc.run`, `tipc.check`, see tipc.api
 
 from __future__ import annotations
 
-__version__ = "0.2.0"
+from tipc.core.version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # type checkers see the API's real signatures; at run time __getattr__ loads it

@@ -15,9 +15,9 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-from tipc import __version__
 from tipc.core import interrupts
 from tipc.core.errors import EXIT_INTERNAL, EXIT_USAGE, TipcError
+from tipc.core.version import __version__
 
 VERBS: tuple[str, ...] = (
     "lint",

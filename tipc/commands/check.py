@@ -134,7 +134,7 @@ class Seams:
 
 
 def _null_observer() -> Any:
-    from tipc.core.console import NullObserver
+    from tipc.execute.observer import NullObserver
 
     return NullObserver()
 

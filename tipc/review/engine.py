@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tipc import __version__
 from tipc.core.errors import UserError
+from tipc.core.version import __version__
 from tipc.execute.proc import shielded
 from tipc.review.executor import Executor, Job, make_executor
 from tipc.review.sources import Rejected, Source, content_hash, materialise, parse_source
@@ -108,9 +108,9 @@ def _safe(name: str) -> str:
 def tipc_pythonpath(current: str | None) -> str | None:
     """PYTHONPATH for the checks: this tipc's folder first (so `python -m tipc` is this tipc), unless tipc is
     an installed package (a site-packages folder on PYTHONPATH would shadow the repos' own packages)."""
-    import tipc
+    from tipc.core.resources import package_parent
 
-    here = str(Path(tipc.__file__).resolve().parent.parent)
+    here = str(package_parent())
     parts = [p for p in (current or "").split(os.pathsep) if p]
     if Path(here).name in ("site-packages", "dist-packages") or here in parts:
         return current

@@ -37,9 +37,9 @@ def _ray() -> Any:
 def _pythonpath() -> str:
     """PYTHONPATH for Ray's workers: this tipc's folder first unless tipc is an installed package (a
     site-packages folder on PYTHONPATH would shadow the repos' own packages)."""
-    import tipc
+    from tipc.core.resources import package_parent
 
-    here = str(Path(tipc.__file__).resolve().parent.parent)
+    here = str(package_parent())
     current = os.environ.get("PYTHONPATH", "")
     if Path(here).name in ("site-packages", "dist-packages") or here in current.split(os.pathsep):
         return current
