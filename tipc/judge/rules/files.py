@@ -21,13 +21,6 @@ PRUNED_PATHS = ("test_tipc/output",)
 MAX_FILES = 200_000
 
 
-def is_safe_relative(path: str) -> bool:
-    """A rule path must stay inside the repo: relative, no `..` segment, no drive or home prefix."""
-    if not path or path.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", path):
-        return False
-    return ".." not in re.split(r"[\\/]", path)
-
-
 @lru_cache(maxsize=512)
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """Translate a glob to an anchored regex over repo-relative POSIX paths."""
