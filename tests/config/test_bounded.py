@@ -16,9 +16,9 @@ import pytest
 
 from tests.config.fixtures import OCR_DET, make_repo
 from tipc.config import parse
-from tipc.config.lint import lint_paths
 from tipc.core.errors import ConfigError
 from tipc.planning import chain
+from tipc.planning.lint import lint_paths
 from tipc.planning.planner import plan
 
 CONFIG = "test_tipc/configs/demo/train_infer_python.txt"

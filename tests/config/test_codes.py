@@ -6,8 +6,8 @@ import pytest
 
 from tests.planning.test_corpus import CORPUS
 from tipc.config.codes import CODES, render_markdown
-from tipc.config.lint import lint_paths
 from tipc.planning.corpus import iter_cases
+from tipc.planning.lint import lint_paths
 
 DOC = Path(__file__).parents[2] / "docs" / "lint-codes.md"
 

@@ -143,8 +143,8 @@ def default_seams() -> Seams:
     """The real collaborators. Imported here, not at module import, so `tipc --help` stays instant."""
     try:
         from tipc.config.discover import find_configs
-        from tipc.config.lint import lint_paths
         from tipc.execute.runner import RunOptions, execute, find_record
+        from tipc.planning.lint import lint_paths
         from tipc.planning.observe import plan_for_run as plan
     except ImportError as exc:
         raise InfraError(f"this tipc build lacks a component `tipc check` needs: {exc}") from None

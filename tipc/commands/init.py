@@ -192,9 +192,9 @@ def _lint_report(src: Path, raw: str, cleaned: str, target: Path, dialect: str |
 
     from tipc.config.detect import detect
     from tipc.config.discover import find_repo_root
-    from tipc.config.lint import lint_paths
     from tipc.config.parse import parse_text
     from tipc.core.findings import Level
+    from tipc.planning.lint import lint_paths
 
     profile = dialect or detect(parse_text(cleaned, str(src)), src, find_repo_root(src)).dialect
 

@@ -1,8 +1,9 @@
 """Static checks of TIPC configs with stable codes (table in docs/lint-codes.md).
 
-`lint_paths(paths, dialect=None)` reads each file the way its dialect's script does and reports every trap
+`static_lint(path, dialect=None)` reads a file the way its dialect's script does and reports every trap
 the script would silently fall into (positions shifted by blank lines, values cut at a second colon, a mode
-missing from a mode-keyed value, ...) plus the bash-semantics findings of planning it in every mode.
+missing from a mode-keyed value, ...). The findings of planning it in every mode need the planner, a layer
+up: tipc.planning.lint adds them (`lint_paths` there is the whole lint `tipc lint` runs).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import functools
 import re
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from tipc.config import bash
@@ -525,17 +527,36 @@ def _section_checks(parsed: ParsedFile, cfg: TipcConfig, expected_lines: int) ->
     return out
 
 
-def lint_file(path: Path, *, dialect: str | None = None, max_steps: int | None = None) -> list[Finding]:
+@dataclass(frozen=True)
+class ConfigRead:
+    """A train_infer_python config as lint read it: what planning it in every mode starts from."""
+
+    path: Path
+    parsed: ParsedFile
+    root: Path
+    dialect: str
+    cfg: TipcConfig
+
+
+@dataclass(frozen=True)
+class StaticLint:
+    findings: tuple[Finding, ...]
+    read: ConfigRead | None  # None: nothing to plan (not a .txt, empty, or a config of another chain)
+
+
+def static_lint(path: Path, *, dialect: str | None = None) -> StaticLint:
     from tipc.config import detect, dialects
     from tipc.config import reader as load_mod
 
     if path.suffix.lower() != ".txt":
-        return [Finding(str(path), 0, 0, Level.INFO, "TIPC032", "not a .txt TIPC config: skipped")]
+        return StaticLint(
+            (Finding(str(path), 0, 0, Level.INFO, "TIPC032", "not a .txt TIPC config: skipped"),), None
+        )
     text = read_text(path)
     parsed = parse_text(text, str(path))
     findings: list[Finding] = list(parsed.issues)
     if not parsed.physical:
-        return findings
+        return StaticLint(tuple(findings), None)
     chain = classify_chain(path, parsed)
     if chain != "train_infer_python":
         level = Level.WARNING if chain == "unknown" else Level.INFO
@@ -551,7 +572,7 @@ def lint_file(path: Path, *, dialect: str | None = None, max_steps: int | None =
                 else "not recognised as a TIPC config of any chain (first line is not a known header)",
             )
         )
-        return findings
+        return StaticLint(tuple(findings), None)
     root = find_repo_root(path)
     name = dialect or detect.detect(parsed, path, root).dialect
     profile = dialects.get(name)
@@ -562,10 +583,7 @@ def lint_file(path: Path, *, dialect: str | None = None, max_steps: int | None =
     findings.extend(_slot_checks(cfg, profile.splitter))
     findings.extend(_section_checks(parsed, cfg, max(i for i in profile.slots.values() if i < 999) + 1))
     findings.extend(_structure_checks(cfg))
-    planned, infer_tokens = _plan_findings(path, parsed, root, name, cfg, max_steps)
-    findings = _passed_as_parameter(findings, cfg, infer_tokens)
-    findings.extend(planned)
-    return _dedupe(findings)
+    return StaticLint(tuple(findings), ConfigRead(path, parsed, root, name, cfg))
 
 
 # Slots the script only hands to the inference command as `key=value` (func_set_params): another key there is
@@ -575,7 +593,7 @@ def lint_file(path: Path, *, dialect: str | None = None, max_steps: int | None =
 _PASS_THROUGH_SLOTS = ("infer_benchmark",)
 
 
-def _passed_as_parameter(
+def passed_as_parameter(
     findings: list[Finding], cfg: TipcConfig, infer_tokens: set[str] | None
 ) -> list[Finding]:
     """TIPC105 on a pass-through slot becomes a WARNING when every planned inference command carries the
@@ -610,35 +628,7 @@ def _passed_as_parameter(
     return out
 
 
-def _plan_findings(
-    path: Path, parsed: ParsedFile, root: Path, dialect: str, cfg: TipcConfig, max_steps: int | None
-) -> tuple[list[Finding], set[str] | None]:
-    """Findings of planning every mode, and the argv tokens every planned inference step shares.
-
-    The config is read and its dialect's slots are built once for all modes
-    (`tipc.planning.planner.prepare`)."""
-    from tipc.planning.planner import mode_findings, prepare
-
-    out: list[Finding] = []
-    shared: set[str] | None = None
-    prepared = prepare(path, parsed, "train_infer_python", root, dialect, slots=cfg)
-    out.extend(f for f in prepared.findings if f.code != "TIPC000")
-    root_abs = str(root)  # find_repo_root's answer is already resolved
-    # klquant_whole_infer is linted only for configs meant for it: for the others it replays another layout.
-    modes = [m for m in MODES if m != "klquant_whole_infer" or "kl" in path.name.lower()]
-    for mode in modes:
-        # Only what the findings need: the chain's findings and the inference argvs, no Step objects.
-        findings, infer_argvs = mode_findings(prepared, mode, root_abs=root_abs, max_steps=max_steps)
-        for argv in infer_argvs:
-            shared = set(argv) if shared is None else shared & set(argv)
-        for f in findings:
-            if f.code == "TIPC100":
-                f = Finding(f.path, f.line, f.col, Level.INFO, f.code, f.message)
-            out.append(f)
-    return out, shared
-
-
-def _dedupe(findings: list[Finding]) -> list[Finding]:
+def dedupe(findings: list[Finding]) -> list[Finding]:
     seen: set[tuple[int, str, str]] = set()
     out: list[Finding] = []
     for f in findings:
@@ -650,27 +640,7 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     return sorted(out, key=lambda f: (f.path, f.line, f.col, f.code))
 
 
-def lint_paths(
-    paths: Sequence[Path], *, dialect: str | None = None, strict: bool = False, max_steps: int | None = None
-) -> list[Finding]:
-    """Lint every config; a directory means every file under DIR/test_tipc/configs/** (or, for a folder
-    inside a test_tipc tree, every file under it).
-
-    Raises ConfigError (exit 2) for a path that is not a lintable input: missing, a special file, a folder
-    with no configs, or a file that cannot be read at all. A file named directly that is not a .txt config
-    (README.md) is a TIPC032 info finding, or with `strict` (what `tipc lint` uses) a ConfigError too.
-    `max_steps`: the planner's step cap per mode (None: `tipc.planning.planner.max_steps_default()`; TIPC270
-    past it).
-    """
-    findings: list[Finding] = []
-    for path in paths:
-        path = Path(path)
-        for file in _inputs(path, strict):
-            findings.extend(lint_file(file, dialect=dialect, max_steps=max_steps))
-    return findings
-
-
-def _inputs(path: Path, strict: bool) -> list[Path]:
+def lint_inputs(path: Path, strict: bool) -> list[Path]:
     """The config files an argument of `tipc lint` names, or a ConfigError saying why it names none."""
     from tipc.config.discover import iter_config_files
     from tipc.config.parse import describe_file_kind
