@@ -28,7 +28,7 @@ from typing import Any
 from tipc.core.errors import UserError
 from tipc.core.version import __version__
 from tipc.execute.proc import shielded
-from tipc.review.executor import Executor, Job, make_executor
+from tipc.review.executor import Executor, Job, LocalPool
 from tipc.review.sources import Rejected, Source, content_hash, materialise, parse_source
 from tipc.review.store import Store, job_key
 from tipc.review.summary import Row, Summary, rejected_row, row_from_outcome
@@ -414,7 +414,7 @@ def review(
             f"{cached} of {len(planned)} submission(s) unchanged since an earlier review: results reused "
             "(--force checks them again)"
         )
-    runner = executor or make_executor(options.executor, jobs_n, options.address)
+    runner = executor or _make_executor(options.executor, jobs_n, options.address)
     by_key: dict[str, tuple[Planned, Job]] = {}
 
     def on_job(p: Planned, job: Job) -> None:
@@ -450,3 +450,12 @@ def review(
         notes=notes,
     )
     return summary, interrupted
+
+
+def _make_executor(kind: str, slots: int, address: str | None = None) -> Executor:
+    """`local` or `ray` (Ray is imported only here, only for `ray`)."""
+    if kind == "ray":
+        from tipc.review.ray_exec import RayExecutor
+
+        return RayExecutor(slots, address=address)
+    return LocalPool(slots)

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from tipc.scaffold.detect import scan
-from tipc.scaffold.fill import MODE_KEYS, Filled, apply_sets, choose_dialect, fill
+from tipc.scaffold.fill import MODE_KEYS, apply_sets, choose_dialect, fill
+from tipc.scaffold.filled import Filled
 from tipc.scaffold.render import check_model_name, render_files
 from tipc.scaffold.serving import CONFIG_NAME as SERVING_CONFIG_NAME
 from tipc.scaffold.serving import config_text, fill_serving, find_serving
