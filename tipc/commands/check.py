@@ -35,7 +35,6 @@ HELP = "check a repo against the TIPC spec: lint, run the chain, evaluate the ru
 
 DEFAULT_RULESETS: tuple[str, ...] = ("tipc-basic", "competition")
 FORMAT_CHOICES: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")
-EXIT_INTERRUPTED = 130
 
 EPILOG = """\
 exit codes: 0 every error-severity rule passed (SKIP, N-A and WARN are allowed), 1 a rule failed or the

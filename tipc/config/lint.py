@@ -23,7 +23,6 @@ from tipc.core.errors import ConfigError
 from tipc.core.findings import Finding, Level
 from tipc.core.steps import MODES
 
-TRAIN_MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer")
 KNOWN_MODES = (*MODES, "benchmark_train")
 
 # Slot name -> a pattern its key is expected to match (case-insensitive); None: any key.
@@ -79,14 +78,12 @@ def shift_findings(parsed: ParsedFile, cfg: TipcConfig, read_limit: int | None) 
     used = max((s.line for s in cfg.slots().values() if s.present), default=0)
     return [
         f
-        for f in _physical_checks(parsed, cfg, read_limit, used)
+        for f in _physical_checks(parsed, read_limit, used)
         if f.code == "TIPC102" and f.level is not Level.INFO
     ]
 
 
-def _physical_checks(
-    parsed: ParsedFile, cfg: TipcConfig, limit: int | None, last_used_line: int
-) -> list[Finding]:
+def _physical_checks(parsed: ParsedFile, limit: int | None, last_used_line: int) -> list[Finding]:
     out: list[Finding] = []
     path = parsed.path
     if parsed.crlf:
@@ -579,7 +576,7 @@ def static_lint(path: Path, *, dialect: str | None = None) -> StaticLint:
     cfg = load_mod.build(parsed, profile)
     used = max((s.line for s in cfg.slots().values() if s.present), default=0)
     expected_index = max(profile.slots.values())
-    findings.extend(_physical_checks(parsed, cfg, profile.read_limit, used if used else expected_index))
+    findings.extend(_physical_checks(parsed, profile.read_limit, used if used else expected_index))
     findings.extend(_slot_checks(cfg, profile.splitter))
     findings.extend(_section_checks(parsed, cfg, max(i for i in profile.slots.values() if i < 999) + 1))
     findings.extend(_structure_checks(cfg))

@@ -30,9 +30,6 @@ class _PlanTooLarge(Exception):
     """Raised inside the loops when the plan passes its cap; `build` turns it into a TIPC270 finding."""
 
 
-WHOLE_INFER_MODES = ("whole_infer", "klquant_whole_infer")
-
-
 def bash_dirname(path: str) -> str:
     stripped = path.rstrip("/")
     if not stripped:

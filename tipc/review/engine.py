@@ -35,7 +35,6 @@ from tipc.review.summary import Row, Summary, rejected_row, row_from_outcome
 
 DEFAULT_ESTIMATE_BYTES = 2 << 30  # what one check of a small model repo needs (Paddle + ONNX Runtime)
 DEFAULT_BUDGET_S = 3600.0
-DEFAULT_OUT = "tipc-review"
 # tipc check's default rulesets, and seed 001's submission artefacts for every submission
 DEFAULT_RULESETS: tuple[str, ...] = ("tipc-basic", "competition", "submission-artefacts")
 

@@ -80,7 +80,6 @@ class RepoFiles:
         self.root = root
         self._files: list[str] | None = None
         self._dirs: list[str] | None = None
-        self.truncated = False
 
     def _walk(self) -> None:
         files: list[str] = []
@@ -93,7 +92,6 @@ class RepoFiles:
             dirs.extend(rel + d for d in subdirs)
             files.extend(rel + name for name in sorted(names))
             if len(files) > MAX_FILES:
-                self.truncated = True
                 break
         self._files, self._dirs = files, dirs
 
