@@ -58,6 +58,8 @@ class _Ctx:
     light: bool = False  # lint: findings only, no Step objects (only the inference argvs are kept)
     infer_argvs: list[tuple[str, ...]] = field(default_factory=list)
     noted: set[str] = field(default_factory=set)
+    # commands whose notes are noted: a long `|` list repeats one command (and its glob words) in many steps
+    noted_commands: set[str] = field(default_factory=set)
     last_export_weight: str = ""
     cpu: bool = False  # --device cpu: single-device items run on the CPU, launch steps are not applicable
     cpu_item: str | None = None  # the first single-device gpu_list item (the one run on the CPU)
@@ -120,8 +122,10 @@ class _Ctx:
             argv, exact = (), bash.is_shell_words(status_command)
         else:
             argv, exact = bash.command_argv(status_command)
-        for code, message, once in _command_notes(status_command, exact):
-            self.note(code, Level.WARNING, None, message, once=once)
+        if status_command not in self.noted_commands:
+            self.noted_commands.add(status_command)
+            for code, message, once in _command_notes(status_command, exact):
+                self.note(code, Level.WARNING, None, message, once=once)
         if self.count >= self.max_steps:
             raise _PlanTooLarge(f"{self.max_steps} steps")
         self.count += 1

@@ -39,7 +39,9 @@ def _plan_findings(read: ConfigRead, max_steps: int | None) -> tuple[list[Findin
         # Only what the findings need: the chain's findings and the inference argvs, no Step objects.
         findings, infer_argvs = mode_findings(prepared, mode, root_abs=root_abs, max_steps=max_steps)
         for argv in infer_argvs:
-            shared = set(argv) if shared is None else shared & set(argv)
+            if shared is not None and not shared:
+                break  # nothing left in common (and argvs can be thousands of words long)
+            shared = set(argv) if shared is None else shared.intersection(argv)
         for f in findings:
             if f.code == "TIPC100":
                 f = Finding(f.path, f.line, f.col, Level.INFO, f.code, f.message)
