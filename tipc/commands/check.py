@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from tipc.core.steps import Plan
     from tipc.judge.rules.model import Ruleset
 
-HELP = "check a repo against the TIPC spec: lint, run the chain, evaluate the rules, write a report"
-
 DEFAULT_RULESETS: tuple[str, ...] = ("tipc-basic", "competition")
 FORMAT_CHOICES: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")
 

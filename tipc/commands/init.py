@@ -11,8 +11,6 @@ from tipc.core.errors import EXIT_OK, ConfigError, UserError
 from tipc.core.findings import Finding
 from tipc.core.fs import atomic_write_text
 
-HELP = "scaffold a test_tipc/ folder (config, scripts, docs) from the repo's own scripts"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from tipc.scaffold.slots import COMPACT_SLOTS, TEMPLATE_SLOTS

@@ -6,8 +6,6 @@ import argparse
 
 from tipc.commands import positive_int
 
-HELP = "check TIPC configs for the traps their bash scripts fall into"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
