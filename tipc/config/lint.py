@@ -11,11 +11,12 @@ from __future__ import annotations
 import functools
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tipc.config import bash
+from tipc.config import bash, detect, dialects
+from tipc.config import reader as load_mod
 from tipc.config.discover import classify_chain, find_repo_root
 from tipc.config.model import Slot, TipcConfig
 from tipc.config.parse import ParsedFile, parse_text, read_text
@@ -61,6 +62,7 @@ def _key_pattern(expect: str) -> re.Pattern[str]:
 
 
 _URL_KEYS = re.compile(r"_url$")
+_SlotCheck = Callable[[TipcConfig, str, Slot], list[Finding]]
 
 
 def _f(
@@ -137,9 +139,15 @@ def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
             continue
         if splitter == "every_colon":
             out.extend(_second_colon(cfg, slot))
-        for check in _PER_SLOT_CHECKS:
+        for check in _checks_for(name):
             out.extend(check(cfg, name, slot))
     return out
+
+
+@functools.cache
+def _checks_for(name: str) -> tuple[_SlotCheck, ...]:
+    """The per-slot checks that can find something in slot `name` (in `_PER_SLOT_CHECKS` order)."""
+    return tuple(check for check, names in _PER_SLOT_CHECKS if names is None or name in names)
 
 
 def _second_colon(cfg: TipcConfig, slot: Slot) -> list[Finding]:
@@ -295,15 +303,16 @@ def _unknown_modes(cfg: TipcConfig, name: str, slot: Slot) -> list[Finding]:
     ]
 
 
-# Run in this order on every present slot (the findings keep it).
-_PER_SLOT_CHECKS: tuple[Callable[[TipcConfig, str, Slot], list[Finding]], ...] = (
-    _glob_value,
-    _misplaced_key,
-    _block_swaps,
-    _bool_items,
-    _spaced_key,
-    _blank_value,
-    _unknown_modes,
+# Run in this order on every present slot (the findings keep it), each on the slots it can concern (None:
+# every slot).
+_PER_SLOT_CHECKS: tuple[tuple[_SlotCheck, frozenset[str] | None], ...] = (
+    (_glob_value, None),
+    (_misplaced_key, frozenset(_KEY_EXPECT)),
+    (_block_swaps, frozenset(_TRAINER_SLOTS + _EXPORT_SLOTS)),
+    (_bool_items, frozenset(_BOOL_SLOTS)),
+    (_spaced_key, None),
+    (_blank_value, None),
+    (_unknown_modes, frozenset(("epoch", "train_batch"))),
 )
 
 
@@ -542,9 +551,6 @@ class StaticLint:
 
 
 def static_lint(path: Path, *, dialect: str | None = None) -> StaticLint:
-    from tipc.config import detect, dialects
-    from tipc.config import reader as load_mod
-
     if path.suffix.lower() != ".txt":
         return StaticLint(
             (Finding(str(path), 0, 0, Level.INFO, "TIPC032", "not a .txt TIPC config: skipped"),), None
@@ -591,11 +597,12 @@ _PASS_THROUGH_SLOTS = ("infer_benchmark",)
 
 
 def passed_as_parameter(
-    findings: list[Finding], cfg: TipcConfig, infer_tokens: set[str] | None
+    findings: list[Finding], cfg: TipcConfig, infer_commands: Sequence[str]
 ) -> list[Finding]:
-    """TIPC105 on a pass-through slot becomes a WARNING when every planned inference command carries the
-    slot as one well-formed `key=value` token (what the script actually passes, not what the slot is for)."""
-    if not infer_tokens:
+    """TIPC105 on a pass-through slot becomes a WARNING when every planned inference command (of every
+    mode) carries the slot as one well-formed `key=value` token in its argv (what the script actually
+    passes, not what the slot is for). The commands are split only when such a finding asks."""
+    if not infer_commands:
         return findings
     out: list[Finding] = []
     for f in findings:
@@ -610,7 +617,8 @@ def passed_as_parameter(
         key, value = (slot.key.strip(), slot.value.strip()) if slot is not None else ("", "")
         token = f"{key}={value}"
         well_formed = key.startswith("-") and value and "|" not in value
-        if slot is not None and f.level is Level.ERROR and well_formed and token in infer_tokens:
+        passed = slot is not None and f.level is Level.ERROR and well_formed
+        if passed and all(token in bash.command_argv(c)[0] for c in infer_commands):
             f = Finding(
                 f.path,
                 f.line,

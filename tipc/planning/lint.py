@@ -20,33 +20,32 @@ def lint_file(path: Path, *, dialect: str | None = None, max_steps: int | None =
     static = static_lint(path, dialect=dialect)
     if static.read is None:
         return list(static.findings)
-    planned, infer_tokens = _plan_findings(static.read, max_steps)
-    findings = passed_as_parameter(list(static.findings), static.read.cfg, infer_tokens)
+    planned, infer_commands = _plan_findings(static.read, max_steps)
+    findings = passed_as_parameter(list(static.findings), static.read.cfg, infer_commands)
     findings.extend(planned)
     return dedupe(findings)
 
 
-def _plan_findings(read: ConfigRead, max_steps: int | None) -> tuple[list[Finding], set[str] | None]:
-    """Findings of planning every mode, and the argv tokens every planned inference step shares."""
+def _plan_findings(
+    read: ConfigRead, max_steps: int | None
+) -> tuple[list[Finding], list[str]]:
+    """Findings of planning every mode, and the command of every planned inference step."""
     out: list[Finding] = []
-    shared: set[str] | None = None
+    commands: list[str] = []
     prepared = prepare(read.path, read.parsed, "train_infer_python", read.root, read.dialect, slots=read.cfg)
     out.extend(f for f in prepared.findings if f.code != "TIPC000")
     root_abs = str(read.root)  # find_repo_root's answer is already resolved
     # klquant_whole_infer is linted only for configs meant for it: for the others it replays another layout.
     modes = [m for m in MODES if m != "klquant_whole_infer" or "kl" in read.path.name.lower()]
     for mode in modes:
-        # Only what the findings need: the chain's findings and the inference argvs, no Step objects.
-        findings, infer_argvs = mode_findings(prepared, mode, root_abs=root_abs, max_steps=max_steps)
-        for argv in infer_argvs:
-            if shared is not None and not shared:
-                break  # nothing left in common (and argvs can be thousands of words long)
-            shared = set(argv) if shared is None else shared.intersection(argv)
+        # Only what the findings need: the chain's findings and the inference commands, no Step objects.
+        findings, infer_commands = mode_findings(prepared, mode, root_abs=root_abs, max_steps=max_steps)
+        commands.extend(infer_commands)
         for f in findings:
             if f.code == "TIPC100":
                 f = Finding(f.path, f.line, f.col, Level.INFO, f.code, f.message)
             out.append(f)
-    return out, shared
+    return out, commands
 
 
 def lint_paths(

@@ -7,6 +7,7 @@ behaviour of a real script so a new repo's edited copy is usually a new profile,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -253,6 +254,7 @@ class Dialect:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
+@functools.cache  # the profiles are frozen data: every config's lint and plan looks its dialect up
 def _registry() -> dict[str, Dialect]:
     from tipc.config.dialects import profiles
 
