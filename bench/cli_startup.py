@@ -57,7 +57,7 @@ def main() -> int:
     )
     parser.add_argument("--repeat", type=int, default=21)
     parser.add_argument("--before", default=BEFORE, help="the revision to compare with (git archive)")
-    parser.add_argument("--before-dir", type=Path, help="an exported tree of it (a folder holding tipc/)")
+    parser.add_argument("--before-dir", type=Path, help="an exported tree of REV (holding its tipc/)")
     parser.add_argument("--as-env", action="store_true", help="keep PYTHONDONTWRITEBYTECODE as it is")
     args = parser.parse_args()
     base_env = dict(os.environ)
@@ -65,8 +65,7 @@ def main() -> int:
         base_env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory(prefix="tipc-startup-") as tmp:
         before_root = args.before_dir or _export(args.before, Path(tmp) / "before")
-        label = args.before if args.before_dir is None else str(args.before_dir)
-        sides = {"now": ROOT, label: before_root.resolve()}
+        sides = {"now": ROOT, args.before: before_root.resolve()}
         py = sys.executable
         commands: dict[str, tuple[list[str], dict[str, str]]] = {
             "python -c pass": ([py, "-c", "pass"], base_env)

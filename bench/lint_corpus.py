@@ -6,7 +6,7 @@ slowest fuzzed configs.
 
 Each side runs in its own child process, with its own imports and caches: this checkout, and REV (default
 ff674a2: the layer move, before the lint and planning speed work) exported with `git archive` into a
-temporary folder (or taken from --before-dir, a folder holding its tipc/). Throughput is the CPU time of
+temporary folder (or taken from --before-dir, a folder holding REV's tipc/). Throughput is the CPU time of
 that process, best of N passes (default 5), every functools cache of tipc.config and tipc.planning cleared
 before each pass (a pass costs what a fresh `tipc lint` of those configs costs, less the imports). Both
 sides must report the same findings, config by config (what makes the ratio a fair one).
@@ -221,7 +221,6 @@ def main(argv: list[str]) -> int:
         fuzz_dir = _mutants(fuzz_count, Path(tmp) / "fuzz") if fuzz_count else None
         given = _option(argv, "--before-dir", "")
         before_root = Path(given).resolve() if given else _export(rev, Path(tmp) / "before")
-        rev = given or rev
         now = _side(ROOT, passed, fuzz_dir)
         before = _side(before_root, passed, fuzz_dir)
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -235,7 +234,7 @@ def main(argv: list[str]) -> int:
     print(f"{'TOTAL':32s} {sum(c[0] for c in counts.values()):3d}/{sum(c[1] for c in counts.values()):<3d}")
     n = now["configs"]
     print(f"\n{n} configs, CPU time of one process per side, best of {_option(argv, '--repeat', '5')}:")
-    print(f"{'':34s}{'now':>12s}{rev:>12s}{'ratio':>8s}")
+    print(f"{'':34s}{'now':>12s}{rev[:11]:>12s}{'ratio':>8s}")
     labels = {
         "lint": "lint (configs/s)",
         "plan": "plan one mode (configs/s)",
@@ -246,7 +245,7 @@ def main(argv: list[str]) -> int:
     if fuzz_count:
         print(f"\n{fuzz_count} fuzzed configs (seeded), slowest, CPU seconds (bound 1 s):")
         for key in ("lint", "plan"):
-            print(f"  {key:4s} now {now['fuzz'][key][0]:6.3f} s   {rev} {before['fuzz'][key][0]:6.3f} s")
+            print(f"  {key:4s} now {now['fuzz'][key][0]:6.3f} s   {rev[:11]} {before['fuzz'][key][0]:6.3f} s")
     same = now["findings"] == before["findings"]
     print(f"lint findings identical to {rev}'s: {'yes' if same else 'NO'}")
     return 0 if same else 1

@@ -59,8 +59,7 @@ class _Ctx:
     light: bool = False  # lint: findings only, no Step objects (only the inference commands are kept)
     infer_commands: list[str] = field(default_factory=list)
     noted: set[str] = field(default_factory=set)
-    # commands whose notes are noted: a long `|` list repeats one command (and its glob words) in many steps
-    noted_commands: set[str] = field(default_factory=set)
+    seen_commands: set[str] = field(default_factory=set)  # the commands already examined (see `add`)
     last_export_weight: str = ""
     cpu: bool = False  # --device cpu: single-device items run on the CPU, launch steps are not applicable
     cpu_item: str | None = None  # the first single-device gpu_list item (the one run on the CPU)
@@ -97,9 +96,6 @@ class _Ctx:
         return candidate
 
     def _note_words(self, status_command: str, exact: bool) -> None:
-        if status_command in self.noted_commands:
-            return
-        self.noted_commands.add(status_command)
         notes, keys = _command_notes(status_command, exact)
         if not keys <= self.noted:  # commands that differ in a number share their glob words
             for code, message, once in notes:
@@ -126,14 +122,18 @@ class _Ctx:
         writes: tuple[tuple[str, str], ...] = (),
         writes_unknown: str = "",
     ) -> str:
-        argv: tuple[str, ...]
-        if self.light:
-            # Lint keeps no argv, only whether the words are well formed (and the inference commands).
-            argv, exact = (), bash.is_shell_words(status_command)
-        else:
+        argv: tuple[str, ...] = ()
+        # A command is examined once: `|` lists repeat the same command in many steps (and make it long).
+        seen = status_command in self.seen_commands
+        if not self.light:
             argv, exact = bash.command_argv(status_command)
-        if not exact or _MAY_NOTE.search(status_command):
-            self._note_words(status_command, exact)
+        elif not seen:
+            # Lint keeps no argv, only whether the words are well formed (and the inference commands).
+            exact = bash.is_shell_words(status_command)
+        if not seen:
+            self.seen_commands.add(status_command)
+            if not exact or _MAY_NOTE.search(status_command):
+                self._note_words(status_command, exact)
         if self.count >= self.max_steps:
             raise _PlanTooLarge(f"{self.max_steps} steps")
         self.count += 1
