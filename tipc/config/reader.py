@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tipc.config import bash
 from tipc.config.dialects import Dialect
-from tipc.config.model import SLOT_NAMES, Section, Slot, TipcConfig
+from tipc.config.model import EMPTY, SLOT_NAMES, Section, Slot, TipcConfig
 from tipc.config.parse import ArrayLine, ParsedFile, split_key_value, value_col
 from tipc.core.findings import Finding, Level
 
@@ -27,7 +27,7 @@ SECTION_HEADERS: tuple[str, ...] = (
 
 def _slot(line: ArrayLine | None, splitter: str) -> Slot:
     if line is None:
-        return Slot()
+        return EMPTY
     key, value = split_key_value(line.text, splitter)
     return Slot(key, value, line.number, value_col(line.text), line.text, line.index)
 
