@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 # Only what building the parser needs at module level: `tipc run --help` must not import the planner and the
 # config stack (they load where a run needs them).
-from tipc.commands import _sandboxed
+from tipc.commands import _sandboxed, add_log_limit, log_limit_of
 from tipc.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -72,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH|URL",
         help="store this run and its metrics in a history database (SQLite file or postgresql:// URL)",
     )
+    add_log_limit(parser)
     _sandboxed.add_arguments(parser)
 
 
@@ -179,6 +180,7 @@ def _execute(
                 resume=args.resume,
                 no_color=args.no_color,
                 forced_env=tuple(sorted(forced_env.items())),
+                log_limit_bytes=log_limit_of(args),
             )
             observer = (
                 PlainObserver(sys.stderr) if args.format == "json" else make_observer(no_color=args.no_color)
