@@ -1,15 +1,16 @@
 """Lint and plan throughput over the corpus, side by side with a previous revision; per-repo fidelity; the
 slowest fuzzed configs.
 
-    python bench/lint_corpus.py [CORPUS_DIR] [--before REV | --before-dir DIR] [--repeat N] [--fuzz N]
-                                [--no-fingerprint] [-v]
+    python bench/lint_corpus.py [CORPUS_DIR] [--before REV | --before-dir DIR] [--repeat N] [--rounds R]
+                                [--fuzz N] [--no-fingerprint] [-v]
 
 Each side runs in its own child process, with its own imports and caches: this checkout, and REV (default
 ff674a2: the layer move, before the lint and planning speed work) exported with `git archive` into a
 temporary folder (or taken from --before-dir, a folder holding REV's tipc/). Throughput is the CPU time of
 that process, best of N passes (default 5), every functools cache of tipc.config and tipc.planning cleared
-before each pass (a pass costs what a fresh `tipc lint` of those configs costs, less the imports). Both
-sides must report the same findings, config by config (what makes the ratio a fair one).
+before each pass (a pass costs what a fresh `tipc lint` of those configs costs, less the imports); the sides
+alternate R times (default 3) and each keeps its best, so a change in the machine's load hits both alike.
+Both sides must report the same findings, config by config (what makes the ratio a fair one).
 
 --fuzz N: N mutants of the corpus configs (tests/config/test_fuzz_bounded.py's seeded mutations) linted and
 planned in every mode by both sides; prints the slowest lint and the slowest plan of one mode, in CPU
@@ -35,7 +36,7 @@ BEFORE = "ff674a2"
 
 
 def _corpus(argv: list[str]) -> Path:
-    takes_value = ("--repeat", "--before", "--before-dir", "--fuzz", "--child", "--fuzz-dir")
+    takes_value = ("--repeat", "--rounds", "--before", "--before-dir", "--fuzz", "--child", "--fuzz-dir")
     for i, arg in enumerate(argv):
         if not arg.startswith("-") and (i == 0 or argv[i - 1] not in takes_value):
             return Path(arg)
@@ -183,6 +184,10 @@ def _mutants(count: int, into: Path) -> Path:
     return into
 
 
+def _best_of(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    return {**a, **{key: min(a[key], b[key]) for key in ("lint", "plan", "plan5")}}
+
+
 def _side(code_root: Path, argv: list[str], fuzz_dir: Path | None) -> dict[str, Any]:
     child = [sys.executable, str(Path(__file__).resolve()), "--child", str(code_root), *argv]
     if fuzz_dir is not None:
@@ -221,8 +226,11 @@ def main(argv: list[str]) -> int:
         fuzz_dir = _mutants(fuzz_count, Path(tmp) / "fuzz") if fuzz_count else None
         given = _option(argv, "--before-dir", "")
         before_root = Path(given).resolve() if given else _export(rev, Path(tmp) / "before")
-        now = _side(ROOT, passed, fuzz_dir)
-        before = _side(before_root, passed, fuzz_dir)
+        now, before = _side(ROOT, passed, fuzz_dir), _side(before_root, passed, fuzz_dir)
+        for _ in range(int(_option(argv, "--rounds", "3")) - 1):
+            # Alternate the sides, keep each one's best: a change in the machine's load hits both alike.
+            now = _best_of(now, _side(ROOT, passed, None))
+            before = _best_of(before, _side(before_root, passed, None))
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for repo, mode, ok in now["fidelity"]:
         counts[repo][1] += 1
@@ -233,7 +241,8 @@ def main(argv: list[str]) -> int:
         print(f"{repo:32s} {ok:3d}/{n:<3d} config-modes match")
     print(f"{'TOTAL':32s} {sum(c[0] for c in counts.values()):3d}/{sum(c[1] for c in counts.values()):<3d}")
     n = now["configs"]
-    print(f"\n{n} configs, CPU time of one process per side, best of {_option(argv, '--repeat', '5')}:")
+    passes = f"best of {_option(argv, '--repeat', '5')} passes x {_option(argv, '--rounds', '3')} rounds"
+    print(f"\n{n} configs, CPU time of one process per side, {passes}:")
     print(f"{'':34s}{'now':>12s}{rev[:11]:>12s}{'ratio':>8s}")
     labels = {
         "lint": "lint (configs/s)",
