@@ -437,7 +437,7 @@ def lineage_svg(lineage: dict[str, Any], *, width: int = 960) -> str:
     return _svg(width, height, "lineage graph", parts)
 
 
-def agreement_cells(header: list[str], rows: list[list[Any]]) -> list[list[dict[str, str]]]:
+def agreement_cells(rows: list[list[Any]]) -> list[list[dict[str, str]]]:
     """Matrix cells as {text, cls}: `agree`/`differ` from a cell's `within`, `none` for no comparison."""
     out = []
     for row in rows:

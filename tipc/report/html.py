@@ -183,7 +183,7 @@ def _matrix_cells(
     if not matrix:
         return []
     if raw_rows:
-        return agreement_cells(matrix[0], raw_rows)
+        return agreement_cells(raw_rows)
     return [[{"text": c, "cls": "name" if i == 0 else ""} for i, c in enumerate(row)] for row in matrix[1]]
 
 
