@@ -299,7 +299,7 @@ def build_report(
     lineage: dict[str, Any] | None = None,
 ) -> Report:
     if not tool_version:
-        from tipc import __version__
+        from tipc.core.version import __version__
 
         tool_version = __version__
     findings = tuple(findings)
