@@ -236,19 +236,10 @@ def default_report_dir(repo: Path, model_name: str) -> Path:
     return repo / "test_tipc" / "output" / safe_dirname(model_name) / "tipc_report"
 
 
-def load_rulesets(names: list[str]) -> list[Ruleset]:
-    from tipc.judge.rules.schema import resolve_ruleset
+def load_rulesets(names: list[str], checks: Mapping[str, Callable[..., Any]] | None = None) -> list[Ruleset]:
+    from tipc.judge.rules.schema import load_rulesets as load
 
-    # `--ruleset a,b` is `--ruleset a --ruleset b` (unless the text names an existing file).
-    split = [part for n in names for part in ([n] if Path(n).is_file() else n.split(",")) if part.strip()]
-    chosen = list(dict.fromkeys(p.strip() for p in split or DEFAULT_RULESETS))
-    rulesets = [resolve_ruleset(n) for n in chosen]
-    seen: dict[str, str] = {}
-    for rs in rulesets:
-        if rs.name in seen:
-            raise UserError(f"two rulesets are named {rs.name!r}: {seen[rs.name]} and {rs.path}")
-        seen[rs.name] = rs.path
-    return rulesets
+    return load(names, DEFAULT_RULESETS, checks=checks)
 
 
 def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) -> list[Finding]:
@@ -277,7 +268,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     stage_timeouts = _sandboxed.stage_timeouts(args)
     forced_env = _sandboxed.compat_env(args)
     # Everything that can be wrong with the input is found before anything runs.
-    rulesets = load_rulesets(list(args.ruleset))
+    rulesets = load_rulesets(list(args.ruleset), seams.checks)
     overrides = Overrides(device=args.device, sets=parse_sets(list(args.sets)), python=args.python)
     # REPO may be a config inside the repo (`tipc check path/to/test_tipc/configs/m/train_infer_python.txt`).
     repo, config = resolve_target(args.repo, args.config, seams.find_configs)

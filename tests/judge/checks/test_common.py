@@ -4,9 +4,8 @@ import pytest
 
 from tests.judge.checks.checks_fixtures import ctx_for, make_record, write_tree
 from tipc.core.steps import Stage, Status
-from tipc.judge.checks._common import argv_options, physical_lines, unknown_args
+from tipc.judge.checks._common import argv_options, physical_lines
 from tipc.judge.checks._model import find_model, locate_model
-from tipc.judge.checks.base import Verdict
 from tipc.judge.checks.predict_infer import weights_option
 
 
@@ -102,13 +101,6 @@ def test_locate_model_and_export_weights_from_ocr_style_argv(tmp_path: Path) -> 
     model, _ = locate_model(ctx_for(tmp_path, rec).record, tmp_path)
     assert model is not None and model.model_dir == (tmp_path / "out/det").resolve()
     assert weights_option(rec) == ["-o", "Global.pretrained_model=./output/best_accuracy"]
-
-
-def test_unknown_args_names_them_sorted_or_gives_none() -> None:
-    assert unknown_args("x", {"a": 1}, {"a", "b"}) is None
-    failed = unknown_args("x", {"z": 1, "a": 1, "c": 2}, ("a",))
-    assert failed is not None and failed.verdict is Verdict.FAIL
-    assert failed.summary == "x: bad arguments: unknown argument(s) ['c', 'z']"
 
 
 def test_find_model_from_one_of_its_files(tmp_path: Path) -> None:

@@ -84,7 +84,10 @@ def test_config_argument_and_data_outside_the_repo(tmp_path: Path) -> None:
     write_tree(tmp_path, {CONFIG: config})
     out = CHECKS["lite_data"](ctx_for(tmp_path, None), config=CONFIG)
     assert out.verdict is Verdict.FAIL and "outside the repo" in out.summary
-    assert "config must be" in CHECKS["lite_data"](ctx_for(tmp_path, None), config=3).summary
+    assert (
+        "config: expected a path inside the repo"
+        in CHECKS["lite_data"](ctx_for(tmp_path, None), config=3).summary
+    )
     missing = CHECKS["lite_data"](ctx_for(tmp_path, None), config="test_tipc/configs/none.txt")
     assert missing.verdict is Verdict.NA and "no train_infer_python config" in missing.summary
 

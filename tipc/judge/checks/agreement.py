@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tipc.core.yamlschema import Field, Int, Map, Num, Seq, Str
 from tipc.judge.checks._common import (
-    as_float,
-    bad_args,
     no_record,
     outcome,
     repo_relative,
@@ -28,27 +27,13 @@ from tipc.judge.checks._common import (
     run_python,
     settings_of,
     step_runs,
-    unknown_args,
     work_dir_for,
 )
 from tipc.judge.checks._model import ModelFiles, find_model, locate_model
 from tipc.judge.checks._worker import run_worker
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.judge.checks.registry import NON_NEGATIVE, POSITIVE, registered
 from tipc.judge.checks.settings import AgreementSettings
-
-_ARGS = {
-    "engine_options",
-    "engines",
-    "atol",
-    "rtol",
-    "cosine_min",
-    "inputs",
-    "seed",
-    "timeout_s",
-    "model_dir",
-    "python",
-    "plugins",
-}
 
 
 def _pair_cell(pair: dict[str, Any]) -> dict[str, Any]:
@@ -270,57 +255,20 @@ class _AgreementArgs:
         return {"atol": self.atol, "rtol": self.rtol, "cosine_min": self.cosine_min}
 
 
-def _optional_path(value: Any, name: str) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise ValueError(f"{name} must be a path, got {value!r}")
-    return value
-
-
-def _is_str_list(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
-
-
-def _parse_agreement_args(args: dict[str, Any], a: AgreementSettings) -> _AgreementArgs:
-    """The arguments over the settings; ValueError naming the first bad one."""
-    engines = args.get("engines", list(a.engines))
-    if not (
-        isinstance(engines, list | tuple) and len(engines) >= 2 and all(isinstance(e, str) for e in engines)
-    ):
-        raise ValueError(f"engines must be a list of at least two names, got {engines!r}")
-    atol = as_float(args.get("atol", a.tolerances.atol), "atol")
-    rtol = as_float(args.get("rtol", a.tolerances.rtol), "rtol")
-    cosine_min = as_float(args.get("cosine_min", a.tolerances.cosine_min), "cosine_min")
-    timeout_s = as_float(args.get("timeout_s", a.timeout_s), "timeout_s")
-    seed = args.get("seed", a.seed)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
-    inputs = _optional_path(args.get("inputs", a.inputs), "inputs")
-    plugins = args.get("plugins", list(a.plugins))
-    if not _is_str_list(plugins):
-        raise ValueError(f"plugins must be a list of module names, got {plugins!r}")
-    engine_options = args.get("engine_options", dict(a.engine_options))
-    if not isinstance(engine_options, dict) or not all(
-        isinstance(k, str) and isinstance(v, dict) for k, v in engine_options.items()
-    ):
-        raise ValueError(f"engine_options must map engine names to mappings, got {engine_options!r}")
-    model_dir = _optional_path(args.get("model_dir"), "model_dir")
+def _agreement_args(args: dict[str, Any], a: AgreementSettings) -> _AgreementArgs:
+    """The rule's arguments over test_tipc/tipc.yaml `agreement`."""
     return _AgreementArgs(
-        list(engines), atol, rtol, cosine_min, timeout_s, seed, inputs, plugins, engine_options, model_dir
+        list(args.get("engines", a.engines)),
+        float(args.get("atol", a.tolerances.atol)),
+        float(args.get("rtol", a.tolerances.rtol)),
+        float(args.get("cosine_min", a.tolerances.cosine_min)),
+        float(args.get("timeout_s", a.timeout_s)),
+        int(args.get("seed", a.seed)),
+        args.get("inputs", a.inputs),
+        list(args.get("plugins", a.plugins)),
+        dict(args.get("engine_options", a.engine_options)),
+        args.get("model_dir"),
     )
-
-
-def _agreement_args(args: dict[str, Any], a: AgreementSettings) -> _AgreementArgs | CheckOutcome:
-    """The validated arguments, or the bad-arguments FAIL."""
-    unknown = unknown_args("agreement", args, _ARGS)
-    if unknown is not None:
-        return unknown
-    try:
-        parsed = _parse_agreement_args(args, a)
-    except ValueError as exc:
-        return bad_args("agreement", str(exc))
-    if parsed.atol < 0 or parsed.rtol < 0 or not 0 < parsed.cosine_min <= 1 or parsed.timeout_s <= 0:
-        return bad_args("agreement", "atol/rtol must be >= 0, cosine_min in (0, 1], timeout_s > 0")
-    return parsed
 
 
 _EXPECTED_MODEL = "expected inference.json or inference.pdmodel + inference.pdiparams"
@@ -398,13 +346,32 @@ def _judge_worker_run(
     )
 
 
+@registered(
+    "agreement",
+    args=Map(
+        {
+            "engines": Field(Seq(Str(), min_items=2, what="a list of at least two engine names")),
+            "atol": Field(NON_NEGATIVE),
+            "rtol": Field(NON_NEGATIVE),
+            "cosine_min": Field(Num(minimum=0, maximum=1, exclusive_minimum=True)),
+            "timeout_s": Field(POSITIVE),
+            "seed": Field(Int()),
+            "inputs": Field(Str(what="a path")),
+            "plugins": Field(Seq(Str(), what="a list of module names")),
+            "engine_options": Field(
+                Map(values=Map(closed=False), what="a mapping of engine names to mappings")
+            ),
+            "model_dir": Field(Str(what="a path")),
+            "python": Field(Str(what="an interpreter")),
+        }
+    ),
+)
 def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    """The exported model's outputs agree across inference engines (Paddle Inference, ONNX Runtime)."""
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
         return settings
     parsed = _agreement_args(args, settings.agreement)
-    if isinstance(parsed, CheckOutcome):
-        return parsed
     if ctx.record is None:
         return no_record()
     model = _model_to_check(ctx, parsed.model_dir)

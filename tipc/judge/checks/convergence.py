@@ -26,8 +26,8 @@ import itertools
 import math
 from typing import Any
 
+from tipc.core.yamlschema import Field, Int, Map, Num
 from tipc.judge.checks._common import (
-    bad_args,
     excerpt,
     outcome,
     physical_lines,
@@ -38,19 +38,9 @@ from tipc.judge.checks._common import (
 )
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.logparse import ParsedLine, parse_line, step_index
+from tipc.judge.checks.registry import COUNT, POSITIVE, REPO_GLOBS, STEP, registered
 from tipc.judge.checks.settings import ConvergenceSettings
 from tipc.judge.checks.stats import mann_kendall, mean, median, spearman, stdev
-
-
-def _num_arg(args: dict[str, Any], name: str, default: float, *, integer: bool = False) -> float | str:
-    value = args.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return f"{name} must be a number, got {value!r}"
-    if integer and int(value) != value:
-        return f"{name} must be an integer, got {value!r}"
-    if value <= 0:
-        return f"{name} must be positive, got {value!r}"
-    return float(value)
 
 
 def analyse_curve(
@@ -200,58 +190,17 @@ def extract_curve(lines: list[ParsedLine]) -> list[tuple[int, float, ParsedLine]
     return out
 
 
-_ARG_NAMES = frozenset(
-    {
-        "max_iters",
-        "window",
-        "alpha",
-        "min_points",
-        "explosion_factor",
-        "noise_k",
-        "step",
-        "flat_ok_below",
-        "path",
+def _judge_args(cs: ConvergenceSettings, args: dict[str, Any]) -> dict[str, Any]:
+    """The analysis arguments: the rule's, else test_tipc/tipc.yaml `convergence`, else the defaults."""
+    return {
+        "max_iters": int(args.get("max_iters", cs.max_iters)),
+        "alpha": float(args.get("alpha", cs.alpha)),
+        "min_points": int(args.get("min_points", cs.min_points)),
+        "window": int(args["window"]) if "window" in args else cs.window,
+        "explosion_factor": float(args["explosion_factor"]),
+        "noise_k": float(args["noise_k"]),
+        "flat_ok_below": float(args["flat_ok_below"]) if "flat_ok_below" in args else None,
     }
-)
-
-
-def _parse_args(cs: ConvergenceSettings, args: dict[str, Any]) -> tuple[dict[str, Any], str | None] | str:
-    """(the analysis arguments, the step filter) over the settings' defaults, or what is wrong with them."""
-    unknown = set(args) - _ARG_NAMES
-    if unknown:
-        return f"unknown argument(s) {sorted(unknown)}"
-    parsed_args: dict[str, Any] = {}
-    for name, default, integer in (
-        ("max_iters", cs.max_iters, True),
-        ("alpha", cs.alpha, False),
-        ("min_points", cs.min_points, True),
-        ("explosion_factor", 10.0, False),
-        ("noise_k", 2.0, False),
-    ):
-        v = _num_arg(args, name, default, integer=integer)
-        if isinstance(v, str):
-            return v
-        parsed_args[name] = v
-    if parsed_args["alpha"] >= 1:
-        return "alpha must be below 1"
-    if parsed_args["min_points"] < 3:
-        return "min_points must be at least 3"
-    window: int | None = cs.window
-    if "window" in args:
-        wv = _num_arg(args, "window", 1, integer=True)
-        if isinstance(wv, str):
-            return wv
-        window = int(wv)
-    step_filter = args.get("step")
-    if step_filter is not None and not isinstance(step_filter, str):
-        return f"step must be a string, got {step_filter!r}"
-    flat_ok_below: float | None = None
-    if args.get("flat_ok_below") is not None:
-        fv = _num_arg(args, "flat_ok_below", 0.0)
-        if isinstance(fv, str):
-            return fv
-        flat_ok_below = fv
-    return dict(parsed_args, window=window, flat_ok_below=flat_ok_below), step_filter
 
 
 def _judge_shipped(ctx: CheckContext, pattern: Any, judge_args: dict[str, Any]) -> CheckOutcome:
@@ -272,14 +221,28 @@ def _judge_shipped(ctx: CheckContext, pattern: Any, judge_args: dict[str, Any]) 
     )
 
 
+@registered(
+    "convergence",
+    args=Map(
+        {
+            "max_iters": Field(COUNT),
+            "window": Field(COUNT),
+            "alpha": Field(Num(minimum=0, maximum=1, exclusive_minimum=True, exclusive_maximum=True)),
+            "min_points": Field(Int(minimum=3)),
+            "explosion_factor": Field(POSITIVE, default=10.0),
+            "noise_k": Field(POSITIVE, default=2.0),
+            "flat_ok_below": Field(Num()),
+            "step": Field(STEP),
+            "path": Field(REPO_GLOBS),
+        }
+    ),
+)
 def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    """The loss converges over the first `max_iters` iterations of the training log."""
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
         return settings
-    parsed = _parse_args(settings.convergence, args)
-    if isinstance(parsed, str):
-        return bad_args("convergence", parsed)
-    judge_args, step_filter = parsed
+    judge_args, step_filter = _judge_args(settings.convergence, args), args.get("step")
     if "path" in args:
         return _judge_shipped(ctx, args["path"], judge_args)
     ran = ran_train_runs(ctx, step_filter)

@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tipc.judge.checks._common import argv_options, bad_args, no_record, outcome, unknown_args
+from tipc.core.yamlschema import Enum, Field, Map
+from tipc.judge.checks._common import argv_options, no_record, outcome
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.judge.checks.registry import registered
 from tipc.judge.lineage_graph import describe_origin
 
 ASPECTS = ("weights", "inference_model", "cmdline_paths")
@@ -455,14 +457,9 @@ def _not_applicable(ctx: CheckContext, aspect: str) -> str | None:
 _RANK = {Verdict.FAIL: 0, Verdict.WARN: 1, Verdict.PASS: 2, Verdict.SKIP: 3, Verdict.NA: 4}
 
 
-def check_lineage(ctx: CheckContext, **args: Any) -> CheckOutcome:
+@registered("lineage", args=Map({"aspect": Field(Enum(("all", *ASPECTS)), default="all")}))
+def check_lineage(ctx: CheckContext, *, aspect: str) -> CheckOutcome:
     """`aspect`: weights, inference_model, cmdline_paths, or all (the default: the worst of the three)."""
-    unknown = unknown_args("lineage", args, {"aspect"})
-    if unknown is not None:
-        return unknown
-    aspect = args.get("aspect", "all")
-    if aspect != "all" and aspect not in ASPECTS:
-        return bad_args("lineage", f"aspect must be all or one of {', '.join(ASPECTS)}, got {aspect!r}")
     if ctx.record is None:
         return no_record()
     if aspect == "all":

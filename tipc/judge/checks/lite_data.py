@@ -23,8 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tipc.judge.checks._common import argv_options, bad_args, norm_key, outcome, unknown_args
+from tipc.core.yamlschema import Field, Map
+from tipc.judge.checks._common import argv_options, norm_key, outcome
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.judge.checks.registry import REPO_PATH, registered
 
 # A key naming data the script reads: a data word, and a path-like ending (`data_type` is not a path).
 _DATA_WORD = re.compile(r"data|dataset|train|val|eval|test|image|img|label|anno")
@@ -139,17 +141,12 @@ def _ref_evidence(ref: DataRef, text: str) -> Evidence:
     return Evidence(text, path=ref.config, line=ref.line, excerpt=ref.text)
 
 
-def _configs(ctx: CheckContext, args: dict[str, Any]) -> list[Path] | CheckOutcome:
+def _configs(ctx: CheckContext, args: dict[str, Any]) -> list[Path]:
     """The configs to read: the `config` argument, else the run's config, else every shipped one."""
     from tipc.judge.checks._common import shipped_files
 
-    unknown = unknown_args("lite_data", args, {"config"})
-    if unknown is not None:
-        return unknown
     repo = Path(ctx.repo)
     config_arg = args.get("config")
-    if config_arg is not None and not isinstance(config_arg, str):
-        return bad_args("lite_data", f"config must be a repo-relative path, got {config_arg!r}")
     if config_arg is None and ctx.record is not None:
         config_arg = str(ctx.record.plan.config_path)
     if config_arg is not None:
@@ -195,10 +192,10 @@ def _locate(repo: Path, ref: DataRef, archives: _Archives) -> tuple[bool, Eviden
     return False, _ref_evidence(ref, f"{ref.path}: the data the config reads is {where}")
 
 
+@registered("lite_data", args=Map({"config": Field(REPO_PATH)}))
 def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    """The data the TIPC config reads is in the repo, or in an archive the repo ships."""
     configs = _configs(ctx, args)
-    if isinstance(configs, CheckOutcome):
-        return configs
     if not configs:
         return outcome(Verdict.NA, "no train_infer_python config to read the data paths from")
     repo = Path(ctx.repo)

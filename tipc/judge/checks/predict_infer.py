@@ -25,11 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import (
     StepRun,
     argv_options,
-    as_float,
-    bad_args,
     excerpt,
     no_record,
     outcome,
@@ -38,11 +37,11 @@ from tipc.judge.checks._common import (
     run_python,
     settings_of,
     step_runs,
-    unknown_args,
     work_dir_for,
 )
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.logparse import parse_fields
+from tipc.judge.checks.registry import ARGV, NON_NEGATIVE, PATHS, POSITIVE, registered
 from tipc.judge.checks.settings import AgreementSettings
 
 _IMAGE_KEY = re.compile(r"image|img", re.IGNORECASE)
@@ -245,9 +244,6 @@ def _compare(
     return diffs, len(pairs)
 
 
-_ARG_NAMES = frozenset({"predict_args", "infer_args", "images", "prob_atol", "timeout_s", "python"})
-
-
 @dataclass(frozen=True)
 class _PredictInferArgs:
     """The check's arguments, validated, over tipc.yaml `agreement`."""
@@ -259,29 +255,24 @@ class _PredictInferArgs:
     images: list[str]  # explicit images; empty: the inference step's own
 
 
-def _images_arg(value: Any) -> list[str]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-        raise ValueError(f"images must be a list of paths, got {value!r}")
-    return value
+def _argv_arg(value: Any) -> tuple[str, ...] | None:
+    import shlex
+
+    if value is None:
+        return None
+    return tuple(shlex.split(value)) if isinstance(value, str) else tuple(value)
 
 
-def _predict_infer_args(args: dict[str, Any], a: AgreementSettings) -> _PredictInferArgs | CheckOutcome:
-    """The validated arguments, or the bad-arguments FAIL naming the first bad one."""
-    unknown = unknown_args("predict_infer_agreement", args, _ARG_NAMES)
-    if unknown is not None:
-        return unknown
-    try:
-        return _PredictInferArgs(
-            prob_atol=as_float(args.get("prob_atol", a.prob_atol), "prob_atol"),
-            timeout_s=as_float(args.get("timeout_s", a.timeout_s), "timeout_s"),
-            predict_args=_argv_arg(args.get("predict_args"), "predict_args") or a.predict_args,
-            infer_args=_argv_arg(args.get("infer_args"), "infer_args") or a.infer_args,
-            images=_images_arg(args.get("images", list(a.images))),
-        )
-    except ValueError as exc:
-        return bad_args("predict_infer_agreement", str(exc))
+def _predict_infer_args(args: dict[str, Any], a: AgreementSettings) -> _PredictInferArgs:
+    """The rule's arguments over test_tipc/tipc.yaml `agreement`."""
+    images = args.get("images", list(a.images))
+    return _PredictInferArgs(
+        prob_atol=float(args.get("prob_atol", a.prob_atol)),
+        timeout_s=float(args.get("timeout_s", a.timeout_s)),
+        predict_args=_argv_arg(args.get("predict_args")) or a.predict_args,
+        infer_args=_argv_arg(args.get("infer_args")) or a.infer_args,
+        images=[images] if isinstance(images, str) else list(images),
+    )
 
 
 def _predict_script(repo: Path, predict_args: tuple[str, ...] | None) -> str | CheckOutcome:
@@ -577,13 +568,25 @@ def _run_and_compare(
     return _judge_results(ctx, results, parsed.prob_atol, slot.images, notes)
 
 
+@registered(
+    "predict_infer_agreement",
+    args=Map(
+        {
+            "predict_args": Field(ARGV),
+            "infer_args": Field(ARGV),
+            "images": Field(PATHS),
+            "prob_atol": Field(NON_NEGATIVE),
+            "timeout_s": Field(POSITIVE),
+            "python": Field(Str(what="an interpreter")),
+        }
+    ),
+)
 def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    """predict.py (training engine) and infer.py (Paddle Inference) give the same results."""
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
         return settings
     parsed = _predict_infer_args(args, settings.agreement)
-    if isinstance(parsed, CheckOutcome):
-        return parsed
     if ctx.record is None:
         return no_record()
     script = _predict_script(Path(ctx.repo), parsed.predict_args)
@@ -597,15 +600,3 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
     if isinstance(slot, CheckOutcome):
         return slot
     return _run_and_compare(ctx, parsed, script, python, base, slot)
-
-
-def _argv_arg(value: Any, name: str) -> tuple[str, ...] | None:
-    import shlex
-
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return tuple(shlex.split(value))
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise ValueError(f"{name} must be a command string or a list of strings, got {value!r}")

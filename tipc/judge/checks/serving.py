@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tipc.core.yamlschema import Field, Map, Str
 from tipc.execute import proc
 from tipc.judge.checks._common import run_python, settings_of, work_dir_for
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.judge.checks.registry import COUNT, NON_NEGATIVE, registered
 from tipc.judge.checks.settings import Settings
 
 if TYPE_CHECKING:
@@ -38,11 +40,7 @@ if TYPE_CHECKING:
 
 _MODEL_DIR_KEYS = ("save_inference", "inference_dir", "model_dir", "output_path")
 _SERVICE_NAME = "tipc_check"
-_INT_ARGS = {"requests": 1, "concurrency": 1}
-_FLOAT_ARGS = ("ready_deadline_s", "atol", "rtol", "cosine_min", "load_s")
 DEFAULT_LOAD_S = 2.0  # the default load loop is a smoke test of concurrency; `--load` runs the full one
-_STR_ARGS = ("model_dir", "inputs")
-_ARGS = frozenset((*_INT_ARGS, *_FLOAT_ARGS, *_STR_ARGS))
 _MODEL_STAGES = ("export", "infer")
 
 
@@ -59,27 +57,6 @@ def _records(ctx: CheckContext) -> list[Any]:
         if record is not None and all(record is not r for r in out):
             out.append(record)
     return out
-
-
-def _bad_args(args: Mapping[str, Any]) -> str | None:
-    unknown = sorted(set(args) - _ARGS)
-    if unknown:
-        return f"unknown argument(s) {unknown}; expected some of {sorted(_ARGS)}"
-    for key, low in _INT_ARGS.items():
-        value = args.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
-            return f"{key} must be an integer >= {low}, got {value!r}"
-    for key in _FLOAT_ARGS:
-        value = args.get(key)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0
-        ):
-            return f"{key} must be a non-negative number, got {value!r}"
-    for key in _STR_ARGS:
-        value = args.get(key)
-        if value is not None and not isinstance(value, str):
-            return f"{key} must be a path string, got {value!r}"
-    return None
 
 
 def _candidates_from_plan(record: Any) -> list[tuple[str, str]]:
@@ -172,6 +149,22 @@ def repo_serving_state(ctx: CheckContext) -> tuple[str, str, tuple[Evidence, ...
     )
 
 
+@registered(
+    "serving",
+    args=Map(
+        {
+            "requests": Field(COUNT),
+            "concurrency": Field(COUNT),
+            "ready_deadline_s": Field(NON_NEGATIVE),
+            "atol": Field(NON_NEGATIVE),
+            "rtol": Field(NON_NEGATIVE),
+            "cosine_min": Field(NON_NEGATIVE),
+            "load_s": Field(NON_NEGATIVE),
+            "model_dir": Field(Str(what="a path")),
+            "inputs": Field(Str(what="a path")),
+        }
+    ),
+)
 def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     """Serving equals inference, for the repo's own serving: never a PASS when its serving steps did not run.
 
@@ -183,7 +176,7 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     result = _serve_and_compare(ctx, **args)
     if ctx.record is None and not dict(getattr(ctx, "records", None) or {}):
         return result
-    if result.verdict in (Verdict.NA, Verdict.SKIP) or result.summary.startswith("serving: bad arguments"):
+    if result.verdict in (Verdict.NA, Verdict.SKIP):
         return result  # nothing was served: the reason stands as it is
     state, why, evidence = repo_serving_state(ctx)
     if state == "passed":
@@ -563,9 +556,6 @@ def _check_served(
 
 
 def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
-    problem = _bad_args(args)
-    if problem is not None:
-        return CheckOutcome(Verdict.FAIL, f"serving: bad arguments: {problem}")
     try:
         import numpy as np
     except ImportError:
