@@ -44,12 +44,17 @@ def _shared_check(chain: SharedChain) -> tuple[dict[str, dict[str, Any]], Outcom
     return {r["id"]: r for r in json.loads(out.stdout)["rules"]}, out
 
 
-def test_cutpaste_paddle_rising_loss_fake_ips_and_a_weights_path_never_created(shared_chain: Chain) -> None:
+def test_cutpaste_paddle_short_rising_loss_fake_ips_and_a_weights_path_never_created(
+    shared_chain: Chain,
+) -> None:
     rules, out = _shared_check(shared_chain("liuxtakeoff__cutpaste_paddle", *CPU_EXPORT))
     assert _verdict(rules, "basic.tipc.chain_passes") == "PASS", out.stderr[-3000:]
+    # two loss points cannot show a trend: N-A with the reason, naming the values that rise (issue 23)
     loss = _summary(rules, "competition.train.loss_converges")
-    assert _verdict(rules, "competition.train.loss_converges") == "FAIL"
-    assert re.search(r"rises from 1\.11\d* to 1\.24\d*", loss), loss
+    assert _verdict(rules, "competition.train.loss_converges") == "N-A", loss
+    assert re.search(
+        r"2 loss point\(s\), fewer than the 8 needed.*it rises: 1\.11\d* at iter 1, 1\.24\d*", loss
+    )
     ips = _summary(rules, "basic.train.ips_is_throughput")
     assert _verdict(rules, "basic.train.ips_is_throughput") == "FAIL" and "equals avg_batch_cost" in ips, ips
     paths = _summary(rules, "basic.lineage.cmdline_paths")

@@ -136,12 +136,9 @@ def test_the_rows_say_what_the_real_repos_readme_says(reviewed: dict[str, dict[s
     rules = _rules(json.loads(Path(cutpaste["report_json"]).read_text()))
     assert cutpaste["verdict"] == "FAIL"
     assert rules["basic.tipc.chain_passes"] == "PASS"  # its four stages run, with the CPU and export switches
-    for silent in (
-        "competition.train.loss_converges",
-        "basic.train.ips_is_throughput",
-        "basic.lineage.cmdline_paths",
-    ):
+    for silent in ("basic.train.ips_is_throughput", "basic.lineage.cmdline_paths"):
         assert rules[silent] == "FAIL", silent
+    assert rules["competition.train.loss_converges"] == "N-A"  # its 2 loss points show no trend
     lieberk = reviewed["Lieberk__Paddle-Cutpaste"]
     rules = _rules(json.loads(Path(lieberk["report_json"]).read_text()))
     assert lieberk["verdict"] == "FAIL"

@@ -11,7 +11,8 @@ The loss curve comes from the training log's iteration lines (see tipc.judge.che
 - a flat curve whose last window is below `flat_ok_below` (fine-tuning from converged weights) => PASS, only
   when that arg is given;
 - otherwise FAIL (flat / no significant decrease).
-Fewer than `min_points` points => WARN (cannot judge).
+Fewer than `min_points` points => N-A with the values (too little data to judge a trend; a loss that never
+changes over 3 or more points, or explodes, still FAILs). No loss in the log => N-A.
 
 Args (override test_tipc/tipc.yaml `convergence`): max_iters, window, alpha, min_points, explosion_factor
 (default 10), noise_k (default 2), flat_ok_below (default none), step (substring of the train step id to
@@ -22,7 +23,6 @@ judged and the worst verdict wins; none matching is a FAIL; no run record is nee
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any
 
@@ -57,7 +57,7 @@ def analyse_curve(
     n = len(curve)
     data: dict[str, Any] = {"curve": [[i, v] for i, v in curve], "points": n}
     if n < min_points:
-        return _few_points(curve, min_points, data)
+        return _few_points(curve, min_points, explosion_factor, data)
     losses = [v for _, v in curve]
     w = window if window is not None else max(3, n // 5)
     w = max(1, min(w, n // 2))
@@ -134,47 +134,42 @@ def _fmt_losses(values: list[float], limit: int = 8) -> str:
 
 
 def _few_points(
-    curve: list[tuple[int, float]], min_points: int, data: dict[str, Any]
+    curve: list[tuple[int, float]], min_points: int, explosion_factor: float, data: dict[str, Any]
 ) -> tuple[Verdict, str, dict[str, Any]]:
-    """A short curve (a lite run logs a handful of iterations) still shows a rise or a flat line plainly.
-
-    Too few points to prove a decrease, but enough to see that the loss does not fall: a last value at or
-    above the first is a FAIL naming both; a lower last value is a WARN, with the values, since a handful of
-    noisy points cannot tell a decrease from noise (the official tutorial's 6.96, 4.88, 6.48, 5.25, 6.33).
-    """
+    """A short curve (a lite run logs a handful of iterations) is too little data to judge a trend: N-A, with
+    the values, whichever way they go (the official tutorial's 6.96, 4.88, 6.48, 5.25, 6.33 falls in one
+    run and rises in the next; 2 points rising say nothing). What needs no trend test still FAILs: a loss
+    that is exactly the same at every one of 3 or more points (nothing is learned), or that explodes."""
     n = len(curve)
     losses = [v for _, v in curve]
-    few = f"only {n} loss point(s), fewer than the {min_points} needed to test a trend"
-    if n < 2:
-        return Verdict.WARN, f"too few loss points to judge convergence ({n} < {min_points})", data
+    few = f"{n} loss point(s), fewer than the {min_points} needed to judge convergence"
+    if n == 0:
+        return Verdict.NA, f"no loss point to judge convergence ({few})", data
     first, last = losses[0], losses[-1]
     data["first_loss"], data["last_loss"] = first, last
     scale = max(abs(first), abs(last), 1e-12)
-    if abs(last - first) <= 1e-6 * scale:
+    if n >= 3 and all(abs(v - first) <= 1e-6 * scale for v in losses):
         return (
             Verdict.FAIL,
-            f"the loss is flat: {first:.4g} at iter {curve[0][0]} and {last:.4g} at iter {curve[-1][0]} "
-            f"({_fmt_losses(losses)}; {few})",
+            f"the loss does not change: {first:.6g} at every one of {n} iterations ({curve[0][0]} to "
+            f"{curve[-1][0]})",
             data,
         )
-    if last > first:
+    base = losses[0]
+    peak_i, peak = max(curve, key=lambda c: c[1])
+    if base > 0 and peak > explosion_factor * base:
+        data["explosion"] = {"iter": peak_i, "loss": peak, "first_loss": base}
         return (
             Verdict.FAIL,
-            f"the loss rises from {first:.4g} to {last:.4g} (iter {curve[0][0]} to {curve[-1][0]}: "
-            f"{_fmt_losses(losses)}; {few})",
+            f"loss exploded: {peak:.6g} at iter {peak_i} is over {explosion_factor:g}x the first loss "
+            f"{base:.6g} ({_fmt_losses(losses)})",
             data,
         )
-    ups = sum(1 for a, b in itertools.pairwise(losses) if b > a)
-    if n >= 3 and ups * 2 >= n - 1:
-        return (
-            Verdict.WARN,
-            f"the loss does not decrease steadily: {_fmt_losses(losses)} ({few}; it rises in {ups} of "
-            f"{n - 1} steps)",
-            data,
-        )
+    way = "rises" if last > first else "falls" if last < first else "ends where it starts"
     return (
-        Verdict.WARN,
-        f"too few loss points to judge convergence ({n} < {min_points}): {_fmt_losses(losses)}",
+        Verdict.NA,
+        f"{few}: {_fmt_losses(losses)} (it {way}: {first:.4g} at iter {curve[0][0]}, {last:.4g} at iter "
+        f"{curve[-1][0]})",
         data,
     )
 
@@ -261,7 +256,7 @@ def _judge_log(repo: Any, label: str, rel: str, judge_args: dict[str, Any]) -> C
     full = extract_curve(parsed)
     if not full:
         return outcome(
-            Verdict.WARN,
+            Verdict.NA,
             f"no loss values found in the training log of {label}",
             Evidence("no iteration line with a loss", path=rel),
         )
