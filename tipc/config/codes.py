@@ -50,6 +50,11 @@ CODES: dict[str, tuple[Level, str]] = {
         "the repo's script could not be observed to its end (stopped at the timeout, bash missing): the "
         "profile plan is used",
     ),
+    "TIPC044": (
+        Level.WARNING,
+        "`tipc plan` without --observe: the repo's script is no known dialect, so `tipc run` observes it and "
+        "runs what it runs; the profile plan shown may differ (`tipc plan --observe` shows what run executes)",
+    ),
     "TIPC100": (Level.WARNING, "the script runs nothing in this mode (info when linting all modes)"),
     # static traps (lint)
     "TIPC101": (Level.ERROR, "CRLF line endings: every value keeps a trailing \\r"),
