@@ -461,3 +461,24 @@ def test_a_command_is_labelled_by_its_entry_script_or_its_log() -> None:
         assert stage_of_command(argv) is stage, argv
     assert stage_of_command(("python", "main.py"), "output/python_infer_cpu_batchsize_1.log") is Stage.INFER
     assert stage_of_command(("python", "tools/eval.py"), "train.log") is Stage.EVAL  # the script first
+
+
+def test_a_misplaced_key_on_a_line_the_script_runs_as_its_command_is_a_warning(tmp_path: Path) -> None:
+    from tipc.config.lint import lint_paths
+    from tipc.core.findings import Level
+    from tipc.planning.observe import misplaced_keys_read_as_commands
+
+    repo = _demo_copy(tmp_path, "key")
+    config = repo / DEMO_CONFIG_REL
+    text = config.read_text()
+    assert "\nnorm_export:export_model.py\n" in text
+    config.write_text(text.replace("\nnorm_export:export_model.py\n", "\nexport_train:export_model.py\n"))
+    found = [f for f in lint_paths([config]) if f.code == "TIPC105"]
+    assert [(f.line, f.level) for f in found] == [(30, Level.ERROR)]  # a trainer key in the export block
+    runs = plan_for_run(config, LITE, repo=repo)
+    judged = misplaced_keys_read_as_commands(found, runs)
+    assert [(f.line, f.level) for f in judged] == [(30, Level.WARNING)]
+    assert "the repo's script reads this line as its export command" in judged[0].message
+    # a key in a parameter slot stays an error: the line is no command the plan runs
+    shifted = replace(found[0], line=29)
+    assert misplaced_keys_read_as_commands([shifted], runs)[0].level is Level.ERROR

@@ -242,6 +242,13 @@ def load_rulesets(names: list[str], checks: Mapping[str, Callable[..., Any]] | N
     return load(names, DEFAULT_RULESETS, checks=checks)
 
 
+def _judged_against(findings: list[Finding], plan: Plan) -> list[Finding]:
+    """Lint findings in the light of the plan that ran (tipc.planning.observe)."""
+    from tipc.planning.observe import misplaced_keys_read_as_commands
+
+    return misplaced_keys_read_as_commands(findings, plan)
+
+
 def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) -> list[Finding]:
     from tipc.core.findings import Level
 
@@ -477,7 +484,8 @@ def _checked(
         results=results,
         record=record,
         findings=_lint_findings(
-            findings, (*the_plan.findings, *(serving_plan.findings if serving_plan is not None else ()))
+            _judged_against(findings, record.plan if record is not None else the_plan),
+            (*the_plan.findings, *(serving_plan.findings if serving_plan is not None else ())),
         ),
         reused=reused,
         record_path=record_path,

@@ -52,8 +52,9 @@ CODES: dict[str, tuple[Level, str]] = {
     ),
     "TIPC044": (
         Level.WARNING,
-        "`tipc plan` without --observe: the repo's script is no known dialect, so `tipc run` observes it and "
-        "runs what it runs; the profile plan shown may differ (`tipc plan --observe` shows what run executes)",
+        "`tipc plan` without --observe: the repo's script is no known dialect, so `tipc run` observes it "
+        "and runs what it runs; the profile plan shown may differ (`tipc plan --observe` shows what run "
+        "executes)",
     ),
     "TIPC100": (Level.WARNING, "the script runs nothing in this mode (info when linting all modes)"),
     # static traps (lint)
@@ -69,7 +70,8 @@ CODES: dict[str, tuple[Level, str]] = {
     "TIPC104": (Level.WARNING, "glob characters in a value: bash expands them when reading the config"),
     "TIPC105": (
         Level.ERROR,
-        "a key sits in a slot meant for something else (e.g. --benchmark in the mkldnn slot)",
+        "a key sits in a slot meant for something else (e.g. --benchmark in the mkldnn slot); a warning in "
+        "`tipc check` when the plan that ran reads the line as the command its value is",
     ),
     "TIPC106": (Level.WARNING, "not a True/False value in a boolean slot (e.g. infer_quant:Fasle)"),
     "TIPC107": (Level.WARNING, "key with surrounding spaces (bash keeps them in the emitted parameter)"),

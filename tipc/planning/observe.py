@@ -44,6 +44,7 @@ __all__ = [
     "Observation",
     "choose_plan",
     "cross_check",
+    "misplaced_keys_read_as_commands",
     "observe",
     "plan_for_run",
     "script_identity",
@@ -1012,6 +1013,49 @@ def choose_plan(
     keep = tuple(f for f in profile.findings if f.code != "TIPC100")
     observed = replace(obs.steps, findings=(*keep, note, *diffs, *mine))
     return _on_cpu(observed, repo) if overrides.device == "cpu" else observed
+
+
+def misplaced_keys_read_as_commands(findings: Iterable[Finding], plan: Plan) -> list[Finding]:
+    """Lint findings, judged against the plan that ran: a TIPC105 (a key in a slot meant for another) on a
+    line whose value the plan runs as a command, built from that very line, is a warning, not an error. The
+    script reads the line as the command it is whatever its key says (an observed plan shows that), so the
+    key is a wrong label, not a shifted slot."""
+    try:
+        lines = Path(plan.config_path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return list(findings)
+    out: list[Finding] = []
+    for f in findings:
+        ran = _runs_line(plan, lines, f.line) if f.code == "TIPC105" and f.level is Level.ERROR else None
+        if ran is not None:
+            f = Finding(
+                f.path,
+                f.line,
+                f.col,
+                Level.WARNING,
+                f.code,
+                f"{f.message}; but the repo's script reads this line as its {ran.stage.value} command "
+                f"({ran.id} runs it), so only the key is misplaced",
+            )
+        out.append(f)
+    return out
+
+
+def _runs_line(plan: Plan, lines: list[str], line: int) -> Step | None:
+    """The step the plan built from config line `line` whose command is that line's value."""
+    if not 0 < line <= len(lines) or ":" not in lines[line - 1]:
+        return None
+    value = lines[line - 1].split(":", 1)[1].strip()
+    try:
+        want = shlex.split(value)
+    except ValueError:
+        want = value.split()
+    if not want or not any(w.endswith(".py") or w == "-m" for w in want[:2]):
+        return None
+    for step in plan.steps:
+        if line in step.source_lines and _contains(list(step.argv[1:]), want):
+            return step
+    return None
 
 
 _LAUNCHERS = ("paddle.distributed.launch", "paddle.distributed.fleet.launch", "fleetrun")
