@@ -242,6 +242,13 @@ def load_rulesets(names: list[str], checks: Mapping[str, Callable[..., Any]] | N
     return load(names, DEFAULT_RULESETS, checks=checks)
 
 
+def _before_run(repo: Path) -> dict[str, Any]:
+    """What checks must read of the repo as its author left it, before the sandbox hides it."""
+    from tipc.judge.checks.status_log import shipped_status_logs
+
+    return {"status_logs": shipped_status_logs(repo)}
+
+
 def _judged_against(findings: list[Finding], plan: Plan) -> list[Finding]:
     """Lint findings in the light of the plan that ran (tipc.planning.observe)."""
     from tipc.planning.observe import misplaced_keys_read_as_commands
@@ -317,6 +324,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         outside = (report_dir,)
     # Read before the sandbox hides them behind the run's fresh output folder.
     shipped = _sandboxed.committed_results(the_plan) if sandbox_options.backend != "none" else []
+    before_run = _before_run(repo)
     with _sandboxed.stop_signals():
         try:
             # One check at a time per run folder (a second one waits): each report agrees with its exit code.
@@ -356,6 +364,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
                     report_dir,
                     notes,
                     session,
+                    before_run=before_run,
                 )
         finally:
             sandbox.release()  # at once where this process goes on (a library caller)
@@ -459,6 +468,8 @@ def _checked(
     report_dir: Path,
     notes: list[str],
     session: Any,
+    *,
+    before_run: dict[str, Any] | None = None,
 ) -> int:
     from tipc.judge.checks.base import CheckContext
     from tipc.report import build_report
@@ -470,7 +481,9 @@ def _checked(
         notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
     elif serving_plan is not None:
         records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
-    ctx = CheckContext(repo=repo, record=record, settings=settings, records=records)
+    ctx = CheckContext(
+        repo=repo, record=record, settings=settings, records=records, before_run=before_run or {}
+    )
     results, checks_stopped = _evaluate(
         args, seams, rulesets, ctx, stopped or _interrupted(*records.values()), notes
     )

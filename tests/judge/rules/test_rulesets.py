@@ -112,6 +112,8 @@ def _passing_checks() -> dict[str, Callable[..., CheckOutcome]]:
         "gpu_flag_on_cpu_build",
         "lite_data",
         "lineage",
+        "eval_output",
+        "shipped_status_log",
     )
     return {n: _passing(n) for n in names}
 
@@ -155,6 +157,8 @@ SILENT_FAILURE_RULES = {
     "basic.lineage.cmdline_paths",
     "competition.train.loss_converges",
     "competition.predict_infer.identical",
+    "basic.eval.evaluated",
+    "basic.tipc.no_shipped_status_log",
 }
 
 

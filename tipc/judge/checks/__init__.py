@@ -16,6 +16,7 @@ from tipc.judge.checks.agreement import check_agreement
 from tipc.judge.checks.artefacts import check_artefacts, check_gpu_flag_on_cpu_build
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.convergence import check_convergence
+from tipc.judge.checks.eval_output import check_eval_output
 from tipc.judge.checks.ground_truth import check_ground_truth
 from tipc.judge.checks.lineage import check_lineage
 from tipc.judge.checks.lite_data import check_lite_data
@@ -24,6 +25,7 @@ from tipc.judge.checks.predict_infer import check_predict_infer_agreement
 from tipc.judge.checks.registry import REGISTRY, RegisteredCheck
 from tipc.judge.checks.serving import serving
 from tipc.judge.checks.settings import Settings, load_settings
+from tipc.judge.checks.status_log import check_shipped_status_log
 
 _ALL = (
     check_log_fields,
@@ -37,6 +39,8 @@ _ALL = (
     check_ground_truth,
     serving,
     check_lineage,
+    check_eval_output,
+    check_shipped_status_log,
 )
 assert set(REGISTRY) == {c.name for c in _ALL}  # every registered check is imported above
 CHECKS: dict[str, Callable[..., CheckOutcome]] = {c.name: c for c in _ALL}
