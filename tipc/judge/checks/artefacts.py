@@ -245,7 +245,7 @@ def _stale_siblings(repo: Any, model: Any, before: float) -> list[Evidence]:
     return out
 
 
-def _untrained_exports(ctx: CheckContext, exports: list[StepRun]) -> list[Evidence]:
+def untrained_exports(ctx: CheckContext, exports: list[StepRun]) -> list[Evidence]:
     """Export logs that are missing, or warn that the trained weights were not loaded."""
     problems: list[Evidence] = []
     for run in exports:
@@ -344,7 +344,7 @@ def check_artefacts(ctx: CheckContext, *, stale_slack_s: float, gpu: bool) -> Ch
     infers = step_runs(ctx.record, "infer")
     if not exports and not infers:
         return outcome(Verdict.NA, "no export or inference step in the plan")
-    problems = _untrained_exports(ctx, exports)
+    problems = untrained_exports(ctx, exports)
     notes: list[Evidence] = []
     data = _model_findings(ctx, exports, infers, slack, problems, notes)
     if include_gpu:

@@ -51,9 +51,11 @@ def _has_model(folder: Path) -> bool:
 
 
 def _records(ctx: CheckContext) -> list[Any]:
-    """The train chain's record, then every other chain's (CheckContext.records), each once."""
-    out = [ctx.record] if ctx.record is not None else []
-    for record in dict(getattr(ctx, "records", None) or {}).values():
+    """The serving chain's record first (the model it converted is the one the repo serves), then the train
+    chain's, then every other chain's (CheckContext.records), each once."""
+    records = dict(getattr(ctx, "records", None) or {})
+    out: list[Any] = []
+    for record in (records.get("serving"), ctx.record, *records.values()):
         if record is not None and all(record is not r for r in out):
             out.append(record)
     return out
@@ -111,6 +113,26 @@ def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path
     return None, why
 
 
+def _serving_record(ctx: CheckContext) -> Any:
+    """The repo's serving chain's run record (None when it was not run)."""
+    record = dict(getattr(ctx, "records", None) or {}).get("serving")
+    if record is None and ctx.record is not None and getattr(ctx.record.plan, "chain", None) == "serving":
+        record = ctx.record
+    return record
+
+
+def _untrained_conversion(ctx: CheckContext) -> list[Evidence]:
+    """The serving chain's conversion steps whose log says the weights they were given were not loaded (a
+    path that does not exist, exported at random init): what the repo serves is then an untrained model."""
+    from tipc.judge.checks._common import step_runs
+    from tipc.judge.checks.artefacts import untrained_exports
+
+    record = _serving_record(ctx)
+    if record is None:
+        return []
+    return [e for e in untrained_exports(ctx, step_runs(record, "export")) if e.line is not None]
+
+
 def repo_serving_state(ctx: CheckContext) -> tuple[str, str, tuple[Evidence, ...]]:
     """Whether the repo's own serving chain ran and passed: ("passed" | "failed" | "not_run", why, evidence).
 
@@ -118,9 +140,7 @@ def repo_serving_state(ctx: CheckContext) -> tuple[str, str, tuple[Evidence, ...
     server and client steps are the repo's own deployment; a check that serves the export with tipc's server
     verifies tipc, not the repo, so it may only stand for the repo when those steps passed.
     """
-    record = dict(getattr(ctx, "records", None) or {}).get("serving")
-    if record is None and ctx.record is not None and getattr(ctx.record.plan, "chain", None) == "serving":
-        record = ctx.record
+    record = _serving_record(ctx)
     if record is None:
         return "not_run", "the repo's serving chain was not run (no serving run record)", ()
     steps = list(record.plan.steps)
@@ -173,6 +193,15 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     it failed: FAIL. tipc's own reference server result, if it could be computed, is then reported apart as
     "tipc reference server (not the repo's)" and never decides the verdict.
     """
+    untrained = _untrained_conversion(ctx)
+    if untrained:
+        return CheckOutcome(
+            Verdict.FAIL,
+            "the repo's serving chain serves a model converted without its trained weights: "
+            + untrained[0].text,
+            tuple(untrained),
+            {"repo_serving": "untrained"},
+        )
     result = _serve_and_compare(ctx, **args)
     if ctx.record is None and not dict(getattr(ctx, "records", None) or {}):
         return result
