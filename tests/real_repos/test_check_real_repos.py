@@ -99,17 +99,13 @@ def test_official_tutorial_passes_its_chain_and_shows_the_model_learns_nothing(s
     for rule in ("basic.tipc.chain_passes", "basic.tipc.infer_passes", "basic.code.entrypoints"):
         assert _verdict(rules, rule) == "PASS", (rule, _summary(rules, rule), out.stderr[-2000:])
     assert _verdict(rules, "competition.train.loss_converges") != "PASS"
-    # Paddle Inference and ONNX Runtime both run the export, and the output spread across the inputs is shown
-    # beside the error: a WARN when the outputs are exactly constant (how constant the lite-trained model's
-    # outputs are varies from run to run: max-min 0, 0.0107 and 0.115 were seen).
+    # Paddle Inference and ONNX Runtime both run the export and agree; how constant the lite-trained model's
+    # outputs are varies from run to run (max-min 0, 0.0107 and 0.115 were seen), so it is said in the summary
+    # and never decides the verdict (two reviews of the same submission give the same verdicts)
     agree = _summary(rules, "basic.infer.engines_agree")
-    verdict = _verdict(rules, "basic.infer.engines_agree")
-    if verdict == "PASS":
-        assert re.search(r"output spread across \d+ inputs: max-min ", agree), agree
-    elif verdict == "WARN":
-        assert "constant" in agree, agree
-    else:  # the two engines were compared and differ beyond the tolerance: named as such
-        assert verdict == "FAIL" and "engines disagree" in agree, agree
+    assert _verdict(rules, "basic.infer.engines_agree") == "PASS", agree
+    spread = r"output spread across \d+ inputs: max-min |note: the outputs are (nearly )?constant"
+    assert re.search(spread, agree), agree
     # the repo's own serving steps cannot run here: never a PASS made by tipc's own server
     assert _verdict(rules, "competition.serving.equals_inference") in ("N-A", "FAIL")
     out.untouched()

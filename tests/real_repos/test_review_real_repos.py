@@ -5,10 +5,9 @@ check` and the same options: the same overall verdict and the same failing rules
 Four of the five, about 2 minutes on 2 cores: one that fails on its first stage (CAN_Paddle, a deleted
 package), one whose prepare step fails as published (DnCNN_paddle), one that runs its whole chain
 (cutpaste_paddle, with silent failures the rules catch) and one whose later stages fail each for its own
-cause (Paddle-Cutpaste). The official tutorial (Step6) is left to the bench: its lite-trained model's
-near-constant outputs make its engine-agreement verdict vary from run to run (PASS, WARN or FAIL; see
-tests/real_repos/test_check_real_repos.py), whichever way it is checked. All five together against one by
-one: `python bench/review_batch.py --real-repos DIR`.
+cause (Paddle-Cutpaste). The official tutorial (Step6), which trains non-deterministically, is reviewed twice
+by test_step6_reviewed_twice_gives_the_same_rule_verdicts. All five together against one by one: `python
+bench/review_batch.py --real-repos DIR`.
 """
 
 from __future__ import annotations
