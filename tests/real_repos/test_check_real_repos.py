@@ -107,7 +107,7 @@ def test_dncnn_committed_weights_stale_model_gpu_fallback_and_no_loss(
     model = _summary(rules, "basic.lineage.inference_model")
     assert _verdict(rules, "basic.lineage.inference_model") == "FAIL"
     output = "test_tipc/output/DnCNN/norm_train_gpus_0"
-    assert f"read {output}/model.pdmodel (there before the run" in model, model
+    assert f"read {output}/model.pdmodel (committed 2023-11-14" in model, model
     assert f"beside {output}/model.json" in model, model
     assert _verdict(rules, "basic.infer.artefacts_fresh") == "FAIL"
     device = _summary(rules, "basic.tipc.device_honoured")
