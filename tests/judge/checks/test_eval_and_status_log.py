@@ -85,3 +85,51 @@ def test_what_the_repo_held_before_the_run_decides_not_the_runs_own_log(tmp_path
     # tipc's own run folder is never the author's
     write_tree(tmp_path, {"test_tipc/output/tipc/m/c/lite/logs/results_python.log": CAN_LOG})
     assert shipped_status_logs(tmp_path) == []
+
+
+# The silent-failure benchmark's plant on DnCNN: paddle.save refuses to write, the excepthook prints the
+# traceback and the process exits 0 (the repo's script calls it success; export then loads other weights).
+CRASHED = """\
+[epoch 1][2/2] loss: 0.031 PSNR_train: 17.2
+Traceback (most recent call last):
+  File "/repo/train.py", line 196, in <module>
+    main()
+  File "/repo/train.py", line 180, in main
+    paddle.save(model.state_dict(), os.path.join(opt.log_dir, 'net.pdparams'))
+  File "<string>", line 11, in save
+OSError: [Errno 28] No space left on device: './test_tipc/output/DnCNN/norm_train_gpus_0/net.pdparams'
+I1127 00:41:02.301 12345 dynamic_loader.cc:123] shutting down
+"""
+SHUTDOWN = """\
+[Train] done; latest weights: ./output/latest.pdparams
+Exception ignored in: <function _DataLoaderIterMultiProcess.__del__ at 0x7f>
+Traceback (most recent call last):
+  File "/venv/paddle/io/dataloader/dataloader_iter.py", line 562, in __del__
+AttributeError: 'NoneType' object has no attribute 'shutdown'
+"""
+HANDLED = (
+    'Traceback (most recent call last):\n  File "t.py", line 1\nImportError: no visualdl\nepoch 1 loss 0.3\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "verdict"),
+    [
+        (CRASHED, Verdict.FAIL),
+        (SHUTDOWN, Verdict.PASS),
+        (HANDLED, Verdict.PASS),
+        (CLEAN["demo"], Verdict.PASS),
+    ],
+)
+def test_a_step_that_exits_0_after_an_uncaught_exception(tmp_path: Path, text: str, verdict: Verdict) -> None:
+    write_tree(tmp_path, {LOG: text})
+    record = make_record(tmp_path, [("train/1", Stage.TRAIN, ["python", "train.py"], LOG, Status.PASSED)])
+    out = CHECKS["exit_after_crash"](ctx_for(tmp_path, record))
+    assert out.verdict is verdict, out.summary
+    if verdict is Verdict.FAIL:
+        assert (
+            "train/1 exited 0, but its log ends in an uncaught exception: OSError: [Errno 28]" in out.summary
+        )
+        assert out.evidence[0].line == 8
+    failed = make_record(tmp_path, [("train/1", Stage.TRAIN, ["python", "train.py"], LOG, Status.FAILED)])
+    assert CHECKS["exit_after_crash"](ctx_for(tmp_path, failed)).verdict is Verdict.NA  # the step rules' case

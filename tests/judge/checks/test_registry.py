@@ -23,6 +23,7 @@ NAMES = {
     "lite_data",
     "eval_output",
     "shipped_status_log",
+    "exit_after_crash",
 }
 
 

@@ -114,6 +114,7 @@ def _passing_checks() -> dict[str, Callable[..., CheckOutcome]]:
         "lineage",
         "eval_output",
         "shipped_status_log",
+        "exit_after_crash",
     )
     return {n: _passing(n) for n in names}
 
@@ -159,6 +160,7 @@ SILENT_FAILURE_RULES = {
     "competition.predict_infer.identical",
     "basic.eval.evaluated",
     "basic.tipc.no_shipped_status_log",
+    "basic.tipc.no_silent_crash",
 }
 
 

@@ -16,6 +16,7 @@ from tipc.judge.checks.agreement import check_agreement
 from tipc.judge.checks.artefacts import check_artefacts, check_gpu_flag_on_cpu_build
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.convergence import check_convergence
+from tipc.judge.checks.crash import check_exit_after_crash
 from tipc.judge.checks.eval_output import check_eval_output
 from tipc.judge.checks.ground_truth import check_ground_truth
 from tipc.judge.checks.lineage import check_lineage
@@ -41,6 +42,7 @@ _ALL = (
     check_lineage,
     check_eval_output,
     check_shipped_status_log,
+    check_exit_after_crash,
 )
 assert set(REGISTRY) == {c.name for c in _ALL}  # every registered check is imported above
 CHECKS: dict[str, Callable[..., CheckOutcome]] = {c.name: c for c in _ALL}
