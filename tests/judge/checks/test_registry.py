@@ -62,3 +62,9 @@ def test_plan_without_its_stage_is_not_applicable(name: str, tmp_path: Path) -> 
     out = CHECKS[name](ctx_for(tmp_path, rec))
     assert out.verdict is Verdict.NA, out.summary
     assert out.to_json()["verdict"] == "N-A"
+
+
+def test_arguments_a_ruleset_froze_into_tuples_are_accepted(tmp_path: Path) -> None:
+    # the log_has_fields operator hands `fields` over as the tuple its ruleset loaded
+    out = CHECKS["log_fields"](ctx_for(tmp_path, None), fields=("loss", "avg_ips"))
+    assert "bad arguments" not in out.summary, out.summary

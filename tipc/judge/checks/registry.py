@@ -52,7 +52,7 @@ class RegisteredCheck:
 
     def conform(self, args: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
         """(the arguments with the schema's defaults, None) or (None, what is wrong with them)."""
-        value, issues = validate(dict(args), self.args)
+        value, issues = validate(_listed(dict(args)), self.args)
         if issues:
             return None, issues[0].text()
         return dict(value or {}), None
@@ -65,6 +65,16 @@ class RegisteredCheck:
 
     def schema(self) -> Schema:
         return self.args
+
+
+def _listed(value: Any) -> Any:
+    """Tuples as lists, at any depth: a ruleset's loaded arguments are frozen (tuples), the schema's
+    sequences are lists."""
+    if isinstance(value, tuple | list):
+        return [_listed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _listed(v) for k, v in value.items()}
+    return value
 
 
 REGISTRY: dict[str, RegisteredCheck] = {}
