@@ -309,6 +309,10 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         return hooks.after_child(args, repo, the_plan, code, stderr) if hooks.wanted(args) else code
     stderr.write(f"tipc: {python_choice.why}\n")
     notes.append(python_choice.why)
+    if seams.sandboxed:
+        from tipc.commands import _explain
+
+        notes.extend(_explain.readiness(the_plan, args.python, repo, stderr))
     binds = {"logs": the_plan.output_dir}
     if serving_plan is not None:
         binds["serving"] = serving_plan.output_dir
@@ -466,6 +470,10 @@ def _checked(
     from tipc.report import build_report
 
     record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
+    if reused and seams.sandboxed:
+        from tipc.commands import _explain
+
+        record = _explain.explained(record, repo)  # the causes as the catalogue finds them now
     records: dict[str, Any] = {}
     stopped = _interrupted(record)
     if serving_plan is not None and stopped:
@@ -491,6 +499,8 @@ def _checked(
         reused=reused,
         record_path=record_path,
         notes=notes,
+        paths=_shown_paths(session, repo) if seams.sandboxed else None,
+        did=_run_did(record, repo) if seams.sandboxed else (),
     )
     _write_and_show(args, report, report_dir, stdout, stderr, session)
     if _interrupted(record, *records.values()) or checks_stopped:
@@ -502,6 +512,21 @@ def _checked(
         if hooks.wanted(args):
             hooks.after(args, repo, record, report.exit_code, stderr)
     return report.exit_code
+
+
+def _shown_paths(session: Any, repo: Path) -> Any:
+    from tipc.execute.shown import path_map
+
+    return path_map(session, repo)
+
+
+def _run_did(record: Any, repo: Path) -> list[str]:
+    from tipc.report.did import run_did
+
+    try:
+        return run_did(record, repo)
+    except Exception:  # a statement about the run, never a reason to lose the report
+        return []
 
 
 def check_jobs(jobs: int | None) -> int:
@@ -532,11 +557,17 @@ def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
 
 def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str) -> Any:
     """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
+    extra: dict[str, Any] = {}
+    if seams.sandboxed:
+        from tipc.commands import _explain
+
+        extra["explain"] = _explain.explainer()
     options = seams.run_options(
         step_timeout_s=_sandboxed.step_timeout(args, plan.mode),
         python=args.python,
         no_color=args.no_color,
         forced_env=tuple(sorted(getattr(args, "forced_env", {}).items())),
+        **extra,
     )
     try:
         return seams.execute(plan, options, seams.make_observer(args.no_color))

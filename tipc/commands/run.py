@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tipc.commands import _sandboxed
+from tipc.commands import _explain, _sandboxed
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.core.errors import UserError
 from tipc.core.steps import MODES
@@ -180,6 +180,7 @@ def _execute(
                 resume=args.resume,
                 no_color=args.no_color,
                 forced_env=tuple(sorted(forced_env.items())),
+                explain=_explain.explainer(),
             )
             observer = (
                 PlainObserver(sys.stderr) if args.format == "json" else make_observer(no_color=args.no_color)
@@ -197,8 +198,9 @@ def _show_record(args: argparse.Namespace, record: RunRecord, session: Session) 
         print(json.dumps(record.to_json(), indent=2))  # environment, sandbox and paths are all in it
     elif record.environment:
         from tipc.execute.envinfo import EnvInfo
+        from tipc.report.did import run_did
 
-        for line in EnvInfo.from_json(record.environment).header_lines():
+        for line in [*EnvInfo.from_json(record.environment).header_lines(), *run_did(record)]:
             sys.stderr.write(f"tipc: {line}\n")
     logs = session.real("logs")
     if logs is not None and args.format != "json":
@@ -257,6 +259,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             f"{Path(the_plan.repo) / the_plan.output_dir}: {problem} for the run's logs and record"
         )
+    _explain.readiness(the_plan, args.python, repo, sys.stderr)
     target = _Target(repo, config, overrides, sandbox_options, stage_timeouts)
     outcome = _execute(args, the_plan, prepare_notes, target, only, forced_env)
     if isinstance(outcome, int):

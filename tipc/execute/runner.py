@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tipc import __version__
+from tipc.core.causes import Cause
 from tipc.core.console import NullObserver, Observer
 from tipc.core.errors import ConfigError, UserError
 from tipc.core.poll import poll
@@ -35,7 +36,6 @@ from tipc.execute import lineage, proc
 from tipc.execute.monitor import Monitor, host_info
 from tipc.execute.record import RecordWriter, Resources, RunRecord, StepResult, load_record, record_location
 from tipc.execute.serving.ready import probe
-from tipc.judge.causes import Cause
 
 DEFAULT_STEP_TIMEOUT_S = 1800.0
 DEFAULT_READY_TIMEOUT_S = 120.0
@@ -47,6 +47,9 @@ _CONCLUDED = frozenset({Status.PASSED, Status.FAILED, Status.TIMEOUT})
 # A dependency in one of these states lets its dependents run (SKIPPED = left out by --only: its outputs are
 # expected on disk from an earlier run).
 _SATISFIED = frozenset({Status.PASSED, Status.SKIPPED})
+
+
+Explainer = Callable[[RunRecord, Step, StepResult, Path], Sequence[Cause]]
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,9 @@ class RunOptions:
     probe_versions: bool = True  # ask the run's python for paddle's version, git for the commit
     extra_env: tuple[tuple[str, str], ...] = field(default=(("PYTHONUNBUFFERED", "1"),))
     forced_env: tuple[tuple[str, str], ...] = ()  # set for every step over the environment (--paddle-compat)
+    # Finds the plain causes of a failed step (the record so far, the step, its result, its log file); the
+    # commands hand in tipc.judge.causes.explain_step. None: failed steps get no causes here.
+    explain: Explainer | None = field(default=None, compare=False)
 
 
 def _notice(observer: Observer, message: str) -> None:
@@ -538,6 +544,7 @@ class _Execution:
         append_status_line(self.results_log, line)
 
     def _finish(self, index: int, step: Step, result: StepResult, status_command: str) -> None:
+        result = self._explained(step, result)
         if result.started is not None and not result.reused:
             with contextlib.suppress(OSError):  # lineage is evidence for checks; it never fails the run
                 lineage.finish_step(self.lineage_dir, step.id)
@@ -671,27 +678,20 @@ class _Execution:
             if self.results_log.is_file():
                 self.results_log.unlink()
 
-    def _diagnosed(
-        self, status: Status, log: Path, argv: Sequence[str], exit_code: int | None, cwd: Path
-    ) -> tuple[Cause, ...]:
-        """The causes of a failed step; when the repo's prepare.sh failed before it, that is named too."""
-        if status not in _DIAGNOSED:
-            return ()
-        found = _causes(log, argv, exit_code, cwd)
-        prepare = next((self.record.result(s.id) for s in self.plan.steps if s.stage is Stage.PREPARE), None)
-        if prepare is not None and prepare.status is Status.FAILED:
-            found += (
-                Cause(
-                    "prepare-failed",
-                    f"test_tipc/prepare.sh failed before this step ({prepare.reason}); what it should have "
-                    "made (lite data, weights) may be missing",
-                    f"read its log ({prepare.log}); --network if it downloads, --no-prepare if the repo "
-                    "already holds what it needs",
-                    None,
-                    "",
-                ),
-            )
-        return found
+    def _explained(self, step: Step, result: StepResult) -> StepResult:
+        """A failed step with its plain causes (RunOptions.explain), root cause first."""
+        explain = self.options.explain
+        if explain is None or result.reused or result.status not in _DIAGNOSED:
+            return result
+        # The interpreter's Paddle version is a precondition of some causes: wait for the facts (a failed
+        # step has already stopped, so nothing else waits).
+        self._merge_facts(wait=True, timeout_s=120.0)
+        try:
+            found = tuple(explain(self.record, step, result, self._log_path(step)))
+        except Exception as exc:  # a broken catalogue never breaks the run; the log tail still shows
+            self._note(f"{step.id}: its causes could not be found ({type(exc).__name__}: {exc})")
+            return result
+        return replace(result, causes=(*result.causes, *found))
 
     def _forced_env(self) -> dict[str, str]:
         """--paddle-compat switches: set for every step, whatever the environment says."""
@@ -788,7 +788,7 @@ class _Execution:
             env_delta=delta,
             resources=resources,
             pid=res.pid,
-            causes=(*limits_hit, *self._diagnosed(status, log, argv, res.exit_code, cwd)),
+            causes=limits_hit,
         )
 
     # ---- background steps
@@ -1077,16 +1077,6 @@ class _Execution:
 
 
 _DIAGNOSED = frozenset({Status.FAILED, Status.TIMEOUT})
-
-
-def _causes(log: Path, argv: Sequence[str], exit_code: int | None, cwd: Path) -> tuple[Cause, ...]:
-    """The plain causes of a failed step, read from its log (tipc.judge.causes); none if it is unreadable."""
-    try:
-        from tipc.judge.causes import diagnose_log
-
-        return tuple(diagnose_log(log, argv=argv, exit_code=exit_code, cwd=cwd))
-    except Exception:  # a broken catalogue or log never breaks the run; the log tail still shows
-        return ()
 
 
 def _limits_hit() -> tuple[Cause, ...]:

@@ -80,7 +80,7 @@ details>*{display:block}}
 <div><span class="v {{ report.overall }}">{{ report.overall }}</span>
 <div>{% for verdict, n in counts.items() if n %}<b>{{ n }}</b> {{ verdict }}{% if not loop.last %}, {% endif %}{% endfor %}
 {% if report.lint_errors %} · <b>{{ report.lint_errors | length }}</b> lint error(s){% endif %}
-{% if report.run %} · steps: {% for status, n in step_counts.items() %}{{ n }} {{ status }}{% if not loop.last %}, {% endif %}{% endfor %}{% endif %}</div>
+{% if report.run %} · {{ report.run.totals() }}{% endif %}</div>
 {% if failed or failed_steps or broken %}<ul class="why">
 {% if failed_steps %}<li>Failed steps: {% for s in failed_steps %}<a href="#step-{{ loop.index }}"><b>{{ s.step.id }}</b></a> ({{ s.step.status }}{% if s.step.exit_code %}, exit {{ s.step.exit_code }}{% endif %}{% if s.causes %}, {{ s.causes[0].id }}{% endif %}){% if not loop.last %}, {% endif %}{% endfor %}</li>{% endif %}
 {% for r in failed %}<li><a href="#{{ r.rule.id }}"><b>{{ r.rule.id }}</b></a>: {{ r.rule.summary }}</li>{% endfor %}

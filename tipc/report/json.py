@@ -35,6 +35,8 @@ def _run(run: RunSummary | None) -> dict[str, Any] | None:
         "paddle_version": run.paddle_version,
         "git_commit": run.git_commit,
         "status_counts": run.status_counts(),
+        "totals": run.totals(),
+        "did": list(run.did),
         "environment": run.environment,
         "environment_lines": run.environment_lines,
         "sandbox": run.sandbox,

@@ -188,6 +188,8 @@ def _steps(report: Report) -> list[str]:
     out = [
         "### Steps",
         "",
+        _escape_text(report.run.totals()),
+        "",
         "| Step | Stage | Status | Time | Peak RSS | Peak GPU mem |",
         "|---|---|---|---|---|---|",
     ]

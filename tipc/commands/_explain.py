@@ -1,0 +1,61 @@
+"""What `tipc run` and `tipc check` share about explaining a run: the causes of its failed steps (found by
+tipc.judge.causes from the record and the logs, handed to the runner), the readiness report before the chain
+runs, and where each printed path really is."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+
+def explainer() -> Any:
+    """The runner's RunOptions.explain: the causes of a failed step as it ends, its log shown where it
+    really is."""
+
+    def explain(record: Any, step: Any, result: Any, log: Path) -> Sequence[Any]:
+        from tipc.execute.shown import path_map
+        from tipc.judge.causes import explain_step
+
+        paths = path_map(repo=Path(record.plan.repo))
+        return explain_step(record, step, result, log, shown_log=paths.shown(result.log))
+
+    return explain
+
+
+def explained(record: Any, repo: Path) -> Any:
+    """A record read back (`--reuse-run`) with the causes of its failed steps found afresh (the catalogue
+    may know more than when it ran); the logs are read where the chain wrote them (the view)."""
+    from tipc.execute.shown import path_map
+    from tipc.judge.causes import explain_record
+
+    paths = path_map(repo=repo)
+
+    def log_of(result: Any) -> Path | None:
+        return repo / result.log if result.log else None
+
+    def shown_log(result: Any) -> str:
+        return paths.shown(result.log)
+
+    return explain_record(record, log_of, repo=repo, shown_log=shown_log)
+
+
+def readiness(plan: Any, python: str | None, repo: Path, stderr: IO[str]) -> list[str]:
+    """The readiness report of the interpreter for the repo's entry scripts, printed before the chain runs
+    (and returned, for the report's notes). Never fails the command: what cannot be learnt is said."""
+    import shutil
+    import sys
+
+    from tipc.judge import readiness as ready
+
+    interpreter = python or shutil.which("python") or sys.executable
+    try:
+        found = ready.check(plan, interpreter, repo)
+    except Exception as exc:  # a readiness report is advice: it never stops the run
+        lines = [f"readiness: could not be established ({type(exc).__name__}: {exc})"]
+    else:
+        lines = found.lines()
+    for line in lines:
+        stderr.write(f"tipc: {line}\n")
+    stderr.flush()
+    return lines
