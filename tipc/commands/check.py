@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from tipc.commands import _sandboxed
+from tipc.commands import _reports, _sandboxed
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.core.errors import InfraError, TipcError, UserError
 from tipc.core.steps import MODES
@@ -40,9 +40,11 @@ EXIT_INTERRUPTED = 130
 EPILOG = """\
 exit codes: 0 every error-severity rule passed (SKIP, N-A and WARN are allowed), 1 a rule failed or the
 config has a lint error, 2 usage or config error (nothing is run), 3 internal error, 130 interrupted.
-Reports (report.json, report.md, report.junit.xml, report.html) go to --report-dir, by default the run
-folder's report/ (<repo>/test_tipc/output/tipc/<model>/<config>/<mode>/report/; with --no-sandbox
-<repo>/test_tipc/output/<model>/tipc_report/). The chain runs in a sandbox: see `tipc run --help`."""
+Reports (report.json, report.md, report.junit.xml, report.html) go to --report-dir, by default a folder
+per check in the run folder, <repo>/test_tipc/output/tipc/<model>/<config>/<mode>/reports/<UTC time>/, with
+reports/latest pointing at the newest (later runs keep them; the oldest beyond 20 are removed); with
+--no-sandbox <repo>/test_tipc/output/<model>/tipc_report/. The chain runs in a sandbox: see `tipc run
+--help`."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -232,6 +234,12 @@ def _check_output_dir(repo: Path, output_dir: str) -> None:
         raise UserError(f"{repo / output_dir}: {problem} for the run's logs and record")
 
 
+def _run_folder(repo: Path, the_plan: Plan) -> Path:
+    from tipc.execute.sandbox import run_folder, run_key
+
+    return run_folder(repo, run_key(the_plan.model_name, the_plan.config_path, the_plan.mode))
+
+
 def default_report_dir(repo: Path, model_name: str) -> Path:
     return repo / "test_tipc" / "output" / safe_dirname(model_name) / "tipc_report"
 
@@ -317,12 +325,19 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     if serving_plan is not None:
         binds["serving"] = serving_plan.output_dir
     outside: tuple[Path, ...] = ()
+    # A sandboxed check keeps its reports in a folder of their own in the run folder (tipc.commands._reports):
+    # later runs of the same config and mode never delete them.
+    stamped = not args.report_dir and sandbox_options.backend != "none"
+    role = _reports.new_role(_run_folder(repo, the_plan)) if stamped else "report"
     if report_dir.is_relative_to(repo):
-        binds["report"] = report_dir.relative_to(repo).as_posix()
+        binds[role] = report_dir.relative_to(repo).as_posix()
     else:
         outside = (report_dir,)
     # Read before the sandbox hides them behind the run's fresh output folder.
     shipped = _sandboxed.committed_results(the_plan) if sandbox_options.backend != "none" else []
+    if stamped:
+        for line in _reports.point_latest(_run_folder(repo, the_plan), role):
+            stderr.write(f"tipc: {line}\n")
     with _sandboxed.stop_signals():
         try:
             # One check at a time per run folder (a second one waits): each report agrees with its exit code.
@@ -338,8 +353,8 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
             the_plan, prepare_notes = _sandboxed.plan_to_run(
                 seams.plan, args, repo, config, overrides, sandbox_options, stage_timeouts
             )
-            if report_dir.is_relative_to(session.repo) and not args.report_dir:
-                report_dir = default_report_dir(repo, the_plan.model_name)
+            if report_dir.is_relative_to(session.repo) and not args.report_dir and session.folder is not None:
+                report_dir = session.folder / role  # beside the copy, not in it: a fresh copy keeps it
             serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
         notes.extend((*session.notes, *prepare_notes, *shipped))
         from tipc.execute import proc
@@ -362,6 +377,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
                     report_dir,
                     notes,
                     session,
+                    role,
                 )
         finally:
             sandbox.release()  # at once where this process goes on (a library caller)
@@ -429,7 +445,13 @@ def _evaluate(
 
 
 def _write_and_show(
-    args: argparse.Namespace, report: Any, report_dir: Path, stdout: IO[str], stderr: IO[str], session: Any
+    args: argparse.Namespace,
+    report: Any,
+    report_dir: Path,
+    stdout: IO[str],
+    stderr: IO[str],
+    session: Any,
+    role: str = "report",
 ) -> None:
     """Write the report files, print the report, and say where the reports and the logs are."""
     from tipc.core.console import use_color
@@ -442,10 +464,11 @@ def _write_and_show(
     color = args.format == "text" and use_color(args.no_color) and stdout.isatty()
     stdout.write(render(report, args.format, color=color))
     stdout.flush()
-    shown_dir = session.real("report") if session is not None and not args.report_dir else None
+    shown_dir = session.real(role) if session is not None and not args.report_dir else None
     stderr.write(
         f"tipc: reports written to {shown_dir or report_dir} ({', '.join(p.name for p in written)})\n"
     )
+
     logs = session.real("logs") if session is not None else None
     if logs is not None:
         stderr.write(f"tipc: logs and run record in {logs}\n")
@@ -465,6 +488,7 @@ def _checked(
     report_dir: Path,
     notes: list[str],
     session: Any,
+    role: str = "report",
 ) -> int:
     from tipc.judge.checks.base import CheckContext
     from tipc.report import build_report
@@ -502,7 +526,7 @@ def _checked(
         paths=_shown_paths(session, repo) if seams.sandboxed else None,
         did=_run_did(record, repo) if seams.sandboxed else (),
     )
-    _write_and_show(args, report, report_dir, stdout, stderr, session)
+    _write_and_show(args, report, report_dir, stdout, stderr, session, role)
     if _interrupted(record, *records.values()) or checks_stopped:
         stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
         return _sandboxed.interrupted_exit()

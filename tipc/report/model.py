@@ -385,8 +385,22 @@ def shown(report: Report, paths: PathMap | None) -> Report:
             excerpt=hide_own_frames(e.excerpt) if e.excerpt else e.excerpt,
         )
 
+    def data(value: Any) -> Any:
+        if isinstance(value, str):
+            return text(value)
+        if isinstance(value, dict):
+            return {k: data(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [data(v) for v in value]
+        return value
+
     rules = tuple(
-        replace(r, summary=text(r.summary), evidence=tuple(evidence(e) for e in r.evidence))
+        replace(
+            r,
+            summary=text(r.summary),
+            evidence=tuple(evidence(e) for e in r.evidence),
+            data=data(r.data),
+        )
         for r in report.rules
     )
     run = report.run

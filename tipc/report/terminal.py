@@ -93,7 +93,9 @@ def _print_run(console: Any, report: Report) -> None:
     run = report.run
     assert run is not None
     reused = " (reused run record)" if run.reused else ""
-    console.print(Text(f"config {run.config}, mode {run.mode}, dialect {run.dialect}{reused}"), soft_wrap=True)
+    console.print(
+        Text(f"config {run.config}, mode {run.mode}, dialect {run.dialect}{reused}"), soft_wrap=True
+    )
     for env_line in run.environment_lines:
         console.print(Text(env_line, style="cyan"), soft_wrap=True)
     for box_line in run.sandbox_lines(limit=10):
@@ -217,7 +219,10 @@ def _print_figures(console: Any, report: Report) -> None:
             header, rows = table
             caption = agreement_caption(r.data)
             # the title on its own line: a table title wraps at the (narrow) table's width
-            console.print(Text(f"{r.id}: engine x engine agreement" + (f" ({caption})" if caption else "")), soft_wrap=True)
+            console.print(
+                Text(f"{r.id}: engine x engine agreement" + (f" ({caption})" if caption else "")),
+                soft_wrap=True,
+            )
             grid = Table(box=box.SIMPLE)
             for h in header:
                 grid.add_column(h, overflow="fold")
