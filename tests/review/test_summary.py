@@ -156,7 +156,7 @@ def _can_like() -> dict[str, Any]:
     missing = "ModuleNotFoundError: No module named 'paddlevision.models'"
     module = {
         "id": "module-missing-from-repo",
-        "cause": "The code imports `paddlevision.models`, a package of the repo itself that is missing from it",
+        "cause": "The code imports `paddlevision.models`, a package of the repo itself that is missing",
         "evidence": missing,
     }
     blocked = "not run: its input step train/1 did not pass (failed); root cause: train/1 failed"
@@ -218,7 +218,8 @@ def _can_like() -> dict[str, Any]:
                     "id": "infer/1",
                     "stage": "infer",
                     "status": "blocked",
-                    "reason": "not run: its input step export/1 did not pass (blocked); root cause: train/1 failed",
+                    "reason": "not run: its input step export/1 did not pass (blocked); "
+                    "root cause: train/1 failed",
                 },
             ]
         },

@@ -185,11 +185,10 @@ def _affected(steps: list[dict[str, Any]], root: str) -> set[str]:
     for s in steps:
         sid = str(s.get("id"))
         reason = str(s.get("reason") or "")
-        if s.get("status") == "blocked" and (
-            f"root cause: {root} " in reason or reason.endswith(f"root cause: {root}")
-        ):
-            out.add(sid)
-        elif any(isinstance(c, dict) and c.get("upstream") == root for c in s.get("causes") or []):
+        if (
+            s.get("status") == "blocked"
+            and (f"root cause: {root} " in reason or reason.endswith(f"root cause: {root}"))
+        ) or any(isinstance(c, dict) and c.get("upstream") == root for c in s.get("causes") or []):
             out.add(sid)
     # blocked behind a blocked step: follow the chain
     changed = True
