@@ -157,6 +157,9 @@ def test_the_failed_step_has_its_cause_and_the_counts_agree(
     assert totals in done.stdout  # the terminal's steps table says the same
     chain = next(r for r in report["rules"] if r["id"] == "basic.tipc.chain_passes")
     assert "1 of 4 step(s) did not pass" in chain["summary"]
+    # infer.py run by the predict/infer check itself gets its cause too
+    pair = next(r for r in report["rules"] if r["id"] == "competition.predict_infer.identical")
+    assert pair["verdict"] == "FAIL" and [c["id"] for c in pair["causes"]] == ["module-not-found"], pair
     # the readiness report named the missing module before the chain ran
     assert "readiness:" in done.stderr and "tipc_absent_module (infer.py:" in done.stderr
     assert done.stderr.index("readiness:") < done.stderr.index("[1/5]")

@@ -4,6 +4,7 @@ runs, and where each printed path really is."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -59,3 +60,45 @@ def readiness(plan: Any, python: str | None, repo: Path, stderr: IO[str]) -> lis
         stderr.write(f"tipc: {line}\n")
     stderr.flush()
     return lines
+
+
+_EXITED = re.compile(r"\bexited (-?\d+)\b")
+
+
+def rule_causes(results: Sequence[Any], record: Any, repo: Path) -> dict[str, tuple[Any, ...]]:
+    """The causes of the commands a failing check ran itself (predict.py, infer.py: the logs its data names),
+    found as for a chain step: {rule id: causes}. A check that says the command exited N or timed out names
+    its log last in data['logs']."""
+    from tipc.core.steps import Stage, Status, Step
+    from tipc.execute.record import StepResult
+    from tipc.execute.shown import path_map
+    from tipc.judge.causes import explain_step
+
+    paths = path_map(repo=repo)
+    out: dict[str, tuple[Any, ...]] = {}
+    for result in results:
+        outcome = getattr(result, "outcome", None)
+        if outcome is None or getattr(outcome.verdict, "value", "") != "FAIL":
+            continue
+        logs = outcome.data.get("logs") if isinstance(outcome.data, dict) else None
+        if not isinstance(logs, list) or not logs or not isinstance(logs[-1], str):
+            continue
+        summary = str(outcome.summary)
+        exited = _EXITED.search(summary)
+        timed_out = "timed out" in summary
+        if exited is None and not timed_out:
+            continue
+        log = repo / logs[-1]
+        if not log.is_file():
+            continue
+        argv = tuple(outcome.evidence[0].text.split()) if outcome.evidence else ()
+        step = Step(f"check:{result.rule.id}", Stage.OTHER, argv)
+        status = Status.TIMEOUT if timed_out else Status.FAILED
+        done = StepResult(step.id, status, exit_code=int(exited.group(1)) if exited else None, argv=argv)
+        try:
+            found = explain_step(record, step, done, log, repo=repo, shown_log=paths.shown(logs[-1]))
+        except Exception:  # a cause is advice: never lose the report for it
+            continue
+        if found:
+            out[result.rule.id] = found
+    return out

@@ -525,6 +525,7 @@ def _checked(
         notes=notes,
         paths=_shown_paths(session, repo) if seams.sandboxed else None,
         did=_run_did(record, repo) if seams.sandboxed else (),
+        rule_causes=_rule_causes(results, record, repo) if seams.sandboxed else None,
     )
     _write_and_show(args, report, report_dir, stdout, stderr, session, role)
     if _interrupted(record, *records.values()) or checks_stopped:
@@ -542,6 +543,14 @@ def _shown_paths(session: Any, repo: Path) -> Any:
     from tipc.execute.shown import path_map
 
     return path_map(session, repo)
+
+
+def _rule_causes(results: list[Any], record: Any, repo: Path) -> dict[str, Any] | None:
+    if record is None:
+        return None
+    from tipc.commands import _explain
+
+    return _explain.rule_causes(results, record, repo)
 
 
 def _run_did(record: Any, repo: Path) -> list[str]:

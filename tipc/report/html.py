@@ -152,6 +152,7 @@ details>*{display:block}}
 <td class="v"><span class="{{ r.rule.verdict.value }}">{{ r.rule.verdict.value }}</span></td>
 <td>{{ r.rule.summary }}
 {% if r.rule.error %}<p><b>internal error:</b> <code>{{ r.rule.error }}</code></p>{% endif %}
+{% for c in r.rule.causes[:1] %}<p class="cause">cause: {{ c.cause }}</p><p class="remedy">remedy: {{ c.remedy }}</p>{% endfor %}
 {% if r.evidence %}<ul>{% for e in r.evidence %}<li>{{ e.text }}
 {% if e.excerpt %}<details><summary>excerpt</summary><pre>{{ e.excerpt }}</pre></details>{% endif %}</li>
 {% endfor %}</ul>{% endif %}

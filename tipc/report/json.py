@@ -83,6 +83,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
                 "summary": r.summary,
                 "evidence": [e.to_json() for e in r.evidence],
                 "data": r.data,
+                "causes": [c.to_json() for c in r.causes],
                 "error": r.error,
             }
             for r in report.rules

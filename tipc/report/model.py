@@ -162,6 +162,8 @@ class RuleVerdict:
     data: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     duration_s: float | None = None  # wall time the rule's evaluation took
+    # the causes of a command the check ran itself and that failed (predict.py, infer.py)
+    causes: tuple[Cause, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -336,6 +338,7 @@ def build_report(
     lineage: dict[str, Any] | None = None,
     paths: PathMap | None = None,
     did: Sequence[str] = (),
+    rule_causes: dict[str, tuple[Cause, ...]] | None = None,
 ) -> Report:
     """Every path in the report is shown where the file is on disk (`paths`: tipc.core.paths); tracebacks
     in log excerpts lose tipc's own injected frames."""
@@ -345,6 +348,8 @@ def build_report(
         tool_version = __version__
     findings = tuple(findings)
     rules = (*lint_verdict(findings), *rule_verdicts(results))
+    if rule_causes:
+        rules = tuple(replace(r, causes=rule_causes.get(r.id, ())) for r in rules)
     run = run_summary(record, reused=reused, record_path=record_path, did=did) if record is not None else None
     # The lineage checks each carry the run's lineage graph: it is shown once, at the report's top level.
     for r in rules:
@@ -400,6 +405,7 @@ def shown(report: Report, paths: PathMap | None) -> Report:
             summary=text(r.summary),
             evidence=tuple(evidence(e) for e in r.evidence),
             data=data(r.data),
+            causes=tuple(replace(c, cause=text(c.cause), remedy=text(c.remedy)) for c in r.causes),
         )
         for r in report.rules
     )

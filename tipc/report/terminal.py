@@ -145,6 +145,9 @@ def _evidence_cell(r: RuleVerdict) -> Text:
                 evidence.append("\n    | " + tail, style="dim")
     if len(r.evidence) > shown:
         evidence.append(f"\n  ... {len(r.evidence) - shown} more in the report files", style="dim")
+    for c in r.causes[:1]:
+        evidence.append(f"\n  cause: {c.cause}", style="yellow")
+        evidence.append(f"\n  remedy: {remedy_text(c)}", style="green")
     if r.error:
         evidence.append(f"\n  internal error: {r.error}", style="magenta")
     return evidence
