@@ -153,10 +153,11 @@ def test_a_failed_prepare_is_not_the_cause_of_a_multi_gpu_launch() -> None:
 
 def test_a_failed_prepare_is_not_the_cause_of_an_unrelated_infer_failure() -> None:
     prepare = Earlier("prepare", "prepare", "failed", reason="exit code 4", cause="the download failed")
-    out = TRACE + "ValueError: variance should be finite\n"
+    out = TRACE + "ValueError: (InvalidArgument) The inverse of Fused batch norm variance should be finite.\n"
     found = diagnose(out, context=ctx(stage="infer", earlier=(prepare,), prepare_text="wget x -P data"))
-    assert ids(found) == ["unrecognised-exception"]
-    assert "ValueError: variance should be finite" in found[0].cause
+    # the model's weights are not finite (training diverged): nothing to do with prepare.sh
+    assert ids(found) == ["non-finite-weights"]
+    assert "prepare" not in found[0].cause
 
 
 def test_real_lite_data_missing_after_a_failed_prepare_names_both_own_error_first() -> None:
@@ -266,9 +267,10 @@ def test_an_api_change_shows_the_paddle_message_and_where(tmp_path: Path) -> Non
         "  [Hint: Expected x.numel() > 0, but received x.numel():0 <= 0:0.]\n"
     )
     cause = first(out, context=ctx(repo=repo))
-    assert cause.id == "paddle-rejects-argument"
+    assert cause.id == "empty-input-to-paddle"
     assert "Tensor need be reduced must not empty" in cause.cause
     assert "models/loss.py:40" in cause.cause and "3.3.1" in cause.cause
+    assert "older Paddle" in cause.cause  # reducing an empty tensor returned a value before
 
 
 # --- weights: who names them and who should have made them --------------------------------------------------
@@ -876,6 +878,7 @@ def test_operator_registry_is_closed() -> None:
         "backbone",
         "code",
         "follows",
+        "follows_silent",
         "module_in_repo",
         "loaded",
         "any",
@@ -918,8 +921,9 @@ def test_no_pattern_backtracks_badly_on_hostile_lines() -> None:
         out = "\n".join([line] * 100)  # a ~200 KB log tail of such lines
         started = time.perf_counter()
         diagnose(out, argv=argv, exit_code=1, context=P3)
-        # linear patterns take ~0.05 s here; one that backtracks quadratically took 4.5 s on the first line
-        assert time.perf_counter() - started < 1.5, line[:40]
+        # the whole linear catalogue takes ~0.1-0.5 s here (2 cores, loaded); one pattern that backtracks
+        # quadratically took 4.5 to 70 s on such a line
+        assert time.perf_counter() - started < 3.0, line[:40]
 
 
 def test_output_absent_holds_only_when_no_line_matches(tmp_path: Path) -> None:
@@ -937,3 +941,41 @@ def test_every_operator_has_a_matcher() -> None:
     from tipc.judge.causes import _MATCHERS
 
     assert set(_MATCHERS) == set(OPERATORS)
+
+
+def test_an_upstream_step_that_hid_its_failure_is_the_root(tmp_path: Path) -> None:
+    """Train printed its save error and exited 0 (a silent failure): eval finds no weights; the cause is
+    train's hidden error, not where the config points."""
+    repo = tmp_path / "repo"
+    (repo / "out").mkdir(parents=True)
+    (repo / "out" / "train.log").write_text(
+        'epoch 1 loss 0.5\nTraceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+        "OSError: [Errno 28] No space left on device: './out/w/latest.pdparams'\n"
+    )
+    (repo / "out" / "eval.log").write_text(
+        "ValueError: The ``path`` (./out/w/latest.pdparams) to load model not exists.\n"
+    )
+    steps = (
+        Step(
+            "train/1",
+            Stage.TRAIN,
+            ("python", "train.py"),
+            log="out/train.log",
+            writes=(("--out", "./out/w"),),
+        ),
+        Step(
+            "eval/1",
+            Stage.EVAL,
+            ("python", "eval.py", "--pretrained=./out/w/latest.pdparams"),
+            log="out/eval.log",
+        ),
+    )
+    results = (
+        StepResult("train/1", Status.PASSED, exit_code=0, log="out/train.log"),
+        StepResult("eval/1", Status.FAILED, exit_code=1, log="out/eval.log", argv=steps[1].argv),
+    )
+    record = RunRecord(plan=_plan(repo, steps), results=results, started=0.0, paddle_version="3.3.1")
+    explained = explain_record(record, lambda r: repo / r.log if r.log else None, repo=repo)
+    [cause] = explained.results[1].causes
+    assert cause.id == "upstream-failed-silently" and cause.upstream == "train/1"
+    assert "No space left on device" in cause.cause

@@ -508,6 +508,9 @@ def _checked(
     results, checks_stopped = _evaluate(
         args, seams, rulesets, ctx, stopped or _interrupted(*records.values()), notes
     )
+    from tipc.execute import own_parts
+
+    notes.extend(own_parts.drain_notes())  # where tipc's own parts ran, when not the repo's interpreter
     if getattr(args, "baseline", None) is not None:
         from tipc.modelci import hooks
 

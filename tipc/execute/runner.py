@@ -693,6 +693,23 @@ class _Execution:
             return result
         return replace(result, causes=(*result.causes, *found))
 
+    def _own_part(self, argv: tuple[str, ...], env: dict[str, str]) -> tuple[tuple[str, ...], dict[str, str]]:
+        """A step that runs tipc itself (`python -m tipc serve ...`: a repo serving with tipc's server) runs
+        it where it can run (tipc.execute.own_parts); where nowhere, as written, and the reason is noted."""
+        from tipc.execute import own_parts
+
+        try:
+            placed = own_parts.for_command(argv)
+        except own_parts.PartsMissing as exc:
+            self._note(str(exc))
+            return argv, env
+        if placed is None:
+            return argv, env
+        if placed.note:
+            self._note(placed.note)
+        module_at = list(argv).index("-m") + 1
+        return tuple(placed.argv(*argv[module_at:])), own_parts.step_env(env, placed)
+
     def _forced_env(self) -> dict[str, str]:
         """--paddle-compat switches: set for every step, whatever the environment says."""
         return dict(self.options.forced_env)
@@ -721,6 +738,7 @@ class _Execution:
         log = self._log_path(step)
         log_rel = _rel(self.repo, log)
         env, delta = self._env(step)
+        argv, env = self._own_part(argv, env)
         cwd = self.repo / step.cwd
         if not cwd.is_dir():
             return StepResult(
@@ -798,6 +816,7 @@ class _Execution:
         log = self._log_path(step)
         log_rel = _rel(self.repo, log)
         env, delta = self._env(step)
+        argv, env = self._own_part(argv, env)
         cwd = self.repo / step.cwd
         base = StepResult(step.id, Status.FAILED, log=log_rel, argv=argv, env_delta=delta)
         refused = _server_refused(step, cwd, base)

@@ -85,6 +85,7 @@ OPERATORS: dict[str, str] = {
     "backbone": "bool",
     "code": "regex",
     "follows": "stage list",
+    "follows_silent": "stage list",
     "module_in_repo": "bool",
     "loaded": "bool",
     "any": "condition list",
@@ -97,6 +98,7 @@ _FACT_GROUPS: dict[str, frozenset[str]] = {
     "code": frozenset({"where", "code"}),
     "missing_from": frozenset({"origin", "where"}),
     "follows": frozenset({"upstream", "upstream_status", "upstream_cause", "upstream_log", "made_by"}),
+    "follows_silent": frozenset({"upstream", "upstream_error", "upstream_log", "made_by"}),
     "loaded": frozenset({"load", "cores"}),
     "upstream": frozenset({"upstream_step"}),
 }
@@ -118,6 +120,9 @@ class Earlier:
     cause: str = ""  # its first cause, in words
     log: str = ""
     writes: tuple[str, ...] = ()  # paths the planner knows it writes
+    # the exception its log ends with although it exited 0 (a failure the step hid), if any
+    error: str = ""
+    code_files: tuple[str, ...] = ()  # repo files its entry script reaches
 
 
 @dataclass(frozen=True)
@@ -549,6 +554,34 @@ def _match_follows(cond: Condition, facts: _Facts, groups: Mapping[str, str]) ->
     return None
 
 
+def _match_follows_silent(cond: Condition, facts: _Facts, groups: Mapping[str, str]) -> _Hit | None:
+    """follows_silent: an earlier step (of these stages) that passed although its log ends with an exception
+    should have made the missing {path}: it failed and hid it (exit 0)."""
+    path = groups.get("path")
+    if not path:
+        return None
+    ctx = facts.context
+    ordered = sorted(ctx.earlier, key=lambda e: 0 if e.id in ctx.depends_on else 1)
+    for step in ordered:
+        if step.stage not in cond.names or step.status != "passed" or not step.error:
+            continue
+        why = _would_make(step, path, facts)
+        if why is None:
+            continue
+        return _Hit(
+            f"{step.id} passed, its log ends with: {step.error}",
+            {
+                "upstream": step.id,
+                "upstream_error": step.error,
+                "upstream_log": step.log or "its log",
+                "made_by": why,
+            },
+            None,
+            upstream=step.id,
+        )
+    return None
+
+
 def _match_module_in_repo(cond: Condition, facts: _Facts, groups: Mapping[str, str]) -> _Hit | None:
     module = groups.get("module")
     repo = facts.context.repo
@@ -613,6 +646,7 @@ _MATCHERS: dict[str, Callable[[Condition, _Facts, Mapping[str, str]], _Hit | Non
     "backbone": _match_backbone,
     "code": _match_code,
     "follows": _match_follows,
+    "follows_silent": _match_follows_silent,
     "module_in_repo": _match_module_in_repo,
     "loaded": _match_loaded,
     "any": _match_any,
@@ -681,9 +715,7 @@ def _origin(path: str, facts: _Facts) -> tuple[str, str | None]:
         value = _norm_path(word.split("=", 1)[1] if word.startswith("-") and "=" in word else word)
         if not value or len(value) < 3:
             continue
-        if value == norm or (("/" in value or "." in value) and norm.startswith(value.rstrip("/"))):
-            return "argv", None
-        if name and name == PurePosixPath(value).name and "." in name:
+        if value == norm or ("/" in value and norm.startswith(value.rstrip("/") + "/")):
             return "argv", None
     if _DOWNLOAD_CACHES.search(norm) or any(
         _DOWNLOAD_LINE.search(line) and name and name in line for line in facts.lines
@@ -699,9 +731,9 @@ def _origin(path: str, facts: _Facts) -> tuple[str, str | None]:
 
 def _would_make(step: Earlier, path: str, facts: _Facts) -> str | None:
     """Why an earlier step should have made `path`, or None: prepare.sh names the folder the path starts in
-    (never the chain's output folder); another step writes to a folder above it (the planner knows its
-    writes), or, where its writes are unknown, its stage makes such files (export: model files, train:
-    weights)."""
+    (never the chain's output folder); another step (of a stage that makes such files: weights are
+    training's, models export's) writes to a folder above it (the planner knows its writes), or its code
+    names the file, or, where its writes are unknown, its stage makes such files."""
     norm = _norm_path(path)
     out_dir = _norm_path(facts.context.output_dir).rstrip("/")
     inside_output = bool(out_dir) and (
@@ -719,20 +751,35 @@ def _would_make(step: Earlier, path: str, facts: _Facts) -> str | None:
         ):
             return f"test_tipc/prepare.sh names `{first}`"
         return None
+    suffix = PurePosixPath(norm).suffix
+    makers = _MAKERS.get(suffix)
+    if makers is not None and step.stage not in makers:
+        return None  # weights come from training, a model from export: an eval step only reads them
     for written in step.writes:
         value = _norm_path(written).rstrip("/")
         if len(value) >= 3 and (
             norm == value or norm.startswith(value + "/") or norm.startswith(value + ".")
         ):
             return f"it writes to `{value}`"
-    if step.writes:
-        return None
-    suffix = PurePosixPath(norm).suffix
-    if step.stage == "export" and suffix in (".pdmodel", ".json", ".pdiparams", ".onnx"):
-        return "the export stage writes the inference model"
-    if step.stage == "train" and suffix in (".pdparams", ".pdopt", ".pdckpt", ".pth", ".ckpt"):
-        return "the train stage writes the weights"
+    name = PurePosixPath(norm).name
+    if name and "." in name and step.code_files and facts.context.repo is not None:
+        literal = re.compile(r"""['"][^'"\n]*""" + re.escape(name) + r"""['"]""")
+        for rel in step.code_files:
+            hit = _grep(facts.context.repo / rel, literal)
+            if hit is not None:
+                return f"its code names `{name}` at {rel}:{hit[0]}"
+    if not step.writes and makers is not None:
+        return f"the {step.stage} stage writes such files"
     return None
+
+
+# Which stages make a file of a kind (by suffix): a weights file is training's, a model file export's.
+_WEIGHTS = (".pdparams", ".pdopt", ".pdckpt", ".pth", ".ckpt")
+_MODELS = (".pdmodel", ".pdiparams", ".onnx")
+_MAKERS: dict[str, frozenset[str]] = {
+    **{s: frozenset({"train"}) for s in _WEIGHTS},
+    **{s: frozenset({"export", "quant"}) for s in _MODELS},
+}
 
 
 _GENERIC_PARTS = frozenset(
@@ -961,7 +1008,7 @@ def _entry(doc: Any, raw: dict[str, Any], keys: tuple[str | int, ...]) -> Entry:
     output_groups = _group_names(conditions)
     fact_groups = {g for c in conditions for g in _FACT_GROUPS.get(c.op, ())}
     for c in conditions:
-        if c.op in ("missing_from", "backbone", "follows") and "path" not in output_groups:
+        if c.op in ("missing_from", "backbone", "follows", "follows_silent") and "path" not in output_groups:
             raise doc.error(
                 (*keys, "when"),
                 f"`{c.op}` needs every `output` pattern to capture the missing file as (?P<path>...)",
@@ -1022,7 +1069,7 @@ def _condition(doc: Any, raw: dict[str, Any], keys: tuple[str | int, ...], depth
         return Condition(op, names=tuple(str(_norm_signal(v)) for v in values))
     if op in ("file_exists", "file_missing"):
         return Condition(op, path=value)
-    if op in ("status", "stage", "switch", "no_switch", "missing_from", "follows"):
+    if op in ("status", "stage", "switch", "no_switch", "missing_from", "follows", "follows_silent"):
         return Condition(op, names=tuple(str(v) for v in values))
     if op == "upstream":
         statuses = value["status"] if isinstance(value["status"], list) else [value["status"]]
@@ -1110,9 +1157,10 @@ def context_for(
     repo: Path,
     shown_log: str = "",
     load: tuple[float, int] | None = None,
+    log_of: Callable[[Any], Path | None] | None = None,
 ) -> Context:
     """The Context of one step of `record` (a tipc.execute.record.RunRecord), the repo's code read at
-    `repo`."""
+    `repo`; `log_of(result)` says where an earlier step's log is readable (default: under `repo`)."""
     plan = record.plan
     env = dict(result.env_delta) if result is not None else {}
     paddle = record.paddle_version or (record.environment or {}).get("paddle_version")
@@ -1123,7 +1171,7 @@ def context_for(
         stage=step.stage.value,
         status=result.status.value if result is not None else "failed",
         step=step.id,
-        earlier=_earlier(record, step),
+        earlier=_earlier(record, step, repo, log_of),
         depends_on=_consumed(plan, step),
         repo=repo,
         code_files=_code_files(repo, step),
@@ -1173,7 +1221,9 @@ def _network_now() -> bool:
     return bool(session is not None and session.network)
 
 
-def _earlier(record: Any, step: Any) -> tuple[Earlier, ...]:
+def _earlier(
+    record: Any, step: Any, repo: Path, log_of: Callable[[Any], Path | None] | None = None
+) -> tuple[Earlier, ...]:
     out: list[Earlier] = []
     for other in record.plan.steps:
         if other.id == step.id:
@@ -1181,6 +1231,10 @@ def _earlier(record: Any, step: Any) -> tuple[Earlier, ...]:
         result = record.result(other.id)
         status = result.status.value if result is not None else "absent"
         causes = getattr(result, "causes", ()) if result is not None else ()
+        error = ""
+        if status == "passed" and result is not None and result.log and other.stage.value != "prepare":
+            where = log_of(result) if log_of is not None else repo / result.log
+            error = _hidden_error(where) if where is not None else ""
         out.append(
             Earlier(
                 id=other.id,
@@ -1191,9 +1245,20 @@ def _earlier(record: Any, step: Any) -> tuple[Earlier, ...]:
                 cause=causes[0].cause if causes else "",
                 log=(result.log or "") if result is not None else "",
                 writes=tuple(p for _, p in other.writes),
+                error=error,
+                code_files=_code_files(repo, other) if status != "passed" or error else (),
             )
         )
     return tuple(reversed(out))
+
+
+def _hidden_error(log: Path) -> str:
+    """The exception a step's log ends with (its last traceback), for a step that exited 0 anyway."""
+    lines = _lines(hide_own_frames(read_tail(log, 64_000)))
+    if not any(line.startswith("Traceback (most recent call last)") for line in lines):
+        return ""
+    found = _last_exception(lines)
+    return f"{found[0]}: {found[1]}".strip(": ") if found else ""
 
 
 def _consumed(plan: Any, step: Any) -> tuple[str, ...]:
@@ -1247,6 +1312,7 @@ def explain_step(
     repo: Path | None = None,
     shown_log: str = "",
     catalogue: Catalogue | None = None,
+    log_of: Callable[[Any], Path | None] | None = None,
 ) -> tuple[Cause, ...]:
     """The causes of one failed step of a run: what tipc.execute.runner.RunOptions.explain is given. `log`
     is where the step's log is readable now; `repo` where the repo's code is (the plan's repo by default)."""
@@ -1254,7 +1320,13 @@ def explain_step(
         return ()
     where = repo if repo is not None else Path(record.plan.repo)
     ctx = context_for(
-        record, step, result, repo=where, shown_log=shown_log or (result.log or ""), load=_machine_load()
+        record,
+        step,
+        result,
+        repo=where,
+        shown_log=shown_log or (result.log or ""),
+        load=_machine_load(),
+        log_of=log_of,
     )
     cwd = where / step.cwd
     return tuple(
@@ -1291,7 +1363,9 @@ def explain_record(
         log = log_of(result)
         own = tuple(c for c in result.causes if c.id in kept)
         shown = shown_log(result) if shown_log is not None else ""
-        found = explain_step(record, step, result, log, repo=repo, catalogue=catalogue, shown_log=shown)
+        found = explain_step(
+            record, step, result, log, repo=repo, catalogue=catalogue, shown_log=shown, log_of=log_of
+        )
         results[index] = replace(result, causes=(*own, *found))
         record = replace(record, results=tuple(results))  # later steps see this one's causes
     return record
