@@ -239,19 +239,82 @@ def case_rows(case: Case, repo: Path) -> list[Row]:
     return rows
 
 
-def stored_rows(entries: Sequence[Stored], silent_work: Path) -> list[Row]:
-    """Rows of the runs the silent benchmark kept: <work>/<repo>/<variant>/<repo dir>/test_tipc/..."""
+def stored_labels(entries: Sequence[Stored], repo: str, variant: str) -> dict[str, tuple[str, ...]]:
+    labels: dict[str, tuple[str, ...]] = {}
+    for entry in entries:
+        if entry.repo == repo and fnmatch.fnmatch(variant, entry.variant):
+            labels = {**labels, **entry.expect}
+    return labels
+
+
+def stored_rows(entries: Sequence[Stored], silent_work: Path, snapshots: Path | None = None) -> list[Row]:
+    """Rows of the runs the silent benchmark kept: <work>/<repo>/<variant>/<repo dir>/test_tipc/...; with
+    `snapshots`, a snapshot of each run with a failed step but prepare.sh is written there."""
     rows: list[Row] = []
     for repo_dir in sorted(p for p in silent_work.iterdir() if p.is_dir()):
         for variant in sorted(p for p in repo_dir.iterdir() if p.is_dir()):
-            labels: dict[str, tuple[str, ...]] = {}
-            for entry in entries:
-                if entry.repo == repo_dir.name and fnmatch.fnmatch(variant.name, entry.variant):
-                    labels = {**labels, **entry.expect}
+            labels = stored_labels(entries, repo_dir.name, variant.name)
             for repo in sorted(p for p in variant.iterdir() if (p / "test_tipc").is_dir()):
                 for record_path in records_under(repo):
-                    rows += rows_of(f"{repo_dir.name}/{variant.name}", explained(record_path, repo), labels)
+                    found = rows_of(f"{repo_dir.name}/{variant.name}", explained(record_path, repo), labels)
+                    rows += found
+                    if snapshots is not None and any(r.step != "prepare" for r in found):
+                        snapshot(record_path, repo, snapshots / f"{repo_dir.name}+{variant.name}")
     return rows
+
+
+# --- snapshots: the material a test needs to re-explain a run without it ----------------------------------
+
+SNAPSHOT_LOG_BYTES = 8_000  # the end of each log kept: tracebacks sit there
+
+
+def snapshot(record_path: Path, repo: Path, dest: Path) -> None:
+    """The record (without resource samples and the sandbox's file list) and the tail of the logs of a run
+    with a failed step (of its failed steps, and of passed ones that print a traceback), in `dest`:
+    `record.json` and `logs/<the log's path as the record names it>`."""
+    from tipc.execute.record import load_record
+    from tipc.execute.shown import stored_map
+    from tipc.judge.causes import read_tail
+
+    data = json.loads(record_path.read_text())
+    for result in data.get("results", []):
+        result.get("resources", {})["samples"] = []
+        result["causes"] = []  # found afresh by whoever reads the snapshot
+    if isinstance(data.get("sandbox"), dict):
+        data["sandbox"]["changes"] = []
+    data["environment"] = None
+    data["host"] = {}
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "record.json").write_text(json.dumps(data, indent=1) + "\n")
+    record = load_record(record_path)
+    box = record.sandbox or {}
+    folder = box.get("folder")
+    paths = stored_map(
+        repo, repo / folder if isinstance(folder, str) else record_path.parent, dict(box.get("binds") or {})
+    )
+    for result in record.results:
+        if not result.log or result.status.value in ("skipped", "blocked"):
+            continue
+        text = read_tail(paths.real(result.log), SNAPSHOT_LOG_BYTES)
+        # a passed step's log matters only when it hides a failure (a traceback, exit 0)
+        if text and (result.status.value in FAILED or "Traceback (most recent call last)" in text):
+            target = dest / "logs" / result.log
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+
+
+def snapshot_record(folder: Path, repo: Path) -> Any:
+    """A snapshot (see `snapshot`) explained afresh, the repo's code read at `repo`."""
+    from tipc.execute.record import load_record
+    from tipc.judge.causes import explain_record
+
+    record = load_record(folder / "record.json")
+
+    def log_of(result: Any) -> Path | None:
+        path = folder / "logs" / result.log if result.log else None
+        return path if path is not None and path.is_file() else None
+
+    return explain_record(record, log_of, repo=repo)
 
 
 # --- printing --------------------------------------------------------------------------------------------
@@ -293,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--repos", type=Path, default=DEFAULT_REPOS, help="folder of the real-repo tarballs")
     parser.add_argument("--json", type=Path, help="write the rows and counts as JSON here")
+    parser.add_argument(
+        "--snapshot", type=Path, help="write snapshots of the stored runs with a failed step here"
+    )
     args = parser.parse_args(argv)
     cases, stored = load_labels()
     unknown = sorted(set(args.case) - {c.name for c in cases})
@@ -306,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         if repo is not None:
             rows += case_rows(case, repo)
     for folder in args.silent_work:
-        rows += stored_rows(stored, folder)
+        rows += stored_rows(stored, folder, args.snapshot)
     print(render(rows), end="")
     if args.json:
         args.json.write_text(
