@@ -56,6 +56,12 @@ def readiness(plan: Any, python: str | None, repo: Path, stderr: IO[str]) -> lis
         lines = [f"readiness: could not be established ({type(exc).__name__}: {exc})"]
     else:
         lines = found.lines()
+        if found.paddle and found.paddle.split(".")[0].isdigit() and int(found.paddle.split(".")[0]) < 3:
+            lines.append(
+                f"readiness: Paddle {found.paddle} wheels load a libz of their own: a step failing with "
+                "`zlib.error: Error -2 while decompressing data` runs with --paddle-compat zlib"
+            )
+    lines += _load_lines()
     for line in lines:
         stderr.write(f"tipc: {line}\n")
     stderr.flush()
@@ -102,3 +108,20 @@ def rule_causes(results: Sequence[Any], record: Any, repo: Path) -> dict[str, tu
         if found:
             out[result.rule.id] = found
     return out
+
+
+def _load_lines() -> list[str]:
+    """The machine's load, when it is more than its cores: lite steps may need more than their time limit."""
+    import os
+
+    try:
+        average = os.getloadavg()[0]
+    except OSError:
+        return []
+    cores = os.cpu_count() or 1
+    if average <= cores:
+        return []
+    return [
+        f"readiness: the machine is loaded (load average {average:.1f} on {cores} cores): a step may run "
+        "past its time limit only because of that; give a stage more with --stage-timeout STAGE=SECONDS"
+    ]
