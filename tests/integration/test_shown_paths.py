@@ -157,6 +157,11 @@ def test_the_failed_step_has_its_cause_and_the_counts_agree(
     assert totals in done.stdout  # the terminal's steps table says the same
     chain = next(r for r in report["rules"] if r["id"] == "basic.tipc.chain_passes")
     assert "1 of 4 step(s) did not pass" in chain["summary"]
+    # the header says what this run did: the demo's export writes .pdmodel (its code switches PIR off)
+    assert any("export wrote inference .pdmodel" in line for line in report["run"]["did"]), report["run"][
+        "did"
+    ]
+    assert "export wrote inference .pdmodel" in done.stdout
     # infer.py run by the predict/infer check itself gets its cause too
     pair = next(r for r in report["rules"] if r["id"] == "competition.predict_infer.identical")
     assert pair["verdict"] == "FAIL" and [c["id"] for c in pair["causes"]] == ["module-not-found"], pair
