@@ -23,7 +23,8 @@ tier() {
   python -m pytest "$@" || status=1
   echo "tier ${name}: $((SECONDS - start)) s"
 }
-tier main "${WORKERS[@]}" -m "not real_repos and not timing"
+tier main "${WORKERS[@]}" -m "not real_repos and not timing and not silent"
+tier silent "${WORKERS[@]}" -m "silent and not real_repos and not timing"
 tier real_repos "${WORKERS[@]}" -m "real_repos and not timing"
 tier timing -p no:xdist -m timing
 exit "$status"
