@@ -4,14 +4,16 @@ The labelled list is `bench/causes_labels.yaml`, next to this script: each case 
 real repo of ../shared/real-repos) run with tipc's own switches, under an interpreter, with edits that plant
 a failure (demo variants), and the right first cause of each step that fails there; `stored` entries label
 the failed steps of runs kept by the silent-failure benchmark (`bench/silent_failures.py --keep --work DIR`:
-pass that DIR with --silent-work).
+pass that DIR with --silent-work, or let this script build and check the variants with the silent
+benchmark's own code: --silent-run DIR).
 
 For every run it finds the causes afresh from the run record and the logs (tipc.judge.causes.explain_record,
 as `tipc check --reuse-run` does), so a catalogue change is measured without running the chains again; the
 runs it makes itself are kept in --work and reused with --resume.
 
     python bench/causes.py [--work DIR] [--resume] [--case NAME ...] [--silent-work DIR ...]
-                           [--repos DIR] [--json OUT]
+                           [--silent-run DIR [--silent-repo NAME ...] [--silent-kind ID ...]]
+                           [--repos DIR] [--json OUT] [--snapshot DIR]
 
 It prints a row per failed step (expected cause, cause given, right or not), then the three counts.
 """
@@ -263,6 +265,26 @@ def stored_rows(entries: Sequence[Stored], silent_work: Path, snapshots: Path | 
     return rows
 
 
+def run_silent(work: Path, repos_dir: Path, repos: Sequence[str] = (), kinds: Sequence[str] = ()) -> Path:
+    """The silent-failure benchmark's clean checks and planted variants (bench/silent: its variant building
+    and checking, kept with their run folders) in `work`, resumable; returns `work` for `stored_rows`."""
+    from bench.silent import model
+    from bench.silent.runner import run_repo
+
+    catalogue = model.load_catalogue()
+    specs = model.load_repos(kinds=catalogue)
+    chosen_kinds = tuple(k for k in catalogue if not kinds or k.id in kinds)
+    for spec in specs:
+        if repos and spec.name not in repos:
+            continue
+        if spec.source == "tarball" and not (repos_dir / f"{spec.name}.tar.gz").is_file():
+            print(f"causes: silent {spec.name}: skipped, no tarball in {repos_dir}", file=sys.stderr)
+            continue
+        print(f"causes: silent {spec.name}: clean check and variants ...", file=sys.stderr, flush=True)
+        run_repo(spec, chosen_kinds, work, repos_dir, resume=True, keep=True)
+    return work
+
+
 # --- snapshots: the material a test needs to re-explain a run without it ----------------------------------
 
 SNAPSHOT_LOG_BYTES = 8_000  # the end of each log kept: tracebacks sit there
@@ -354,6 +376,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--silent-work", type=Path, action="append", default=[], help="a kept silent-benchmark work folder"
     )
+    parser.add_argument(
+        "--silent-run", type=Path, help="build and check the silent benchmark's variants here"
+    )
+    parser.add_argument(
+        "--silent-repo", action="append", default=[], help="with --silent-run: only this repo"
+    )
+    parser.add_argument(
+        "--silent-kind", action="append", default=[], help="with --silent-run: only this kind"
+    )
     parser.add_argument("--repos", type=Path, default=DEFAULT_REPOS, help="folder of the real-repo tarballs")
     parser.add_argument("--json", type=Path, help="write the rows and counts as JSON here")
     parser.add_argument(
@@ -371,6 +402,8 @@ def main(argv: list[str] | None = None) -> int:
         repo = make_run(case, work, args.repos, resume=args.resume)
         if repo is not None:
             rows += case_rows(case, repo)
+    if args.silent_run is not None:
+        args.silent_work.append(run_silent(args.silent_run, args.repos, args.silent_repo, args.silent_kind))
     for folder in args.silent_work:
         rows += stored_rows(stored, folder, args.snapshot)
     print(render(rows), end="")
