@@ -426,8 +426,11 @@ def shown(report: Report, paths: PathMap | None) -> Report:
         )
     lineage = report.lineage
     if isinstance(lineage, dict) and isinstance(lineage.get("files"), list):
+        # "path": where the file lies on disk; "seen_as": the path as the chain saw it (what its code opened)
         files = [
-            {**f, "path": paths.shown(str(f["path"]))} if isinstance(f, dict) and "path" in f else f
+            {**f, "path": paths.shown(str(f["path"])), "seen_as": str(f["path"])}
+            if isinstance(f, dict) and "path" in f
+            else f
             for f in lineage["files"]
         ]
         renamed = {
