@@ -11,10 +11,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tipc.core.causes import Cause
 from tipc.core.errors import ConfigError
 from tipc.core.fs import atomic_write_text
 from tipc.core.steps import Plan, Status
-from tipc.judge.causes import Cause
 
 RECORD_SCHEMA = "tipc.run-record/1"
 RECORD_FILENAME = "tipc_run.json"
@@ -122,7 +122,7 @@ class StepResult:
     resources: Resources = field(default_factory=Resources)
     pid: int | None = None  # process(-group) id of the step's leader, for audits that nothing was left alive
     reused: bool = False  # taken from an earlier record (--rerun-failed / --resume), not run this time
-    causes: tuple[Cause, ...] = ()  # plain causes of a failure, most specific first (tipc.judge.causes)
+    causes: tuple[Cause, ...] = ()  # plain causes of a failure, root cause first (found by tipc.judge.causes)
     log_dropped: int = 0  # bytes of output its capped log left out (the log says where)
 
     @property
