@@ -433,7 +433,9 @@ def shown(report: Report, paths: PathMap | None) -> Report:
     lineage = report.lineage
     if isinstance(lineage, dict) and isinstance(lineage.get("files"), list):
         # "path": where the file lies on disk; "seen_as", where that differs: the path as the chain saw it
-        files = [_file_shown(f, paths) if isinstance(f, dict) and "path" in f else f for f in lineage["files"]]
+        files = [
+            _file_shown(f, paths) if isinstance(f, dict) and "path" in f else f for f in lineage["files"]
+        ]
         renamed = {
             str(old["path"]): new["path"]
             for old, new in zip(lineage["files"], files, strict=True)
