@@ -466,6 +466,13 @@ def _checked(
     from tipc.report import build_report
 
     record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
+    if getattr(args, "baseline", None) is not None and not reused:
+        from tipc.modelci import hooks
+
+        # --repeat N: the chain N times, the baseline rule judges the medians (model CI)
+        record = hooks.repeat_chain(
+            args, repo, record, lambda: _execute(args, the_plan, seams, "the runner failed"), stderr
+        )
     records: dict[str, Any] = {}
     stopped = _interrupted(record)
     if serving_plan is not None and stopped:
