@@ -318,8 +318,11 @@ def child_defaults(forced_env: Mapping[str, str]) -> dict[str, str]:
     """What every process a check starts beside the chain (predict/infer, engine workers) must see, as the
     chain's steps do: the --paddle-compat switches and the auto_log shim last on PYTHONPATH."""
     from tipc.execute.compat import pythonpath_with_shim
+    from tipc.execute.seeding import SEED_VARIABLES
 
-    return {**forced_env, "PYTHONPATH": pythonpath_with_shim(os.environ.get("PYTHONPATH"))}
+    # Not the seeding variables: the runner gives them to each step, whose record then names the seed.
+    kept = {k: v for k, v in forced_env.items() if k not in SEED_VARIABLES}
+    return {**kept, "PYTHONPATH": pythonpath_with_shim(os.environ.get("PYTHONPATH"))}
 
 
 def plan_to_run(

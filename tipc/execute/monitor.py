@@ -10,11 +10,11 @@ capped at the machine's physical memory, which no tree can exceed.
 The kernel keeps each process's high-water RSS (VmHWM): it is read with every sample, and its largest value
 is a floor for the step's peak, so a peak between two samples, or a step shorter than the first interval,
 is not lost (a step of 0.2 s used to report a few MiB: whatever the interpreter had mapped at the first
-look). Right after the start the tree is looked at more often (only its VmHWM, a cheap read), then at the
-normal interval. Not `ru_maxrss` of the children: tipc starts steps with vfork, and the kernel hands the
-child the parent's high-water mark at exec, so every step would "peak" at tipc's own size (measured:
-/bin/true beside a 400 MB parent reported 413 MB). Not the cgroup's `memory.peak`: the run's group holds
-tipc itself and every step of the run, not one step.
+look). During the first interval the tree is looked at every 50 ms (only its VmHWM and scheduler times,
+cheap reads), then sampled at the normal interval. Not `ru_maxrss` of the children: tipc starts steps
+with vfork, and the kernel hands the child the parent's high-water mark at exec, so every step would
+"peak" at tipc's own size (measured: /bin/true beside a 400 MB parent reported 413 MB). Not the cgroup's
+`memory.peak`: the run's group holds tipc itself and every step of the run, not one step.
 
 The run-queue wait of each process's main thread (/proc/PID/schedstat: time runnable but waiting for a CPU)
 is summed with its run time: their ratio says how much the step competed for CPUs with other work, which is
@@ -44,7 +44,7 @@ from tipc.execute.record import Resources, ResourceSample
 BASE_INTERVAL_S = 0.5
 MAX_OVERHEAD = 0.01  # fraction of one core the sampler may use
 MAX_SAMPLES = 400  # after this many samples the interval doubles (long steps keep a bounded series)
-FIRST_LOOK_S = 0.02  # the first quick look at the tree's high-water marks after the start (then doubling)
+LOOK_S = 0.05  # quick looks at the tree's high-water marks this often during the first interval
 
 _nvml_state: dict[str, Any] = {}
 
@@ -343,7 +343,7 @@ class Monitor:
 
     def _loop(self) -> None:
         cpu0 = time.thread_time()
-        look = FIRST_LOOK_S
+        first = True
         while True:
             with self._lock:
                 if self._stop.is_set():
@@ -352,19 +352,19 @@ class Monitor:
                     self.sample()
                 # all of this thread's CPU, wake-ups included; read by stop()
                 self.thread_cpu_s = time.thread_time() - cpu0
-            # quick looks at 0.02, 0.04, 0.08 ... s after a sample until the next one is due (the first
-            # interval only: later, a step that lived that long has been sampled at least once)
+            # quick looks every LOOK_S until the second sample is due (later, a step that lived that long
+            # has been sampled at least once)
             waited = 0.0
-            while look < self.interval_s and waited + look < self.interval_s:
-                if self._stop.wait(look):
+            while first and waited + LOOK_S < self.interval_s:
+                if self._stop.wait(LOOK_S):
                     return
-                waited += look
+                waited += LOOK_S
                 with self._lock:
                     if self._stop.is_set():
                         return
                     with contextlib.suppress(Exception):
                         self.look()
-                look *= 2
+            first = False
             if self._stop.wait(max(0.0, self.interval_s - waited)):
                 return
 
@@ -398,6 +398,7 @@ class Monitor:
             monitor_cpu_s=round(monitor_cpu, 6),
             sched_run_s=round(sum(r for r, _ in sched) / 1e9, 3) if sched else None,
             sched_wait_s=round(sum(w for _, w in sched) / 1e9, 3) if sched else None,
+            peak_process_rss_bytes=hwm or None,
         )
 
 

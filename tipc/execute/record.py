@@ -82,6 +82,9 @@ class Resources:
     # their ratio is how much the step competed with other work (model CI's load, tipc.execute.monitor).
     sched_run_s: float | None = None
     sched_wait_s: float | None = None
+    # The largest high-water RSS the kernel kept for one of the step's processes (VmHWM): a figure sampling
+    # cannot miss or blur (tipc.execute.monitor).
+    peak_process_rss_bytes: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,6 +100,7 @@ class Resources:
             "monitor_cpu_s": self.monitor_cpu_s,
             "sched_run_s": self.sched_run_s,
             "sched_wait_s": self.sched_wait_s,
+            "peak_process_rss_bytes": self.peak_process_rss_bytes,
         }
 
     @classmethod
@@ -113,6 +117,7 @@ class Resources:
             monitor_cpu_s=data.get("monitor_cpu_s"),
             sched_run_s=data.get("sched_run_s"),
             sched_wait_s=data.get("sched_wait_s"),
+            peak_process_rss_bytes=data.get("peak_process_rss_bytes"),
         )
 
 

@@ -11,6 +11,7 @@ from tipc.core.errors import UserError
 ENV_SEED = "TIPC_SEED"  # read by tipc/execute/lineage/inject/_tipc_seed.py
 DEFAULT_SEED = 0  # model CI's default: `tipc baseline record`, `tipc check --baseline`, `tipc matrix`
 _MAX_SEED = 2**32 - 1  # numpy.random.seed's limit
+SEED_VARIABLES = (ENV_SEED, "PYTHONHASHSEED")
 
 
 def seed_env(seed: int | None) -> dict[str, str]:
@@ -20,7 +21,7 @@ def seed_env(seed: int | None) -> dict[str, str]:
         return {}
     if not 0 <= seed <= _MAX_SEED:
         raise UserError(f"--seed {seed}: expected an integer from 0 to {_MAX_SEED}")
-    return {ENV_SEED: str(seed), "PYTHONHASHSEED": str(seed)}
+    return dict.fromkeys(SEED_VARIABLES, str(seed))
 
 
 def chosen_seed(seed: int | None, no_seed: bool, model_ci: bool) -> int | None:

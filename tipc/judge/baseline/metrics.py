@@ -9,7 +9,10 @@ Names are dotted and stable, so a baseline file and the history database can key
 - performance on the wall clock (comparable only under similar load): `train.avg_ips` (median of the
   per-line throughput, the first line dropped as warm-up), `stage.<stage>.time_s` (wall time of the stage's
   steps), `infer.<engine>.<field>_ms` (latencies an inference log prints, e.g. `inference_time(ms)`);
-- resources: `resources.peak_rss_mb`, `resources.mean_cpu_percent` (wall-clock), and with a GPU
+- resources: `resources.peak_rss_mb` (the sampled peak of a step's whole process tree, at least its largest
+  process's), `resources.peak_process_rss_mb` (the kernel's high-water RSS of the largest process: what
+  sampling cannot miss, so it hardly varies between runs), `resources.mean_cpu_percent` (wall-clock), and
+  with a GPU
   `resources.peak_gpu_mem_mb`, `resources.mean_gpu_util_percent` (absent, listed as n/a, without one).
 A stage's figures count when every step of it that ran passed; steps that were not applicable on this
 machine (a 2-GPU launch on a CPU run) neither make nor break a stage.
@@ -331,6 +334,7 @@ class _Resources:
     """The run record's resource figures over the steps that passed."""
 
     rss: list[int] = field(default_factory=list)
+    process_rss: list[int] = field(default_factory=list)
     gpu_mem: list[int] = field(default_factory=list)
     gpu_util: list[float] = field(default_factory=list)
     cpu_time: float = 0.0
@@ -342,6 +346,8 @@ class _Resources:
         res = result.resources
         if res.peak_rss_bytes:
             self.rss.append(res.peak_rss_bytes)
+        if res.peak_process_rss_bytes:
+            self.process_rss.append(res.peak_process_rss_bytes)
         if res.peak_gpu_mem_bytes is not None:
             self.gpu_mem.append(res.peak_gpu_mem_bytes)
         if res.mean_gpu_util_percent is not None:
@@ -420,6 +426,10 @@ def extract(record: Any, repo: Path) -> RunMetrics:
     stages = _stage_metrics(per_stage, out)
     r = resources
     na = _resource_metrics(r.rss, r.cpu_time, r.wall, r.gpu_mem, r.gpu_util, out)
+    if r.process_rss:
+        out["resources.peak_process_rss_mb"] = Metric(
+            "resources.peak_process_rss_mb", max(r.process_rss) / 2**20, "MiB", RESOURCE, LOWER, "run record"
+        )
     return RunMetrics(
         out,
         stages,

@@ -21,6 +21,7 @@ An explicit `margin:` in the baseline file (a human's decision) overrides the de
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from dataclasses import dataclass
@@ -169,6 +170,7 @@ def t_cdf(t: float, df: int) -> float:
     return 1.0 - tail if t >= 0 else tail
 
 
+@functools.lru_cache(maxsize=256)
 def t_quantile(p: float, df: int) -> float:
     """The p-quantile of Student's t with df degrees of freedom (p > 0.5), by bisection on the CDF."""
     if not 0.5 < p < 1.0 or df < 1:

@@ -244,7 +244,7 @@ class History:
                     time.time(),
                     verdict,
                     json.dumps(provenance, default=str),
-                    repo_key or repo,
+                    repo_key,
                 ),
             ).fetchone()
             pk = int(row[0])
@@ -269,7 +269,7 @@ class History:
         repo_key: str | None = None,
     ) -> None:
         cur = self.conn.cursor()
-        key = repo_key or repo
+        key = repo_key
         try:
             self._begin(cur)
             now = time.time()
