@@ -311,7 +311,16 @@ def bisect(versions: Sequence[str], probe: Callable[[str], Column]) -> tuple[Col
 def table(columns: Sequence[Column]) -> str:
     """The version x metric table (plain text)."""
     head = ["metric"] + [f"Paddle {c.version}" for c in columns]
-    return _aligned(head, [*_stage_rows(columns), *_metric_rows(columns)])
+    env_row = ["environment"] + [_env_cell(c) for c in columns]
+    return _aligned(head, [env_row, *_stage_rows(columns), *_metric_rows(columns)])
+
+
+def _env_cell(column: Column) -> str:
+    if column.not_installable:
+        return "not installable"
+    if column.env is None:
+        return "setup failed"
+    return "reused" if column.env.reused else "created"
 
 
 def _stage_rows(columns: Sequence[Column]) -> list[list[str]]:

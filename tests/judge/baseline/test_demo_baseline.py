@@ -180,16 +180,13 @@ def test_the_unchanged_demo_passes_and_is_stored_in_the_history(recorded: Record
                 for m in sorted(failed)
             )
         )
-    busy = [d for d in rule["data"]["baseline"]["env_diff"] if d.startswith("machine ")]
-    if busy:
-        # The judge says the machine was busy (or its load changed several fold since the recording), so
-        # timings may leave their band either way; it must say so in the report's evidence.
-        assert any(busy[0] in e["text"] for e in rule["evidence"])
-    else:
-        assert rule["verdict"] == "PASS", (
-            rule["summary"] + "\n" + "\n".join(e["text"] for e in rule["evidence"])
-        )
-        assert code == 0
+    load = rule["data"]["baseline"]["load"]
+    assert load and any(load in e["text"] for e in rule["evidence"])  # the load is always said
+    # INCONCLUSIVE timings (taken under other load than the baseline's) make a WARN, never a FAIL
+    assert rule["verdict"] in ("PASS", "WARN"), (
+        rule["summary"] + "\n" + "\n".join(e["text"] for e in rule["evidence"])
+    )
+    assert code == 0
     assert rows["eval.acc"]["verdict"] in ("PASS", "IMPROVED")
     assert rows["train.loss.last"]["value"] == pytest.approx(rows["train.loss.last"]["baseline"], rel=0.05)
     with open_history(tmp_path / "h.sqlite3") as db:
