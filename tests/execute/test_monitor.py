@@ -179,7 +179,10 @@ def test_shared_pages_of_forked_workers_are_counted_once(no_nvml: None) -> None:
 def test_a_step_shorter_than_the_interval_reports_its_peak(no_nvml: None, tmp_path: Path) -> None:
     """Issue 25: a step shorter than the sampling interval reported a few MiB (what the interpreter had
     mapped at the first look). The kernel's high-water mark of each process is the floor now."""
-    code = "import time\nb = bytearray(200 * 2**20)\nfor i in range(0, len(b), 4096):\n    b[i] = 1\ntime.sleep(0.1)\n"
+    code = (
+        "import time\nb = bytearray(200 * 2**20)\nfor i in range(0, len(b), 4096):\n    b[i] = 1\n"
+        "time.sleep(0.1)\n"
+    )
     mons: list[Monitor] = []
     proc.run(
         [sys.executable, "-c", code], cwd=tmp_path, on_start=lambda pid: mons.append(Monitor(pid).start())
