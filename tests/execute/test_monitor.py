@@ -181,7 +181,7 @@ def test_a_step_shorter_than_the_interval_reports_its_peak(no_nvml: None, tmp_pa
     mapped at the first look). The kernel's high-water mark of each process is the floor now."""
     code = (
         "import time\nb = bytearray(200 * 2**20)\nfor i in range(0, len(b), 4096):\n    b[i] = 1\n"
-        "time.sleep(0.1)\n"
+        "time.sleep(0.3)\n"
     )
     mons: list[Monitor] = []
     proc.run(

@@ -16,6 +16,11 @@ with vfork, and the kernel hands the child the parent's high-water mark at exec,
 "peak" at tipc's own size (measured: /bin/true beside a 400 MB parent reported 413 MB). Not the cgroup's
 `memory.peak`: the run's group holds tipc itself and every step of the run, not one step.
 
+CPU time is what the kernel charged the step's processes as tipc reaped them (RUSAGE_CHILDREN over the
+step), less what tipc's other children reaped meanwhile had used (the version probes that run beside the
+first steps: 2 to 3 CPU seconds landed in the tutorial's train step, a 15 % spread between runs), and at
+least the sampled CPU of the tree.
+
 The run-queue wait of each process's main thread (/proc/PID/schedstat: time runnable but waiting for a CPU)
 is summed with its run time: their ratio says how much the step competed for CPUs with other work, which is
 what decides whether its wall-clock timings can be compared with a baseline's (model CI).
@@ -146,6 +151,20 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def process_cpu(pid: int) -> float | None:
+    """CPU seconds of a process and of the children it has reaped (utime + stime + cutime + cstime of
+    /proc/PID/stat); None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return sum(int(v) for v in fields[11:15]) / _TICK
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def high_water_rss(pid: int) -> int | None:
     """The kernel's high-water RSS of a process (VmHWM, bytes), None where it cannot be read."""
     try:
@@ -221,6 +240,9 @@ class Monitor:
         self._sched_by_pid: dict[int, tuple[int, int]] = {}  # (run ns, wait ns) of each member's main thread
         self._gpu_since_us: int | None = None  # NVML per-process samples taken up to here
         self._proc_gpu_utils: list[float] = []
+        # tipc's other children (version probes beside the first step, a server stopped meanwhile): their
+        # CPU lands in RUSAGE_CHILDREN when they are reaped, and is not this step's
+        self._others: dict[int, float] = {}
 
     def start(self) -> Monitor:
         self._t0 = time.monotonic()
@@ -278,6 +300,7 @@ class Monitor:
         self.seen_pids |= pids
         for pid in pids:
             self._kernel_figures(pid)
+        self._watch_others()
         if self._memory_total is None:
             self._memory_total = _physical_memory() or 0
         if self._memory_total:
@@ -302,6 +325,14 @@ class Monitor:
             self._base_interval *= 2
         self.interval_s = max(self._base_interval, (self._cost_ema or 0.0) / MAX_OVERHEAD)
 
+    def _watch_others(self) -> None:
+        """The CPU so far of each of tipc's own children other than this step's leader."""
+        for pid in _children(os.getpid()):
+            if pid != self.pid:
+                cpu = process_cpu(pid)
+                if cpu is not None:
+                    self._others[pid] = max(cpu, self._others.get(pid, 0.0))
+
     def _kernel_figures(self, pid: int) -> None:
         """Keep the kernel's high-water RSS and scheduler times of one member (monotonic per process)."""
         hwm = high_water_rss(pid)
@@ -323,6 +354,7 @@ class Monitor:
             seen.add(pid)
             self._kernel_figures(pid)
             todo.extend(_children(pid))
+        self._watch_others()
 
     def _process_gpu_util(self, pids: set[int]) -> None:
         """NVML's per-process SM utilisation samples of our processes since the last look."""
@@ -377,6 +409,11 @@ class Monitor:
         rusage = resource.getrusage(resource.RUSAGE_CHILDREN)
         # Children reaped since start() (the step leader and whatever it waited for): exact CPU time.
         reaped_cpu = (rusage.ru_utime - self._rusage0.ru_utime) + (rusage.ru_stime - self._rusage0.ru_stime)
+        # minus what tipc's other children reaped meanwhile had used (seen at the last look; still alive:
+        # not in RUSAGE_CHILDREN yet)
+        with self._lock:
+            others = dict(self._others)
+        reaped_cpu -= sum(cpu for pid, cpu in others.items() if not os.path.exists(f"/proc/{pid}"))
         sampled_cpu = sum(self._cpu_by_pid.values())
         # Not ru_maxrss: tipc starts steps with vfork, so it counts tipc's own peak (see the docstring).
         # The kernel's high-water RSS of the largest member is a floor: peaks between samples count.
