@@ -1,8 +1,9 @@
 """Model CI that does not cry wolf (issue 25), on the official TIPC tutorial (PaddlePaddle/models Step6):
 
 1. `tipc baseline record` with the documented number of runs (seeded, the CPU and export switches);
-2. N unchanged `tipc check --baseline --repeat 3` runs while a CPU-bound background job keeps every core busy: each
-   FAIL is a false alarm (INCONCLUSIVE timing rows are allowed: the judge says they are not comparable);
+2. N unchanged `tipc check --baseline --repeat 3` runs while a CPU-bound background job keeps every core
+   busy: each FAIL is a false alarm (INCONCLUSIVE timing rows are allowed: the judge says they are not
+   comparable);
 3. four injected regressions, each checked once under the same background load: a 20 % slower train step
    (CPU work added to every epoch), a broken learning rate (10.0 instead of 0.1), the eval stage removed
    from the config, and +30 % memory held by the training process. Each must FAIL on the metric it
@@ -214,9 +215,9 @@ def main() -> int:
         "--check-repeat",
         type=int,
         default=3,
-        help="chain runs per check, judged on their medians (default 3: CPU time varies by about 4 %% between "
-        "runs on a loaded 2-core machine, which a single run's prediction interval cannot tell from a 20 %% "
-        "slowdown reliably)",
+        help="chain runs per check, judged on their medians (default 3: CPU time varies by about 4 %% "
+        "between runs on a loaded 2-core machine, which a single run's prediction interval cannot tell from "
+        "a 20 %% slowdown reliably)",
     )
     parser.add_argument("--out", type=Path, help="write the counts as JSON here")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
