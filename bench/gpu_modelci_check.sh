@@ -220,7 +220,8 @@ def rule(name):
     return r["data"]["baseline"]
 
 mem, util = m.get("resources.peak_gpu_mem_mb"), m.get("resources.mean_gpu_util_percent")
-print(f"machine class {base['machine_class']}; GPU memory samples {mem and mem['samples']} MiB (margin {mem and mem['margin']:.4g}, from {mem and mem['margin_from']}); GPU util samples {util and util['samples']} %")
+print(f"machine class {base['machine_class']}; GPU memory {mem and mem['samples']} MiB, margin {mem and mem['margin']} "
+      f"({mem and mem['margin_from']}); GPU utilisation {util and util['samples']} %")
 results["sampled"] = bool(mem and util and mem["median"] > 0 and util["median"] > 0)
 unchanged, big = rule("unchanged"), rule("big")
 for name, j in (("unchanged", unchanged), ("big", big)):
