@@ -278,9 +278,9 @@ def _record(args: argparse.Namespace, update: bool) -> int:
 
 
 def _git_head_text(path: Path) -> str | None:
-    from tipc.execute import proc
+    from tipc.execute import safegit
 
-    code, out = proc.capture(["git", "show", f"HEAD:./{path.name}"], cwd=path.parent, timeout_s=30)
+    code, out = safegit.capture(["cat-file", "blob", f"HEAD:./{path.name}"], cwd=path.parent, timeout_s=30)
     return out if code == 0 else None
 
 

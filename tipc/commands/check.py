@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from tipc.commands import _sandboxed
+from tipc.commands import _sandboxed, add_log_limit, log_limit_of
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.core.errors import InfraError, TipcError, UserError
 from tipc.core.steps import MODES
@@ -101,6 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "run side by side, at most N at once (default: min(2, cores); 1 runs them one after another)",
     )
     parser.add_argument("--no-color", action="store_true", help="no colour in the output")
+    add_log_limit(parser)
     _sandboxed.add_arguments(parser)
     from tipc.modelci import hooks
 
@@ -544,6 +545,7 @@ def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str) -
         python=args.python,
         no_color=args.no_color,
         forced_env=tuple(sorted(getattr(args, "forced_env", {}).items())),
+        log_limit_bytes=log_limit_of(args),
     )
     try:
         return seams.execute(plan, options, seams.make_observer(args.no_color))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tipc.commands import _sandboxed
+from tipc.commands import _sandboxed, add_log_limit, log_limit_of
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.core.errors import UserError
 from tipc.core.steps import MODES
@@ -75,6 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH|URL",
         help="store this run and its metrics in a history database (SQLite file or postgresql:// URL)",
     )
+    add_log_limit(parser)
     _sandboxed.add_arguments(parser)
 
 
@@ -180,6 +181,7 @@ def _execute(
                 resume=args.resume,
                 no_color=args.no_color,
                 forced_env=tuple(sorted(forced_env.items())),
+                log_limit_bytes=log_limit_of(args),
             )
             observer = (
                 PlainObserver(sys.stderr) if args.format == "json" else make_observer(no_color=args.no_color)

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from tipc.config.parse import ParsedFile, split_key_value
+from tipc.config.parse import (
+    MAX_SOURCE_BYTES,
+    ParsedFile,
+    read_bytes_bounded,
+    read_repo_text,
+    split_key_value,
+)
+from tipc.core.errors import ConfigError
 
 # sha256 of test_tipc/test_train_inference_python.sh -> dialect (from the corpus' expected.json files).
 FINGERPRINTS: dict[str, str] = {
@@ -162,16 +169,16 @@ def _from_script_version(
 ) -> Detection | None:
     repo = Path(repo_str)
     try:
-        data = (repo / SCRIPT).read_bytes()
-    except OSError:
+        data = read_bytes_bounded(repo / SCRIPT, MAX_SOURCE_BYTES, "the test script", within=repo)
+    except ConfigError:
         return None
     text = data.decode("utf-8", errors="replace")
     found = _identified_script(text, data) or _from_script_cues(text)
     if found is not None:
         return found
     try:
-        helper = (repo / HELPER).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        helper = read_repo_text(repo / HELPER, repo, "the helper script")
+    except ConfigError:
         helper = ""
     return _from_51_line_cues(text, helper)
 
