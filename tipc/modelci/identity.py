@@ -12,10 +12,12 @@ _CREDENTIALS = re.compile(r"(?<=://)[^/@]+@")
 
 
 def _git(repo: Path, *args: str) -> str | None:
-    from tipc.execute import proc
+    from tipc.execute import proc, safegit  # the repo's own git config names commands: none of them runs
 
+    if not safegit.available():
+        return None
     try:
-        code, out = proc.capture(["git", "-C", str(repo), *args], cwd=repo, timeout_s=20)
+        code, out = safegit.capture(list(args), cwd=repo, timeout_s=20)
     except (OSError, proc.Refused):
         return None
     text = out.strip().splitlines()
