@@ -211,7 +211,7 @@ class _ChainFailed(Exception):
 
 def _record(args: argparse.Namespace, update: bool) -> int:
     from tipc.commands._target import resolve_target
-    from tipc.judge.baseline import diff, stats, store
+    from tipc.judge.baseline import diff, store
 
     repo, _config = resolve_target(args.repo, args.config)
     repo = repo.resolve()
@@ -255,16 +255,25 @@ def _record(args: argparse.Namespace, update: bool) -> int:
         sys.stderr.write(f"tipc: updated {path}: review the diff above and commit it\n")
     else:
         sys.stderr.write(f"tipc: wrote {path} ({len(base.metrics)} metrics from {len(runs)} runs)\n")
+    _warnings(base, len(runs))
+    return 0
+
+
+def _warnings(base: Any, runs: int) -> None:
+    """What the reviewer of a new baseline must know: unstable metrics (not judged), too few runs, and how
+    many effect metrics are judged exactly."""
+    from tipc.judge.baseline import stats
+
     unstable = [f"{n} ({m.summary.relative_spread:.0%})" for n, m in base.metrics.items() if not m.is_stable]
     if unstable:
         sys.stderr.write(
-            f"tipc: warning: unstable over the {len(runs)} runs (robust spread above "
+            f"tipc: warning: unstable over the {runs} runs (robust spread above "
             f"{stats.UNSTABLE_SPREAD:.0%} of the median, or missing in some runs), so they are not judged "
             f"until a re-recording finds them stable: {', '.join(unstable)}\n"
         )
-    if len(runs) < DOCUMENTED_RUNS:
+    if runs < DOCUMENTED_RUNS:
         sys.stderr.write(
-            f"tipc: warning: {len(runs)} runs: margins from fewer than {DOCUMENTED_RUNS} runs are wide (the "
+            f"tipc: warning: {runs} runs: margins from fewer than {DOCUMENTED_RUNS} runs are wide (the "
             "prediction interval's t factor grows fast below that; docs/model-ci.md)\n"
         )
     deterministic = sorted(n for n, m in base.metrics.items() if m.kind == "effect" and m.summary.identical)
@@ -274,7 +283,6 @@ def _record(args: argparse.Namespace, update: bool) -> int:
             f"tipc: {len(deterministic)} of {len(effect)} effect metrics were identical in every run "
             f"(seed {base.provenance.get('seed')}): judged exactly\n"
         )
-    return 0
 
 
 def _git_head_text(path: Path) -> str | None:

@@ -208,6 +208,36 @@ def provenance(
     }
 
 
+def _metric_baseline(name: str, runs: list[RunMetrics], old: MetricBaseline | None) -> MetricBaseline:
+    """One metric over the recorded runs; `old` (the previous file's) lends the human choices."""
+    seen: list[Metric] = [r.metrics[name] for r in runs if name in r.metrics]
+    samples = [m.value for m in seen]
+    first = seen[0]
+    summary = stats.summarise(samples)
+    margin, origin = stats.derive_margin(summary, first.kind, first.unit)
+    if len(seen) < len(runs):
+        origin = f"{origin}; seen in {len(seen)} of {len(runs)} runs"
+    mb = MetricBaseline(
+        name=name,
+        kind=first.kind,
+        unit=first.unit,
+        better=first.better,
+        op=DEFAULT_OP.get(first.better, "=="),
+        summary=summary,
+        samples=samples,
+        margin=margin,
+        margin_from=origin,
+        clock=first.clock,
+        # a metric some runs lack is not stable, whatever its spread
+        stable=summary.stable and len(seen) == len(runs),
+    )
+    if old is not None:
+        mb.op, mb.active, mb.description = old.op, old.active, old.description
+        if old.margin_from == "explicit":
+            mb.margin, mb.margin_from = old.margin, "explicit"
+    return mb
+
+
 def build(
     record: Any,
     runs: list[RunMetrics],
@@ -217,35 +247,8 @@ def build(
 ) -> Baseline:
     """The baseline from `runs` (metrics of one chain run n times); `previous` lends the human choices."""
     names = sorted({name for r in runs for name in r.metrics})
-    metrics: dict[str, MetricBaseline] = {}
-    for name in names:
-        seen: list[Metric] = [r.metrics[name] for r in runs if name in r.metrics]
-        samples = [m.value for m in seen]
-        first = seen[0]
-        summary = stats.summarise(samples)
-        margin, origin = stats.derive_margin(summary, first.kind, first.unit)
-        if len(seen) < len(runs):
-            origin = f"{origin}; seen in {len(seen)} of {len(runs)} runs"
-        mb = MetricBaseline(
-            name=name,
-            kind=first.kind,
-            unit=first.unit,
-            better=first.better,
-            op=DEFAULT_OP.get(first.better, "=="),
-            summary=summary,
-            samples=samples,
-            margin=margin,
-            margin_from=origin,
-            clock=first.clock,
-            # a metric some runs lack is not stable, whatever its spread
-            stable=summary.stable and len(seen) == len(runs),
-        )
-        old = previous.metrics.get(name) if previous is not None else None
-        if old is not None:
-            mb.op, mb.active, mb.description = old.op, old.active, old.description
-            if old.margin_from == "explicit":
-                mb.margin, mb.margin_from = old.margin, "explicit"
-        metrics[name] = mb
+    old = previous.metrics if previous is not None else {}
+    metrics = {name: _metric_baseline(name, runs, old.get(name)) for name in names}
     stages = [s for s in runs[0].stages if all(r.stages.get(s) == "passed" for r in runs)]
     na = sorted({n for r in runs for n in r.not_available})
     env = record.environment or {}
