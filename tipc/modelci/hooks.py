@@ -54,6 +54,14 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def check_arguments(args: Any) -> None:
+    """Usage errors of the model CI switches, found before anything runs."""
+    from tipc.core.errors import UserError
+
+    if getattr(args, "repeat", 1) > 1 and getattr(args, "baseline", None) is None:
+        raise UserError("--repeat N judges the median of N runs against a baseline: give --baseline too")
+
+
 def repeat_chain(args: Any, repo: Path, record: Any, rerun: Callable[[], Any], stderr: IO[str]) -> Any:
     """With --baseline and --repeat N > 1: N - 1 more runs of the chain after `record`, their metrics and
     its saved beside the last record (tipc.judge.baseline.judge.RUNS_FILE); the last record is returned.

@@ -153,3 +153,12 @@ def test_warm_up_runs_go_first_and_their_numbers_are_discarded(
 def test_warmup_must_be_a_whole_number(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["baseline", "record", ".", "--warmup", "-1"]) == 2
     assert "expected a whole number >= 0" in capsys.readouterr().err
+
+
+def test_repeat_without_a_baseline_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    demo = Path(__file__).resolve().parents[3] / "examples" / "lenet_digits"
+    assert main(["check", str(demo), "--repeat", "2"]) == 2
+    assert "--repeat N judges the median of N runs against a baseline" in capsys.readouterr().err
+    assert main(["check", str(demo), "--baseline", "--repeat", "0"]) == 2
+    assert main(["run", str(demo), "--seed", "1", "--no-seed"]) == 2
+    assert "contradict" in capsys.readouterr().err
