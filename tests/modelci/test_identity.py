@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tipc.modelci.identity import normalise_remote, repo_identity
+from tipc.modelci.identity import normalise_remote, repo_identities, repo_identity
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -35,9 +35,14 @@ def test_two_checkouts_of_one_repo_are_one_repo(tmp_path: Path) -> None:
     a, b = tmp_path / "ci-1234", tmp_path / "ci-5678"
     for clone in (a, b):
         subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True)
-    assert repo_identity(a) == repo_identity(b) == f"git:{origin}"
-    assert repo_identity(a / "tutorials" / "step6") == f"git:{origin}#tutorials/step6"
-    assert repo_identity(tmp_path / "ci-1234" / ".." / "ci-5678") == repo_identity(b)
+    # every full clone, with or without a remote, is stored under its root commit
+    assert repo_identity(a) == repo_identity(b) == repo_identity(origin)
+    assert repo_identities(a) == [f"root:{root}", f"git:{origin}"]
+    assert repo_identity(a / "tutorials" / "step6") == f"root:{root}#tutorials/step6"
+    # a shallow CI clone has no true root: its remote names it, and a full clone finds it by that too
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{origin}", str(shallow)], check=True)
+    assert repo_identities(shallow) == [f"git:file://{origin}"]
 
 
 def test_no_git_is_the_folder_and_credentials_are_dropped(tmp_path: Path) -> None:

@@ -61,12 +61,12 @@ def run(args: argparse.Namespace) -> int:
     repo = Path(args.repo).resolve()
     if not repo.is_dir():
         raise UserError(f"{args.repo}: no such repo folder")
-    from tipc.modelci.identity import repo_identity
+    from tipc.modelci.identity import repo_identities
 
-    key = repo_identity(repo)
+    keys = repo_identities(repo)
     with open_history(args.history) as db:
-        runs = db.runs(repo=str(repo), model=args.model, mode=args.mode, repo_key=key)
-        bands = db.bands(str(repo), args.model, repo_key=key)
+        runs = db.runs(repo=str(repo), model=args.model, mode=args.mode, repo_keys=keys)
+        bands = db.bands(str(repo), args.model, repo_keys=keys)
         where = db.where
     directory = Path(args.baseline_dir) if args.baseline_dir else repo / "test_tipc" / "baselines"
     bands.update(bands_from_files(directory, runs))
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(
                 f"--metric {unknown[0]}: not stored for this repo (known: {', '.join(sorted(known))})"
             )
-    sys.stderr.write(f"tipc: history {where}, repo {key}\n")
+    sys.stderr.write(f"tipc: history {where}, repo {' or '.join(keys)}\n")
     groups: dict[tuple[str, str, str], list[Any]] = {}
     for r in runs:
         groups.setdefault((r.model, Path(r.config).stem, r.mode), []).append(r)

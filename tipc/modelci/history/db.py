@@ -328,15 +328,17 @@ class History:
         model: str | None = None,
         mode: str | None = None,
         *,
-        repo_key: str | None = None,
+        repo_keys: Sequence[str] = (),
         config: str | None = None,
     ) -> list[StoredRun]:
-        """Stored runs, oldest first, with their metrics. `repo_key` (an identity) also finds rows stored
-        before identities were kept, by their folder `repo`."""
-        where, params = [], []
-        if repo_key is not None:
-            where.append("(repo_key = ? OR (repo_key IS NULL AND repo = ?))")
-            params += [repo_key, repo]
+        """Stored runs, oldest first, with their metrics. `repo_keys` (the repo's identities) also find rows
+        stored before identities were kept, by their folder `repo`."""
+        where: list[str] = []
+        params: list[Any] = []
+        if repo_keys:
+            marks = ", ".join("?" for _ in repo_keys)
+            where.append(f"(repo_key IN ({marks}) OR (repo_key IS NULL AND repo = ?))")
+            params += [*repo_keys, repo]
         elif repo is not None:
             where.append("repo = ?")
             params.append(repo)
@@ -371,15 +373,16 @@ class History:
         return list(found.values())
 
     def bands(
-        self, repo: str, model: str | None = None, *, repo_key: str | None = None
+        self, repo: str, model: str | None = None, *, repo_keys: Sequence[str] = ()
     ) -> dict[str, tuple[float, float]]:
         """The latest baseline band (mean, margin) per metric name."""
         cur = self.conn.cursor()
         params: list[Any] = [repo]
         clause = "WHERE repo = ?"
-        if repo_key is not None:
-            clause = "WHERE (repo_key = ? OR (repo_key IS NULL AND repo = ?))"
-            params = [repo_key, repo]
+        if repo_keys:
+            marks = ", ".join("?" for _ in repo_keys)
+            clause = f"WHERE (repo_key IN ({marks}) OR (repo_key IS NULL AND repo = ?))"
+            params = [*repo_keys, repo]
         if model is not None:
             clause += " AND model = ?"
             params.append(model)
