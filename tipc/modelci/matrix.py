@@ -343,6 +343,8 @@ def _metric_rows(columns: Sequence[Column]) -> list[list[str]]:
 
 def _metric_cell(column: Column, name: str) -> str:
     """The value and, unless it passed, its verdict against the baseline."""
+    if column.not_installable or column.problem:
+        return "-"  # nothing ran
     v = column.values.get(name)
     cell = "missing" if v is None else f"{v:.4g}"
     verdict = column.verdicts.get(name)
