@@ -316,7 +316,7 @@ class History:
             repo_commit=record.git_commit,
             started=record.started,
             verdict=verdict or ("passed" if ok else "failed"),
-            provenance=store.provenance(record, [store.run_id(record)]) | {"stages": run.stages},
+            provenance=store.provenance(record, [store.run_id(record)], run=run) | {"stages": run.stages},
             metrics=[(m.name, m.value, m.unit, (verdicts or {}).get(m.name)) for m in run.metrics.values()],
         )
 
