@@ -284,6 +284,9 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
         raise UserError("--step-timeout must be a positive number of seconds")
     check_jobs(getattr(args, "jobs", None))  # a bad --jobs is found before anything runs (exit 2)
+    from tipc.modelci import hooks
+
+    hooks.check_arguments(args)  # --repeat without --baseline
     sandbox_options = _sandboxed.sandbox_options(args, in_place=not seams.sandboxed)
     stage_timeouts = _sandboxed.stage_timeouts(args)
     forced_env = _sandboxed.compat_env(args)
@@ -310,7 +313,6 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
 
     from tipc.execute import sandbox
-    from tipc.modelci import hooks
 
     if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
         from tipc.execute import proc
@@ -505,6 +507,13 @@ def _checked(
         from tipc.commands import _explain
 
         record = _explain.explained(record, repo)  # the causes as the catalogue finds them now
+    if getattr(args, "baseline", None) is not None and not reused:
+        from tipc.modelci import hooks
+
+        # --repeat N: the chain N times, the baseline rule judges the medians (model CI)
+        record = hooks.repeat_chain(
+            args, repo, record, lambda: _execute(args, the_plan, seams, "the runner failed"), stderr
+        )
     records: dict[str, Any] = {}
     stopped = _interrupted(record)
     if serving_plan is not None and stopped:
