@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tipc.judge.checks.accuracy import check_documented_accuracy
 from tipc.judge.checks.agreement import check_agreement
 from tipc.judge.checks.artefacts import check_artefacts, check_gpu_flag_on_cpu_build
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.convergence import check_convergence
+from tipc.judge.checks.documented import check_documented_commands
 from tipc.judge.checks.ground_truth import check_ground_truth
 from tipc.judge.checks.lineage import check_lineage
 from tipc.judge.checks.lite_data import check_lite_data
@@ -33,6 +35,8 @@ CHECKS: dict[str, Callable[..., CheckOutcome]] = {
     "ground_truth": check_ground_truth,
     "serving": serving,
     "lineage": check_lineage,
+    "documented_commands": check_documented_commands,
+    "documented_accuracy": check_documented_accuracy,
 }
 
 # Checks that start model-side processes and may run beside each other (`tipc check --jobs`): check name ->
