@@ -15,11 +15,13 @@ from tipc.judge.checks.artefacts import check_artefacts, check_gpu_flag_on_cpu_b
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.convergence import check_convergence
 from tipc.judge.checks.documented import check_documented_commands
+from tipc.judge.checks.documented_serving import check_documented_serving
 from tipc.judge.checks.ground_truth import check_ground_truth
 from tipc.judge.checks.lineage import check_lineage
 from tipc.judge.checks.lite_data import check_lite_data
 from tipc.judge.checks.log_fields import check_log_fields, check_throughput
 from tipc.judge.checks.predict_infer import check_predict_infer_agreement
+from tipc.judge.checks.pretrained import check_pretrained_predict_infer
 from tipc.judge.checks.serving import serving
 from tipc.judge.checks.settings import Settings, load_settings
 
@@ -37,6 +39,8 @@ CHECKS: dict[str, Callable[..., CheckOutcome]] = {
     "lineage": check_lineage,
     "documented_commands": check_documented_commands,
     "documented_accuracy": check_documented_accuracy,
+    "pretrained_predict_infer": check_pretrained_predict_infer,
+    "documented_serving": check_documented_serving,
 }
 
 # Checks that start model-side processes and may run beside each other (`tipc check --jobs`): check name ->
@@ -47,6 +51,7 @@ LANES: dict[str, str] = {
     "agreement": "engines",
     "serving": "engines",
     "predict_infer_agreement": "scripts",
+    "pretrained_predict_infer": "scripts",
 }
 
 __all__ = [
