@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 DOCUMENTED = "documented"
 PRETRAINED = "pretrained"
+BACKBONES = "backbones"  # one chain per backbone config, recorded as `backbone:<config>`
 PRETRAINED_MODE = "whole_infer"
 DOCS_STEP_TIMEOUT_S = 300.0  # a documented training on the full recipe is stopped here; it ran meanwhile
 DOCS_TIMEOUT_S = 1200.0
@@ -64,6 +65,7 @@ class Extra:
 
     documented: Documented | None = None
     pretrained: Plan | None = None
+    backbones: dict[str, Plan] = field(default_factory=dict)  # `backbone:<config>` -> its lite plan
     notes: list[str] = field(default_factory=list)
 
     def binds(self) -> dict[str, str]:
@@ -72,11 +74,18 @@ class Extra:
             out[DOCUMENTED] = self.documented.plan.output_dir
         if self.pretrained is not None:
             out[PRETRAINED] = self.pretrained.output_dir
+        for i, plan in enumerate(self.backbones.values()):
+            out[f"backbone{i}"] = plan.output_dir
         return out
 
+    def named(self) -> list[tuple[str, Plan]]:
+        found = [(DOCUMENTED, self.documented.plan)] if self.documented is not None else []
+        if self.pretrained is not None:
+            found.append((PRETRAINED, self.pretrained))
+        return [*found, *self.backbones.items()]
+
     def plans(self) -> list[Plan]:
-        found = [self.documented.plan] if self.documented is not None else []
-        return [*found, *([self.pretrained] if self.pretrained is not None else [])]
+        return [plan for _, plan in self.named()]
 
 
 def plan_extra(
@@ -108,7 +117,50 @@ def plan_extra(
             args, repo, config, the_plan, overrides, planner, in_place, timeouts
         )
         extra.notes.extend(notes)
+    if BACKBONES in chains:
+        extra.backbones, notes = _backbone_plans(args, repo, config, the_plan, overrides, planner, in_place, timeouts)
+        extra.notes.extend(notes)
     return extra
+
+
+def _backbone_plans(
+    args: argparse.Namespace,
+    repo: Path,
+    config: Path,
+    the_plan: Plan,
+    overrides: Overrides,
+    planner: Callable[..., Plan],
+    in_place: bool,
+    timeouts: Mapping[str, float],
+) -> tuple[dict[str, Plan], list[str]]:
+    from tipc.commands import _sandboxed
+    from tipc.core.errors import TipcError
+    from tipc.planning.planner import isolate
+    from tipc.planning.relocate import relocate_output
+
+    plans: dict[str, Plan] = {}
+    notes: list[str] = []
+    used = {the_plan.output_dir.strip("/")}
+    from tipc.planning.documented import backbone_configs
+
+    for i, (name, path) in enumerate(c for c in backbone_configs(repo) if c[1].resolve() != config.resolve()):
+        rel = path.relative_to(repo).as_posix()
+        try:
+            plan = planner(path, args.mode, repo=repo, overrides=overrides, dialect=None)
+        except TipcError as exc:
+            notes.append(f"backbone {name}: {rel} cannot be planned: {exc}")
+            continue
+        if in_place:
+            plan = isolate(plan)
+        out = plan.output_dir.strip("/")
+        if any(out == u or out.startswith(u + "/") or u.startswith(out + "/") for u in used):
+            plan = relocate_output(plan, f"{the_plan.output_dir.strip('/')}/tipc_backbone_{i}")
+        used.add(plan.output_dir.strip("/"))
+        plan, more = _sandboxed.with_prepare(plan, args)
+        notes.extend(more)
+        plan = _sandboxed.with_stage_args(plan, _sandboxed.stage_args(args))
+        plans[f"backbone:{rel}"] = _sandboxed.with_stage_timeouts(plan, timeouts)
+    return plans, notes
 
 
 def _pretrained_plan(

@@ -56,6 +56,12 @@ class Vocabulary:
     data_key: re.Pattern[str]
     weights_ext: frozenset[str]
     archive_ext: frozenset[str]
+    backbones: tuple[str, ...] = ()
+
+    def backbone_in(self, text: str) -> str | None:
+        """The backbone `text` names (spelled with any case, dashes or underscores), or None."""
+        flat = squash(text)
+        return next((b for b in self.backbones if squash(b) in flat), None)
 
     def is_setup(self, word: str) -> bool:
         return word in self.setup_words or any(p.fullmatch(word) for p in self.setup_patterns)
@@ -77,6 +83,11 @@ class Vocabulary:
 
     def is_launcher(self, module: str) -> bool:
         return any(p.search(module) for p in self.launchers)
+
+
+def squash(text: str) -> str:
+    """Lower case without separators: MobileNetV3_large_x1_0, mobilenet_v3_large_x1.0 -> mobilenetv3largex10."""
+    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 def default_path() -> Path:
@@ -153,6 +164,7 @@ def _schema() -> Any:
             ),
             "weights_ext": Field(words, True),
             "archive_ext": Field(words, True),
+            "backbones": Field(words, default=[]),
         }
     )
 
@@ -214,4 +226,5 @@ def _load(path: Path) -> Vocabulary:
         data_key=re.compile(keys["data"], re.IGNORECASE),
         weights_ext=frozenset(e.lower() for e in raw["weights_ext"]),
         archive_ext=frozenset(e.lower() for e in raw["archive_ext"]),
+        backbones=tuple(raw["backbones"]),
     )

@@ -955,13 +955,11 @@ class _Planner:
     ) -> tuple[str, list[str], list[str], str]:
         """(cwd, argv, depends_on, not_applicable) after resolving where the command runs and what it reads."""
         cwd = state.cwd
-        depends: list[str] = []
+        depends: list[str] = [state.cwd_dep] if state.cwd_dep is not None else []
         if state.outside:
             return cwd, argv, depends, f"runs outside the repo ({state.outside})"
         if state.cwd_missing:
             return cwd, argv, depends, state.cwd_missing
-        if state.cwd_dep is not None:
-            depends.append(state.cwd_dep)
         if kind is Kind.SETUP:
             return cwd, argv, depends, ""
         script_at = _script_index(argv)
@@ -969,58 +967,64 @@ class _Planner:
             cwd = self._script_cwd(state, cwd, argv[script_at])
             if cwd != state.cwd:
                 depends = []
-        if _PYTHON.match(argv[0]):
-            _, module, rest = _python_parts(argv)
-            if module is not None and self.vocab.is_launcher(module) and self.overrides.device == "cpu":
-                return cwd, argv, depends, f"a multi-device launch ({module}) under --device cpu"
+        why = self._not_here(argv, purpose)
+        if why:
+            return cwd, argv, depends, why
         na = ""
+        for key, value, index in self._inputs(argv, script_at):
+            dep, reason = self._need(sid, key, value, index, argv, cwd)
+            if dep is not None:
+                depends.append(dep)
+            na = na or reason
+        return cwd, argv, depends, na
+
+    def _not_here(self, argv: list[str], purpose: str) -> str:
+        """Why a command cannot run in this sandbox at all ("" when it can)."""
+        if _PYTHON.match(argv[0]):
+            _, module, _ = _python_parts(argv)
+            if module is not None and self.vocab.is_launcher(module) and self.overrides.device == "cpu":
+                return f"a multi-device launch ({module}) under --device cpu"
         if purpose == "data":
             outside = next((w for w in argv[1:] if w.startswith(("/", "~")) and w != "/dev/null"), None)
             if outside is not None:
-                return cwd, argv, depends, f"touches {outside}, outside the repo"
-        for key, value, index in self._inputs(argv, script_at):
-            rel = _norm(cwd, value)
-            if rel is None:
-                sub = self._substitute(sid, key, value, index, argv, cwd)
-                if sub is None:
-                    na = na or f"needs {value}, outside the repo"
-                continue
-            if _exists(self.repo, rel):
-                continue
-            if rel == "test_tipc/output" or rel.startswith("test_tipc/output/"):
-                maker = next(
-                    (m for m in reversed(self.made) if m.step_id and self._is_chain(m.step_id)), None
-                )
-                if maker is not None:
-                    depends.append(maker.step_id)
-                    continue
-                na = na or f"needs {value}, which the TIPC chain's script writes (tipc runs the chain itself)"
-                continue
-            made = self._maker(rel)
-            if made is not None:
-                depends.append(made.step_id)
-                continue
-            norm = norm_key(key) if key else ""
-            if (
-                key
-                and self.vocab.data_key.search(norm)
-                and self._substitute(sid, key, value, index, argv, cwd)
-            ):
-                continue
-            if not _at_top(self.repo, rel):
-                continue  # inside a folder the repo ships: run it, a typo fails with its own error
-            if _ext(rel) in self.vocab.weights_ext or (key and self.vocab.weights_key.search(norm)):
-                na = na or self._missing_weights(value)
-            elif _ext(rel) in self.vocab.archive_ext:
-                na = na or f"needs {value}, an archive the repo does not ship and no documented command makes"
-            elif key and self.vocab.data_key.search(norm):
-                na = (
-                    na
-                    or f"needs the dataset {value}, which the repo does not ship (no lite data for --{key} in the TIPC config)"
-                )
-            else:
-                na = na or f"needs {value}, which is not in the repo and no documented command makes"
-        return cwd, argv, depends, na
+                return f"touches {outside}, outside the repo"
+        return ""
+
+    def _need(
+        self, sid: str, key: str, value: str, index: int, argv: list[str], cwd: str
+    ) -> tuple[str | None, str]:
+        """(the step that makes an input, why the command cannot run without it) for one input it reads; a
+        dataset the repo does not ship is replaced by the lite data first (argv is changed in place)."""
+        norm = norm_key(key) if key else ""
+        rel = _norm(cwd, value)
+        if (rel is None or not _exists(self.repo, rel)) and key and self.vocab.data_key.search(norm):
+            used = self._substitute(sid, key, value, index, argv, cwd)
+            if used is not None:
+                value, rel = used, _norm(cwd, used)
+        if rel is None:
+            return None, f"needs {value}, outside the repo"
+        if _exists(self.repo, rel):
+            return None, ""
+        if rel == "test_tipc/output" or rel.startswith("test_tipc/output/"):
+            chain = next((m for m in reversed(self.made) if self._is_chain(m.step_id)), None)
+            if chain is not None:
+                return chain.step_id, ""
+            return None, f"needs {value}, which the TIPC chain's script writes (tipc runs the chain itself)"
+        made = self._maker(rel)
+        if made is not None:
+            return made.step_id, ""
+        if not _at_top(self.repo, rel):
+            return None, ""  # inside a folder the repo ships: it runs, and a typo fails with its own error
+        if _ext(rel) in self.vocab.weights_ext or (key and self.vocab.weights_key.search(norm)):
+            return None, self._missing_weights(value)
+        if _ext(rel) in self.vocab.archive_ext:
+            return None, f"needs {value}, an archive the repo does not ship and no documented command makes"
+        if key and self.vocab.data_key.search(norm):
+            return None, (
+                f"needs the dataset {value}, which the repo does not ship (the TIPC config has no lite data "
+                f"for --{key})"
+            )
+        return None, f"needs {value}, which is not in the repo and no documented command makes"
 
     def _is_chain(self, step_id: str) -> bool:
         cmd = next((c for c in self.commands if c.step_id == step_id), None)
@@ -1083,22 +1087,23 @@ class _Planner:
                 found.append(("", word, i))
         return found
 
-    def _substitute(self, sid: str, key: str, value: str, index: int, argv: list[str], cwd: str) -> bool:
-        """Put the TIPC config's lite value for `key` in place of a dataset the repo does not ship."""
-        if not key:
-            return False
+    def _substitute(
+        self, sid: str, key: str, value: str, index: int, argv: list[str], cwd: str
+    ) -> str | None:
+        """The TIPC config's lite value for `key` in place of a dataset the repo does not ship (argv changed in
+        place, the substitution recorded); None when the config has none."""
         found = self.lite.get(norm_key(key))
         if found is None:
-            return False
+            return None
         lite, number, _ = found
         lite_rel = _norm(".", lite)
         if lite_rel is None or lite == value:
-            return False
+            return None
         used = lite if cwd == "." else posixpath.relpath(lite_rel, cwd)
         word = argv[index]
         argv[index] = word[: len(word) - len(value)] + used if word.endswith(value) else used
         self.substitutions.append(Substitution(sid, key, value, used, f"{self.config_rel}:{number}"))
-        return True
+        return used
 
     def _maker(self, rel: str) -> _Made | None:
         """The latest earlier command that makes or names `rel` (or a folder above it, or its file name)."""
@@ -1226,6 +1231,24 @@ def _server_url(argv: tuple[str, ...], cwd: Path) -> str | None:
         if word.startswith("--port=") and word[7:].isdigit():
             return f"tcp://127.0.0.1:{word[7:]}"
     return None
+
+
+def backbone_configs(repo: Path, vocab: Vocabulary | None = None) -> list[tuple[str, Path]]:
+    """(backbone, config) of the repo's train configs that name a lightweight backbone of seed 004 §4.3.3, in
+    their path or model_name."""
+    from tipc.config.discover import find_configs
+
+    vocab = vocab or load_vocabulary()
+    out: list[tuple[str, Path]] = []
+    for path in find_configs(repo):
+        text = read_doc(path, repo) or ""
+        model = next(
+            (ln.split(":", 1)[1].strip() for ln in text.splitlines()[:8] if ln.startswith("model_name:")), ""
+        )
+        name = vocab.backbone_in(path.relative_to(repo).as_posix()) or vocab.backbone_in(model)
+        if name is not None:
+            out.append((name, path))
+    return out
 
 
 def _safe(name: str) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from tipc.judge.checks.accuracy import check_documented_accuracy
 from tipc.judge.checks.agreement import check_agreement
 from tipc.judge.checks.artefacts import check_artefacts, check_gpu_flag_on_cpu_build
+from tipc.judge.checks.backbones import check_backbones
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.convergence import check_convergence
 from tipc.judge.checks.documented import check_documented_commands
@@ -41,6 +42,7 @@ CHECKS: dict[str, Callable[..., CheckOutcome]] = {
     "documented_accuracy": check_documented_accuracy,
     "pretrained_predict_infer": check_pretrained_predict_infer,
     "documented_serving": check_documented_serving,
+    "backbones": check_backbones,
 }
 
 # Checks that start model-side processes and may run beside each other (`tipc check --jobs`): check name ->
