@@ -34,8 +34,12 @@ def provided_weights(record: Any, repo: Path) -> tuple[str, bool] | None:
 
 
 def check_pretrained_predict_infer(ctx: CheckContext, **args: Any) -> CheckOutcome:
-    from tipc.judge.checks.predict_infer import check_predict_infer_agreement
+    from tipc.judge.checks._common import unknown_args
+    from tipc.judge.checks.predict_infer import _ARG_NAMES, check_predict_infer_agreement
 
+    unknown = unknown_args("pretrained_predict_infer", args, {*_ARG_NAMES, "chain"})
+    if unknown is not None:
+        return unknown
     chain = args.pop("chain", "pretrained")
     record = (ctx.records or {}).get(chain) if isinstance(chain, str) else None
     if record is None:
