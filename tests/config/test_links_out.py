@@ -12,9 +12,9 @@ import pytest
 from tests.config.fixtures import OCR_DET, make_repo
 from tests.conftest import tipc
 from tipc.config.discover import find_configs
-from tipc.config.lint import lint_paths
 from tipc.config.parse import OutsideRepo, read_text
 from tipc.config.script_flags import read_flags
+from tipc.planning.lint import lint_paths
 from tipc.planning.planner import plan
 
 CONFIG = "test_tipc/configs/demo/train_infer_python.txt"

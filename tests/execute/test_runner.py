@@ -17,11 +17,11 @@ from typing import Any
 import psutil
 import pytest
 
-from tipc.core.console import NullObserver
 from tipc.core.errors import UserError
 from tipc.core.results import parse_results_log, status_line
 from tipc.core.steps import Plan, Stage, Status, Step
 from tipc.execute import runner as runner_mod
+from tipc.execute.observer import NullObserver
 from tipc.execute.record import RECORD_FILENAME, StepResult, load_record, record_location
 from tipc.execute.runner import (
     RunOptions,

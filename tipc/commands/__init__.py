@@ -1,4 +1,4 @@
-"""One module per CLI verb; each exposes HELP, add_arguments(parser) and run(args) -> int."""
+"""One module per CLI verb, exposing add_arguments(parser) and run(args) -> int (its help: cli.VERBS)."""
 
 from __future__ import annotations
 

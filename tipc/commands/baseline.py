@@ -18,7 +18,6 @@ from typing import Any
 from tipc.commands import non_negative_int, positive_int
 from tipc.core.errors import UserError
 
-HELP = "record, update and compare model CI baselines (metrics with tolerances from repeated runs)"
 EXIT_CHAIN_FAILED = 1
 
 

@@ -31,11 +31,8 @@ if TYPE_CHECKING:
     from tipc.core.steps import Plan
     from tipc.judge.rules.model import Ruleset
 
-HELP = "check a repo against the TIPC spec: lint, run the chain, evaluate the rules, write a report"
-
 DEFAULT_RULESETS: tuple[str, ...] = ("tipc-basic", "competition")
 FORMAT_CHOICES: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")
-EXIT_INTERRUPTED = 130
 
 EPILOG = """\
 exit codes: 0 every error-severity rule passed (SKIP, N-A and WARN are allowed), 1 a rule failed or the
@@ -136,7 +133,7 @@ class Seams:
 
 
 def _null_observer() -> Any:
-    from tipc.core.console import NullObserver
+    from tipc.execute.observer import NullObserver
 
     return NullObserver()
 
@@ -145,8 +142,8 @@ def default_seams() -> Seams:
     """The real collaborators. Imported here, not at module import, so `tipc --help` stays instant."""
     try:
         from tipc.config.discover import find_configs
-        from tipc.config.lint import lint_paths
         from tipc.execute.runner import RunOptions, execute, find_record
+        from tipc.planning.lint import lint_paths
         from tipc.planning.observe import plan_for_run as plan
     except ImportError as exc:
         raise InfraError(f"this tipc build lacks a component `tipc check` needs: {exc}") from None

@@ -6,8 +6,6 @@ import argparse
 
 from tipc.commands import positive_int
 
-HELP = "show the ordered steps the repo's test_train_inference_python.sh would run"
-
 MODES = (
     "lite_train_lite_infer",
     "lite_train_whole_infer",

@@ -4,7 +4,7 @@ Order of evidence, from the repo's `test_tipc/test_train_inference_python.sh`:
 1. an explicit `--dialect` (handled by the callers);
 2. a `# tipc-dialect: NAME` marker line (the wrapper `tipc init` writes);
 3. the sha256 of the exact bytes (official scripts, from the corpus), then the sha256 of the normalised text
-   (`tipc.judge.rules.templates.script_hash`) of scripts recorded with a dialect in `specs/templates/*.yaml`
+   (`tipc.config.known_scripts.script_hash`) of scripts recorded with a dialect in `specs/templates/*.yaml`
    (our own canonical scripts, e.g. the demo's);
 4. cues in the script's text (launcher flag, read limit, helper file), and for other 51-line scripts how they
    name inference logs and what their status_check writes (read from common_func.sh too);
@@ -78,8 +78,8 @@ class Detection:
 @lru_cache(maxsize=4)
 def _known_scripts(directory: Path) -> dict[str, tuple[str, str]]:
     """normalised sha256 -> (dialect, origin) of the scripts recorded with a dialect in `directory`."""
+    from tipc.config.known_scripts import load_template
     from tipc.core.errors import TipcError
-    from tipc.judge.rules.templates import load_template
 
     known: dict[str, tuple[str, str]] = {}
     for path in sorted(directory.glob("*.yaml")):
@@ -95,7 +95,7 @@ def _known_scripts(directory: Path) -> dict[str, tuple[str, str]]:
 
 def known_script_dialect(text: str, directory: Path | None = None) -> tuple[str, str] | None:
     """(dialect, origin) of a script whose normalised text is recorded with a dialect; None if unknown."""
-    from tipc.judge.rules.templates import script_hash, templates_dir
+    from tipc.config.known_scripts import script_hash, templates_dir
 
     try:
         where = directory or templates_dir()

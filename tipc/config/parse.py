@@ -76,7 +76,7 @@ class ParsedFile:
             else:
                 key, value = split_key_value(text, splitter)
                 kind = "kv" if ":" in text else "bare"
-                out.append(Entry(number, kind, key, value, value_col(text, splitter), text))
+                out.append(Entry(number, kind, key, value, value_col(text), text))
         return tuple(out)
 
     def find_header(self, name: str) -> int | None:
@@ -270,7 +270,7 @@ def split_key_value(line: str, splitter: str) -> tuple[str, str]:
     return bash.common_key(line), bash.common_value(line)
 
 
-def value_col(line: str, splitter: str) -> int:
+def value_col(line: str) -> int:
     """1-based column where the value starts (0 when the line has no colon)."""
     pos = line.find(":")
     return pos + 2 if pos >= 0 else 0

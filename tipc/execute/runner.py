@@ -25,14 +25,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tipc import __version__
-from tipc.core.console import NullObserver, Observer
 from tipc.core.errors import ConfigError, UserError
 from tipc.core.poll import poll
 from tipc.core.results import append_status_line, log_field, status_line
 from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.version import __version__
 from tipc.execute import lineage, proc
 from tipc.execute.monitor import Monitor, host_info
+from tipc.execute.observer import NullObserver, Observer
 from tipc.execute.record import RecordWriter, Resources, RunRecord, StepResult, load_record, record_location
 from tipc.execute.serving.ready import probe
 from tipc.judge.causes import Cause
