@@ -207,7 +207,8 @@ def test_a_missing_weights_file_after_a_documented_download_is_not_applicable(tm
     repo = _write(
         tmp_path / "r",
         {
-            "README.md": "```bash\nwget https://x/m_pretrained.pdparams\npython eval.py --pretrained=./other.pdparams\n"
+            "README.md": "```bash\nwget https://x/m_pretrained.pdparams\n"
+            "python eval.py --pretrained=./other.pdparams\n"
             "python eval.py --img ./images/typo.png\n```\n",
             "eval.py": "",
             "images/a.png": "",

@@ -118,7 +118,9 @@ def plan_extra(
         )
         extra.notes.extend(notes)
     if BACKBONES in chains:
-        extra.backbones, notes = _backbone_plans(args, repo, config, the_plan, overrides, planner, in_place, timeouts)
+        extra.backbones, notes = _backbone_plans(
+            args, repo, config, the_plan, overrides, planner, in_place, timeouts
+        )
         extra.notes.extend(notes)
     return extra
 

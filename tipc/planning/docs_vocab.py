@@ -86,7 +86,7 @@ class Vocabulary:
 
 
 def squash(text: str) -> str:
-    """Lower case without separators: MobileNetV3_large_x1_0, mobilenet_v3_large_x1.0 -> mobilenetv3largex10."""
+    """Lower case without separators: MobileNetV3_large_x1_0 and mobilenet_v3_large_x1.0 read alike."""
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 

@@ -1,5 +1,5 @@
-"""The commands a repo's docs give, planned as steps: seed 004 §4.1.3 ("按照文档操作步骤") and §4.2.3 ("根据文档说明
-流程") ask that following the docs works, so tipc follows them.
+"""The commands a repo's docs give, planned as steps: seed 004 §4.1.3 ("按照文档操作步骤") and §4.2.3
+("根据文档说明流程") ask that following the docs works, so tipc follows them.
 
     plan_documented(repo, model_name=..., config=..., overrides=...) -> Documented
 
@@ -58,9 +58,6 @@ class Kind(str, Enum):
     REPEAT = "repeat"
 
 
-# Kinds that are steps of the plan (state changes and repeats are not).
-STEP_KINDS = frozenset({Kind.RUN, Kind.SETUP, Kind.CHAIN, Kind.HANDLED, Kind.OUTSIDE, Kind.TEMPLATE})
-
 _STAGES = {
     "train": Stage.TRAIN,
     "eval": Stage.EVAL,
@@ -79,6 +76,7 @@ _URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 _URL_IN = re.compile(r"https?://[^\s'\"()]+", re.IGNORECASE)
 _LOOPBACK = re.compile(r"^[a-z]+://(127\.\d+\.\d+\.\d+|localhost|\[::1\]|0\.0\.0\.0)([:/]|$)", re.IGNORECASE)
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^`\s]*)")
+_CHAIN_WHY = "the TIPC chain: tipc runs it itself (the chain rules judge it)"
 _COMMAND_WORD = re.compile(r"[A-Za-z0-9_./~][\w./+~-]*")
 _PREFIX_WORDS = frozenset({"nohup", "time", "exec", "env", "command"})
 _PY_OPTS_WITH_VALUE = frozenset({"-W", "-X", "-Q"})
@@ -480,7 +478,8 @@ def _at_top(repo: Path, rel: str) -> bool:
 
 
 def lite_values(config: Path | None, repo: Path) -> dict[str, tuple[str, int, str]]:
-    """{normalised option key: (lite value, line, key as written)} from the TIPC config: its `-key:value` slots
+    """{normalised option key: (lite value, line, key as written)} from the TIPC config: its `-key:value`
+    slots
     and the `--k=v` words of its commands; a `mode=value|...` slot gives its lite_train_lite_infer value."""
     out: dict[str, tuple[str, int, str]] = {}
     if config is None:
@@ -573,7 +572,8 @@ class _Planner:
             for k, seg in enumerate(split_segments(line)):
                 if len(self.steps) >= MAX_COMMANDS:
                     self.notes.append(
-                        f"{doc}:{number}: more than {MAX_COMMANDS} documented commands; the rest are not planned"
+                        f"{doc}:{number}: more than {MAX_COMMANDS} documented commands; the rest are not "
+                        "planned"
                     )
                     return
                 self.command(state, number, k, seg, prompted or shell_block)
@@ -662,25 +662,13 @@ class _Planner:
 
     def _classify(self, state: _DocState, words: list[str], certain: bool) -> tuple[Kind | None, str, str]:
         """(kind, purpose, why) of a command; kind None: not a command (output or prose in a block)."""
-        v = self.vocab
         first = words[0]
         if not _COMMAND_WORD.fullmatch(first):
             return None, "", ""  # a tree listing (`|--train.sh`), an option, output
-        placeholder = next(
-            (
-                w
-                for w in words[1:]
-                for part in (w, w.split("=", 1)[-1])
-                if any(p.search(part) for p in v.placeholders)
-            ),
-            None,
-        )
+        placeholder = self._placeholder(words)
         if placeholder is not None:
-            return (
-                Kind.TEMPLATE,
-                "template",
-                f"a usage template ({placeholder} is a placeholder), not run as written",
-            )
+            why = f"a usage template ({placeholder} is a placeholder), not run as written"
+            return Kind.TEMPLATE, "template", why
         if _PYTHON.match(first):
             kind, purpose, why = self._python_kind(state, words)
             fetched = [u for w in words for u in _URL_IN.findall(w) if not _LOOPBACK.match(u)]
@@ -688,24 +676,39 @@ class _Planner:
                 return Kind.SETUP, "setup", self._fetch_text(["python", *fetched])
             return kind, purpose, why
         if first in ("bash", "sh", "zsh") or first.endswith(".sh"):
-            script = (
-                first if first.endswith(".sh") else next((w for w in words[1:] if not w.startswith("-")), "")
+            return self._script_kind(state, words, certain)
+        return self._tool_kind(state, words, certain)
+
+    def _placeholder(self, words: list[str]) -> str | None:
+        for word in words[1:]:
+            for part in (word, word.split("=", 1)[-1]):
+                if any(p.search(part) for p in self.vocab.placeholders):
+                    return word
+        return None
+
+    def _script_kind(self, state: _DocState, words: list[str], certain: bool) -> tuple[Kind | None, str, str]:
+        first = words[0]
+        script = first if first.endswith(".sh") else next((w for w in words[1:] if not w.startswith("-")), "")
+        if not script:
+            return (Kind.OUTSIDE, "other", "an interactive shell: not run") if certain else (None, "", "")
+        rel = _norm(state.cwd, script) or script
+        if self.vocab.is_chain_script(rel) or self.vocab.is_chain_script(script):
+            return Kind.CHAIN, "chain", _CHAIN_WHY
+        entry = self.vocab.purpose_of(script, tuple(words), None)
+        if entry is not None and entry.outside:
+            return (
+                Kind.OUTSIDE,
+                entry.purpose,
+                f"a {entry.purpose} script, outside the acceptance's python chain",
             )
-            if not script:
-                return (Kind.OUTSIDE, "other", "an interactive shell: not run") if certain else (None, "", "")
-            rel = _norm(state.cwd, script) or script
-            if v.is_chain_script(rel) or v.is_chain_script(script):
-                return Kind.CHAIN, "chain", "the TIPC chain: tipc runs it itself (the chain rules judge it)"
-            entry = v.purpose_of(script, tuple(words), None)
-            if entry is not None and entry.outside:
-                return (
-                    Kind.OUTSIDE,
-                    entry.purpose,
-                    f"a {entry.purpose} script, outside the acceptance's python chain",
-                )
-            return Kind.RUN, entry.purpose if entry is not None else "other", ""
+        return Kind.RUN, entry.purpose if entry is not None else "other", ""
+
+    def _tool_kind(self, state: _DocState, words: list[str], certain: bool) -> tuple[Kind | None, str, str]:
+        v = self.vocab
+        first = words[0]
+        outside = f"{first}: a tool outside the acceptance's python chain"
         if first in v.chain_words:
-            return Kind.CHAIN, "chain", "the TIPC chain: tipc runs it itself (the chain rules judge it)"
+            return Kind.CHAIN, "chain", _CHAIN_WHY
         if first == "curl":
             urls = [w for w in words[1:] if _URL.match(w)]
             if urls and all(_LOOPBACK.match(u) for u in urls):
@@ -716,13 +719,13 @@ class _Planner:
         if first in v.handled:
             return Kind.HANDLED, "handled", "tipc stops the processes it started itself (by process group)"
         if first in v.outside:
-            return Kind.OUTSIDE, "other", f"{first}: a tool outside the acceptance's python chain"
+            return Kind.OUTSIDE, "other", outside
         if first in v.utilities:
             return Kind.RUN, "data", ""
-        if certain and re.fullmatch(r"[A-Za-z0-9_./+-]+", first) and not first.endswith(":"):
+        if certain and not first.endswith(":"):
             rel = _norm(state.cwd, first)
             if shutil.which(first) or (rel is not None and (self.repo / rel).is_file()):
-                return Kind.OUTSIDE, "other", f"{first}: a tool outside the acceptance's python chain"
+                return Kind.OUTSIDE, "other", outside
         return None, "", ""
 
     def _python_kind(self, state: _DocState, words: list[str]) -> tuple[Kind | None, str, str]:
@@ -735,7 +738,7 @@ class _Planner:
             entry = v.purpose_of(inner, tuple(rest), None)
             return Kind.RUN, entry.purpose if entry is not None else "other", ""
         if module == "tipc" and (not rest or rest[0] != "serve"):
-            return Kind.CHAIN, "chain", "the TIPC chain: tipc runs it itself (the chain rules judge it)"
+            return Kind.CHAIN, "chain", _CHAIN_WHY
         entry = v.purpose_of(script or "", tuple(rest), module)
         if entry is not None and entry.outside:
             return (
@@ -901,7 +904,10 @@ class _Planner:
         else:
             argv_t = tuple(argv)
         if not self.sandboxed and kind in (Kind.RUN, Kind.SETUP) and not na:
-            na = "documented commands write where the docs say: they run only in tipc's sandbox (not with --no-sandbox)"
+            na = (
+                "documented commands write where the docs say: they run only in tipc's sandbox (not with "
+                "--no-sandbox)"
+            )
         requires: tuple[str, ...] = ()
         requires_reason = ""
         ready_url = None
@@ -920,7 +926,7 @@ class _Planner:
             cwd=cwd,
             env=tuple(sorted(full_env.items())),
             depends_on=tuple(dict.fromkeys(d for d in depends if d != sid)),
-            status_command=status + ("" if not redirect else ""),
+            status_command=status,
             shell=shell,
             background=background,
             ready_url=ready_url,
@@ -943,17 +949,18 @@ class _Planner:
             cwd,
             words,
             kind,
-            runs=kind is Kind.RUN and not na or (kind is Kind.SETUP and not na),
+            runs=kind in (Kind.RUN, Kind.SETUP) and not na,
         )
         if redirect:
             self.notes.append(
-                f"{state.doc}:{line}: the output redirection `{redirect}` is left out: tipc keeps the output in the step's log"
+                f"{state.doc}:{line}: the output redirection `{redirect}` is left out: tipc keeps the output "
+                "in the step's log"
             )
 
     def _needs(
         self, state: _DocState, sid: str, line: int, argv: list[str], kind: Kind, purpose: str
     ) -> tuple[str, list[str], list[str], str]:
-        """(cwd, argv, depends_on, not_applicable) after resolving where the command runs and what it reads."""
+        """(cwd, argv, depends_on, not_applicable): where the command runs and what it reads, resolved."""
         cwd = state.cwd
         depends: list[str] = [state.cwd_dep] if state.cwd_dep is not None else []
         if state.outside:
@@ -1090,8 +1097,8 @@ class _Planner:
     def _substitute(
         self, sid: str, key: str, value: str, index: int, argv: list[str], cwd: str
     ) -> str | None:
-        """The TIPC config's lite value for `key` in place of a dataset the repo does not ship (argv changed in
-        place, the substitution recorded); None when the config has none."""
+        """The TIPC config's lite value for `key` in place of a dataset the repo does not ship (argv changed
+        in place, the substitution recorded); None when the config has none."""
         found = self.lite.get(norm_key(key))
         if found is None:
             return None

@@ -70,7 +70,9 @@ def _load(path: Path) -> tuple[Requirement, ...]:
         if e["id"] in seen:
             raise doc.error(("requirements", i, "id"), f"{e['id']!r} is given twice")
         seen.add(e["id"])
-    return tuple(Requirement(e["id"], str(e["section"]), e["title"], tuple(e["rules"])) for e in raw["requirements"])
+    return tuple(
+        Requirement(e["id"], str(e["section"]), e["title"], tuple(e["rules"])) for e in raw["requirements"]
+    )
 
 
 def _short(text: str) -> str:
@@ -78,7 +80,9 @@ def _short(text: str) -> str:
     return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
 
 
-def cells(report: dict[str, Any], requirements: tuple[Requirement, ...] | None = None) -> dict[str, dict[str, str]]:
+def cells(
+    report: dict[str, Any], requirements: tuple[Requirement, ...] | None = None
+) -> dict[str, dict[str, str]]:
     """{requirement id: {"verdict": PASS|FAIL|N-A, "evidence": one line}} for the requirements the report's
     rules judge (none when it has no rule of them)."""
     requirements = requirements if requirements is not None else load()

@@ -219,7 +219,9 @@ class Summary:
     def ranked(self) -> list[Row]:
         """The rows nearest to acceptance first (fewest failed requirements), in submission order on ties."""
         order = {id(r): i for i, r in enumerate(self.rows)}
-        return sorted(self.rows, key=lambda r: (r.distance if r.distance is not None else 1 << 30, order[id(r)]))
+        return sorted(
+            self.rows, key=lambda r: (r.distance if r.distance is not None else 1 << 30, order[id(r)])
+        )
 
     def requirement_ids(self) -> list[str]:
         """The requirements some row was judged on, in the order of specs/review/requirements.yaml."""
@@ -407,7 +409,8 @@ def render_markdown(summary: Summary, base: Path | None = None) -> str:
         ]
         for r in summary.ranked():
             cells = [
-                f"**{c['verdict']}** {_md(c['evidence'])}" if (c := r.requirements.get(q)) else "-" for q in reqs
+                f"**{c['verdict']}** {_md(c['evidence'])}" if (c := r.requirements.get(q)) else "-"
+                for q in reqs
             ]
             lines.append(f"| {_md(r.name)} | {_distance_text(summary, r)} | " + " | ".join(cells) + " |")
     lines += ["", _footer(summary)]

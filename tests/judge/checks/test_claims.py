@@ -13,7 +13,10 @@ def _best(text: str, family: str, *, only: bool = False) -> tuple[float, int] | 
 
 
 def test_a_metric_column_of_a_table() -> None:
-    text = "# M\n\n| model | data | top-1 acc (100 images) | weights |\n|---|---|---|---|\n| LeNet | lite | 0.9600 | [w](a/b-2.0.pdparams) |\n"
+    text = (
+        "# M\n\n| model | data | top-1 acc (100 images) | weights |\n|---|---|---|---|\n"
+        "| LeNet | lite | 0.9600 | [w](a/b-2.0.pdparams) |\n"
+    )
     assert _best(text, "top1") == (0.96, 5)
 
 

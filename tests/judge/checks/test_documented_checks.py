@@ -187,7 +187,8 @@ def test_backbones_table_log_and_chain(tmp_path: Path) -> None:
     (repo / config).parent.mkdir(parents=True)
     shutil.copy(DEMO_CONFIG, repo / config)
     (repo / "README.md").write_text(
-        "| 骨干网络 | 模型指标 | 模型训练超参 |\n|:---:|:---:|:---:|\n| MobileNetV3_small_x1_0 | 0.90 | batchsize=32 |\n"
+        "| 骨干网络 | 模型指标 | 模型训练超参 |\n|:---:|:---:|:---:|\n"
+        "| MobileNetV3_small_x1_0 | 0.90 | batchsize=32 |\n"
         "| ShuffleNetV2_x1_0 | `coming soon` | batchsize=32 |\n"
     )
     (repo / "logs").mkdir()

@@ -85,11 +85,15 @@ def check_documented_accuracy(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return bad_args("documented_accuracy", str(exc))
     record = (ctx.records or {}).get(chain) if isinstance(chain, str) else None
     if record is None:
-        return outcome(Verdict.SKIP, "the documented commands did not run (no record of the documented chain)")
+        return outcome(
+            Verdict.SKIP, "the documented commands did not run (no record of the documented chain)"
+        )
     documented = documented_of(ctx, record)
     readme = _readme(ctx, documented)
     if readme is None:
-        return outcome(Verdict.FAIL, "the repo has no README.md stating its accuracy", Evidence("expected README.md"))
+        return outcome(
+            Verdict.FAIL, "the repo has no README.md stating its accuracy", Evidence("expected README.md")
+        )
     return _judge(ctx, documented, record, readme, atol)
 
 
@@ -101,7 +105,9 @@ def _judge(
     doc, text = readme
     found = claims_mod.claims(text)
     claim_evidence = [
-        Evidence(f"claimed: {c.family or 'metric'} {c.value:g}", path=doc, line=c.line, excerpt=excerpt(c.text))
+        Evidence(
+            f"claimed: {c.family or 'metric'} {c.value:g}", path=doc, line=c.line, excerpt=excerpt(c.text)
+        )
         for c in sorted(found, key=lambda c: -c.score)[:3]
     ]
     evals = _evals(ctx, record, documented)
@@ -136,7 +142,9 @@ def _judge(
     return _compare(found, got, chosen, where, doc, atol)
 
 
-def _not_run(ctx: CheckContext, chosen: _Eval, where: str, claim_evidence: list[Evidence]) -> CheckOutcome | None:
+def _not_run(
+    ctx: CheckContext, chosen: _Eval, where: str, claim_evidence: list[Evidence]
+) -> CheckOutcome | None:
     """The outcome when the chosen evaluation did not give a measurement of the provided model."""
     from tipc.core.steps import Status
 
@@ -161,7 +169,8 @@ def _not_run(ctx: CheckContext, chosen: _Eval, where: str, claim_evidence: list[
         line, number = error_line(ctx.repo, result.log)
         return outcome(
             Verdict.FAIL,
-            f"the documented evaluation of the provided model failed ({chosen.location}): {line or result.reason}",
+            f"the documented evaluation of the provided model failed ({chosen.location}): "
+            f"{line or result.reason}",
             Evidence(where, path=result.log, line=number),
             *claim_evidence,
         )
@@ -184,7 +193,13 @@ def _compare(
             continue
         cmp = claims_mod.compare(claim, metric, family, atol)
         rows.append(
-            {"family": family_id, "label": family.label, "ratio": family.ratio, **cmp, "claim_line": claim.line}
+            {
+                "family": family_id,
+                "label": family.label,
+                "ratio": family.ratio,
+                **cmp,
+                "claim_line": claim.line,
+            }
         )
         evidence.append(
             Evidence(
@@ -206,20 +221,32 @@ def _compare(
             )
         )
     measured_text = ", ".join(f"{k} {m.value:g}" for k, m in got.items())
-    data = {"comparisons": rows, "measured": {k: m.value for k, m in got.items()}, "evaluation": chosen.location}
+    data = {
+        "comparisons": rows,
+        "measured": {k: m.value for k, m in got.items()},
+        "evaluation": chosen.location,
+    }
     if chosen.substituted:
         return CheckOutcome(
             Verdict.NA,
-            "the evaluation data is not in the repo: the documented evaluation ran on the lite data instead, a "
+            "the evaluation data is not in the repo: the documented evaluation ran on the lite data "
+            "instead, a "
             f"smoke run ({measured_text}), not compared with the claimed accuracy",
-            tuple([Evidence(where, path=log), *(Evidence(f"substitution: {s}") for s in chosen.substituted), *evidence]),
+            tuple(
+                [
+                    Evidence(where, path=log),
+                    *(Evidence(f"substitution: {s}") for s in chosen.substituted),
+                    *evidence,
+                ]
+            ),
             data,
         )
     if not rows:
         claimed = ", ".join(f"{c.family or 'metric'} {c.value:g}" for c in found[:3])
         return CheckOutcome(
             Verdict.FAIL,
-            f"{doc} claims {claimed} but the documented evaluation ({chosen.location}) prints {measured_text}: "
+            f"{doc} claims {claimed} but the documented evaluation ({chosen.location}) prints "
+            f"{measured_text}: "
             "no metric in common",
             (Evidence(where, path=log),),
             data,
@@ -237,11 +264,13 @@ def _compare(
             data,
         )
     parts = "; ".join(
-        f"{r['label']} {_fmt(r['measured'], r['ratio'])} vs claimed {_fmt(r['claimed'], r['ratio'])}" for r in rows
+        f"{r['label']} {_fmt(r['measured'], r['ratio'])} vs claimed {_fmt(r['claimed'], r['ratio'])}"
+        for r in rows
     )
     return CheckOutcome(
         Verdict.PASS,
-        f"the provided model reaches the accuracy {doc} states: {parts} (documented evaluation {chosen.location})",
+        f"the provided model reaches the accuracy {doc} states: {parts} "
+        f"(documented evaluation {chosen.location})",
         tuple(evidence),
         data,
     )

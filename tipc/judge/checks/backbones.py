@@ -4,8 +4,8 @@ For each lightweight backbone of §4.3.3 that the README's table, a config or a 
 - the table row: its metric (a number; `coming soon` is none) and its changed hyper-parameters;
 - its training log (a .log/.txt file named after the backbone): the last and the best value of the table's
   metric in it, compared with the table within the metric's tolerance;
-- its TIPC config (test_tipc/configs naming the backbone): the chain `tipc check` ran for it (`backbone:<config>`
-  records; the checked config is the basic chain), every step passed; or why it did not run.
+- its TIPC config (test_tipc/configs naming the backbone): the chain `tipc check` ran for it
+  (`backbone:<config>` records; the checked config is the basic chain), every step passed; or why not.
 Args: chain (default "backbones").
 """
 
@@ -40,9 +40,13 @@ def _table_rows(text: str, vocab: Any, metrics: Any) -> dict[str, _Backbone]:
 
     found: dict[str, _Backbone] = {}
     for header, rows in _tables(_prose(text)):
-        metric_col = next((i for i, h in enumerate(header) if i and (metrics.named(h) or metrics.unnamed.search(h))), 1)
+        metric_col = next(
+            (i for i, h in enumerate(header) if i and (metrics.named(h) or metrics.unnamed.search(h))), 1
+        )
         family = metrics.named(header[metric_col]) if metric_col < len(header) else None
-        hyper_col = next((i for i, h in enumerate(header) if i and ("超参" in h or "hyper" in h.lower())), None)
+        hyper_col = next(
+            (i for i, h in enumerate(header) if i and ("超参" in h or "hyper" in h.lower())), None
+        )
         for number, cells in rows:
             name = vocab.backbone_in(cells[0]) if cells else None
             if name is None or name in found:
@@ -95,13 +99,16 @@ def _check_log(repo: Path, b: _Backbone, metrics: Any) -> None:
         return
     family = metrics.family(fam)
     best = max(values) if family is None or family.higher else min(values)
-    b.facts.append(Evidence(f"{b.name}: training log {log}: last {fam} {values[-1]:g}, best {best:g}", path=log))
+    b.facts.append(
+        Evidence(f"{b.name}: training log {log}: last {fam} {values[-1]:g}, best {best:g}", path=log)
+    )
     if b.value is None or family is None:
         return
     claimed = b.value / 100.0 if family.ratio and b.value > 1 >= best else b.value
     if min(abs(values[-1] - claimed), abs(best - claimed)) > family.atol:
         b.problems.append(
-            f"the table says {fam} {b.value:g}, its log ends at {values[-1]:g} (best {best:g}), beyond {family.atol:g}"
+            f"the table says {fam} {b.value:g}, its log ends at {values[-1]:g} (best {best:g}), beyond "
+            f"{family.atol:g}"
         )
 
 
@@ -120,7 +127,9 @@ def _check_chain(ctx: CheckContext, b: _Backbone, chain_records: dict[str, Any])
             continue
         failed = [r for r in record.results if r.status not in (Status.PASSED, Status.SKIPPED)]
         if failed:
-            b.problems.append(f"its chain {config}: {failed[0].step_id} {failed[0].status.value} ({failed[0].reason})")
+            b.problems.append(
+                f"its chain {config}: {failed[0].step_id} {failed[0].status.value} ({failed[0].reason})"
+            )
         else:
             ran = sum(1 for r in record.results if r.status is Status.PASSED)
             b.facts.append(Evidence(f"{b.name}: chain {config}: {ran} step(s) passed"))
@@ -146,7 +155,9 @@ def check_backbones(ctx: CheckContext, **args: Any) -> CheckOutcome:
     for name, path in backbone_configs(repo, vocab):
         found.setdefault(name, _Backbone(name)).configs.append(path.relative_to(repo).as_posix())
     if not found:
-        return outcome(Verdict.NA, "no lightweight backbone of seed 004 §4.3.3 is named by the README, a config or a log")
+        return outcome(
+            Verdict.NA, "no lightweight backbone of seed 004 §4.3.3 is named by the README, a config or a log"
+        )
     evidence: list[Evidence] = []
     for b in found.values():
         if b.row is None:
@@ -155,15 +166,24 @@ def check_backbones(ctx: CheckContext, **args: Any) -> CheckOutcome:
             b.problems.append(f"its table row gives no metric (README.md:{b.row[0]})")
         else:
             evidence.append(
-                Evidence(f"{b.name}: table {b.family or 'metric'} {b.value:g}; hyper-parameters: {b.hyper or '-'}",
-                         path="README.md", line=b.row[0], excerpt=excerpt(b.row[1]))
+                Evidence(
+                    f"{b.name}: table {b.family or 'metric'} {b.value:g}; hyper-parameters: {b.hyper or '-'}",
+                    path="README.md",
+                    line=b.row[0],
+                    excerpt=excerpt(b.row[1]),
+                )
             )
         _check_log(repo, b, metrics)
         _check_chain(ctx, b, records)
         evidence.extend(b.facts)
         evidence.extend(Evidence(f"{b.name}: {p}") for p in b.problems)
     failing = [b for b in found.values() if b.problems]
-    data = {"backbones": {b.name: {"value": b.value, "logs": b.logs, "configs": b.configs, "problems": b.problems} for b in found.values()}}
+    data = {
+        "backbones": {
+            b.name: {"value": b.value, "logs": b.logs, "configs": b.configs, "problems": b.problems}
+            for b in found.values()
+        }
+    }
     if failing:
         first = failing[0]
         return CheckOutcome(

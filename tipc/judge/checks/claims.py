@@ -136,7 +136,9 @@ def _load(path: Path) -> Metrics:
             Family(
                 f["id"],
                 f["label"],
-                re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(f["names"]) + r")(?![A-Za-z0-9])", re.IGNORECASE),
+                re.compile(
+                    r"(?<![A-Za-z0-9])(?:" + "|".join(f["names"]) + r")(?![A-Za-z0-9])", re.IGNORECASE
+                ),
                 f["scale"] == "ratio",
                 f["better"] == "higher",
                 float(f["atol"]),
@@ -243,8 +245,8 @@ def _table_claims(metrics: Metrics, header: list[str], rows: list[tuple[int, lis
                     if got:
                         out.append(Claim(fam_id, got[0][0], text, number, score + 1, got[0][1]))
                 continue
-            fam_id = fam.id if fam is not None else (composite[0] if composite else None)
-            out.append(Claim(fam_id, values[0][0], text, number, score, values[0][1]))
+            named = fam.id if fam is not None else (composite[0] if composite else None)
+            out.append(Claim(named, values[0][0], text, number, score, values[0][1]))
     return out
 
 
@@ -314,10 +316,16 @@ def compare(claim: Claim, got: Metric, family: Family, atol: float | None = None
     difference, the tolerance, and whether the measured value reaches the claim."""
     claimed = claim.value
     note = ""
-    if family.ratio:
-        if claim.percent or (claimed > 1.0 >= abs(got.value)):
-            claimed, note = claimed / 100.0, "the claim is a percentage"
+    if family.ratio and (claim.percent or claimed > 1.0 >= abs(got.value)):
+        claimed, note = claimed / 100.0, "the claim is a percentage"
     tol = family.atol if atol is None else atol
     diff = got.value - claimed
     reaches = diff >= -tol if family.higher else diff <= tol
-    return {"claimed": claimed, "measured": got.value, "diff": diff, "atol": tol, "reaches": reaches, "note": note}
+    return {
+        "claimed": claimed,
+        "measured": got.value,
+        "diff": diff,
+        "atol": tol,
+        "reaches": reaches,
+        "note": note,
+    }

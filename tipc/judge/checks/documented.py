@@ -136,7 +136,9 @@ def check_documented_commands(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return bad_args("documented_commands", f"chain must be a chain name, got {chain!r}")
     record = (ctx.records or {}).get(chain)
     if record is None:
-        return outcome(Verdict.SKIP, "the documented commands did not run (no record of the documented chain)")
+        return outcome(
+            Verdict.SKIP, "the documented commands did not run (no record of the documented chain)"
+        )
     items, documented = items_of(ctx, record)
     data = {
         "docs": list(documented.docs),
@@ -145,7 +147,9 @@ def check_documented_commands(ctx: CheckContext, **args: Any) -> CheckOutcome:
         "notes": list(documented.notes),
         "steps": [{"id": i.step_id, "state": i.state, "detail": i.detail} for i in items],
     }
-    counts = {state: sum(1 for i in items if i.state == state) for state in ("passed", "failed", "budget", "na")}
+    counts = {
+        state: sum(1 for i in items if i.state == state) for state in ("passed", "failed", "budget", "na")
+    }
     tally = (
         f"{counts['passed']} ran, {counts['failed']} failed, {counts['budget']} stopped at the time budget, "
         f"{counts['na']} not run here"

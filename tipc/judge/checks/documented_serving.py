@@ -1,5 +1,6 @@
-"""Seed 004 §4.2.3 "根据文档说明流程，可以成功完成：启动服务，发送服务请求，获取返回结果，返回结果与章节4.1.3中的模型推理
-结果完全相同": the service the serving docs start answers the documented client, with the inference results.
+"""Seed 004 §4.2.3 "根据文档说明流程，可以成功完成：启动服务，发送服务请求，获取返回结果，返回结果与
+章节4.1.3中的模型推理结果完全相同": the service the serving docs start answers the documented client, with the
+inference results.
 
 Reads the `documented` chain: its server steps (a command of the docs started in the background) and the
 client commands after them. The client's `class_id` / `prob` lines are compared per image with the Paddle
@@ -42,7 +43,7 @@ def _reference(ctx: CheckContext, documented: Any, reference: str) -> tuple[list
         if record is None:
             continue
         found: list[dict[str, Any]] = []
-        for step, result in _runs(record, "infer"):
+        for _step, result in _runs(record, "infer"):
             if result is not None and result.status.ok:
                 found.extend(_results(ctx, result.log))
         if found:
@@ -65,7 +66,9 @@ def check_documented_serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return bad_args("documented_serving", str(exc))
     record = (ctx.records or {}).get(args.get("chain", "documented"))
     if record is None:
-        return outcome(Verdict.SKIP, "the documented commands did not run (no record of the documented chain)")
+        return outcome(
+            Verdict.SKIP, "the documented commands did not run (no record of the documented chain)"
+        )
     servers = _runs(record, "serve")
     if not servers:
         return outcome(Verdict.FAIL, "no documented command starts the service (the serving docs give none)")
@@ -87,7 +90,9 @@ def check_documented_serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
 def _clients(ctx: CheckContext, record: Any, server: Any, atol: float, reference: str) -> CheckOutcome:
     clients = [(s, r) for s, r in _runs(record, "client") if server.id in s.depends_on]
     if not clients:
-        return outcome(Verdict.FAIL, f"the service started ({server.id}) but no documented command sends it a request")
+        return outcome(
+            Verdict.FAIL, f"the service started ({server.id}) but no documented command sends it a request"
+        )
     served: list[dict[str, Any]] = []
     for step, result in clients:
         where = f"{step.id.removeprefix('doc/')}: `{excerpt(step.status_command, 160)}`"
@@ -109,13 +114,21 @@ def _clients(ctx: CheckContext, record: Any, server: Any, atol: float, reference
         )
     expected, source = _reference(ctx, record, reference)
     if not expected:
-        return outcome(Verdict.NA, "no Paddle Inference result of the provided model to compare the service with")
+        return outcome(
+            Verdict.NA, "no Paddle Inference result of the provided model to compare the service with"
+        )
     return _compare(served, expected, source, atol)
 
 
-def _compare(served: list[dict[str, Any]], expected: list[dict[str, Any]], source: str, atol: float) -> CheckOutcome:
+def _compare(
+    served: list[dict[str, Any]], expected: list[dict[str, Any]], source: str, atol: float
+) -> CheckOutcome:
     by_image = {Path(str(e["image"])).name: e for e in expected if e.get("image")}
-    pairs = [(s, by_image[Path(str(s["image"])).name]) for s in served if s.get("image") and Path(str(s["image"])).name in by_image]
+    pairs = [
+        (s, by_image[Path(str(s["image"])).name])
+        for s in served
+        if s.get("image") and Path(str(s["image"])).name in by_image
+    ]
     if not pairs:
         return outcome(
             Verdict.NA,
@@ -133,7 +146,10 @@ def _compare(served: list[dict[str, Any]], expected: list[dict[str, Any]], sourc
             d = abs(float(s["prob"]) - float(e["prob"]))
             worst = max(worst, d)
             if not (math.isfinite(d) and d <= atol):
-                diffs.append(f"{name}: prob {s['prob']:.6g} served vs {e['prob']:.6g} inferred (|diff| {d:.3g} > {atol:g})")
+                diffs.append(
+                    f"{name}: prob {s['prob']:.6g} served vs {e['prob']:.6g} inferred "
+                    f"(|diff| {d:.3g} > {atol:g})"
+                )
     first = pairs[0]
     evidence = [
         Evidence("served", path=first[0]["log"], line=first[0]["line"], excerpt=excerpt(first[0]["text"])),

@@ -1,11 +1,11 @@
-"""Seed 004 §4.1.3 "基于预训练模型的预测与基于导出的inference模型的推理结果完全一致": predict.py with the provided
-weights and infer.py with the model exported from them agree, on the test images the repo ships.
+"""Seed 004 §4.1.3 "基于预训练模型的预测与基于导出的inference模型的推理结果完全一致": predict.py with the
+provided weights and infer.py with the model exported from them agree, on the test images the repo ships.
 
 Reads the `pretrained` chain (`tipc check` runs the config's whole_infer mode: the infer_model weights
 exported, then inferred on the config's images) and runs the predict/infer comparison of
-tipc.judge.checks.predict_infer on that record: predict.py gets the weights the export loaded. The lite-trained
-comparison (`predict_infer_agreement` on the basic chain) stays a check of its own. N-A where the config names
-no provided weights, or they are not in the repo (a download the offline sandbox cannot make).
+tipc.judge.checks.predict_infer on that record: predict.py gets the weights the export loaded. The
+lite-trained comparison (`predict_infer_agreement` on the basic chain) stays a check of its own. N-A where the
+config names no provided weights, or they are not in the repo (a download the offline sandbox cannot make).
 Args: chain (default "pretrained") and those of predict_infer_agreement.
 """
 
@@ -43,7 +43,9 @@ def check_pretrained_predict_infer(ctx: CheckContext, **args: Any) -> CheckOutco
     chain = args.pop("chain", "pretrained")
     record = (ctx.records or {}).get(chain) if isinstance(chain, str) else None
     if record is None:
-        return outcome(Verdict.SKIP, "the provided model was not exported (no record of the pretrained chain)")
+        return outcome(
+            Verdict.SKIP, "the provided model was not exported (no record of the pretrained chain)"
+        )
     exports, infers = step_runs(record, "export"), step_runs(record, "infer")
     if not exports or not infers:
         return outcome(
