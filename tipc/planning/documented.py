@@ -39,6 +39,7 @@ from tipc.core.errors import ConfigError
 from tipc.core.steps import Overrides, Plan, Stage, Step
 from tipc.planning.docs_vocab import Vocabulary
 from tipc.planning.docs_vocab import load as load_vocabulary
+from tipc.planning.serving import PADDLE_SERVING_REASON, _module_requirements, _ready_url
 
 DOC_LIMIT_BYTES = 2 * 1024 * 1024
 MAX_COMMANDS = 200
@@ -317,61 +318,29 @@ class _Segment:
     shell: bool  # needs a shell (pipes, redirections, expansions, globs)
 
 
+_TOKEN = re.compile(r"""'[^']*'|"(?:\\.|[^"\\])*"|\\.|&&|&>|>&|;|&|.""", re.DOTALL)
+_SHELL_CHARS = frozenset("|<>()$`*?[")
+
+
 def split_segments(text: str) -> list[_Segment]:
     """A command line split at `&&`, `;` and `&` outside quotes; `#` starts a comment. `||`, pipes,
     redirections, `$` expansions and globs keep the segment whole, run by a shell."""
     segments: list[_Segment] = []
-    buf: list[str] = []
-    shell = False
-    quote: str | None = None
-    i = 0
-
-    def flush(background: bool) -> None:
-        nonlocal buf, shell
-        chunk = "".join(buf).strip()
-        if chunk:
-            segments.append(_Segment(chunk, background, shell))
-        buf, shell = [], False
-
-    while i < len(text):
-        ch = text[i]
-        nxt = text[i + 1] if i + 1 < len(text) else ""
-        if quote is not None:
-            buf.append(ch)
-            if ch == "\\" and quote == '"' and nxt:
-                buf.append(nxt)
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-            elif ch in "$`" and quote == '"':
-                shell = True
-            i += 1
+    buf, shell = "", False
+    for match in _TOKEN.finditer(text):
+        tok = match.group(0)
+        if tok in ("&&", ";", "&"):
+            if buf.strip():
+                segments.append(_Segment(buf.strip(), tok == "&", shell))
+            buf, shell = "", False
             continue
-        if ch == "\\" and nxt:
-            buf.append(ch + nxt)
-            i += 2
-            continue
-        if ch in "'\"":
-            quote = ch
-            buf.append(ch)
-        elif ch == "#" and (not buf or buf[-1][-1:].isspace()):
-            break
-        elif ch == "&" and nxt == "&":
-            flush(False)
-            i += 2
-            continue
-        elif ch == ";":
-            flush(False)
-        elif ch == "&" and nxt != ">" and (not buf or buf[-1][-1:] not in (">", "<")):
-            flush(True)
-        elif ch in "|<>()$`*?[":
+        if tok == "#" and (not buf or buf[-1].isspace()):
+            break  # a comment
+        if tok in ("&>", ">&") or tok in _SHELL_CHARS or (tok[0] == '"' and ("$" in tok or "`" in tok)):
             shell = True
-            buf.append(ch)
-        else:
-            buf.append(ch)
-        i += 1
-    flush(False)
+        buf += tok
+    if buf.strip():
+        segments.append(_Segment(buf.strip(), False, shell))
     return segments
 
 
@@ -507,6 +476,21 @@ def lite_values(config: Path | None, repo: Path) -> dict[str, tuple[str, int, st
 
 
 # ------------------------------------------------------------------------------------------ the planner
+
+
+@dataclass(frozen=True)
+class _Written:
+    """A command as the docs write it, classified."""
+
+    line: int
+    text: str
+    words: tuple[str, ...]
+    env: dict[str, str]
+    kind: Kind
+    purpose: str
+    why: str
+    seg: _Segment
+    redirect: str
 
 
 @dataclass
@@ -658,7 +642,7 @@ class _Planner:
             return
         self.seen[key] = f"{state.doc}:{line}"
         sid = self._new_id(state.doc, line, k)
-        self._step(state, sid, line, text, words, env, kind, purpose, why, seg, redirect)
+        self._step(state, sid, _Written(line, text, tuple(words), env, kind, purpose, why, seg, redirect))
 
     def _classify(self, state: _DocState, words: list[str], certain: bool) -> tuple[Kind | None, str, str]:
         """(kind, purpose, why) of a command; kind None: not a command (output or prose in a block)."""
@@ -753,27 +737,27 @@ class _Planner:
         first = installer or words[0]
         rest = [w for w in words[1:] if not w.startswith("-")]
         urls = [w for w in words if _URL.match(w)]
-        if first == "git" and rest[:1] == ["clone"]:
-            what = f"would clone {urls[0] if urls else ' '.join(rest[1:2])}"
-        elif first == "git":
-            what = f"would run git {' '.join(rest[:2])}"
+        if first == "git":
+            clone = rest[:1] == ["clone"]
+            what = (
+                f"would clone {(urls or rest[1:2] or ['?'])[0]}"
+                if clone
+                else f"would run git {' '.join(rest[:2])}"
+            )
         elif re.match(r"pip[0-9.]*$", first) or installer == "pip":
-            req = next((words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-r", "--requirement")), None)
-            pkgs = [w for w in rest if w != "install"]
-            if req is not None:
-                listed = self._requirements(req)
-                what = f"would install the packages of {req}" + (f" ({listed})" if listed else "")
-            else:
-                what = "would install " + (", ".join(pkgs[:6]) or "packages")
+            what = self._pip_text(words, rest)
         elif urls:
             what = "would download " + ", ".join(urls[:3])
         else:
             what = f"would run {' '.join(words[:4])}"
-        return (
-            f"set-up command: {what}; runs only with --network"
-            if not self.network
-            else f"set-up command: {what}"
-        )
+        return f"set-up command: {what}" + ("" if self.network else "; runs only with --network")
+
+    def _pip_text(self, words: list[str], rest: list[str]) -> str:
+        req = next((words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-r", "--requirement")), None)
+        if req is None:
+            return "would install " + (", ".join(w for w in rest[:7] if w != "install") or "packages")
+        listed = self._requirements(req)
+        return f"would install the packages of {req}" + (f" ({listed})" if listed else "")
 
     def _requirements(self, req: str) -> str:
         text = read_doc(self.repo / req, self.repo) if _norm(".", req) is not None else None
@@ -869,93 +853,72 @@ class _Planner:
 
     # ---- the step
 
-    def _step(
-        self,
-        state: _DocState,
-        sid: str,
-        line: int,
-        text: str,
-        words: list[str],
-        env: dict[str, str],
-        kind: Kind,
-        purpose: str,
-        why: str,
-        seg: _Segment,
-        redirect: str,
-    ) -> None:
-        cwd = state.cwd
-        depends: list[str] = []
-        na = "" if kind is Kind.RUN else why
-        if kind is Kind.SETUP and self.network:
-            na = ""
-        argv = list(words)
-        if kind in (Kind.RUN, Kind.SETUP) and not na:
-            cwd, argv, depends, na = self._needs(state, sid, line, argv, kind, purpose)
-        background = seg.background or (purpose == "serve" and kind is Kind.RUN)
-        if kind is Kind.RUN and not na and purpose == "serve" and not seg.background:
-            self.notes.append(
-                f"{state.doc}:{line}: a server written in the foreground: started in the background"
-            )
-        depends = [*state.servers, *depends] if not background else depends
-        shell = seg.shell and kind is Kind.RUN
-        full_env = {**state.env, **env}
-        if shell:
-            argv_t: tuple[str, ...] = ("bash", "-c", shlex.join(argv) if argv != list(words) else seg.text)
-        else:
-            argv_t = tuple(argv)
-        if not self.sandboxed and kind in (Kind.RUN, Kind.SETUP) and not na:
-            na = (
-                "documented commands write where the docs say: they run only in tipc's sandbox (not with "
-                "--no-sandbox)"
-            )
-        requires: tuple[str, ...] = ()
-        requires_reason = ""
-        ready_url = None
-        if kind is Kind.RUN and purpose in ("serve", "convert", "client") and not shell:
-            from tipc.planning.serving import PADDLE_SERVING_REASON, _module_requirements
-
-            requires = _module_requirements(list(argv_t), self.repo / cwd)
-            requires_reason = PADDLE_SERVING_REASON if requires else ""
-        if background and not shell:
-            ready_url = _server_url(argv_t, self.repo / cwd)
-        status = shlex.join(argv_t) if argv_t[:2] != ("bash", "-c") else argv_t[2]
+    def _step(self, state: _DocState, sid: str, w: _Written) -> None:
+        cwd, argv, depends, na = self._placement(state, sid, w)
+        background = w.seg.background or (w.purpose == "serve" and w.kind is Kind.RUN)
+        if not background:
+            depends = [*state.servers, *depends]  # a server of this doc runs until its last dependent ends
+        shell = w.seg.shell and w.kind is Kind.RUN
+        argv_t = (
+            ("bash", "-c", shlex.join(argv) if argv != list(w.words) else w.seg.text)
+            if shell
+            else tuple(argv)
+        )
+        requires = self._serving_modules(w, argv_t, cwd, shell)
         step = Step(
             id=sid,
-            stage=_STAGES.get(purpose, Stage.OTHER),
+            stage=_STAGES.get(w.purpose, Stage.OTHER),
             argv=argv_t,
             cwd=cwd,
-            env=tuple(sorted(full_env.items())),
+            env=tuple(sorted({**state.env, **w.env}.items())),
             depends_on=tuple(dict.fromkeys(d for d in depends if d != sid)),
-            status_command=status,
+            status_command=argv_t[2] if shell else shlex.join(argv_t),
             shell=shell,
             background=background,
-            ready_url=ready_url,
-            source_lines=(line,),
+            ready_url=_server_url(argv_t, self.repo / cwd) if background and not shell else None,
+            source_lines=(w.line,),
             requires_modules=requires,
-            requires_reason=requires_reason,
+            requires_reason=PADDLE_SERVING_REASON if requires else "",
             writes_unknown="a documented command writes where the docs say",
             not_applicable=na,
         )
         self.steps.append(step)
-        if background and kind is Kind.RUN and not na:
+        if background and w.kind is Kind.RUN and not na:
             state.servers.append(sid)
         self.commands.append(
-            DocCommand(sid, state.doc, line, text, cwd, kind, purpose, na or why, background)
+            DocCommand(sid, state.doc, w.line, w.text, cwd, w.kind, w.purpose, na or w.why, background)
         )
-        self._remember(
-            sid,
-            f"{state.doc}:{line}",
-            text,
-            cwd,
-            words,
-            kind,
-            runs=kind in (Kind.RUN, Kind.SETUP) and not na,
-        )
-        if redirect:
+        runs = w.kind in (Kind.RUN, Kind.SETUP) and not na
+        self._remember(sid, f"{state.doc}:{w.line}", w.text, cwd, list(w.words), w.kind, runs=runs)
+        self._redirect_note(state.doc, w)
+
+    def _redirect_note(self, doc: str, w: _Written) -> None:
+        if w.redirect:
             self.notes.append(
-                f"{state.doc}:{line}: the output redirection `{redirect}` is left out: tipc keeps the output "
-                "in the step's log"
+                f"{doc}:{w.line}: the output redirection `{w.redirect}` is left out: tipc keeps the "
+                "output in the step's log"
             )
+
+    def _serving_modules(self, w: _Written, argv: tuple[str, ...], cwd: str, shell: bool) -> tuple[str, ...]:
+        """The Paddle Serving modules a serving command needs (the runner skips it, saying so, without)."""
+        if w.kind is not Kind.RUN or w.purpose not in ("serve", "convert", "client") or shell:
+            return ()
+        return _module_requirements(list(argv), self.repo / cwd)
+
+    def _placement(self, state: _DocState, sid: str, w: _Written) -> tuple[str, list[str], list[str], str]:
+        """(cwd, argv, depends_on, not_applicable): where a command runs, what it needs, why not here."""
+        runnable = w.kind is Kind.RUN or (w.kind is Kind.SETUP and self.network)
+        na = "" if runnable else w.why
+        cwd, argv, depends = state.cwd, list(w.words), []
+        if runnable:
+            cwd, argv, depends, na = self._needs(state, sid, w.line, argv, w.kind, w.purpose)
+        if runnable and not na and not self.sandboxed:
+            na = "documented commands write where the docs say: they run only in tipc's sandbox"
+        if w.kind is Kind.RUN and not na and w.purpose == "serve" and not w.seg.background:
+            self.notes.append(
+                f"{state.doc}:{w.line}: a server written in the foreground: started in the background"
+            )
+        return cwd, argv, depends, na
 
     def _needs(
         self, state: _DocState, sid: str, line: int, argv: list[str], kind: Kind, purpose: str
@@ -1022,16 +985,20 @@ class _Planner:
             return made.step_id, ""
         if not _at_top(self.repo, rel):
             return None, ""  # inside a folder the repo ships: it runs, and a typo fails with its own error
+        return None, self._missing(rel, value, key, norm)
+
+    def _missing(self, rel: str, value: str, key: str, norm: str) -> str:
+        """Why a command cannot run without an input the repo lacks and no documented command makes."""
         if _ext(rel) in self.vocab.weights_ext or (key and self.vocab.weights_key.search(norm)):
-            return None, self._missing_weights(value)
+            return self._missing_weights(value)
         if _ext(rel) in self.vocab.archive_ext:
-            return None, f"needs {value}, an archive the repo does not ship and no documented command makes"
+            return f"needs {value}, an archive the repo does not ship and no documented command makes"
         if key and self.vocab.data_key.search(norm):
-            return None, (
+            return (
                 f"needs the dataset {value}, which the repo does not ship (the TIPC config has no lite data "
                 f"for --{key})"
             )
-        return None, f"needs {value}, which is not in the repo and no documented command makes"
+        return f"needs {value}, which is not in the repo and no documented command makes"
 
     def _is_chain(self, step_id: str) -> bool:
         cmd = next((c for c in self.commands if c.step_id == step_id), None)
@@ -1064,33 +1031,31 @@ class _Planner:
 
     def _inputs(self, argv: list[str], script_at: int | None) -> list[tuple[str, str, int]]:
         """(option key or "", value, word index) of the path-like values a command reads."""
-        found: list[tuple[str, str, int]] = []
-        taken: set[int] = set()
-        start = (script_at + 1) if script_at is not None else 1
-        if argv[0] in ("cp", "mv", "ln"):
+        first = argv[0]
+        if first in ("cp", "mv", "ln"):
             operands = [i for i in range(1, len(argv)) if not argv[i].startswith("-")]
             return [("", argv[i], i) for i in operands[:-1] if "$" not in argv[i]]
-        if argv[0] in ("mkdir", "rm", "touch", "echo", "cd", "wget", "curl", "git", "sleep", "printf"):
+        if first in ("tar", "unzip"):
+            archives = self.vocab.archive_ext
+            return [
+                ("", w, i) for i, w in enumerate(argv) if i and not w.startswith("-") and _ext(w) in archives
+            ]
+        if first in ("mkdir", "rm", "touch", "echo", "cd", "wget", "curl", "git", "sleep", "printf"):
             return []
-        if argv[0] == "tar" or argv[0] == "unzip":
-            out = []
-            for i, w in enumerate(argv[1:], start=1):
-                if _ext(w) in self.vocab.archive_ext and not w.startswith("-"):
-                    out.append(("", w, i))
-            return out
+        return self._argument_inputs(argv, (script_at + 1) if script_at is not None else 1)
+
+    def _argument_inputs(self, argv: list[str], start: int) -> list[tuple[str, str, int]]:
+        """The options' path values (not the outputs) and the path-like operands after `start`."""
+        found: list[tuple[str, str, int]] = []
+        taken: set[int] = set()
         for key, value, index in _options(argv[start:]):
             taken.add(index + start)
-            if self.vocab.output_key.search(norm_key(key)):
-                continue
-            if _looks_like_path(value):
+            if not self.vocab.output_key.search(norm_key(key)) and _looks_like_path(value):
                 found.append((key, value, index + start))
         for i in range(start, len(argv)):
-            word = argv[i]
-            if i in taken or word.startswith("-"):
-                continue
-            if _looks_like_path(word) and not (
-                i > 0 and argv[i - 1].startswith("-") and "=" not in argv[i - 1]
-            ):
+            word, before = argv[i], argv[i - 1]
+            option_value = before.startswith("-") and "=" not in before
+            if i not in taken and not word.startswith("-") and _looks_like_path(word) and not option_value:
                 found.append(("", word, i))
         return found
 
@@ -1156,26 +1121,24 @@ class _Planner:
         self.made.append(_Made(sid, where, text, paths, basenames, runs))
 
     def _made_values(self, words: list[str], understood: bool) -> list[str]:
+        """The words naming what a command makes (every path-like word of one tipc does not understand)."""
         first = words[0] if words else ""
         operands = [w for w in words[1:] if not w.startswith("-")]
         if not understood:
-            values = [w.split("=", 1)[1] if w.startswith("-") and "=" in w else w for w in words[1:]]
-            return [v for v in values if _URL.match(v) or _looks_like_path(v) or v in operands[-1:]]
-        if first == "mkdir":
-            return operands
-        if first in ("cp", "mv", "ln"):
-            return operands[-1:]
+            return _mentioned(words, operands[-1:])
+        if first in ("mkdir", "cp", "mv", "ln"):
+            return operands if first == "mkdir" else operands[-1:]
         if first in ("tar", "unzip"):
-            made = [w for w in operands if _ext(w) in self.vocab.archive_ext]
-            for i, w in enumerate(words):
-                if w in ("-C", "-d", "--directory") and i + 1 < len(words):
-                    made.append(words[i + 1])
-            return made
-        return [
-            value
-            for key, value, _ in _options(words[1:])
-            if self.vocab.output_key.search(norm_key(key)) and value
-        ]
+            folders = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-C", "-d", "--directory")]
+            return [*(w for w in operands if _ext(w) in self.vocab.archive_ext), *folders]
+        outputs = self.vocab.output_key
+        return [value for key, value, _ in _options(words[1:]) if value and outputs.search(norm_key(key))]
+
+
+def _mentioned(words: list[str], last: list[str]) -> list[str]:
+    """Every URL and path-like word (and the last operand) of a command tipc does not understand."""
+    values = [w.split("=", 1)[1] if w.startswith("-") and "=" in w else w for w in words[1:]]
+    return [v for v in values if _URL.match(v) or _looks_like_path(v) or v in last]
 
 
 def _python_parts(words: list[str]) -> tuple[str | None, str | None, list[str]]:
@@ -1227,8 +1190,6 @@ def _expand(value: str, env: dict[str, str]) -> str:
 
 
 def _server_url(argv: tuple[str, ...], cwd: Path) -> str | None:
-    from tipc.planning.serving import _ready_url
-
     url = _ready_url(list(argv), cwd)
     if url is not None:
         return url

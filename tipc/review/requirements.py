@@ -90,21 +90,25 @@ def cells(
     out: dict[str, dict[str, str]] = {}
     for req in requirements:
         mine = [r for r in rules if req.judges(str(r.get("id", "")))]
-        if not mine:
-            continue
-        failed = [r for r in mine if r.get("verdict") == "FAIL" and r.get("severity", "error") == "error"]
-        passed = [r for r in mine if r.get("verdict") in ("PASS", "WARN")]
-        if failed:
-            verdict, pick = "FAIL", failed[0]
-        elif passed:
-            verdict, pick = "PASS", passed[0]
-        else:
-            verdict, pick = "N-A", next((r for r in mine if r.get("verdict") == "N-A"), mine[0])
-        summary = str(pick.get("summary") or pick.get("error") or "")
-        if verdict == "N-A" and pick.get("verdict") == "SKIP":
-            summary = f"not checked: {summary}"
-        out[req.id] = {"verdict": verdict, "evidence": _short(f"{pick.get('id')}: {summary}")}
+        if mine:
+            out[req.id] = _cell(mine)
     return out
+
+
+def _cell(rules: list[dict[str, Any]]) -> dict[str, str]:
+    """FAIL when an error-severity rule FAILs, PASS when one passes (or warns), else N-A (a SKIP too)."""
+    failed = [r for r in rules if r.get("verdict") == "FAIL" and r.get("severity", "error") == "error"]
+    passed = [r for r in rules if r.get("verdict") in ("PASS", "WARN")]
+    if failed:
+        verdict, pick = "FAIL", failed[0]
+    elif passed:
+        verdict, pick = "PASS", passed[0]
+    else:
+        verdict, pick = "N-A", next((r for r in rules if r.get("verdict") == "N-A"), rules[0])
+    summary = str(pick.get("summary") or pick.get("error") or "")
+    if verdict == "N-A" and pick.get("verdict") == "SKIP":
+        summary = f"not checked: {summary}"
+    return {"verdict": verdict, "evidence": _short(f"{pick.get('id')}: {summary}")}
 
 
 def distance(row_cells: dict[str, dict[str, str]], verdict: str, total: int) -> int:

@@ -219,35 +219,49 @@ def _table_claims(metrics: Metrics, header: list[str], rows: list[tuple[int, lis
     for col, name in enumerate(header):
         if col == 0:
             continue
-        composite = next((fams for pat, fams in metrics.composite if pat.search(name)), None)
-        family = metrics.named(name)
+        column = _Column(
+            name,
+            metrics.named(name),
+            next((fams for pat, fams in metrics.composite if pat.search(name)), None),
+        )
         for number, cells in rows:
-            if col >= len(cells):
-                continue
-            label = cells[0]
-            fam = family or metrics.named(label)
-            comparing = any(
-                bool(metrics.reproduced.search(t) or metrics.reference.search(t)) for t in (label, name)
-            )
-            if fam is None and composite is None and not metrics.unnamed.search(name) and not comparing:
-                continue
-            values = _numbers(cells[col])
-            if not values:
-                continue
-            score = _score(metrics, name, label) + (1 if fam is not None else 0)
-            if metrics.summary_rows.search(label):
-                score += 1
-            text = "| " + " | ".join(cells) + " |"
-            if composite is not None and "/" in cells[col]:
-                parts = [p.strip() for p in cells[col].split("/")]
-                for fam_id, part in zip(composite, parts, strict=False):
-                    got = _numbers(part)
-                    if got:
-                        out.append(Claim(fam_id, got[0][0], text, number, score + 1, got[0][1]))
-                continue
-            named = fam.id if fam is not None else (composite[0] if composite else None)
-            out.append(Claim(named, values[0][0], text, number, score, values[0][1]))
+            if col < len(cells):
+                out.extend(_cell_claims(metrics, column, cells, col, number))
     return out
+
+
+@dataclass(frozen=True)
+class _Column:
+    name: str
+    family: Family | None
+    composite: tuple[str, ...] | None
+
+
+def _cell_claims(metrics: Metrics, column: _Column, cells: list[str], col: int, number: int) -> list[Claim]:
+    """The claims of one table cell: its column (or row label) names the metric, or the table compares this
+    repo's reproduction with a reference."""
+    label = cells[0]
+    fam = column.family or metrics.named(label)
+    comparing = any(
+        bool(metrics.reproduced.search(t) or metrics.reference.search(t)) for t in (label, column.name)
+    )
+    if fam is None and column.composite is None and not metrics.unnamed.search(column.name) and not comparing:
+        return []
+    values = _numbers(cells[col])
+    if not values:
+        return []
+    score = _score(metrics, column.name, label) + (1 if fam is not None else 0)
+    score += 1 if metrics.summary_rows.search(label) else 0
+    text = "| " + " | ".join(cells) + " |"
+    if column.composite is not None and "/" in cells[col]:
+        out = []
+        for fam_id, part in zip(column.composite, (p.strip() for p in cells[col].split("/")), strict=False):
+            got = _numbers(part)
+            if got:
+                out.append(Claim(fam_id, got[0][0], text, number, score + 1, got[0][1]))
+        return out
+    named = fam.id if fam is not None else (column.composite[0] if column.composite else None)
+    return [Claim(named, values[0][0], text, number, score, values[0][1])]
 
 
 def _sentence_claims(metrics: Metrics, lines: list[tuple[int, str]]) -> list[Claim]:

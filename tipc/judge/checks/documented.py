@@ -140,6 +140,8 @@ def check_documented_commands(ctx: CheckContext, **args: Any) -> CheckOutcome:
             Verdict.SKIP, "the documented commands did not run (no record of the documented chain)"
         )
     items, documented = items_of(ctx, record)
+    if not documented.docs:
+        return outcome(Verdict.FAIL, "the repo has no README.md to follow", Evidence("expected README.md"))
     data = {
         "docs": list(documented.docs),
         "commands": [c.to_json() for c in documented.commands],
@@ -147,9 +149,11 @@ def check_documented_commands(ctx: CheckContext, **args: Any) -> CheckOutcome:
         "notes": list(documented.notes),
         "steps": [{"id": i.step_id, "state": i.state, "detail": i.detail} for i in items],
     }
-    counts = {
-        state: sum(1 for i in items if i.state == state) for state in ("passed", "failed", "budget", "na")
-    }
+    return _verdict(items, documented, data)
+
+
+def _verdict(items: list[Item], documented: Any, data: dict[str, Any]) -> CheckOutcome:
+    counts = {s: sum(1 for i in items if i.state == s) for s in ("passed", "failed", "budget", "na")}
     tally = (
         f"{counts['passed']} ran, {counts['failed']} failed, {counts['budget']} stopped at the time budget, "
         f"{counts['na']} not run here"
@@ -166,16 +170,14 @@ def check_documented_commands(ctx: CheckContext, **args: Any) -> CheckOutcome:
         )
     ran = [i for i in items if i.state in ("passed", "budget")]
     listed = [*ran, *(i for i in items if i.state == "na")]
-    if not documented.docs:
-        return outcome(Verdict.FAIL, "the repo has no README.md to follow", Evidence("expected README.md"))
+    if not items:
+        return CheckOutcome(
+            Verdict.FAIL,
+            f"the docs ({', '.join(documented.docs[:3])}) give no command in a shell code block",
+            (Evidence("documented commands are read from ``` code blocks (bash, shell or no language)"),),
+            data,
+        )
     if not ran:
-        if not items:
-            return CheckOutcome(
-                Verdict.FAIL,
-                f"the docs ({', '.join(documented.docs[:3])}) give no command in a shell code block",
-                (Evidence("documented commands are read from ``` code blocks (bash, shell or no language)"),),
-                data,
-            )
         return CheckOutcome(
             Verdict.NA,
             f"no documented command could run here ({tally}): {items[0].location} {items[0].detail}",
