@@ -909,7 +909,8 @@ class _Planner:
         """(cwd, argv, depends_on, not_applicable): where a command runs, what it needs, why not here."""
         runnable = w.kind is Kind.RUN or (w.kind is Kind.SETUP and self.network)
         na = "" if runnable else w.why
-        cwd, argv, depends = state.cwd, list(w.words), []
+        cwd, argv = state.cwd, list(w.words)
+        depends: list[str] = []
         if runnable:
             cwd, argv, depends, na = self._needs(state, sid, w.line, argv, w.kind, w.purpose)
         if runnable and not na and not self.sandboxed:
