@@ -12,16 +12,13 @@ the very rules of specs/competition.yaml that the issue names.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import DemoCheck, DemoRun, tipc, tree_hashes
+from tests.conftest import DemoCheck, DemoRun, copy_demo, tipc, tree_hashes
 
 pytestmark = pytest.mark.integration
 
@@ -37,17 +34,6 @@ def _competition_subset(dest: Path, ids: tuple[str, ...]) -> Path:
     path = dest / "competition-subset.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path
-
-
-def _special_files(folder: str, names: list[str]) -> list[str]:
-    """The overlay's whiteouts and work files of a checked copy: not files a copy can hold, nor needed."""
-    return [
-        n
-        for n in names
-        if not stat.S_ISREG(m := os.lstat(os.path.join(folder, n)).st_mode)
-        and not stat.S_ISDIR(m)
-        and not stat.S_ISLNK(m)
-    ]
 
 
 def _check(repo: Path, ruleset: Path) -> tuple[int, dict[str, Any]]:
@@ -76,9 +62,7 @@ def test_the_unchanged_demo_passes_the_acceptance_in_the_competition_ruleset(dem
 def test_a_readme_claiming_more_than_the_model_gives_fails_with_both_numbers(
     demo_checked: DemoCheck, tmp_path: Path
 ) -> None:
-    repo = tmp_path / "claim" / "lenet_digits"
-    repo.parent.mkdir()
-    shutil.copytree(demo_checked.repo, repo, symlinks=True, ignore=_special_files)
+    repo = copy_demo(tmp_path / "claim" / "lenet_digits", source=demo_checked.repo, keep_output=True)
     readme = repo / "README.md"
     text = readme.read_text(encoding="utf-8")
     assert "| 0.9600 | [pretrained/" in text

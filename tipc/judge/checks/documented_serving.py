@@ -165,8 +165,8 @@ def _compare(
         )
     return CheckOutcome(
         Verdict.PASS,
-        f"the documented service answers the documented client with {source}'s results on {len(pairs)} "
-        f"image(s) (class_id equal, max prob diff {worst:.3g} <= {atol:g})",
+        f"the documented service's answers equal {source} on {len(pairs)} image(s) (class_id equal, max "
+        f"prob diff {worst:.3g} <= {atol:g})",
         tuple(evidence),
         data,
     )
