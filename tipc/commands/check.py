@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from tipc.commands import _reports, _sandboxed, add_log_limit, log_limit_of
+from tipc.commands import _acceptance, _reports, _sandboxed, add_log_limit, log_limit_of
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.core.errors import InfraError, TipcError, UserError
 from tipc.core.steps import MODES
@@ -102,6 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-color", action="store_true", help="no colour in the output")
     add_log_limit(parser)
     _sandboxed.add_arguments(parser)
+    _acceptance.add_arguments(parser)
     from tipc.modelci import hooks
 
     hooks.add_arguments(parser)
@@ -287,6 +288,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     from tipc.modelci import hooks
 
     hooks.check_arguments(args)  # --repeat without --baseline
+    _acceptance.check_arguments(args)
     sandbox_options = _sandboxed.sandbox_options(args, in_place=not seams.sandboxed)
     stage_timeouts = _sandboxed.stage_timeouts(args)
     forced_env = _sandboxed.compat_env(args)
@@ -311,6 +313,9 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     _check_output_dir(repo, the_plan.output_dir)
     notes = list(seams.notes)
     serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
+    extra = _extra_plans(
+        args, repo, config, rulesets, the_plan, overrides, seams, sandbox_options, stage_timeouts
+    )
 
     from tipc.execute import sandbox
 
@@ -329,6 +334,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     binds = {"logs": the_plan.output_dir}
     if serving_plan is not None:
         binds["serving"] = serving_plan.output_dir
+    binds.update(extra.binds())
     outside: tuple[Path, ...] = ()
     # A sandboxed check keeps its reports in a folder of their own in the run folder (tipc.commands._reports):
     # later runs of the same config and mode never delete them.
@@ -362,6 +368,9 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
             if report_dir.is_relative_to(session.repo) and not args.report_dir and session.folder is not None:
                 report_dir = session.folder / role  # beside the copy, not in it: a fresh copy keeps it
             serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
+            extra = _extra_plans(
+                args, repo, config, rulesets, the_plan, overrides, seams, sandbox_options, stage_timeouts
+            )
         notes.extend((*session.notes, *prepare_notes, *shipped))
         from tipc.execute import proc
 
@@ -384,6 +393,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
                     notes,
                     session,
                     role,
+                    extra,
                     before_run=before_run,
                 )
         finally:
@@ -496,6 +506,7 @@ def _checked(
     notes: list[str],
     session: Any,
     role: str = "report",
+    extra: _acceptance.Extra | None = None,
     *,
     before_run: dict[str, Any] | None = None,
 ) -> int:
@@ -520,6 +531,12 @@ def _checked(
         notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
     elif serving_plan is not None:
         records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
+    if extra is not None and extra.plans():
+        notes.extend(extra.notes)
+        if stopped or _interrupted(*records.values()):
+            notes.append("documented and pretrained chains: not started, the run was interrupted")
+        else:
+            records.update(_run_extra(args, repo, extra, seams, notes))
     ctx = CheckContext(
         repo=repo, record=record, settings=settings, records=records, before_run=before_run or {}
     )
@@ -540,7 +557,11 @@ def _checked(
         record=record,
         findings=_lint_findings(
             _judged_against(findings, record.plan if record is not None else the_plan),
-            (*the_plan.findings, *(serving_plan.findings if serving_plan is not None else ())),
+            (
+                *the_plan.findings,
+                *(serving_plan.findings if serving_plan is not None else ()),
+                *(extra.pretrained.findings if extra is not None and extra.pretrained is not None else ()),
+            ),
         ),
         reused=reused,
         record_path=record_path,
@@ -610,27 +631,57 @@ def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
     return checked
 
 
-def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str) -> Any:
+def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str, **overrides: Any) -> Any:
     """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
-    extra: dict[str, Any] = {}
+    settings: dict[str, Any] = {
+        "step_timeout_s": _sandboxed.step_timeout(args, plan.mode),
+        "python": args.python,
+        "no_color": args.no_color,
+        "forced_env": tuple(sorted(getattr(args, "forced_env", {}).items())),
+        "log_limit_bytes": log_limit_of(args),
+    }
     if seams.sandboxed:
         from tipc.commands import _explain
 
-        extra["explain"] = _explain.explainer()
-    options = seams.run_options(
-        step_timeout_s=_sandboxed.step_timeout(args, plan.mode),
-        python=args.python,
-        no_color=args.no_color,
-        forced_env=tuple(sorted(getattr(args, "forced_env", {}).items())),
-        log_limit_bytes=log_limit_of(args),
-        **extra,
-    )
+        settings["explain"] = _explain.explainer()
+    options = seams.run_options(**{**settings, **overrides})
     try:
         return seams.execute(plan, options, seams.make_observer(args.no_color))
     except (TipcError, KeyboardInterrupt):
         raise
     except Exception as exc:
         raise InfraError(f"{failure}: {type(exc).__name__}: {exc}") from exc
+
+
+# --- the documented and pretrained chains (seed 004 §4.1.3): run after the others when a rule reads them ---
+
+
+def _extra_plans(
+    args: argparse.Namespace,
+    repo: Path,
+    config: Path,
+    rulesets: list[Ruleset],
+    the_plan: Plan,
+    overrides: Any,
+    seams: Seams,
+    sandbox_options: Any,
+    timeouts: Mapping[str, float],
+) -> _acceptance.Extra:
+    from tipc.judge.rules.evaluate import chains_named
+
+    chains = chains_named(rulesets)
+    return _acceptance.plan_extra(
+        args, repo, config, chains, the_plan, overrides, seams.plan, sandbox_options, timeouts
+    )
+
+
+def _run_extra(
+    args: argparse.Namespace, repo: Path, extra: _acceptance.Extra, seams: Seams, notes: list[str]
+) -> dict[str, Any]:
+    def run(plan: Plan, options: dict[str, Any]) -> Any:
+        return _execute(args, plan, seams, f"the runner failed on the {plan.mode} chain", **options)
+
+    return _acceptance.run_extra(args, repo, extra, run, seams.find_record, seams.load_record, notes)
 
 
 # --- the serving chain: run after the train chain when a rule reads its record ----------------
