@@ -276,14 +276,33 @@ def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) 
     return out
 
 
-def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
-    from tipc.core.steps import Overrides
-
+def _check_options(args: argparse.Namespace) -> None:
+    """A bad --mode, --step-timeout or --jobs is found before anything runs (exit 2)."""
     if args.mode not in MODES:
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
     if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
         raise UserError("--step-timeout must be a positive number of seconds")
-    check_jobs(getattr(args, "jobs", None))  # a bad --jobs is found before anything runs (exit 2)
+    check_jobs(getattr(args, "jobs", None))
+
+
+def _binds(
+    the_plan: Plan, serving_plan: Plan | None, report_dir: Path, repo: Path, role: str
+) -> tuple[dict[str, str], tuple[Path, ...]]:
+    """The folders the chain may write: by role, those in the repo (repo-relative), and those outside it
+    (a --report-dir elsewhere)."""
+    binds = {"logs": the_plan.output_dir}
+    if serving_plan is not None:
+        binds["serving"] = serving_plan.output_dir
+    if report_dir.is_relative_to(repo):
+        binds[role] = report_dir.relative_to(repo).as_posix()
+        return binds, ()
+    return binds, (report_dir,)
+
+
+def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
+    from tipc.core.steps import Overrides
+
+    _check_options(args)
     sandbox_options = _sandboxed.sandbox_options(args, in_place=not seams.sandboxed)
     stage_timeouts = _sandboxed.stage_timeouts(args)
     forced_env = _sandboxed.compat_env(args)
@@ -324,18 +343,11 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         from tipc.commands import _explain
 
         notes.extend(_explain.readiness(the_plan, args.python, repo, stderr))
-    binds = {"logs": the_plan.output_dir}
-    if serving_plan is not None:
-        binds["serving"] = serving_plan.output_dir
-    outside: tuple[Path, ...] = ()
     # A sandboxed check keeps its reports in a folder of their own in the run folder (tipc.commands._reports):
     # later runs of the same config and mode never delete them.
     stamped = not args.report_dir and sandbox_options.backend != "none"
     role = _reports.new_role(_run_folder(repo, the_plan)) if stamped else "report"
-    if report_dir.is_relative_to(repo):
-        binds[role] = report_dir.relative_to(repo).as_posix()
-    else:
-        outside = (report_dir,)
+    binds, outside = _binds(the_plan, serving_plan, report_dir, repo, role)
     # Read before the sandbox hides them behind the run's fresh output folder.
     shipped = _sandboxed.committed_results(the_plan) if sandbox_options.backend != "none" else []
     before_run = _before_run(repo)
