@@ -157,3 +157,13 @@ def test_environment_header_names_the_interpreter_the_chain_ran_with() -> None:
     assert not run.python and not any(line.startswith("interpreter:") for line in run.environment_lines)
     named = dataclasses.replace(run, python="/opt/py/bin/python3")
     assert named.environment_lines[-1] == "interpreter: /opt/py/bin/python3"
+
+
+def test_environment_header_names_the_repo_commit() -> None:
+    """Issue 25: the repo's commit was in the JSON, the history and the notification, but not in the headers
+    of the terminal, Markdown and HTML reports (all of them print `environment_lines`)."""
+    report = _report()
+    assert report.run is not None
+    run = dataclasses.replace(report.run, git_commit="8042c21b690ffc0162095e749a41b94dd38732da")
+    assert run.environment_lines[-1] == "repo commit: 8042c21b690ffc0162095e749a41b94dd38732da"
+    assert "repo commit: 8042c21b" in render_markdown(dataclasses.replace(report, run=run))

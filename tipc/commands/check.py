@@ -277,12 +277,15 @@ def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) 
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    """A bad --mode, --step-timeout or --jobs is found before anything runs (exit 2)."""
+    """A bad --mode, --step-timeout, --jobs or --repeat is found before anything runs (exit 2)."""
     if args.mode not in MODES:
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
     if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
         raise UserError("--step-timeout must be a positive number of seconds")
     check_jobs(getattr(args, "jobs", None))
+    from tipc.modelci import hooks
+
+    hooks.check_arguments(args)  # --repeat without --baseline
 
 
 def _binds(
@@ -491,6 +494,44 @@ def _write_and_show(
         stderr.write(f"tipc: logs and run record in {logs}\n")
 
 
+def _judged_record(
+    args: argparse.Namespace, seams: Seams, repo: Path, the_plan: Plan, notes: list[str], stderr: IO[str]
+) -> tuple[Any, str | None, bool]:
+    """The train chain's record the rules judge (as _train_record), a reused one's causes found anew, and
+    with --baseline the chain run --repeat times; (record, its path when reused, reused)."""
+    record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
+    if reused and seams.sandboxed:
+        from tipc.commands import _explain
+
+        record = _explain.explained(record, repo)  # the causes as the catalogue finds them now
+    if getattr(args, "baseline", None) is not None and not reused:
+        from tipc.modelci import hooks
+
+        # --repeat N: the chain N times, the baseline rule judges the medians (model CI)
+        record = hooks.repeat_chain(
+            args, repo, record, lambda: _execute(args, the_plan, seams, "the runner failed"), stderr
+        )
+    return record, record_path, reused
+
+
+def _serving_records(
+    args: argparse.Namespace,
+    seams: Seams,
+    repo: Path,
+    serving_plan: Plan | None,
+    notes: list[str],
+    *,
+    stopped: bool,
+) -> dict[str, Any]:
+    """The serving chain's record (by chain name), run after the train chain unless Ctrl-C stopped it."""
+    records: dict[str, Any] = {}
+    if serving_plan is not None and stopped:
+        notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
+    elif serving_plan is not None:
+        records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
+    return records
+
+
 def _checked(
     args: argparse.Namespace,
     seams: Seams,
@@ -512,17 +553,9 @@ def _checked(
     from tipc.judge.checks.base import CheckContext
     from tipc.report import build_report
 
-    record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
-    if reused and seams.sandboxed:
-        from tipc.commands import _explain
-
-        record = _explain.explained(record, repo)  # the causes as the catalogue finds them now
-    records: dict[str, Any] = {}
+    record, record_path, reused = _judged_record(args, seams, repo, the_plan, notes, stderr)
     stopped = _interrupted(record)
-    if serving_plan is not None and stopped:
-        notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
-    elif serving_plan is not None:
-        records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
+    records = _serving_records(args, seams, repo, serving_plan, notes, stopped=stopped)
     ctx = CheckContext(
         repo=repo, record=record, settings=settings, records=records, before_run=before_run or {}
     )

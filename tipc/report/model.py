@@ -101,7 +101,9 @@ class RunSummary:
         from tipc.execute.envinfo import EnvInfo
 
         interpreter = [f"interpreter: {self.python}"] if self.python else []
-        return EnvInfo.from_json(self.environment).header_lines() + interpreter + list(self.did)
+        # the repo's commit heads every format, as it heads the history and the notification (model CI)
+        commit = [f"repo commit: {self.git_commit}"] if self.git_commit else []
+        return EnvInfo.from_json(self.environment).header_lines() + interpreter + commit + list(self.did)
 
     @property
     def failed_steps(self) -> tuple[StepSummary, ...]:
