@@ -277,18 +277,37 @@ def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) 
     return out
 
 
-def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
-    from tipc.core.steps import Overrides
-
+def _check_options(args: argparse.Namespace) -> None:
+    """A bad --mode, --step-timeout, --jobs or --repeat is found before anything runs (exit 2)."""
     if args.mode not in MODES:
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
     if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
         raise UserError("--step-timeout must be a positive number of seconds")
-    check_jobs(getattr(args, "jobs", None))  # a bad --jobs is found before anything runs (exit 2)
+    check_jobs(getattr(args, "jobs", None))
     from tipc.modelci import hooks
 
     hooks.check_arguments(args)  # --repeat without --baseline
     _acceptance.check_arguments(args)
+
+
+def _binds(
+    the_plan: Plan, serving_plan: Plan | None, report_dir: Path, repo: Path, role: str
+) -> tuple[dict[str, str], tuple[Path, ...]]:
+    """The folders the chain may write: by role, those in the repo (repo-relative), and those outside it
+    (a --report-dir elsewhere)."""
+    binds = {"logs": the_plan.output_dir}
+    if serving_plan is not None:
+        binds["serving"] = serving_plan.output_dir
+    if report_dir.is_relative_to(repo):
+        binds[role] = report_dir.relative_to(repo).as_posix()
+        return binds, ()
+    return binds, (report_dir,)
+
+
+def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
+    from tipc.core.steps import Overrides
+
+    _check_options(args)
     sandbox_options = _sandboxed.sandbox_options(args, in_place=not seams.sandboxed)
     stage_timeouts = _sandboxed.stage_timeouts(args)
     forced_env = _sandboxed.compat_env(args)
@@ -318,6 +337,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     )
 
     from tipc.execute import sandbox
+    from tipc.modelci import hooks
 
     if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
         from tipc.execute import proc
@@ -331,19 +351,12 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         from tipc.commands import _explain
 
         notes.extend(_explain.readiness(the_plan, args.python, repo, stderr))
-    binds = {"logs": the_plan.output_dir}
-    if serving_plan is not None:
-        binds["serving"] = serving_plan.output_dir
-    binds.update(extra.binds())
-    outside: tuple[Path, ...] = ()
     # A sandboxed check keeps its reports in a folder of their own in the run folder (tipc.commands._reports):
     # later runs of the same config and mode never delete them.
     stamped = not args.report_dir and sandbox_options.backend != "none"
     role = _reports.new_role(_run_folder(repo, the_plan)) if stamped else "report"
-    if report_dir.is_relative_to(repo):
-        binds[role] = report_dir.relative_to(repo).as_posix()
-    else:
-        outside = (report_dir,)
+    binds, outside = _binds(the_plan, serving_plan, report_dir, repo, role)
+    binds.update(extra.binds())
     # Read before the sandbox hides them behind the run's fresh output folder.
     shipped = _sandboxed.committed_results(the_plan) if sandbox_options.backend != "none" else []
     before_run = _before_run(repo)
@@ -491,6 +504,61 @@ def _write_and_show(
         stderr.write(f"tipc: logs and run record in {logs}\n")
 
 
+def _judged_record(
+    args: argparse.Namespace, seams: Seams, repo: Path, the_plan: Plan, notes: list[str], stderr: IO[str]
+) -> tuple[Any, str | None, bool]:
+    """The train chain's record the rules judge (as _train_record), a reused one's causes found anew, and
+    with --baseline the chain run --repeat times; (record, its path when reused, reused)."""
+    record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
+    if reused and seams.sandboxed:
+        from tipc.commands import _explain
+
+        record = _explain.explained(record, repo)  # the causes as the catalogue finds them now
+    if getattr(args, "baseline", None) is not None and not reused:
+        from tipc.modelci import hooks
+
+        # --repeat N: the chain N times, the baseline rule judges the medians (model CI)
+        record = hooks.repeat_chain(
+            args, repo, record, lambda: _execute(args, the_plan, seams, "the runner failed"), stderr
+        )
+    return record, record_path, reused
+
+
+def _serving_records(
+    args: argparse.Namespace,
+    seams: Seams,
+    repo: Path,
+    serving_plan: Plan | None,
+    notes: list[str],
+    *,
+    stopped: bool,
+) -> dict[str, Any]:
+    """The serving chain's record (by chain name), run after the train chain unless Ctrl-C stopped it."""
+    records: dict[str, Any] = {}
+    if serving_plan is not None and stopped:
+        notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
+    elif serving_plan is not None:
+        records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
+    return records
+
+
+def _extra_records(
+    args: argparse.Namespace,
+    seams: Seams,
+    repo: Path,
+    extra: _acceptance.Extra,
+    notes: list[str],
+    *,
+    stopped: bool,
+) -> dict[str, Any]:
+    """The documented and pretrained chains' records, run after the others unless Ctrl-C stopped the run."""
+    notes.extend(extra.notes)
+    if stopped:
+        notes.append("documented and pretrained chains: not started, the run was interrupted")
+        return {}
+    return _run_extra(args, repo, extra, seams, notes)
+
+
 def _checked(
     args: argparse.Namespace,
     seams: Seams,
@@ -513,30 +581,15 @@ def _checked(
     from tipc.judge.checks.base import CheckContext
     from tipc.report import build_report
 
-    record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
-    if reused and seams.sandboxed:
-        from tipc.commands import _explain
-
-        record = _explain.explained(record, repo)  # the causes as the catalogue finds them now
-    if getattr(args, "baseline", None) is not None and not reused:
-        from tipc.modelci import hooks
-
-        # --repeat N: the chain N times, the baseline rule judges the medians (model CI)
-        record = hooks.repeat_chain(
-            args, repo, record, lambda: _execute(args, the_plan, seams, "the runner failed"), stderr
-        )
-    records: dict[str, Any] = {}
+    record, record_path, reused = _judged_record(args, seams, repo, the_plan, notes, stderr)
     stopped = _interrupted(record)
-    if serving_plan is not None and stopped:
-        notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
-    elif serving_plan is not None:
-        records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
+    records = _serving_records(args, seams, repo, serving_plan, notes, stopped=stopped)
     if extra is not None and extra.plans():
-        notes.extend(extra.notes)
-        if stopped or _interrupted(*records.values()):
-            notes.append("documented and pretrained chains: not started, the run was interrupted")
-        else:
-            records.update(_run_extra(args, repo, extra, seams, notes))
+        records.update(
+            _extra_records(
+                args, seams, repo, extra, notes, stopped=stopped or _interrupted(*records.values())
+            )
+        )
     ctx = CheckContext(
         repo=repo, record=record, settings=settings, records=records, before_run=before_run or {}
     )

@@ -157,17 +157,10 @@ def root_cause(report: dict[str, Any]) -> RootCause | None:
     and the failing rules it explains; None when no step failed. prepare.sh counts only when a later
     failure follows from it (offline it often fails on a download nothing needs)."""
     steps = _steps(report)
-    by_id = {str(s.get("id")): s for s in steps}
-    failed = [s for s in steps if s.get("status") in ("failed", "timeout")]
-    chain = [s for s in failed if s.get("stage") != "prepare"] or failed
-    if not chain:
+    root = _root_step(steps)
+    if root is None:
         return None
-    step = chain[0]
-    cause = _first_cause(step)
-    upstream = cause.get("upstream") if cause else None
-    if isinstance(upstream, str) and upstream in by_id:
-        step = by_id[upstream]
-        cause = _first_cause(step) or cause
+    step, cause = root
     sid = str(step.get("id"))
     what = (cause or {}).get("cause") or step.get("reason") or step.get("status")
     text = f"step {sid} {step.get('status')}: {what}"
@@ -180,6 +173,23 @@ def root_cause(report: dict[str, Any]) -> RootCause | None:
     seen = str((cause or {}).get("evidence") or "").strip()
     explained = tuple(str(r.get("id")) for r in failing if _explains(r, affected, seen))
     return RootCause(sid, text, explained, len(failing))
+
+
+def _root_step(steps: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+    """The earliest failed step (prepare.sh only when nothing else failed), or the earlier step its cause
+    names upstream, with that step's first cause (the later one's where it has none)."""
+    failed = [s for s in steps if s.get("status") in ("failed", "timeout")]
+    chain = [s for s in failed if s.get("stage") != "prepare"] or failed
+    if not chain:
+        return None
+    step = chain[0]
+    cause = _first_cause(step)
+    upstream = cause.get("upstream") if cause else None
+    by_id = {str(s.get("id")): s for s in steps}
+    if isinstance(upstream, str) and upstream in by_id:
+        step = by_id[upstream]
+        cause = _first_cause(step) or cause
+    return step, cause
 
 
 def _affected(steps: list[dict[str, Any]], root: str) -> set[str]:
