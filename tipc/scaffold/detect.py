@@ -282,7 +282,7 @@ def _lite(
         files = tuple(p.relative_to(root).as_posix() for p in sorted(directory.rglob("*")) if p.is_file())
     else:
         files = listed
-    images = tuple(f for f in files if f.endswith(IMAGE_SUFFIXES))[:50]
+    images = tuple(sorted(f for f in files if f.endswith(IMAGE_SUFFIXES)))[:50]
     arrays = tuple(f for f in files if f.endswith((".npy", ".npz")) and "input" in f.rsplit("/", 1)[-1])
     # Arrays saved beside the data set (`test_tipc/data/example.npy`) are inference inputs too.
     if directory.parent == root / TIPC_DATA:
