@@ -37,7 +37,8 @@ RESTORATION = {
     "    paddle.save({}, os.path.join(model_dir, 'model_latest.pdparams'))\n",
     "predict.py": _PARSER + "p.add_argument('--model_ckpt', default='model_best.pdparams')\n"
     "p.add_argument('--data_path', default='patches/val_mini/')\n"
-    "p.add_argument('--save_path', default='results/')\np.add_argument('--save_images', action='store_true')\n"
+    "p.add_argument('--save_path', default='results/')\n"
+    "p.add_argument('--save_images', action='store_true')\n"
     "opt = p.parse_args()\nckpt = paddle.load(opt.model_ckpt)\n",
     "export_model.py": _PARSER + "p.add_argument('--save-inference-dir', default='./inference_output')\n"
     "p.add_argument('--model-dir', default='model_best.pdparams')\n"
@@ -68,7 +69,8 @@ RESTORATION = {
 # an export given the path; lite data in test_tipc/data beside an input array; model and params as files.
 VIDEO = {
     "train.py": _PARSER + "p.add_argument('--dataset_root', default='/home/someone/ucf101/')\n"
-    "p.add_argument('--batch_size', type=int, default=32)\np.add_argument('--max_epochs', type=int, default=100)\n"
+    "p.add_argument('--batch_size', type=int, default=32)\n"
+    "p.add_argument('--max_epochs', type=int, default=100)\n"
     "p.add_argument('--pretrained', default=None)\nargs = p.parse_args()\n"
     "save_dir = os.path.join('output', 'best_model')\n"
     "paddle.save({}, os.path.join(save_dir, 'model.pdparams'))\n",
@@ -157,6 +159,8 @@ def test_constant_save_path_is_read_back_and_never_the_scripts_log_folder(tmp_pa
         "export_model.py --model_path=./output/best_model/model.pdparams",
     )
     assert s["train_param1"] == ("--dataset_root", "./test_tipc/data/mini_clips")
+    # 2 clips in the training list (6 frames on disk): a batch of 1 keeps an epoch non-empty
+    assert s["train_batch"][1].startswith("lite_train_lite_infer=1|")
     assert s["image"] == ("--input_file", "./test_tipc/data/example.npy")
     assert s["benchmark"] == ("--enable_benchmark", "False")
     todos = {t.slot: t.message for t in filled.todos}

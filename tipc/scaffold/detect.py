@@ -296,7 +296,7 @@ def _lite(
         archive_has_top_dir=has_top,
         images=images,
         input_arrays=arrays,
-        train_samples=train_samples(list(files)),
+        train_samples=_listed_train_samples(directory) or train_samples(list(files)),
         extract_to=dest.relative_to(root).as_posix() if dest != root else ".",
         files=files,
         origin=origin,
@@ -327,6 +327,22 @@ def find_lite_data(root: Path) -> LiteData | None:
         rel = named_dirs[0].relative_to(root).as_posix()
         return _lite(root, named_dirs[0], None, True, root, (), f"{rel}/ (named as few-sample data)")
     return None
+
+
+_MAX_LIST_BYTES = 1024 * 1024
+
+
+def _listed_train_samples(directory: Path) -> int | None:
+    """Lines of the training list a data set ships (`train_list.txt`, `ucf101_train_split_1.txt`): the
+    samples, where files alone miscount them (a video is a folder of frames)."""
+    counts = []
+    for path in sorted(directory.rglob("*")) if directory.is_dir() else []:
+        name = path.name.lower()
+        listing = path.suffix.lower() in (".txt", ".list", ".csv") and "train" in name and path.is_file()
+        if listing and path.stat().st_size <= _MAX_LIST_BYTES:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            counts.append(sum(1 for line in lines if line.strip()))
+    return min((c for c in counts if c > 0), default=None)
 
 
 def train_samples(paths: list[str]) -> int | None:
