@@ -1,8 +1,9 @@
 """`tipc init`: scaffold a conformant test_tipc/ folder from test_tipc_template/ (jinja2, sandboxed).
 
-detect.py finds entry scripts and lite data, infer_flags.py reads argparse flags statically, fill.py maps
-them onto config slots (and lists TODOs), render.py renders and writes safely, fix_config.py cleans up an
-existing hand-edited config. No module here imports jinja2 at import time except inside functions.
+detect.py finds entry scripts and lite data, config/script_flags.py reads argparse flags statically,
+dataflow.py where weights are saved and loaded, fill.py maps them onto config slots (and lists TODOs),
+render.py renders and writes safely, fix_config.py cleans up an existing hand-edited config. No module
+here imports jinja2 at import time except inside functions.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fill the config slots from what `detect` and `infer_flags` found; list what could not be inferred.
+"""Fill the config slots from what `detect` and `script_flags` found; list what could not be inferred.
 
 Defaults are CPU-friendly (gpu_list -1, inference on CPU, 1 thread, fp32). Whatever cannot be inferred
 becomes a `Todo`; those go to the terminal, the generated README and docs, never into the positional config.
