@@ -60,6 +60,7 @@ def serving_rules(tmp_path: Path) -> Path:
 
     data = yaml.safe_load((REPO_ROOT / "specs/competition.yaml").read_text(encoding="utf-8"))
     data["rules"] = [r for r in data["rules"] if r["id"].startswith("competition.serving.")]
+    data.pop("include", None)  # the basic chain's rules competition takes from tipc-basic
     path = tmp_path / "competition_serving.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     return path
