@@ -163,9 +163,9 @@ def default_seams() -> Seams:
 
     def make_observer(no_color: bool) -> Any:
         try:
-            from tipc.report.progress import PlainObserver, make_observer
+            from tipc.report.progress import make_observer
 
-            return make_observer(no_color=no_color) if sys.stderr.isatty() else PlainObserver(sys.stderr)
+            return make_observer(no_color=no_color)  # on stderr: rich on a terminal, else plain lines
         except ImportError:
             return _null_observer()
 

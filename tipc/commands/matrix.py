@@ -12,9 +12,12 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.errors import UserError
+
+if TYPE_CHECKING:
+    from tipc.core.progress import Progress
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,16 +71,20 @@ def _tail(record: Any, repo: Path) -> str:
     return ""
 
 
-def _run_version(args: argparse.Namespace, repo: Path, version: str, python: str, reqs: list[str]) -> Any:
+def _run_version(
+    args: argparse.Namespace, repo: Path, version: str, python: str, reqs: list[str], progress: Progress
+) -> Any:
+    from tipc.commands._children import run_child
     from tipc.commands.baseline import _newest_record
-    from tipc.execute import proc
+    from tipc.core.progress import phase
     from tipc.execute.record import load_record
     from tipc.judge.baseline import judge, store
     from tipc.judge.baseline.metrics import extract
     from tipc.modelci import matrix
 
     try:
-        env = matrix.ensure_env(version, python, reqs)
+        with phase(progress, f"Paddle {version}: environment") as ph:
+            env = matrix.ensure_env(version, python, reqs, on_line=ph.update)
     except UserError as exc:
         return matrix.Column(version, None, None, problem=exc.render())
     sys.stderr.write(f"tipc: Paddle {version}: {'reusing' if env.reused else 'created'} {env.path}\n")
@@ -97,7 +104,7 @@ def _run_version(args: argparse.Namespace, repo: Path, version: str, python: str
         if value:
             argv += [flag, value]
     started = time.time()
-    res = proc.run(argv, cwd=repo)
+    res = run_child(argv, repo, f"Paddle {version}: the chain", progress)
     if res.interrupted:
         raise KeyboardInterrupt
     path = _newest_record(repo, started, args.mode)
@@ -135,7 +142,10 @@ def run(args: argparse.Namespace) -> int:
         matrix.paddle_major(v)
     pythons = matrix.pythons_for(versions, args.python)
     reqs = matrix.requirements(repo)
-    columns = [_run_version(args, repo, v, pythons[v], reqs) for v in versions]
+    from tipc.report.progress import make_progress
+
+    with make_progress() as progress:
+        columns = [_run_version(args, repo, v, pythons[v], reqs, progress) for v in versions]
     first = matrix.first_broken(columns)
     if args.format == "json":
         sys.stdout.write(json.dumps(matrix.to_json(columns), indent=2) + "\n")

@@ -7,6 +7,7 @@ from pathlib import Path
 from tipc.convergence import config as config_mod
 from tipc.convergence import harness
 from tipc.convergence.result import ConvergeResult
+from tipc.core.progress import Progress, no_progress
 
 
 def do_convergence_test(
@@ -23,12 +24,14 @@ def do_convergence_test(
     envelope_mode: str = "minmax",
     envelope_k: float = 3.0,
     output: str | Path | None = None,
+    progress: Progress = no_progress,
 ) -> ConvergeResult:
     """Gather (do_gather=True) or run every test of the config; the manifest of test T is
     `<storage_path>/T_<manifest_suffix>`. Returns a ConvergeResult (`.passed`, `.tests`, `.segments`).
     Raises tipc.core.errors.ConfigError for a bad config or manifest. Unlike the original, the working
     directory
-    and sys.path of the caller are left alone."""
+    and sys.path of the caller are left alone. `progress` hears each gather run and segment as it goes
+    (tipc.core.progress)."""
     path = str(test_config_path)
     selected = config_mod.select(config_mod.load(path), tests, path)
     opts = harness.Options(
@@ -45,5 +48,6 @@ def do_convergence_test(
     mode = "gather" if do_gather else "run"
     result = ConvergeResult(mode)
     for cfg in selected:
-        result.tests.append(harness.gather(cfg, opts) if do_gather else harness.run(cfg, opts))
+        run = harness.gather if do_gather else harness.run
+        result.tests.append(run(cfg, opts, progress=progress))
     return result
