@@ -280,6 +280,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     # REPO may be a config inside the repo (`tipc check path/to/test_tipc/configs/m/train_infer_python.txt`).
     repo, config = resolve_target(args.repo, args.config, seams.find_configs)
     repo, config = repo.resolve(), config.resolve()
+    given_python = args.python
     python_choice = choose_python(args.python, config_pythons(config))  # ours (has paddle) over bare python
     args.python = python_choice.python
     overrides = replace(overrides, python=args.python)
@@ -295,6 +296,12 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     _check_output_dir(repo, the_plan.output_dir)
     notes = list(seams.notes)
     serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
+    if seams.sandboxed:  # tipc's own parts this check needs, before anything runs (exit 3, one line)
+        from tipc.commands import _extras
+
+        _extras.check_serving(serving_plan, rulesets)
+        if not args.reuse_run:
+            _extras.require_paddle(given_python, config_pythons(config))
 
     from tipc.execute import sandbox
     from tipc.modelci import hooks

@@ -222,6 +222,7 @@ def run(args: argparse.Namespace) -> int:
     forced_env = _sandboxed.compat_env(args)
     repo, config = resolve_target(args.repo, args.config)
     args.mode = args.mode or default_mode(config)
+    given_python = args.python
     python_choice = choose_python(args.python, config_pythons(config))  # ours (has paddle) over bare python
     args.python = python_choice.python
     overrides = Overrides(device=args.device, sets=parse_sets(args.sets), python=args.python)
@@ -231,6 +232,12 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         _print_plan(the_plan, only, args.format)
         return 0
+    from tipc.commands import _extras
+
+    # tipc's own parts the run needs (exit 3, one line): Paddle for the chain, `tipc serve` for its server
+    _extras.require_paddle(given_python, config_pythons(config))
+    if _extras.runs_tipc_serve(the_plan):
+        _extras.require_serve(f"the serving chain of {config} (its server is `tipc serve`)")
     _show_findings(the_plan, sys.stderr)
     if not any(s.stage.value != "prepare" for s in the_plan.steps):
         sys.stderr.write(

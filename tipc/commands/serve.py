@@ -11,7 +11,6 @@ import argparse
 from pathlib import Path
 
 from tipc.commands import positive_int
-from tipc.core.errors import UserError
 
 
 def _port(text: str) -> int:
@@ -88,12 +87,11 @@ def run(args: argparse.Namespace) -> int:
     from tipc.serve.spec import find_model_files
 
     find_model_files(model_dir)  # a clear exit-2 message before any worker starts
-    try:
-        from tipc.serve.server import serve
-    except ImportError as exc:
-        raise UserError(
-            f"tipc serve needs uvicorn and starlette (pip install 'tipc[serve]'): {exc}"
-        ) from None
+    from tipc.commands._extras import require_serve
+
+    require_serve("tipc serve")  # exit 3: a part of tipc, not the user's input, is missing
+    from tipc.serve.server import serve
+
     name = args.name or model_dir.resolve().name
     return serve(
         model_dir,
