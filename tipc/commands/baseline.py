@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tipc.commands import non_negative_int, positive_int
+from tipc.commands import add_mode, non_negative_int, positive_int
 from tipc.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
         "--baseline-dir", metavar="DIR", help="where baselines live (default: REPO/test_tipc/baselines)"
     )
     p.add_argument("--config", "-c", help="config file (default: the repo's one train_infer_python config)")
-    p.add_argument("--mode", "-m", default="lite_train_lite_infer", help="TIPC mode (default: %(default)s)")
+    add_mode(p, default="lite_train_lite_infer")
     p.add_argument("--python", help="interpreter to run in place of the config's python")
     p.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")

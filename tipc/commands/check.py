@@ -21,10 +21,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from tipc.commands import _sandboxed, add_log_limit, log_limit_of
+from tipc.commands import _sandboxed, add_log_limit, add_mode, log_limit_of
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.core.errors import InfraError, TipcError, UserError
-from tipc.core.steps import MODES
 
 if TYPE_CHECKING:
     from tipc.core.findings import Finding
@@ -36,7 +35,8 @@ FORMAT_CHOICES: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")
 
 EPILOG = """\
 exit codes: 0 every error-severity rule passed (SKIP, N-A and WARN are allowed), 1 a rule failed or the
-config has a lint error, 2 usage or config error (nothing is run), 3 internal error, 130 interrupted.
+config has a lint error, 2 usage or config error (nothing is run), 3 internal error or a missing part of
+tipc (the serve extra, Paddle: one line says what to install), 130 interrupted (143 SIGTERM, 129 SIGHUP).
 Reports (report.json, report.md, report.junit.xml, report.html) go to --report-dir, by default the run
 folder's report/ (<repo>/test_tipc/output/tipc/<model>/<config>/<mode>/report/; with --no-sandbox
 <repo>/test_tipc/output/<model>/tipc_report/). The chain runs in a sandbox: see `tipc run --help`."""
@@ -49,9 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", "-c", help="config file (default: the repo's one train_infer_python config)"
     )
-    parser.add_argument(
-        "--mode", "-m", default="lite_train_lite_infer", help="TIPC mode to run (default: %(default)s)"
-    )
+    add_mode(parser)
     parser.add_argument(
         "--ruleset",
         action="append",
@@ -266,8 +264,6 @@ def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) 
 def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
     from tipc.core.steps import Overrides
 
-    if args.mode not in MODES:
-        raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
     if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
         raise UserError("--step-timeout must be a positive number of seconds")
     check_jobs(getattr(args, "jobs", None))  # a bad --jobs is found before anything runs (exit 2)
@@ -280,6 +276,9 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     # REPO may be a config inside the repo (`tipc check path/to/test_tipc/configs/m/train_infer_python.txt`).
     repo, config = resolve_target(args.repo, args.config, seams.find_configs)
     repo, config = repo.resolve(), config.resolve()
+    from tipc.planning.planner import default_mode
+
+    args.mode = args.mode or default_mode(config)  # a serving config checks its serving_infer chain
     given_python = args.python
     python_choice = choose_python(args.python, config_pythons(config))  # ours (has paddle) over bare python
     args.python = python_choice.python

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tipc.commands import add_mode
 from tipc.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -50,9 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", "-c", help="config file (default: the repo's one train_infer_python config)"
     )
-    parser.add_argument(
-        "--mode", "-m", default="lite_train_lite_infer", help="TIPC mode (default: %(default)s)"
-    )
+    add_mode(parser, default="lite_train_lite_infer")
     parser.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
     parser.add_argument("--format", choices=("text", "json"), default="text")
 

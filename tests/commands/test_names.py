@@ -1,0 +1,56 @@
+"""One way to name things (issue 28): --mode is one list in every verb (serving_infer included) with a "did
+you mean"; `tipc plan REPO` as every verb takes a repo; the top-level help lists every exit code; `tipc init`
+names the model after the folder; `tipc serve` names it after the model, not the export folder."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import DEMO
+from tipc.cli import build_parser, main
+from tipc.core.steps import ALL_MODES
+
+# Each verb with --mode, and what it needs besides (parsing stops at the mode: nothing runs).
+VERBS_WITH_MODE = {
+    "plan": ["CFG"],
+    "run": ["REPO"],
+    "check": ["REPO"],
+    "baseline": ["record", "REPO"],
+    "matrix": ["REPO", "--paddle", "3.3.1"],
+    "review": ["REPO", "--out", "OUT"],
+    "history": ["REPO"],
+}
+
+
+@pytest.mark.parametrize("verb", sorted(VERBS_WITH_MODE))
+def test_every_verb_takes_the_same_modes_and_suggests_the_closest(
+    verb: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    words = [verb, *VERBS_WITH_MODE[verb]]
+    parser = build_parser(only=verb)
+    for mode in ALL_MODES:
+        assert parser.parse_args([*words, "--mode", mode]).mode == mode
+    assert main([*words, "--mode", "lite_train_lite_infr"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown mode 'lite_train_lite_infr'; did you mean 'lite_train_lite_infer'?" in err
+    assert "serving_infer" in err  # the one list, serving included
+    assert main([*words, "--mode", "xyz"]) == 2
+    assert "did you mean" not in capsys.readouterr().err
+
+
+def test_serving_infer_on_a_train_config_says_which_config_it_needs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config = DEMO / "test_tipc" / "configs" / "lenet_digits" / "train_infer_python.txt"
+    assert main(["plan", str(config), "--mode", "serving_infer"]) == 2
+    assert "give the serving config" in capsys.readouterr().err
+
+
+def test_plan_takes_a_repo_as_every_verb_does(capsys: pytest.CaptureFixture[str]) -> None:
+    config = DEMO / "test_tipc" / "configs" / "lenet_digits" / "train_infer_python.txt"
+    assert main(["plan", str(config), "--format", "json"]) == 0
+    by_config = capsys.readouterr().out
+    assert main(["plan", str(DEMO), "--format", "json"]) == 0
+    assert capsys.readouterr().out == by_config
+    assert main(["plan", str(DEMO / "test_tipc")]) == 2  # a folder that is no repo: said, exit 2
+    assert "expected a config file or a repo folder" in capsys.readouterr().err
