@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import DEMO
-from tipc.cli import build_parser, main
+from tipc.cli import build_parser, help_text, main
 from tipc.core.steps import ALL_MODES
 
 # Each verb with --mode, and what it needs besides (parsing stops at the mode: nothing runs).
@@ -54,3 +54,11 @@ def test_plan_takes_a_repo_as_every_verb_does(capsys: pytest.CaptureFixture[str]
     assert capsys.readouterr().out == by_config
     assert main(["plan", str(DEMO / "test_tipc")]) == 2  # a folder that is no repo: said, exit 2
     assert "expected a config file or a repo folder" in capsys.readouterr().err
+
+
+def test_the_top_level_help_lists_every_exit_code() -> None:
+    text = help_text()
+    for said in ("0 ok", "1 a check failed", "2 usage", "3 internal error or a missing part", "129 hung up"):
+        assert said in text
+    assert "130 interrupted" in text and "143 terminated" in text
+    assert "python -m tipc" in text  # the way round iproute2's /usr/sbin/tipc
