@@ -4,9 +4,12 @@ names the model after the folder; `tipc serve` names it after the model, not the
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
-from tests.conftest import DEMO
+from tests.conftest import DEMO, copy_demo
 from tipc.cli import build_parser, help_text, main
 from tipc.core.steps import ALL_MODES
 
@@ -62,3 +65,15 @@ def test_the_top_level_help_lists_every_exit_code() -> None:
         assert said in text
     assert "130 interrupted" in text and "143 terminated" in text
     assert "python -m tipc" in text  # the way round iproute2's /usr/sbin/tipc
+
+
+def test_init_without_model_names_it_after_the_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = copy_demo(tmp_path / "my digits-v2")
+    shutil.rmtree(repo / "test_tipc")
+    assert main(["init", str(repo), "--dry-run"]) == 0
+    captured = capsys.readouterr()
+    assert "tipc init: model 'my_digits-v2', the repo folder's name" in captured.err
+    assert "would create test_tipc/configs/my_digits-v2/train_infer_python.txt" in captured.out
+    assert "model_name:my_digits-v2" in captured.out
