@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import DEMO, copy_demo
 from tipc.cli import build_parser, help_text, main
 from tipc.core.steps import ALL_MODES
+from tipc.serve.naming import default_name, generic
 
 # Each verb with --mode, and what it needs besides (parsing stops at the mode: nothing runs).
 VERBS_WITH_MODE = {
@@ -77,3 +78,53 @@ def test_init_without_model_names_it_after_the_folder(
     assert "tipc init: model 'my_digits-v2', the repo folder's name" in captured.err
     assert "would create test_tipc/configs/my_digits-v2/train_infer_python.txt" in captured.out
     assert "model_name:my_digits-v2" in captured.out
+
+
+def test_serve_names_the_model_not_its_export_folder(tmp_path: Path) -> None:
+    for name in ("norm_train_gpus_-1_autocast_null", "inference", "output", "lite_train_lite_infer"):
+        assert generic(name), name
+    for name in ("resnet50", "lenet_digits", "NAFNet-pd"):
+        assert not generic(name), name
+    # inside a repo: the model of its configs
+    repo = copy_demo(tmp_path / "repo")
+    exported = repo / "test_tipc" / "output" / "norm_train_gpus_-1_autocast_null"
+    exported.mkdir(parents=True)
+    assert default_name(exported) == "lenet_digits"
+    # two models: the one the path names
+    other = repo / "test_tipc" / "configs" / "mobilenet" / "train_infer_python.txt"
+    other.parent.mkdir()
+    other.write_text(
+        "===========================train_params===========================\nmodel_name:mobilenet\n"
+    )
+    under = repo / "test_tipc" / "output" / "mobilenet" / "lite_train_lite_infer" / "norm_train_gpus_0"
+    under.mkdir(parents=True)
+    assert default_name(under) == "mobilenet"
+    # two models and a path that names neither: the repo's folder, not test_tipc
+    assert default_name(exported) == "repo"
+    # no repo around it: the nearest folder not named after the export
+    loose = tmp_path / "resnet50" / "output" / "inference"
+    loose.mkdir(parents=True)
+    assert default_name(loose) == "resnet50"
+    assert default_name(tmp_path / "resnet50") == "resnet50"
+
+
+def test_the_serve_verb_uses_that_name_unless_given_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("uvicorn")  # the serve extra; without it the verb exits 3 before naming anything
+    import tipc.serve.server as server
+
+    exported = tmp_path / "resnet50" / "norm_train_gpus_-1_autocast_null"
+    exported.mkdir(parents=True)
+    for name in ("inference.json", "inference.pdiparams"):
+        (exported / name).write_text("{}")
+    names: list[str] = []
+
+    def serve(_model_dir: Path, *, name: str, **_options: object) -> int:  # the seam: no server started
+        names.append(name)
+        return 0
+
+    monkeypatch.setattr(server, "serve", serve)
+    assert main(["serve", str(exported)]) == 0
+    assert main(["serve", str(exported), "--name", "mine"]) == 0
+    assert names == ["resnet50", "mine"]
