@@ -36,6 +36,7 @@ _.ppid  # a lineage record's process (JSON)
 _.log_output  # the convergence config (YAML field)
 _.train_infer_img_dir  # a config slot (read by name through TipcConfig.slot)
 _.report_json  # a review row's report, in the summary JSON
+_.matrix_caption  # a rule's view, read by tipc/report/templates/report.html.j2
 source_docs  # a ruleset's `sources` (its provenance, from the YAML)
 
 # Public helpers used by the tests (and bench/), kept as the API they test.

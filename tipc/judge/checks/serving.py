@@ -6,7 +6,10 @@ What it does: start `tipc serve` on the exported model (a child in its own proce
 port), poll its readiness under a deadline, send the agreement inputs through both protocols (Open Inference
 v2 and Paddle Serving pipeline), compare with Paddle Inference (a separate worker process) on the same batch
 (max abs/rel error, cosine), then run a bounded load loop (latency p50/p99, throughput, errors). A server that
-dies at any point makes the check FAIL with its log tail as evidence. The server is always stopped.
+dies at any point makes the check FAIL with its log tail as evidence. The server is always stopped. For the
+report's engine x engine matrix it also compares each protocol with the other engines whose outputs the
+agreement check saved on this model and batch, and the two protocols with each other (data["cross"]): figures,
+not the verdict.
 
 Arguments (all optional): model_dir, inputs (.npy), requests (200), concurrency (4), load_s (2: the load
 loop's time budget, so a slow model gets fewer requests; 0 = none, `tipc check --load`), ready_deadline_s
@@ -26,9 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tipc.core.yamlschema import Field, Map, Str
 from tipc.execute import proc
 from tipc.judge.checks._common import run_python, settings_of, work_dir_for
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.judge.checks.registry import COUNT, NON_NEGATIVE, registered
 from tipc.judge.checks.settings import Settings
 
 if TYPE_CHECKING:
@@ -38,11 +43,7 @@ if TYPE_CHECKING:
 
 _MODEL_DIR_KEYS = ("save_inference", "inference_dir", "model_dir", "output_path")
 _SERVICE_NAME = "tipc_check"
-_INT_ARGS = {"requests": 1, "concurrency": 1}
-_FLOAT_ARGS = ("ready_deadline_s", "atol", "rtol", "cosine_min", "load_s")
 DEFAULT_LOAD_S = 2.0  # the default load loop is a smoke test of concurrency; `--load` runs the full one
-_STR_ARGS = ("model_dir", "inputs")
-_ARGS = frozenset((*_INT_ARGS, *_FLOAT_ARGS, *_STR_ARGS))
 _MODEL_STAGES = ("export", "infer")
 
 
@@ -53,33 +54,14 @@ def _has_model(folder: Path) -> bool:
 
 
 def _records(ctx: CheckContext) -> list[Any]:
-    """The train chain's record, then every other chain's (CheckContext.records), each once."""
-    out = [ctx.record] if ctx.record is not None else []
-    for record in dict(getattr(ctx, "records", None) or {}).values():
+    """The serving chain's record first (the model it converted is the one the repo serves), then the train
+    chain's, then every other chain's (CheckContext.records), each once."""
+    records = dict(getattr(ctx, "records", None) or {})
+    out: list[Any] = []
+    for record in (records.get("serving"), ctx.record, *records.values()):
         if record is not None and all(record is not r for r in out):
             out.append(record)
     return out
-
-
-def _bad_args(args: Mapping[str, Any]) -> str | None:
-    unknown = sorted(set(args) - _ARGS)
-    if unknown:
-        return f"unknown argument(s) {unknown}; expected some of {sorted(_ARGS)}"
-    for key, low in _INT_ARGS.items():
-        value = args.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
-            return f"{key} must be an integer >= {low}, got {value!r}"
-    for key in _FLOAT_ARGS:
-        value = args.get(key)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0
-        ):
-            return f"{key} must be a non-negative number, got {value!r}"
-    for key in _STR_ARGS:
-        value = args.get(key)
-        if value is not None and not isinstance(value, str):
-            return f"{key} must be a path string, got {value!r}"
-    return None
 
 
 def _candidates_from_plan(record: Any) -> list[tuple[str, str]]:
@@ -134,6 +116,26 @@ def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path
     return None, why
 
 
+def _serving_record(ctx: CheckContext) -> Any:
+    """The repo's serving chain's run record (None when it was not run)."""
+    record = dict(getattr(ctx, "records", None) or {}).get("serving")
+    if record is None and ctx.record is not None and getattr(ctx.record.plan, "chain", None) == "serving":
+        record = ctx.record
+    return record
+
+
+def _untrained_conversion(ctx: CheckContext) -> list[Evidence]:
+    """The serving chain's conversion steps whose log says the weights they were given were not loaded (a
+    path that does not exist, exported at random init): what the repo serves is then an untrained model."""
+    from tipc.judge.checks._common import step_runs
+    from tipc.judge.checks.artefacts import untrained_exports
+
+    record = _serving_record(ctx)
+    if record is None:
+        return []
+    return [e for e in untrained_exports(ctx, step_runs(record, "export")) if e.line is not None]
+
+
 def repo_serving_state(ctx: CheckContext) -> tuple[str, str, tuple[Evidence, ...]]:
     """Whether the repo's own serving chain ran and passed: ("passed" | "failed" | "not_run", why, evidence).
 
@@ -141,9 +143,7 @@ def repo_serving_state(ctx: CheckContext) -> tuple[str, str, tuple[Evidence, ...
     server and client steps are the repo's own deployment; a check that serves the export with tipc's server
     verifies tipc, not the repo, so it may only stand for the repo when those steps passed.
     """
-    record = dict(getattr(ctx, "records", None) or {}).get("serving")
-    if record is None and ctx.record is not None and getattr(ctx.record.plan, "chain", None) == "serving":
-        record = ctx.record
+    record = _serving_record(ctx)
     if record is None:
         return "not_run", "the repo's serving chain was not run (no serving run record)", ()
     steps = list(record.plan.steps)
@@ -172,6 +172,22 @@ def repo_serving_state(ctx: CheckContext) -> tuple[str, str, tuple[Evidence, ...
     )
 
 
+@registered(
+    "serving",
+    args=Map(
+        {
+            "requests": Field(COUNT),
+            "concurrency": Field(COUNT),
+            "ready_deadline_s": Field(NON_NEGATIVE),
+            "atol": Field(NON_NEGATIVE),
+            "rtol": Field(NON_NEGATIVE),
+            "cosine_min": Field(NON_NEGATIVE),
+            "load_s": Field(NON_NEGATIVE),
+            "model_dir": Field(Str(what="a path")),
+            "inputs": Field(Str(what="a path")),
+        }
+    ),
+)
 def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     """Serving equals inference, for the repo's own serving: never a PASS when its serving steps did not run.
 
@@ -180,10 +196,19 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     it failed: FAIL. tipc's own reference server result, if it could be computed, is then reported apart as
     "tipc reference server (not the repo's)" and never decides the verdict.
     """
+    untrained = _untrained_conversion(ctx)
+    if untrained:
+        return CheckOutcome(
+            Verdict.FAIL,
+            "the repo's serving chain serves a model converted without its trained weights: "
+            + untrained[0].text,
+            tuple(untrained),
+            {"repo_serving": "untrained"},
+        )
     result = _serve_and_compare(ctx, **args)
     if ctx.record is None and not dict(getattr(ctx, "records", None) or {}):
         return result
-    if result.verdict in (Verdict.NA, Verdict.SKIP) or result.summary.startswith("serving: bad arguments"):
+    if result.verdict in (Verdict.NA, Verdict.SKIP):
         return result  # nothing was served: the reason stands as it is
     state, why, evidence = repo_serving_state(ctx)
     if state == "passed":
@@ -417,18 +442,85 @@ def _served_outputs(np: Any, v2: Reply, pipe: Reply, failures: list[Evidence]) -
     return served
 
 
+def _figures(np: Any, fig: dict[str, Any], cosine_min: float) -> dict[str, Any]:
+    """The figures a report shows of one output pair, with the agreement check's verdict on it."""
+    from tipc.judge.engines.compare import within
+
+    return {
+        "max_abs": float(fig.get("max_abs", np.inf)),
+        "max_rel": float(fig.get("max_rel", np.inf)),
+        "cosine": float(fig.get("cosine", -1.0)),
+        "within": within(fig, cosine_min),
+    }
+
+
+def _cross_figures(
+    np: Any,
+    served: dict[str, dict[str, Any]],
+    reference: dict[str, Any],
+    engines: dict[str, list[Any]],
+    tolerances: dict[str, float],
+) -> dict[str, Any]:
+    """Figures for the report's full engine x engine matrix beyond the verdict's Paddle Inference comparison:
+    each protocol against every other engine's outputs (matched by output position, as the agreement check
+    matches them) and the protocols against each other. They inform; the verdict stays Paddle Inference's."""
+    from tipc.judge.engines.compare import compare_arrays
+
+    def pair(a: dict[str, Any], b: list[Any] | dict[str, Any]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for i, name in enumerate(reference):
+            other = b.get(name) if isinstance(b, dict) else (b[i] if i < len(b) else None)
+            if name in a and other is not None:
+                fig = compare_arrays(
+                    np.asarray(a[name]), np.asarray(other), tolerances["atol"], tolerances["rtol"]
+                )
+                out[name] = _figures(np, fig, tolerances["cosine_min"])
+        return out
+
+    protos = list(served)
+    return {
+        "engines": {
+            engine: {proto: pair(served[proto], arrays) for proto in protos}
+            for engine, arrays in engines.items()
+        },
+        "protocols": {
+            a: {b: pair(served[a], served[b]) for b in protos[i + 1 :]} for i, a in enumerate(protos)
+        },
+    }
+
+
+def _other_engines(
+    session: _Session, plan: _ServingPlan, python: str, batch: _Batch
+) -> tuple[dict[str, list[Any]], dict[str, str]]:
+    """The outputs (in output order) of every other engine the agreement check ran on this very model and
+    batch, reused from its worker (nothing runs again); and why an engine it names has none."""
+    from tipc.judge.checks._worker import earlier_outputs
+
+    found: dict[str, list[Any]] = {}
+    missing: dict[str, str] = {}
+    for engine in plan.settings.agreement.engines:
+        if engine == "paddle_inference":
+            continue
+        reused = earlier_outputs(python, str(plan.model_dir), str(batch.path), engine)
+        if reused is None:
+            missing[engine] = "the agreement check left no outputs of it on this model and batch"
+            continue
+        found[engine] = list(_reference(session.np, reused[0], reused[1]).values())
+    return found, missing
+
+
 def _served_metrics(
     np: Any,
     served: dict[str, dict[str, Any]],
     reference: dict[str, Any],
     tolerances: dict[str, float],
     failures: list[Evidence],
-) -> dict[str, dict[str, dict[str, float]]]:
+) -> dict[str, dict[str, dict[str, Any]]]:
     """Each protocol's figures against Paddle Inference, by output; a missing or differing output adds to
     failures."""
-    from tipc.judge.engines.compare import compare_arrays, within
+    from tipc.judge.engines.compare import compare_arrays
 
-    metrics: dict[str, dict[str, dict[str, float]]] = {}
+    metrics: dict[str, dict[str, dict[str, Any]]] = {}
     for proto, outputs in served.items():
         metrics[proto] = {}
         for out_name, ref in reference.items():
@@ -437,17 +529,13 @@ def _served_metrics(
                 continue
             # The agreement check's figures and verdict: |served - ref| <= atol + rtol*|ref|, cosine.
             fig = compare_arrays(ref, np.asarray(outputs[out_name]), tolerances["atol"], tolerances["rtol"])
-            m = {
-                "max_abs": float(fig.get("max_abs", np.inf)),
-                "max_rel": float(fig.get("max_rel", np.inf)),
-                "cosine": float(fig.get("cosine", -1.0)),
-            }
+            m = _figures(np, fig, tolerances["cosine_min"])
             metrics[proto][out_name] = m
-            if not within(fig, tolerances["cosine_min"]):
+            if not m["within"]:
                 failures.append(
                     Evidence(
                         f"{proto} output {out_name!r} differs from Paddle Inference beyond tolerance",
-                        numbers=tuple((k, v) for k, v in m.items()),
+                        numbers=tuple((k, v) for k, v in m.items() if k != "within"),
                     )
                 )
     return metrics
@@ -456,7 +544,7 @@ def _served_metrics(
 def _serving_outcome(
     session: _Session,
     load: LoadResult,
-    metrics: dict[str, dict[str, dict[str, float]]],
+    metrics: dict[str, dict[str, dict[str, Any]]],
     failures: list[Evidence],
     source: str,
 ) -> CheckOutcome:
@@ -544,6 +632,9 @@ def _check_served(
     metrics = _served_metrics(session.np, served, reference, plan.tolerances, failures)
     session.data["agreement"] = metrics
     session.data["tolerances"] = plan.tolerances
+    engines, missing = _other_engines(session, plan, python, batch)
+    cross = _cross_figures(session.np, served, reference, engines, plan.tolerances)
+    session.data["cross"] = {**cross, "not_compared": missing}
 
     # 5. Bounded load: batch-1 requests cycling over the rows of the batch.
     samples = [{name: feeds[name][i : i + 1]} for i in range(feeds[name].shape[0])]
@@ -563,9 +654,6 @@ def _check_served(
 
 
 def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
-    problem = _bad_args(args)
-    if problem is not None:
-        return CheckOutcome(Verdict.FAIL, f"serving: bad arguments: {problem}")
     try:
         import numpy as np
     except ImportError:
