@@ -468,11 +468,16 @@ def format_plan(plan: Plan) -> str:
         if step.not_applicable:
             lines.append(f"{pad}not applicable (planned, not run): {step.not_applicable}")
     shown = [f for f in plan.findings if f.level is not Level.INFO or f.code.startswith("TIPC9")]
-    if plan.findings:
+    hidden = len(plan.findings) - len(shown)
+    if shown:  # a header is followed by what it announces; info notes are counted, not listed
         lines.append("")
-        lines.append(f"findings ({len(plan.findings)}, {len(shown)} shown; --format json lists all):")
-        for finding in shown:
-            lines.append(f"  {finding.format()}")
+        also = f", {hidden} info not shown" if hidden else ""
+        lines.append(f"findings ({len(plan.findings)}{also}; --format json lists all):")
+        lines.extend(f"  {finding.format()}" for finding in shown)
+    elif hidden:
+        lines.append("")
+        some = f"{hidden} info findings not shown (--format json lists them)"
+        lines.append(some if hidden > 1 else "1 info finding not shown (--format json lists it)")
     return "\n".join(lines) + "\n"
 
 
