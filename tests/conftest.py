@@ -36,6 +36,19 @@ OUTPUT = Path("test_tipc") / "output"
 MODE = "lite_train_lite_infer"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_model_ci_history(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Every model CI verb writes the default history database: the tests' go to a session temp file,
+    never to the user's ~/.local/share/tipc (children inherit the variable)."""
+    saved = os.environ.get("TIPC_HISTORY")
+    os.environ["TIPC_HISTORY"] = str(tmp_path_factory.mktemp("history") / "history.sqlite3")
+    yield
+    if saved is None:
+        os.environ.pop("TIPC_HISTORY", None)
+    else:
+        os.environ["TIPC_HISTORY"] = saved
+
+
 def tipc_env() -> dict[str, str]:
     """The environment the demo's `python:` resolves in: this interpreter's folder first on PATH."""
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
@@ -67,7 +80,18 @@ def tree_hashes(root: Path) -> dict[str, str]:
 def copy_demo(dest: Path, *, source: Path = DEMO, keep_output: bool = False) -> Path:
     """A scratch copy of the demo (or of a copy of it) at `dest`, with its own free serving port."""
     skip = ("__pycache__",) if keep_output else ("output", "__pycache__")
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*skip), symlinks=True)
+    by_name = shutil.ignore_patterns(*skip)
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        # A checked copy's run folders hold the overlay's whiteouts (character devices): not copyable, and
+        # not needed to reuse the run.
+        paths = {n: os.path.join(folder, n) for n in names}
+        special = {
+            n for n, p in paths.items() if not (os.path.isdir(p) or os.path.isfile(p) or os.path.islink(p))
+        }
+        return set(by_name(folder, names)) | special
+
+    shutil.copytree(source, dest, ignore=ignore, symlinks=True)
     use_free_port(dest, port_of(source))
     return dest
 

@@ -76,7 +76,13 @@ def test_chains_named_finds_chain_arguments_at_any_depth() -> None:
     nested = "all_of: [{file_exists: {path: a}}, {any_of: [{step_passed: {chain: serving}}]}]"
     assert chains_named([parse_ruleset(ruleset_text("n", [nested]), "n.yaml")]) == {"serving"}
     assert chains_named([parse_ruleset(ruleset_text("p", ["step_passed: {}"]), "p.yaml")]) == set()
-    assert chains_named([resolve_ruleset("competition")]) == {"serving"}
+    # the competition ruleset reads the serving chain and the acceptance chains (issue 26)
+    assert chains_named([resolve_ruleset("competition")]) == {
+        "serving",
+        "documented",
+        "pretrained",
+        "backbones",
+    }
     assert chains_named([resolve_ruleset("tipc-basic")]) == set()
 
 
@@ -122,6 +128,16 @@ class Fakes:
         )
 
 
+def make_repo(tmp_path: Path) -> Path:
+    """A repo with its train config (tipc check reads it to choose the default mode)."""
+    repo = tmp_path / "repo"
+    (repo / "test_tipc/configs/m").mkdir(parents=True)
+    (repo / "test_tipc/configs/m/train_infer_python.txt").write_text(
+        "===========================train_params===========================\nmodel_name:m\n"
+    )
+    return repo
+
+
 def run_check(repo: Path, fakes: Fakes, ruleset: Path, serving: bool = True) -> int:
     parser = argparse.ArgumentParser()
     check_cmd.add_arguments(parser)
@@ -130,8 +146,7 @@ def run_check(repo: Path, fakes: Fakes, ruleset: Path, serving: bool = True) -> 
 
 
 def test_check_runs_the_isolated_serving_chain_only_when_a_rule_reads_it(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    (repo / "test_tipc/configs/m").mkdir(parents=True)
+    repo = make_repo(tmp_path)
     needs = tmp_path / "needs.yaml"
     needs.write_text(ruleset_text("needs", ["step_passed: {chain: serving}", "check: {name: probe}"]))
     plain = tmp_path / "plain.yaml"
@@ -152,8 +167,7 @@ def test_check_runs_the_isolated_serving_chain_only_when_a_rule_reads_it(tmp_pat
 
 
 def test_reuse_run_reuses_the_serving_chains_record_too(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    (repo / "test_tipc/configs/m").mkdir(parents=True)
+    repo = make_repo(tmp_path)
     needs = tmp_path / "needs.yaml"
     needs.write_text(ruleset_text("needs", ["step_passed: {chain: serving}"]))
     fakes = Fakes(repo)
