@@ -8,7 +8,18 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # type checkers see the API's real signatures; at run time __getattr__ loads it
-    from tipc.api import CheckResult, LintResult, RuleOutcome, RunResult, StepOutcome, check, lint, plan, run
+    from tipc.api import (
+        CheckResult,
+        LintResult,
+        ProgressEvent,
+        RuleOutcome,
+        RunResult,
+        StepOutcome,
+        check,
+        lint,
+        plan,
+        run,
+    )
     from tipc.core.version import __version__
 
 _API = (
@@ -21,6 +32,7 @@ _API = (
     "CheckResult",
     "StepOutcome",
     "RuleOutcome",
+    "ProgressEvent",
 )
 
 
@@ -39,6 +51,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "CheckResult",
     "LintResult",
+    "ProgressEvent",
     "RuleOutcome",
     "RunResult",
     "StepOutcome",

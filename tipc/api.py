@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from tipc.core.errors import EXIT_INTERNAL, TipcError
 from tipc.core.findings import Finding, Level
+from tipc.core.progress import Progress, ProgressEvent
 
 if TYPE_CHECKING:
     from tipc.core.steps import Plan
@@ -178,17 +179,27 @@ def json_document(output: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _tipc(argv: Sequence[str], cwd: Path, timeout_s: float | None) -> tuple[int, str, dict[str, Any] | None]:
+def _tipc(
+    argv: Sequence[str], cwd: Path, timeout_s: float | None, progress: Progress | None = None
+) -> tuple[int, str, dict[str, Any] | None]:
+    from tipc.core.progress import no_progress, phase
     from tipc.execute import proc
 
     lines: list[str] = []
-    res = proc.run(
-        [sys.executable, "-m", "tipc", *argv],
-        cwd=cwd,
-        env=proc.build_env(None, {}),
-        timeout_s=timeout_s,
-        on_line=lines.append,
-    )
+    with phase(progress or no_progress, f"tipc {argv[0]} {argv[1]}") as ph:
+
+        def on_line(line: str) -> None:
+            lines.append(line)
+            ph.child_line(line)  # the child's steps and checks, as they happen
+
+        res = proc.run(
+            [sys.executable, "-m", "tipc", *argv],
+            cwd=cwd,
+            env=proc.build_env(None, {}),
+            timeout_s=timeout_s,
+            on_line=on_line,
+        )
+        ph.outcome = "interrupted" if res.interrupted else f"exit {res.exit_code}"
     if res.interrupted:
         raise KeyboardInterrupt
     output = "\n".join(lines)
@@ -212,8 +223,11 @@ def run(
     only: Sequence[str] = (),
     extra_args: Sequence[str] = (),
     timeout_s: float | None = None,
+    progress: Progress | None = None,
 ) -> RunResult:
-    """Run the repo's chain (as `tipc run`); returns the steps' outcomes and the run record."""
+    """Run the repo's chain (as `tipc run`); returns the steps' outcomes and the run record. `progress`
+    (any callable) hears tipc.core.progress.ProgressEvent values as the run goes: each step started and
+    finished."""
     argv = [
         "run",
         str(repo),
@@ -224,7 +238,7 @@ def run(
     ]
     for stage in only:
         argv += ["--only", stage]
-    code, output, record = _tipc([*argv, *extra_args], Path.cwd(), timeout_s)
+    code, output, record = _tipc([*argv, *extra_args], Path.cwd(), timeout_s, progress)
     assert record is not None
     stages = {s.get("id"): s.get("stage") for s in record.get("plan", {}).get("steps", [])}
     steps = tuple(
@@ -255,8 +269,11 @@ def check(
     dialect: str | None = None,
     extra_args: Sequence[str] = (),
     timeout_s: float | None = None,
+    progress: Progress | None = None,
 ) -> CheckResult:
-    """Check the repo against the rulesets (as `tipc check`); returns the verdicts and the report."""
+    """Check the repo against the rulesets (as `tipc check`); returns the verdicts and the report.
+    `progress` (any callable) hears tipc.core.progress.ProgressEvent values as the check goes: each step
+    of the chain and each check that takes a while (`tipc.check(repo, progress=print)` prints them)."""
     argv = [
         "check",
         str(repo),
@@ -271,7 +288,7 @@ def check(
         argv.append("--reuse-run")
     if report_dir is not None:
         argv += ["--report-dir", str(report_dir)]
-    code, output, report = _tipc([*argv, *extra_args], Path.cwd(), timeout_s)
+    code, output, report = _tipc([*argv, *extra_args], Path.cwd(), timeout_s, progress)
     assert report is not None
     rules = tuple(
         RuleOutcome(
@@ -291,6 +308,7 @@ __all__ = [
     "CheckResult",
     "CommandError",
     "LintResult",
+    "ProgressEvent",
     "RuleOutcome",
     "RunResult",
     "StepOutcome",

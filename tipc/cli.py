@@ -51,7 +51,12 @@ VERBS: dict[str, str] = {
     ),
 }
 DESCRIPTION = "Check a PaddlePaddle model repo's training and inference pipeline (TIPC)."
-EPILOG = "Exit codes: 0 ok, 1 a check failed, 2 usage or config error, 3 internal error."
+EPILOG = (
+    "Exit codes: 0 ok, 1 a check failed, 2 usage or config error, 3 internal error or a missing part\n"
+    "of tipc (what to install is said), 129 hung up (SIGHUP), 130 interrupted (Ctrl-C), 143 terminated\n"
+    "(SIGTERM).\n"
+    "`tipc` may be another program on PATH (iproute2's /usr/sbin/tipc): `python -m tipc` is always this one."
+)
 # The options tipc takes before a verb: (flags, help).
 GLOBAL_OPTIONS: tuple[tuple[str, str], ...] = (
     ("-h, --help", "show this help message and exit"),

@@ -10,6 +10,7 @@ rule's summary and evidence, SKIP and N-A skip it, an internal error errors it, 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,10 +65,33 @@ class TipcRepo(pytest.Collector):
         if self._result is None:
             from tipc.api import check
 
-            self._result = check(
-                self.repo, rulesets=self.rulesets, reuse_run=self.reuse_run, extra_args=self.extra
-            )
+            with _progress_on_terminal(self.config) as progress:
+                self._result = check(
+                    self.repo,
+                    rulesets=self.rulesets,
+                    reuse_run=self.reuse_run,
+                    extra_args=self.extra,
+                    progress=progress,
+                )
         return self._result
+
+
+@contextlib.contextmanager
+def _progress_on_terminal(config: pytest.Config) -> Iterator[Any]:
+    """The check's progress where the user sees it while the first item waits for it (a minute or more):
+    pytest's capture is suspended meanwhile, so a live view on a terminal, plain lines in a CI log."""
+    import sys
+
+    from tipc.report.progress import make_progress
+
+    capman = config.pluginmanager.getplugin("capturemanager")
+    reporter = config.pluginmanager.getplugin("terminalreporter")
+    suspended = capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext()
+    with suspended:
+        if reporter is not None:
+            reporter.ensure_newline()
+        with make_progress(sys.stderr) as display:
+            yield display
 
 
 class TipcRuleItem(pytest.Item):

@@ -162,3 +162,13 @@ def test_plan_max_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["plan", str(repo / CONFIG), "--max-steps", "2", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert len(data["steps"]) == 2 and any(f["code"] == "TIPC270" for f in data["findings"])
+
+
+def test_plan_text_never_ends_on_a_findings_header_with_nothing_under_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    demo = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
+    assert main(["plan", str(demo)]) == 0  # the demo's plan has info findings only (its dialect)
+    out = capsys.readouterr().out
+    assert out.rstrip().splitlines()[-1].endswith("info finding not shown (--format json lists it)")
+    assert "0 shown" not in out and not out.rstrip().endswith(":")

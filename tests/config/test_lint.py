@@ -72,7 +72,13 @@ def test_other_chains_get_an_info_finding_not_a_crash(tmp_path: Path) -> None:
     )
     found = lint_paths([repo])
     assert {f.code for f in found} == {"TIPC030", "TIPC032"}
-    assert any("serving" in f.message for f in found)
+    by_name = {Path(f.path).name: f.message for f in found}
+    serving = by_name["model_linux_gpu_normal_normal_serving_python_linux_gpu_cpu.txt"]
+    assert "tipc plan, run and check take it" in serving  # not "plans train_infer_python configs only"
+    assert (
+        "plans the train_infer_python and serving chains only"
+        in by_name["model_linux_gpu_normal_normal_infer_cpp_linux_gpu_cpu.txt"]
+    )
 
 
 def test_unreadable_input_raises(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 The losses follow a fixed table (the seed's example manifest values at steps 0-2 and 5-7). Knobs for tests
 (environment): FAKE_LOSS_SCALE multiplies the losses, FAKE_CRASH_FROM=S exits 3 when resumed at start step S,
 FAKE_DROP_STEP=N never logs step N, FAKE_SLEEP_FROM=S sleeps long when resumed at S (a hang),
-FAKE_WRITE=NAME writes that file in the working directory.
+FAKE_WRITE=NAME writes that file in the working directory, FAKE_PAUSE_S=S works S seconds without a word
+before its first line (a silent start-up).
 """
 
 import argparse
@@ -40,6 +41,7 @@ def main() -> int:
     if os.environ.get("FAKE_WRITE"):
         with open(os.environ["FAKE_WRITE"], "w") as fh:
             fh.write("written into the application's folder")
+    time.sleep(float(os.environ.get("FAKE_PAUSE_S", "0")))
     scale = float(os.environ.get("FAKE_LOSS_SCALE", "1"))
     drop = int(os.environ.get("FAKE_DROP_STEP", "-1"))
     first = 0

@@ -7,15 +7,19 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from tipc.core.progress import Kind, ProgressEvent
 from tipc.core.steps import Plan, Stage, Step
 from tipc.execute.runner import RunOptions, execute
 from tipc.report.progress import (
     PlainObserver,
+    PlainProgress,
     RichObserver,
+    RichProgress,
     human_bytes,
     human_seconds,
     log_tail,
     make_observer,
+    make_progress,
 )
 
 OUT = "out"
@@ -135,3 +139,77 @@ def test_an_observer_without_check_methods_gets_the_checks_unchanged() -> None:
         return None
 
     assert announced_checks({"a": fn}, NullObserver()) == {"a": fn}
+
+
+# --- phases (tipc.core.progress events) ---
+
+
+def _events(label: str = "baseline run 1/1") -> list[ProgressEvent]:
+    return [
+        ProgressEvent(Kind.STARTED, label),
+        ProgressEvent(Kind.UPDATE, label, "[1/5] train ..."),
+        ProgressEvent(Kind.UPDATE, label, "iteration 7 loss 0.3", notable=False),
+        ProgressEvent(Kind.FINISHED, label, outcome="passed", elapsed_s=61.0),
+    ]
+
+
+def test_plain_progress_prints_a_line_per_start_news_and_end_but_not_chatter() -> None:
+    stream = io.StringIO()
+    with PlainProgress(stream, heartbeat_s=0) as display:
+        for event in _events():
+            display(event)
+    assert stream.getvalue().splitlines() == [
+        "tipc: baseline run 1/1 ...",
+        "tipc: baseline run 1/1: [1/5] train ...",
+        "tipc: baseline run 1/1: passed (1m01s)",
+    ]
+
+
+def test_plain_progress_says_which_phase_has_been_silent_with_its_latest_news() -> None:
+    stream = io.StringIO()
+    now = [100.0]
+    display = PlainProgress(stream, heartbeat_s=30, clock=lambda: now[0])
+    start, _news, chatter, end = _events()
+    display(start)
+    display(chatter)  # chatter does not count as something said
+    now[0] = 129.0
+    display.tick()
+    now[0] = 131.0
+    display.tick()
+    display.tick()  # said just now: not again
+    display(end)
+    display.tick()  # finished: never again
+    display.close()
+    lines = stream.getvalue().splitlines()
+    assert lines[1] == "tipc: baseline run 1/1: still working (31.0s): iteration 7 loss 0.3"
+    assert len(lines) == 3 and lines[-1].endswith("passed (1m01s)")
+
+
+def test_rich_progress_draws_a_live_line_and_keeps_the_finished_one() -> None:
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=120, color_system=None)
+    display = RichProgress(console)
+    start, news, _chatter, end = _events()
+    display(start)
+    display(news)
+    assert display.live is not None  # a phase runs: the live view is on
+    display.live.refresh()  # what its refresh thread draws 4 times a second
+    display(end)
+    assert display.live is None  # nothing runs: the terminal is the user's again
+    text = buf.getvalue()
+    assert "baseline run 1/1" in text and "[1/5] train ..." in text
+    assert "baseline run 1/1: passed (1m01s)\n" in text  # the line that stays
+
+
+def test_progress_display_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("CI", raising=False)
+    assert isinstance(make_progress(io.StringIO()), PlainProgress)
+    rich_display = make_progress(Tty())
+    assert isinstance(rich_display, RichProgress)
+    rich_display.close()
+    monkeypatch.setenv("CI", "true")
+    assert isinstance(make_progress(Tty()), PlainProgress)

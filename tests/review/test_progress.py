@@ -22,13 +22,15 @@ def test_plain_lines() -> None:
     assert isinstance(obs, PlainReviewObserver)
     obs.queued(["good", "bad"])
     obs.started("good")
+    obs.stage("good", "[2/5] eval/norm_train ...")
     ok, bad = _rows()
     obs.finished(ok)
     obs.finished(bad)
     lines = out.getvalue().splitlines()
     assert lines[0] == "review: started good"
-    assert lines[1] == "review: [1/2] good PASS 12.0 s 300 MiB"
-    assert lines[2] == "review: [2/2] bad FAIL 3.0 s - artefacts.licence: no licence"
+    assert lines[1] == "review: good: [2/5] eval/norm_train ..."  # the stage it is in
+    assert lines[2] == "review: [1/2] good PASS 12.0 s 300 MiB"
+    assert lines[3] == "review: [2/2] bad FAIL 3.0 s - artefacts.licence: no licence"
 
 
 def test_live_table() -> None:
@@ -36,6 +38,9 @@ def test_live_table() -> None:
     obs = RichReviewObserver(out, no_color=True)
     obs.queued(["good", "bad"])
     obs.started("good")
+    obs.started("bad")
+    obs.stage("bad", "check agreement ...")
+    assert obs.state["bad"][0] == "check agreement ..."  # a running check's state is its stage
     ok, bad = _rows()
     obs.finished(ok)
     obs.finished(bad)

@@ -128,6 +128,16 @@ class Fakes:
         )
 
 
+def make_repo(tmp_path: Path) -> Path:
+    """A repo with its train config (tipc check reads it to choose the default mode)."""
+    repo = tmp_path / "repo"
+    (repo / "test_tipc/configs/m").mkdir(parents=True)
+    (repo / "test_tipc/configs/m/train_infer_python.txt").write_text(
+        "===========================train_params===========================\nmodel_name:m\n"
+    )
+    return repo
+
+
 def run_check(repo: Path, fakes: Fakes, ruleset: Path, serving: bool = True) -> int:
     parser = argparse.ArgumentParser()
     check_cmd.add_arguments(parser)
@@ -136,8 +146,7 @@ def run_check(repo: Path, fakes: Fakes, ruleset: Path, serving: bool = True) -> 
 
 
 def test_check_runs_the_isolated_serving_chain_only_when_a_rule_reads_it(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    (repo / "test_tipc/configs/m").mkdir(parents=True)
+    repo = make_repo(tmp_path)
     needs = tmp_path / "needs.yaml"
     needs.write_text(ruleset_text("needs", ["step_passed: {chain: serving}", "check: {name: probe}"]))
     plain = tmp_path / "plain.yaml"
@@ -158,8 +167,7 @@ def test_check_runs_the_isolated_serving_chain_only_when_a_rule_reads_it(tmp_pat
 
 
 def test_reuse_run_reuses_the_serving_chains_record_too(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    (repo / "test_tipc/configs/m").mkdir(parents=True)
+    repo = make_repo(tmp_path)
     needs = tmp_path / "needs.yaml"
     needs.write_text(ruleset_text("needs", ["step_passed: {chain: serving}"]))
     fakes = Fakes(repo)

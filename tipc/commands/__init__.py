@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
 
 def unwritable_dir(path: Path) -> str | None:
@@ -20,6 +21,37 @@ def unwritable_dir(path: Path) -> str | None:
                 return f"{parent} is a file, expected a folder"
             return None if os.access(parent, os.W_OK) else f"{parent} is not writable"
     return None
+
+
+def mode_type(text: str) -> str:
+    """argparse type of every verb's --mode: one of the TIPC modes (serving_infer included), with the closest
+    one suggested for a misspelling (usage error, exit 2)."""
+    import difflib
+
+    from tipc.core.steps import ALL_MODES
+
+    mode = text.strip()
+    if mode in ALL_MODES:
+        return mode
+    close = difflib.get_close_matches(mode, ALL_MODES, n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise argparse.ArgumentTypeError(f"unknown mode {text!r}{hint} (one of: {', '.join(ALL_MODES)})")
+
+
+def add_mode(parser: Any, *, default: str | None = None, what: str | None = None, short: bool = True) -> None:
+    """--mode (and -m): the same list, the same check and the same words in every verb."""
+    from tipc.core.steps import ALL_MODES
+
+    if what is None:
+        what = (
+            f"TIPC mode (default: {default})"
+            if default
+            else "TIPC mode (default: serving_infer for a serving config, else lite_train_lite_infer)"
+        )
+    flags = ("--mode", "-m") if short else ("--mode",)
+    parser.add_argument(
+        *flags, type=mode_type, default=default, metavar="MODE", help=f"{what}; one of {', '.join(ALL_MODES)}"
+    )
 
 
 def non_negative_int(text: str) -> int:

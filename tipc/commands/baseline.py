@@ -15,11 +15,14 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tipc.commands import _sandboxed, non_negative_int, positive_int
+from tipc.commands import _sandboxed, add_mode, non_negative_int, positive_int
 from tipc.core.errors import UserError
 from tipc.judge.baseline.stats import DOCUMENTED_RUNS
+
+if TYPE_CHECKING:
+    from tipc.core.progress import Progress
 
 EXIT_CHAIN_FAILED = 1
 
@@ -44,7 +47,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
         "--baseline-dir", metavar="DIR", help="where baselines live (default: REPO/test_tipc/baselines)"
     )
     p.add_argument("--config", "-c", help="config file (default: the repo's one train_infer_python config)")
-    p.add_argument("--mode", "-m", default="lite_train_lite_infer", help="TIPC mode (default: %(default)s)")
+    add_mode(p, default="lite_train_lite_infer")
     p.add_argument("--python", help="interpreter to run in place of the config's python")
     p.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
@@ -146,9 +149,20 @@ class ChainRuns:
 def run_chain_times(args: argparse.Namespace, repo: Path) -> ChainRuns:
     """Run the chain `args.warmup` times (numbers discarded), then `args.repeat` times, measured. A failing
     chain raises _ChainFailed (exit 1)."""
+    from tipc.report.progress import make_progress
+
+    planned = [(f"warm-up run {k}/{args.warmup}", False) for k in range(1, args.warmup + 1)]
+    planned += [(f"baseline run {k}/{args.repeat}", True) for k in range(1, args.repeat + 1)]
+    with make_progress() as progress:
+        return _chain_times(args, repo, planned, progress)
+
+
+def _chain_times(
+    args: argparse.Namespace, repo: Path, planned: list[tuple[str, bool]], progress: Progress
+) -> ChainRuns:
     import statistics
 
-    from tipc.execute import proc
+    from tipc.commands._children import run_child
     from tipc.execute.record import load_record
     from tipc.judge.baseline import store
     from tipc.judge.baseline.metrics import extract
@@ -156,13 +170,11 @@ def run_chain_times(args: argparse.Namespace, repo: Path) -> ChainRuns:
     records: list[Any] = []
     runs: list[Any] = []
     loads: list[float] = []
-    planned = [(f"warm-up run {k}/{args.warmup}", False) for k in range(1, args.warmup + 1)]
-    planned += [(f"baseline run {k}/{args.repeat}", True) for k in range(1, args.repeat + 1)]
     for label, measured in planned:
-        sys.stderr.write(f"tipc: {label}{'' if measured else ' (its numbers are discarded)'} ...\n")
         started = time.time()
         tail: list[str] = []
-        res = proc.run(_child_argv(args, str(repo)), cwd=repo, on_line=tail.append)
+        shown = label + ("" if measured else " (its numbers are discarded)")
+        res = run_child(_child_argv(args, str(repo)), repo, shown, progress, tail)
         if res.interrupted:
             raise KeyboardInterrupt
         path = _newest_record(repo, started, args.mode)

@@ -21,10 +21,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from tipc.commands import _acceptance, _reports, _sandboxed, add_log_limit, log_limit_of
+from tipc.commands import _acceptance, _reports, _sandboxed, add_log_limit, add_mode, log_limit_of
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.core.errors import InfraError, TipcError, UserError
-from tipc.core.steps import MODES
 
 if TYPE_CHECKING:
     from tipc.core.findings import Finding
@@ -36,7 +35,8 @@ FORMAT_CHOICES: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")
 
 EPILOG = """\
 exit codes: 0 every error-severity rule passed (SKIP, N-A and WARN are allowed), 1 a rule failed or the
-config has a lint error, 2 usage or config error (nothing is run), 3 internal error, 130 interrupted.
+config has a lint error, 2 usage or config error (nothing is run), 3 internal error or a missing part of
+tipc (the serve extra, Paddle: one line says what to install), 130 interrupted (143 SIGTERM, 129 SIGHUP).
 Reports (report.json, report.md, report.junit.xml, report.html) go to --report-dir, by default a folder
 per check in the run folder, <repo>/test_tipc/output/tipc/<model>/<config>/<mode>/reports/<UTC time>/, with
 reports/latest pointing at the newest (later runs keep them; the oldest beyond 20 are removed); with
@@ -51,9 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", "-c", help="config file (default: the repo's one train_infer_python config)"
     )
-    parser.add_argument(
-        "--mode", "-m", default="lite_train_lite_infer", help="TIPC mode to run (default: %(default)s)"
-    )
+    add_mode(parser)
     parser.add_argument(
         "--ruleset",
         action="append",
@@ -166,9 +164,9 @@ def default_seams() -> Seams:
 
     def make_observer(no_color: bool) -> Any:
         try:
-            from tipc.report.progress import PlainObserver, make_observer
+            from tipc.report.progress import make_observer
 
-            return make_observer(no_color=no_color) if sys.stderr.isatty() else PlainObserver(sys.stderr)
+            return make_observer(no_color=no_color)  # on stderr: rich on a terminal, else plain lines
         except ImportError:
             return _null_observer()
 
@@ -278,9 +276,8 @@ def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) 
 
 
 def _check_options(args: argparse.Namespace) -> None:
-    """A bad --mode, --step-timeout, --jobs or --repeat is found before anything runs (exit 2)."""
-    if args.mode not in MODES:
-        raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
+    """A bad --step-timeout, --jobs or --repeat is found before anything runs (exit 2); --mode is checked
+    by argparse (tipc.commands.add_mode)."""
     if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
         raise UserError("--step-timeout must be a positive number of seconds")
     check_jobs(getattr(args, "jobs", None))
@@ -288,6 +285,22 @@ def _check_options(args: argparse.Namespace) -> None:
 
     hooks.check_arguments(args)  # --repeat without --baseline
     _acceptance.check_arguments(args)
+
+
+def _require_extras(
+    args: argparse.Namespace,
+    serving_plan: Plan | None,
+    rulesets: list[Ruleset],
+    given_python: str | None,
+    config: Path,
+) -> None:
+    """tipc's own parts this check needs (the serve extra, Paddle): MissingExtra (exit 3, one line) before
+    anything runs."""
+    from tipc.commands import _extras
+
+    _extras.check_serving(serving_plan, rulesets)
+    if not args.reuse_run:
+        _extras.require_paddle(given_python, config_pythons(config))
 
 
 def _binds(
@@ -317,6 +330,10 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     # REPO may be a config inside the repo (`tipc check path/to/test_tipc/configs/m/train_infer_python.txt`).
     repo, config = resolve_target(args.repo, args.config, seams.find_configs)
     repo, config = repo.resolve(), config.resolve()
+    from tipc.planning.planner import default_mode
+
+    args.mode = args.mode or default_mode(config)  # a serving config checks its serving_infer chain
+    given_python = args.python
     python_choice = choose_python(args.python, config_pythons(config))  # ours (has paddle) over bare python
     args.python = python_choice.python
     overrides = replace(overrides, python=args.python)
@@ -332,6 +349,8 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     _check_output_dir(repo, the_plan.output_dir)
     notes = list(seams.notes)
     serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
+    if seams.sandboxed:  # tipc's own parts this check needs, before anything runs (exit 3, one line)
+        _require_extras(args, serving_plan, rulesets, given_python, config)
     extra = _extra_plans(
         args, repo, config, rulesets, the_plan, overrides, seams, sandbox_options, stage_timeouts
     )

@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tipc.core.errors import EXIT_CHECK_FAILED, EXIT_OK, UserError
+
+if TYPE_CHECKING:
+    from tipc.convergence.result import ConvergeResult
+    from tipc.core.progress import Progress
 
 EPILOG = """\
 examples:
@@ -109,15 +114,29 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK if proposal.can_resume else EXIT_CHECK_FAILED
 
     from tipc.convergence import report
-    from tipc.convergence.api import do_convergence_test
-    from tipc.convergence.harness import DEFAULT_MANIFEST
+    from tipc.report.progress import make_progress
 
     if args.jobs < 1:
         raise UserError("--jobs must be at least 1")
     seeds = getattr(args, "seeds", 1)
     if seeds < 1:
         raise UserError("--seeds must be at least 1")
-    result = do_convergence_test(
+    with make_progress() as progress:  # each gather run and segment, on stderr
+        result = _converge(args, seeds, progress)
+    if args.report_dir:
+        try:
+            report.write_all(result, Path(args.report_dir))
+        except OSError as exc:
+            raise UserError(f"{args.report_dir}: cannot write the reports: {exc.strerror or exc}") from None
+    sys.stdout.write(report.render(result, args.format))
+    return EXIT_OK if result.passed else EXIT_CHECK_FAILED
+
+
+def _converge(args: argparse.Namespace, seeds: int, progress: Progress) -> ConvergeResult:
+    from tipc.convergence.api import do_convergence_test
+    from tipc.convergence.harness import DEFAULT_MANIFEST
+
+    return do_convergence_test(
         args.storage_path,
         args.manifest_name or DEFAULT_MANIFEST,
         args.test_config_path,
@@ -131,11 +150,5 @@ def run(args: argparse.Namespace) -> int:
         envelope_k=getattr(args, "std_k", 3.0),
         output=args.output,
         margins=args.margins,
+        progress=progress,
     )
-    if args.report_dir:
-        try:
-            report.write_all(result, Path(args.report_dir))
-        except OSError as exc:
-            raise UserError(f"{args.report_dir}: cannot write the reports: {exc.strerror or exc}") from None
-    sys.stdout.write(report.render(result, args.format))
-    return EXIT_OK if result.passed else EXIT_CHECK_FAILED

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tipc.commands import add_mode
 from tipc.core.errors import UserError
 
 
@@ -27,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--metric", action="append", default=[], metavar="NAME", help="only this metric")
     parser.add_argument("--model", help="only this model (default: all models of the repo)")
-    parser.add_argument("--mode", help="only this mode")
+    add_mode(parser, what="only this mode", short=False)
     parser.add_argument("--html", metavar="FILE", help="write a self-contained HTML page here")
     parser.add_argument(
         "--baseline-dir", metavar="DIR", help="baselines for the bands (default: REPO/test_tipc/baselines)"

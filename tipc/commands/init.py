@@ -29,7 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Existing files are never overwritten without --force (exit 2)."
     )
     parser.add_argument("repo", nargs="?", help="the model repo (default: current folder)")
-    parser.add_argument("--model", help="model name: names configs/<model>/ and the output folder")
+    parser.add_argument(
+        "--model",
+        help="model name: names configs/<model>/ and the output folder (default: the repo folder's name)",
+    )
     parser.add_argument(
         "--dialect",
         choices=("template", "compact"),
@@ -57,6 +60,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def model_from_folder(repo: Path) -> str:
+    """The model name a repo's folder gives: its name with anything but letters, digits, `.`, `_` and `-`
+    made `_` (it names configs/<model>/ and output folders)."""
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", repo.resolve().name).strip("._-")
+    return name or "model"
+
+
 def _parse_sets(raw: list[str]) -> list[tuple[str, str]]:
     pairs = parse_sets(raw, form="SLOT=VALUE")
     for item, (_, value) in zip(raw, pairs, strict=True):
@@ -70,8 +82,6 @@ def run(args: argparse.Namespace) -> int:
         return _from_config(args)
     if args.output:
         raise UserError("--output goes with --from-config; tipc init writes into REPO/test_tipc/")
-    if not args.model:
-        raise UserError("tipc init: --model NAME is required (or use --from-config OLD.txt)")
     from tipc.scaffold import infer_slots, render_test_tipc
     from tipc.scaffold.render import check_destination, diff_text, plan_writes, write_all
     from tipc.scaffold.slots import slots_of
@@ -79,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
     repo = Path(args.repo or ".")
     if not repo.is_dir():
         raise UserError(f"{repo}: not a folder")
+    if not args.model:
+        args.model = model_from_folder(repo)
+        sys.stderr.write(f"tipc init: model {args.model!r}, the repo folder's name (--model NAME sets one)\n")
     filled = infer_slots(repo, args.model, args.dialect, _parse_sets(args.sets))
     dialect = filled.dialect
     files = render_test_tipc(filled, repo)

@@ -13,10 +13,13 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tipc.commands import _sandboxed
+from tipc.commands import _sandboxed, add_mode
 from tipc.core.errors import UserError
+
+if TYPE_CHECKING:
+    from tipc.core.progress import Progress
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,9 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", "-c", help="config file (default: the repo's one train_infer_python config)"
     )
-    parser.add_argument(
-        "--mode", "-m", default="lite_train_lite_infer", help="TIPC mode (default: %(default)s)"
-    )
+    add_mode(parser, default="lite_train_lite_infer")
     parser.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
     parser.add_argument(
         "--paddle-compat",
@@ -99,16 +100,19 @@ def _tail(record: Any, repo: Path) -> str:
     return ""
 
 
-def _chain(args: argparse.Namespace, repo: Path, env: Any) -> tuple[int | None, Any]:
-    """`tipc run` of the repo under the environment's interpreter: (exit code, its record or None)."""
+def _chain(
+    args: argparse.Namespace, repo: Path, env: Any, version: str, progress: Progress
+) -> tuple[int | None, Any]:
+    """`tipc run` of the repo under the environment's interpreter, as a phase of the progress: (exit code,
+    its record or None)."""
+    from tipc.commands._children import run_child
     from tipc.commands.baseline import _newest_record, run_flags
-    from tipc.execute import proc
     from tipc.execute.record import load_record
 
     argv = [sys.executable, "-m", "tipc", "run", str(repo), "--mode", args.mode, "--no-color"]
     argv += ["--python", str(env.python), *run_flags(args)]
     started = time.time()
-    res = proc.run(argv, cwd=repo)
+    res = run_child(argv, repo, f"Paddle {version}: the chain", progress)
     if res.interrupted:
         raise KeyboardInterrupt
     path = _newest_record(repo, started, args.mode)
@@ -130,19 +134,23 @@ def _judged(args: argparse.Namespace, repo: Path, column: Any, record: Any, run:
     column.load = j.load
 
 
-def _run_version(args: argparse.Namespace, repo: Path, version: str, python: str, reqs: list[str]) -> Any:
+def _run_version(
+    args: argparse.Namespace, repo: Path, version: str, python: str, reqs: list[str], progress: Progress
+) -> Any:
+    from tipc.core.progress import phase
     from tipc.judge.baseline.metrics import extract
     from tipc.modelci import matrix
 
     try:
-        env = matrix.ensure_env(version, python, reqs)
+        with phase(progress, f"Paddle {version}: environment") as ph:
+            env = matrix.ensure_env(version, python, reqs, on_line=ph.update)
     except matrix.NotInstallable as exc:
         sys.stderr.write(f"tipc: {exc.render()}\n")
         return matrix.Column(version, None, None, not_installable=exc.reason)
     except UserError as exc:
         return matrix.Column(version, None, None, problem=exc.render())
     sys.stderr.write(f"tipc: Paddle {version}: {'reusing' if env.reused else 'created'} {env.path}\n")
-    code, record = _chain(args, repo, env)
+    code, record = _chain(args, repo, env, version, progress)
     if record is None:
         return matrix.Column(version, env, code, problem="the chain left no run record")
     run = extract(record, repo)
@@ -206,6 +214,26 @@ def _text(repo: Path, columns: list[Any], first: Any, bisected: bool) -> str:
     return "".join(out)
 
 
+def _bisected(
+    args: argparse.Namespace, repo: Path, reqs: list[str], progress: Progress
+) -> tuple[Any, list[Any]]:
+    """--bisect FROM TO: the first broken release between the two (or None) and the columns probed, oldest
+    first."""
+    from tipc.modelci import matrix
+
+    low, high = args.bisect
+    for v in (low, high):
+        matrix.paddle_major(v)
+    tool = matrix.pythons_for([high], args.python)[high]
+    versions = matrix.releases_between(matrix.available_versions(tool), low, high)
+    if not versions:
+        raise UserError(f"--bisect {low} {high}: pip lists no release between them")
+    sys.stderr.write(f"tipc: bisecting over {len(versions)} releases: {', '.join(versions)}\n")
+    pythons = matrix.pythons_for(versions, args.python)
+    first, probed = matrix.bisect(versions, lambda v: _run_version(args, repo, v, pythons[v], reqs, progress))
+    return first, sorted(probed, key=lambda c: matrix.version_key(c.version) or ())
+
+
 def run(args: argparse.Namespace) -> int:
     from tipc.commands._target import resolve_target
     from tipc.modelci import matrix
@@ -218,26 +246,19 @@ def run(args: argparse.Namespace) -> int:
     repo, _config = resolve_target(args.repo, args.config)
     repo = repo.resolve()
     reqs = matrix.requirements(repo)
+    from tipc.report.progress import make_progress
+
     first = None
-    if args.bisect:
-        low, high = args.bisect
-        for v in (low, high):
-            matrix.paddle_major(v)
-        tool = matrix.pythons_for([high], args.python)[high]
-        versions = matrix.releases_between(matrix.available_versions(tool), low, high)
-        if not versions:
-            raise UserError(f"--bisect {low} {high}: pip lists no release between them")
-        sys.stderr.write(f"tipc: bisecting over {len(versions)} releases: {', '.join(versions)}\n")
-        pythons = matrix.pythons_for(versions, args.python)
-        first, probed = matrix.bisect(versions, lambda v: _run_version(args, repo, v, pythons[v], reqs))
-        columns = sorted(probed, key=lambda c: matrix.version_key(c.version) or ())
-    else:
-        versions = list(dict.fromkeys(args.paddle))
-        for v in versions:
-            matrix.paddle_major(v)
-        pythons = matrix.pythons_for(versions, args.python)
-        columns = [_run_version(args, repo, v, pythons[v], reqs) for v in versions]
-        first = matrix.first_broken(columns)
+    with make_progress() as progress:
+        if args.bisect:
+            first, columns = _bisected(args, repo, reqs, progress)
+        else:
+            versions = list(dict.fromkeys(args.paddle))
+            for v in versions:
+                matrix.paddle_major(v)
+            pythons = matrix.pythons_for(versions, args.python)
+            columns = [_run_version(args, repo, v, pythons[v], reqs, progress) for v in versions]
+            first = matrix.first_broken(columns)
     if args.format == "json":
         data = matrix.to_json(columns)
         data["first_broken"] = first.version if first is not None else None

@@ -1,33 +1,26 @@
-"""`tipc plan CONFIG --mode MODE`: the commands the repo's own TIPC script would run, in order."""
+"""`tipc plan CONFIG|REPO --mode MODE`: the commands the repo's own TIPC script would run, in order. A repo
+folder stands for its one train_infer_python config, as for `tipc run` and `tipc check`."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING
 
-from tipc.commands import positive_int
+from tipc.commands import add_mode, positive_int
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from tipc.core.steps import Plan
 
-MODES = (
-    "lite_train_lite_infer",
-    "lite_train_whole_infer",
-    "whole_train_whole_infer",
-    "whole_infer",
-    "klquant_whole_infer",
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("config", help="a train_infer_python.txt-family config")
     parser.add_argument(
-        "--mode",
-        choices=(*MODES, "serving_infer"),
-        help="default: lite_train_lite_infer (train chain) or serving_infer (serving chain)",
+        "config",
+        metavar="CONFIG|REPO",
+        help="a train_infer_python.txt-family config, or a repo folder (its one train_infer_python config)",
     )
+    add_mode(parser)
     parser.add_argument(
         "--chain",
         choices=("auto", "train_infer_python", "serving"),
@@ -75,6 +68,18 @@ def run(args: argparse.Namespace) -> int:
     from tipc.core.steps import Overrides
     from tipc.planning.planner import format_plan, isolate, plan
 
+    if Path(args.config).is_dir():  # a repo, as every other verb takes: its config, as they pick it
+        from tipc.commands._target import resolve_target
+        from tipc.config.discover import find_configs
+
+        if not find_configs(Path(args.config)):
+            raise UserError(
+                f"{args.config}: expected a config file or a repo folder with test_tipc/configs; "
+                "this folder has no train_infer_python config"
+            )
+        repo, config = resolve_target(args.config, None)
+        args.repo = args.repo or str(repo)
+        args.config = str(config)
     if args.chain != "auto":
         from tipc.config.discover import classify_chain
         from tipc.config.parse import parse_file

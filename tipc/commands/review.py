@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from tipc.commands import add_mode
 from tipc.core.errors import UserError
 
 EPILOG = """\
@@ -109,7 +110,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--force", action="store_true", help="check again submissions reviewed before")
     check = parser.add_argument_group("passed to every tipc check")
-    check.add_argument("--mode", "-m", help="TIPC mode to run")
+    add_mode(check, what="TIPC mode each check runs (default: its own)")
     check.add_argument("--python", help="interpreter to run in place of the configs' python")
     check.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
     check.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 # Only what building the parser needs at module level: `tipc run --help` must not import the planner and the
 # config stack (they load where a run needs them).
-from tipc.commands import _explain, _sandboxed, add_log_limit, log_limit_of
+from tipc.commands import _explain, _sandboxed, add_log_limit, add_mode, log_limit_of
 from tipc.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -37,12 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", "-c", help="config file (default: the repo's one train_infer_python config)"
     )
-    parser.add_argument(
-        "--mode",
-        "-m",
-        default=None,
-        help="TIPC mode (default: serving_infer for a serving config, else lite_train_lite_infer)",
-    )
+    add_mode(parser)
     parser.add_argument("--dialect", help="force a dialect profile instead of detecting it")
     parser.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
     parser.add_argument(
@@ -92,10 +87,8 @@ def _show_findings(the_plan: Any, stream: TextIO) -> None:
 
 def _only_stages(args: argparse.Namespace) -> tuple[str, ...]:
     """Check the flags that need no repo; the --only stages, in order, without duplicates."""
-    from tipc.core.steps import MODES, Stage
+    from tipc.core.steps import Stage
 
-    if args.mode is not None and args.mode not in (*MODES, "serving_infer"):
-        raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
     stages = {s.value for s in Stage}
     only = tuple(dict.fromkeys(s.strip() for item in args.only for s in item.split(",") if s.strip()))
     for stage in only:
@@ -224,6 +217,7 @@ def run(args: argparse.Namespace) -> int:
     forced_env = _sandboxed.compat_env(args)
     repo, config = resolve_target(args.repo, args.config)
     args.mode = args.mode or default_mode(config)
+    given_python = args.python
     python_choice = choose_python(args.python, config_pythons(config))  # ours (has paddle) over bare python
     args.python = python_choice.python
     overrides = Overrides(device=args.device, sets=parse_sets(args.sets), python=args.python)
@@ -233,6 +227,12 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         _print_plan(the_plan, only, args.format)
         return 0
+    from tipc.commands import _extras
+
+    # tipc's own parts the run needs (exit 3, one line): Paddle for the chain, `tipc serve` for its server
+    _extras.require_paddle(given_python, config_pythons(config))
+    if _extras.runs_tipc_serve(the_plan):
+        _extras.require_serve(f"the serving chain of {config} (its server is `tipc serve`)")
     _show_findings(the_plan, sys.stderr)
     if not any(s.stage.value != "prepare" for s in the_plan.steps):
         sys.stderr.write(

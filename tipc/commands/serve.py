@@ -11,7 +11,6 @@ import argparse
 from pathlib import Path
 
 from tipc.commands import positive_int
-from tipc.core.errors import UserError
 
 
 def _port(text: str) -> int:
@@ -41,7 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=_port, default=9998, help="port (default 9998; 0 picks a free one)")
     parser.add_argument(
-        "--name", default=None, help="service/model name in the URLs (default: the folder name)"
+        "--name",
+        default=None,
+        help="service/model name in the URLs (default: the model of the repo's TIPC configs the folder is "
+        "in, else the nearest folder not named after how it was exported, e.g. not `inference`)",
     )
     parser.add_argument(
         "--workers",
@@ -88,13 +90,13 @@ def run(args: argparse.Namespace) -> int:
     from tipc.serve.spec import find_model_files
 
     find_model_files(model_dir)  # a clear exit-2 message before any worker starts
-    try:
-        from tipc.serve.server import serve
-    except ImportError as exc:
-        raise UserError(
-            f"tipc serve needs uvicorn and starlette (pip install 'tipc[serve]'): {exc}"
-        ) from None
-    name = args.name or model_dir.resolve().name
+    from tipc.commands._extras import require_serve
+
+    require_serve("tipc serve")  # exit 3: a part of tipc, not the user's input, is missing
+    from tipc.serve.naming import default_name
+    from tipc.serve.server import serve
+
+    name = args.name or default_name(model_dir)
     return serve(
         model_dir,
         host=args.host,

@@ -33,7 +33,8 @@ CODES: dict[str, Code] = {
     "TIPC002": Code(Level.ERROR, "the config could not be planned while linting (message says why)"),
     "TIPC030": Code(
         Level.INFO,
-        "config of another chain (serving, cpp, paddle2onnx, lite, ptq, dy2static...): not planned",
+        "config of another chain (cpp, paddle2onnx, lite, ptq, dy2static...: not planned; serving: planned "
+        "by tipc plan/run/check, not linted slot by slot)",
     ),
     "TIPC031": Code(
         Level.WARNING,

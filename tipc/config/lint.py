@@ -550,6 +550,16 @@ class StaticLint:
     read: ConfigRead | None  # None: nothing to plan (not a .txt, empty, or a config of another chain)
 
 
+def _other_chain(chain: str) -> str:
+    """TIPC030's words: the serving chain is planned and run, just not checked slot by slot."""
+    if chain == "serving":
+        return (
+            "config of the serving chain: tipc plan, run and check take it (its serving_infer chain); "
+            "the slot-by-slot lint covers train_infer_python configs"
+        )
+    return f"config of the {chain} chain: tipc lints and plans the train_infer_python and serving chains only"
+
+
 def static_lint(path: Path, *, dialect: str | None = None) -> StaticLint:
     if path.suffix.lower() != ".txt":
         return StaticLint(
@@ -570,7 +580,7 @@ def static_lint(path: Path, *, dialect: str | None = None) -> StaticLint:
                 0,
                 level,
                 "TIPC030" if chain != "unknown" else "TIPC031",
-                f"config of the {chain} chain: tipc lints and plans train_infer_python configs only"
+                _other_chain(chain)
                 if chain != "unknown"
                 else "not recognised as a TIPC config of any chain (first line is not a known header)",
             )

@@ -7,6 +7,7 @@ from pathlib import Path
 from tipc.convergence import config as config_mod
 from tipc.convergence import harness
 from tipc.convergence.result import ConvergeResult
+from tipc.core.progress import Progress, no_progress
 
 
 def do_convergence_test(
@@ -24,12 +25,14 @@ def do_convergence_test(
     envelope_k: float = 3.0,
     output: str | Path | None = None,
     margins: str = "tipc",
+    progress: Progress = no_progress,
 ) -> ConvergeResult:
     """Gather (do_gather=True) or run every test of the config; the manifest of test T is
     `<storage_path>/T_<manifest_suffix>`. Returns a ConvergeResult (`.passed`, `.tests`, `.segments`).
     `margins="original"` compares as the original harness does (math.isclose; see tipc.convergence.compare).
     Raises tipc.core.errors.ConfigError for a bad config or manifest. Unlike the original, the working
-    directory and sys.path of the caller are left alone."""
+    directory and sys.path of the caller are left alone. `progress` hears each gather run and segment as it
+    goes (tipc.core.progress)."""
     from tipc.convergence.compare import MARGIN_SEMANTICS
     from tipc.core.errors import UserError
 
@@ -52,5 +55,6 @@ def do_convergence_test(
     mode = "gather" if do_gather else "run"
     result = ConvergeResult(mode)
     for cfg in selected:
-        result.tests.append(harness.gather(cfg, opts) if do_gather else harness.run(cfg, opts))
+        run = harness.gather if do_gather else harness.run
+        result.tests.append(run(cfg, opts, progress=progress))
     return result

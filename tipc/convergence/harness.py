@@ -24,6 +24,7 @@ from tipc.convergence.manifest import save as save_manifest
 from tipc.convergence.result import FAIL, PASS, Check, SegmentResult, TestResult
 from tipc.convergence.watch import Recorder, observe
 from tipc.core.errors import ConfigError
+from tipc.core.progress import Phase, Progress, no_progress, phase
 from tipc.execute import proc
 
 DEFAULT_MANIFEST = "convergence_harness_manifest.json"
@@ -190,7 +191,26 @@ def _store_checkpoint(logged: str, step: int, app_dir: Path, storage: Path, ckpt
 
 
 def _gather_one(
-    cfg: TestConfig, opts: Options, seed_index: int, storage: Path, runner: Runner
+    cfg: TestConfig, opts: Options, seed_index: int, storage: Path, runner: Runner, progress: Progress
+) -> tuple[Recorder, proc.ProcResult | str, list[str], Path]:
+    label = f"{cfg.name}: gather run" + (f" {seed_index + 1}/{opts.seeds}" if opts.seeds > 1 else "")
+    with phase(progress, label) as ph:
+        done = _gather_watched(cfg, opts, seed_index, storage, runner, ph)
+        res = done[1]
+        ph.outcome = _outcome(res) if not isinstance(res, str) else "could not start"
+        return done
+
+
+def _outcome(res: proc.ProcResult) -> str:
+    if res.timed_out:
+        return "timed out"
+    if res.interrupted:
+        return "interrupted"
+    return "done" if res.exit_code == 0 else f"failed (exit {res.exit_code})"
+
+
+def _gather_watched(
+    cfg: TestConfig, opts: Options, seed_index: int, storage: Path, runner: Runner, ph: Phase
 ) -> tuple[Recorder, proc.ProcResult | str, list[str], Path]:
     app_dir = cfg.resolve_directory()
     # Run 1 is the configuration as written (its checkpoints are the segments' starting points); runs 2..K
@@ -207,7 +227,12 @@ def _gather_one(
 
     def on_line(line: str) -> None:
         lines.append(line)
+        stored = len(rec.recordings)
         rec.feed(line)
+        if len(rec.recordings) > stored:
+            ph.update(f"checkpoint at step {rec.recordings[-1].start_step} stored")
+        else:
+            ph.update(line, notable=False)
 
     log = out / f"gather_run_{seed_index + 1}.log"
     try:
@@ -226,7 +251,9 @@ def _gather_one(
     return rec, res, lines, log
 
 
-def gather(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestResult:
+def gather(
+    cfg: TestConfig, opts: Options, runner: Runner = proc.run, progress: Progress = no_progress
+) -> TestResult:
     storage = opts.storage.resolve()
     mpath = manifest_file(storage, cfg.name, opts.manifest_name)
     result = TestResult(cfg.name, "gather", cfg.path, str(mpath))
@@ -241,7 +268,7 @@ def gather(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestRes
     before = snapshot(app_dir)
     runs = _in_pool(
         min(opts.jobs, opts.seeds),
-        lambda i: _gather_one(cfg, opts, i, storage, runner),
+        lambda i: _gather_one(cfg, opts, i, storage, runner, progress),
         list(range(opts.seeds)),
     )
     _note_writes(result, before, app_dir)
@@ -406,9 +433,23 @@ def evaluate(
 
 
 def run_segment(
-    cfg: TestConfig, opts: Options, manifest: Manifest, seg: Segment, runner: Runner = proc.run
+    cfg: TestConfig,
+    opts: Options,
+    manifest: Manifest,
+    seg: Segment,
+    runner: Runner = proc.run,
+    progress: Progress = no_progress,
 ) -> SegmentResult:
     """Restart the application from one segment's checkpoint and check its recorded steps."""
+    with phase(progress, f"{cfg.name}: segment from step {seg.start_step}") as ph:
+        sr = _segment(cfg, opts, manifest, seg, runner, ph)
+        ph.outcome = sr.status
+        return sr
+
+
+def _segment(
+    cfg: TestConfig, opts: Options, manifest: Manifest, seg: Segment, runner: Runner, ph: Phase
+) -> SegmentResult:
     sr = SegmentResult(cfg.name, seg.start_step, seg.checkpoint)
     sr.recorded = _curves(seg.results)
     ckpt = manifest.checkpoint_path(seg)
@@ -428,6 +469,11 @@ def run_segment(
     lines: list[str] = []
     log = out / f"segment_{seg.start_step}.log"
     sr.log_path = str(log)
+
+    def on_line(line: str) -> None:
+        lines.append(line)
+        ph.update(line, notable=False)
+
     try:
         res = runner(
             sr.argv,
@@ -435,7 +481,7 @@ def run_segment(
             env=_env(),
             timeout_s=_timeout(opts, cfg),
             log_path=log,
-            on_line=lines.append,
+            on_line=on_line,
             on_start=_LIVE.started,
         )
         _LIVE.finished(res.pid)
@@ -462,7 +508,9 @@ def run_segment(
     return sr
 
 
-def run(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestResult:
+def run(
+    cfg: TestConfig, opts: Options, runner: Runner = proc.run, progress: Progress = no_progress
+) -> TestResult:
     storage = opts.storage.resolve()
     mpath = manifest_file(storage, cfg.name, opts.manifest_name)
     manifest = load_manifest(mpath)
@@ -481,6 +529,8 @@ def run(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestResult
         return result
     app_dir = cfg.resolve_directory()  # a bad directory is a config error before anything starts
     before = snapshot(app_dir)
-    result.segments = _in_pool(opts.jobs, lambda s: run_segment(cfg, opts, manifest, s, runner), segments)
+    result.segments = _in_pool(
+        opts.jobs, lambda s: run_segment(cfg, opts, manifest, s, runner, progress), segments
+    )
     _note_writes(result, before, app_dir)
     return result

@@ -1,18 +1,17 @@
-"""The one output choke point: a rich Console (imported lazily); byte counts for people.
+"""The one output choke point: rich Consoles (imported lazily); byte counts for people.
 
-The progress-observer interface the runner reports to is tipc.execute.observer.
+The progress-observer interface the runner reports to is tipc.execute.observer; the phases of every verb
+report to tipc.core.progress.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-_console: Console | None = None
 
 
 def human_bytes(n: int | None) -> str:
@@ -33,11 +32,8 @@ def use_color(no_color: bool = False) -> bool:
     return sys.stdout.isatty()
 
 
-def get_console(no_color: bool = False) -> Console:
-    """The single rich Console. Imported lazily: rich costs ~50 ms and `--help` must stay instant."""
-    global _console
-    if _console is None:
-        from rich.console import Console
+def stream_console(stream: IO[str], *, no_color: bool = False) -> Console:
+    """A rich Console on `stream` (progress goes to stderr, results to stdout)."""
+    from rich.console import Console
 
-        _console = Console(no_color=no_color or bool(os.environ.get("NO_COLOR")), highlight=False)
-    return _console
+    return Console(file=stream, no_color=no_color or bool(os.environ.get("NO_COLOR")), highlight=False)

@@ -58,3 +58,8 @@ class InfraError(TipcError):
     """Something outside the user's input broke (a worker died, a port was taken)."""
 
     exit_code = EXIT_INTERNAL
+
+
+class MissingExtra(InfraError):
+    """A part of tipc's own installation is missing (an optional extra, Paddle for the chain): no failure of
+    the repo under check. One line naming what to install; exit 3."""

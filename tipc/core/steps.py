@@ -19,6 +19,8 @@ MODES: tuple[str, ...] = (
     "whole_infer",
     "klquant_whole_infer",
 )
+SERVING_MODE = "serving_infer"  # the serving chain's one mode (test_serving*.sh)
+ALL_MODES: tuple[str, ...] = (*MODES, SERVING_MODE)  # what every verb's --mode accepts
 
 
 class Stage(str, Enum):

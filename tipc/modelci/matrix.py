@@ -155,8 +155,16 @@ def _default_runner(argv: list[str], cwd: Path) -> tuple[int | None, str]:
     return proc.capture(argv, cwd=cwd, timeout_s=1800)
 
 
-def ensure_env(version: str, python: str, reqs: Sequence[str], *, runner: Runner = _default_runner) -> Env:
-    """Create (or reuse) the environment for `version` with `python` and `reqs`."""
+def ensure_env(
+    version: str,
+    python: str,
+    reqs: Sequence[str],
+    *,
+    runner: Runner = _default_runner,
+    on_line: Callable[[str], None] | None = None,
+) -> Env:
+    """Create (or reuse) the environment for `version` with `python` and `reqs`; `on_line` hears what it
+    does (creating, installing: a minute or more from PyPI)."""
     spec = install_spec(version, reqs)
     code, out = runner([python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], Path.cwd())
     if code != 0:
@@ -166,7 +174,9 @@ def ensure_env(version: str, python: str, reqs: Sequence[str], *, runner: Runner
     path = cache_root() / f"paddle-{version}-py{py_version}-{key}"
     env_python = path / "bin" / "python"
     stamp = path / STAMP
+    tell = on_line or (lambda text: None)
     if stamp.is_file() and env_python.exists():
+        tell(f"reusing {path}")
         return Env(version, path, env_python, True)
     if path.exists():
         shutil.rmtree(path)  # an interrupted earlier attempt
@@ -182,7 +192,9 @@ def ensure_env(version: str, python: str, reqs: Sequence[str], *, runner: Runner
             [python, "-m", "venv", str(path)],
             [str(env_python), "-m", "pip", "install", "--disable-pip-version-check", "-q", *spec],
         ]
-    for index, argv in enumerate(steps):
+    doing = (f"creating {path}", f"installing {', '.join(spec)}")
+    for index, (argv, what) in enumerate(zip(steps, doing, strict=True)):
+        tell(what)
         code, out = runner(argv, path.parent)
         if code != 0:
             shutil.rmtree(path, ignore_errors=True)

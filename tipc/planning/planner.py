@@ -24,7 +24,7 @@ from tipc.config.model import SLOT_NAMES, Slot, TipcConfig
 from tipc.config.parse import ParsedFile, parse_file
 from tipc.core.errors import ConfigError, UserError
 from tipc.core.findings import Finding, Level
-from tipc.core.steps import MODES, Overrides, Plan, Step
+from tipc.core.steps import MODES, SERVING_MODE, Overrides, Plan, Step
 from tipc.planning import chain as chain_mod
 
 __all__ = [
@@ -169,6 +169,12 @@ def plan(
 
         return plan_serving(config, repo=repo, overrides=overrides, mode=mode)
     if mode not in MODES:
+        if mode == SERVING_MODE:
+            raise UserError(
+                f"{config}: mode {SERVING_MODE} runs the serving chain, and this is a {chain_name} config: "
+                "give the serving config (test_tipc/configs/<model>/serving_*.txt), or one of: "
+                + ", ".join(MODES)
+            )
         raise UserError(f"unknown mode {mode!r}; expected one of: {', '.join(MODES)}")
     # PTQ/KL-quant configs are what the template's klquant_whole_infer branch reads; unknown files are read
     # as the script would read them. Other chains have their own scripts.
@@ -462,11 +468,16 @@ def format_plan(plan: Plan) -> str:
         if step.not_applicable:
             lines.append(f"{pad}not applicable (planned, not run): {step.not_applicable}")
     shown = [f for f in plan.findings if f.level is not Level.INFO or f.code.startswith("TIPC9")]
-    if plan.findings:
+    hidden = len(plan.findings) - len(shown)
+    if shown:  # a header is followed by what it announces; info notes are counted, not listed
         lines.append("")
-        lines.append(f"findings ({len(plan.findings)}, {len(shown)} shown; --format json lists all):")
-        for finding in shown:
-            lines.append(f"  {finding.format()}")
+        also = f", {hidden} info not shown" if hidden else ""
+        lines.append(f"findings ({len(plan.findings)}{also}; --format json lists all):")
+        lines.extend(f"  {finding.format()}" for finding in shown)
+    elif hidden:
+        lines.append("")
+        some = f"{hidden} info findings not shown (--format json lists them)"
+        lines.append(some if hidden > 1 else "1 info finding not shown (--format json lists it)")
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,5 @@
-"""Progress observers for `tipc run`: a rich live view for terminals and plain lines for CI and pipes.
+"""Progress observers, on stderr: the chain's steps (`tipc run`, `tipc check`) and the phases of every verb
+(tipc.core.progress events), as a rich live view on a terminal and plain lines for CI and pipes.
 
 Only this module and console.py import rich, and only when an observer is built.
 """
@@ -14,8 +15,9 @@ from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from tipc.core.causes import hide_own_frames
-from tipc.core.console import human_bytes
+from tipc.core.console import human_bytes, stream_console
 from tipc.core.paths import PathMap
+from tipc.core.progress import Kind, ProgressEvent, human_seconds
 from tipc.core.steps import Status
 from tipc.execute.record import record_location
 
@@ -37,15 +39,6 @@ _STYLE = {
     Status.BLOCKED: "magenta",
     Status.SKIPPED: "dim",
 }
-
-
-def human_seconds(s: float | None) -> str:
-    if s is None:
-        return "-"
-    if s < 60:
-        return f"{s:.1f}s"
-    minutes, sec = divmod(round(s), 60)
-    return f"{minutes}m{sec:02d}s"
 
 
 def _status_word(result: StepResult) -> str:
@@ -122,7 +115,7 @@ class PlainObserver:
     """One line per event, no colour, no cursor movement: for CI logs and pipes."""
 
     def __init__(self, stream: IO[str] | None = None) -> None:
-        self.stream = stream if stream is not None else sys.stdout
+        self.stream = stream if stream is not None else sys.stderr
         self.repo = "."
         self.paths: PathMap | None = None
 
@@ -209,6 +202,7 @@ class RichObserver:
         self.step_t0 = 0.0
         self.run_t0 = 0.0
         self.repo = "."
+        self.phases = RichProgress(console)
         self.paths: PathMap | None = None
 
     def __rich__(self) -> Any:
@@ -234,12 +228,11 @@ class RichObserver:
         self.console.print(f"[yellow]note:[/] {message}", markup=True, highlight=False)
 
     def check_started(self, name: str) -> None:
-        self.console.print(f"check {name} ...", markup=False, highlight=False)
+        # a live line with its spinner and time while the check works (agreement, serving: 10-30 s)
+        self.phases(ProgressEvent(Kind.STARTED, f"check {name}"))
 
     def check_finished(self, name: str, verdict: str, seconds: float) -> None:
-        self.console.print(
-            f"check {name}: {verdict} ({human_seconds(seconds)})", markup=False, highlight=False
-        )
+        self.phases(ProgressEvent(Kind.FINISHED, f"check {name}", outcome=verdict, elapsed_s=seconds))
 
     def plan_started(self, plan: Plan) -> None:
         from rich.live import Live
@@ -298,20 +291,21 @@ class RichObserver:
 
 
 def wants_plain(stream: IO[str] | None = None) -> bool:
-    stream = stream if stream is not None else sys.stdout
+    stream = stream if stream is not None else sys.stderr
     ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-    return ci or not stream.isatty()
+    isatty = getattr(stream, "isatty", None)
+    return ci or isatty is None or not isatty()
 
 
 def make_observer(*, no_color: bool = False, plain: bool | None = None, stream: IO[str] | None = None) -> Any:
-    """The rich observer on an interactive terminal, the plain one in CI (CI=true) or when output is piped."""
+    """The rich observer on an interactive terminal, the plain one in CI (CI=true) or when output is piped;
+    on stderr unless `stream` says otherwise."""
+    stream = stream if stream is not None else sys.stderr
     if plain is None:
         plain = wants_plain(stream)
     if plain:
         return PlainObserver(stream)
-    from tipc.core.console import get_console
-
-    return RichObserver(get_console(no_color=no_color))
+    return RichObserver(stream_console(stream, no_color=no_color))
 
 
 # --- checks: the model-side work after the chain (ONNX, agreement, predict/infer, a server under load) ---
@@ -365,3 +359,212 @@ def announced_checks(
         return call
 
     return {name: announced(name, fn) for name, fn in checks.items()}
+
+
+# --- phases: the long work of every verb (tipc.core.progress events), on stderr ---
+
+HEARTBEAT_S = 30.0  # a log file gets a still-working line for a phase silent this long
+
+
+class _Active:
+    """A running phase as a display keeps it: when it started, its latest news, when it last printed."""
+
+    __slots__ = ("count", "detail", "said", "started")
+
+    def __init__(self, now: float) -> None:
+        self.started = now
+        self.said = now
+        self.detail = ""
+        self.count = 1
+
+
+def _outcome_style(outcome: str) -> str:
+    word = outcome.lower()
+    if word.startswith(("fail", "error", "broken", "timeout")):
+        return "red"
+    if word.startswith(("interrupt", "stop", "skip")):
+        return "yellow"
+    return "green"
+
+
+class PlainProgress:
+    """Phases as plain lines (CI logs, pipes): a line when one starts, on each notable piece of news and
+    when it ends, and a still-working line (with its latest news) for a phase silent `heartbeat_s`."""
+
+    def __init__(
+        self,
+        stream: IO[str] | None = None,
+        *,
+        prefix: str = "tipc: ",
+        heartbeat_s: float = HEARTBEAT_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.prefix = prefix
+        self.heartbeat_s = heartbeat_s
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._active: dict[str, _Active] = {}
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def _say(self, text: str) -> None:
+        try:
+            self.stream.write(f"{self.prefix}{text}\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed pipe: progress is never a reason to fail
+            pass
+
+    def __call__(self, event: ProgressEvent) -> None:
+        now = self.clock()
+        with self._lock:
+            state = self._active.get(event.phase)
+            if event.kind is Kind.STARTED:
+                if state is None:
+                    self._active[event.phase] = _Active(now)
+                else:
+                    state.count += 1
+            elif event.kind is Kind.UPDATE and state is not None:
+                state.detail = event.detail
+                if event.notable:
+                    state.said = now
+            elif event.kind is Kind.FINISHED and state is not None:
+                state.count -= 1
+                if state.count <= 0:
+                    del self._active[event.phase]
+            if event.kind is not Kind.UPDATE or event.notable:
+                self._say(event.text())
+            if self._active and self._ticker is None and self.heartbeat_s > 0:
+                self._ticker = threading.Thread(target=self._tick, name="tipc-progress", daemon=True)
+                self._ticker.start()
+
+    def tick(self) -> None:
+        """Say which phases have been silent `heartbeat_s` (the ticker thread calls this every second)."""
+        now = self.clock()
+        with self._lock:
+            for label, state in self._active.items():
+                if now - state.said >= self.heartbeat_s:
+                    state.said = now
+                    news = f": {state.detail}" if state.detail else ""
+                    self._say(f"{label}: still working ({human_seconds(now - state.started)}){news}")
+
+    def _tick(self) -> None:
+        while not self._stop.wait(1.0):
+            self.tick()
+
+    def close(self) -> None:
+        self._stop.set()
+
+    def __enter__(self) -> PlainProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class RichProgress:
+    """Phases on a terminal: a live line per running phase (spinner, elapsed time, latest news), redrawn
+    while it runs, and a line that stays when it ends. The live view exists only while a phase runs."""
+
+    def __init__(self, console: Console, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.console = console
+        self.clock = clock
+        self._lock = threading.RLock()
+        self._active: dict[str, _Active] = {}
+        self.live: Live | None = None
+
+    def __rich__(self) -> Any:
+        from rich.spinner import Spinner
+        from rich.table import Table
+        from rich.text import Text
+
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(no_wrap=True)
+        grid.add_column(no_wrap=True)
+        grid.add_column(no_wrap=True, overflow="ellipsis")
+        now = self.clock()
+        with self._lock:
+            for label, state in self._active.items():
+                news = Text(state.detail, style="dim")
+                grid.add_row(Spinner("dots", text=Text(label)), human_seconds(now - state.started), news)
+        return grid
+
+    def __call__(self, event: ProgressEvent) -> None:
+        from rich.text import Text
+
+        with self._lock:
+            state = self._active.get(event.phase)
+            if event.kind is Kind.STARTED:
+                if state is None:
+                    self._active[event.phase] = _Active(self.clock())
+                else:
+                    state.count += 1
+                self._start(event.phase)
+            elif event.kind is Kind.UPDATE and state is not None:
+                state.detail = event.detail
+            elif event.kind is Kind.FINISHED:
+                if state is not None:
+                    state.count -= 1
+                    if state.count <= 0:
+                        del self._active[event.phase]
+                line = Text(f"{event.phase}: ")
+                line.append(event.outcome or "done", style=_outcome_style(event.outcome))
+                if event.elapsed_s is not None:
+                    line.append(f" ({human_seconds(event.elapsed_s)})", style="dim")
+                self.console.print(line)
+                if not self._active:
+                    self._stop()
+
+    def _start(self, label: str) -> None:
+        if self.live is not None:
+            return
+        from rich.errors import LiveError
+        from rich.live import Live
+
+        # Stdout keeps what a verb prints there (a table, JSON) unless it is this same terminal.
+        live = Live(
+            self,
+            console=self.console,
+            refresh_per_second=4,
+            transient=True,
+            redirect_stdout=sys.stdout.isatty(),
+            redirect_stderr=True,
+        )
+        try:
+            live.start()
+        except LiveError:  # another live view holds this console (a run's step panel): lines only
+            self.console.print(f"{label} ...", markup=False, highlight=False)
+            return
+        self.live = live
+
+    def _stop(self) -> None:
+        if self.live is not None:
+            live, self.live = self.live, None
+            live.stop()
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+    def __enter__(self) -> RichProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def make_progress(
+    stream: IO[str] | None = None,
+    *,
+    no_color: bool = False,
+    plain: bool | None = None,
+    prefix: str = "tipc: ",
+) -> PlainProgress | RichProgress:
+    """Where phases are shown: a live view on a terminal (stderr by default), plain lines in CI (CI=true)
+    or when the stream is piped. Close it (or use it as a context manager) when the verb is done."""
+    stream = stream if stream is not None else sys.stderr
+    if plain is None:
+        plain = wants_plain(stream)
+    if plain:
+        return PlainProgress(stream, prefix=prefix)
+    return RichProgress(stream_console(stream, no_color=no_color))

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from tipc.core.progress import child_news
+
 # Events the executors report to the observer: (event, job key, details).
 Event = Callable[[str, str, Mapping[str, Any]], None]
 
@@ -108,8 +110,13 @@ def cgroup_tag(key: str) -> str:
     return f"review-{''.join(c for c in key if c.isalnum())[:12]}-{os.urandom(4).hex()}"
 
 
-def run_job(job: Job, on_start: Callable[[int], None] | None = None) -> Outcome:
-    """Run one submission's check to its end or its budget; never raises for the check's own failures."""
+def run_job(
+    job: Job,
+    on_start: Callable[[int], None] | None = None,
+    on_line: Callable[[str], None] | None = None,
+) -> Outcome:
+    """Run one submission's check to its end or its budget; never raises for the check's own failures.
+    `on_line` hears each line of the check's output (its log has them all)."""
     from tipc.execute import proc
     from tipc.execute.monitor import Monitor
 
@@ -135,6 +142,7 @@ def run_job(job: Job, on_start: Callable[[int], None] | None = None) -> Outcome:
             timeout_s=job.budget_s,
             log_path=job.log_path,
             on_start=started,
+            on_line=on_line,
         )
     except OSError as exc:
         return Outcome(job.key, None, False, False, time.monotonic() - t0, None, None, error=str(exc))
@@ -195,8 +203,13 @@ class LocalPool:
             if self._stopping.is_set():  # stop() ran between the hand-over and the start
                 self._signal(pid)
 
+        def on_line(line: str) -> None:
+            news = child_news(line)  # the check's stage: a step of its chain, a check under way
+            if news is not None:
+                events("stage", job.key, {"text": news})
+
         try:
-            return run_job(job, on_start)
+            return run_job(job, on_start, on_line)
         finally:
             with self._lock:
                 self._running.pop(job.key, None)

@@ -9,6 +9,8 @@ from typing import IO, Any
 
 from tipc.review.summary import Row, human_bytes, human_s
 
+_MAX_WIDTH = {"state": 60, "first failing rule": 70}  # a running check's state is its current stage
+
 
 class PlainReviewObserver:
     def __init__(self, stream: IO[str]) -> None:
@@ -30,6 +32,9 @@ class PlainReviewObserver:
 
     def started(self, name: str) -> None:
         self._say(f"review: started {name}")
+
+    def stage(self, name: str, text: str) -> None:
+        self._say(f"review: {name}: {text}")
 
     def finished(self, row: Row) -> None:
         self.done += 1
@@ -64,7 +69,7 @@ class RichReviewObserver:
         table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
         for col in ("submission", "state", "time", "peak mem", "first failing rule"):
             table.add_column(
-                col, overflow="ellipsis", no_wrap=True, max_width=70 if col.startswith("first") else None
+                col, overflow="ellipsis", no_wrap=True, max_width=_MAX_WIDTH.get(col)
             )
         now = time.monotonic()
         with self._lock:
@@ -96,6 +101,11 @@ class RichReviewObserver:
         with self._lock:
             self.state[name] = ("running", time.monotonic(), None)
 
+    def stage(self, name: str, text: str) -> None:
+        with self._lock:
+            _state, since, row = self.state.get(name, ("running", time.monotonic(), None))
+            if row is None:
+                self.state[name] = (text, since, None)
     def finished(self, row: Row) -> None:
         with self._lock:
             if row.name not in self.state:
