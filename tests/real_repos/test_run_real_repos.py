@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import leftovers
+from tests.helpers.processes import leftovers
 from tests.real_repos.conftest import CPU_EXPORT, Outcome, SharedChain, tree_hashes
 
 pytestmark = [pytest.mark.integration, pytest.mark.real_repos]

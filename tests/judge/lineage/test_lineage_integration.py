@@ -4,16 +4,15 @@ the committed pretrained weights instead of the trained ones fails, naming that 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import DemoRun
+from tests.helpers.children import tipc
+from tests.helpers.demo import DemoRun
 
 pytestmark = pytest.mark.integration
 
@@ -39,19 +38,6 @@ rules:
     description: paths
     check: {check: {name: lineage, args: {aspect: cmdline_paths}}}
 """
-
-
-def tipc(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    env.pop("FLAGS_enable_pir_api", None)
-    return subprocess.run(
-        [sys.executable, "-m", "tipc", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
 
 
 def run_and_check(repo: Path, *only: str) -> dict[str, Any]:
