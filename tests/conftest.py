@@ -1,4 +1,10 @@
-"""Shared fixtures: ONE trained demo for every integration test that needs a run of examples/lenet_digits.
+"""Shared fixtures: the guards every test runs under, and ONE trained demo for every integration test that
+needs a run of examples/lenet_digits.
+
+Guards (tests/helpers/guards.py): HOME is a temp folder for the whole session and the children tests start; a
+test that writes under the real $HOME, opens a credential file there or reaches the network (anything but
+loopback and this machine's own addresses) fails, saying what it did. `@pytest.mark.real_home("why")` gives a
+test the real HOME back.
 
 Training the demo and running its chain is the slowest thing the suite does; each test that needs it used to
 do it again. Use these instead:
@@ -19,14 +25,47 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from tests.helpers import guards
 from tests.helpers.children import tipc
 from tests.helpers.demo import MODE, DemoCheck, DemoRun, copy_demo
 from tests.helpers.once import once, shared_dir
 from tests.helpers.trees import tree_hashes
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _guarded_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """HOME in a temp folder and the guards on, for the session (session and module fixtures included)."""
+    with pytest.MonkeyPatch.context() as patch:
+        guards.isolate_home(patch, tmp_path_factory.mktemp("home"))
+        with guards.guarding(allowed=[tmp_path_factory.getbasetemp()]):
+            yield
+
+
+@pytest.fixture(autouse=True)
+def _guarded(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail the test if the guards refused anything while it ran, even where its code caught the refusal."""
+    mark = len(guards.refusals())
+    marker = request.node.get_closest_marker("real_home")
+    if marker is None:
+        yield
+    else:
+        reason = marker.args[0] if marker.args else marker.kwargs.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            pytest.fail(
+                "@pytest.mark.real_home needs the reason the test must see the real HOME",
+                pytrace=False,
+            )
+        with pytest.MonkeyPatch.context() as patch, guards.paused():
+            patch.setenv("HOME", str(guards.REAL_HOME))
+            yield
+    refused = guards.refused_since(mark)
+    if refused:
+        pytest.fail("the test touched what tests must not:\n  " + "\n  ".join(refused), pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -12,4 +12,6 @@ tree_hashes`):
 - `processes`: which processes a test left behind.
 - `once`: results made once per pytest run and shared by the xdist workers.
 - `browser`: headless Chromium (screenshots, the DOM after scripts ran, layout measures).
+- `guards`: the suite's guards against touching the real $HOME or the network (tests/conftest.py applies
+  them).
 """
