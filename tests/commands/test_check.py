@@ -462,3 +462,43 @@ def test_the_interpreter_with_paddle_is_chosen_and_said(
     assert said in line
     report = json.loads((repo / "test_tipc/output/lenet/tipc_report/report.json").read_text(encoding="utf-8"))
     assert line.removeprefix("tipc: ") in report["notes"]
+
+
+def test_a_misspelled_check_name_exits_2_naming_its_line_before_anything_runs(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        RULESET.replace("{check: {name: serving}}", "{check: {name: log_fieldz}}"), encoding="utf-8"
+    )
+    assert "log_fieldz" in bad.read_text(encoding="utf-8")
+    fakes = Fakes(repo)
+    monkeypatch.setattr(check_cmd, "default_seams", fakes.seams)
+    assert main(["check", str(repo), "--ruleset", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:23:21:" in err and "unknown check 'log_fieldz'; did you mean 'log_fields'?" in err, err
+    assert fakes.executed == [] and fakes.planned == []
+
+
+def test_a_bad_check_argument_exits_2_naming_its_line_before_anything_runs(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        RULESET + "  - id: mini.loss\n    source: s\n    severity: error\n    description: d\n"
+        "    check: {check: {name: convergence, args: {max_iters: many}}}\n",
+        encoding="utf-8",
+    )
+    fakes = Fakes(repo)
+    monkeypatch.setattr(check_cmd, "default_seams", fakes.seams)
+    assert main(["check", str(repo), "--ruleset", str(bad)]) == 2
+    err = capsys.readouterr().err
+    line = (
+        bad.read_text(encoding="utf-8")
+        .splitlines()
+        .index("    check: {check: {name: convergence, args: {max_iters: many}}}")
+    )
+    assert (
+        f"{bad}:{line + 1}:" in err and "max_iters: check 'convergence': expected an integer >= 1" in err
+    ), err
+    assert fakes.executed == [] and fakes.planned == []

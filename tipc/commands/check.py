@@ -234,19 +234,24 @@ def default_report_dir(repo: Path, model_name: str) -> Path:
     return repo / "test_tipc" / "output" / safe_dirname(model_name) / "tipc_report"
 
 
-def load_rulesets(names: list[str]) -> list[Ruleset]:
-    from tipc.judge.rules.schema import resolve_ruleset
+def load_rulesets(names: list[str], checks: Mapping[str, Callable[..., Any]] | None = None) -> list[Ruleset]:
+    from tipc.judge.rules.schema import load_rulesets as load
 
-    # `--ruleset a,b` is `--ruleset a --ruleset b` (unless the text names an existing file).
-    split = [part for n in names for part in ([n] if Path(n).is_file() else n.split(",")) if part.strip()]
-    chosen = list(dict.fromkeys(p.strip() for p in split or DEFAULT_RULESETS))
-    rulesets = [resolve_ruleset(n) for n in chosen]
-    seen: dict[str, str] = {}
-    for rs in rulesets:
-        if rs.name in seen:
-            raise UserError(f"two rulesets are named {rs.name!r}: {seen[rs.name]} and {rs.path}")
-        seen[rs.name] = rs.path
-    return rulesets
+    return load(names, DEFAULT_RULESETS, checks=checks)
+
+
+def _before_run(repo: Path) -> dict[str, Any]:
+    """What checks must read of the repo as its author left it, before the sandbox hides it."""
+    from tipc.judge.checks.status_log import shipped_status_logs
+
+    return {"status_logs": shipped_status_logs(repo)}
+
+
+def _judged_against(findings: list[Finding], plan: Plan) -> list[Finding]:
+    """Lint findings in the light of the plan that ran (tipc.planning.observe)."""
+    from tipc.planning.observe import misplaced_keys_read_as_commands
+
+    return misplaced_keys_read_as_commands(findings, plan)
 
 
 def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) -> list[Finding]:
@@ -275,7 +280,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     stage_timeouts = _sandboxed.stage_timeouts(args)
     forced_env = _sandboxed.compat_env(args)
     # Everything that can be wrong with the input is found before anything runs.
-    rulesets = load_rulesets(list(args.ruleset))
+    rulesets = load_rulesets(list(args.ruleset), seams.checks)
     overrides = Overrides(device=args.device, sets=parse_sets(list(args.sets)), python=args.python)
     # REPO may be a config inside the repo (`tipc check path/to/test_tipc/configs/m/train_infer_python.txt`).
     repo, config = resolve_target(args.repo, args.config, seams.find_configs)
@@ -317,6 +322,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         outside = (report_dir,)
     # Read before the sandbox hides them behind the run's fresh output folder.
     shipped = _sandboxed.committed_results(the_plan) if sandbox_options.backend != "none" else []
+    before_run = _before_run(repo)
     with _sandboxed.stop_signals():
         try:
             # One check at a time per run folder (a second one waits): each report agrees with its exit code.
@@ -356,6 +362,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
                     report_dir,
                     notes,
                     session,
+                    before_run=before_run,
                 )
         finally:
             sandbox.release()  # at once where this process goes on (a library caller)
@@ -459,6 +466,8 @@ def _checked(
     report_dir: Path,
     notes: list[str],
     session: Any,
+    *,
+    before_run: dict[str, Any] | None = None,
 ) -> int:
     from tipc.judge.checks.base import CheckContext
     from tipc.report import build_report
@@ -470,7 +479,9 @@ def _checked(
         notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
     elif serving_plan is not None:
         records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
-    ctx = CheckContext(repo=repo, record=record, settings=settings, records=records)
+    ctx = CheckContext(
+        repo=repo, record=record, settings=settings, records=records, before_run=before_run or {}
+    )
     results, checks_stopped = _evaluate(
         args, seams, rulesets, ctx, stopped or _interrupted(*records.values()), notes
     )
@@ -484,7 +495,8 @@ def _checked(
         results=results,
         record=record,
         findings=_lint_findings(
-            findings, (*the_plan.findings, *(serving_plan.findings if serving_plan is not None else ()))
+            _judged_against(findings, record.plan if record is not None else the_plan),
+            (*the_plan.findings, *(serving_plan.findings if serving_plan is not None else ())),
         ),
         reused=reused,
         record_path=record_path,

@@ -457,6 +457,8 @@ class _Execution:
         self.writer = RecordWriter(self.record_file)
         # beside the record; tipc.judge.checks.lineage finds it there
         self.lineage_dir = lineage.dir_for(plan)
+        # what each step wrote, as the sandbox's copy-on-write layers show it (native writers included)
+        self.layer_watch = lineage.LayerWatch(_sandbox_layers(), ignore=(self.lineage_dir, self.record_file))
         self.facts: _Facts | None = None  # merged into the record once gathered
         self.first_python: str | None = None  # the first python the plan's steps name, if any
 
@@ -542,6 +544,7 @@ class _Execution:
     def _finish(self, index: int, step: Step, result: StepResult, status_command: str) -> None:
         if result.started is not None and not result.reused:
             with contextlib.suppress(OSError):  # lineage is evidence for checks; it never fails the run
+                self.layer_watch.finish(self.lineage_dir, step.id)
                 lineage.finish_step(self.lineage_dir, step.id)
         self._save(result)
         self._status_line(step, result, status_command)
@@ -1044,6 +1047,8 @@ class _Execution:
             self._stop_servers_done_with(index - 1)
             return
         self.observer.step_started(index, self.total, step)
+        with contextlib.suppress(OSError):
+            self.layer_watch.start()
         if step.background:
             result = self._start_server(index, step)
             if step.id in self.servers:
@@ -1115,6 +1120,14 @@ def _limits_hit() -> tuple[Cause, ...]:
         Cause("resource-limit", text, "raise the limit, or make the step use less", None, "")
         for text in limits.hit_since_last()
     )
+
+
+def _sandbox_layers() -> list[lineage.Layer]:
+    """The copy-on-write layers of the sandbox this process runs in (none outside an overlay)."""
+    from tipc.execute import sandbox
+
+    session = sandbox.current()
+    return [lineage.Layer(real, view) for real, view in session.layers()] if session is not None else []
 
 
 def _sandbox_json() -> dict[str, object] | None:

@@ -94,6 +94,17 @@ class Session:
                 return self.folder / role / rel[len(bound) :].lstrip("/")
         return self.folder / "upper" / rel
 
+    def layers(self) -> list[tuple[Path, Path]]:
+        """(the folder this process reads it at now, the folder of the view its files appear in) for each
+        copy-on-write layer of the run: the upper layer over the repo and each bound output folder."""
+        if self.backend != "overlay" or self._state is None:
+            return []
+        state = Path(self._state)
+        return [
+            (state / "upper", self.repo),
+            *((state / role, self.repo / rel) for role, rel in self.binds.items()),
+        ]
+
     def changes(self) -> list[Change]:
         """Every file of the repo's tree the run created, changed or deleted (outside the bound folders)."""
         if self.backend != "overlay" or self._state is None or self._lower is None:
