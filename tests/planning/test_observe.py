@@ -464,8 +464,8 @@ def test_a_command_is_labelled_by_its_entry_script_or_its_log() -> None:
 
 
 def test_a_misplaced_key_on_a_line_the_script_runs_as_its_command_is_a_warning(tmp_path: Path) -> None:
-    from tipc.planning.lint import lint_paths
     from tipc.core.findings import Level
+    from tipc.planning.lint import lint_paths
     from tipc.planning.observe import misplaced_keys_read_as_commands
 
     repo = _demo_copy(tmp_path, "key")

@@ -4,6 +4,7 @@ the committed pretrained weights instead of the trained ones fails, naming that 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
