@@ -42,6 +42,9 @@ def _guarded_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
     """HOME in a temp folder and the guards on, for the session (session and module fixtures included)."""
     with pytest.MonkeyPatch.context() as patch:
         guards.isolate_home(patch, tmp_path_factory.mktemp("home"))
+        # Every model CI verb writes the default history database: the tests' go to a session temp file
+        # (children inherit the variable), whatever XDG_DATA_HOME or TIPC_HISTORY the host set.
+        patch.setenv("TIPC_HISTORY", str(tmp_path_factory.mktemp("history") / "history.sqlite3"))
         with guards.guarding(allowed=[tmp_path_factory.getbasetemp()]):
             yield
 

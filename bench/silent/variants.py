@@ -207,6 +207,7 @@ def build_variant(
     if reuse:
         folder = dest / facts.run_folder.relative_to(facts.repo)
         shutil.rmtree(folder / "report", ignore_errors=True)
+        shutil.rmtree(folder / "reports", ignore_errors=True)  # a check's reports, one folder per check
         if planted.rerun_serving:
             shutil.rmtree(folder / "serving", ignore_errors=True)
     return Variant(kind.id, dest, planted, reuse)

@@ -4,6 +4,7 @@ check of it that tests/conftest.py's `demo_run` and `demo_checked` fixtures hand
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +25,19 @@ def copy_demo(
     skip: tuple[str, ...] = (),
 ) -> Path:
     """A scratch copy of the demo (or of a copy of it) at `dest`, without its run output (unless
-    `keep_output`), __pycache__ and the `skip` patterns; with its own free serving port."""
-    ignore = ("__pycache__", *(() if keep_output else ("output",)), *skip)
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*ignore), symlinks=True)
+    `keep_output`), __pycache__, the `skip` patterns and special files; with its own free serving port."""
+    by_name = shutil.ignore_patterns("__pycache__", *(() if keep_output else ("output",)), *skip)
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        # A checked copy's run folders hold the overlay's whiteouts (character devices): not copyable, and
+        # not needed to reuse the run.
+        paths = {n: os.path.join(folder, n) for n in names}
+        special = {
+            n for n, p in paths.items() if not (os.path.isdir(p) or os.path.isfile(p) or os.path.islink(p))
+        }
+        return set(by_name(folder, names)) | special
+
+    shutil.copytree(source, dest, ignore=ignore, symlinks=True)
     use_free_port(dest, port_of(source))
     return dest
 

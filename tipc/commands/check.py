@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from tipc.commands import _sandboxed, add_log_limit, log_limit_of
+from tipc.commands import _acceptance, _reports, _sandboxed, add_log_limit, log_limit_of
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.core.errors import InfraError, TipcError, UserError
 from tipc.core.steps import MODES
@@ -37,9 +37,11 @@ FORMAT_CHOICES: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")
 EPILOG = """\
 exit codes: 0 every error-severity rule passed (SKIP, N-A and WARN are allowed), 1 a rule failed or the
 config has a lint error, 2 usage or config error (nothing is run), 3 internal error, 130 interrupted.
-Reports (report.json, report.md, report.junit.xml, report.html) go to --report-dir, by default the run
-folder's report/ (<repo>/test_tipc/output/tipc/<model>/<config>/<mode>/report/; with --no-sandbox
-<repo>/test_tipc/output/<model>/tipc_report/). The chain runs in a sandbox: see `tipc run --help`."""
+Reports (report.json, report.md, report.junit.xml, report.html) go to --report-dir, by default a folder
+per check in the run folder, <repo>/test_tipc/output/tipc/<model>/<config>/<mode>/reports/<UTC time>/, with
+reports/latest pointing at the newest (later runs keep them; the oldest beyond 20 are removed); with
+--no-sandbox <repo>/test_tipc/output/<model>/tipc_report/. The chain runs in a sandbox: see `tipc run
+--help`."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,6 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-color", action="store_true", help="no colour in the output")
     add_log_limit(parser)
     _sandboxed.add_arguments(parser)
+    _acceptance.add_arguments(parser)
     from tipc.modelci import hooks
 
     hooks.add_arguments(parser)
@@ -230,6 +233,12 @@ def _check_output_dir(repo: Path, output_dir: str) -> None:
         raise UserError(f"{repo / output_dir}: {problem} for the run's logs and record")
 
 
+def _run_folder(repo: Path, the_plan: Plan) -> Path:
+    from tipc.execute.sandbox import run_folder, run_key
+
+    return run_folder(repo, run_key(the_plan.model_name, the_plan.config_path, the_plan.mode))
+
+
 def default_report_dir(repo: Path, model_name: str) -> Path:
     return repo / "test_tipc" / "output" / safe_dirname(model_name) / "tipc_report"
 
@@ -268,14 +277,37 @@ def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) 
     return out
 
 
-def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
-    from tipc.core.steps import Overrides
-
+def _check_options(args: argparse.Namespace) -> None:
+    """A bad --mode, --step-timeout, --jobs or --repeat is found before anything runs (exit 2)."""
     if args.mode not in MODES:
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
     if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
         raise UserError("--step-timeout must be a positive number of seconds")
-    check_jobs(getattr(args, "jobs", None))  # a bad --jobs is found before anything runs (exit 2)
+    check_jobs(getattr(args, "jobs", None))
+    from tipc.modelci import hooks
+
+    hooks.check_arguments(args)  # --repeat without --baseline
+    _acceptance.check_arguments(args)
+
+
+def _binds(
+    the_plan: Plan, serving_plan: Plan | None, report_dir: Path, repo: Path, role: str
+) -> tuple[dict[str, str], tuple[Path, ...]]:
+    """The folders the chain may write: by role, those in the repo (repo-relative), and those outside it
+    (a --report-dir elsewhere)."""
+    binds = {"logs": the_plan.output_dir}
+    if serving_plan is not None:
+        binds["serving"] = serving_plan.output_dir
+    if report_dir.is_relative_to(repo):
+        binds[role] = report_dir.relative_to(repo).as_posix()
+        return binds, ()
+    return binds, (report_dir,)
+
+
+def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
+    from tipc.core.steps import Overrides
+
+    _check_options(args)
     sandbox_options = _sandboxed.sandbox_options(args, in_place=not seams.sandboxed)
     stage_timeouts = _sandboxed.stage_timeouts(args)
     forced_env = _sandboxed.compat_env(args)
@@ -300,6 +332,9 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     _check_output_dir(repo, the_plan.output_dir)
     notes = list(seams.notes)
     serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
+    extra = _extra_plans(
+        args, repo, config, rulesets, the_plan, overrides, seams, sandbox_options, stage_timeouts
+    )
 
     from tipc.execute import sandbox
     from tipc.modelci import hooks
@@ -312,17 +347,22 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         return hooks.after_child(args, repo, the_plan, code, stderr) if hooks.wanted(args) else code
     stderr.write(f"tipc: {python_choice.why}\n")
     notes.append(python_choice.why)
-    binds = {"logs": the_plan.output_dir}
-    if serving_plan is not None:
-        binds["serving"] = serving_plan.output_dir
-    outside: tuple[Path, ...] = ()
-    if report_dir.is_relative_to(repo):
-        binds["report"] = report_dir.relative_to(repo).as_posix()
-    else:
-        outside = (report_dir,)
+    if seams.sandboxed:
+        from tipc.commands import _explain
+
+        notes.extend(_explain.readiness(the_plan, args.python, repo, stderr))
+    # A sandboxed check keeps its reports in a folder of their own in the run folder (tipc.commands._reports):
+    # later runs of the same config and mode never delete them.
+    stamped = not args.report_dir and sandbox_options.backend != "none"
+    role = _reports.new_role(_run_folder(repo, the_plan)) if stamped else "report"
+    binds, outside = _binds(the_plan, serving_plan, report_dir, repo, role)
+    binds.update(extra.binds())
     # Read before the sandbox hides them behind the run's fresh output folder.
     shipped = _sandboxed.committed_results(the_plan) if sandbox_options.backend != "none" else []
     before_run = _before_run(repo)
+    if stamped:
+        for line in _reports.point_latest(_run_folder(repo, the_plan), role):
+            stderr.write(f"tipc: {line}\n")
     with _sandboxed.stop_signals():
         try:
             # One check at a time per run folder (a second one waits): each report agrees with its exit code.
@@ -338,9 +378,12 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
             the_plan, prepare_notes = _sandboxed.plan_to_run(
                 seams.plan, args, repo, config, overrides, sandbox_options, stage_timeouts
             )
-            if report_dir.is_relative_to(session.repo) and not args.report_dir:
-                report_dir = default_report_dir(repo, the_plan.model_name)
+            if report_dir.is_relative_to(session.repo) and not args.report_dir and session.folder is not None:
+                report_dir = session.folder / role  # beside the copy, not in it: a fresh copy keeps it
             serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
+            extra = _extra_plans(
+                args, repo, config, rulesets, the_plan, overrides, seams, sandbox_options, stage_timeouts
+            )
         notes.extend((*session.notes, *prepare_notes, *shipped))
         from tipc.execute import proc
 
@@ -362,6 +405,8 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
                     report_dir,
                     notes,
                     session,
+                    role,
+                    extra,
                     before_run=before_run,
                 )
         finally:
@@ -430,7 +475,13 @@ def _evaluate(
 
 
 def _write_and_show(
-    args: argparse.Namespace, report: Any, report_dir: Path, stdout: IO[str], stderr: IO[str], session: Any
+    args: argparse.Namespace,
+    report: Any,
+    report_dir: Path,
+    stdout: IO[str],
+    stderr: IO[str],
+    session: Any,
+    role: str = "report",
 ) -> None:
     """Write the report files, print the report, and say where the reports and the logs are."""
     from tipc.core.console import use_color
@@ -443,13 +494,69 @@ def _write_and_show(
     color = args.format == "text" and use_color(args.no_color) and stdout.isatty()
     stdout.write(render(report, args.format, color=color))
     stdout.flush()
-    shown_dir = session.real("report") if session is not None and not args.report_dir else None
+    shown_dir = session.real(role) if session is not None and not args.report_dir else None
     stderr.write(
         f"tipc: reports written to {shown_dir or report_dir} ({', '.join(p.name for p in written)})\n"
     )
+
     logs = session.real("logs") if session is not None else None
     if logs is not None:
         stderr.write(f"tipc: logs and run record in {logs}\n")
+
+
+def _judged_record(
+    args: argparse.Namespace, seams: Seams, repo: Path, the_plan: Plan, notes: list[str], stderr: IO[str]
+) -> tuple[Any, str | None, bool]:
+    """The train chain's record the rules judge (as _train_record), a reused one's causes found anew, and
+    with --baseline the chain run --repeat times; (record, its path when reused, reused)."""
+    record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
+    if reused and seams.sandboxed:
+        from tipc.commands import _explain
+
+        record = _explain.explained(record, repo)  # the causes as the catalogue finds them now
+    if getattr(args, "baseline", None) is not None and not reused:
+        from tipc.modelci import hooks
+
+        # --repeat N: the chain N times, the baseline rule judges the medians (model CI)
+        record = hooks.repeat_chain(
+            args, repo, record, lambda: _execute(args, the_plan, seams, "the runner failed"), stderr
+        )
+    return record, record_path, reused
+
+
+def _serving_records(
+    args: argparse.Namespace,
+    seams: Seams,
+    repo: Path,
+    serving_plan: Plan | None,
+    notes: list[str],
+    *,
+    stopped: bool,
+) -> dict[str, Any]:
+    """The serving chain's record (by chain name), run after the train chain unless Ctrl-C stopped it."""
+    records: dict[str, Any] = {}
+    if serving_plan is not None and stopped:
+        notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
+    elif serving_plan is not None:
+        records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
+    return records
+
+
+def _extra_records(
+    args: argparse.Namespace,
+    seams: Seams,
+    repo: Path,
+    extra: _acceptance.Extra,
+    notes: list[str],
+    *,
+    stopped: bool,
+) -> dict[str, Any]:
+    """The documented and pretrained chains' records, run after the others unless Ctrl-C stopped the run."""
+    notes.extend(extra.notes)
+    if stopped:
+        notes.append("documented and pretrained chains: not started, the run was interrupted")
+        return {}
+    return _run_extra(args, repo, extra, seams, notes)
 
 
 def _checked(
@@ -466,25 +573,32 @@ def _checked(
     report_dir: Path,
     notes: list[str],
     session: Any,
+    role: str = "report",
+    extra: _acceptance.Extra | None = None,
     *,
     before_run: dict[str, Any] | None = None,
 ) -> int:
     from tipc.judge.checks.base import CheckContext
     from tipc.report import build_report
 
-    record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
-    records: dict[str, Any] = {}
+    record, record_path, reused = _judged_record(args, seams, repo, the_plan, notes, stderr)
     stopped = _interrupted(record)
-    if serving_plan is not None and stopped:
-        notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
-    elif serving_plan is not None:
-        records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
+    records = _serving_records(args, seams, repo, serving_plan, notes, stopped=stopped)
+    if extra is not None and extra.plans():
+        records.update(
+            _extra_records(
+                args, seams, repo, extra, notes, stopped=stopped or _interrupted(*records.values())
+            )
+        )
     ctx = CheckContext(
         repo=repo, record=record, settings=settings, records=records, before_run=before_run or {}
     )
     results, checks_stopped = _evaluate(
         args, seams, rulesets, ctx, stopped or _interrupted(*records.values()), notes
     )
+    from tipc.execute import own_parts
+
+    notes.extend(own_parts.drain_notes())  # where tipc's own parts ran, when not the repo's interpreter
     if getattr(args, "baseline", None) is not None:
         from tipc.modelci import hooks
 
@@ -496,13 +610,20 @@ def _checked(
         record=record,
         findings=_lint_findings(
             _judged_against(findings, record.plan if record is not None else the_plan),
-            (*the_plan.findings, *(serving_plan.findings if serving_plan is not None else ())),
+            (
+                *the_plan.findings,
+                *(serving_plan.findings if serving_plan is not None else ()),
+                *(extra.pretrained.findings if extra is not None and extra.pretrained is not None else ()),
+            ),
         ),
         reused=reused,
         record_path=record_path,
         notes=notes,
+        paths=_shown_paths(session, repo) if seams.sandboxed else None,
+        did=_run_did(record, repo) if seams.sandboxed else (),
+        rule_causes=_rule_causes(results, record, repo) if seams.sandboxed else None,
     )
-    _write_and_show(args, report, report_dir, stdout, stderr, session)
+    _write_and_show(args, report, report_dir, stdout, stderr, session, role)
     if _interrupted(record, *records.values()) or checks_stopped:
         stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
         return _sandboxed.interrupted_exit()
@@ -512,6 +633,29 @@ def _checked(
         if hooks.wanted(args):
             hooks.after(args, repo, record, report.exit_code, stderr)
     return report.exit_code
+
+
+def _shown_paths(session: Any, repo: Path) -> Any:
+    from tipc.execute.shown import path_map
+
+    return path_map(session, repo)
+
+
+def _rule_causes(results: list[Any], record: Any, repo: Path) -> dict[str, Any] | None:
+    if record is None:
+        return None
+    from tipc.commands import _explain
+
+    return _explain.rule_causes(results, record, repo)
+
+
+def _run_did(record: Any, repo: Path) -> list[str]:
+    from tipc.report.did import run_did
+
+    try:
+        return run_did(record, repo)
+    except Exception:  # a statement about the run, never a reason to lose the report
+        return []
 
 
 def check_jobs(jobs: int | None) -> int:
@@ -540,21 +684,57 @@ def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
     return checked
 
 
-def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str) -> Any:
+def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str, **overrides: Any) -> Any:
     """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
-    options = seams.run_options(
-        step_timeout_s=_sandboxed.step_timeout(args, plan.mode),
-        python=args.python,
-        no_color=args.no_color,
-        forced_env=tuple(sorted(getattr(args, "forced_env", {}).items())),
-        log_limit_bytes=log_limit_of(args),
-    )
+    settings: dict[str, Any] = {
+        "step_timeout_s": _sandboxed.step_timeout(args, plan.mode),
+        "python": args.python,
+        "no_color": args.no_color,
+        "forced_env": tuple(sorted(getattr(args, "forced_env", {}).items())),
+        "log_limit_bytes": log_limit_of(args),
+    }
+    if seams.sandboxed:
+        from tipc.commands import _explain
+
+        settings["explain"] = _explain.explainer()
+    options = seams.run_options(**{**settings, **overrides})
     try:
         return seams.execute(plan, options, seams.make_observer(args.no_color))
     except (TipcError, KeyboardInterrupt):
         raise
     except Exception as exc:
         raise InfraError(f"{failure}: {type(exc).__name__}: {exc}") from exc
+
+
+# --- the documented and pretrained chains (seed 004 §4.1.3): run after the others when a rule reads them ---
+
+
+def _extra_plans(
+    args: argparse.Namespace,
+    repo: Path,
+    config: Path,
+    rulesets: list[Ruleset],
+    the_plan: Plan,
+    overrides: Any,
+    seams: Seams,
+    sandbox_options: Any,
+    timeouts: Mapping[str, float],
+) -> _acceptance.Extra:
+    from tipc.judge.rules.evaluate import chains_named
+
+    chains = chains_named(rulesets)
+    return _acceptance.plan_extra(
+        args, repo, config, chains, the_plan, overrides, seams.plan, sandbox_options, timeouts
+    )
+
+
+def _run_extra(
+    args: argparse.Namespace, repo: Path, extra: _acceptance.Extra, seams: Seams, notes: list[str]
+) -> dict[str, Any]:
+    def run(plan: Plan, options: dict[str, Any]) -> Any:
+        return _execute(args, plan, seams, f"the runner failed on the {plan.mode} chain", **options)
+
+    return _acceptance.run_extra(args, repo, extra, run, seams.find_record, seams.load_record, notes)
 
 
 # --- the serving chain: run after the train chain when a rule reads its record ----------------

@@ -33,6 +33,8 @@ from tipc.core.errors import UserError
 
 BACKENDS = ("auto", "overlay", "copy", "none")
 RUNS_DIR = "test_tipc/output/tipc"  # tipc's own folder in the repo's output folder
+# What a new run leaves in the run folder: earlier checks' reports (tipc.commands._reports)
+KEPT_ON_FRESH = frozenset({"reports"})
 MAX_CHANGES_LISTED = 5000
 _UNSAFE_OPTION_CHARS = re.compile(r"[,:\\\s]")
 
@@ -450,7 +452,8 @@ def _enter_overlay(
     roles = {role: rel.strip("/") for role, rel in binds.items() if rel.strip("/")}
     if fresh and folder.is_dir():
         for entry in folder.iterdir():
-            _reset(entry)
+            if entry.name not in KEPT_ON_FRESH:
+                _reset(entry)
     for part in ("upper", "work", *roles):
         (folder / part).mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0:

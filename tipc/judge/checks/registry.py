@@ -91,9 +91,3 @@ def registered(name: str, *, args: Map | None = None) -> Callable[[CheckBody], R
         return check
 
     return wrap
-
-
-def args_schema(name: str) -> Map | None:
-    """The argument schema of a registered check (None for an unknown name)."""
-    check = REGISTRY.get(name)
-    return check.args if check is not None else None
