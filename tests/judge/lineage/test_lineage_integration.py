@@ -78,7 +78,12 @@ def test_the_demo_chain_reads_what_it_wrote(tmp_path: Path, demo_run: DemoRun) -
         assert rule(report, rule_id)["verdict"] == "PASS", rule(report, rule_id)
     lineage = report["lineage"]
     stages = {s["id"].split("/")[0] for s in lineage["steps"] if s["recorded"]}
-    assert stages == {"train", "eval", "export", "infer"}
+    # The runner watches the sandbox's copy-on-write layers around every step, so prepare is recorded too: it
+    # wrote its log there (the demo's lite data is committed unpacked), nothing else.
+    assert stages == {"prepare", "train", "eval", "export", "infer"}
+    prepared = [f.get("seen_as") or f["path"] for f in lineage["files"] if "prepare" in f["written_by"]]
+    assert prepared == ["test_tipc/output/prepare.log"]
+    assert not [f["path"] for f in lineage["files"] if "prepare" in f["read_by"]]
     weights = [f for f in lineage["files"] if f["path"].endswith("latest.pdparams")]
     assert weights and weights[0]["origin"] == "run" and weights[0]["sha256"]
     assert {r.split("/")[0] for r in weights[0]["read_by"]} == {"eval", "export"}
