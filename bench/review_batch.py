@@ -37,7 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.processes import leftovers  # noqa: E402
+from tests.helpers.processes import leftovers  # noqa: E402
 from tests.review import submissions as subs  # noqa: E402
 
 

@@ -1,4 +1,10 @@
-"""Shared fixtures: ONE trained demo for every integration test that needs a run of examples/lenet_digits.
+"""Shared fixtures: the guards every test runs under, and ONE trained demo for every integration test that
+needs a run of examples/lenet_digits.
+
+Guards (tests/helpers/guards.py): HOME is a temp folder for the whole session and the children tests start; a
+test that writes under the real $HOME, opens a credential file there or reaches the network (anything but
+loopback and this machine's own addresses) fails, saying what it did. `@pytest.mark.real_home("why")` gives a
+test the real HOME back.
 
 Training the demo and running its chain is the slowest thing the suite does; each test that needs it used to
 do it again. Use these instead:
@@ -8,7 +14,8 @@ do it again. Use these instead:
   writes into the repo (a mutation, another run) takes its own copy with `demo_run.copy(tmp_path)`.
 - `demo_checked` (session): `tipc check --reuse-run --format json` on a copy of that run, once: `.repo` (the
   checked copy, read-only too), `.code`, `.report` (the tipc.report/1 JSON), `.stderr`, `.verdicts`.
-- `copy_demo(dest, keep_output=False)`: a fresh copy of examples/lenet_digits with its own serving port.
+- `copy_demo(dest, keep_output=False)` (tests/helpers/demo.py): a fresh copy of examples/lenet_digits with its
+  own serving port.
 
 Under pytest-xdist each worker process has its own session; the run is still made once: the first worker to
 need it makes it under a file lock in the run's shared temp folder, the others wait and read it.
@@ -16,118 +23,52 @@ need it makes it under a file lock in the run's shared temp folder, the others w
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.demo_port import port_of, use_free_port
-from tests.once import once, shared_dir
-
-DEMO = Path(__file__).resolve().parents[1] / "examples" / "lenet_digits"
-OUTPUT = Path("test_tipc") / "output"
-MODE = "lite_train_lite_infer"
+from tests.helpers import guards
+from tests.helpers.children import tipc
+from tests.helpers.demo import MODE, DemoCheck, DemoRun, copy_demo
+from tests.helpers.once import once, shared_dir
+from tests.helpers.trees import tree_hashes
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _private_model_ci_history(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Every model CI verb writes the default history database: the tests' go to a session temp file,
-    never to the user's ~/.local/share/tipc (children inherit the variable)."""
-    saved = os.environ.get("TIPC_HISTORY")
-    os.environ["TIPC_HISTORY"] = str(tmp_path_factory.mktemp("history") / "history.sqlite3")
-    yield
-    if saved is None:
-        os.environ.pop("TIPC_HISTORY", None)
+def _guarded_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """HOME in a temp folder and the guards on, for the session (session and module fixtures included)."""
+    with pytest.MonkeyPatch.context() as patch:
+        guards.isolate_home(patch, tmp_path_factory.mktemp("home"))
+        # Every model CI verb writes the default history database: the tests' go to a session temp file
+        # (children inherit the variable), whatever XDG_DATA_HOME or TIPC_HISTORY the host set.
+        patch.setenv("TIPC_HISTORY", str(tmp_path_factory.mktemp("history") / "history.sqlite3"))
+        with guards.guarding(allowed=[tmp_path_factory.getbasetemp()]):
+            yield
+
+
+@pytest.fixture(autouse=True)
+def _guarded(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail the test if the guards refused anything while it ran, even where its code caught the refusal."""
+    mark = len(guards.refusals())
+    marker = request.node.get_closest_marker("real_home")
+    if marker is None:
+        yield
     else:
-        os.environ["TIPC_HISTORY"] = saved
-
-
-def tipc_env() -> dict[str, str]:
-    """The environment the demo's `python:` resolves in: this interpreter's folder first on PATH."""
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    env.pop("FLAGS_enable_pir_api", None)
-    return env
-
-
-def tipc(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """`python -m tipc ARGS` in a child, as a user runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "tipc", *args],
-        capture_output=True,
-        text=True,
-        env=tipc_env(),
-        timeout=timeout,
-        check=False,
-    )
-
-
-def tree_hashes(root: Path) -> dict[str, str]:
-    """sha256 of every file outside test_tipc/output (what a run must leave untouched)."""
-    return {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.relative_to(root).is_relative_to(OUTPUT) and "__pycache__" not in p.parts
-    }
-
-
-def copy_demo(dest: Path, *, source: Path = DEMO, keep_output: bool = False) -> Path:
-    """A scratch copy of the demo (or of a copy of it) at `dest`, with its own free serving port."""
-    skip = ("__pycache__",) if keep_output else ("output", "__pycache__")
-    by_name = shutil.ignore_patterns(*skip)
-
-    def ignore(folder: str, names: list[str]) -> set[str]:
-        # A checked copy's run folders hold the overlay's whiteouts (character devices): not copyable, and
-        # not needed to reuse the run.
-        paths = {n: os.path.join(folder, n) for n in names}
-        special = {
-            n for n, p in paths.items() if not (os.path.isdir(p) or os.path.isfile(p) or os.path.islink(p))
-        }
-        return set(by_name(folder, names)) | special
-
-    shutil.copytree(source, dest, ignore=ignore, symlinks=True)
-    use_free_port(dest, port_of(source))
-    return dest
-
-
-@dataclass(frozen=True)
-class DemoRun:
-    repo: Path
-    code: int
-    stdout: str
-    stderr: str
-    before: dict[str, str]  # tree_hashes(repo) before the run
-
-    def record(self) -> dict[str, Any]:
-        """The run record of the main chain (a check adds the serving chain's record beside it)."""
-        for path in sorted((self.repo / OUTPUT).rglob("tipc_run.json")):
-            data: dict[str, Any] = json.loads(path.read_text())
-            if data["plan"]["mode"] == MODE:
-                return data
-        raise AssertionError(f"no {MODE} run record under {self.repo / OUTPUT}")
-
-    def copy(self, dest: Path, *, keep_output: bool = True) -> Path:
-        """A writable copy of the run repo (with its run record, so `--reuse-run` finds it)."""
-        return copy_demo(dest, source=self.repo, keep_output=keep_output)
-
-
-@dataclass(frozen=True)
-class DemoCheck:
-    repo: Path
-    code: int
-    report: dict[str, Any]
-    stderr: str
-    before: dict[str, str]  # tree_hashes(repo) before the check
-
-    @property
-    def verdicts(self) -> dict[str, str]:
-        return {r["id"]: r["verdict"] for r in self.report["rules"]}
+        reason = marker.args[0] if marker.args else marker.kwargs.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            pytest.fail(
+                "@pytest.mark.real_home needs the reason the test must see the real HOME",
+                pytrace=False,
+            )
+        with pytest.MonkeyPatch.context() as patch, guards.paused():
+            patch.setenv("HOME", str(guards.REAL_HOME))
+            yield
+    refused = guards.refused_since(mark)
+    if refused:
+        pytest.fail("the test touched what tests must not:\n  " + "\n  ".join(refused), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -139,7 +80,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
         if repo.exists():
             shutil.rmtree(repo)
         copy_demo(repo)
-        before = tree_hashes(repo)
+        before = tree_hashes(repo, pycache=False)
         done = tipc("run", str(repo), "--mode", MODE, "--no-color")
         return {"code": done.returncode, "stdout": done.stdout, "stderr": done.stderr, "before": before}
 
@@ -158,7 +99,7 @@ def demo_checked(demo_run: DemoRun, tmp_path_factory: pytest.TempPathFactory) ->
         if repo.exists():
             shutil.rmtree(repo)
         demo_run.copy(repo)
-        before = tree_hashes(repo)
+        before = tree_hashes(repo, pycache=False)
         done = tipc("check", str(repo), "--reuse-run", "--no-color", "--format", "json")
         assert done.stdout.strip(), done.stderr[-3000:]
         report = json.loads(done.stdout)

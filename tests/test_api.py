@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import tipc
-from tests.conftest import DEMO, DemoRun
+from tests.helpers.demo import DEMO, DemoRun
 from tipc.api import CheckResult, LintResult, RunResult, json_document
 from tipc.core.errors import ConfigError
 from tipc.core.findings import Level

@@ -7,7 +7,6 @@ Nothing here runs Paddle: the runs that do start use `--python false`, so every 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.trees import tree_hashes
 from tipc.cli import main
 from tipc.execute.record import record_location
 from tipc.planning.planner import plan
@@ -30,25 +30,14 @@ SERVING_REL = "test_tipc/configs/lenet_digits/serving_infer_python.txt"
 # --- fixtures -------------------------------------------------------------------------------------------
 
 
-def _tree_hash(root: Path) -> dict[str, str]:
-    """Every file under root except tipc's own output folder, by content hash."""
-    out: dict[str, str] = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if rel.startswith("test_tipc/output") or not path.is_file():
-            continue
-        out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Iterator[Path]:
     """A copy of the demo repo (no data: nothing here trains); asserts afterwards that nothing changed."""
     dest = tmp_path / "repo"
     shutil.copytree(DEMO, dest, ignore=shutil.ignore_patterns("lite_data", "output", "__pycache__", "*.tar"))
-    before = _tree_hash(dest)
+    before = tree_hashes(dest)
     yield dest
-    assert _tree_hash(dest) == before, "a bad-input command changed the user's repo"
+    assert tree_hashes(dest) == before, "a bad-input command changed the user's repo"
 
 
 @dataclass
@@ -416,11 +405,11 @@ def test_malformed_tipc_yaml_exits_2_located(
     shutil.copytree(DEMO, dest, ignore=shutil.ignore_patterns("lite_data", "output", "__pycache__", "*.tar"))
     settings = dest / "test_tipc" / "tipc.yaml"
     settings.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
-    before = _tree_hash(dest)
+    before = tree_hashes(dest)
     rc, _out, err = cli(capsys, ["check", "--python", "false", str(dest)])
     assert_located(rc, err, "test_tipc/tipc.yaml", line)
     assert message in err
-    assert _tree_hash(dest) == before
+    assert tree_hashes(dest) == before
     assert not (dest / "test_tipc" / "output").exists()
 
 
@@ -624,10 +613,10 @@ def test_check_with_an_unreadable_serving_config_exits_2_naming_it(
     shutil.copytree(DEMO, dest, ignore=shutil.ignore_patterns("lite_data", "output", "__pycache__", "*.tar"))
     serving = dest / SERVING_REL
     serving.write_bytes(data)
-    before = _tree_hash(dest)
+    before = tree_hashes(dest)
     rc, _out, err = cli(capsys, ["check", "--python", "false", str(dest)])
     assert_located(rc, err, serving, first_bad_line(data))
-    assert _tree_hash(dest) == before
+    assert tree_hashes(dest) == before
     assert not (dest / "test_tipc" / "output").exists(), "nothing may run on a config error"
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DemoRun
+from tests.helpers.demo import DemoRun
 from tests.test_api import RULESET
 
 pytest_plugins = ["pytester"]

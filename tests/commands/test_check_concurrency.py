@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.demo_port import free_port
+from tests.helpers.ports import free_port
 from tests.serve.fake_serving import fake_serving_repo, stdlib_python
 from tests.serve.test_serving_chain import serving_rules
 from tipc.execute.sandbox import run_folder, run_key

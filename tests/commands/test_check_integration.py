@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DemoRun
+from tests.helpers.demo import DemoRun
 from tipc.cli import main
 from tipc.judge.rules import resolve_ruleset
 

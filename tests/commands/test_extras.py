@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DEMO, copy_demo
+from tests.helpers.demo import DEMO, copy_demo
 from tests.serve.fake_serving import stdlib_python
 from tipc.cli import main
 from tipc.commands import _extras

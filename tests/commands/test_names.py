@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DEMO, copy_demo
+from tests.helpers.demo import DEMO, copy_demo
 from tipc.cli import build_parser, help_text, main
 from tipc.core.steps import ALL_MODES
 from tipc.serve.naming import default_name, generic

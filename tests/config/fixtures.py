@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.trees import write_tree
+
 OCR_DET = """\
 ===========================train_params===========================
 model_name:demo_det
@@ -96,11 +98,7 @@ inference:deploy/infer.py
 
 def make_repo(tmp_path: Path, files: dict[str, str]) -> Path:
     """Build a fixture tree from {relative path: text}."""
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="")
-    return tmp_path
+    return write_tree(tmp_path, files, newline="")
 
 
 @pytest.fixture

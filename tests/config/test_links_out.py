@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.config.fixtures import OCR_DET, make_repo
-from tests.conftest import tipc
+from tests.helpers.children import tipc
 from tipc.config.discover import find_configs
 from tipc.config.parse import OutsideRepo, read_text
 from tipc.config.script_flags import read_flags

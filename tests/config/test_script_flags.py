@@ -5,14 +5,12 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from tests.helpers.trees import write_tree
 from tipc.config.script_flags import read_flags
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    write_tree(root, {rel: textwrap.dedent(text) for rel, text in files.items()})
 
 
 def _by_flag(root: Path, script: str) -> dict[str, object]:

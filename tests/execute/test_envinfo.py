@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.pythons import pyenv_pythons
 from tipc.execute.envinfo import MARKER, PROBE, EnvInfo, collect, parse_probe_output
 
 SAMPLE = {
@@ -148,7 +149,7 @@ def test_probe_sees_the_pir_flag_of_the_chain(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_probe_runs_on_python36_without_paddle(tmp_path: Path) -> None:
-    found = sorted(Path.home().glob(".pyenv/versions/3.6.*/bin/python3.6"))
+    found = pyenv_pythons("3.6")
     if not found:
         pytest.skip("no python3.6 here")
     info = collect(str(found[0]), cwd=tmp_path, timeout_s=60)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
-import socket
 import sys
 import textwrap
 import time
@@ -17,6 +15,8 @@ from typing import Any
 import psutil
 import pytest
 
+from tests.helpers.ports import free_port
+from tests.helpers.trees import tree_hashes, write_tree
 from tipc.core.errors import UserError
 from tipc.core.results import parse_results_log, status_line
 from tipc.core.steps import Plan, Stage, Status, Step
@@ -45,24 +45,6 @@ REPO_FILES = {
     "lite_data/a.txt": "1 2 3\n",
     "sub/keep.txt": "keep\n",
 }
-
-
-def make_repo(root: Path, files: dict[str, str] = REPO_FILES) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
-
-def tree_hashes(root: Path, skip: str = OUT) -> dict[str, str]:
-    out = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if rel == skip or rel.startswith(skip + "/") or (path.is_dir() and skip.startswith(rel + "/")):
-            continue  # the output dir and the folders created to hold it
-        out[rel] = "dir" if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
 
 
 def step(step_id: str, code: str, stage: Stage = Stage.OTHER, **kw: Any) -> Step:
@@ -94,19 +76,13 @@ def gone(pid: int) -> bool:
         return True
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
+    return write_tree(tmp_path / "repo", REPO_FILES)
 
 
 def test_real_exit_codes_crashes_and_logs(repo: Path) -> None:
-    before = tree_hashes(repo)
+    before = tree_hashes(repo, skip=OUT, dirs=True)
     plan = make_plan(
         repo,
         [
@@ -133,7 +109,7 @@ def test_real_exit_codes_crashes_and_logs(repo: Path) -> None:
     assert "RuntimeError: boom" in (repo / str(by_id["raise"].log)).read_text()
     assert str(by_id["ok"].log).startswith(f"{OUT}/tipc_logs/")
     assert exit_code(record) == 1
-    assert tree_hashes(repo) == before
+    assert tree_hashes(repo, skip=OUT, dirs=True) == before
     assert all(gone(r.pid) for r in record.results if r.pid)
 
 
@@ -282,7 +258,7 @@ def test_missing_interpreter_and_missing_cwd_are_failures_not_crashes(repo: Path
 
 
 def test_log_outside_the_output_dir_is_redirected(repo: Path) -> None:
-    before = tree_hashes(repo)
+    before = tree_hashes(repo, skip=OUT, dirs=True)
     plan = make_plan(
         repo, [step("s", "print(1)", log="test_tipc/output/m/lite_train_lite_infer_export_0.log")]
     )
@@ -290,7 +266,7 @@ def test_log_outside_the_output_dir_is_redirected(repo: Path) -> None:
     r = record.result("s")
     assert r is not None and str(r.log).startswith(f"{OUT}/tipc_logs/")
     assert any("outside the output dir" in n for n in record.notes)
-    assert tree_hashes(repo) == before
+    assert tree_hashes(repo, skip=OUT, dirs=True) == before
 
 
 def test_python_substitution(repo: Path) -> None:

@@ -9,18 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.git import git
 from tipc.execute import safegit
 from tipc.execute.runner import git_commit
 from tipc.judge.lineage_graph import commit_date, git_files
-
-_IDENTITY = ("-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false")
-
-
-def _git(repo: Path, *args: str, stdin: str | None = None) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *_IDENTITY, *args], input=stdin, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
 
 
 def _hostile_repo(tmp_path: Path) -> tuple[Path, Path]:
@@ -34,19 +26,19 @@ def _hostile_repo(tmp_path: Path) -> tuple[Path, Path]:
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "weights.pdparams").write_text("w\n")
-    _git(tmp_path, "init", "-q", "repo")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "weights")
-    tree = _git(repo, "rev-parse", "HEAD^{tree}")
+    git(tmp_path, "init", "-q", "repo")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "weights")
+    tree = git(repo, "rev-parse", "HEAD^{tree}")
     signed = (
         f"tree {tree}\nauthor a <a@b> 1700000000 +0000\ncommitter a <a@b> 1700000000 +0000\n"
         "gpgsig -----BEGIN PGP SIGNATURE-----\n \n -----END PGP SIGNATURE-----\n\nsigned\n"
     )
-    commit = _git(repo, "hash-object", "-t", "commit", "-w", "--stdin", stdin=signed)
-    _git(repo, "update-ref", "HEAD", commit)
+    commit = git(repo, "hash-object", "-t", "commit", "-w", "--stdin", stdin=signed)
+    git(repo, "update-ref", "HEAD", commit)
     for key in ("gpg.program", "core.fsmonitor", "core.pager", "diff.external"):
-        _git(repo, "config", key, str(evil))
-    _git(repo, "config", "log.showSignature", "true")
+        git(repo, "config", key, str(evil))
+    git(repo, "config", "log.showSignature", "true")
     return repo, markers
 
 
@@ -59,7 +51,7 @@ def test_plain_git_would_run_the_repos_program(tmp_path: Path) -> None:
 
 def test_the_guarded_queries_run_nothing_the_repo_names(tmp_path: Path) -> None:
     repo, markers = _hostile_repo(tmp_path)
-    assert git_commit(repo) == _git(repo, "rev-parse", "HEAD")
+    assert git_commit(repo) == git(repo, "rev-parse", "HEAD")
     assert commit_date(repo, "weights.pdparams") == "2023-11-14T22:13:20+00:00"
     assert git_files(repo) == {os.path.join(os.path.realpath(repo), "weights.pdparams")}
     assert list(markers.iterdir()) == []

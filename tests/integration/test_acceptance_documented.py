@@ -18,7 +18,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import DemoCheck, DemoRun, copy_demo, tipc, tree_hashes
+from tests.helpers.children import tipc
+from tests.helpers.demo import DemoCheck, DemoRun, copy_demo
+from tests.helpers.trees import tree_hashes
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +58,7 @@ def test_the_unchanged_demo_passes_the_acceptance_in_the_competition_ruleset(dem
     assert "top-1 accuracy 0.9600 vs claimed 0.9600" in accuracy["summary"]
     docs = rules["competition.docs.commands_run"]["data"]
     assert any(s["state"] == "passed" and s["id"].startswith("doc/README.md:") for s in docs["steps"])
-    assert tree_hashes(demo_checked.repo) == demo_checked.before
+    assert tree_hashes(demo_checked.repo, pycache=False) == demo_checked.before
 
 
 def test_a_readme_claiming_more_than_the_model_gives_fails_with_both_numbers(
@@ -88,7 +90,7 @@ def test_a_wrong_flag_in_the_documented_training_fails_naming_the_command(
     readme.write_text(
         text.replace(written, written.replace("--epochs=5", "--epoch_count=5")), encoding="utf-8"
     )
-    before = tree_hashes(repo)
+    before = tree_hashes(repo, pycache=False)
     code, rules = _check(repo, _competition_subset(tmp_path, RULES))
     assert code == 1
     docs = rules["competition.docs.commands_run"]
@@ -97,4 +99,5 @@ def test_a_wrong_flag_in_the_documented_training_fails_naming_the_command(
     assert "error: unrecognized arguments: --epoch_count=5" in docs["summary"]
     # the rest of the documented commands still ran, and the evaluation of the provided model passes
     assert rules["competition.eval.documented_accuracy"]["verdict"] == "PASS"
-    assert tree_hashes(repo) == before  # ./output, ./inference: written in the sandbox, not in the repo
+    # ./output, ./inference: written in the sandbox, not in the repo
+    assert tree_hashes(repo, pycache=False) == before

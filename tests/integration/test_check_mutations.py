@@ -11,9 +11,6 @@ because the chain is what they change.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import DemoCheck, copy_demo
+from tests.helpers.children import tipc
+from tests.helpers.demo import DemoCheck, copy_demo
 
 pytestmark = pytest.mark.integration
 
@@ -65,17 +63,8 @@ class Checked:
 
 
 def _check(repo: Path, *extra: str) -> Checked:
-    # `python:python` in the demo config resolves through PATH: put this interpreter's folder first.
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    env.pop("FLAGS_enable_pir_api", None)
-    result = subprocess.run(
-        [sys.executable, "-m", "tipc", "check", str(repo), "--no-color", "--format", "json", *extra],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
+    # `python:python` in the demo config resolves through PATH: tipc() puts this interpreter's folder first.
+    result = tipc("check", str(repo), "--no-color", "--format", "json", *extra)
     assert result.stdout.strip(), result.stderr[-3000:]
     return Checked(repo, result.returncode, json.loads(result.stdout), result.stderr)
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DemoCheck, DemoRun, tree_hashes
+from tests.helpers.demo import DemoCheck, DemoRun
+from tests.helpers.trees import tree_hashes
 
 pytestmark = pytest.mark.integration
 
@@ -39,7 +40,7 @@ def test_status_log_uses_the_dialect_line_format(demo_run: DemoRun) -> None:
 
 
 def test_run_leaves_the_repo_untouched(demo_run: DemoRun) -> None:
-    assert tree_hashes(demo_run.repo) == demo_run.before
+    assert tree_hashes(demo_run.repo, pycache=False) == demo_run.before
 
 
 def test_check_passes_basic_and_competition(demo_run: DemoRun, demo_checked: DemoCheck) -> None:
@@ -49,4 +50,4 @@ def test_check_passes_basic_and_competition(demo_run: DemoRun, demo_checked: Dem
     assert report["overall"] == "PASS"
     assert report["run"]["reused"] is True
     assert not failed
-    assert tree_hashes(demo_checked.repo) == demo_checked.before
+    assert tree_hashes(demo_checked.repo, pycache=False) == demo_checked.before

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.trees import tree_hashes
 from tipc.execute import proc
 from tipc.execute.record import record_location
 from tipc.planning.corpus import compare, status_text
@@ -62,14 +62,6 @@ def _run(repo: Path, argv: list[str]) -> list[str]:
     return out
 
 
-def _tree_hashes(root: Path) -> dict[str, str]:
-    return {
-        path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(root.rglob("*"))
-        if path.is_file() and not path.relative_to(root).is_relative_to(OUTPUT)
-    }
-
-
 @pytest.fixture(scope="module")
 def bash_lines(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[str]]]:
     """{mode: the status lines the demo's own script appended} (one scratch copy, modes in order)."""
@@ -88,7 +80,7 @@ def tipc_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     repo = _copy(tmp_path_factory, "tipc")
     runs: dict[str, object] = {"repo": repo}
     for mode in ("whole_infer", "lite_train_lite_infer"):
-        before_tree = _tree_hashes(repo)
+        before_tree = tree_hashes(repo)
         before = len(_status_lines(repo))
         # in place (--no-sandbox): this module checks the dialect byte for byte and the in-place redirection
         in_place = ["--no-sandbox", "--no-prepare"]
@@ -96,7 +88,7 @@ def tipc_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
         runs[mode] = _status_lines(repo)[before:]
         record = repo / record_location(plan(repo / CONFIG, mode, repo=repo))
         runs[f"{mode}:record"] = json.loads(record.read_text(encoding="utf-8"))
-        runs[f"{mode}:untouched"] = _tree_hashes(repo) == before_tree
+        runs[f"{mode}:untouched"] = tree_hashes(repo) == before_tree
     return runs
 
 

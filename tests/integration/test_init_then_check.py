@@ -9,7 +9,6 @@ its tipc.yaml must feed the cross-engine agreement check. The demo ships a Pytho
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -21,7 +20,8 @@ from pathlib import Path
 import pytest
 
 import tipc
-from tests.demo_port import use_free_port
+from tests.helpers.ports import use_free_port
+from tests.helpers.trees import tree_hashes
 
 pytestmark = pytest.mark.integration
 
@@ -60,15 +60,6 @@ def _run(argv: list[str], cwd: Path | None = None) -> subprocess.CompletedProces
 
 def _tipc(*args: str) -> subprocess.CompletedProcess[str]:
     return _run([sys.executable, "-m", "tipc", *args])
-
-
-def _user_files(root: Path) -> dict[str, str]:
-    """sha256 of every file outside test_tipc/ (what tipc must never touch)."""
-    return {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.relative_to(root).is_relative_to("test_tipc")
-    }
 
 
 def _explain(result: subprocess.CompletedProcess[str]) -> str:
@@ -121,7 +112,7 @@ def test_prepare_wrapper_and_check_pass_without_edits(
 ) -> None:
     copy, init = initialised
     assert init.returncode == 0, _explain(init)
-    before = _user_files(copy)
+    before = tree_hashes(copy, skip="test_tipc")  # what tipc must never touch
 
     # The README's "How to run", step by step.
     prepare = _run(["bash", "test_tipc/prepare.sh", CONFIG, "lite_train_lite_infer"], cwd=copy)
@@ -155,7 +146,7 @@ def test_prepare_wrapper_and_check_pass_without_edits(
         assert verdicts[rule] == "PASS", rule
     for rule in SERVING_RULES:  # the generated serving chain ran and the served result equals inference
         assert verdicts[rule] == "PASS", rule
-    assert _user_files(copy) == before
+    assert tree_hashes(copy, skip="test_tipc") == before
 
 
 def test_generated_tipc_yaml_feeds_the_agreement_check(

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_demo
 from tests.convergence.seed_data import HERE as CONVERGENCE_TESTS
 from tests.convergence.seed_data import seed_config_text
+from tests.helpers.demo import copy_demo
 from tests.test_api import RULESET
 
 pytestmark = [pytest.mark.integration, pytest.mark.timing]

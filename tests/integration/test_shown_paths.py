@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DemoRun
+from tests.helpers.demo import DemoRun
 
 pytestmark = pytest.mark.integration
 

@@ -6,31 +6,22 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from tests.helpers.git import git
 from tipc.modelci.identity import normalise_remote, repo_identities, repo_identity
-
-
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 def _repo(path: Path) -> Path:
     (path / "tutorials" / "step6").mkdir(parents=True)
     (path / "tutorials" / "step6" / "train.py").write_text("print(1)\n")
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    _git(path, "add", "-A")
-    _git(path, "commit", "-qm", "first")
+    git(path, "init", "-q")
+    git(path, "add", "-A")
+    git(path, "commit", "-qm", "first")
     return path
 
 
 def test_two_checkouts_of_one_repo_are_one_repo(tmp_path: Path) -> None:
     origin = _repo(tmp_path / "origin")
-    root = _git(origin, "rev-list", "--max-parents=0", "HEAD")
+    root = git(origin, "rev-list", "--max-parents=0", "HEAD")
     assert repo_identity(origin) == f"root:{root}"
     a, b = tmp_path / "ci-1234", tmp_path / "ci-5678"
     for clone in (a, b):
@@ -58,7 +49,7 @@ def test_no_git_is_the_folder_and_credentials_are_dropped(tmp_path: Path) -> Non
 def test_the_repos_git_config_runs_nothing(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "hostile")
     marker = tmp_path / "ran"
-    _git(repo, "config", "core.fsmonitor", f"touch {marker}; false")
-    _git(repo, "config", "core.pager", f"touch {marker}; cat")
+    git(repo, "config", "core.fsmonitor", f"touch {marker}; false")
+    git(repo, "config", "core.pager", f"touch {marker}; cat")
     assert repo_identity(repo).startswith("root:")
     assert not marker.exists()

@@ -8,7 +8,6 @@ the four lite chains."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.children import tipc_env
+from tests.helpers.pythons import pyenv_pythons
 from tipc.core.errors import UserError
 from tipc.modelci import matrix
 
@@ -176,7 +177,7 @@ def test_releases_between_and_bisection() -> None:
 
 
 def _python310() -> str:
-    found = sorted(Path.home().glob(".pyenv/versions/3.10*/bin/python3.10"))
+    found = pyenv_pythons("3.10")
     which = shutil.which("python3.10")
     if not found and which is None:
         pytest.skip("no Python 3.10 here for Paddle 2.6.2 (the demo uses Python 3.10 syntax)")
@@ -184,9 +185,7 @@ def _python310() -> str:
 
 
 def _matrix(repo: Path, python: str, cache: Path, *versions: str) -> tuple[int, dict[str, object], str]:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    env.pop("FLAGS_enable_pir_api", None)
-    env["TIPC_ENV_CACHE"] = str(cache)  # never ~/.cache/tipc/envs
+    env = tipc_env(TIPC_ENV_CACHE=str(cache))  # never ~/.cache/tipc/envs
     argv = [
         sys.executable,
         "-m",

@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import copy_demo, tipc
+from tests.helpers.children import tipc
+from tests.helpers.demo import copy_demo
+from tests.helpers.git import git
 
 pytestmark = pytest.mark.integration
 RULESET = """\
@@ -36,15 +38,11 @@ rules:
 """
 
 
-def _git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True)
-
-
 def test_a_repeated_check_judges_medians_and_the_history_follows_the_repo(tmp_path: Path) -> None:
     repo = copy_demo(tmp_path / "lenet_digits")
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "demo")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "demo")
     baselines = tmp_path / "baselines"
     done = tipc(
         "baseline", "record", str(repo), "--repeat", "2", "--warmup", "0", "--baseline-dir", str(baselines)

@@ -26,8 +26,9 @@ from typing import Any
 
 import pytest
 
-from tests.once import locked, once, shared_dir
-from tests.processes import leftovers
+from tests.helpers import trees
+from tests.helpers.once import locked, once, shared_dir
+from tests.helpers.processes import leftovers
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL_REPOS = Path(os.environ.get("TIPC_REAL_REPOS", ROOT.parent / "shared" / "real-repos"))
@@ -43,18 +44,7 @@ CHECK_RULESETS = ("--ruleset", "tipc-basic", "--ruleset", "competition")
 
 def tree_hashes(root: Path) -> dict[str, str]:
     """sha256 of every file and link target of the repo, tipc's own folder left out."""
-    out = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if rel == TIPC_DIR or rel.is_relative_to(TIPC_DIR):
-            continue
-        if path.is_symlink():
-            out[rel.as_posix()] = "-> " + os.readlink(path)
-        elif path.is_file():
-            out[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-        elif path.is_dir() and rel not in TIPC_DIR.parents:  # tipc's folder may need a new parent folder
-            out[rel.as_posix() + "/"] = "dir"
-    return out
+    return trees.tree_hashes(root, skip=TIPC_DIR, links=True, dirs=True)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_demo
+from tests.helpers.demo import copy_demo
 from tests.real_repos.conftest import REPOS_PYTHON
 
 pytestmark = [pytest.mark.integration, pytest.mark.real_repos]

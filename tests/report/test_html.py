@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import DemoCheck
+from tests.helpers.demo import DemoCheck
 from tipc.judge.checks.base import Evidence, Verdict
 from tipc.report.html import collapse_summary, evidence_lines, loss_curve_svg, render_html
 from tipc.report.model import Report
@@ -135,7 +135,7 @@ def test_the_template_ships_in_the_package() -> None:
 
 VIEWPORT = (1400, 900)
 
-# Layout facts of a rendered report, measured by the browser (tests/browser.py `measure`).
+# Layout facts of a rendered report, measured by the browser (tests/helpers/browser.py `measure`).
 LAYOUT = r"""(() => {
   const top = e => Math.round(e.getBoundingClientRect().top + scrollY);
   const bottom = e => Math.round(e.getBoundingClientRect().bottom + scrollY);
@@ -169,7 +169,7 @@ LAYOUT = r"""(() => {
 
 def _shoot(page: Path, height: int, name: str, tmp_path: Path) -> Path:
     """A full-page screenshot kept as a test artefact ($TIPC_TEST_ARTEFACTS, else the test's tmp folder)."""
-    from tests.browser import artefacts, screenshot
+    from tests.helpers.browser import artefacts, screenshot
 
     png = screenshot(page, artefacts(tmp_path) / name, width=VIEWPORT[0], height=min(height, 16000))
     print(f"screenshot: {png}")
@@ -194,7 +194,7 @@ def _every_pair_compared(
 def test_html_report_in_a_real_browser(rich_report: Report, tmp_path: Path) -> None:
     """A failing report in Chromium at 1400 px: what failed is above the fold, the matrix is whole, no
     label is cut, every figure is drawn from the report's data, and it prints."""
-    from tests.browser import chromium, measure
+    from tests.helpers.browser import chromium, measure
 
     page = tmp_path / "report.html"
     page.write_text(render_html(rich_report), encoding="utf-8")
@@ -253,7 +253,7 @@ def test_html_report_in_a_real_browser(rich_report: Report, tmp_path: Path) -> N
 
 
 def test_the_figures_are_drawn_from_the_data(rich_report: Report, tmp_path: Path) -> None:
-    from tests.browser import dump_dom
+    from tests.helpers.browser import dump_dom
 
     page = tmp_path / "report.html"
     page.write_text(render_html(rich_report), encoding="utf-8")
@@ -279,7 +279,7 @@ PASS_HEIGHT_MAX = 5000
 @pytest.mark.integration
 def test_the_demos_report_in_a_real_browser(demo_checked: DemoCheck, tmp_path: Path) -> None:
     """The shared demo check's own report.html (PASS) at 1400 px: short, nothing open, the whole matrix."""
-    from tests.browser import measure
+    from tests.helpers.browser import measure
 
     written = re.search(r"reports written to (\S+) \(", demo_checked.stderr)
     assert written, demo_checked.stderr[-2000:]

@@ -29,7 +29,8 @@ from typing import Any
 import psutil
 import pytest
 
-from tests.processes import leftovers
+from tests.helpers.children import tipc_env
+from tests.helpers.processes import leftovers
 from tests.review import submissions as subs
 
 pytestmark = pytest.mark.integration
@@ -40,9 +41,7 @@ BUDGET_S = 60
 def _review(
     out: Path, *args: str, extra_env: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    env.update(extra_env or {})
-    env.pop("FLAGS_enable_pir_api", None)
+    env = tipc_env(**(extra_env or {}))
     res = subprocess.run(
         [sys.executable, "-m", "tipc", "review", *args, "--out", str(out), "--format", "json", "--no-color"],
         capture_output=True,

@@ -6,26 +6,13 @@ from __future__ import annotations
 import os
 import shlex
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.git import git
 from tipc.core.errors import UserError
 from tipc.review.sources import Rejected, content_hash, materialise, parse_source
-
-_IDENTITY = ("-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false")
-
-
-def _git(repo: Path, *args: str, stdin: str | None = None) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *_IDENTITY, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 def _submission(folder: Path) -> Path:
@@ -36,10 +23,10 @@ def _submission(folder: Path) -> Path:
     os.chmod(folder / "run.sh", 0o755)
     (folder / "pkg" / "data.txt").write_text("data\n")
     os.symlink("pkg/data.txt", folder / "data_link")
-    _git(folder.parent, "init", "-q", folder.name)
-    _git(folder, "add", "-A")
-    _git(folder, "commit", "-qm", "submission")
-    _git(folder, "tag", "v1")
+    git(folder.parent, "init", "-q", folder.name)
+    git(folder, "add", "-A")
+    git(folder, "commit", "-qm", "submission")
+    git(folder, "tag", "v1")
     return folder
 
 
@@ -70,10 +57,10 @@ def _arm(repo: Path, markers: Path) -> list[Path]:
         "core.alternateRefsCommand": touch("alternate_refs"),
     }
     (repo / ".gitattributes").write_text("* filter=pwn diff=pwn export-subst\n")
-    _git(repo, "add", ".gitattributes")
-    _git(repo, "commit", "-qm", "attributes")
+    git(repo, "add", ".gitattributes")
+    git(repo, "commit", "-qm", "attributes")
     for key, value in config.items():
-        _git(repo, "config", key, value)
+        git(repo, "config", key, value)
     hooks = repo / ".git" / "hooks"
     for hook in ("post-checkout", "pre-commit", "post-commit", "pre-auto-gc", "reference-transaction"):
         (hooks / hook).write_text(f"#!/bin/sh\ntouch {markers / hook}\n")
@@ -147,9 +134,9 @@ def test_a_folder_without_git_is_not_read_as_the_repository_above_it(tmp_path: P
 
 
 def _commit_tree(repo: Path, listing: str, ref: str) -> None:
-    tree = _git(repo, "mktree", stdin=listing)
-    commit = _git(repo, "commit-tree", tree, "-m", "crafted")
-    _git(repo, "update-ref", f"refs/heads/{ref}", commit)
+    tree = git(repo, "mktree", stdin=listing)
+    commit = git(repo, "commit-tree", tree, "-m", "crafted")
+    git(repo, "update-ref", f"refs/heads/{ref}", commit)
 
 
 @pytest.mark.parametrize(
@@ -162,8 +149,8 @@ def _commit_tree(repo: Path, listing: str, ref: str) -> None:
 )
 def test_crafted_tree_paths_are_rejected(tmp_path: Path, entry: str, why: str) -> None:
     repo = _submission(tmp_path / "sub")
-    blob = _git(repo, "hash-object", "-w", "--stdin", stdin="[core]\n\tfsmonitor = evil\n")
-    inner = _git(repo, "mktree", stdin=f"100644 blob {blob}\tconfig\n")
+    blob = git(repo, "hash-object", "-w", "--stdin", stdin="[core]\n\tfsmonitor = evil\n")
+    inner = git(repo, "mktree", stdin=f"100644 blob {blob}\tconfig\n")
     kind = "040000 tree" if entry != ".." else "100644 blob"
     _commit_tree(repo, f"{kind} {inner if entry != '..' else blob}\t{entry}\n", "crafted")
     with pytest.raises(Rejected, match=why):
@@ -174,8 +161,8 @@ def test_crafted_tree_paths_are_rejected(tmp_path: Path, entry: str, why: str) -
 def test_a_committed_link_out_of_the_work_area_is_rejected(tmp_path: Path) -> None:
     repo = _submission(tmp_path / "sub")
     os.symlink("../../../../etc", repo / "escape")
-    _git(repo, "add", "escape")
-    _git(repo, "commit", "-qm", "link out")
+    git(repo, "add", "escape")
+    git(repo, "commit", "-qm", "link out")
     with pytest.raises(Rejected, match="points out of the work area"):
         materialise(parse_source(f"{repo}@HEAD"), tmp_path / "area")
 
@@ -183,8 +170,8 @@ def test_a_committed_link_out_of_the_work_area_is_rejected(tmp_path: Path) -> No
 def test_a_blob_over_the_member_limit_is_refused_from_its_size(tmp_path: Path) -> None:
     repo = _submission(tmp_path / "sub")
     (repo / "weights.bin").write_bytes(bytes(4096))
-    _git(repo, "add", "weights.bin")
-    _git(repo, "commit", "-qm", "weights")
+    git(repo, "add", "weights.bin")
+    git(repo, "commit", "-qm", "weights")
     with pytest.raises(Rejected, match=r"weights\.bin.*larger than 1024 bytes"):
         materialise(parse_source(f"{repo}@HEAD"), tmp_path / "area", max_member=1024)
 

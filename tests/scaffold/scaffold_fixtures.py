@@ -5,6 +5,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from tests.helpers.trees import write_tree
+
 STR2BOOL = "def str2bool(v):\n    return str(v).lower() in ('true', '1')\n"
 
 DEMO_FILES: dict[str, str] = {
@@ -70,11 +72,7 @@ p.add_argument("--img_path")
 
 
 def build_tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return root
+    return write_tree(root, {rel: textwrap.dedent(text) for rel, text in files.items()})
 
 
 # A Python serving deployment (added to DEMO_FILES where a test wants the serving chain).

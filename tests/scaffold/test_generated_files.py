@@ -12,6 +12,7 @@ from textwrap import dedent
 
 import pytest
 
+from tests.helpers.trees import write_tree
 from tests.scaffold.scaffold_fixtures import DEMO_FILES, STR2BOOL, build_tree
 from tipc.config.known_scripts import load_template, script_hash, templates_dir
 from tipc.core.findings import Finding, Level
@@ -132,10 +133,7 @@ def _demo_copy(tmp_path: Path) -> Path:
 
 def _generate(repo: Path, model: str, dialect: str) -> dict[str, str]:
     files = render_test_tipc(infer_slots(repo, model, dialect), repo)
-    for rel, text in files.items():
-        path = repo / "test_tipc" / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    write_tree(repo / "test_tipc", files)
     return files
 
 

@@ -20,7 +20,6 @@ non-root reviewer, and the host-side evidence of what they changed.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -40,7 +39,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import copy_demo, tipc_env
+from tests.helpers.children import tipc_env
+from tests.helpers.demo import copy_demo
+from tests.helpers.trees import tree_hashes
 from tests.security.hostile import payload
 
 USER_UID = 1998000001  # no name in /etc/passwd: a uid nothing else on the machine runs as
@@ -228,16 +229,7 @@ def root_reviewer() -> Iterator[Reviewer]:
 
 def file_hashes(root: Path) -> dict[str, str]:
     """sha256 of every file and link under `root` but tipc's output folder (what must stay unchanged)."""
-    out = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if rel.is_relative_to(OUTPUT) or "__pycache__" in rel.parts:
-            continue
-        if path.is_symlink():
-            out[rel.as_posix()] = "-> " + os.readlink(path)
-        elif path.is_file():
-            out[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
+    return tree_hashes(root, skip=OUTPUT, links=True, pycache=False)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import alive_with
+from tests.helpers.processes import alive_with
 from tests.security.conftest import HostileRepo, Listener, Reviewer, ended
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_demo
+from tests.helpers.demo import copy_demo
 from tests.security.conftest import Reviewer, contained, ended
 
 pytestmark = pytest.mark.integration

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import tipc_env
-from tests.demo_port import free_port
+from tests.helpers.children import tipc_env
+from tests.helpers.ports import free_port
 from tests.security.conftest import contained
 
 pytestmark = pytest.mark.integration

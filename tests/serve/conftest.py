@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.processes import our_children
+from tests.helpers.processes import our_children
 from tipc.execute import proc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.demo_port import use_free_port
+from tests.helpers.ports import use_free_port
 from tests.serve.conftest import REPO_ROOT, child_env
 from tipc.core.steps import Overrides
 from tipc.execute import proc

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.trees import write_tree
 from tipc.core.errors import ConfigError, UserError
 from tipc.core.steps import Overrides, Plan, Stage, Step
 from tipc.planning.serving import PADDLE_SERVING_REASON, plan_serving, unmet_requirement
@@ -66,17 +67,9 @@ OCR_DET = (
 )
 
 
-def make_repo(tmp_path: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return tmp_path
-
-
 def plan_of(tmp_path: Path, config_text: str, extra: dict[str, str] | None = None, **kw: object) -> Plan:
     files = {"test_tipc/configs/m/serving.txt": config_text, **(extra or {})}
-    repo = make_repo(tmp_path, files)
+    repo = write_tree(tmp_path, files)
     return plan_serving(repo / "test_tipc/configs/m/serving.txt", **kw)  # type: ignore[arg-type]
 
 

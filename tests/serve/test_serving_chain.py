@@ -7,18 +7,17 @@ No server outlives a test (tests/serve/conftest.py checks our process tree after
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 
 import psutil
 import pytest
 
-from tests.demo_port import use_free_port
-from tests.processes import our_children
+from tests.helpers.demo import copy_demo
+from tests.helpers.processes import our_children
+from tests.helpers.trees import tree_hashes
 from tests.serve.conftest import REPO_ROOT
 from tipc.cli import main
 from tipc.execute.record import load_record
@@ -30,7 +29,6 @@ pytestmark = [
     ),
 ]
 
-DEMO = REPO_ROOT / "examples" / "lenet_digits"
 CONFIG = "test_tipc/configs/lenet_digits/serving_infer_python.txt"
 OUT = "test_tipc/output/lenet_digits/serving_infer"
 
@@ -47,13 +45,6 @@ runpy.run_path(os.path.join(here, "real_client.py"), run_name="__main__")
 """
 
 
-def copy_demo(tmp_path: Path) -> Path:
-    repo = tmp_path / "lenet_digits"
-    shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns("output", "inference", "log", "__pycache__"))
-    use_free_port(repo)
-    return repo
-
-
 def serving_rules(tmp_path: Path) -> Path:
     """The competition ruleset's §4.2.3 (serving) rules, verbatim (the basic chain's are tested elsewhere)."""
     import yaml
@@ -64,16 +55,6 @@ def serving_rules(tmp_path: Path) -> Path:
     path = tmp_path / "competition_serving.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     return path
-
-
-def snapshot(repo: Path) -> dict[str, str]:
-    """sha256 of every file outside test_tipc/output (byte-identical means untouched)."""
-    output = repo / "test_tipc" / "output"
-    return {
-        str(p.relative_to(repo)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(repo.rglob("*"))
-        if p.is_file() and output not in p.parents
-    }
 
 
 def no_server_left(repo: Path) -> None:
@@ -100,8 +81,8 @@ def _children_import_this_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_tipc_run_passes_the_serving_chain_and_touches_only_the_output_dir(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    repo = copy_demo(tmp_path)
-    before = snapshot(repo)
+    repo = copy_demo(tmp_path / "lenet_digits", skip=("inference", "log"))
+    before = tree_hashes(repo)
     # in place (--no-sandbox): this test checks the serving chain's own redirection into test_tipc/output
     argv = ["run", str(repo), "--config", CONFIG, "--mode", "serving_infer", "--python", sys.executable]
     argv.append("--no-sandbox")
@@ -119,7 +100,7 @@ def test_tipc_run_passes_the_serving_chain_and_touches_only_the_output_dir(
     assert (repo / OUT / "inference/lenet_digits_infer/inference.pdiparams").is_file()
     status = (repo / OUT / "results_serving.log").read_text(encoding="utf-8")
     assert status.count("Run successfully") == 3
-    assert snapshot(repo) == before  # no ./inference, no ./log, nothing else: byte-identical
+    assert tree_hashes(repo) == before  # no ./inference, no ./log, nothing else: byte-identical
     assert not (repo / "inference").exists() and not (repo / "log").exists()
     no_server_left(repo)
 
@@ -127,7 +108,7 @@ def test_tipc_run_passes_the_serving_chain_and_touches_only_the_output_dir(
 def test_a_server_killed_mid_run_fails_the_chain_and_tipc_check_reports_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    repo = copy_demo(tmp_path)
+    repo = copy_demo(tmp_path / "lenet_digits", skip=("inference", "log"))
     client = repo / "deploy/serving_python/pipeline_http_client.py"
     client.rename(client.with_name("real_client.py"))
     client.write_text(KILLING_CLIENT, encoding="utf-8")
@@ -176,7 +157,7 @@ def _serving_argv(repo: Path, python: str) -> list[str]:
 def test_a_foreign_server_on_the_serving_port_fails_the_server_step_and_the_check(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.demo_port import free_port
+    from tests.helpers.ports import free_port
     from tests.serve.fake_serving import fake_serving_repo, foreign_server, stdlib_python
 
     python = stdlib_python(tmp_path / "bin")

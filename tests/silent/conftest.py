@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from bench.silent.facts import Facts, load_facts
+from tests.helpers.trees import write_tree
 
 FAKE_PADDLE = Path(__file__).resolve().parent / "fake_paddle"
 OUT = "test_tipc/output"
@@ -239,9 +240,7 @@ def make_repo(root: Path) -> Path:
             "model_name:tiny\n--pretrained:./pretrained/w.pdparams\n"
         ),
     }
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
+    write_tree(repo, files)
     folder = repo / RUN_FOLDER
     logs = folder / "logs"
     (logs / "norm_train_gpus_-1").mkdir(parents=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.pythons import pyenv_pythons
 from tipc.core.errors import UserError
 from tipc.execute.compat import SWITCHES, compat_env, pythonpath_with_shim, shim_path
 from tipc.execute.proc import capture
@@ -111,7 +112,7 @@ def test_shim_reports_like_autolog(tmp_path: Path) -> None:
 @pytest.mark.parametrize("version", ["3.7", "3.8"])
 def test_shim_runs_on_old_pythons(tmp_path: Path, version: str) -> None:
     # on PATH, or a pyenv install (whose shim on PATH may refuse to run a version not selected)
-    pyenv = sorted(Path.home().glob(f".pyenv/versions/{version}.*/bin/python{version}"))
+    pyenv = pyenv_pythons(version)
     for python in [shutil.which(f"python{version}"), *map(str, pyenv)]:
         if python is None:
             continue

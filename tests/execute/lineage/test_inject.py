@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+from tests.helpers.trees import write_tree
 from tipc.execute.lineage import INJECT_DIR, load, step_env
 
 SITECUSTOMIZE = INJECT_DIR / "sitecustomize.py"
@@ -147,9 +148,7 @@ class Config:
 
 def test_wraps_paddle_loaders_once_paddle_is_imported(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    for rel, text in FAKE_PADDLE.items():
-        (site / rel).parent.mkdir(parents=True, exist_ok=True)
-        (site / rel).write_text(text)
+    write_tree(site, FAKE_PADDLE)
     work = tmp_path / "work"
     (work / "m").mkdir(parents=True)
     (work / "m" / "model.pdmodel").write_text("stale, not rewritten by jit.save")

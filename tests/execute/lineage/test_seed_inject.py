@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from tests.helpers.pythons import pyenv_pythons
 from tipc.execute.lineage import INJECT_DIR
 from tipc.execute.seeding import chosen_seed, seed_env, seed_of
 
@@ -51,7 +51,7 @@ def test_paddle_is_seeded_when_imported() -> None:
 
 @pytest.mark.parametrize("version", ["3.7", "3.8"])
 def test_an_old_python_without_numpy_or_paddle_keeps_working(version: str) -> None:
-    found = sorted(Path.home().glob(f".pyenv/versions/{version}*/bin/python{version}"))
+    found = pyenv_pythons(version)
     if not found:
         pytest.skip(f"no Python {version} here")
     out = _python("import random; print(random.random())", seed_env(7), str(found[-1]))

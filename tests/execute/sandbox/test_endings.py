@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.config.fixtures import COMPACT, make_repo
-from tests.processes import alive_with
+from tests.helpers.processes import alive_with
 from tests.serve.fake_serving import stdlib_python
 
 ROOT = Path(__file__).resolve().parents[3]

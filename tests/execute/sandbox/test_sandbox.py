@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import signal
@@ -16,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import alive_with
+from tests.helpers.processes import alive_with
+from tests.helpers.trees import tree_hashes
 from tipc.execute import sandbox
 from tipc.execute.sandbox import Change, Session
 
@@ -26,16 +26,7 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="the overlay backend i
 
 
 def _hashes(root: Path) -> dict[str, str]:
-    out = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if rel.is_relative_to(OUTPUT / "tipc"):
-            continue
-        if path.is_file() and not path.is_symlink():
-            out[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
-        elif path.is_symlink():
-            out[rel.as_posix()] = "-> " + os.readlink(path)
-    return out
+    return tree_hashes(root, skip=OUTPUT / "tipc", links=True)
 
 
 def test_run_folder_is_keyed_by_model_config_and_mode(tmp_path: Path) -> None:

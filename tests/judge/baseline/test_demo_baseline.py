@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import tipc
+from tests.helpers.children import tipc
 
 pytestmark = [pytest.mark.integration, pytest.mark.timing]
 

@@ -7,21 +7,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.trees import write_tree as write_tree  # re-exported: the check tests import it from here
 from tipc.core.steps import Plan, Stage, Status, Step
 from tipc.execute.record import RunRecord, StepResult
 from tipc.judge.checks.base import CheckContext
 
 OUTPUT_DIR = "test_tipc/output/demo/lite_train_lite_infer"
-
-
-def write_tree(root: Path, files: dict[str, str | bytes]) -> None:
-    for rel, content in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            p.write_bytes(content)
-        else:
-            p.write_text(content, encoding="utf-8")
 
 
 def make_record(

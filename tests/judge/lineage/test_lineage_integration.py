@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import DemoRun
+from tests.helpers.children import tipc
+from tests.helpers.demo import DemoRun
 
 pytestmark = pytest.mark.integration
 
@@ -39,19 +39,6 @@ rules:
     description: paths
     check: {check: {name: lineage, args: {aspect: cmdline_paths}}}
 """
-
-
-def tipc(*args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    env.pop("FLAGS_enable_pir_api", None)
-    return subprocess.run(
-        [sys.executable, "-m", "tipc", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-        check=False,
-    )
 
 
 def run_and_check(repo: Path, *only: str) -> dict[str, Any]:
@@ -91,7 +78,12 @@ def test_the_demo_chain_reads_what_it_wrote(tmp_path: Path, demo_run: DemoRun) -
         assert rule(report, rule_id)["verdict"] == "PASS", rule(report, rule_id)
     lineage = report["lineage"]
     stages = {s["id"].split("/")[0] for s in lineage["steps"] if s["recorded"]}
-    assert stages == {"train", "eval", "export", "infer"}
+    # The runner watches the sandbox's copy-on-write layers around every step, so prepare is recorded too: it
+    # wrote its log there (the demo's lite data is committed unpacked), nothing else.
+    assert stages == {"prepare", "train", "eval", "export", "infer"}
+    prepared = [f.get("seen_as") or f["path"] for f in lineage["files"] if "prepare" in f["written_by"]]
+    assert prepared == ["test_tipc/output/prepare.log"]
+    assert not [f["path"] for f in lineage["files"] if "prepare" in f["read_by"]]
     weights = [f for f in lineage["files"] if f["path"].endswith("latest.pdparams")]
     assert weights and weights[0]["origin"] == "run" and weights[0]["sha256"]
     assert {r.split("/")[0] for r in weights[0]["read_by"]} == {"eval", "export"}

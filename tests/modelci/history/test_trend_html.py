@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.browser import artefacts, dump_dom, measure, screenshot
+from tests.helpers.browser import artefacts, dump_dom, measure, screenshot
 from tipc.modelci.history import html, trend
 from tipc.modelci.history.db import StoredRun
 

@@ -64,8 +64,14 @@ def measure(page: Path, expression: str, *, width: int = 1400, height: int = 900
     copy = page.with_name(page.stem + ".measure.html")
     copy.write_text(text[:at] + probe + text[at:] if at >= 0 else text + probe, encoding="utf-8")
     argv = [
-        chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-        f"--window-size={width},{height}", "--dump-dom", copy.resolve().as_uri(),
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        f"--window-size={width},{height}",
+        "--dump-dom",
+        copy.resolve().as_uri(),
     ]
     done = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=120)
     found = re.search(r'<html[^>]*\sdata-measured="([^"]*)"', done.stdout)
