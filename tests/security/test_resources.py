@@ -1,0 +1,102 @@
+"""Issue 22, item 6: resources. What a run writes is bounded (--disk-limit: upper layer, /tmp, logs), step
+output is read in bounded chunks whatever the line length, and step logs are capped."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.security.conftest import OUTPUT, HostileRepo, Reviewer, contained, ended, hole
+
+pytestmark = pytest.mark.integration
+RUN_TRAIN = ("--device", "cpu", "--only", "train", "--no-color")
+LINE_MB = 256
+
+# Runs tipc in a child and prints the peak RSS of the processes it waited for: tipc itself, as the hostile
+# step writes its line in 1 MiB chunks and stays small.
+_PEAK = """
+import json, resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+print(json.dumps({"code": done.returncode, "stderr": done.stderr[-3000:],
+                  "peak_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+"""
+
+
+def _du(folder: Path) -> int:
+    return sum(p.lstat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+@pytest.mark.parametrize(
+    "reviewer", [pytest.param("root", marks=hole("there is no disk limit"))], indirect=True
+)
+def test_a_step_that_fills_the_disk_fails_at_the_disk_limit(
+    hostile_demo: HostileRepo, reviewer: Reviewer
+) -> None:
+    hostile_demo.train("disk", disk_mb=160).seal()
+    done = reviewer.tipc("run", str(hostile_demo.repo), *RUN_TRAIN, "--disk-limit", "64M", "--format", "json")
+    contained(done.returncode != 2, f"tipc run has no --disk-limit: {done.stderr.strip()[-300:]}")
+    ended(done, 1)
+    lines = hostile_demo.lines()
+    assert "disk:repo" in lines, "the hostile train.py did not run"
+    contained(
+        _du(hostile_demo.repo / OUTPUT) < 80 << 20,
+        f"the run folder holds {_du(hostile_demo.repo / OUTPUT)} bytes",
+    )
+    record = json.loads(done.stdout)
+    train = next(r for r in record["results"] if r["step_id"].startswith("train"))
+    contained(
+        train["status"] == "failed" and "disk" in json.dumps(train).lower(),
+        f"the train step says {train['status']}: {train.get('reason')}",
+    )
+
+
+@pytest.mark.parametrize(
+    "reviewer",
+    [pytest.param("root", marks=hole("step output is read line by line without a bound"))],
+    indirect=True,
+)
+def test_a_huge_line_does_not_grow_tipcs_memory(
+    hostile_demo: HostileRepo, reviewer: Reviewer, tmp_path: Path
+) -> None:
+    hostile_demo.train("longline", line_mb=LINE_MB).seal()
+    peak = tmp_path / "peak.py"
+    peak.write_text(_PEAK)
+    argv = reviewer.command(
+        [sys.executable, str(peak), sys.executable, "-m", "tipc", "run", str(hostile_demo.repo), *RUN_TRAIN]
+    )
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env=reviewer.env(), cwd=reviewer.base, timeout=600, check=False
+    )
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["code"] in (0, 1), result["stderr"]
+    assert "longline" in hostile_demo.lines(), "the hostile train.py did not run"
+    peak_mib = result["peak_kib"] / 1024
+    contained(peak_mib < LINE_MB / 2, f"tipc's memory peaked at {peak_mib:.0f} MiB for a {LINE_MB} MiB line")
+
+
+@pytest.mark.parametrize(
+    "reviewer", [pytest.param("root", marks=hole("step logs are kept whole"))], indirect=True
+)
+def test_step_logs_are_capped_and_say_what_they_dropped(
+    hostile_demo: HostileRepo, reviewer: Reviewer
+) -> None:
+    hostile_demo.train("longline", line_mb=LINE_MB).seal()
+    done = reviewer.tipc("run", str(hostile_demo.repo), *RUN_TRAIN)
+    ended(done, 0, 1)
+    assert "longline" in hostile_demo.lines(), "the hostile train.py did not run"
+    logs = [p for p in (hostile_demo.repo / OUTPUT).rglob("*.log") if p.is_file()]
+    biggest = max(logs, key=lambda p: p.stat().st_size)
+    contained(
+        biggest.stat().st_size < (LINE_MB << 20) // 4,
+        f"{biggest.name} keeps {biggest.stat().st_size >> 20} MiB",
+    )
+    tail = biggest.read_bytes()[-(1 << 16) :].decode("utf-8", "replace")
+    head = biggest.read_bytes()[: 1 << 16].decode("utf-8", "replace")
+    contained(
+        "dropped" in (head + tail).lower() or "truncated" in (head + tail).lower(),
+        "the capped log does not say what it dropped",
+    )
