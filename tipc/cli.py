@@ -109,6 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verb is None:
         parser.print_help()
         return EXIT_USAGE
+    # What a command that re-runs itself in a sandboxed child needs (tipc.execute.sandbox.SandboxOptions).
+    args.own_process = IS_CONSOLE
+    args.invocation = tuple(words)
     try:
         with interrupts.stop_signals():
             code: int = args._run(args)

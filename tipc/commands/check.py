@@ -290,6 +290,8 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     the_plan, prepare_notes = _sandboxed.plan_to_run(
         seams.plan, args, repo, config, overrides, sandbox_options, stage_timeouts
     )
+    if seams.sandboxed:
+        _sandboxed.check_output_links(repo, the_plan.output_dir)
     report_dir = (
         Path(args.report_dir).resolve() if args.report_dir else default_report_dir(repo, the_plan.model_name)
     )
@@ -304,7 +306,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
         from tipc.execute import proc
 
-        code = proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
+        code = proc.run_attached(sandbox.reexec_argv(sandbox_options), env=_sandboxed.child_env())
         # history and notification from outside the sandbox (it has no network, keeps no outside writes)
         return hooks.after_child(args, repo, the_plan, code, stderr) if hooks.wanted(args) else code
     stderr.write(f"tipc: {python_choice.why}\n")
@@ -323,7 +325,13 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         try:
             # One check at a time per run folder (a second one waits): each report agrees with its exit code.
             session = _sandboxed.enter(
-                the_plan, sandbox_options, binds, fresh=not args.reuse_run, writable=outside, wait=True
+                the_plan,
+                sandbox_options,
+                binds,
+                fresh=not args.reuse_run,
+                writable=outside,
+                wait=True,
+                python=args.python,
             )
         except KeyboardInterrupt:
             stderr.write("tipc: interrupted before the chain started\n")

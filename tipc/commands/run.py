@@ -165,7 +165,7 @@ def _execute(
     with _sandboxed.stop_signals():
         try:
             session = _sandboxed.enter(
-                the_plan, target.sandbox_options, {"logs": the_plan.output_dir}, fresh=fresh
+                the_plan, target.sandbox_options, {"logs": the_plan.output_dir}, fresh=fresh, python=args.python
             )
             if session.backend == "copy":
                 the_plan, prepare_notes = _replan_in_view(args, target, session.view)
@@ -228,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         _print_plan(the_plan, only, args.format)
         return 0
+    _sandboxed.check_output_links(Path(the_plan.repo), the_plan.output_dir)
     _show_findings(the_plan, sys.stderr)
     if not any(s.stage.value != "prepare" for s in the_plan.steps):
         sys.stderr.write(
@@ -241,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
     if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
         from tipc.execute import proc
 
-        code = proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
+        code = proc.run_attached(sandbox.reexec_argv(sandbox_options), env=_sandboxed.child_env())
         return (
             hooks.after_child(args, repo, the_plan, code, sys.stderr, kind="run")
             if hooks.wanted(args)

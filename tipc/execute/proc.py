@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Protocol
 
 from tipc.core.poll import poll
 
@@ -59,10 +59,67 @@ class ProcResult:
     started: float
     ended: float
     pid: int
+    denied: tuple[str, ...] = ()  # system calls the sandbox denied it (tipc.execute.sandbox.seccomp)
 
     @property
     def duration_s(self) -> float:
         return self.ended - self.started
+
+
+# ---------------------------------------------------------------- the jail every child goes through
+
+
+class Launched(Protocol):
+    """One child as a launcher starts it (tipc.execute.sandbox.jail.Launch)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    popen: dict[str, Any]
+
+    def started(self) -> None: ...
+
+    def failed(self) -> None: ...
+
+    def denied(self) -> tuple[str, ...]: ...
+
+
+class Launcher(Protocol):
+    def launch(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, label: str) -> Launched: ...
+
+
+_launcher: Launcher | None = None
+
+
+def set_launcher(launcher: Launcher | None) -> None:
+    """From now on every child is started by `launcher` (the sandbox's jail; None: as it is)."""
+    global _launcher
+    _launcher = launcher
+
+
+def launcher() -> Launcher | None:
+    return _launcher
+
+
+def _popen(
+    argv: Sequence[str], *, cwd: str | Path, env: Mapping[str, str] | None, label: str | None, **kwargs: Any
+) -> tuple[subprocess.Popen[bytes], Launched | None]:
+    """Popen in a new session, through the launcher when one is set; call with _registry_lock held."""
+    if _launcher is None:
+        child = subprocess.Popen(
+            list(argv), cwd=str(cwd), env=_env_arg(env), start_new_session=True, **kwargs
+        )
+        return child, None
+    name = label or (os.path.basename(argv[0]) if argv else "command")
+    launch = _launcher.launch(argv, dict(env) if env is not None else base_env(), str(cwd), name)
+    try:
+        child = subprocess.Popen(
+            launch.argv, cwd=str(cwd), env=launch.env, start_new_session=True, **launch.popen, **kwargs
+        )
+    except BaseException:
+        launch.failed()
+        raise
+    launch.started()
+    return child, launch
 
 
 # Variables every child started here gets over this process's environment (`child_env`): the one place a
@@ -155,11 +212,14 @@ def capture(
     env: Mapping[str, str] | None = None,
     timeout_s: float | None = 60.0,
     on_start: Callable[[int], None] | None = None,
+    label: str | None = None,
 ) -> tuple[int | None, str]:
     """Run a short query command; (exit code or None if it could not run or timed out, stdout+stderr)."""
     lines: list[str] = []
     try:
-        res = run(argv, cwd=cwd, env=env, timeout_s=timeout_s, on_line=lines.append, on_start=on_start)
+        res = run(
+            argv, cwd=cwd, env=env, timeout_s=timeout_s, on_line=lines.append, on_start=on_start, label=label
+        )
     except OSError as exc:
         return None, str(exc)
     if res.interrupted:
@@ -247,8 +307,10 @@ def run(
     on_line: Callable[[str], None] | None = None,
     on_start: Callable[[int], None] | None = None,
     stdin_data: bytes | None = None,
+    label: str | None = None,
 ) -> ProcResult:
-    """Run `argv` to completion (or timeout/Ctrl-C), teeing stdout+stderr to `log_path` and `on_line`."""
+    """Run `argv` to completion (or timeout/Ctrl-C), teeing stdout+stderr to `log_path` and `on_line`.
+    `label` names it where the sandbox records the calls it denied (a step id)."""
     _may_start()
     sink: IO[bytes] | None = None
     if log_path is not None:
@@ -257,14 +319,14 @@ def run(
     started = time.time()
     try:
         with _registry_lock:
-            child = subprocess.Popen(
-                list(argv),
-                cwd=str(cwd),
-                env=_env_arg(env),
+            child, launch = _popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                label=label,
                 stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
-                start_new_session=True,
             )
             _ours.add(child.pid)
         if on_start is not None:
@@ -296,7 +358,8 @@ def run(
         sweep_orphans()
         pump.join(timeout=5)
         code = None if (timed_out or interrupted) else child.returncode
-        return ProcResult(code, timed_out, interrupted, started, time.time(), child.pid)
+        denied = launch.denied() if launch is not None else ()
+        return ProcResult(code, timed_out, interrupted, started, time.time(), child.pid, denied)
     finally:
         if sink is not None:
             sink.close()
@@ -579,6 +642,7 @@ class Background:
         cwd: str | Path,
         env: Mapping[str, str] | None = None,
         log_path: str | Path | None = None,
+        label: str | None = None,
     ) -> None:
         _may_start()
         self._sink: IO[bytes] | int = subprocess.DEVNULL
@@ -588,14 +652,14 @@ class Background:
         self.started = time.time()
         with _registry_lock:
             try:
-                self.child = subprocess.Popen(
-                    list(argv),
-                    cwd=str(cwd),
-                    env=_env_arg(env),
+                self.child, self._launch = _popen(
+                    argv,
+                    cwd=cwd,
+                    env=env,
+                    label=label,
                     stdin=subprocess.DEVNULL,
                     stdout=self._sink,
                     stderr=subprocess.STDOUT,
-                    start_new_session=True,
                 )
             except BaseException:
                 if not isinstance(self._sink, int):
@@ -627,6 +691,10 @@ class Background:
     def tree(self) -> set[int]:
         """The pids of this server's process tree (its group, its session and their descendants)."""
         return process_tree(self.child.pid)
+
+    def denied(self) -> tuple[str, ...]:
+        """The system calls the sandbox denied this server so far."""
+        return self._launch.denied() if self._launch is not None else ()
 
 
 def stop_children(grace_s: float = TERM_GRACE_S) -> list[int]:

@@ -744,9 +744,22 @@ class _Execution:
         def output(line: str) -> None:
             self.observer.step_output(step, line)
 
+        watch = _DiskWatch()
+
+        def begun(pid: int) -> None:
+            started(pid)
+            watch.start(pid)
+
         try:
             res = proc.run(
-                argv, cwd=cwd, env=env, timeout_s=timeout_s, log_path=log, on_line=output, on_start=started
+                argv,
+                cwd=cwd,
+                env=env,
+                timeout_s=timeout_s,
+                log_path=log,
+                on_line=output,
+                on_start=begun,
+                label=step.id,
             )
         except OSError as exc:
             log.parent.mkdir(parents=True, exist_ok=True)
@@ -761,10 +774,12 @@ class _Execution:
                 env_delta=delta,
                 reason=f"cannot start {argv[0]!r}: {exc.strerror or exc}",
             )
+        finally:
+            watch.stop()
         resources = Resources()
         if monitors:
             resources = monitors[0].stop()
-        limits_hit = _limits_hit()
+        limits_hit = (*_limits_hit(), *_sandbox_causes(res.denied, watch.hit()))
         if res.interrupted:
             status, reason = Status.INTERRUPTED, "interrupted (Ctrl-C); its process group was stopped"
         elif res.timed_out:
@@ -772,6 +787,8 @@ class _Execution:
                 Status.TIMEOUT,
                 f"timed out after {timeout_s:g} s ({limit_why}); its process group was stopped",
             )
+        elif watch.hit() is not None:
+            status, reason = Status.FAILED, f"stopped at the disk limit: {watch.hit()}"
         elif res.exit_code == 0:
             status, reason = Status.PASSED, ""
         else:
@@ -811,7 +828,7 @@ class _Execution:
             return taken
         started = time.time()
         try:
-            handle = proc.Background(argv, cwd=cwd, env=env, log_path=log)
+            handle = proc.Background(argv, cwd=cwd, env=env, log_path=log, label=step.id)
         except OSError as exc:
             return replace(
                 base,
@@ -1101,6 +1118,69 @@ def _limits_hit() -> tuple[Cause, ...]:
         Cause("resource-limit", text, "raise the limit, or make the step use less", None, "")
         for text in limits.hit_since_last()
     )
+
+
+def _sandbox_causes(denied: Sequence[str], disk: str | None) -> tuple[Cause, ...]:
+    """The step attempted calls the sandbox denies (it keeps its status: the attempt is the finding), or
+    it went over the run's disk limit."""
+    out: list[Cause] = []
+    if denied:
+        out.append(
+            Cause(
+                "sandbox-violation",
+                f"attempted system calls the sandbox denies: {', '.join(denied)} (each answered EPERM)",
+                "a chain never needs them: read what the step runs (rule sandbox.violations)",
+                None,
+                ", ".join(denied),
+            )
+        )
+    if disk is not None:
+        out.append(Cause("disk-limit", disk, "write less, or raise --disk-limit", "--disk-limit", ""))
+    return tuple(out)
+
+
+class _DiskWatch:
+    """While a step runs: measure what the run wrote every `interval_s` and stop the step's process group
+    when it is over --disk-limit; after it: measure once more. `hit()` is the cause (None: within)."""
+
+    def __init__(self) -> None:
+        from tipc.execute import sandbox
+
+        session = sandbox.current()
+        self.disk = getattr(session, "disk", None)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._hit: str | None = None
+
+    def start(self, pid: int) -> None:
+        if self.disk is not None:
+            self._thread = threading.Thread(target=self._loop, args=(pid,), name="tipc-disk", daemon=True)
+            self._thread.start()
+
+    def _loop(self, pid: int) -> None:
+        assert self.disk is not None
+        while not self._stop.wait(self.disk.interval_s()):
+            if self._measure():
+                proc.kill_group(pid, grace_s=1.0)
+                return
+
+    def _measure(self) -> bool:
+        assert self.disk is not None
+        with contextlib.suppress(OSError):
+            used = self.disk.over()
+            if used is not None:
+                self._hit = self.disk.cause(used)
+        return self._hit is not None
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self.disk is not None and self._hit is None:
+            self._measure()
+
+    def hit(self) -> str | None:
+        return self._hit
 
 
 def _sandbox_json() -> dict[str, object] | None:

@@ -7,12 +7,20 @@ committed tree is the read-only lower layer, a fresh upper layer lives in the ru
 starts from the committed tree (no stale artefacts from an earlier run), and the user's files stay
 byte-identical. The folders whose contents the user reads afterwards (the chain's output folders, the report
 folder) are bind-mounted from real folders of the run folder. Then `_restrict` makes the rest of the file
-system read-only, gives /tmp and $HOME copy-on-write layers and hides credentials; every command of the run
-inherits all of it, at no cost per command.
+system read-only, masks the homes, gives the run its own /tmp and HOME (`_restrict`); every command of the
+run inherits all of it, at no cost per command. That is layer A, built with tipc's privileges, once.
+
+Layer B is the jail (`tipc.execute.sandbox.jail`): every process the run starts goes through it
+(`tipc.execute.proc.set_launcher`), so no command keeps the power to undo layer A: no capabilities, its own
+user and PID namespaces, no_new_privs, a seccomp filter whose denied calls are recorded (the run record's
+`sandbox.violations`), an allowlisted environment. As root the commands run as a per-run uid, and the repo is
+an idmapped lower layer that this uid owns, so they can write the view but no root-only host file.
 
 The namespaces die with the tipc process, whatever ends it: nothing is left mounted anywhere.
 Backends: `overlay` (as root, or in a user namespace where the kernel allows it), `copy` (the portable
 fallback: a plain copy of the working tree, announced with its cost), `none` (`--no-sandbox`: in place).
+Whatever cannot be had here is a weakness the session lists (`Session.weaknesses`): commands print it as one
+loud line and reports in their header, and `tipc review` refuses to run with one unless told to.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import stat
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +45,21 @@ MAX_CHANGES_LISTED = 5000
 _UNSAFE_OPTION_CHARS = re.compile(r"[,:\\\s]")
 
 
+DEFAULT_DISK_LIMIT = 8 << 30  # what a run may write (upper layer, /tmp, HOME, logs)
+
+
 @dataclass(frozen=True)
 class SandboxOptions:
     backend: str = "auto"  # one of BACKENDS
     network: bool = False  # True: the chain may reach the network (no private network namespace)
     memory_bytes: int | None = None  # the run's memory limit (None: a share of the machine's memory)
     max_tasks: int | None = None  # processes and threads (None: limits.DEFAULT_MAX_TASKS)
+    disk_bytes: int = DEFAULT_DISK_LIMIT  # what the run may write in all
+    pass_env: tuple[str, ...] = ()  # variables (names or globs) the commands get from tipc's environment
+    # Whether this is tipc's own process (the console script, or a child tipc started): only such a process
+    # may enter namespaces; a library caller's re-runs the command as a child (`invocation`).
+    own_process: bool = False
+    invocation: tuple[str, ...] = ()  # the command's words, for that child
 
 
 @dataclass(frozen=True)
@@ -68,6 +85,14 @@ class Session:
     notes: list[str] = field(default_factory=list)
     binds: dict[str, str] = field(default_factory=dict)  # role -> repo-relative folder, bound from the run
     limits: Any = None  # tipc.execute.sandbox.limits.Limits of the run, when cgroups could be written
+    jail: Any = None  # tipc.execute.sandbox.jail.Jail every command goes through (None: none)
+    weaknesses: list[str] = field(default_factory=list)  # what this sandbox does not give, in words
+    disk: Any = None  # tipc.execute.sandbox.limits.DiskUsage of the run
+    pass_env: tuple[str, ...] = ()
+    _places: tuple[str, ...] = ()  # where the commands may write (bound writable into the jail)
+    _home: str | None = None  # HOME of the commands
+    _tmpdir: str = "/tmp"  # TMPDIR of the commands
+    _owner: tuple[int, int] | None = None  # (uid, gid) of the commands (tipc as root), None: tipc's own
     _state: str | None = None  # the run folder as reachable from inside the namespaces
     _lower: str | None = None  # the real repo as reachable from inside the namespaces (overlay)
 
@@ -123,6 +148,7 @@ class Session:
                 folder = self.folder.relative_to(self.repo).as_posix()
             except ValueError:
                 folder = str(self.folder)
+        jail = self.jail
         return {
             "backend": self.backend,
             "network": self.network,
@@ -131,6 +157,11 @@ class Session:
             "binds": dict(self.binds),
             "setup_s": round(self.setup_s, 4),
             "notes": list(self.notes),
+            "weaknesses": list(self.weaknesses),
+            "jail": jail.to_json() if jail is not None else None,
+            "pass_env": list(self.pass_env),
+            "disk_limit_bytes": self.disk.limit if self.disk is not None else None,
+            "violations": [v.to_json() for v in jail.violations()] if jail is not None else [],
             "changes": [c.to_json() for c in listed[:MAX_CHANGES_LISTED]],
             "changes_total": len(listed),
         }
@@ -141,21 +172,21 @@ _current: Session | None = None
 CHILD_ENV = "TIPC_SANDBOX_CHILD"
 
 
+def _own_process(options: SandboxOptions) -> bool:
+    return options.own_process or os.environ.get(CHILD_ENV) == "1"
+
+
 def must_reexec(options: SandboxOptions) -> bool:
     """True when this process must not enter namespaces itself: it is not tipc's own process (a test, a
     library caller: `tipc.cli.main` called in-process) and the run is sandboxed. The command then runs as a
     child `python -m tipc ...` (`reexec_argv`), which enters them."""
-    from tipc import cli
-
     if options.backend == "none" or (_current is not None and _current.backend != "none"):
         return False  # in place, or already inside this process's sandbox
-    return not cli.IS_CONSOLE and os.environ.get(CHILD_ENV) != "1"
+    return not _own_process(options)
 
 
-def reexec_argv() -> list[str]:
-    from tipc import cli
-
-    return [sys.executable, "-m", "tipc", *cli.INVOCATION]
+def reexec_argv(options: SandboxOptions) -> list[str]:
+    return [sys.executable, "-m", "tipc", *options.invocation]
 
 
 def current() -> Session | None:
@@ -207,6 +238,7 @@ def enter(
     fresh: bool,
     writable: Sequence[Path] = (),
     wait: bool = False,
+    keep: Sequence[Path] = (),
 ) -> Session:
     """Put this process into the sandbox of the run `key` (model, config stem, mode).
 
@@ -215,8 +247,9 @@ def enter(
     in the view. With `fresh`,
     the run folder's layers are emptied first (a new run); without it they are reused (`--resume`,
     `check --reuse-run`). With `wait`, a run folder another tipc is using is waited for (`tipc check`:
-    one check at a time per run folder, its reports included), else refused. Call it before any thread is
-    started.
+    one check at a time per run folder, its reports included), else refused. `keep`: folders the commands
+    read that a mask would hide (an interpreter's prefix; this tipc's own are always kept). Call it before
+    any thread is started.
     """
     global _current
     if options.backend not in BACKENDS:
@@ -227,9 +260,8 @@ def enter(
             _hold(run_folder(repo, key), wait=True, in_place=True)
         _current = Session("none", repo, repo, None, network=True)
         _current.notes.append("no sandbox (--no-sandbox): the chain runs in place and may write anywhere")
-        from tipc import cli
-
-        if cli.IS_CONSOLE or os.environ.get(CHILD_ENV) == "1":  # never a library caller's process
+        _current.weaknesses.append("no sandbox at all (--no-sandbox): the chain runs in place, as tipc")
+        if _own_process(options):  # never a library caller's process
             _contain(_current, pid_namespace=False)
         return _current
     if must_reexec(options):
@@ -241,6 +273,7 @@ def enter(
             "tipc.execute.sandbox.enter called outside tipc's own process; run the command as a child"
         )
     folder = run_folder(repo, key)
+    inside_repo(repo, folder)
     started = time.perf_counter()
     _hold(folder, wait=wait)
     problem = None
@@ -248,27 +281,53 @@ def enter(
         problem = _overlay_problem(repo)
         if problem is None:
             try:
-                session = _enter_overlay(repo, folder, binds, options, fresh=fresh, writable=writable)
+                session = _enter_overlay(
+                    repo, folder, binds, options, fresh=fresh, writable=writable, keep=keep
+                )
             except OSError as exc:
                 problem = f"the overlay could not be set up ({exc})"
             else:
                 _limit(session, options)
+                _arm(session, options)
                 session.setup_s = time.perf_counter() - started
                 _current = session
                 return session
         if options.backend == "overlay":
             raise UserError(f"--sandbox overlay: {problem}")
-    session = _enter_copy(repo, folder, options, fresh=fresh)
-    _contain(session, pid_namespace=True)
+    session = _enter_copy(repo, folder, options, fresh=fresh, writable=writable, keep=keep)
     _limit(session, options)
+    _arm(session, options)
     session.setup_s = time.perf_counter() - started
     session.notes.insert(
         0,
         f"sandbox: copy of the working tree ({problem or '--sandbox copy'}); "
         f"copying took {session.setup_s:.1f} s",
     )
+    if problem is not None:
+        session.weaknesses.insert(0, f"no copy-on-write overlay ({problem}): the chain runs on a copy")
     _current = session
     return session
+
+
+def inside_repo(repo: Path, path: Path) -> None:
+    """Refuse (exit 2) a folder tipc would write that a link leads out of the repo: `path` (inside `repo`
+    as written) must resolve inside the resolved repo, link by link, before anything is made there."""
+    repo = repo.resolve()
+    try:
+        parts = path.relative_to(repo).parts
+    except ValueError:
+        raise UserError(f"{path}: tipc writes only inside the repo {repo}") from None
+    here = repo
+    for part in parts:
+        here = here / part
+        if not here.is_symlink() and not here.exists():
+            return  # made by tipc itself, below a folder already checked
+        target = here.resolve()
+        if target != repo and repo not in target.parents:
+            raise UserError(
+                f"{here}: a link leading out of the repo (to {target}); tipc writes its run folder only "
+                "inside the repo: remove the link or point it inside"
+            )
 
 
 _held: list[int] = []  # lock files of the run folders this process uses, held until it ends
@@ -431,6 +490,7 @@ def _enter_overlay(
     *,
     fresh: bool,
     writable: Sequence[Path] = (),
+    keep: Sequence[Path] = (),
 ) -> Session:
     from tipc.execute.sandbox import _syscalls as sc
 
@@ -440,8 +500,12 @@ def _enter_overlay(
     if fresh and folder.is_dir():
         for entry in folder.iterdir():
             _reset(entry)
-    for part in ("upper", "work", *roles):
+    for part in ("upper", "work", "lower", "tmp", "home", *roles):
         (folder / part).mkdir(parents=True, exist_ok=True)
+    owner = _step_owner(folder, repo)
+    if owner is not None:
+        for part in ("upper", "tmp", "home", *roles):
+            _give(folder / part, owner)
     if os.geteuid() != 0:
         sc.enter_user_namespace()
     sc.unshare(sc.CLONE_NEWNS | (0 if options.network else sc.CLONE_NEWNET))
@@ -456,20 +520,33 @@ def _enter_overlay(
     repo_fd = os.open(repo, os.O_RDONLY | os.O_DIRECTORY)
     state = f"/proc/{os.getpid()}/fd/{folder_fd}"
     lower = f"/proc/{os.getpid()}/fd/{repo_fd}"
+    weaknesses: list[str] = []
+    layer = str(repo)
+    if owner is not None:
+        # The steps' uid owns the repo's files in the view: an idmapped clone of the repo is the lower layer.
+        try:
+            _idmapped_lower(repo, f"{state}/lower", owner)
+            layer = f"{state}/lower"
+        except OSError as exc:
+            owner = None
+            for part in ("upper", "tmp", "home", *roles):
+                _give(folder / part, (os.geteuid(), os.getegid()))
+            weaknesses.append(
+                "commands run as uid 0 without capabilities, not as a uid of their own (no idmapped mount "
+                f"of the repo here: {exc.strerror or exc}): root-only host files outside the masked homes "
+                "stay readable to them"
+            )
     sc.mount(
-        "overlay",
-        str(repo),
-        "overlay",
-        0,
-        f"lowerdir={repo},upperdir={state}/upper,workdir={state}/work",
+        "overlay", str(repo), "overlay", 0, f"lowerdir={layer},upperdir={state}/upper,workdir={state}/work"
     )
     # tipc's own folders are not part of the view the chain sees.
     tipc_dir = repo / RUNS_DIR
     if tipc_dir.is_dir():
         sc.mount("tmpfs", str(tipc_dir), "tmpfs", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY, "size=4k")
+    committed_root = f"{state}/lower" if layer != str(repo) else lower
     for role, rel in sorted(roles.items(), key=lambda item: item[1].count("/")):
         target = repo / rel
-        committed = Path(lower) / rel
+        committed = Path(committed_root) / rel
         target.mkdir(parents=True, exist_ok=True)
         if committed.is_dir() and not committed.is_symlink() and any(committed.iterdir()):
             # The repo ships files there: the chain sees them (the committed tree), its writes go to the
@@ -486,10 +563,14 @@ def _enter_overlay(
             sc.mount(f"{state}/{role}", str(target), None, sc.MS_BIND)
     from tipc.execute.sandbox import _restrict
 
-    _restrict.restrict(str(repo), [str(w) for w in writable])  # also re-enters the working directory
+    view = _restrict.restrict(
+        str(repo), state, writable=[str(w) for w in writable], keep=_kept(keep), owner=owner
+    )  # also re-enters the working directory
     session = Session(
         "overlay", repo, repo, folder, network=options.network, binds=roles, _state=state, _lower=lower
     )
+    session.weaknesses.extend(weaknesses)
+    session._places, session._home, session._owner = view.writable, view.home, owner
     if pid_namespace:
         session.notes.append(_CONTAINED)
     else:
@@ -501,7 +582,92 @@ def _enter_overlay(
     return session
 
 
-def _enter_copy(repo: Path, folder: Path, options: SandboxOptions, *, fresh: bool) -> Session:
+def _step_owner(folder: Path, repo: Path) -> tuple[int, int] | None:
+    """(uid, gid) the commands of this run folder's runs are started as: where tipc is root, one of their
+    own, fixed per run folder (a resumed run finds its files its own); None: tipc's own uid."""
+    if os.geteuid() != 0:
+        return None
+    import hashlib
+
+    from tipc.execute.sandbox.jail import UID_BASE, UID_SPAN
+
+    digest = int.from_bytes(hashlib.sha256(str(folder).encode()).digest()[:8], "little")
+    uid = UID_BASE + digest % UID_SPAN
+    return uid, uid
+
+
+def _give(path: Path, owner: tuple[int, int]) -> None:
+    """Make `path` and what it holds the steps' own (links are never followed)."""
+    os.lchown(path, *owner)
+    for root, dirs, files in os.walk(path):
+        for name in [*dirs, *files]:
+            with contextlib.suppress(OSError):
+                os.lchown(os.path.join(root, name), *owner)
+
+
+def _idmapped_lower(repo: Path, dest: str, owner: tuple[int, int]) -> None:
+    from tipc.execute.sandbox import _syscalls as sc
+
+    info = repo.stat()
+    userns = sc.user_namespace_fd(f"{info.st_uid} {owner[0]} 1\n", f"{info.st_gid} {owner[1]} 1\n")
+    try:
+        sc.idmapped_clone(str(repo), dest, userns)
+    finally:
+        os.close(userns)
+
+
+def _kept(extra: Sequence[Path]) -> list[str]:
+    """Folders the commands must reach wherever they lie: this interpreter's prefixes, tipc itself (the
+    jail's shim), the bubblewrap binary, and `extra` (the run's interpreters)."""
+    import site
+
+    import tipc
+
+    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(sys.executable).resolve().parent.parent)}
+    found.add(str(Path(tipc.__file__).resolve().parent.parent))
+    with contextlib.suppress(Exception):
+        found.update(site.getsitepackages())
+    from tipc.execute.sandbox.jail import find_bwrap
+
+    bwrap, _ = find_bwrap()
+    if bwrap:
+        found.add(str(Path(bwrap).resolve().parent))
+    for path in extra:
+        found.add(str(path))
+    return sorted(p for p in found if p and os.path.isdir(p))
+
+
+def python_prefixes(python: str | None) -> tuple[Path, ...]:
+    """The folders an interpreter named on a command line needs (its venv and its base installation)."""
+    if not python:
+        return ()
+    found = shutil.which(python) or python
+    if not os.path.exists(found):
+        return ()
+    out = {Path(found).absolute().parent.parent, Path(found).resolve().parent.parent}
+    cfg = Path(found).absolute().parent.parent / "pyvenv.cfg"
+    with contextlib.suppress(OSError):
+        for line in cfg.read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                out.add(Path(value.strip()).resolve().parent)
+    return tuple(sorted(out))
+
+
+def _enter_copy(
+    repo: Path,
+    folder: Path,
+    options: SandboxOptions,
+    *,
+    fresh: bool,
+    writable: Sequence[Path] = (),
+    keep: Sequence[Path] = (),
+) -> Session:
+    """A copy of the working tree as the view. As root or in a user namespace, the rest is layer A as over
+    the overlay (private mount and network namespaces, masks, per-run /tmp and HOME); where namespaces cannot
+    be had, only the jail is left, and that is said."""
+    from tipc.execute.sandbox import _syscalls as sc
+
     view = folder / "view"
     if fresh or not view.is_dir():
         _reset(view)
@@ -512,7 +678,78 @@ def _enter_copy(repo: Path, folder: Path, options: SandboxOptions, *, fresh: boo
             return [n for n in names if Path(directory, n).resolve() == skip]
 
         shutil.copytree(repo, view, symlinks=True, ignore=ignore)
+    for part in ("tmp", "home"):
+        (folder / part).mkdir(parents=True, exist_ok=True)
+    owner = _step_owner(folder, repo)
+    if owner is not None:
+        for part in ("view", "tmp", "home"):
+            _give(folder / part, owner)
     session = Session("copy", repo, view, folder, network=True)
-    if not options.network:
+    session._home, session._places = str(folder / "home"), (str(view), str(folder / "tmp"))
+    try:
+        if os.geteuid() != 0:
+            sc.enter_user_namespace()
+        sc.unshare(sc.CLONE_NEWNS | (0 if options.network else sc.CLONE_NEWNET))
+        if not options.network:
+            sc.loopback_up()
+        session.network = options.network
+        sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
+    except OSError as exc:
+        session.weaknesses.append(
+            f"no mount or network namespace ({exc.strerror or exc}): the network is NOT isolated, the host's "
+            "files are only as safe as the commands' uid and the jail make them"
+        )
         session.notes.append("sandbox: copy backend: the network is NOT isolated (needs a network namespace)")
+        _contain(session, pid_namespace=False)
+        session._owner, session._tmpdir = owner, str(folder / "tmp")
+        return session
+    if _pid_namespace(probe_first=os.geteuid() != 0 or not _is_initial_user_namespace()):
+        session.notes.append(_CONTAINED)
+    else:
+        _contain(session, pid_namespace=False)
+    from tipc.execute.sandbox import _restrict
+
+    state = f"/proc/{os.getpid()}/fd/{os.open(folder, os.O_RDONLY | os.O_DIRECTORY)}"
+    session._state = state
+    made = _restrict.restrict(
+        str(view), state, writable=[str(w) for w in writable], keep=_kept(keep), owner=owner
+    )
+    session._places, session._home, session._owner = made.writable, made.home, owner
     return session
+
+
+def _arm(session: Session, options: SandboxOptions) -> None:
+    """Every command of the run from now on goes through the jail (layer B)."""
+    from tipc.execute import proc
+    from tipc.execute.sandbox import jail as jail_mod
+    from tipc.execute.sandbox.limits import DiskUsage
+
+    bwrap, why = jail_mod.find_bwrap()
+    owner = session._owner
+    spec = jail_mod.JailSpec(
+        bwrap=bwrap,
+        writable=tuple(session._places),
+        home=session._home or "/tmp",
+        tmpdir=session._tmpdir,
+        uid=owner[0] if owner else None,
+        gid=owner[1] if owner else None,
+        fsize=options.disk_bytes,
+        pass_env=options.pass_env,
+        devices=jail_mod.gpu_devices(),
+    )
+    if bwrap is not None:
+        problem = jail_mod.probe(spec)
+        if problem is not None:
+            why = f"{why} cannot run here: {problem}"
+            spec = replace(spec, bwrap=None)
+    if spec.bwrap is None:
+        session.weaknesses.append(
+            f"no per-command jail ({why}): commands keep the run's namespaces; the shim still drops their "
+            "capabilities and installs the seccomp filter"
+        )
+    session.weaknesses.extend(spec.weaknesses()[1:] if spec.bwrap is None else spec.weaknesses())
+    session.jail = jail_mod.Jail(spec)
+    session.pass_env = options.pass_env
+    if session.folder is not None:
+        session.disk = DiskUsage(session.folder, options.disk_bytes, root=session._state)
+    proc.set_launcher(session.jail)
