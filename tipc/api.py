@@ -183,7 +183,7 @@ def _tipc(argv: Sequence[str], cwd: Path, timeout_s: float | None) -> tuple[int,
 
     lines: list[str] = []
     res = proc.run(
-        [sys.executable, "-m", "tipc", *argv],
+        proc.module_argv(sys.executable, "tipc", *argv),
         cwd=cwd,
         env=proc.build_env(None, {}),
         timeout_s=timeout_s,

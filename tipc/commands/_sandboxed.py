@@ -113,7 +113,8 @@ def sandbox_options(args: argparse.Namespace, *, in_place: bool = False) -> Sand
         disk_bytes = parse_size(disk) if disk is not None else DEFAULT_DISK_LIMIT
     except ValueError as exc:
         raise UserError(f"--disk-limit {exc}") from None
-    pass_env = tuple(n.strip() for item in getattr(args, "pass_env", ()) for n in item.split(",") if n.strip())
+    words = (n.strip() for item in getattr(args, "pass_env", ()) for n in item.split(","))
+    pass_env = tuple(n for n in words if n)
     for name in pass_env:
         if not re.fullmatch(r"[A-Za-z_*?][A-Za-z0-9_*?]*", name):
             raise UserError(f"--pass-env {name!r}: expected a variable name or a glob such as WANDB_*")

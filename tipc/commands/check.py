@@ -144,8 +144,8 @@ def default_seams() -> Seams:
     try:
         from tipc.config.discover import find_configs
         from tipc.config.lint import lint_paths
+        from tipc.execute.observe import plan_for_run as plan
         from tipc.execute.runner import RunOptions, execute, find_record
-        from tipc.planning.observe import plan_for_run as plan
     except ImportError as exc:
         raise InfraError(f"this tipc build lacks a component `tipc check` needs: {exc}") from None
     from tipc.execute.record import load_record

@@ -118,7 +118,8 @@ def _observe(args: argparse.Namespace, mode: str) -> int:
     from tipc.config.discover import find_repo_root
     from tipc.core.errors import UserError
     from tipc.core.steps import Overrides
-    from tipc.planning.observe import cross_check, observation_json, observe
+    from tipc.execute.observe import observe
+    from tipc.planning.observe import cross_check, observation_json
     from tipc.planning.planner import format_plan, isolate, plan
 
     config = Path(args.config)

@@ -134,7 +134,7 @@ class _Target:
 
 
 def _replan_in_view(args: argparse.Namespace, target: _Target, view: Path) -> tuple[Plan, list[str]]:
-    from tipc.planning.observe import plan_for_run
+    from tipc.execute.observe import plan_for_run
 
     return _sandboxed.plan_to_run(
         plan_for_run,
@@ -165,7 +165,11 @@ def _execute(
     with _sandboxed.stop_signals():
         try:
             session = _sandboxed.enter(
-                the_plan, target.sandbox_options, {"logs": the_plan.output_dir}, fresh=fresh, python=args.python
+                the_plan,
+                target.sandbox_options,
+                {"logs": the_plan.output_dir},
+                fresh=fresh,
+                python=args.python,
             )
             if session.backend == "copy":
                 the_plan, prepare_notes = _replan_in_view(args, target, session.view)
@@ -211,7 +215,7 @@ def _show_record(args: argparse.Namespace, record: RunRecord, session: Session) 
 
 def run(args: argparse.Namespace) -> int:
     from tipc.core.steps import Overrides
-    from tipc.planning.observe import plan_for_run
+    from tipc.execute.observe import plan_for_run
 
     only = _only_stages(args)
     sandbox_options = _sandboxed.sandbox_options(args)

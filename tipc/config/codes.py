@@ -50,6 +50,11 @@ CODES: dict[str, tuple[Level, str]] = {
         "the repo's script could not be observed to its end (stopped at the timeout, bash missing): the "
         "profile plan is used",
     ),
+    "TIPC044": (
+        Level.ERROR,
+        "observed: the repo's script attempted system calls the sandbox denies (mount, unshare, ptrace...); "
+        "they failed and are named",
+    ),
     "TIPC100": (Level.WARNING, "the script runs nothing in this mode (info when linting all modes)"),
     # static traps (lint)
     "TIPC101": (Level.ERROR, "CRLF line endings: every value keeps a trailing \\r"),

@@ -100,11 +100,31 @@ def launcher() -> Launcher | None:
     return _launcher
 
 
+# `python -c` with this instead of `python -m MODULE`: -m puts the working directory first on sys.path, so a
+# folder named like the module there (a repo's own `tipc/`) would be imported in its place.
+_RUN_MODULE = (
+    "import sys; sys.path[:1] == [''] and sys.path.pop(0); import runpy; "
+    "runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"
+)
+
+
+def module_argv(python: str, module: str, *args: str) -> list[str]:
+    """The argv of `python -m module args...` that never imports the module from the working directory."""
+    return [python, "-c", _RUN_MODULE.format(module=module), *args]
+
+
 def _popen(
-    argv: Sequence[str], *, cwd: str | Path, env: Mapping[str, str] | None, label: str | None, **kwargs: Any
+    argv: Sequence[str],
+    *,
+    cwd: str | Path,
+    env: Mapping[str, str] | None,
+    label: str | None,
+    trusted: bool = False,
+    **kwargs: Any,
 ) -> tuple[subprocess.Popen[bytes], Launched | None]:
-    """Popen in a new session, through the launcher when one is set; call with _registry_lock held."""
-    if _launcher is None:
+    """Popen in a new session, through the launcher when one is set (unless `trusted`: tipc's own helper,
+    which builds a sandbox of its own); call with _registry_lock held."""
+    if _launcher is None or trusted:
         child = subprocess.Popen(
             list(argv), cwd=str(cwd), env=_env_arg(env), start_new_session=True, **kwargs
         )
@@ -308,9 +328,11 @@ def run(
     on_start: Callable[[int], None] | None = None,
     stdin_data: bytes | None = None,
     label: str | None = None,
+    trusted: bool = False,
 ) -> ProcResult:
     """Run `argv` to completion (or timeout/Ctrl-C), teeing stdout+stderr to `log_path` and `on_line`.
-    `label` names it where the sandbox records the calls it denied (a step id)."""
+    `label` names it where the sandbox records the calls it denied (a step id); `trusted`: tipc's own
+    helper with tipc's own argv, started outside the sandbox's jail (it builds its own)."""
     _may_start()
     sink: IO[bytes] | None = None
     if log_path is not None:
@@ -324,6 +346,7 @@ def run(
                 cwd=cwd,
                 env=env,
                 label=label,
+                trusted=trusted,
                 stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,

@@ -186,7 +186,10 @@ def must_reexec(options: SandboxOptions) -> bool:
 
 
 def reexec_argv(options: SandboxOptions) -> list[str]:
-    return [sys.executable, "-m", "tipc", *options.invocation]
+    """`python -m tipc WORDS`, safe to start from a repo's own folder (its `tipc/` is never imported)."""
+    from tipc.execute.proc import module_argv
+
+    return module_argv(sys.executable, "tipc", *options.invocation)
 
 
 def current() -> Session | None:
@@ -305,6 +308,29 @@ def enter(
     )
     if problem is not None:
         session.weaknesses.insert(0, f"no copy-on-write overlay ({problem}): the chain runs on a copy")
+    _current = session
+    return session
+
+
+def enter_scratch(
+    repo: Path, scratch: Path, options: SandboxOptions, *, keep: Sequence[Path] = ()
+) -> Session:
+    """Layer A and the jail over `repo`, with the layers in `scratch` (a throw-away folder outside the repo):
+    what the observation of a repo's script runs in (tipc.execute.observe's helper, its own process)."""
+    global _current
+    repo = repo.resolve()
+    problem = _overlay_problem(repo)
+    session: Session | None = None
+    if problem is None:
+        try:
+            session = _enter_overlay(repo, scratch, {}, options, fresh=False, keep=keep)
+        except OSError as exc:
+            problem = f"the overlay could not be set up ({exc})"
+    if session is None:
+        session = _enter_copy(repo, scratch, options, fresh=False, keep=keep)
+        session.weaknesses.insert(0, f"no copy-on-write overlay ({problem}): the script ran on a copy")
+    _limit(session, options)
+    _arm(session, options)
     _current = session
     return session
 
@@ -575,9 +601,10 @@ def _enter_overlay(
         session.notes.append(_CONTAINED)
     else:
         _contain(session, pid_namespace=False)
+    shown = folder.relative_to(repo) if folder.is_relative_to(repo) else folder
     session.notes.append(
         "sandbox: overlay; the repo is the read-only lower layer, writes land in "
-        f"{folder.relative_to(repo)}/upper; network: {'allowed (--network)' if options.network else 'none'}"
+        f"{shown}/upper; network: {'allowed (--network)' if options.network else 'none'}"
     )
     return session
 

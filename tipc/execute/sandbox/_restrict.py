@@ -153,7 +153,10 @@ def restrict(
         # A mount we cannot remount (already read-only, or hidden under another) stays as it is.
         with contextlib.suppress(OSError):
             sc.mount(None, point, None, sc.MS_REMOUNT | sc.MS_BIND | sc.MS_RDONLY | flags)
-    os.chdir(os.getcwd())  # see the mounts made above from the working directory too
+    try:
+        os.chdir(os.getcwd())  # see the mounts made above from the working directory too
+    except OSError:
+        os.chdir("/")  # it was under a cover (a folder of the host's /tmp)
     return View(tuple(dict.fromkeys(places)), step_home, tuple(masks))
 
 

@@ -107,15 +107,9 @@ def run_worker(python: str, request: dict[str, Any], work_dir: Path, timeout_s: 
     env = tipc_pythonpath(proc.build_env(None, {"GLOG_minloglevel": "2", "PYTHONUNBUFFERED": "1"}))
     try:
         res = proc.run(
-            [
-                python,
-                "-m",
-                "tipc.judge.engines.worker",
-                "--request",
-                str(req_path),
-                "--response",
-                str(resp_path),
-            ],
+            proc.module_argv(
+                python, "tipc.judge.engines.worker", "--request", str(req_path), "--response", str(resp_path)
+            ),
             cwd=work_dir,
             env=env,
             timeout_s=timeout_s,
