@@ -29,6 +29,8 @@ DEFAULT_DIR = "test_tipc/baselines"
 def baseline_dir(repo: Path, given: str | None) -> Path:
     """Where the baselines of `repo` live: `given` (a --baseline-dir or --baseline DIR), else the default."""
     return Path(given).resolve() if given else repo / DEFAULT_DIR
+
+
 OPS = ("==", "!=", "<=", "<", ">=", ">")
 DEFAULT_OP = {LOWER: "<=", HIGHER: ">="}
 # Tracked and shown, but never fail by default: CPU % swings with machine load more than with the model.

@@ -18,6 +18,7 @@ from tipc.judge.checks.lineage import check_lineage
 from tipc.judge.checks.lite_data import check_lite_data
 from tipc.judge.checks.log_fields import check_log_fields, check_throughput
 from tipc.judge.checks.predict_infer import check_predict_infer_agreement
+from tipc.judge.checks.sandbox import check_sandbox_violations
 from tipc.judge.checks.serving import serving
 from tipc.judge.checks.settings import Settings, load_settings
 
@@ -33,6 +34,7 @@ CHECKS: dict[str, Callable[..., CheckOutcome]] = {
     "ground_truth": check_ground_truth,
     "serving": serving,
     "lineage": check_lineage,
+    "sandbox_violations": check_sandbox_violations,
 }
 
 # Checks that start model-side processes and may run beside each other (`tipc check --jobs`): check name ->
