@@ -243,13 +243,13 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 def _remove(scratch: Path) -> None:
     """The throw-away folder, whatever the script left there (the overlay's work folder has mode 000)."""
 
-    def retry(func: Any, path: str, _exc: Any) -> None:
+    def unlock(_func: Any, path: str, _exc: Any) -> None:
         with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(path), 0o700)
-            os.chmod(path, 0o700)
-            func(path)
+            if not os.path.islink(path):
+                os.chmod(path, 0o700)
+                shutil.rmtree(path, ignore_errors=True)
 
-    shutil.rmtree(scratch, onerror=retry)
+    shutil.rmtree(scratch, onerror=unlock)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -264,7 +264,8 @@ def _helper(scratch: Path) -> int:
     # Opened before the sandbox covers /tmp (where `scratch` usually is) with the script's own /tmp.
     out = os.open(scratch / "result.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
     repo = Path(spec["repo"])
-    options = SandboxOptions(backend="auto", network=False, own_process=True)
+    # Its /tmp is the scratch folder's tmp/, where the stand-ins were placed.
+    options = SandboxOptions(backend="auto", network=False, own_process=True, tmpfs=False)
     session = sandbox.enter_scratch(repo, scratch, options, keep=[Path(p) for p in spec["keep"]])
     view = session.view
     if spec["config_rel"] is not None and spec["config_text"] is not None:

@@ -60,6 +60,7 @@ class SandboxOptions:
     # may enter namespaces; a library caller's re-runs the command as a child (`invocation`).
     own_process: bool = False
     invocation: tuple[str, ...] = ()  # the command's words, for that child
+    tmpfs: bool = True  # /tmp (and HOME) a tmpfs of disk_bytes; False: the run folder's tmp/ (observation)
 
 
 @dataclass(frozen=True)
@@ -590,7 +591,12 @@ def _enter_overlay(
     from tipc.execute.sandbox import _restrict
 
     view = _restrict.restrict(
-        str(repo), state, writable=[str(w) for w in writable], keep=_kept(keep), owner=owner
+        str(repo),
+        state,
+        writable=[str(w) for w in writable],
+        keep=_kept(keep),
+        owner=owner,
+        tmp_size=options.disk_bytes if options.tmpfs else None,
     )  # also re-enters the working directory
     session = Session(
         "overlay", repo, repo, folder, network=options.network, binds=roles, _state=state, _lower=lower
@@ -739,7 +745,12 @@ def _enter_copy(
     state = f"/proc/{os.getpid()}/fd/{os.open(folder, os.O_RDONLY | os.O_DIRECTORY)}"
     session._state = state
     made = _restrict.restrict(
-        str(view), state, writable=[str(w) for w in writable], keep=_kept(keep), owner=owner
+        str(view),
+        state,
+        writable=[str(w) for w in writable],
+        keep=_kept(keep),
+        owner=owner,
+        tmp_size=options.disk_bytes if options.tmpfs else None,
     )
     session._places, session._home, session._owner = made.writable, made.home, owner
     return session
@@ -778,5 +789,6 @@ def _arm(session: Session, options: SandboxOptions) -> None:
     session.jail = jail_mod.Jail(spec)
     session.pass_env = options.pass_env
     if session.folder is not None:
-        session.disk = DiskUsage(session.folder, options.disk_bytes, root=session._state)
+        tmpfs = ("/tmp",) if options.tmpfs and session._state is not None else ()
+        session.disk = DiskUsage(session.folder, options.disk_bytes, root=session._state, mounts=tmpfs)
     proc.set_launcher(session.jail)

@@ -4,8 +4,8 @@ namespace, so every command of the run inherits it at no cost per command):
   nobody's credentials, agent sockets or history are there; the folders the run needs under them (the
   interpreters, tipc itself) are bound back read-only at their own paths, the view and the folders asked to
   stay writable at theirs;
-- /tmp and /var/tmp are the run folder's `tmp/` (fresh for a fresh run: no other user's files or sockets),
-  HOME is `/home/tipc` (the run folder's `home/`, empty at first);
+- /tmp and /var/tmp are one fresh tmpfs of at most --disk-limit (or a given folder, for the observation):
+  no other user's files or sockets; HOME is `/home/tipc`, an empty folder of it;
 - every other mount is made read-only except /proc (a step's own /proc is mounted from it), /dev and the
   cgroup file system tipc writes the run's limits to; /sys is read-only;
 - /dev/shm is a fresh tmpfs (DataLoader workers need one).
@@ -101,15 +101,27 @@ def restrict(
     writable: Sequence[str] = (),
     keep: Sequence[str] = (),
     owner: tuple[int, int] | None = None,
+    tmp_size: int | None = None,
 ) -> View:
     """Apply the rules above in this (already private) mount namespace. `view`: the repo as the run sees it;
     `state`: the run folder as reachable here (its `tmp/` and `home/` are bound); `writable`: folders
     outside the view that must stay writable (a --report-dir outside the repo); `keep`: folders the run
-    reads under a mask (the interpreters' prefixes); `owner`: (uid, gid) of the steps."""
+    reads under a mask (the interpreters' prefixes); `owner`: (uid, gid) of the steps; `tmp_size`: /tmp is
+    a tmpfs of this size (None: the folder `state/tmp`)."""
     sc.mount("tmpfs", "/dev/shm", "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "mode=1777")
     home = os.environ.get("HOME", "")
     masks = _masks(home)
     tmp = os.path.join(state, "tmp")
+    home_source = os.path.join(state, "home")
+    if tmp_size is not None:
+        tmp = f"{_SCRATCH}/tmp"
+        os.makedirs(tmp, exist_ok=True)
+        size = max(tmp_size, 1 << 20)
+        sc.mount("tmpfs", tmp, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, f"mode=1777,size={size}")
+        home_source = os.path.join(tmp, ".tipc-home")
+        os.makedirs(home_source, mode=0o700)
+        if owner is not None:
+            os.chown(home_source, *owner)
     covers: list[tuple[str, str | None]] = [(m, None) for m in masks]
     covers += [(os.path.realpath(t), tmp) for t in ("/tmp", "/var/tmp") if os.path.isdir(t)]
     covers = [c for c in covers if not any(_under(c[0], o[0]) and c[0] != o[0] for o in covers)]
@@ -143,7 +155,7 @@ def restrict(
         and not any(_under(os.path.realpath(home), m) for m in points)
     ):
         _hide_secrets(home)
-    step_home = _step_home(state, owner, masked="/home" in masks)
+    step_home = _step_home(home_source, owner, masked="/home" in masks)
     places = [os.path.realpath(view), *(os.path.realpath(w) for w in writable), *(p for p, s in covers if s)]
     places.append(step_home)
     keep_rw = [*places, "/dev/shm", *_KEEP_WRITABLE]
@@ -160,14 +172,14 @@ def restrict(
     return View(tuple(dict.fromkeys(places)), step_home, tuple(masks))
 
 
-def _step_home(state: str, owner: tuple[int, int] | None, *, masked: bool) -> str:
-    """HOME of every command (the run folder's `home/`): /home/tipc where /home is masked, else a folder of
+def _step_home(source: str, owner: tuple[int, int] | None, *, masked: bool) -> str:
+    """HOME of every command (the folder `source`): at /home/tipc where /home is masked, else a folder of
     the run's /tmp."""
     target = STEP_HOME if masked else "/tmp/.tipc-home"
     os.makedirs(target, exist_ok=True)
     if owner is not None:
         with contextlib.suppress(OSError):
             os.chown(target, *owner)
-    if masked:
-        sc.mount(os.path.join(state, "home"), target, None, sc.MS_BIND)
+    if masked or source != target:
+        sc.mount(source, target, None, sc.MS_BIND)
     return target

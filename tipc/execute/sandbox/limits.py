@@ -186,10 +186,13 @@ class DiskUsage:
 
     SKIP = frozenset({"lower", "work"})
 
-    def __init__(self, folder: Path, limit: int, *, root: str | None = None) -> None:
+    def __init__(
+        self, folder: Path, limit: int, *, root: str | None = None, mounts: tuple[str, ...] = ()
+    ) -> None:
         self.folder = folder
         self.limit = limit
         self._root = root or str(folder)
+        self._mounts = mounts  # file systems of the run's own (its /tmp tmpfs): their used blocks count
         self.walk_s = 0.0
         self.baseline = 0
         self.baseline = self.used()
@@ -206,6 +209,10 @@ class DiskUsage:
             for name in files:
                 with contextlib.suppress(OSError):
                     total += os.lstat(os.path.join(top, name)).st_blocks * 512
+        for mount in self._mounts:
+            with contextlib.suppress(OSError):
+                info = os.statvfs(mount)
+                total += (info.f_blocks - info.f_bfree) * info.f_frsize
         self.walk_s = time.monotonic() - started
         return max(0, total - self.baseline)
 
@@ -216,7 +223,7 @@ class DiskUsage:
 
     def interval_s(self) -> float:
         """How often a running step is measured: ten times a walk's cost, at least half a second."""
-        return max(0.5, 10 * self.walk_s)
+        return max(0.2, 10 * self.walk_s)
 
     def cause(self, used: int) -> str:
         return (
