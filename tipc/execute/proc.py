@@ -86,6 +86,9 @@ class Launched(Protocol):
 class Launcher(Protocol):
     def launch(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, label: str) -> Launched: ...
 
+    def make_folder(self, path: Path) -> None:
+        """mkdir -p `path` so that the commands it launches may write there too."""
+
 
 _launcher: Launcher | None = None
 
@@ -111,6 +114,16 @@ _RUN_MODULE = (
 def module_argv(python: str, module: str, *args: str) -> list[str]:
     """The argv of `python -m module args...` that never imports the module from the working directory."""
     return [python, "-c", _RUN_MODULE.format(module=module), *args]
+
+
+def _log_folder(log_path: str | Path) -> None:
+    """The folder of a log tipc writes for a child: the child may write beside it (its model, its own
+    logs), so in the sandbox it belongs to the child's uid."""
+    folder = Path(log_path).parent
+    if _launcher is not None:
+        _launcher.make_folder(folder)
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
 
 
 def _popen(
@@ -336,7 +349,7 @@ def run(
     _may_start()
     sink: IO[bytes] | None = None
     if log_path is not None:
-        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        _log_folder(log_path)
         sink = open(log_path, "wb")  # noqa: SIM115 - closed in finally
     started = time.time()
     try:
@@ -670,7 +683,7 @@ class Background:
         _may_start()
         self._sink: IO[bytes] | int = subprocess.DEVNULL
         if log_path is not None:
-            Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+            _log_folder(log_path)
             self._sink = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.started = time.time()
         with _registry_lock:

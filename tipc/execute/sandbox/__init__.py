@@ -197,6 +197,19 @@ def current() -> Session | None:
     return _current
 
 
+def for_commands(path: Path) -> Path:
+    """`mkdir -p path`, the folders made here belonging to the run's commands: where they run as a uid of
+    their own (tipc as root), a jailed command can then write where tipc asks it to (a worker's answer, the
+    lineage records). Outside such a sandbox, a plain mkdir."""
+    path = Path(path)
+    jail = _current.jail if _current is not None else None
+    if jail is not None:
+        jail.make_folder(path)
+    else:
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def _walk_files(top: Path) -> Iterator[Path]:
     for root, dirs, files in os.walk(top):
         dirs.sort()
@@ -278,6 +291,8 @@ def enter(
         )
     folder = run_folder(repo, key)
     inside_repo(repo, folder)
+    for extra in writable:  # made before the masks: a folder made after them would vanish with the run
+        Path(extra).mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     _hold(folder, wait=wait)
     problem = None

@@ -25,6 +25,7 @@ namespaces, said by `Jail.weaknesses`.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import shutil
@@ -305,6 +306,16 @@ class Jail:
             cwd,
         ]
         return args
+
+    def make_folder(self, path: Path) -> None:
+        """mkdir -p `path`, the folders made here (and `path`) the commands' own when they have a uid."""
+        made = [p for p in (path, *path.parents) if not p.exists()]
+        path.mkdir(parents=True, exist_ok=True)
+        if self.spec.uid is not None:
+            gid = self.spec.gid if self.spec.gid is not None else self.spec.uid
+            for folder in made:
+                with contextlib.suppress(OSError):
+                    os.lchown(folder, self.spec.uid, gid)
 
     def to_json(self) -> dict[str, Any]:
         spec = self.spec
