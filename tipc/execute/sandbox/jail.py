@@ -245,11 +245,13 @@ class Jail:
     def __init__(self, spec: JailSpec) -> None:
         self.spec = spec
         self._trackers: list[seccomp.Tracker] = []
+        self.launches = 0  # commands started through this jail
         self._filter = seccomp.program(notify=True).hex() if seccomp.supported() else ""
         self._seccomp_nr = seccomp.ARCHES[os.uname().machine].numbers["seccomp"] if self._filter else 0
 
     def launch(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, label: str) -> Launch:
         spec = self.spec
+        self.launches += 1
         clean = scrub_env(env, spec.pass_env, inherited=os.environ)
         clean.update({"HOME": spec.home, "USER": STEP_USER, "LOGNAME": STEP_USER, "TMPDIR": spec.tmpdir})
         tracker = None
@@ -327,6 +329,7 @@ class Jail:
             "writable": list(spec.writable),
             "home": spec.home,
             "file_size_limit": spec.fsize,
+            "launches": self.launches,
         }
 
     def violations(self) -> list[Violation]:
