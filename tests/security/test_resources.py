@@ -30,9 +30,7 @@ def _du(folder: Path) -> int:
     return sum(p.lstat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
 
-@pytest.mark.parametrize(
-    "reviewer", [pytest.param("root", marks=hole("there is no disk limit"))], indirect=True
-)
+@pytest.mark.parametrize("reviewer", ["root"], indirect=True)
 def test_a_step_that_fills_the_disk_fails_at_the_disk_limit(
     hostile_demo: HostileRepo, reviewer: Reviewer
 ) -> None:

@@ -686,20 +686,26 @@ def _kept(extra: Sequence[Path]) -> list[str]:
 
 
 def python_prefixes(python: str | None) -> tuple[Path, ...]:
-    """The folders an interpreter named on a command line needs (its venv and its base installation)."""
+    """The folders an interpreter named on a command line needs: its own folder, its installation (when
+    it is one: a `lib/` beside its `bin/`), its venv and the venv's base. Never a mere parent folder: that
+    could be a private folder (mode 700) holding the repo too."""
     if not python:
         return ()
     found = shutil.which(python) or python
     if not os.path.exists(found):
         return ()
-    out = {Path(found).absolute().parent.parent, Path(found).resolve().parent.parent}
-    cfg = Path(found).absolute().parent.parent / "pyvenv.cfg"
+    named, real = Path(found).absolute(), Path(found).resolve()
+    out = {named.parent, real.parent}
+    for prefix in (real.parent.parent, named.parent.parent):
+        if (prefix / "lib").is_dir() and prefix != Path("/"):
+            out.add(prefix)
+    cfg = named.parent.parent / "pyvenv.cfg"
     with contextlib.suppress(OSError):
         for line in cfg.read_text().splitlines():
             key, _, value = line.partition("=")
             if key.strip() == "home" and value.strip():
                 out.add(Path(value.strip()).resolve().parent)
-    return tuple(sorted(out))
+    return tuple(sorted(p for p in out if p != Path("/")))
 
 
 def _enter_copy(
