@@ -112,6 +112,7 @@ def _passing_checks() -> dict[str, Callable[..., CheckOutcome]]:
         "gpu_flag_on_cpu_build",
         "lite_data",
         "lineage",
+        "sandbox_violations",
     )
     return {n: _passing(n) for n in names}
 
@@ -142,7 +143,9 @@ def test_builtin_rulesets_load_and_cite_seed_sections() -> None:
         rs = resolve_ruleset(name)
         assert rs.name == name and rs.rules
         for rule in rs.rules:
-            assert re.match(r"^seed00[0-4] ", rule.source), rule.source
+            # the containment rule of every ruleset is no spec section: a precondition of trusting the others
+            containment = rule.id.endswith(".sandbox.violations") and "issue 22" in rule.source
+            assert re.match(r"^seed00[0-4] ", rule.source) or containment, rule.source
             assert rule.id not in ids
             ids.add(rule.id)
 

@@ -215,6 +215,8 @@ class Launch:
     def failed(self) -> None:
         """Popen raised: nothing will ever send on the channel."""
         self.started()
+        if self.tracker is not None:
+            seccomp.notifier().drop(self.tracker)
 
     def denied(self) -> tuple[str, ...]:
         if self.tracker is None:

@@ -263,7 +263,7 @@ MAX_KEPT = 200  # attempts kept per process with their arguments (all are counte
 @dataclass(frozen=True)
 class Attempt:
     call: str
-    pid: int  # as the step's PID namespace... the kernel gives it in the listener owner's namespace
+    pid: int  # the caller's pid as tipc sees it
     arg0: int
 
 
@@ -306,6 +306,15 @@ class Notifier:
         self._wake()
         return theirs, tracker
 
+    def drop(self, tracker: Tracker) -> None:
+        """Forget the channel of a process that never started."""
+        with self._lock:
+            for fd, (sock, waiting) in list(self._waiting.items()):
+                if waiting is tracker:
+                    del self._waiting[fd]
+                    sock.close()
+        self._wake()
+
     def settle(self, tracker: Tracker, timeout_s: float = 1.0) -> None:
         """Wait (briefly) until the shim's word for `tracker` arrived: a process that ended at once may not
         have been heard yet."""
@@ -343,7 +352,6 @@ class Notifier:
             self._listeners.clear()
 
     def _loop(self) -> None:
-        poller = select.poll()
         while not self._closed:
             with self._lock:
                 fds = [*self._waiting, *self._listeners]
