@@ -6,7 +6,7 @@ Figures, printed as shares of the demo chain's wall time (`tipc run --no-sandbox
   jail        what each command pays for its own jail (bwrap, the seccomp shim, the notifier), measured
               here on `true` against a plain start, times the commands the run started (the record's
               `sandbox.jail.launches`);
-  observe     observing the repo's script in the sandbox (`tipc.execute.observe`) against the throw-away
+  observe     observing the repo's script in the sandbox (`tipc.execute.observation`) against the throw-away
               copy on the host it replaced (`--baseline`'s tipc, when given);
   end to end  `tipc run COPY` with the sandbox and with `--no-sandbox` (alternating, medians): the honest
               total, noisier than the components because training time itself varies by a few percent.
@@ -41,7 +41,7 @@ import sys, time
 from pathlib import Path
 repo = Path(sys.argv[1])
 try:
-    from tipc.execute.observe import observe
+    from tipc.execute.observation import observe
 except ImportError:  # a tipc from before the observation moved into the sandbox
     from tipc.planning.observe import observe
 started = time.perf_counter()

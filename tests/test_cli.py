@@ -102,3 +102,40 @@ def test_non_ascii_output_to_an_ascii_stdout_is_replaced_not_exit_3(tmp_path: Pa
             [sys.executable, "-m", "tipc", "plan", str(config)], capture_output=True, env=env, timeout=60
         ).stdout
     )
+
+
+def test_help_and_version_answer_without_argparse_or_any_command() -> None:
+    # `tipc --help` costs little more than starting Python (bench/cli_startup.py measures it)
+    code = (
+        "import sys\n"
+        "before = set(sys.modules)  # what Python itself loaded (site, .pth files)\n"
+        "from tipc.cli import main\n"
+        "words = [['--help'], ['-h'], ['--version'], ['--debug', '--help'], []]\n"
+        "codes = [main(w) for w in words]\n"
+        "heavy = ('argparse', 'typing', 're', 'dataclasses')\n"
+        "layers = ('tipc.commands', 'tipc.config', 'tipc.planning')\n"
+        "loaded = sorted(m for m in set(sys.modules) - before if m in heavy or m.startswith(layers))\n"
+        "sys.stderr.write(f'{codes} {loaded}')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stderr == "[0, 0, 0, 0, 2] []"
+    assert "tipc 0." in done.stdout
+
+
+def test_the_help_lists_each_verb_with_its_line_and_the_global_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tipc.cli import GLOBAL_OPTIONS, build_parser
+
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for verb, text in VERBS.items():
+        assert f"  {verb}" in out and text in out
+    for flags, text in GLOBAL_OPTIONS:
+        assert flags in out and text in out
+    # the parser knows the same verbs and the same global options
+    parser = build_parser(only="")
+    parser_help = parser.format_help()
+    assert all(verb in parser_help for verb in VERBS)
+    assert all(flag in parser_help for flags, _ in GLOBAL_OPTIONS for flag in flags.split(", "))
+    assert main(["--bogus"]) == 2 and "unrecognized arguments: --bogus" in capsys.readouterr().err

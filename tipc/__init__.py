@@ -6,11 +6,10 @@ The Python API (`tipc.lint`, `tipc.plan`, `tipc.run`, `tipc.check`, see tipc.api
 
 from __future__ import annotations
 
-__version__ = "0.2.0"
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # type checkers see the API's real signatures; at run time __getattr__ loads it
     from tipc.api import CheckResult, LintResult, RuleOutcome, RunResult, StepOutcome, check, lint, plan, run
+    from tipc.core.version import __version__
 
 _API = (
     "lint",
@@ -26,6 +25,10 @@ _API = (
 
 
 def __getattr__(name: str) -> object:
+    if name == "__version__":  # kept in tipc.core.version, where the layers below may read it
+        from tipc.core.version import __version__
+
+        return __version__
     if name in _API:
         from tipc import api
 

@@ -105,7 +105,7 @@ def lint(
 ) -> LintResult:
     """Lint config files, or each repo folder's test_tipc/configs/** (as `tipc lint` does; `strict=False`
     makes a named file that is not a config an info finding instead of an error)."""
-    from tipc.config.lint import lint_paths
+    from tipc.planning.lint import lint_paths
 
     found = lint_paths([Path(p) for p in paths], dialect=dialect, strict=strict, max_steps=max_steps)
     return LintResult(tuple(found))

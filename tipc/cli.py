@@ -1,36 +1,62 @@
 """The argparse tree and the one error handler. No logic lives here.
 
-Each verb is a module in `tipc.commands` exposing `HELP`, `add_arguments(parser)` and `run(args) -> int`.
-Command modules keep their top-level imports light (no paddle, no rich) so `tipc --help` stays instant.
+Each verb is a module in `tipc.commands` exposing `add_arguments(parser)` and `run(args) -> int`; its line
+of help is in VERBS. `tipc`, `tipc --help` and `tipc --version` import nothing but this module (not even
+argparse), so they answer as fast as Python starts; a verb imports argparse and its own module only.
+Command modules keep their top-level imports light (no paddle, no rich).
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import errno
 import gc
-import importlib
 import sys
-from collections.abc import Sequence
-from types import ModuleType
 
-from tipc import __version__
-from tipc.core import interrupts
-from tipc.core.errors import EXIT_INTERNAL, EXIT_USAGE, TipcError
+from tipc.core.exit_codes import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from tipc.core.version import __version__
 
-VERBS: tuple[str, ...] = (
-    "lint",
-    "plan",
-    "run",
-    "check",
-    "init",
-    "serve",
-    "converge",
-    "baseline",
-    "history",
-    "matrix",
-    "review",
+TYPE_CHECKING = False  # not `typing`: it imports re and enum, a third of `tipc --help`'s own cost
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from types import ModuleType
+
+# verb -> its line in `tipc --help` (and its parser's description); tipc.commands.<verb> does the work.
+VERBS: dict[str, str] = {
+    "lint": "check TIPC configs for the traps their bash scripts fall into",
+    "plan": "show the ordered steps the repo's test_train_inference_python.sh would run",
+    "run": "run a repo's TIPC chain for real: steps, real exit codes, timeouts, logs and a run record",
+    "check": "check a repo against the TIPC spec: lint, run the chain, evaluate the rules, write a report",
+    "init": "scaffold a test_tipc/ folder (config, scripts, docs) from the repo's own scripts",
+    "serve": (
+        "serve an exported Paddle inference model over HTTP (Paddle Serving pipeline + Open "
+        "Inference v2)"
+    ),
+    "converge": (
+        "convergence regression: gather checkpoint segments of a known-good run, then "
+        "re-run and compare them"
+    ),
+    "baseline": "record, update and compare model CI baselines (metrics with tolerances from repeated runs)",
+    "history": (
+        "show the trend of a repo's stored run metrics (terminal, or --html for a "
+        "self-contained page)"
+    ),
+    "matrix": (
+        "run the chain under several Paddle versions (managed envs) and report the version "
+        "x metric table"
+    ),
+    "review": (
+        "review many submissions (folders, archives, git repo@ref) in parallel sandboxes, "
+        "into one summary"
+    ),
+}
+DESCRIPTION = "Check a PaddlePaddle model repo's training and inference pipeline (TIPC)."
+EPILOG = "Exit codes: 0 ok, 1 a check failed, 2 usage or config error, 3 internal error."
+# The options tipc takes before a verb: (flags, help).
+GLOBAL_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("-h, --help", "show this help message and exit"),
+    ("--version", "show program's version number and exit"),
+    ("--debug", "show tracebacks of internal errors"),
 )
 # This process is tipc's own (console entry point), so it may enter a sandbox's namespaces itself; the words
 # of the current invocation let a library caller's sandboxed command re-run as a child tipc.
@@ -39,34 +65,53 @@ INVOCATION: list[str] = []
 
 
 def _command(verb: str) -> ModuleType:
+    import importlib
+
     return importlib.import_module(f"tipc.commands.{verb}")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        # argparse exits 2 itself; keep that code but route through our format.
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"tipc: error: {message}\n")
-        raise SystemExit(EXIT_USAGE)
+def help_text() -> str:
+    """What `tipc --help` prints: the verbs and the global options, from VERBS and GLOBAL_OPTIONS."""
+    verb_width = max(len(v) for v in VERBS) + 2
+    option_width = max(len(flags) for flags, _ in GLOBAL_OPTIONS) + 2
+    lines = [
+        "usage: tipc [-h] [--version] [--debug] VERB ...",
+        "",
+        DESCRIPTION,
+        "",
+        "verbs (`tipc VERB --help` shows a verb's options):",
+        *(f"  {verb:<{verb_width}}{text}" for verb, text in VERBS.items()),
+        "",
+        "options:",
+        *(f"  {flags:<{option_width}}{text}" for flags, text in GLOBAL_OPTIONS),
+        "",
+        EPILOG,
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with `only`, only that verb's arguments are built (the others' can cost imports:
-    `tipc init` loads the scaffolder to list its slots). `only=""` builds none: enough for `tipc --help`."""
-    parser = _Parser(
-        prog="tipc",
-        description="Check a PaddlePaddle model repo's training and inference pipeline (TIPC).",
-        epilog="Exit codes: 0 ok, 1 a check failed, 2 usage or config error, 3 internal error.",
-    )
+    """The parser; with `only`, only that verb's module is imported and its arguments built (the others' can
+    cost imports: `tipc init` loads the scaffolder to list its slots). `only=""` builds none."""
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # type: ignore[override]
+            # argparse exits 2 itself; keep that code but route through our format.
+            self.print_usage(sys.stderr)
+            sys.stderr.write(f"tipc: error: {message}\n")
+            raise SystemExit(EXIT_USAGE)
+
+    parser = _Parser(prog="tipc", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument("--version", action="version", version=f"tipc {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
-    for verb in VERBS:
-        module = _command(verb)
-        p = sub.add_parser(verb, help=module.HELP, description=module.HELP)
+    for verb, text in VERBS.items():
+        p = sub.add_parser(verb, help=text, description=text)
         if only is None or only == verb:
+            module = _command(verb)
             module.add_arguments(p)
-        p.set_defaults(_run=module.run)
+            p.set_defaults(_run=module.run)
     return parser
 
 
@@ -94,6 +139,21 @@ def join_option_values(words: list[str]) -> list[str]:
     return out
 
 
+def _without_verb(words: list[str]) -> int | None:
+    """`tipc`, `tipc --help`, `tipc --version` (and --debug beside them) answered without argparse; None for
+    anything else (argparse then says what is wrong)."""
+    if any(w not in ("-h", "--help", "--version", "--debug") for w in words):
+        return None
+    if "-h" in words or "--help" in words:
+        sys.stdout.write(help_text())
+        return EXIT_OK
+    if "--version" in words:
+        sys.stdout.write(f"tipc {__version__}\n")
+        return EXIT_OK
+    sys.stdout.write(help_text())
+    return EXIT_USAGE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     global INVOCATION
     _tolerant_output()
@@ -101,6 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     INVOCATION = words
     # the verb is the first word that is not an option (the global options take no value)
     verb = next((w for w in words if not w.startswith("-")), "")
+    if not verb:
+        answered = _without_verb(words)
+        if answered is not None:
+            return answered
     parser = build_parser(only=verb if verb in VERBS else "")
     try:
         args = parser.parse_args(words)
@@ -112,6 +176,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # What a command that re-runs itself in a sandboxed child needs (tipc.execute.sandbox.SandboxOptions).
     args.own_process = IS_CONSOLE
     args.invocation = tuple(words)
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from tipc.core import interrupts
+    from tipc.core.errors import TipcError
+
     try:
         with interrupts.stop_signals():
             code: int = args._run(args)
@@ -159,8 +230,10 @@ def _tolerant_output() -> None:
             continue
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
-            with contextlib.suppress(ValueError, OSError):  # a stream that cannot change its errors
+            try:
                 reconfigure(errors="replace")
+            except (ValueError, OSError):  # a stream that cannot change its errors (no contextlib: --help)
+                continue
 
 
 def console_main() -> None:

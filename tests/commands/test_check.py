@@ -16,6 +16,7 @@ from tipc.cli import build_parser, main
 from tipc.commands.check import Seams, check, default_report_dir
 from tipc.core.findings import Finding, Level
 from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.execute.proc import DEFAULT_LOG_LIMIT
 from tipc.execute.record import RunRecord, StepResult
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
 
@@ -161,7 +162,15 @@ def test_all_error_rules_pass_exits_0_and_writes_only_the_report_dir(repo: Path,
     assert "mini.serving" in out and "Overall: PASS" in out
     assert "reports written to" in err
     # lite modes get a 10-minute step limit by default
-    assert fakes.options == [{"step_timeout_s": 600.0, "python": None, "no_color": True, "forced_env": ()}]
+    assert fakes.options == [
+        {
+            "step_timeout_s": 600.0,
+            "python": None,
+            "no_color": True,
+            "forced_env": (),
+            "log_limit_bytes": DEFAULT_LOG_LIMIT,
+        }
+    ]
 
 
 def test_a_failing_step_exits_1(repo: Path, ruleset: Path) -> None:

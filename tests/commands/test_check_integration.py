@@ -21,7 +21,7 @@ DEMO = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
 NEEDED = (
     "tipc.planning.planner",
     "tipc.execute.runner",
-    "tipc.config.lint",
+    "tipc.planning.lint",
     "tipc.config.discover",
     "paddle",
 )

@@ -447,8 +447,8 @@ CORPUS_CONFIGS = {
 def test_from_config_on_corpus_configs_lints_without_errors(
     rel: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tipc.config.lint import lint_paths
     from tipc.core.findings import Level
+    from tipc.planning.lint import lint_paths
     from tipc.scaffold.fix_config import fix_text
 
     corpus = _corpus()

@@ -114,7 +114,7 @@ def test_plan_observe_isolated(capsys: pytest.CaptureFixture[str]) -> None:
 def test_plan_of_a_config_with_a_blank_line_plans_the_shifted_slots_and_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tipc.config.lint import lint_paths
+    from tipc.planning.lint import lint_paths
 
     # Line 13 (`null:null`) left blank: the script drops it, so every later line moves up one slot.
     lines = OCR_DET.split("\n")

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from tipc.cli import main
-from tipc.commands.run import resolve_target
+from tipc.commands._target import resolve_target
 from tipc.config.discover import find_repo_root
 from tipc.core.errors import UserError
 from tipc.core.steps import Overrides, Plan, Stage, Step
-from tipc.planning.planner import isolate
+from tipc.planning.planner import default_mode, isolate, select_stages
 
 OUT = "test_tipc/output/m/lite_train_lite_infer"
 
@@ -63,6 +63,8 @@ def planner(monkeypatch: pytest.MonkeyPatch) -> FakePlanner:
     plan_mod.plan = fake.plan  # type: ignore[attr-defined]
     plan_mod.format_plan = fake.format_plan  # type: ignore[attr-defined]
     plan_mod.isolate = isolate  # type: ignore[attr-defined]  # the real transform: pure, works on any Plan
+    plan_mod.select_stages = select_stages  # type: ignore[attr-defined]  # pure too
+    plan_mod.default_mode = default_mode  # type: ignore[attr-defined]  # reads the config's first line
     disc = types.ModuleType("tipc.config.discover")
     disc.find_configs = lambda repo: sorted(Path(repo).glob("test_tipc/configs/**/*.txt"))  # type: ignore[attr-defined]
     disc.find_repo_root = find_repo_root  # type: ignore[attr-defined]

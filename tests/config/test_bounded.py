@@ -16,9 +16,9 @@ import pytest
 
 from tests.config.fixtures import OCR_DET, make_repo
 from tipc.config import parse
-from tipc.config.lint import lint_paths
 from tipc.core.errors import ConfigError
 from tipc.planning import chain
+from tipc.planning.lint import lint_paths
 from tipc.planning.planner import plan
 
 CONFIG = "test_tipc/configs/demo/train_infer_python.txt"
@@ -206,3 +206,47 @@ def test_glob_components_match_like_bash(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(reader, "GLOB_MATCH_LIMIT", 2)
     with pytest.raises(reader.GlobTooLarge, match="more than 2 matches"):
         reader._glob_in(tmp_path, "data/*")
+
+
+def test_the_words_of_a_command_repeated_in_every_step_are_examined_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 300 glob words in the train command, repeated by a 40-item gpu_list and the inference loops: their
+    # TIPC303 notes were replayed for every planned step (steps x words), seconds of CPU per lint.
+    globs = " ".join(f"data/part{i}/*.txt" for i in range(300))
+    edits = {4: "|".join(["0"] * 40), 16: f"tools/train.py {globs}", 43: "|".join(["1"] * 30)}
+    repo = make_repo(tmp_path, {CONFIG: with_values(edits)})
+    calls = 0
+    note = chain._Ctx.note
+
+    def counted(self: chain._Ctx, *args: object, **kwargs: object) -> None:
+        nonlocal calls
+        calls += 1
+        note(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(chain._Ctx, "note", counted)
+    found = lint_paths([repo / CONFIG])
+    assert len([f for f in found if f.code == "TIPC303"]) == 300
+    assert calls < 5_000, f"{calls} notes for 300 words"
+
+
+def test_a_long_mode_keyed_value_is_read_once_per_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tipc.config import bash
+
+    epochs = "|".join(f"m{i}=1" for i in range(900)) + "|lite_train_lite_infer=2"
+    repo = make_repo(tmp_path, {CONFIG: with_values({4: "|".join(["0"] * 200), 7: epochs})})
+    bash.mode_value.cache_clear()
+    splits = 0
+    ifs_split = bash.ifs_split
+
+    def counted(text: str, sep: str) -> list[str]:
+        nonlocal splits
+        splits += 1
+        return ifs_split(text, sep)
+
+    monkeypatch.setattr(bash, "ifs_split", counted)
+    planned = plan(repo / CONFIG, "lite_train_lite_infer")
+    assert len(planned.steps) > 200 and "Global.epoch_num=2" in planned.steps[0].argv
+    assert splits < 20_000, f"{splits} splits of a 901-alternative value"

@@ -8,8 +8,8 @@ import pytest
 
 from tests.config.fixtures import OCR_DET, make_repo
 from tipc.config.detect import SCRIPT, detect, known_script_dialect, status_format_of
+from tipc.config.known_scripts import script_hash, templates_dir
 from tipc.config.parse import parse_file, parse_text
-from tipc.judge.rules.templates import script_hash, templates_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "examples" / "lenet_digits"

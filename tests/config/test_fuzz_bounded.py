@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from tests.planning.test_corpus import CORPUS
-from tipc.config.lint import lint_paths
 from tipc.core.errors import ConfigError
 from tipc.core.steps import MODES
 from tipc.planning.corpus import iter_cases
+from tipc.planning.lint import lint_paths
 from tipc.planning.planner import plan
 
 SEED = 20261124

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from tests.config.fixtures import OCR_DET, make_repo
-from tipc.config.lint import lint_paths
 from tipc.core.errors import ConfigError
 from tipc.core.findings import Level
+from tipc.planning.lint import lint_paths
 
 CONFIG = "test_tipc/configs/demo/train_infer_python.txt"
 

@@ -71,7 +71,7 @@ def _from_file(load: Callable[[Path], object]) -> Loader:
 
 
 def _template(path: Path) -> object:
-    from tipc.judge.rules.templates import load_template
+    from tipc.config.known_scripts import load_template
 
     return load_template(path)
 

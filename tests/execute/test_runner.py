@@ -17,11 +17,11 @@ from typing import Any
 import psutil
 import pytest
 
-from tipc.core.console import NullObserver
 from tipc.core.errors import UserError
 from tipc.core.results import parse_results_log, status_line
 from tipc.core.steps import Plan, Stage, Status, Step
 from tipc.execute import runner as runner_mod
+from tipc.execute.observer import NullObserver
 from tipc.execute.record import RECORD_FILENAME, StepResult, load_record, record_location
 from tipc.execute.runner import (
     RunOptions,
@@ -909,3 +909,45 @@ def test_not_applicable_step_is_skipped_with_its_reason_and_never_run(repo: Path
     assert exit_code(record) == 0
     # the status log gets lines for steps that ran only
     assert len((repo / OUT / "results_python.log").read_text().splitlines()) == 1
+
+
+def test_step_and_server_logs_are_capped_and_the_record_says_what_they_dropped(repo: Path) -> None:
+    """Issue 22: a step printing far more than --log-limit keeps a log of about that size (head and tail),
+    with the dropped byte count in the log and in its record; a server's log too, once stopped."""
+    limit = 128 << 10
+    loud = "import sys\nfor i in range(20000):\n    sys.stdout.write(f'{i:07d} ' + 'x' * 92 + '\\n')\n"
+    said = repo.parent / "server_said_it_all"
+    serve = Step(
+        "serve",
+        Stage.SERVE,
+        (
+            PY,
+            "-c",
+            loud + f"sys.stdout.flush(); open({str(said)!r}, 'w').close()\nimport time; time.sleep(60)",
+        ),
+        background=True,
+    )
+    wait = f"import os, time\nwhile not os.path.exists({str(said)!r}):\n    time.sleep(0.05)\n"
+    plan = make_plan(
+        repo,
+        [
+            Step("loud", Stage.TRAIN, (PY, "-c", loud)),
+            serve,
+            Step("client", Stage.CLIENT, (PY, "-c", wait), depends_on=("serve",), timeout_s=60),
+        ],
+    )
+    record = execute(plan, RunOptions(probe_versions=False, step_timeout_s=60, log_limit_bytes=limit))
+    total = 20000 * 101
+    for step_id in ("loud", "serve"):
+        result = record.result(step_id)
+        assert result is not None and result.status is Status.PASSED, result
+        assert result.log_dropped == total - limit
+        log = repo / str(result.log)
+        text = log.read_text()
+        assert log.stat().st_size < limit + 300
+        assert text.startswith("0000000 x") and text.endswith("0019999 " + "x" * 92 + "\n")
+        assert f"[tipc: {total - limit} bytes of output dropped here" in text
+    on_disk = json.loads((repo / record_location(plan)).read_text())
+    dropped = {r["step_id"]: r["log_dropped_bytes"] for r in on_disk["results"]}
+    assert dropped == {"loud": total - limit, "serve": total - limit, "client": 0}
+    assert StepResult.from_json(on_disk["results"][0]).log_dropped == total - limit

@@ -20,7 +20,7 @@ import pytest
 
 from tests.planning.test_corpus import CORPUS
 from tipc.core.steps import Overrides, Stage
-from tipc.execute.observe import observe, plan_for_run
+from tipc.execute.observation import observe, plan_for_run
 from tipc.planning.corpus import compare, iter_cases
 from tipc.planning.observe import cross_check, script_identity
 from tipc.planning.planner import plan

@@ -56,8 +56,8 @@ def test_blank_line_shifts_every_later_slot(tmp_path: Path) -> None:
 
 
 def test_lint_blank_line_levels(tmp_path: Path) -> None:
-    from tipc.config.lint import lint_paths
     from tipc.core.findings import Level
+    from tipc.planning.lint import lint_paths
 
     emptied = make_repo(
         tmp_path / "a", {CONFIG: OCR_DET.replace("Global.save_model_dir:./output/\n", "\n", 1)}

@@ -249,6 +249,22 @@ def make_rich_report() -> Report:
                 "pipeline": {"out": {"max_abs": 0.4, "max_rel": 0.9, "cosine": 0.7}},
             },
             "tolerances": {"atol": 1e-5, "rtol": 1e-4, "cosine_min": 0.99999},
+            # as the serving check records them: each protocol against the agreement's other engines and
+            # against the other protocol
+            "cross": {
+                "engines": {
+                    "onnxruntime": {
+                        "v2": {"out": {"max_abs": 3e-7, "max_rel": 4e-6, "cosine": 1.0, "within": True}},
+                        "pipeline": {"out": {"max_abs": 0.4, "max_rel": 0.9, "cosine": 0.7, "within": False}},
+                    }
+                },
+                "protocols": {
+                    "v2": {
+                        "pipeline": {"out": {"max_abs": 0.4, "max_rel": 0.9, "cosine": 0.7, "within": False}}
+                    }
+                },
+                "not_compared": {},
+            },
         },
     )
     loss = RuleVerdict(

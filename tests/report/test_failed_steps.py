@@ -106,14 +106,17 @@ def _in_order(text: str, *parts: str) -> None:
     assert positions == sorted(positions), list(zip(parts, positions, strict=True))
 
 
-@pytest.mark.parametrize("render", [render_terminal, render_markdown, render_html])
-def test_cause_and_remedy_come_before_the_log_tail(render: object) -> None:
+@pytest.mark.parametrize(
+    ("render", "heading"),
+    [(render_terminal, "Failed steps"), (render_markdown, "Failed steps"), (render_html, 'id="step-1"')],
+)
+def test_cause_and_remedy_come_before_the_log_tail(render: object, heading: str) -> None:
     text = render(_report())  # type: ignore[operator]
+    _in_order(text, "Paddle 3.3.1 (cpu build, commit 7688495)", "Python 3.11.7 · numpy 1.26.4", heading)
+    # from the failed steps on (the HTML page shows the failed rules, whose evidence quotes the logs, first)
     _in_order(
-        text,
-        "Paddle 3.3.1 (cpu build, commit 7688495)",
-        "Python 3.11.7 · numpy 1.26.4",
-        "Failed steps",
+        text[text.index(heading) :],
+        heading,
         "Paddle 3 with PIR exports",  # the cause of infer
         "--paddle-compat export",  # its remedy
         "Cannot open file ./out/inference.pdmodel",  # then its log tail

@@ -128,7 +128,7 @@ def test_a_check_that_raises_is_still_closed_and_re_raises() -> None:
 
 
 def test_an_observer_without_check_methods_gets_the_checks_unchanged() -> None:
-    from tipc.core.console import NullObserver
+    from tipc.execute.observer import NullObserver
     from tipc.report.progress import announced_checks
 
     def fn(ctx: object) -> None:

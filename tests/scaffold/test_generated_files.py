@@ -13,10 +13,11 @@ from textwrap import dedent
 import pytest
 
 from tests.scaffold.scaffold_fixtures import DEMO_FILES, STR2BOOL, build_tree
-from tipc.config.lint import lint_paths
+from tipc.config.known_scripts import load_template, script_hash, templates_dir
 from tipc.core.findings import Finding, Level
 from tipc.judge.checks.settings import parse_settings
-from tipc.judge.rules.templates import check_scripts, load_template, script_hash, templates_dir
+from tipc.judge.rules.templates import check_scripts
+from tipc.planning.lint import lint_paths
 from tipc.scaffold import infer_slots, render_test_tipc
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"

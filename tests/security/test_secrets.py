@@ -6,19 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.security.conftest import CONFIG, HostileRepo, Reviewer, contained, ended, hole
+from tests.security.conftest import CONFIG, HostileRepo, Reviewer, contained, ended
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize(
-    "reviewer",
-    [
-        pytest.param("root", marks=hole("lint follows a config symlink out of the repo and prints the file")),
-        pytest.param("user", marks=hole("lint follows a config symlink out of the repo and prints the file")),
-    ],
-    indirect=True,
-)
+@pytest.mark.parametrize("reviewer", ["root", "user"], indirect=True)
 def test_a_config_symlinked_out_of_the_repo_is_refused_with_a_located_error(
     hostile_demo: HostileRepo, reviewer: Reviewer
 ) -> None:

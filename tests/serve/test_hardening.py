@@ -363,7 +363,6 @@ def test_a_worker_that_dies_while_loading_is_a_user_error_naming_the_signal(tmp_
     "raw",
     [
         b"NONSENSE\r\n\r\n",
-        b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 30_000,  # a head over 16 KiB
         b"POST /v2/models/tiny/infer HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
     ],
 )
@@ -376,3 +375,69 @@ def test_malformed_http_is_a_json_400(hardened: RunningServer, raw: bytes) -> No
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 400"), answer[:200]
     assert b"application/json" in head.lower() and json.loads(body)["error"]
+
+
+def _exchange(server: RunningServer, raw: bytes) -> tuple[bytes, bytes, float]:
+    """Send `raw` (the server may answer and close before it has read it all); (head, body, seconds)."""
+    started = time.monotonic()
+    with socket.create_connection(_address(server), timeout=30) as sock:
+        with contextlib.suppress(OSError):
+            sock.sendall(raw)
+        answer = b""
+        with contextlib.suppress(OSError):
+            while chunk := sock.recv(65536):
+                answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return head, body, time.monotonic() - started
+
+
+def _get(headers: bytes, end: bytes = b"Connection: close\r\n\r\n") -> bytes:
+    return b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n" + headers + end
+
+
+HEADS_REFUSED = {
+    "one 100 KB header": _get(b"X-Big: " + b"a" * 100_000 + b"\r\n"),
+    "5,000 headers": _get(b"".join(b"X-H%d: v\r\n" % n for n in range(5000))),
+    "150 headers in 2 KB": _get(b"".join(b"h%d:\r\n" % n for n in range(150))),
+    "30 KB of a head that never ends": _get(b"X-Big: " + b"a" * 30_000, end=b""),
+}
+
+
+@pytest.mark.parametrize("raw", list(HEADS_REFUSED.values()), ids=list(HEADS_REFUSED))
+def test_a_request_head_over_the_limits_is_a_json_431_and_the_server_keeps_serving(
+    hardened: RunningServer, raw: bytes
+) -> None:
+    """docs/serve.md: a head over 16 KiB or with more than 100 fields is refused (issue 22: a 100 KB head and
+    5,000 headers got 200, the headers after 5 s), whether it arrives whole or not."""
+    head, body, _ = _exchange(hardened, raw)
+    assert head.startswith(b"HTTP/1.1 431"), head[:200]
+    assert b"application/json" in head.lower() and "request head refused" in json.loads(body)["error"]
+    head, _, _ = _exchange(hardened, _get(b""))
+    assert head.startswith(b"HTTP/1.1 200"), head[:200]
+
+
+def test_a_head_within_the_limits_is_served(hardened: RunningServer) -> None:
+    """100 fields and a head just under 16 KiB are allowed; a pipelined head over the limits is refused."""
+    fields = b"".join(b"X-H%02d: %s\r\n" % (n, b"v" * 150) for n in range(98))
+    within = _get(fields)
+    assert 15_000 < len(within) < 16 * 1024
+    head, _, _ = _exchange(hardened, within)
+    assert head.startswith(b"HTTP/1.1 200"), head[:200]
+    keep = b"GET /v2/health/live HTTP/1.1\r\nHost: x\r\n\r\n"
+    pipelined = keep + HEADS_REFUSED["5,000 headers"]
+    with socket.create_connection(_address(hardened), timeout=30) as sock:
+        with contextlib.suppress(OSError):
+            sock.sendall(pipelined)
+        answer = b""
+        with contextlib.suppress(OSError):
+            while chunk := sock.recv(65536):
+                answer += chunk
+    assert answer.startswith(b"HTTP/1.1 200") and b"HTTP/1.1 431" in answer, answer[:400]
+
+
+@pytest.mark.timing
+def test_a_head_over_the_limits_is_refused_at_once(hardened: RunningServer) -> None:
+    """Timing tier: the refusal comes as soon as the bytes show it (5,000 headers took 5.1 s to a 200)."""
+    for raw in HEADS_REFUSED.values():
+        head, _, seconds = _exchange(hardened, raw)
+        assert head.startswith(b"HTTP/1.1 431") and seconds < 1.0, (head[:80], seconds)

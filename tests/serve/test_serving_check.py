@@ -126,6 +126,10 @@ def test_check_passes_and_reports_agreement_and_load(
     for protocol in ("v2", "pipeline"):
         [(_, metrics)] = outcome.data["agreement"][protocol].items()
         assert metrics["max_abs"] <= 1e-5 and metrics["cosine"] >= 0.99999
+    # the report's full matrix: the protocols against each other; ONNX Runtime's outputs were never saved here
+    [(_, pair)] = outcome.data["cross"]["protocols"]["v2"]["pipeline"].items()
+    assert pair["within"] and pair["max_abs"] <= 1e-6
+    assert list(outcome.data["cross"]["not_compared"]) == ["onnxruntime"]
     load = outcome.data["load"]
     assert (load["requests"], load["ok"], load["errors"]) == (40, 40, 0)
     assert load["p50_ms"] is not None and load["p99_ms"] >= load["p50_ms"]

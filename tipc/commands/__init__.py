@@ -1,4 +1,4 @@
-"""One module per CLI verb; each exposes HELP, add_arguments(parser) and run(args) -> int."""
+"""One module per CLI verb, exposing add_arguments(parser) and run(args) -> int (its help: cli.VERBS)."""
 
 from __future__ import annotations
 
@@ -34,3 +34,37 @@ def positive_int(text: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
     return int(text)
+
+
+MIN_LOG_LIMIT = 64 << 10
+
+
+def log_limit(text: str) -> int:
+    """argparse type of --log-limit: a size (`64M`, `1G`, bytes) of at least 64 KiB."""
+    from tipc.execute.sandbox.limits import parse_size
+
+    try:
+        value = parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value < MIN_LOG_LIMIT:
+        raise argparse.ArgumentTypeError(f"{text!r}: a step log keeps at least 64K")
+    return value
+
+
+def add_log_limit(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--log-limit",
+        type=log_limit,
+        default=None,
+        metavar="SIZE",
+        help="most a step's log keeps of its output, e.g. 16M (default 64M): the first and the last half, "
+        "with the bytes dropped between them stated in the log and the record",
+    )
+
+
+def log_limit_of(args: argparse.Namespace) -> int:
+    from tipc.execute.proc import DEFAULT_LOG_LIMIT
+
+    value: int | None = getattr(args, "log_limit", None)
+    return DEFAULT_LOG_LIMIT if value is None else value

@@ -18,7 +18,6 @@ from typing import Any
 from tipc.commands import non_negative_int, positive_int
 from tipc.core.errors import UserError
 
-HELP = "record, update and compare model CI baselines (metrics with tolerances from repeated runs)"
 EXIT_CHAIN_FAILED = 1
 
 
@@ -193,9 +192,9 @@ def _record(args: argparse.Namespace, update: bool) -> int:
 
 
 def _git_head_text(path: Path) -> str | None:
-    from tipc.execute import proc
+    from tipc.execute import safegit
 
-    code, out = proc.capture(["git", "show", f"HEAD:./{path.name}"], cwd=path.parent, timeout_s=30)
+    code, out = safegit.capture(["cat-file", "blob", f"HEAD:./{path.name}"], cwd=path.parent, timeout_s=30)
     return out if code == 0 else None
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from tipc.commands import _sandboxed
+from tipc.commands import _sandboxed, add_log_limit, log_limit_of
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.core.errors import InfraError, TipcError, UserError
 from tipc.core.steps import MODES
@@ -31,11 +31,8 @@ if TYPE_CHECKING:
     from tipc.core.steps import Plan
     from tipc.judge.rules.model import Ruleset
 
-HELP = "check a repo against the TIPC spec: lint, run the chain, evaluate the rules, write a report"
-
 DEFAULT_RULESETS: tuple[str, ...] = ("tipc-basic", "competition")
 FORMAT_CHOICES: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")
-EXIT_INTERRUPTED = 130
 
 EPILOG = """\
 exit codes: 0 every error-severity rule passed (SKIP, N-A and WARN are allowed), 1 a rule failed or the
@@ -101,6 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "run side by side, at most N at once (default: min(2, cores); 1 runs them one after another)",
     )
     parser.add_argument("--no-color", action="store_true", help="no colour in the output")
+    add_log_limit(parser)
     _sandboxed.add_arguments(parser)
     from tipc.modelci import hooks
 
@@ -134,7 +132,7 @@ class Seams:
 
 
 def _null_observer() -> Any:
-    from tipc.core.console import NullObserver
+    from tipc.execute.observer import NullObserver
 
     return NullObserver()
 
@@ -143,9 +141,9 @@ def default_seams() -> Seams:
     """The real collaborators. Imported here, not at module import, so `tipc --help` stays instant."""
     try:
         from tipc.config.discover import find_configs
-        from tipc.config.lint import lint_paths
-        from tipc.execute.observe import plan_for_run as plan
+        from tipc.execute.observation import plan_for_run as plan
         from tipc.execute.runner import RunOptions, execute, find_record
+        from tipc.planning.lint import lint_paths
     except ImportError as exc:
         raise InfraError(f"this tipc build lacks a component `tipc check` needs: {exc}") from None
     from tipc.execute.record import load_record
@@ -545,6 +543,7 @@ def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str) -
         python=args.python,
         no_color=args.no_color,
         forced_env=tuple(sorted(getattr(args, "forced_env", {}).items())),
+        log_limit_bytes=log_limit_of(args),
     )
     try:
         return seams.execute(plan, options, seams.make_observer(args.no_color))

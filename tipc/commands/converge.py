@@ -8,8 +8,6 @@ from pathlib import Path
 
 from tipc.core.errors import EXIT_CHECK_FAILED, EXIT_OK, UserError
 
-HELP = "convergence regression: gather checkpoint segments of a known-good run, then re-run and compare them"
-
 EPILOG = """\
 examples:
   tipc converge gather -t convergence.yaml -s /data/conv    # known-good run: checkpoints + manifest

@@ -13,8 +13,6 @@ from typing import Any
 
 from tipc.core.errors import UserError
 
-HELP = "show the trend of a repo's stored run metrics (terminal, or --html for a self-contained page)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("repo", metavar="REPO", help="the model repo whose runs to show")

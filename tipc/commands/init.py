@@ -11,8 +11,6 @@ from tipc.core.errors import EXIT_OK, ConfigError, UserError
 from tipc.core.findings import Finding
 from tipc.core.fs import atomic_write_text
 
-HELP = "scaffold a test_tipc/ folder (config, scripts, docs) from the repo's own scripts"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from tipc.scaffold.slots import COMPACT_SLOTS, TEMPLATE_SLOTS
@@ -192,9 +190,9 @@ def _lint_report(src: Path, raw: str, cleaned: str, target: Path, dialect: str |
 
     from tipc.config.detect import detect
     from tipc.config.discover import find_repo_root
-    from tipc.config.lint import lint_paths
     from tipc.config.parse import parse_text
     from tipc.core.findings import Level
+    from tipc.planning.lint import lint_paths
 
     profile = dialect or detect(parse_text(cleaned, str(src)), src, find_repo_root(src)).dialect
 

@@ -6,8 +6,6 @@ import argparse
 
 from tipc.commands import positive_int
 
-HELP = "check TIPC configs for the traps their bash scripts fall into"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -32,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from tipc.config.lint import lint_paths
     from tipc.core.errors import EXIT_CHECK_FAILED, EXIT_OK
     from tipc.core.findings import Level
+    from tipc.planning.lint import lint_paths
 
     findings = lint_paths(
         [Path(p) for p in args.paths], dialect=args.dialect, strict=True, max_steps=args.max_steps

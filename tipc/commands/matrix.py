@@ -16,8 +16,6 @@ from typing import Any
 
 from tipc.core.errors import UserError
 
-HELP = "run the chain under several Paddle versions (managed envs) and report the version x metric table"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

@@ -6,8 +6,6 @@ import argparse
 
 from tipc.commands import positive_int
 
-HELP = "show the ordered steps the repo's test_train_inference_python.sh would run"
-
 MODES = (
     "lite_train_lite_infer",
     "lite_train_whole_infer",
@@ -118,7 +116,7 @@ def _observe(args: argparse.Namespace, mode: str) -> int:
     from tipc.config.discover import find_repo_root
     from tipc.core.errors import UserError
     from tipc.core.steps import Overrides
-    from tipc.execute.observe import observe
+    from tipc.execute.observation import observe
     from tipc.planning.observe import cross_check, observation_json
     from tipc.planning.planner import format_plan, isolate, plan
 

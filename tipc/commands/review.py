@@ -12,8 +12,6 @@ from pathlib import Path
 
 from tipc.core.errors import UserError
 
-HELP = "review many submissions (folders, archives, git repo@ref) in parallel sandboxes, into one summary"
-
 EPILOG = """\
 A submission is a folder, a .tar.gz/.tgz/.tar/.zip archive, or a local git repository with a ref
 (path/to/repo@main). Each is unpacked into its own work area under --out and checked by `tipc check` in its

@@ -9,18 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tipc.commands import _sandboxed
-from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
+# Only what building the parser needs at module level: `tipc run --help` must not import the planner and the
+# config stack (they load where a run needs them).
+from tipc.commands import _sandboxed, add_log_limit, log_limit_of
 from tipc.core.errors import UserError
-from tipc.core.steps import MODES
-from tipc.planning.planner import default_mode, select_stages
 
 if TYPE_CHECKING:
     from tipc.core.steps import Overrides, Plan
     from tipc.execute.record import RunRecord
     from tipc.execute.sandbox import SandboxOptions, Session
-
-HELP = "run a repo's TIPC chain for real: steps, real exit codes, timeouts, logs and a run record"
 
 EPILOG = """\
 exit codes: 0 every step passed, 1 a step failed / timed out / was blocked, 2 usage or config error,
@@ -75,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH|URL",
         help="store this run and its metrics in a history database (SQLite file or postgresql:// URL)",
     )
+    add_log_limit(parser)
     _sandboxed.add_arguments(parser)
 
 
@@ -94,7 +92,7 @@ def _show_findings(the_plan: Any, stream: TextIO) -> None:
 
 def _only_stages(args: argparse.Namespace) -> tuple[str, ...]:
     """Check the flags that need no repo; the --only stages, in order, without duplicates."""
-    from tipc.core.steps import Stage
+    from tipc.core.steps import MODES, Stage
 
     if args.mode is not None and args.mode not in (*MODES, "serving_infer"):
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
@@ -113,6 +111,8 @@ def _only_stages(args: argparse.Namespace) -> tuple[str, ...]:
 
 def _print_plan(the_plan: Plan, only: tuple[str, ...], output_format: str) -> None:
     """--dry-run: the plan of the selected stages, as JSON or text."""
+    from tipc.planning.planner import select_stages
+
     the_plan = select_stages(the_plan, only)
     if output_format == "json":
         print(json.dumps(the_plan.to_json(), indent=2))
@@ -134,7 +134,7 @@ class _Target:
 
 
 def _replan_in_view(args: argparse.Namespace, target: _Target, view: Path) -> tuple[Plan, list[str]]:
-    from tipc.execute.observe import plan_for_run
+    from tipc.execute.observation import plan_for_run
 
     return _sandboxed.plan_to_run(
         plan_for_run,
@@ -184,6 +184,7 @@ def _execute(
                 resume=args.resume,
                 no_color=args.no_color,
                 forced_env=tuple(sorted(forced_env.items())),
+                log_limit_bytes=log_limit_of(args),
             )
             observer = (
                 PlainObserver(sys.stderr) if args.format == "json" else make_observer(no_color=args.no_color)
@@ -214,8 +215,10 @@ def _show_record(args: argparse.Namespace, record: RunRecord, session: Session) 
 
 
 def run(args: argparse.Namespace) -> int:
+    from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
     from tipc.core.steps import Overrides
-    from tipc.execute.observe import plan_for_run
+    from tipc.execute.observation import plan_for_run
+    from tipc.planning.planner import default_mode
 
     only = _only_stages(args)
     sandbox_options = _sandboxed.sandbox_options(args)

@@ -13,8 +13,6 @@ from pathlib import Path
 from tipc.commands import positive_int
 from tipc.core.errors import UserError
 
-HELP = "serve an exported Paddle inference model over HTTP (Paddle Serving pipeline + Open Inference v2)"
-
 
 def _port(text: str) -> int:
     try:

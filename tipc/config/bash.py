@@ -53,6 +53,7 @@ def first_colon_value(line: str) -> str:
     return line.split(":", 1)[1] if ":" in line else line
 
 
+@functools.lru_cache(maxsize=1024)  # planning asks it for the same slot in every step of a mode
 def mode_value(value: str, mode: str) -> str:
     """`func_parser_params`: the value of the first `mode=value` alternative whose mode equals MODE.
 
@@ -94,60 +95,49 @@ _REDIRECT = re.compile(r"^\d*>>?|^&>|^\d*<")
 _REDIRECT_ALONE = re.compile(r"\d*>>?")
 _REDIRECT_START = frozenset("0123456789>&<")
 
-# One piece of a POSIX shell word per match (what `shlex.shlex(posix=True)` with whitespace " \t\n" reads),
-# with possessive quantifiers so that a failed match never backtracks: each character is looked at once.
-_PIECE = re.compile(
-    r"(?P<plain>[^ \t\n'\"\\]++)"
-    r"|'(?P<single>[^']*+)'"
-    r"|\"(?P<double>(?:[^\"\\]++|\\.)*+)\""
-    r"|\\(?P<escaped>.)"
-    r"|(?P<blank>[ \t\n]++)",
-    re.S,
-)
+# The pieces of POSIX shell words (what `shlex.shlex(posix=True)` with whitespace " \t\n" reads): unquoted
+# text, a single-quoted string, a double-quoted string, an escaped character. Possessive quantifiers: a
+# failed match never backtracks, so each character is looked at once, in C.
+_PIECES = r"[^ \t\n'\"\\]++|'[^']*+'|\"(?:[^\"\\]++|\\.)*+\"|\\."
+_VALID = re.compile(rf"(?:[ \t\n]++|{_PIECES})*+", re.S)
+_WORD = re.compile(rf"(?:{_PIECES})++", re.S)
+_QUOTED = re.compile(r"'([^']*+)'|\"((?:[^\"\\]++|\\.)*+)\"|\\(.)", re.S)
 _BLANKS = re.compile(r"[^ \t\n]+")
 _DQ_ESCAPE = re.compile(r"\\([\\\"])")
+
+
+def _unquoted(m: re.Match[str]) -> str:
+    single, double, escaped = m.groups()
+    if single is not None:
+        return str(single)
+    if double is not None:
+        # In double quotes a backslash escapes only `"` and itself; before anything else it is kept.
+        return _DQ_ESCAPE.sub(r"\1", double)
+    return str(escaped)
 
 
 def shell_words(command: str) -> list[str] | None:
     """POSIX shell words of `command` in linear time (None: unbalanced quotes or a trailing backslash).
 
     Same results as `shlex.shlex(command, posix=True)` with whitespace " \\t\\n", whitespace_split and no
-    commenters, which reads character by character in Python (slow, and quadratic on long tokens).
+    commenters, which reads character by character in Python (slow, and quadratic on long tokens). Here the
+    scanning is done by regular expressions; Python touches only the words that hold quotes or escapes.
     """
     if "'" not in command and '"' not in command and "\\" not in command:
         return _BLANKS.findall(command)  # no quoting at all: the words are the runs of non-blanks
-    words: list[str] = []
-    current: list[str] = []
-    started = False  # a quoted empty string still makes a word
-    pos, end = 0, len(command)
-    match = _PIECE.match
-    while pos < end:
-        m = match(command, pos)
-        if m is None:
-            return None
-        kind = m.lastgroup or ""
-        if kind == "blank":
-            if started:
-                words.append("".join(current))
-                current, started = [], False
-        elif kind == "double":
-            # In double quotes a backslash escapes only `"` and itself; before anything else it is kept.
-            current.append(_DQ_ESCAPE.sub(r"\1", m.group(kind)))
-            started = True
-        else:
-            current.append(m.group(kind))
-            started = True
-        pos = m.end()
-    if started:
-        words.append("".join(current))
-    return words
+    if _VALID.fullmatch(command) is None:
+        return None
+    return [
+        _QUOTED.sub(_unquoted, word) if "'" in word or '"' in word or "\\" in word else word
+        for word in _WORD.findall(command)
+    ]
 
 
 def is_shell_words(command: str) -> bool:
     """Whether `command` splits into shell words (balanced quotes, no trailing backslash)."""
     if "'" not in command and '"' not in command and "\\" not in command:
         return True
-    return shell_words(command) is not None
+    return _VALID.fullmatch(command) is not None
 
 
 @functools.lru_cache(maxsize=4096)

@@ -4,7 +4,7 @@ Order of evidence, from the repo's `test_tipc/test_train_inference_python.sh`:
 1. an explicit `--dialect` (handled by the callers);
 2. a `# tipc-dialect: NAME` marker line (the wrapper `tipc init` writes);
 3. the sha256 of the exact bytes (official scripts, from the corpus), then the sha256 of the normalised text
-   (`tipc.judge.rules.templates.script_hash`) of scripts recorded with a dialect in `specs/templates/*.yaml`
+   (`tipc.config.known_scripts.script_hash`) of scripts recorded with a dialect in `specs/templates/*.yaml`
    (our own canonical scripts, e.g. the demo's);
 4. cues in the script's text (launcher flag, read limit, helper file), and for other 51-line scripts how they
    name inference logs and what their status_check writes (read from common_func.sh too);
@@ -19,7 +19,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from tipc.config.parse import ParsedFile, split_key_value
+from tipc.config.parse import (
+    MAX_SOURCE_BYTES,
+    ParsedFile,
+    read_bytes_bounded,
+    read_repo_text,
+    split_key_value,
+)
+from tipc.core.errors import ConfigError
 
 # sha256 of test_tipc/test_train_inference_python.sh -> dialect (from the corpus' expected.json files).
 FINGERPRINTS: dict[str, str] = {
@@ -71,8 +78,8 @@ class Detection:
 @lru_cache(maxsize=4)
 def _known_scripts(directory: Path) -> dict[str, tuple[str, str]]:
     """normalised sha256 -> (dialect, origin) of the scripts recorded with a dialect in `directory`."""
+    from tipc.config.known_scripts import load_template
     from tipc.core.errors import TipcError
-    from tipc.judge.rules.templates import load_template
 
     known: dict[str, tuple[str, str]] = {}
     for path in sorted(directory.glob("*.yaml")):
@@ -88,7 +95,7 @@ def _known_scripts(directory: Path) -> dict[str, tuple[str, str]]:
 
 def known_script_dialect(text: str, directory: Path | None = None) -> tuple[str, str] | None:
     """(dialect, origin) of a script whose normalised text is recorded with a dialect; None if unknown."""
-    from tipc.judge.rules.templates import script_hash, templates_dir
+    from tipc.config.known_scripts import script_hash, templates_dir
 
     try:
         where = directory or templates_dir()
@@ -162,16 +169,16 @@ def _from_script_version(
 ) -> Detection | None:
     repo = Path(repo_str)
     try:
-        data = (repo / SCRIPT).read_bytes()
-    except OSError:
+        data = read_bytes_bounded(repo / SCRIPT, MAX_SOURCE_BYTES, "the test script", within=repo)
+    except ConfigError:
         return None
     text = data.decode("utf-8", errors="replace")
     found = _identified_script(text, data) or _from_script_cues(text)
     if found is not None:
         return found
     try:
-        helper = (repo / HELPER).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        helper = read_repo_text(repo / HELPER, repo, "the helper script")
+    except ConfigError:
         helper = ""
     return _from_51_line_cues(text, helper)
 

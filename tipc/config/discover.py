@@ -77,7 +77,7 @@ def iter_config_files(repo: Path) -> list[Path]:
 
 def find_configs(repo: Path) -> list[Path]:
     """train_infer_python-family configs under REPO/test_tipc/configs (sorted)."""
-    from tipc.config.parse import parse_text, read_text
+    from tipc.config.parse import OutsideRepo, parse_text, read_text
     from tipc.core.errors import ConfigError
 
     out: list[Path] = []
@@ -86,6 +86,8 @@ def find_configs(repo: Path) -> list[Path]:
             continue
         try:
             parsed = parse_text(read_text(path), str(path))
+        except OutsideRepo:
+            raise  # said, not skipped: the user must know why the repo's config is not read
         except ConfigError:
             continue
         if classify_chain(path, parsed) == "train_infer_python":

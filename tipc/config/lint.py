@@ -1,8 +1,9 @@
 """Static checks of TIPC configs with stable codes (table in docs/lint-codes.md).
 
-`lint_paths(paths, dialect=None)` reads each file the way its dialect's script does and reports every trap
+`static_lint(path, dialect=None)` reads a file the way its dialect's script does and reports every trap
 the script would silently fall into (positions shifted by blank lines, values cut at a second colon, a mode
-missing from a mode-keyed value, ...) plus the bash-semantics findings of planning it in every mode.
+missing from a mode-keyed value, ...). The findings of planning it in every mode need the planner, a layer
+up: tipc.planning.lint adds them (`lint_paths` there is the whole lint `tipc lint` runs).
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ import functools
 import re
 import stat
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from tipc.config import bash
+from tipc.config import bash, detect, dialects
+from tipc.config import reader as load_mod
 from tipc.config.discover import classify_chain, find_repo_root
 from tipc.config.model import Slot, TipcConfig
 from tipc.config.parse import ParsedFile, parse_text, read_text
@@ -21,7 +24,6 @@ from tipc.core.errors import ConfigError
 from tipc.core.findings import Finding, Level
 from tipc.core.steps import MODES
 
-TRAIN_MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer")
 KNOWN_MODES = (*MODES, "benchmark_train")
 
 # Slot name -> a pattern its key is expected to match (case-insensitive); None: any key.
@@ -60,6 +62,7 @@ def _key_pattern(expect: str) -> re.Pattern[str]:
 
 
 _URL_KEYS = re.compile(r"_url$")
+_SlotCheck = Callable[[TipcConfig, str, Slot], list[Finding]]
 
 
 def _f(
@@ -77,14 +80,12 @@ def shift_findings(parsed: ParsedFile, cfg: TipcConfig, read_limit: int | None) 
     used = max((s.line for s in cfg.slots().values() if s.present), default=0)
     return [
         f
-        for f in _physical_checks(parsed, cfg, read_limit, used)
+        for f in _physical_checks(parsed, read_limit, used)
         if f.code == "TIPC102" and f.level is not Level.INFO
     ]
 
 
-def _physical_checks(
-    parsed: ParsedFile, cfg: TipcConfig, limit: int | None, last_used_line: int
-) -> list[Finding]:
+def _physical_checks(parsed: ParsedFile, limit: int | None, last_used_line: int) -> list[Finding]:
     out: list[Finding] = []
     path = parsed.path
     if parsed.crlf:
@@ -138,9 +139,15 @@ def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
             continue
         if splitter == "every_colon":
             out.extend(_second_colon(cfg, slot))
-        for check in _PER_SLOT_CHECKS:
+        for check in _checks_for(name):
             out.extend(check(cfg, name, slot))
     return out
+
+
+@functools.cache
+def _checks_for(name: str) -> tuple[_SlotCheck, ...]:
+    """The per-slot checks that can find something in slot `name` (in `_PER_SLOT_CHECKS` order)."""
+    return tuple(check for check, names in _PER_SLOT_CHECKS if names is None or name in names)
 
 
 def _second_colon(cfg: TipcConfig, slot: Slot) -> list[Finding]:
@@ -296,15 +303,16 @@ def _unknown_modes(cfg: TipcConfig, name: str, slot: Slot) -> list[Finding]:
     ]
 
 
-# Run in this order on every present slot (the findings keep it).
-_PER_SLOT_CHECKS: tuple[Callable[[TipcConfig, str, Slot], list[Finding]], ...] = (
-    _glob_value,
-    _misplaced_key,
-    _block_swaps,
-    _bool_items,
-    _spaced_key,
-    _blank_value,
-    _unknown_modes,
+# Run in this order on every present slot (the findings keep it), each on the slots it can concern (None:
+# every slot).
+_PER_SLOT_CHECKS: tuple[tuple[_SlotCheck, frozenset[str] | None], ...] = (
+    (_glob_value, None),
+    (_misplaced_key, frozenset(_KEY_EXPECT)),
+    (_block_swaps, frozenset(_TRAINER_SLOTS + _EXPORT_SLOTS)),
+    (_bool_items, frozenset(_BOOL_SLOTS)),
+    (_spaced_key, None),
+    (_blank_value, None),
+    (_unknown_modes, frozenset(("epoch", "train_batch"))),
 )
 
 
@@ -525,17 +533,33 @@ def _section_checks(parsed: ParsedFile, cfg: TipcConfig, expected_lines: int) ->
     return out
 
 
-def lint_file(path: Path, *, dialect: str | None = None, max_steps: int | None = None) -> list[Finding]:
-    from tipc.config import detect, dialects
-    from tipc.config import reader as load_mod
+@dataclass(frozen=True)
+class ConfigRead:
+    """A train_infer_python config as lint read it: what planning it in every mode starts from."""
 
+    path: Path
+    parsed: ParsedFile
+    root: Path
+    dialect: str
+    cfg: TipcConfig
+
+
+@dataclass(frozen=True)
+class StaticLint:
+    findings: tuple[Finding, ...]
+    read: ConfigRead | None  # None: nothing to plan (not a .txt, empty, or a config of another chain)
+
+
+def static_lint(path: Path, *, dialect: str | None = None) -> StaticLint:
     if path.suffix.lower() != ".txt":
-        return [Finding(str(path), 0, 0, Level.INFO, "TIPC032", "not a .txt TIPC config: skipped")]
+        return StaticLint(
+            (Finding(str(path), 0, 0, Level.INFO, "TIPC032", "not a .txt TIPC config: skipped"),), None
+        )
     text = read_text(path)
     parsed = parse_text(text, str(path))
     findings: list[Finding] = list(parsed.issues)
     if not parsed.physical:
-        return findings
+        return StaticLint(tuple(findings), None)
     chain = classify_chain(path, parsed)
     if chain != "train_infer_python":
         level = Level.WARNING if chain == "unknown" else Level.INFO
@@ -551,21 +575,18 @@ def lint_file(path: Path, *, dialect: str | None = None, max_steps: int | None =
                 else "not recognised as a TIPC config of any chain (first line is not a known header)",
             )
         )
-        return findings
+        return StaticLint(tuple(findings), None)
     root = find_repo_root(path)
     name = dialect or detect.detect(parsed, path, root).dialect
     profile = dialects.get(name)
     cfg = load_mod.build(parsed, profile)
     used = max((s.line for s in cfg.slots().values() if s.present), default=0)
     expected_index = max(profile.slots.values())
-    findings.extend(_physical_checks(parsed, cfg, profile.read_limit, used if used else expected_index))
+    findings.extend(_physical_checks(parsed, profile.read_limit, used if used else expected_index))
     findings.extend(_slot_checks(cfg, profile.splitter))
     findings.extend(_section_checks(parsed, cfg, max(i for i in profile.slots.values() if i < 999) + 1))
     findings.extend(_structure_checks(cfg))
-    planned, infer_tokens = _plan_findings(path, parsed, root, name, cfg, max_steps)
-    findings = _passed_as_parameter(findings, cfg, infer_tokens)
-    findings.extend(planned)
-    return _dedupe(findings)
+    return StaticLint(tuple(findings), ConfigRead(path, parsed, root, name, cfg))
 
 
 # Slots the script only hands to the inference command as `key=value` (func_set_params): another key there is
@@ -575,12 +596,13 @@ def lint_file(path: Path, *, dialect: str | None = None, max_steps: int | None =
 _PASS_THROUGH_SLOTS = ("infer_benchmark",)
 
 
-def _passed_as_parameter(
-    findings: list[Finding], cfg: TipcConfig, infer_tokens: set[str] | None
+def passed_as_parameter(
+    findings: list[Finding], cfg: TipcConfig, infer_commands: Sequence[str]
 ) -> list[Finding]:
-    """TIPC105 on a pass-through slot becomes a WARNING when every planned inference command carries the
-    slot as one well-formed `key=value` token (what the script actually passes, not what the slot is for)."""
-    if not infer_tokens:
+    """TIPC105 on a pass-through slot becomes a WARNING when every planned inference command (of every
+    mode) carries the slot as one well-formed `key=value` token in its argv (what the script actually
+    passes, not what the slot is for). The commands are split only when such a finding asks."""
+    if not infer_commands:
         return findings
     out: list[Finding] = []
     for f in findings:
@@ -595,7 +617,8 @@ def _passed_as_parameter(
         key, value = (slot.key.strip(), slot.value.strip()) if slot is not None else ("", "")
         token = f"{key}={value}"
         well_formed = key.startswith("-") and value and "|" not in value
-        if slot is not None and f.level is Level.ERROR and well_formed and token in infer_tokens:
+        passed = slot is not None and f.level is Level.ERROR and well_formed
+        if passed and all(token in bash.command_argv(c)[0] for c in infer_commands):
             f = Finding(
                 f.path,
                 f.line,
@@ -610,35 +633,7 @@ def _passed_as_parameter(
     return out
 
 
-def _plan_findings(
-    path: Path, parsed: ParsedFile, root: Path, dialect: str, cfg: TipcConfig, max_steps: int | None
-) -> tuple[list[Finding], set[str] | None]:
-    """Findings of planning every mode, and the argv tokens every planned inference step shares.
-
-    The config is read and its dialect's slots are built once for all modes
-    (`tipc.planning.planner.prepare`)."""
-    from tipc.planning.planner import mode_findings, prepare
-
-    out: list[Finding] = []
-    shared: set[str] | None = None
-    prepared = prepare(path, parsed, "train_infer_python", root, dialect, slots=cfg)
-    out.extend(f for f in prepared.findings if f.code != "TIPC000")
-    root_abs = str(root)  # find_repo_root's answer is already resolved
-    # klquant_whole_infer is linted only for configs meant for it: for the others it replays another layout.
-    modes = [m for m in MODES if m != "klquant_whole_infer" or "kl" in path.name.lower()]
-    for mode in modes:
-        # Only what the findings need: the chain's findings and the inference argvs, no Step objects.
-        findings, infer_argvs = mode_findings(prepared, mode, root_abs=root_abs, max_steps=max_steps)
-        for argv in infer_argvs:
-            shared = set(argv) if shared is None else shared & set(argv)
-        for f in findings:
-            if f.code == "TIPC100":
-                f = Finding(f.path, f.line, f.col, Level.INFO, f.code, f.message)
-            out.append(f)
-    return out, shared
-
-
-def _dedupe(findings: list[Finding]) -> list[Finding]:
+def dedupe(findings: list[Finding]) -> list[Finding]:
     seen: set[tuple[int, str, str]] = set()
     out: list[Finding] = []
     for f in findings:
@@ -650,27 +645,7 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     return sorted(out, key=lambda f: (f.path, f.line, f.col, f.code))
 
 
-def lint_paths(
-    paths: Sequence[Path], *, dialect: str | None = None, strict: bool = False, max_steps: int | None = None
-) -> list[Finding]:
-    """Lint every config; a directory means every file under DIR/test_tipc/configs/** (or, for a folder
-    inside a test_tipc tree, every file under it).
-
-    Raises ConfigError (exit 2) for a path that is not a lintable input: missing, a special file, a folder
-    with no configs, or a file that cannot be read at all. A file named directly that is not a .txt config
-    (README.md) is a TIPC032 info finding, or with `strict` (what `tipc lint` uses) a ConfigError too.
-    `max_steps`: the planner's step cap per mode (None: `tipc.planning.planner.max_steps_default()`; TIPC270
-    past it).
-    """
-    findings: list[Finding] = []
-    for path in paths:
-        path = Path(path)
-        for file in _inputs(path, strict):
-            findings.extend(lint_file(file, dialect=dialect, max_steps=max_steps))
-    return findings
-
-
-def _inputs(path: Path, strict: bool) -> list[Path]:
+def lint_inputs(path: Path, strict: bool) -> list[Path]:
     """The config files an argument of `tipc lint` names, or a ConfigError saying why it names none."""
     from tipc.config.discover import iter_config_files
     from tipc.config.parse import describe_file_kind

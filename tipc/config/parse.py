@@ -9,6 +9,7 @@ value the planner uses can be reported as `path:line:col`.
 from __future__ import annotations
 
 import bisect
+import errno
 import functools
 import os
 import stat
@@ -75,7 +76,7 @@ class ParsedFile:
             else:
                 key, value = split_key_value(text, splitter)
                 kind = "kv" if ":" in text else "bare"
-                out.append(Entry(number, kind, key, value, value_col(text, splitter), text))
+                out.append(Entry(number, kind, key, value, value_col(text), text))
         return tuple(out)
 
     def find_header(self, name: str) -> int | None:
@@ -134,20 +135,59 @@ def describe_file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bytes_bounded(path: Path, limit: int = MAX_CONFIG_BYTES, what: str = "a config file") -> bytes:
+class OutsideRepo(ConfigError):
+    """A file of the repo is a link (or lies under a linked folder) leading out of the repo: never read."""
+
+
+def repo_root_of(path: Path) -> Path:
+    """The repo a config belongs to, from where it is named (not where links lead): the folder above the
+    nearest `test_tipc` on its path, else the folder it lies in."""
+    absolute = Path(os.path.abspath(path))
+    for parent in absolute.parents:
+        if parent.name == "test_tipc":
+            return parent.parent
+    return absolute.parent
+
+
+def contained(path: Path, root: Path, what: str = "a config file") -> Path:
+    """Where `path` really lies; OutsideRepo (exit 2, located at `path`) when it, or a folder on its way, is
+    a link leading out of `root`: a hostile repo's `config.txt -> /root/.ssh/id_rsa` is never read, so
+    no finding or plan can print a line of it."""
+    real = Path(os.path.realpath(path))
+    if not real.is_relative_to(Path(os.path.realpath(root))):
+        raise OutsideRepo(
+            str(path),
+            None,
+            f"is a link leading outside the repo {root}: not read (tipc reads {what} of a "
+            "repo only inside it)",
+        )
+    return real
+
+
+def read_bytes_bounded(
+    path: Path, limit: int = MAX_CONFIG_BYTES, what: str = "a config file", *, within: Path | None = None
+) -> bytes:
     """The bytes of a regular file of at most `limit` bytes, or a ConfigError (exit 2) naming the path.
 
     Special files are refused before reading: the file is opened non-blocking (a FIFO without a writer
     would block forever otherwise) and checked with fstat; `/dev/zero` and friends are character devices.
+    With `within`, a file whose real place is outside that folder is refused (`contained`) and the real
+    path is opened without following a link, so a link swapped in meanwhile is not followed either.
     """
     where = str(path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if within is not None:
+        path = contained(path, within, what)
+        flags |= os.O_NOFOLLOW
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise ConfigError(where, None, "no such file") from None
     except IsADirectoryError:
         raise ConfigError(where, None, f"is a directory, expected {what}") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP and within is not None:
+            raise OutsideRepo(where, None, "became a link while tipc read it: not read") from None
         raise ConfigError(where, None, f"cannot read: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)
@@ -174,8 +214,9 @@ def read_bytes_bounded(path: Path, limit: int = MAX_CONFIG_BYTES, what: str = "a
 
 def read_text(path: Path) -> str:
     """Read a config as UTF-8, raising ConfigError for what no script could read either, and for a file or
-    a line past tipc's size limits (MAX_CONFIG_BYTES, MAX_LINE_CHARS)."""
-    data = read_bytes_bounded(path)
+    a line past tipc's size limits (MAX_CONFIG_BYTES, MAX_LINE_CHARS), and for a config that is a link leading
+    out of its repo (`contained`, the repo being `repo_root_of(path)`)."""
+    data = read_bytes_bounded(path, within=repo_root_of(path))
     if b"\x00" in data:
         line = data[: data.index(b"\x00")].count(b"\n") + 1
         raise ConfigError(str(path), line, "binary file (NUL byte), expected a text config")
@@ -229,7 +270,17 @@ def split_key_value(line: str, splitter: str) -> tuple[str, str]:
     return bash.common_key(line), bash.common_value(line)
 
 
-def value_col(line: str, splitter: str) -> int:
+def value_col(line: str) -> int:
     """1-based column where the value starts (0 when the line has no colon)."""
     pos = line.find(":")
     return pos + 2 if pos >= 0 else 0
+
+
+MAX_SOURCE_BYTES = 4 << 20  # a repo's script read for what it declares (argparse flags, a dialect's cues)
+
+
+def read_repo_text(path: Path, repo: Path, what: str = "a script") -> str:
+    """A file of `repo` as text (undecodable bytes replaced), bounded like a config and only inside the repo;
+    ConfigError (OutsideRepo for a link leading out) otherwise."""
+    data = read_bytes_bounded(path, MAX_SOURCE_BYTES, what, within=repo)
+    return data.decode("utf-8", errors="replace")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tipc.config import bash
 from tipc.config.dialects import Dialect
-from tipc.config.model import SLOT_NAMES, Section, Slot, TipcConfig
+from tipc.config.model import EMPTY, SLOT_NAMES, Section, Slot, TipcConfig
 from tipc.config.parse import ArrayLine, ParsedFile, split_key_value, value_col
 from tipc.core.findings import Finding, Level
 
@@ -27,9 +27,9 @@ SECTION_HEADERS: tuple[str, ...] = (
 
 def _slot(line: ArrayLine | None, splitter: str) -> Slot:
     if line is None:
-        return Slot()
+        return EMPTY
     key, value = split_key_value(line.text, splitter)
-    return Slot(key, value, line.number, value_col(line.text, splitter), line.text, line.index)
+    return Slot(key, value, line.number, value_col(line.text), line.text, line.index)
 
 
 def _is_header(text: str) -> bool:
@@ -207,7 +207,3 @@ def mode_slot_value(slot: Slot, mode: str, dialect: Dialect) -> str:
     if dialect.splitter == "first_colon" or dialect.mode_arg_passed:
         return bash.mode_value(slot.value, mode)
     return bash.mode_value(slot.value, "")
-
-
-def display_path(path: Path) -> str:
-    return str(path)

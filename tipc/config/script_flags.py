@@ -12,6 +12,9 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from tipc.config.parse import read_repo_text
+from tipc.core.errors import ConfigError
+
 _SWITCH_ACTIONS = frozenset({"store_true", "store_false", "store_const", "count", "help", "version"})
 
 
@@ -252,8 +255,10 @@ def read_flags(script: Path, repo: Path | None = None) -> ScriptFlags:
     repo = repo or script.parent
     rel = _relative(script, repo)
     try:
-        source = script.read_text(encoding="utf-8", errors="replace")
+        source = read_repo_text(script, repo)
         tree = ast.parse(source, filename=str(script))
+    except ConfigError as exc:
+        return ScriptFlags(rel, (), False, error=f"cannot read: {exc.message}")
     except (OSError, SyntaxError, ValueError) as exc:
         return ScriptFlags(rel, (), False, error=f"cannot parse: {exc}")
     consts = _Constants(tree)
@@ -323,9 +328,9 @@ def _imported_calls(tree: ast.Module, repo: Path, script: Path) -> list[tuple[Pa
 def _flags_of_helper(module_file: Path, name: str, repo: Path, depth: int = 3) -> list[Flag]:
     """Flags added by top-level def/class `name` of `module_file` and the same-module helpers it calls."""
     try:
-        source = module_file.read_text(encoding="utf-8", errors="replace")
+        source = read_repo_text(module_file, repo)
         tree = ast.parse(source, filename=str(module_file))
-    except (OSError, SyntaxError, ValueError):
+    except (ConfigError, OSError, SyntaxError, ValueError):
         return []
     consts = _Constants(tree)
     defs = {

@@ -17,8 +17,6 @@ from typing import Any
 
 from tipc.core.errors import ConfigError
 
-Values = dict[str, dict[str, float]]  # metric -> label -> value
-
 
 @dataclass(frozen=True)
 class Band:

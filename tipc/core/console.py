@@ -1,19 +1,16 @@
-"""The one output choke point: a rich Console (imported lazily) and the progress-observer interface.
+"""The one output choke point: a rich Console (imported lazily); byte counts for people.
 
-The runner reports progress to an `Observer`; it never knows how (or whether) it is displayed.
+The progress-observer interface the runner reports to is tipc.execute.observer.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from tipc.core.steps import Plan, Step
-    from tipc.execute.record import StepResult
 
 _console: Console | None = None
 
@@ -44,34 +41,3 @@ def get_console(no_color: bool = False) -> Console:
 
         _console = Console(no_color=no_color or bool(os.environ.get("NO_COLOR")), highlight=False)
     return _console
-
-
-class Observer(Protocol):
-    """Progress callbacks; the runner calls these and nothing else about display."""
-
-    def plan_started(self, plan: Plan) -> None: ...
-
-    def step_started(self, index: int, total: int, step: Step) -> None: ...
-
-    def step_output(self, step: Step, line: str) -> None: ...
-
-    def step_finished(self, index: int, total: int, step: Step, result: StepResult) -> None: ...
-
-    def plan_finished(self, plan: Plan, results: Any) -> None: ...
-
-
-class NullObserver:
-    def plan_started(self, plan: Plan) -> None:
-        pass
-
-    def step_started(self, index: int, total: int, step: Step) -> None:
-        pass
-
-    def step_output(self, step: Step, line: str) -> None:
-        pass
-
-    def step_finished(self, index: int, total: int, step: Step, result: StepResult) -> None:
-        pass
-
-    def plan_finished(self, plan: Plan, results: Any) -> None:
-        pass

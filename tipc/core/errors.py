@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-EXIT_OK = 0
-EXIT_CHECK_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
+# The codes, re-exported where the errors that carry them live.
+from tipc.core.exit_codes import EXIT_CHECK_FAILED as EXIT_CHECK_FAILED
+from tipc.core.exit_codes import EXIT_INTERNAL as EXIT_INTERNAL
+from tipc.core.exit_codes import EXIT_OK as EXIT_OK
+from tipc.core.exit_codes import EXIT_USAGE as EXIT_USAGE
 
 
 class TipcError(Exception):

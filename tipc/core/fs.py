@@ -1,4 +1,4 @@
-"""File helpers shared across tipc: one atomic write.
+"""File helpers shared across tipc: one atomic write; what a repo-relative path may be.
 
 A reader (another tipc, a CI step, a browser) never sees half a file: the text goes to a hidden temporary file
 in the same folder (same filesystem, so the rename is atomic), which then replaces the target. The temporary
@@ -8,6 +8,7 @@ name carries the process id, so two writers of one target never share a temporar
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 
@@ -27,3 +28,10 @@ def atomic_write_text(
         tmp.unlink(missing_ok=True)
         raise
     return target
+
+
+def is_safe_relative(path: str) -> bool:
+    """A rule path must stay inside the repo: relative, no `..` segment, no drive or home prefix."""
+    if not path or path.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", path):
+        return False
+    return ".." not in re.split(r"[\\/]", path)

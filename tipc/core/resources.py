@@ -15,3 +15,9 @@ def data_dir(name: str) -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"tipc data folder {name!r} is missing from this installation")
+
+
+def package_parent() -> Path:
+    """The folder holding the tipc package: put first on PYTHONPATH, it makes this tipc importable by
+    another interpreter (a site-packages folder when tipc is installed)."""
+    return _PKG.parent

@@ -128,7 +128,6 @@ class Monitor:
         self.interval_s = interval_s
         self.gpu = gpu
         self.samples: list[ResourceSample] = []
-        self.seen_pids: set[int] = set()
         self.peak_rss = 0
         self.peak_gpu: int | None = None
         self.gpu_utils: list[float] = []
@@ -198,7 +197,6 @@ class Monitor:
                 pids.add(p.pid)
             except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                 continue
-        self.seen_pids |= pids
         if self._memory_total is None:
             self._memory_total = _physical_memory() or 0
         if self._memory_total:

@@ -1,8 +1,10 @@
 """The only module that starts processes.
 
 Every child runs from an argv list in its own process group (a new session), so a timeout or Ctrl-C stops
-the child and everything it spawned, and nothing else. Output is teed line by line to a log file and to an
-optional callback.
+the child and everything it spawned, and nothing else. Output is read in bounded chunks whatever its line
+lengths (a step printing 3 GiB without a newline costs tipc a chunk of memory, not 3 GiB) and teed to a log
+file capped at `log_limit` bytes (`CappedLog`: the head and the tail kept, what fell between counted and
+stated in the log) and, line by line, to an optional callback (each line cut at `MAX_LINE_BYTES`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ from tipc.core.poll import poll
 
 # How long a process group gets between SIGTERM and SIGKILL.
 TERM_GRACE_S = 3.0
+# A step's log keeps at most this many bytes of its output (--log-limit): the first and the last half.
+DEFAULT_LOG_LIMIT = 64 << 20
+READ_CHUNK = 64 << 10  # one read of a child's output
+MAX_LINE_BYTES = 64 << 10  # what a line callback gets of one line (the log keeps all of it, within its cap)
+CAPTURE_LIMIT = 16 << 20  # what `capture` keeps of a query's output
+StartHook = Callable[[int], None]
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -59,6 +67,7 @@ class ProcResult:
     started: float
     ended: float
     pid: int
+    log_dropped: int = 0  # bytes of output the capped log left out (0: the log holds all of it)
     denied: tuple[str, ...] = ()  # system calls the sandbox denied it (tipc.execute.sandbox.seccomp)
 
     @property
@@ -245,19 +254,34 @@ def capture(
     env: Mapping[str, str] | None = None,
     timeout_s: float | None = 60.0,
     on_start: Callable[[int], None] | None = None,
+    limit: int = CAPTURE_LIMIT,
     label: str | None = None,
 ) -> tuple[int | None, str]:
-    """Run a short query command; (exit code or None if it could not run or timed out, stdout+stderr)."""
-    lines: list[str] = []
+    """Run a short query command; (exit code or None if it could not run or timed out, stdout+stderr).
+
+    At most `limit` bytes of the output are kept (a query printing without end costs no more); the text
+    then ends with a line saying how much was left out."""
+    kept = bytearray()
+    over = 0
+
+    def collect(chunk: bytes) -> None:
+        nonlocal over
+        room = limit - len(kept)
+        kept.extend(chunk[:room])
+        over += max(0, len(chunk) - room)
+
     try:
         res = run(
-            argv, cwd=cwd, env=env, timeout_s=timeout_s, on_line=lines.append, on_start=on_start, label=label
+            argv, cwd=cwd, env=env, timeout_s=timeout_s, on_chunk=collect, on_start=on_start, label=label
         )
     except OSError as exc:
         return None, str(exc)
     if res.interrupted:
         raise KeyboardInterrupt  # a query is never worth swallowing the user's Ctrl-C
-    return res.exit_code, "\n".join(lines)
+    text = kept.decode("utf-8", errors="replace").replace("\r\n", "\n").removesuffix("\n")
+    if over:
+        text += f"\n[tipc: {over} more bytes of output not kept]"
+    return res.exit_code, text
 
 
 def _wait(child: subprocess.Popen[bytes], timeout_s: float | None) -> None:
@@ -313,20 +337,172 @@ def _wait(child: subprocess.Popen[bytes], timeout_s: float | None) -> None:
     child.wait()  # reaps at once: the child has exited
 
 
-def _pump(stream: IO[bytes], sink: IO[bytes] | None, on_line: Callable[[str], None] | None) -> None:
+class CappedLog:
+    """A log file that keeps at most `limit` bytes of what is written to it: the first half as it comes, the
+    last half in a ring file beside it (`<name>.tail`, so memory stays one chunk whatever the output), joined
+    at `close`, with one line stating how many bytes were dropped between them. Thread-safe."""
+
+    MARKER = (
+        "\n[tipc: {dropped} bytes of output dropped here; the log keeps the first {head} and the last "
+        "{tail} bytes (--log-limit {limit})]\n"
+    )
+
+    def __init__(self, path: str | Path, limit: int = DEFAULT_LOG_LIMIT) -> None:
+        if limit <= 0:
+            raise ValueError("a log limit is a positive number of bytes")
+        self.path = Path(path)
+        self.limit = limit
+        self.head_limit = limit - limit // 2
+        self.tail_limit = limit // 2
+        self.written = 0
+        self.dropped = 0
+        self._ring: int | None = None  # the tail's fd once the head is full
+        self._ring_written = 0
+        self._lock = threading.Lock()
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+
+    @property
+    def _ring_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".tail")
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            if self._fd is None:
+                raise ValueError("write to a closed log")
+            view = memoryview(data)
+            room = max(0, self.head_limit - self.written)
+            self.written += len(view)
+            if room:
+                _write_all(self._fd, view[:room])
+                view = view[room:]
+            if view and self.tail_limit:
+                self._to_ring(view)
+
+    def _to_ring(self, view: memoryview) -> None:
+        if self._ring is None:
+            self._ring = os.open(self._ring_path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        if len(view) > self.tail_limit:  # only its end can stay
+            self._ring_written += len(view) - self.tail_limit
+            view = view[len(view) - self.tail_limit :]
+        while view:
+            at = self._ring_written % self.tail_limit
+            piece = view[: self.tail_limit - at]
+            os.pwrite(self._ring, piece, at)
+            self._ring_written += len(piece)
+            view = view[len(piece) :]
+
+    def close(self) -> int:
+        """Join head and tail into the log; returns the bytes dropped between them."""
+        with self._lock:
+            if self._fd is None:
+                return self.dropped
+            fd, self._fd = self._fd, None
+            try:
+                if self._ring is not None:
+                    self._join_tail(fd)
+                else:
+                    self.dropped = max(0, self.written - self.head_limit)  # no tail to keep (limit 1)
+            finally:
+                os.close(fd)
+                if self._ring is not None:
+                    os.close(self._ring)
+                    self._ring = None
+                    with contextlib.suppress(OSError):
+                        self._ring_path.unlink()
+            return self.dropped
+
+    def _join_tail(self, fd: int) -> None:
+        assert self._ring is not None
+        kept = min(self._ring_written, self.tail_limit)
+        self.dropped = self._ring_written - kept
+        if self.dropped:
+            marker = self.MARKER.format(
+                dropped=self.dropped, head=self.head_limit, tail=self.tail_limit, limit=self.limit
+            )
+            _write_all(fd, memoryview(marker.encode()))
+        start = self._ring_written % self.tail_limit if self._ring_written > self.tail_limit else 0
+        for offset, length in ((start, kept - start), (0, start)) if start else ((0, kept),):
+            done = 0
+            while done < length:
+                chunk = os.pread(self._ring, min(READ_CHUNK * 16, length - done), offset + done)
+                if not chunk:
+                    break
+                _write_all(fd, memoryview(chunk))
+                done += len(chunk)
+
+
+def _write_all(fd: int, view: memoryview) -> None:
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class _Lines:
+    """Splits chunks of output into lines for a callback; a line longer than MAX_LINE_BYTES is cut there (the
+    rest of it counted, never held)."""
+
+    def __init__(self, on_line: Callable[[str], None]) -> None:
+        self.on_line: Callable[[str], None] | None = on_line
+        self.pending = bytearray()
+        self.over = 0
+
+    def feed(self, chunk: bytes) -> None:
+        start = 0
+        while self.on_line is not None:
+            end = chunk.find(b"\n", start)
+            if end < 0:
+                self._keep(chunk[start:])
+                return
+            self._keep(chunk[start:end])
+            self.flush()
+            start = end + 1
+
+    def _keep(self, piece: bytes) -> None:
+        room = MAX_LINE_BYTES - len(self.pending)
+        self.pending += piece[:room]
+        self.over += max(0, len(piece) - room)
+
+    def flush(self) -> None:
+        text = self.pending.decode("utf-8", errors="replace").rstrip("\r")
+        if self.over:
+            text += f" [tipc: {self.over} more bytes of this line not shown]"
+        self.pending.clear()
+        self.over = 0
+        if self.on_line is not None:
+            try:
+                self.on_line(text)
+            except Exception:
+                self.on_line = None
+
+    def close(self) -> None:
+        if self.pending or self.over:
+            self.flush()
+
+
+def _pump(
+    stream: IO[bytes],
+    sink: CappedLog | None,
+    on_line: Callable[[str], None] | None,
+    on_chunk: Callable[[bytes], None] | None = None,
+) -> None:
     # Keep draining whatever happens to the log or the callback: a pipe nobody reads blocks the child.
-    for raw in iter(stream.readline, b""):
+    # read1 returns what the pipe holds (up to READ_CHUNK) without waiting for a newline or a full buffer.
+    lines = _Lines(on_line) if on_line is not None else None
+    read = getattr(stream, "read1", stream.read)
+    while chunk := read(READ_CHUNK):
         if sink is not None:
             try:
-                sink.write(raw)
-                sink.flush()
+                sink.write(chunk)
             except (OSError, ValueError):
                 sink = None
-        if on_line is not None:
+        if lines is not None:
+            lines.feed(chunk)
+        if on_chunk is not None:
             try:
-                on_line(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+                on_chunk(chunk)
             except Exception:
-                on_line = None
+                on_chunk = None
+    if lines is not None:
+        lines.close()
     stream.close()
 
 
@@ -340,18 +516,22 @@ def run(
     on_line: Callable[[str], None] | None = None,
     on_start: Callable[[int], None] | None = None,
     stdin_data: bytes | None = None,
+    log_limit: int = DEFAULT_LOG_LIMIT,
+    on_chunk: Callable[[bytes], None] | None = None,
     label: str | None = None,
     trusted: bool = False,
 ) -> ProcResult:
-    """Run `argv` to completion (or timeout/Ctrl-C), teeing stdout+stderr to `log_path` and `on_line`.
-    `label` names it where the sandbox records the calls it denied (a step id); `trusted`: tipc's own
-    helper with tipc's own argv, started outside the sandbox's jail (it builds its own)."""
+    """Run `argv` to completion (or timeout/Ctrl-C), teeing stdout+stderr to `log_path` (capped at
+    `log_limit` bytes), `on_line` (line by line) and `on_chunk` (the raw chunks as read). `label` names it
+    where the sandbox records the calls it denied (a step id); `trusted`: tipc's own helper with tipc's own
+    argv, started outside the sandbox's jail (it builds its own)."""
     _may_start()
-    sink: IO[bytes] | None = None
+    sink: CappedLog | None = None
     if log_path is not None:
         _log_folder(log_path)
-        sink = open(log_path, "wb")  # noqa: SIM115 - closed in finally
+        sink = CappedLog(log_path, log_limit)
     started = time.time()
+    dropped = 0
     try:
         with _registry_lock:
             child, launch = _popen(
@@ -371,7 +551,7 @@ def run(
             child.stdin.write(stdin_data)
             child.stdin.close()
         assert child.stdout is not None
-        pump = threading.Thread(target=_pump, args=(child.stdout, sink, on_line), daemon=True)
+        pump = threading.Thread(target=_pump, args=(child.stdout, sink, on_line, on_chunk), daemon=True)
         pump.start()
         timed_out = interrupted = False
         try:
@@ -393,9 +573,11 @@ def run(
         # What left the group (setsid) and lost its parent is an orphan now: nothing outlives its step.
         sweep_orphans()
         pump.join(timeout=5)
+        if sink is not None:
+            dropped = sink.close()
         code = None if (timed_out or interrupted) else child.returncode
         denied = launch.denied() if launch is not None else ()
-        return ProcResult(code, timed_out, interrupted, started, time.time(), child.pid, denied)
+        return ProcResult(code, timed_out, interrupted, started, time.time(), child.pid, dropped, denied)
     finally:
         if sink is not None:
             sink.close()
@@ -459,10 +641,16 @@ def _has_fd(stream: object) -> bool:
 
 
 def _copy_text(stream: IO[bytes], sink: IO[str]) -> None:
-    for raw in iter(stream.readline, b""):
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    read = getattr(stream, "read1", stream.read)
+    while chunk := read(READ_CHUNK):
         with contextlib.suppress(Exception):
-            sink.write(raw.decode("utf-8", errors="replace"))
+            sink.write(decoder.decode(chunk))
             sink.flush()
+    with contextlib.suppress(Exception):
+        sink.write(decoder.decode(b"", final=True))
     stream.close()
 
 
@@ -669,7 +857,8 @@ def sweep_orphans(rounds: int = 5) -> list[int]:
 
 
 class Background:
-    """A long-running child (a server) in its own process group; stop it by its own group only."""
+    """A long-running child (a server) in its own process group; stop it by its own group only. Its output
+    goes to `log_path` through a pump, capped like a step's (`CappedLog`); `log_dropped` once stopped."""
 
     def __init__(
         self,
@@ -678,13 +867,17 @@ class Background:
         cwd: str | Path,
         env: Mapping[str, str] | None = None,
         log_path: str | Path | None = None,
+        log_limit: int = DEFAULT_LOG_LIMIT,
         label: str | None = None,
     ) -> None:
         _may_start()
-        self._sink: IO[bytes] | int = subprocess.DEVNULL
+        self._log: CappedLog | None = None
+        self._pump: threading.Thread | None = None
+        self._drained = False
+        self.log_dropped = 0
         if log_path is not None:
             _log_folder(log_path)
-            self._sink = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+            self._log = CappedLog(log_path, log_limit)
         self.started = time.time()
         with _registry_lock:
             try:
@@ -694,21 +887,32 @@ class Background:
                     env=env,
                     label=label,
                     stdin=subprocess.DEVNULL,
-                    stdout=self._sink,
+                    stdout=subprocess.DEVNULL if self._log is None else subprocess.PIPE,
                     stderr=subprocess.STDOUT,
                 )
             except BaseException:
-                if not isinstance(self._sink, int):
-                    self._sink.close()  # nothing started: stop() will never be called to close it
+                if self._log is not None:
+                    self._log.close()  # nothing started: stop() will never be called to close it
                 raise
             _ours.add(self.child.pid)
+        if self._log is not None:
+            assert self.child.stdout is not None
+            self._pump = threading.Thread(
+                target=_pump, args=(self.child.stdout, self._log, None), daemon=True
+            )
+            self._pump.start()
 
     @property
     def pid(self) -> int:
         return self.child.pid
 
     def poll(self) -> int | None:
-        return self.child.poll()
+        """The exit code once the server exited (its output then all in the log: its last words count)."""
+        code = self.child.poll()
+        if code is not None and self._pump is not None and not self._drained:
+            self._drained = True
+            self._pump.join(timeout=1.0)  # longer only when something it started still holds the pipe
+        return code
 
     def stop(self, grace_s: float = TERM_GRACE_S) -> int | None:
         """Stop the server's group; returns its exit code (None if it had to be killed)."""
@@ -720,8 +924,10 @@ class Background:
             kill_group(self.child.pid, grace_s=0.5)
         _forget(self.child.pid)
         sweep_orphans()
-        if not isinstance(self._sink, int):
-            self._sink.close()
+        if self._pump is not None:
+            self._pump.join(timeout=5)
+        if self._log is not None:
+            self.log_dropped = self._log.close()
         return code
 
     def tree(self) -> set[int]:
@@ -731,6 +937,80 @@ class Background:
     def denied(self) -> tuple[str, ...]:
         """The system calls the sandbox denied this server so far."""
         return self._launch.denied() if self._launch is not None else ()
+
+
+class Pipe:
+    """A child this process talks to through its stdin and stdout (a `git cat-file --batch`), in its own
+    process group. Its stderr is drained into the last STDERR_KEPT bytes (`errors`); past `timeout_s` its
+    group is killed (reads then end). `close` stops the group and returns the exit code (None: killed)."""
+
+    STDERR_KEPT = 4096
+
+    def __init__(
+        self, argv: Sequence[str], *, cwd: str | Path, env: Mapping[str, str] | None, timeout_s: float
+    ) -> None:
+        _may_start()
+        with _registry_lock:
+            self.child, self._launch = _popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                label=None,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            _ours.add(self.child.pid)
+        assert self.child.stdin is not None and self.child.stdout is not None
+        self.stdin: IO[bytes] = self.child.stdin
+        self.stdout: IO[bytes] = self.child.stdout
+        self._errors = bytearray()
+        self.timed_out = False
+        self._drain = threading.Thread(target=self._keep_errors, daemon=True)
+        self._drain.start()
+        self._timer = threading.Timer(timeout_s, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _keep_errors(self) -> None:
+        stream = self.child.stderr
+        assert stream is not None
+        read = getattr(stream, "read1", stream.read)
+        while chunk := read(READ_CHUNK):
+            self._errors += chunk
+            del self._errors[: max(0, len(self._errors) - self.STDERR_KEPT)]
+        stream.close()
+
+    def _expire(self) -> None:
+        self.timed_out = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.child.pid, signal.SIGKILL)
+
+    @property
+    def errors(self) -> str:
+        return bytes(self._errors).decode("utf-8", errors="replace").strip()
+
+    def close(self) -> int | None:
+        self._timer.cancel()
+        for stream in (self.stdin, self.stdout):
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
+        try:
+            code: int | None = self.child.wait(timeout=TERM_GRACE_S)
+        except subprocess.TimeoutExpired:
+            code = None
+        kill_group(self.child.pid, grace_s=0.5 if code is not None else TERM_GRACE_S, reap=self.child.poll)
+        if code is None:
+            self.child.wait()
+        _forget(self.child.pid)
+        self._drain.join(timeout=5)
+        return None if self.timed_out else code
+
+    def __enter__(self) -> Pipe:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def stop_children(grace_s: float = TERM_GRACE_S) -> list[int]:

@@ -123,6 +123,7 @@ class StepResult:
     pid: int | None = None  # process(-group) id of the step's leader, for audits that nothing was left alive
     reused: bool = False  # taken from an earlier record (--rerun-failed / --resume), not run this time
     causes: tuple[Cause, ...] = ()  # plain causes of a failure, most specific first (tipc.judge.causes)
+    log_dropped: int = 0  # bytes of output its capped log left out (the log says where)
 
     @property
     def duration_s(self) -> float | None:
@@ -146,6 +147,7 @@ class StepResult:
             "pid": self.pid,
             "reused": self.reused,
             "causes": [c.to_json() for c in self.causes],
+            "log_dropped_bytes": self.log_dropped,
         }
 
     @classmethod
@@ -164,6 +166,7 @@ class StepResult:
             pid=data.get("pid"),
             reused=bool(data.get("reused", False)),
             causes=tuple(Cause.from_json(c) for c in data.get("causes", ())),
+            log_dropped=int(data.get("log_dropped_bytes", 0) or 0),
         )
 
 

@@ -25,14 +25,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tipc import __version__
-from tipc.core.console import NullObserver, Observer
 from tipc.core.errors import ConfigError, UserError
 from tipc.core.poll import poll
 from tipc.core.results import append_status_line, log_field, status_line
 from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.version import __version__
 from tipc.execute import lineage, proc
 from tipc.execute.monitor import Monitor, host_info
+from tipc.execute.observer import NullObserver, Observer
 from tipc.execute.record import RecordWriter, Resources, RunRecord, StepResult, load_record, record_location
 from tipc.execute.serving.ready import probe
 from tipc.judge.causes import Cause
@@ -66,6 +66,7 @@ class RunOptions:
     probe_versions: bool = True  # ask the run's python for paddle's version, git for the commit
     extra_env: tuple[tuple[str, str], ...] = field(default=(("PYTHONUNBUFFERED", "1"),))
     forced_env: tuple[tuple[str, str], ...] = ()  # set for every step over the environment (--paddle-compat)
+    log_limit_bytes: int = proc.DEFAULT_LOG_LIMIT  # each step's log keeps its head and tail (--log-limit)
 
 
 def _notice(observer: Observer, message: str) -> None:
@@ -242,11 +243,11 @@ def paddle_version(python: str, cwd: Path, on_start: Callable[[int], None] | Non
 
 
 def git_commit(repo: Path, on_start: Callable[[int], None] | None = None) -> str | None:
-    if shutil.which("git") is None:
+    from tipc.execute import safegit  # the repo's own git config names commands: none of them may run
+
+    if not safegit.available():
         return None
-    code, out = proc.capture(
-        ["git", "-C", str(repo), "rev-parse", "HEAD"], cwd=repo, timeout_s=30, on_start=on_start
-    )
+    code, out = safegit.capture(["rev-parse", "HEAD"], cwd=repo, timeout_s=30, on_start=on_start)
     sha = out.strip().splitlines()[-1] if out.strip() else ""
     return sha if code == 0 and re.fullmatch(r"[0-9a-f]{40,64}", sha) else None
 
@@ -403,16 +404,17 @@ def _not_ready(launched: _Launched, url: str | None, limit: float) -> StepResult
     with proc.shielded():
         stopped = launched.handle.stop()
     resources = launched.stop_monitor()
+    base = replace(launched.base, log_dropped=launched.handle.log_dropped)
     if code is not None:
         return replace(
-            launched.base,
+            base,
             ended=time.time(),
             exit_code=code,
             resources=resources,
             reason=f"server {_describe_exit(code)} before it answered at {url}",
         )
     return replace(
-        launched.base,
+        base,
         status=Status.TIMEOUT,
         ended=time.time(),
         exit_code=None,
@@ -760,6 +762,7 @@ class _Execution:
                 on_line=output,
                 on_start=begun,
                 label=step.id,
+                log_limit=self.options.log_limit_bytes,
             )
         except OSError as exc:
             log.parent.mkdir(parents=True, exist_ok=True)
@@ -806,6 +809,7 @@ class _Execution:
             resources=resources,
             pid=res.pid,
             causes=(*limits_hit, *self._diagnosed(status, log, argv, res.exit_code, cwd)),
+            log_dropped=res.log_dropped,
         )
 
     # ---- background steps
@@ -828,7 +832,9 @@ class _Execution:
             return taken
         started = time.time()
         try:
-            handle = proc.Background(argv, cwd=cwd, env=env, log_path=log, label=step.id)
+            handle = proc.Background(
+                argv, cwd=cwd, env=env, log_path=log, log_limit=self.options.log_limit_bytes, label=step.id
+            )
         except OSError as exc:
             return replace(
                 base,
@@ -934,6 +940,7 @@ class _Execution:
         if died is not None:
             result = replace(
                 server.result,
+                log_dropped=server.handle.log_dropped,
                 status=Status.FAILED,
                 exit_code=died,
                 ended=time.time(),
@@ -944,6 +951,7 @@ class _Execution:
             why = "the run was interrupted" if interrupted else "its last dependent finished"
             result = replace(
                 server.result,
+                log_dropped=server.handle.log_dropped,
                 status=Status.PASSED,
                 exit_code=code,
                 ended=time.time(),

@@ -9,7 +9,6 @@ or before the reader in plan order wrote the file.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,11 +135,11 @@ class LineageGraph:
 
 
 def _git(repo: Path, *args: str) -> tuple[int | None, str]:
-    from tipc.execute import proc
+    from tipc.execute import safegit  # the repo's own git config names commands: none of them may run
 
-    if shutil.which("git") is None:
+    if not safegit.available():
         return None, ""
-    return proc.capture(["git", "-C", str(repo), *args], cwd=repo, timeout_s=60)
+    return safegit.capture(args, cwd=repo, timeout_s=60)
 
 
 def git_files(repo: Path) -> set[str] | None:

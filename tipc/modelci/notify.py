@@ -19,7 +19,7 @@ TIMEOUT_S = 15.0
 
 
 def payload(judgement: Any, record: Any, *, repo: str, exit_code: int) -> dict[str, Any]:
-    from tipc import __version__
+    from tipc.core.version import __version__
     from tipc.judge.baseline import judge, store
 
     rows = [r.to_json() for r in judgement.rows]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import posixpath
+import re
 from dataclasses import dataclass, field
 
 from tipc.config import bash
@@ -28,9 +29,6 @@ WORK_PER_STEP = 20  # loop bodies allowed per allowed step (most are skipped by 
 
 class _PlanTooLarge(Exception):
     """Raised inside the loops when the plan passes its cap; `build` turns it into a TIPC270 finding."""
-
-
-WHOLE_INFER_MODES = ("whole_infer", "klquant_whole_infer")
 
 
 def bash_dirname(path: str) -> str:
@@ -58,9 +56,10 @@ class _Ctx:
     max_steps: int = DEFAULT_MAX_STEPS
     work: int = 0  # loop bodies entered: bounds planning even when the iterations add no step
     count: int = 0  # steps planned
-    light: bool = False  # lint: findings only, no Step objects (only the inference argvs are kept)
-    infer_argvs: list[tuple[str, ...]] = field(default_factory=list)
+    light: bool = False  # lint: findings only, no Step objects (only the inference commands are kept)
+    infer_commands: list[str] = field(default_factory=list)
     noted: set[str] = field(default_factory=set)
+    seen_commands: set[str] = field(default_factory=set)  # the commands already examined (see `add`)
     last_export_weight: str = ""
     cpu: bool = False  # --device cpu: single-device items run on the CPU, launch steps are not applicable
     cpu_item: str | None = None  # the first single-device gpu_list item (the one run on the CPU)
@@ -96,6 +95,12 @@ class _Ctx:
         self.ids.add(candidate)
         return candidate
 
+    def _note_words(self, status_command: str, exact: bool) -> None:
+        notes, keys = _command_notes(status_command, exact)
+        if not keys <= self.noted:  # commands that differ in a number share their glob words
+            for code, message, once in notes:
+                self.note(code, Level.WARNING, None, message, once=once)
+
     def tick(self) -> None:
         """One loop body entered; too many (the product of `|` lists) stops planning (TIPC270)."""
         self.work += 1
@@ -117,22 +122,26 @@ class _Ctx:
         writes: tuple[tuple[str, str], ...] = (),
         writes_unknown: str = "",
     ) -> str:
-        argv: tuple[str, ...]
-        if self.light and stage is not Stage.INFER:
-            # Lint keeps no argv but the inference ones: only whether the words are well formed.
-            argv, exact = (), bash.is_shell_words(status_command)
-        else:
+        argv: tuple[str, ...] = ()
+        # A command is examined once: `|` lists repeat the same command in many steps (and make it long).
+        seen = status_command in self.seen_commands
+        if not self.light:
             argv, exact = bash.command_argv(status_command)
-        for code, message, once in _command_notes(status_command, exact):
-            self.note(code, Level.WARNING, None, message, once=once)
+        elif not seen:
+            # Lint keeps no argv, only whether the words are well formed (and the inference commands).
+            exact = bash.is_shell_words(status_command)
+        if not seen:
+            self.seen_commands.add(status_command)
+            if not exact or _MAY_NOTE.search(status_command):
+                self._note_words(status_command, exact)
         if self.count >= self.max_steps:
             raise _PlanTooLarge(f"{self.max_steps} steps")
         self.count += 1
-        sid = self.unique(step_id)
         if self.light:
             if stage is Stage.INFER:
-                self.infer_argvs.append(argv)
-            return sid
+                self.infer_commands.append(status_command)
+            return step_id  # lint needs no unique ids: nothing reads the steps' dependencies
+        sid = self.unique(step_id)
         env = tuple(sorted((k, v) for k, v in self.env.items() if v is not None))
         unset = tuple(sorted(k for k, v in self.env.items() if v is None))
         self.steps.append(
@@ -164,10 +173,16 @@ class _Ctx:
         self.env[CUDA] = None
 
 
+# A character a word needs for `_command_notes` to say something about it (besides broken quoting).
+_MAY_NOTE = re.compile(r"[*?$]")
+
+
 @functools.lru_cache(maxsize=4096)
-def _command_notes(status_command: str, exact: bool) -> tuple[tuple[str, str, str | None], ...]:
-    """(code, message, once-key) of the warnings about one command's words (the same commands recur in
-    every mode lint plans, so this is cached)."""
+def _command_notes(
+    status_command: str, exact: bool
+) -> tuple[tuple[tuple[str, str, str | None], ...], frozenset[str]]:
+    """(code, message, once-key) of the warnings about one command's words, and the keys `_Ctx.note` files
+    them under (the same commands recur in every mode lint plans, so this is cached)."""
     out: list[tuple[str, str, str | None]] = []
     if not exact:
         out.append(
@@ -198,7 +213,7 @@ def _command_notes(status_command: str, exact: bool) -> tuple[tuple[str, str, st
                     f"var:{word}",
                 )
             )
-    return tuple(out)
+    return tuple(out), frozenset(once or f"{code}:{message}" for code, message, once in out)
 
 
 def _writes(slot: Slot, path: str, what: str) -> tuple[tuple[tuple[str, str], ...], str]:
@@ -232,13 +247,13 @@ def build(
 
 def lint_build(
     cfg: TipcConfig, d: Dialect, mode: str, root: str, *, max_steps: int = DEFAULT_MAX_STEPS
-) -> tuple[list[Finding], int, list[tuple[str, ...]]]:
-    """What lint needs of a plan: (findings, number of steps, argv of every inference step).
+) -> tuple[list[Finding], int, list[str]]:
+    """What lint needs of a plan: (findings, number of steps, command of every inference step).
 
     The same interpretation as `build`, without building Step objects (lint plans four modes per config)."""
     ctx = _Ctx(cfg, d, mode, root, max_steps=max_steps, light=True)
     _run(ctx, mode)
-    return ctx.findings, ctx.count, ctx.infer_argvs
+    return ctx.findings, ctx.count, ctx.infer_commands
 
 
 def _run(ctx: _Ctx, mode: str) -> None:
@@ -1066,6 +1081,9 @@ def _infer_loop(ctx: _Ctx, name: str) -> list[str]:
 def _infer_cpu(ctx: _Ctx, run: _InferRun, names: dict[str, str], use_gpu_param: str) -> None:
     """The CPU inference loops: mkldnn x threads x batch (x precision where the dialect loops it)."""
     cfg, d, quant = ctx.cfg, ctx.d, run.quant
+    # The lists the loops walk do not change inside them (the script reads them once).
+    threads_list, batches = _infer_loop(ctx, "infer_threads"), ifs_split(cfg.infer_batch.value, "|")
+    precisions = _infer_loop(ctx, "infer_precision") if d.cpu_precision_loop else [""]
     for mkldnn in _infer_loop(ctx, "infer_mkldnn"):
         ctx.tick()
         if "C3" in d.cpu_skip and test_eq(mkldnn, "False") and test_eq(quant, "True"):
@@ -1073,14 +1091,15 @@ def _infer_cpu(ctx: _Ctx, run: _InferRun, names: dict[str, str], use_gpu_param: 
         mkldnn_param = (
             f"{cfg.infer_mkldnn.key}={mkldnn}" if d.mkldnn_raw else set_param(cfg.infer_mkldnn.key, mkldnn)
         )
-        for threads in _infer_loop(ctx, "infer_threads"):
+        for threads in threads_list:
             ctx.tick()
-            for batch in ifs_split(cfg.infer_batch.value, "|"):
+            threads_param = set_param(cfg.infer_threads.key, threads)
+            for batch in batches:
                 ctx.tick()
-                precisions = _infer_loop(ctx, "infer_precision") if d.cpu_precision_loop else [""]
+                batch_param = set_param(cfg.infer_batch.key, batch)
                 for precision in precisions:
                     ctx.tick()
-                    if any(_cpu_skip(r, quant, precision, mkldnn) for r in d.cpu_skip):
+                    if d.cpu_skip and any(_cpu_skip(r, quant, precision, mkldnn) for r in d.cpu_skip):
                         continue
                     log = d.cpu_log.format(
                         **names, mkldnn=mkldnn, threads=threads, precision=precision, batch=batch
@@ -1088,8 +1107,8 @@ def _infer_cpu(ctx: _Ctx, run: _InferRun, names: dict[str, str], use_gpu_param: 
                     values = {
                         "use_gpu": use_gpu_param,
                         "mkldnn": mkldnn_param,
-                        "threads": set_param(cfg.infer_threads.key, threads),
-                        "batch": set_param(cfg.infer_batch.key, batch),
+                        "threads": threads_param,
+                        "batch": batch_param,
                         "precision": set_param(cfg.infer_precision.key, precision),
                     }
                     _infer_emit(ctx, run, d.cpu_shape, log, values)
@@ -1124,6 +1143,9 @@ def _infer_emit(ctx: _Ctx, run: _InferRun, shape: str, log: str, values: dict[st
     if d.param1_results:
         values = {**values, "param1": set_param(cfg.infer_param1.key, results_dir)}
     command = shape.format(**{**run.common, **values, "log": log})
+    if ctx.light:  # lint: the command is all it needs
+        ctx.add("", Stage.INFER, command, log=log, status_log=log, trainer=run.trainer)
+        return
     name = posixpath.basename(log)
     if name.endswith(".log"):
         name = name[:-4]

@@ -1,5 +1,5 @@
 """Plans observed from the repo's own script: the pure half (the effectful half, which runs the script in
-the sandbox, is tipc.execute.observe).
+the sandbox, is tipc.execute.observation).
 
     prepare(config, mode, *, repo, overrides, script, dialect, tools) -> Prepared   what to run, how
     stand_ins(tools, record, names, python) -> {path: (text, mode)}                  the recording stand-ins

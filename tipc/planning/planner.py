@@ -186,13 +186,13 @@ def plan(
 
 def mode_findings(
     prepared: Prepared, mode: str, *, root_abs: str, max_steps: int | None = None
-) -> tuple[list[Finding], list[tuple[str, ...]]]:
+) -> tuple[list[Finding], list[str]]:
     """What lint needs of the plan of one mode, without building it: the findings `plan` would report
-    (less the dialect and override notes) and the argv of every inference step."""
+    (less the dialect and override notes) and the command of every inference step."""
     findings: list[Finding] = []
     cfg, profile = _mode_slots(prepared, mode, findings)
     cap = max_steps if max_steps is not None else max_steps_default()
-    chain_findings, count, infer_argvs = chain_mod.lint_build(cfg, profile, mode, root_abs, max_steps=cap)
+    chain_findings, count, infer_commands = chain_mod.lint_build(cfg, profile, mode, root_abs, max_steps=cap)
     findings.extend(chain_findings)
     if count == 0:
         findings.append(
@@ -205,7 +205,7 @@ def mode_findings(
                 f"the script runs nothing in mode {mode}",
             )
         )
-    return findings, infer_argvs
+    return findings, infer_commands
 
 
 def _mode_slots(

@@ -1,8 +1,9 @@
-"""Inline SVG figures for the HTML report: loss chart, stage timeline with resource series, lineage graph,
-and the coloured agreement matrix cells. Pure functions from report data to markup.
+"""Inline SVG figures for the HTML report: loss chart, stage timeline with resource series, lineage graph.
+Pure functions from report data to markup (the agreement matrix is a table: tipc.report.matrix).
 
 Every piece of text that comes from the repo or the run (step ids, file paths) goes through `_esc`; the rest
-is numbers formatted here. No scripts, no external references: the page stays self-contained and printable.
+is numbers formatted here. Names are set in monospace and wrapped to their box (`wrap`), never cut. No
+scripts, no external references: the page stays self-contained and printable.
 """
 
 from __future__ import annotations
@@ -26,15 +27,14 @@ BLUE, LIGHT_BLUE, ORANGE, GREEN, RED, GREY, PURPLE = (
 )
 STATUS_COLOURS = {"passed": GREEN, "failed": RED, "timeout": RED, "interrupted": RED}
 FONT = 'font-family="system-ui,sans-serif" font-size="11"'
+# Names (step ids, file names) are monospace, so a line's width is known and a long one wraps, never cut.
+MONO = 'font-family="DejaVu Sans Mono,ui-monospace,SFMono-Regular,Menlo,Consolas,monospace" font-size="11"'
+CHAR_W = 7.0  # px per character of MONO, a little over the 6.6 px DejaVu Sans Mono takes
+LINE_H = 13
 
 
 def _esc(text: object) -> str:
     return html.escape(str(text), quote=True)
-
-
-def _clip(text: str, width: int) -> str:
-    """At most `width` characters (an ellipsis marks the cut); the full text goes in the element's <title>."""
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
@@ -239,23 +239,60 @@ def _timeline_series(timed: Sequence[Any], t0: float) -> list[_Series]:
     return series
 
 
-def _gantt_parts(timed: Sequence[Any], t0: float, span: float, width: int, left: int, row: int) -> list[str]:
-    """The steps' bars with their names, and the seconds axis under them."""
-    gantt_h = 24 + row * len(timed) + 30
+def wrap(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` characters, broken after `/ _ - .` or a space where one falls in
+    the line's last two thirds, else at the width: every character is kept."""
+    width = max(4, width)
+    lines = []
+    rest = text
+    while len(rest) > width:
+        cut = max((i + 1 for i, ch in enumerate(rest[:width]) if ch in "/_-. "), default=0)
+        if cut < width // 3:
+            cut = width
+        lines.append(rest[:cut])
+        rest = rest[cut:]
+    lines.append(rest)
+    return lines
+
+
+def _chars(box_width: float) -> int:
+    """Monospace characters that fit a box `box_width` wide with its padding."""
+    return int((box_width - 16) / CHAR_W)
+
+
+def _label(lines: list[str], x: float, y: float, *, anchor: str = "start", cls: str = "label") -> str:
+    """Lines of monospace text, the first baseline at `y`."""
+    spans = "".join(
+        f'<tspan x="{x:.1f}" dy="{0 if i == 0 else LINE_H}">{_esc(line)}</tspan>'
+        for i, line in enumerate(lines)
+    )
+    return f'<text class="{cls}" x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" {MONO}>{spans}</text>'
+
+
+def _gantt_parts(
+    timed: Sequence[Any], t0: float, span: float, width: int, left: int
+) -> tuple[list[str], int]:
+    """The steps' bars with their names (wrapped, never cut), and the seconds axis under them; the height."""
+    rows = []
+    y = 24
+    for s in timed:
+        lines = wrap(str(s.id), _chars(left))
+        height = max(18, LINE_H * len(lines) + 5)
+        rows.append((s, y, height, lines))
+        y += height
+    gantt_h = y + 30
     gantt = _Frame(0.0, span, 0.0, 1.0, width=width, height=gantt_h, left=left, top=24)
     parts = [
         f'<text x="{left}" y="14" {FONT}>steps on the run\'s clock (seconds since the first started)</text>'
     ]
-    for i, s in enumerate(timed):
-        y = 24 + i * row
+    for s, y, height, lines in rows:
         a, b = s.started - t0, s.started - t0 + s.duration_s
         colour = STATUS_COLOURS.get(s.status, GREY)
+        first = y + (height - LINE_H * len(lines)) / 2 + 10
+        parts.append(_label(lines, left - 6, first, anchor="end", cls="label step-name"))
         parts.append(
-            f'<text x="{left - 6}" y="{y + 12}" text-anchor="end" {FONT}>{_esc(_clip(s.id, 30))}</text>'
-        )
-        parts.append(
-            f'<rect class="bar {_esc(s.status)}" x="{gantt.x(a):.1f}" y="{y + 2}" '
-            f'width="{max(1.5, gantt.x(b) - gantt.x(a)):.1f}" height="{row - 5}" fill="{colour}">'
+            f'<rect class="bar {_esc(s.status)}" x="{gantt.x(a):.1f}" y="{y + (height - 13) / 2:.1f}" '
+            f'width="{max(1.5, gantt.x(b) - gantt.x(a)):.1f}" height="13" fill="{colour}">'
             f"<title>{_esc(s.id)}: {_esc(s.status)}, {s.duration_s:.1f}s</title></rect>"
         )
     xb = gantt_h - 30
@@ -264,7 +301,7 @@ def _gantt_parts(timed: Sequence[Any], t0: float, span: float, width: int, left:
         parts.append(f'<line x1="{x:.1f}" y1="20" x2="{x:.1f}" y2="{xb}" stroke="#eaeef2"/>')
         parts.append(f'<text x="{x:.1f}" y="{xb + 14}" text-anchor="middle" {FONT}>{_fmt(t)}s</text>')
     parts.append(f'<line class="axis" x1="{left}" y1="{xb}" x2="{width - 16}" y2="{xb}" stroke="#57606a"/>')
-    return parts
+    return parts, gantt_h
 
 
 def _series_panel(
@@ -302,7 +339,7 @@ def _series_panel(
     )
 
 
-def timeline_svg(steps: Sequence[Any], *, width: int = 960) -> str:
+def timeline_svg(steps: Sequence[Any], *, width: int = 1240) -> str:
     """A Gantt chart of the steps on one wall-clock axis, then the monitor's CPU %, memory and (when any was
     measured) GPU memory series on the same axis. Empty when no step has a start time and a duration."""
     timed = [s for s in steps if s.started is not None and s.duration_s is not None]
@@ -310,19 +347,18 @@ def timeline_svg(steps: Sequence[Any], *, width: int = 960) -> str:
         return ""
     t0 = min(s.started for s in timed)
     t1 = max(s.started + s.duration_s for s in timed)
-    row, left = 18, 190
-    gantt_h = 24 + row * len(timed) + 30
+    left = 380  # the step names' column: a long id wraps in it
+    parts, gantt_h = _gantt_parts(timed, t0, t1 - t0, width, left)
     series = _timeline_series(timed, t0)
     panel_h = 110
     height = gantt_h + panel_h * len(series)
-    parts = _gantt_parts(timed, t0, t1 - t0, width, left, row)
     for k, one in enumerate(series):
         parts.append(_series_panel(one, t1 - t0, width, left, panel_h, gantt_h + k * panel_h))
     return _svg(width, height, "stage timeline", parts)
 
 
-def _file_anchor(path: str, edges: list[dict[str, Any]], col: dict[str, int]) -> float:
-    """The step column a file sits under: the first step that wrote it, else its first reader."""
+def _file_anchor(path: str, edges: list[dict[str, Any]], col: dict[str, int]) -> int:
+    """The step row a file sits beside: the first step that wrote it, else its first reader."""
     touching = [
         col[str(e["step"])] for e in edges if str(e.get("file")) == path and str(e.get("step")) in col
     ]
@@ -331,53 +367,19 @@ def _file_anchor(path: str, edges: list[dict[str, Any]], col: dict[str, int]) ->
         for e in edges
         if str(e.get("file")) == path and e.get("kind") == "wrote" and str(e.get("step")) in col
     ]
-    return float(min(writers) if writers else min(touching))
+    return min(writers) if writers else min(touching)
 
 
 @dataclass(frozen=True)
-class _LineageLayout:
-    """Where the lineage graph's boxes sit: step boxes across the top (x), file boxes below (x, y)."""
+class _Box:
+    x: float
+    y: float
+    w: float
+    h: float
 
-    box_w: float
-    step_x: dict[str, float]
-    file_x: dict[str, float]
-    file_y: dict[str, int]
-
-
-def _lineage_edge(e: dict[str, Any], at: _LineageLayout) -> str | None:
-    """One arrow: step -> file it wrote, file -> step that read it; a read of a file this run did not write
-    is red and dashed. None when either end is not drawn."""
-    path, sid = str(e.get("file")), str(e.get("step"))
-    if sid not in at.step_x or path not in at.file_y:
-        return None
-    stale = e.get("kind") != "wrote" and not e.get("fresh")
-    colour = RED if stale else "#57606a"
-    dash = ' stroke-dasharray="4 3"' if stale else ""
-    top_x, file_x = at.step_x[sid] + at.box_w / 2, at.file_x[path] + at.box_w / 2
-    if e.get("kind") == "wrote":
-        a, b = (top_x, 40.0), (file_x - 8, float(at.file_y[path]))
-    else:
-        a, b = (file_x + 8, float(at.file_y[path])), (top_x, 40.0)
-    return (
-        f'<line class="{"stale" if stale else "edge"}" x1="{a[0]:.1f}" y1="{a[1]:.1f}" '
-        f'x2="{b[0]:.1f}" y2="{b[1]:.1f}" stroke="{colour}" stroke-width="1.2"{dash} '
-        'marker-end="url(#arrow)"/>'
-    )
-
-
-def _lineage_file(p: str, node: dict[str, Any], edges: list[dict[str, Any]], at: _LineageLayout) -> str:
-    """One file box: green when this run wrote it, else red with a `!`."""
-    fresh = any(e.get("kind") == "wrote" for e in edges if str(e.get("file")) == p)
-    fill = "#dafbe1" if fresh else "#ffebe9"
-    label = ("" if fresh else "! ") + p.rstrip("/").rsplit("/", 1)[-1]  # the name; the path: its title
-    fx, fy, box_w = at.file_x[p], at.file_y[p], at.box_w
-    return (
-        f'<rect class="file" x="{fx:.1f}" y="{fy}" width="{box_w:.1f}" height="26" rx="10" '
-        f'fill="{fill}" stroke="{GREEN if fresh else RED}"><title>{_esc(p)} '
-        f"({_esc(node.get('kind'))})</title></rect>"
-        f'<text x="{fx + box_w / 2:.1f}" y="{fy + 17}" text-anchor="middle" {FONT}>'
-        f"{_esc(_clip(label, 26))}</text>"
-    )
+    def port(self, side: str, k: int, n: int) -> tuple[float, float]:
+        """The k-th of n points spread down the box's left or right side, where edges meet it."""
+        return (self.x + (self.w if side == "right" else 0.0), self.y + self.h * (k + 1) / (n + 1))
 
 
 def _lineage_graph(lineage: dict[str, Any]) -> tuple[list[str], dict[str, Any], list[dict[str, Any]]]:
@@ -393,7 +395,7 @@ def _lineage_graph(lineage: dict[str, Any]) -> tuple[list[str], dict[str, Any], 
 
 
 def _files_in_order(edges: list[dict[str, Any]], col: dict[str, int]) -> list[str]:
-    """The files a drawn step touched, ordered by the column they sit under (stable: first seen first)."""
+    """The files a drawn step touched, ordered by the row they sit beside (stable: first seen first)."""
     used: list[str] = []
     for e in edges:
         if str(e.get("file")) not in used and str(e.get("step")) in col:
@@ -402,56 +404,126 @@ def _files_in_order(edges: list[dict[str, Any]], col: dict[str, int]) -> list[st
     return used
 
 
-def lineage_svg(lineage: dict[str, Any], *, width: int = 960) -> str:
-    """The run's lineage as a graph: steps in run order across the top, the weights and model files they
-    wrote or read below; an arrow from a step to a file it wrote, from a file to a step that read it. A read
-    of a file this run did not write is drawn red and dashed. Empty when no artefact was recorded."""
+def _short_names(paths: list[str]) -> dict[str, str]:
+    """Each path's shortest tail of folders that no other path shares: the name, unless two files share it."""
+    segments = {p: p.rstrip("/").split("/") for p in paths}
+    out = {}
+    for p, segs in segments.items():
+        k = 1
+        while k < len(segs) and sum(1 for q in segments.values() if q[-k:] == segs[-k:]) > 1:
+            k += 1
+        out[p] = "/".join(segs[-k:])
+    return out
+
+
+def _box_height(lines: list[str]) -> float:
+    return LINE_H * len(lines) + 12
+
+
+@dataclass(frozen=True)
+class _LineageLayout:
+    """Steps down the left in run order; beside each, the files it wrote first (or read first, when no step
+    wrote them); every label wrapped to its box."""
+
+    steps: dict[str, tuple[_Box, list[str]]]
+    files: dict[str, tuple[_Box, list[str]]]
+    height: int
+
+
+def _lineage_layout(
+    step_ids: list[str], used: list[str], edges: list[dict[str, Any]], fresh: set[str], width: int
+) -> _LineageLayout:
+    col = {sid: i for i, sid in enumerate(step_ids)}
+    step_w, file_w = width * 0.44, width * 0.32
+    file_x = width - 10 - file_w
+    names = _short_names(used)
+    steps: dict[str, tuple[_Box, list[str]]] = {}
+    files: dict[str, tuple[_Box, list[str]]] = {}
+    y = 10.0
+    for i, sid in enumerate(step_ids):
+        lines = wrap(sid, _chars(step_w))
+        mine = [(p, wrap(("" if p in fresh else "! ") + names[p], _chars(file_w))) for p in used]
+        mine = [(p, ls) for p, ls in mine if _file_anchor(p, edges, col) == i]
+        stack = sum(_box_height(ls) for _, ls in mine) + 8 * max(0, len(mine) - 1)
+        row = max(_box_height(lines), stack)
+        steps[sid] = (_Box(10.0, y + (row - _box_height(lines)) / 2, step_w, _box_height(lines)), lines)
+        fy = y + (row - stack) / 2
+        for p, ls in mine:
+            files[p] = (_Box(file_x, fy, file_w, _box_height(ls)), ls)
+            fy += _box_height(ls) + 8
+        y += row + 16
+    return _LineageLayout(steps, files, int(y))
+
+
+def _lineage_edges(edges: list[dict[str, Any]], at: _LineageLayout) -> list[str]:
+    """One curve per read or write: step -> file it wrote, file -> step that read it; a read of a file this
+    run did not write is red and dashed. Edges meet a box at points spread down its side."""
+    drawn = [e for e in edges if str(e.get("step")) in at.steps and str(e.get("file")) in at.files]
+    step_ports: dict[str, list[int]] = {}
+    file_ports: dict[str, list[int]] = {}
+    for k, e in enumerate(drawn):
+        step_ports.setdefault(str(e["step"]), []).append(k)
+        file_ports.setdefault(str(e["file"]), []).append(k)
+    # ports in the order of the other end's height, so the curves into one box do not cross there
+    for key, ports in step_ports.items():
+        ports.sort(key=lambda k: at.files[str(drawn[k]["file"])][0].y)
+        step_ports[key] = ports
+    for key, ports in file_ports.items():
+        ports.sort(key=lambda k: at.steps[str(drawn[k]["step"])][0].y)
+        file_ports[key] = ports
+    parts = []
+    for k, e in enumerate(drawn):
+        sid, path = str(e["step"]), str(e["file"])
+        sbox, fbox = at.steps[sid][0], at.files[path][0]
+        sp = sbox.port("right", step_ports[sid].index(k), len(step_ports[sid]))
+        fp = fbox.port("left", file_ports[path].index(k), len(file_ports[path]))
+        stale = e.get("kind") != "wrote" and not e.get("fresh")
+        a, b = (sp, fp) if e.get("kind") == "wrote" else (fp, sp)
+        bend = (fp[0] - sp[0]) / 2 * (1 if a is sp else -1)
+        colour = RED if stale else "#57606a"
+        dash = ' stroke-dasharray="5 3"' if stale else ""
+        parts.append(
+            f'<path class="{"stale" if stale else "edge"} {"wrote" if a is sp else "read"}" fill="none" '
+            f'd="M{a[0]:.1f},{a[1]:.1f} C{a[0] + bend:.1f},{a[1]:.1f} {b[0] - bend:.1f},{b[1]:.1f} '
+            f'{b[0]:.1f},{b[1]:.1f}" stroke="{colour}" stroke-width="1.3"{dash} marker-end="url(#arrow)">'
+            f"<title>{_esc(sid)} {'wrote' if a is sp else 'read'} {_esc(path)}</title></path>"
+        )
+    return parts
+
+
+def _lineage_node(cls: str, box: _Box, lines: list[str], title: str, fill: str, stroke: str) -> str:
+    return (
+        f'<g class="node {cls}"><title>{_esc(title)}</title>'
+        f'<rect class="{cls}" x="{box.x:.1f}" y="{box.y:.1f}" width="{box.w:.1f}" height="{box.h:.1f}" '
+        f'rx="{4 if cls == "step" else 10}" fill="{fill}" stroke="{stroke}"/>'
+        + _label(lines, box.x + 8, box.y + 17)
+        + "</g>"
+    )
+
+
+def lineage_svg(lineage: dict[str, Any], *, width: int = 1240) -> str:
+    """The run's lineage as a graph: the steps down the left in run order, the weights and model files they
+    wrote or read on the right, beside the step that wrote them; an arrow from a step to a file it wrote, from
+    a file to a step that read it. A read of a file this run did not write is red and dashed, its file red
+    and marked `!`. Labels wrap inside their boxes, never cut. Empty when no artefact was recorded."""
     step_ids, files, edges = _lineage_graph(lineage)
     if not step_ids or not edges:
         return ""
     col = {sid: i for i, sid in enumerate(step_ids)}
     used = _files_in_order(edges, col)
-    n = max(len(step_ids), 1)
-    cell = (width - 20) / n
-    box_w = min(150.0, cell - 12)
-    height = 70 + 44 * len(used) + 30
-    at = _LineageLayout(
-        box_w=box_w,
-        step_x={sid: 10 + cell * i + (cell - box_w) / 2 for i, sid in enumerate(step_ids)},
-        file_x={p: 10 + cell * _file_anchor(p, edges, col) + (cell - box_w) / 2 for p in used},
-        file_y={p: 70 + 44 * i for i, p in enumerate(used)},
-    )
+    fresh = {str(e.get("file")) for e in edges if e.get("kind") == "wrote"}
+    at = _lineage_layout(step_ids, used, edges, fresh, width)
     parts = [
-        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" '
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
         'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#57606a"/></marker></defs>'
     ]
-    for sid in step_ids:
-        x = at.step_x[sid]
+    parts += _lineage_edges(edges, at)
+    for sid, (box, lines) in at.steps.items():
+        parts.append(_lineage_node("step", box, lines, sid, "#ddf4ff", BLUE))
+    for p, (box, lines) in at.files.items():
+        ok = p in fresh
+        title = f"{p} ({files[p].get('kind')})"
         parts.append(
-            f'<rect class="step" x="{x:.1f}" y="10" width="{box_w:.1f}" height="30" rx="4" '
-            f'fill="#ddf4ff" stroke="{BLUE}"/><text x="{x + box_w / 2:.1f}" y="29" '
-            f'text-anchor="middle" {FONT}>{_esc(_clip(sid, 22))}<title>{_esc(sid)}</title></text>'
+            _lineage_node("file", box, lines, title, "#dafbe1" if ok else "#ffebe9", GREEN if ok else RED)
         )
-    parts += [line for line in (_lineage_edge(e, at) for e in edges) if line is not None]
-    parts += [_lineage_file(p, files[p], edges, at) for p in used]
-    return _svg(width, height, "lineage graph", parts)
-
-
-def agreement_cells(header: list[str], rows: list[list[Any]]) -> list[list[dict[str, str]]]:
-    """Matrix cells as {text, cls}: `agree`/`differ` from a cell's `within`, `none` for no comparison."""
-    out = []
-    for row in rows:
-        cells = []
-        for value in row[1:]:
-            if value is None:
-                cells.append({"text": "—", "cls": "none"})
-                continue
-            from tipc.report.model import matrix_cell
-
-            text = matrix_cell(value)
-            cls = ""
-            if isinstance(value, dict) and "within" in value:
-                cls = "agree" if value["within"] else "differ"
-            cells.append({"text": text, "cls": cls})
-        out.append([{"text": str(row[0]), "cls": "name"}, *cells])
-    return out
+    return _svg(width, at.height, "lineage graph", parts)

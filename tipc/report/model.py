@@ -302,7 +302,7 @@ def build_report(
     lineage: dict[str, Any] | None = None,
 ) -> Report:
     if not tool_version:
-        from tipc import __version__
+        from tipc.core.version import __version__
 
         tool_version = __version__
     findings = tuple(findings)
@@ -492,61 +492,3 @@ def remedy_text(cause: Cause) -> str:
 
 NO_CAUSE = "no known cause matched: see the log"
 TAIL_LINES = 12  # lines of a failed step's log shown after its cause
-
-
-REFERENCE_ENGINE = "paddle_inference"  # what the serving check compares the served replies with
-
-
-def served_cells(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The serving check's comparison of each protocol's replies with Paddle Inference (its data["agreement"]:
-    {protocol: {output: {max_abs, max_rel, cosine}}}) as one matrix cell per protocol, worst over outputs.
-    `within` applies the check's tolerances to those worst figures: cosine >= cosine_min, and max_abs <= atol
-    or max_rel <= rtol (the check's own per-element verdict is the rule's)."""
-    raw = data.get("agreement")
-    raw_tol = data.get("tolerances")
-    tol: dict[str, Any] = raw_tol if isinstance(raw_tol, dict) else {}
-    out: dict[str, dict[str, Any]] = {}
-    if not isinstance(raw, dict):
-        return out
-    for proto, per_output in raw.items():
-        if not isinstance(per_output, dict) or not per_output:
-            continue
-        figs = [f for f in per_output.values() if isinstance(f, dict)]
-
-        def worst(key: str, pick: Any, figs: list[dict[str, Any]] = figs) -> float | None:
-            vals = [float(f[key]) for f in figs if isinstance(f.get(key), (int, float))]
-            return pick(vals) if vals else None
-
-        max_abs, max_rel, cosine = worst("max_abs", max), worst("max_rel", max), worst("cosine", min)
-        within = (
-            cosine is not None
-            and max_abs is not None
-            and max_rel is not None
-            and cosine >= float(tol.get("cosine_min", 0.99999))
-            and (max_abs <= float(tol.get("atol", 1e-5)) or max_rel <= float(tol.get("rtol", 1e-4)))
-        )
-        out[f"served ({proto})"] = {
-            "within": within,
-            "max_abs": max_abs,
-            "max_rel": max_rel,
-            "cosine": cosine,
-        }
-    return out
-
-
-def with_served(matrix: dict[str, Any], served: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The agreement matrix ({a: {b: cell}}) grown by a row and column per served protocol, compared with
-    Paddle Inference only (other pairs: no comparison, None)."""
-    if not served or not isinstance(matrix, dict) or not all(isinstance(v, dict) for v in matrix.values()):
-        return matrix
-    grown: dict[str, dict[str, Any]] = {a: dict(row) for a, row in matrix.items()}
-    names = list(grown)
-    for name, cell in served.items():
-        for a in names:
-            grown[a][name] = cell if a == REFERENCE_ENGINE else None
-        grown[name] = {a: (cell if a == REFERENCE_ENGINE else None) for a in names}
-        grown[name].update({other: None for other in served})
-    for name in served:
-        for other in served:
-            grown[name][other] = None
-    return grown

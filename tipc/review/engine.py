@@ -25,17 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tipc import __version__
 from tipc.core.errors import UserError
+from tipc.core.version import __version__
 from tipc.execute.proc import shielded
-from tipc.review.executor import Executor, Job, make_executor
+from tipc.review.executor import Executor, Job, LocalPool
 from tipc.review.sources import Rejected, Source, content_hash, materialise, parse_source
 from tipc.review.store import Store, job_key
 from tipc.review.summary import Row, Summary, rejected_row, row_from_outcome
 
 DEFAULT_ESTIMATE_BYTES = 2 << 30  # what one check of a small model repo needs (Paddle + ONNX Runtime)
 DEFAULT_BUDGET_S = 3600.0
-DEFAULT_OUT = "tipc-review"
 # tipc check's default rulesets, and seed 001's submission artefacts for every submission
 DEFAULT_RULESETS: tuple[str, ...] = ("tipc-basic", "competition", "submission-artefacts")
 
@@ -108,9 +107,9 @@ def _safe(name: str) -> str:
 def tipc_pythonpath(current: str | None) -> str | None:
     """PYTHONPATH for the checks: this tipc's folder first (so `python -m tipc` is this tipc), unless tipc is
     an installed package (a site-packages folder on PYTHONPATH would shadow the repos' own packages)."""
-    import tipc
+    from tipc.core.resources import package_parent
 
-    here = str(Path(tipc.__file__).resolve().parent.parent)
+    here = str(package_parent())
     parts = [p for p in (current or "").split(os.pathsep) if p]
     if Path(here).name in ("site-packages", "dist-packages") or here in parts:
         return current
@@ -418,7 +417,7 @@ def review(
             f"{cached} of {len(planned)} submission(s) unchanged since an earlier review: results reused "
             "(--force checks them again)"
         )
-    runner = executor or make_executor(options.executor, jobs_n, options.address)
+    runner = executor or _make_executor(options.executor, jobs_n, options.address)
     by_key: dict[str, tuple[Planned, Job]] = {}
 
     def on_job(p: Planned, job: Job) -> None:
@@ -454,3 +453,12 @@ def review(
         notes=notes,
     )
     return summary, interrupted
+
+
+def _make_executor(kind: str, slots: int, address: str | None = None) -> Executor:
+    """`local` or `ray` (Ray is imported only here, only for `ray`)."""
+    if kind == "ray":
+        from tipc.review.ray_exec import RayExecutor
+
+        return RayExecutor(slots, address=address)
+    return LocalPool(slots)

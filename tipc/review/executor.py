@@ -1,4 +1,5 @@
-"""One executor interface, two implementations: a local pool of worker threads, and Ray (review.ray_exec).
+"""One executor interface, two implementations: a local pool of worker threads, and Ray (review.ray_exec,
+which builds on this module; tipc.review.engine picks one).
 
 A `Job` is one submission's `tipc check`, fully described by plain data (argv, folders, budgets), so it
 crosses to a Ray worker unchanged. `run_job` runs it where it lands: the check in its own process group
@@ -235,12 +236,3 @@ class LocalPool:
             pids = list(self._running.values())
         for pid in pids:
             self._signal(pid)
-
-
-def make_executor(kind: str, slots: int, address: str | None = None) -> Executor:
-    """`local` or `ray` (Ray is imported only here, only for `ray`)."""
-    if kind == "ray":
-        from tipc.review.ray_exec import RayExecutor
-
-        return RayExecutor(slots, address=address)
-    return LocalPool(slots)

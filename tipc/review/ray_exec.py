@@ -37,9 +37,9 @@ def _ray() -> Any:
 def _pythonpath() -> str:
     """PYTHONPATH for Ray's workers: this tipc's folder first unless tipc is an installed package (a
     site-packages folder on PYTHONPATH would shadow the repos' own packages)."""
-    import tipc
+    from tipc.core.resources import package_parent
 
-    here = str(Path(tipc.__file__).resolve().parent.parent)
+    here = str(package_parent())
     current = os.environ.get("PYTHONPATH", "")
     if Path(here).name in ("site-packages", "dist-packages") or here in current.split(os.pathsep):
         return current
@@ -59,7 +59,6 @@ class RayExecutor:
         self._refs: list[Any] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._started_here = False
 
     def _connect(self) -> Any:
         ray = _ray()
@@ -79,7 +78,6 @@ class RayExecutor:
                 ray.init(
                     num_cpus=max(self.slots, os.cpu_count() or 1), _node_ip_address="127.0.0.1", **kwargs
                 )
-                self._started_here = True
         except ConnectionError as exc:
             raise UserError(
                 f"--address {self.address}: cannot connect to a Ray cluster: {exc} (a cluster started with "

@@ -5,6 +5,12 @@ A submission is a folder, a `.tar.gz`/`.tgz`/`.tar`/`.zip` archive, or a local g
 folder, bytes of an archive, the tree of a git commit) keys the review state, so an unchanged submission is
 not checked twice.
 
+A git submission is read from its object store (`ls-tree -r -z` and `cat-file --batch`, under
+`tipc.execute.safegit`'s guards), never checked out or archived: its `.gitattributes` filters, hooks,
+fsmonitor and every other command its config names never run, and a `.git` file, commondir or alternates
+leading to another repository are refused (`safegit.open_repository`). Symlinks and the executable bit are
+kept; a tree path with a `.git` component, `..` or an absolute path is rejected as in an archive.
+
 Unpacking trusts nothing in the archive: a member that would land outside the work area (an absolute path,
 `..`), a link pointing out of it, a device or fifo, a member or a total over the size limits, or too many
 members rejects the submission with the member named; sizes are counted while copying, never taken from
@@ -22,9 +28,10 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, Protocol
 
 from tipc.core.errors import UserError
+from tipc.execute import proc, safegit
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
 MAX_MEMBER_BYTES = 1 << 30  # one file of a submission
@@ -68,10 +75,20 @@ def _is_archive(path: Path) -> bool:
     return path.name.lower().endswith(ARCHIVE_SUFFIXES)
 
 
-def _git(args: list[str], cwd: Path) -> tuple[int | None, str]:
-    from tipc.execute import proc
+GIT_READ_TIMEOUT_S = 600.0  # reading a whole tree out of the object store
+_MAX_TREE_PATH = 4096  # bytes of one path in a git tree (git's own PATH_MAX)
+_MAX_LINK = 4096  # bytes of a symlink's target
 
-    return proc.capture(["git", *args], cwd=cwd, timeout_s=120.0)
+
+def _repository(source_path: Path, text: str) -> safegit.Repository:
+    try:
+        return safegit.open_repository(source_path)
+    except safegit.Refused as exc:
+        raise UserError(f"{text}: {exc}") from None
+
+
+def _git(args: list[str], repo: safegit.Repository) -> tuple[int | None, str]:
+    return safegit.capture(args, cwd=repo.folder, git_dir=repo.git_dir, timeout_s=120.0)
 
 
 def parse_source(text: str) -> Source:
@@ -92,7 +109,12 @@ def parse_source(text: str) -> Source:
         where, ref = text.rsplit("@", 1)
         repo = Path(where).expanduser()
         if repo.is_dir() and ref:
-            code, out = _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], repo.resolve())
+            if ref.startswith("-"):
+                raise UserError(f"{text}: {ref!r} is not a commit, branch or tag name")
+            if not safegit.available():
+                raise UserError(f"{text}: reviewing a git ref needs git on PATH")
+            repository = _repository(repo, text)
+            code, out = _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], repository)
             if code != 0:
                 raise UserError(
                     f"{text}: {ref!r} is not a commit, branch or tag of the git repository {where}"
@@ -131,7 +153,7 @@ def content_hash(source: Source) -> str:
     """sha256 of the submission's content: what makes a re-review of it necessary."""
     digest = hashlib.sha256()
     if source.kind == "git":
-        code, out = _git(["rev-parse", f"{source.commit}^{{tree}}"], source.path)
+        code, out = _git(["rev-parse", f"{source.commit}^{{tree}}"], _repository(source.path, source.text))
         digest.update(f"git-tree:{out.strip() if code == 0 else source.commit}".encode())
     elif source.kind == "archive":
         with open(source.path, "rb") as fh:
@@ -199,7 +221,11 @@ def _check_link(area: Path, target: Path, link: str, name: str) -> None:
         raise Rejected(f"link {name!r} -> {link!r} points out of the work area")
 
 
-def _copy_limited(src: IO[bytes], dest: Path, name: str, budget: _Budget, mode: int) -> None:
+class _Readable(Protocol):
+    def read(self, n: int = -1, /) -> bytes: ...
+
+
+def _copy_limited(src: _Readable, dest: Path, name: str, budget: _Budget, mode: int) -> None:
     written = 0
     dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.is_symlink() or dest.exists():
@@ -293,6 +319,117 @@ def _copy_folder(src: Path, dest: Path, budget: _Budget) -> None:
                 _copy_limited(fh, target, str(rel), budget, full.stat().st_mode)
 
 
+class _Blob:
+    """The next `size` bytes of a `cat-file --batch` stream, read as a file."""
+
+    def __init__(self, stream: IO[bytes], size: int, name: str) -> None:
+        self.stream, self.left, self.name = stream, size, name
+
+    def read(self, n: int = -1) -> bytes:
+        want = self.left if n < 0 else min(n, self.left)
+        if want <= 0:
+            return b""
+        data = self.stream.read(want)
+        if not data:
+            raise Rejected(f"git stopped in the middle of {self.name!r}")
+        self.left -= len(data)
+        return data
+
+    def rest(self) -> None:
+        """Consume what was not read, and the newline after the object."""
+        while self.read(_CHUNK):
+            pass
+        self.stream.read(1)
+
+
+def _tree_entries(stream: IO[bytes]) -> Iterator[tuple[str, str, str, str]]:
+    """(mode, type, object id, path) of each `ls-tree -r -z` entry, read in bounded chunks."""
+    pending = b""
+    while True:
+        chunk = stream.read(_CHUNK)
+        pending += chunk
+        *records, pending = pending.split(b"\0")
+        for record in records:
+            meta, tab, path = record.partition(b"\t")
+            fields = meta.split(b" ")
+            if not tab or len(fields) != 3:
+                raise Rejected(f"unexpected git ls-tree output {record[:200]!r}")
+            mode, kind, oid = (f.decode("ascii", errors="replace") for f in fields)
+            yield mode, kind, oid, os.fsdecode(path)
+        if len(pending) > _MAX_TREE_PATH + 128:
+            raise Rejected(f"a path in the git tree is longer than {_MAX_TREE_PATH} bytes")
+        if not chunk:
+            if pending:
+                raise Rejected("git ls-tree output ended in the middle of an entry")
+            return
+
+
+def _blob(objects: proc.Pipe, oid: str, name: str, budget: _Budget) -> _Blob:
+    """Ask `cat-file --batch` for blob `oid`: its content as a stream (sizes over the member limit refused
+    from git's header, before any byte is read)."""
+    objects.stdin.write(oid.encode("ascii") + b"\n")
+    objects.stdin.flush()
+    header = objects.stdout.readline(256).decode("ascii", errors="replace").split()
+    if len(header) != 3 or header[1] != "blob" or not header[2].isdigit():
+        raise Rejected(f"{name!r}: git cannot read object {oid} ({' '.join(header) or 'no answer'})")
+    size = int(header[2])
+    if size > budget.max_member:
+        raise Rejected(f"member {name!r} is larger than {budget.max_member} bytes")
+    return _Blob(objects.stdout, size, name)
+
+
+def _git_path_rejected(name: str) -> str | None:
+    parts = name.split("/")
+    if any(p.lower() in (".git", "git~1") for p in parts):
+        return f"member {name!r} lies in a .git folder (git itself refuses to check it out)"
+    return None
+
+
+def _read_git_tree(repo: safegit.Repository, commit: str, area: Path, budget: _Budget) -> None:
+    """Write the tree of `commit` into `area` from the object store: no checkout, no filter, no attribute."""
+    with (
+        safegit.pipe(
+            ["ls-tree", "-r", "-z", "--full-tree", commit], repo, timeout_s=GIT_READ_TIMEOUT_S
+        ) as listing,
+        safegit.pipe(["cat-file", "--batch"], repo, timeout_s=GIT_READ_TIMEOUT_S) as objects,
+    ):
+        try:
+            for mode, kind, oid, name in _tree_entries(listing.stdout):
+                budget.count_member(name)
+                why = _git_path_rejected(name)
+                if why is not None:
+                    raise Rejected(why)
+                target = _member_path(area, name)
+                if mode == "160000":  # a submodule: its commit is another repository's; an empty folder
+                    target.mkdir(parents=True, exist_ok=True)
+                elif mode == "120000":
+                    blob = _blob(objects, oid, name, budget)
+                    if blob.left > _MAX_LINK:
+                        raise Rejected(f"link {name!r} has a target longer than {_MAX_LINK} bytes")
+                    link = os.fsdecode(blob.read(_MAX_LINK))
+                    blob.rest()
+                    _check_link(area, target, link, name)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.symlink(link, target)
+                elif kind == "blob" and mode in ("100644", "100755", "100664"):
+                    blob = _blob(objects, oid, name, budget)
+                    _copy_limited(blob, target, name, budget, 0o755 if mode == "100755" else 0o644)
+                    blob.rest()
+                else:
+                    raise Rejected(
+                        f"member {name!r} has git mode {mode} ({kind}), not a file, link or submodule"
+                    )
+        except (BrokenPipeError, ValueError) as exc:
+            raise Rejected(
+                f"git stopped while the tree was read: {objects.errors or listing.errors or exc}"
+            ) from None
+    if listing.timed_out or objects.timed_out:
+        raise Rejected(f"reading the git tree took longer than {GIT_READ_TIMEOUT_S:g} s")
+    code = listing.child.returncode
+    if code not in (0, None):
+        raise Rejected(f"git ls-tree {commit} failed: {listing.errors[-300:]}")
+
+
 def _single_top(area: Path) -> Path:
     """The repo root in an unpacked archive: its one top folder when it has exactly one (a `tar czf x.tgz
     repo/` archive), else the area itself."""
@@ -323,16 +460,11 @@ def materialise(
             _copy_folder(source.path, root, budget)
             return root
         if source.kind == "git":
-            tar_path = area / "git-archive.tar"
-            code, out = _git(
-                ["archive", "--format=tar", "-o", str(tar_path), str(source.commit)], source.path
-            )
-            if code != 0:
-                raise Rejected(f"git archive {source.commit} failed: {out.strip()[-300:]}")
             try:
-                _unpack_tar(tar_path, root, budget)
-            finally:
-                tar_path.unlink(missing_ok=True)
+                repo = safegit.open_repository(source.path)
+            except safegit.Refused as exc:
+                raise Rejected(str(exc)) from None
+            _read_git_tree(repo, str(source.commit), root, budget)
             return root
         if source.path.name.lower().endswith(".zip"):
             _unpack_zip(source.path, root, budget)

@@ -17,7 +17,6 @@ from typing import Any
 
 from tipc.review.executor import Outcome
 
-VERDICTS = ("PASS", "FAIL", "TIMEOUT", "ERROR", "REJECTED", "STOPPED")
 COUNTED = ("PASS", "FAIL", "WARN", "SKIP", "N-A")
 CAUSE_CHARS = 300
 
@@ -40,7 +39,7 @@ class Row:
     name: str
     source: str
     content_hash: str
-    verdict: str  # one of VERDICTS
+    verdict: str  # PASS, FAIL, TIMEOUT, ERROR, REJECTED or STOPPED
     rulesets: list[RulesetCounts] = field(default_factory=list)
     first_failure: str | None = None  # rule id (or what stopped the check)
     cause: str | None = None
@@ -415,9 +414,6 @@ def render_html(summary: Summary, base: Path | None = None) -> str:
     out.extend(f'<p class="small">note: {e(n)}</p>' for n in summary.notes)
     out.append("</body></html>")
     return "\n".join(out) + "\n"
-
-
-RENDERERS = ("text", "markdown", "csv", "json", "html")
 
 
 def render(summary: Summary, fmt: str, base: Path | None = None) -> str:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from tipc.scaffold.detect import scan
-from tipc.scaffold.fill import MODE_KEYS, Filled, apply_sets, choose_dialect, fill
+from tipc.scaffold.fill import MODE_KEYS, apply_sets, choose_dialect, fill
+from tipc.scaffold.filled import Filled
 from tipc.scaffold.render import check_model_name, render_files
 from tipc.scaffold.serving import CONFIG_NAME as SERVING_CONFIG_NAME
 from tipc.scaffold.serving import config_text, fill_serving, find_serving
@@ -53,7 +54,7 @@ def infer_slots(
     return filled
 
 
-def build_context(filled: Filled, repo: Path) -> dict[str, Any]:
+def build_context(filled: Filled) -> dict[str, Any]:
     slots = slots_of(filled.dialect)
     line_slots = {name: filled.line(name) for name in slots}
     todos = [t.format(slots.get(t.slot) if t.slot else None) for t in filled.todos]
@@ -119,7 +120,7 @@ def render_test_tipc(filled: Filled, repo: Path) -> dict[str, str]:
     Two passes: the config first, then the docs with what tipc's own planner makes of that config in every
     mode (commands, output folder, log names, status-line format), so the docs match what really runs.
     """
-    context = build_context(filled, repo)
+    context = build_context(filled)
     context["plans"] = []
     first = render_files(filled.dialect, filled.model, context)
     config_rel = f"configs/{filled.model}/train_infer_python.txt"

@@ -9,17 +9,14 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tipc.config.script_flags import Flag, ScriptFlags, read_flags
 from tipc.scaffold.dataflow import WeightRef, literal_paths_under, model_dir_refs, weight_refs
 from tipc.scaffold.detect import LiteData, RepoScan, images_under, saved_checkpoint_names, train_samples
 from tipc.scaffold.evidence import Command, commands_for, mentions, read_commands
+from tipc.scaffold.filled import Filled, Todo
 from tipc.scaffold.render import check_model_name
 from tipc.scaffold.slots import slots_of
-
-if TYPE_CHECKING:
-    from tipc.scaffold.serving import ServingFilled
 
 MODE_KEYS = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer")
 
@@ -95,38 +92,6 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "benchmark": ("benchmark", "run_benchmark"),
     "save_log": ("save_log_path",),
 }
-
-
-@dataclass(frozen=True)
-class Todo:
-    slot: str | None
-    message: str
-    candidates: tuple[str, ...] = ()  # flags seen that might fill the slot, with file:line
-
-    def format(self, line: int | None = None) -> str:
-        where = f"{self.slot} (line {line})" if self.slot and line else (self.slot or "repo")
-        seen = f" (candidates seen: {', '.join(self.candidates[:6])})" if self.candidates else ""
-        return f"{where}: {self.message}{seen}"
-
-
-@dataclass
-class Filled:
-    dialect: str
-    model: str
-    slots: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (key, value)
-    todos: list[Todo] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what was inferred, and from where
-    scripts: dict[str, str] = field(default_factory=dict)
-    flags: dict[str, ScriptFlags] = field(default_factory=dict)
-    serving: ServingFilled | None = None  # the serving chain, when the repo ships a serving deployment
-    lite: LiteData | None = None  # the lite data the slots point at (prepare.sh extracts or checks it)
-
-    def line(self, name: str) -> str:
-        key, value = self.slots[name]
-        return f"{key}:{value}"
-
-    def todo(self, slot: str | None, message: str) -> None:
-        self.todos.append(Todo(slot, message))
 
 
 def _where(flag: Flag) -> str:

@@ -14,15 +14,14 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tipc.config.script_flags import Flag, ScriptFlags, read_flags
 from tipc.scaffold.detect import RepoScan
-from tipc.scaffold.fill import SYNONYMS, Filled, Todo
+from tipc.scaffold.fill import SYNONYMS
+from tipc.scaffold.filled import DEFAULT_PORT, Filled, ServingDeploy, ServingFilled
 
 CONFIG_NAME = "serving_infer_python.txt"
-DEFAULT_PORT = 9998  # tipc serve's default
 # Client script names, most conventional first (Paddle Serving's pipeline clients, then anything *client*).
 CLIENT_NAMES = ("pipeline_http_client.py", "pipeline_rpc_client.py", "web_service_client.py", "client.py")
 # A pipeline URL: http://host:port/<service>/prediction (the service name is what `tipc serve --name` takes).
@@ -42,34 +41,6 @@ SERVING_SLOTS: dict[str, int] = {
     "pipline": 12,
     "image": 13,
 }
-
-
-@dataclass(frozen=True)
-class ServingDeploy:
-    """A Python serving deployment found in the repo (paths relative to the repo root)."""
-
-    dir: str  # e.g. "deploy/serving_python"
-    client: str  # the client script, relative to `dir`, e.g. "pipeline_http_client.py"
-
-
-@dataclass
-class ServingFilled:
-    deploy: ServingDeploy
-    slots: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (key, value)
-    todos: list[Todo] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    port: int = DEFAULT_PORT
-    service: str = ""
-    export_dir: str = ""  # repo-relative folder the conversion writes and the server loads
-
-    def lines(self) -> list[str]:
-        """The config text's lines, header first, in slot order."""
-        header = "===========================serving_params==========================="
-        ordered = sorted(self.slots.items(), key=lambda item: SERVING_SLOTS[item[0]])
-        return [header, *(f"{key}:{value}" for _, (key, value) in ordered)]
-
-    def todo(self, slot: str | None, message: str) -> None:
-        self.todos.append(Todo(f"serving {slot}" if slot else "serving", message))
 
 
 def _client_in(folder: Path) -> Path | None:
@@ -263,4 +234,6 @@ def _image_slot(
 
 
 def config_text(filled: ServingFilled) -> str:
-    return "\n".join(filled.lines()) + "\n"
+    header = "===========================serving_params==========================="
+    ordered = sorted(filled.slots.items(), key=lambda item: SERVING_SLOTS[item[0]])
+    return "\n".join([header, *(f"{key}:{value}" for _, (key, value) in ordered)]) + "\n"

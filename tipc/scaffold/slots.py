@@ -54,14 +54,6 @@ TEMPLATE_SLOTS: dict[str, int] = {
     "benchmark": 50,
     "infer_param1": 51,
 }
-TEMPLATE_FIXED: dict[int, str] = {
-    1: "===========================train_params===========================",
-    14: "##",
-    22: "##",
-    23: "===========================eval_params===========================",
-    26: "##",
-    27: "===========================infer_params===========================",
-}
 TEMPLATE_LINES = 51
 
 # 32-line compact dialect (tipc-format.md §3).
@@ -91,16 +83,6 @@ COMPACT_SLOTS: dict[str, int] = {
     "image": 31,
     "benchmark": 32,
 }
-COMPACT_FIXED: dict[int, str] = {
-    1: "===========================train_params===========================",
-    12: "##",
-    15: "##",
-    16: "===========================eval_params===========================",
-    18: "##",
-    19: "===========================infer_params===========================",
-    23: "##",
-    26: "##",
-}
 COMPACT_LINES = 32
 
 DIALECTS = ("template", "compact")
@@ -108,10 +90,6 @@ DIALECTS = ("template", "compact")
 
 def slots_of(dialect: str) -> dict[str, int]:
     return TEMPLATE_SLOTS if dialect == "template" else COMPACT_SLOTS
-
-
-def fixed_of(dialect: str) -> dict[int, str]:
-    return TEMPLATE_FIXED if dialect == "template" else COMPACT_FIXED
 
 
 def line_count(dialect: str) -> int:
@@ -135,5 +113,3 @@ STAGE_SLOTS = frozenset(
 )
 # Slots whose values the scripts compare with the literal words True/False.
 BOOL_SLOTS = frozenset({"train_use_gpu", "infer_quant", "infer_use_gpu", "mkldnn", "tensorrt", "benchmark"})
-# Slots whose key is emitted raw as `key=value` even when null (§1.4): they need a real flag.
-RAW_SLOTS = frozenset({"infer_use_gpu", "mkldnn"})

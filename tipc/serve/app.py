@@ -19,7 +19,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tipc import __version__
+from tipc.core.version import __version__
 from tipc.serve.spec import PIPELINE_INPUT_ERROR, PIPELINE_NO_SERVICE, RequestError, pipeline_error
 
 log = logging.getLogger("tipc.serve")

@@ -3,7 +3,9 @@
 uvicorn's own SIGINT/SIGTERM handlers give the graceful shutdown: stop accepting, finish in-flight requests
 (bounded by `GRACEFUL_S`), stop the worker, exit 0. Slow clients are closed: a request head must arrive within
 `header_timeout_s` of the connection opening (or of the previous response), so connections that trickle their
-headers cannot hold the server; bodies have their own deadline in the app.
+headers cannot hold the server; bodies have their own deadline in the app. A request head over MAX_HEAD_BYTES
+or with more than MAX_HEADERS fields is answered 431 as soon as the bytes received show it, before h11 parses
+it (h11 bounds only a head still incomplete: one that arrived whole, however large, was parsed and answered).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import resource
 import socket
 import sys
@@ -33,6 +36,9 @@ GRACEFUL_S = 5
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 # Open sockets beyond this are refused by uvicorn; slow ones are closed by the header deadline long before.
 MAX_CONNECTIONS = 1000
+MAX_HEAD_BYTES = 16 * 1024  # request line and header fields (docs/serve.md)
+MAX_HEADERS = 100  # header fields of one request
+_END_OF_HEAD = re.compile(rb"\n\r?\n")  # where h11 ends a head too
 _SLOW_BODY = b'{"error": "request headers not received in time"}'
 _SLOW_HEAD = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\nconnection: close\r\n"
@@ -40,51 +46,80 @@ _SLOW_HEAD = (
 )
 
 
-def _head_guard(timeout_s: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol with a deadline for each request head (uvicorn has none of its own)."""
+class _GuardedH11(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for each request head (uvicorn has none of its own) and the
+    head limits (`head_over_limits`) applied before h11 parses a head."""
 
-    class HeadDeadline(H11Protocol):
-        _head_timer: asyncio.TimerHandle | None = None
+    head_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
+    _head_timer: asyncio.TimerHandle | None = None
 
-        def _arm(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-            self._head_timer = self.loop.call_later(timeout_s, self._head_late)
+    def _arm(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+        self._head_timer = self.loop.call_later(self.head_timeout_s, self._head_late)
 
-        def _head_late(self) -> None:
-            self._head_timer = None
-            # Still waiting for a request head (their side IDLE) and not answering one (ours IDLE).
-            if self.transport.is_closing():
-                return
-            if self.conn.their_state is h11.IDLE and self.conn.our_state is h11.IDLE:
-                with contextlib.suppress(Exception):
-                    self.transport.write(_SLOW_HEAD)
-                self.transport.close()
-
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self._arm()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing():
-                self._arm()
-
-        def send_400_response(self, msg: str) -> None:
-            """A malformed request line or header (or one over 16 KiB): 400 with a JSON body, not text."""
-            body = json.dumps({"error": f"malformed HTTP request: {msg}"}).encode()
-            head = b"HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n"
+    def _head_late(self) -> None:
+        self._head_timer = None
+        # Still waiting for a request head (their side IDLE) and not answering one (ours IDLE).
+        if self.transport.is_closing():
+            return
+        if self.conn.their_state is h11.IDLE and self.conn.our_state is h11.IDLE:
             with contextlib.suppress(Exception):
-                self.transport.write(head + b"content-length: %d\r\n\r\n%s" % (len(body), body))
+                self.transport.write(_SLOW_HEAD)
             self.transport.close()
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-                self._head_timer = None
-            super().connection_lost(exc)
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._arm()
 
-    return HeadDeadline
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm()
+
+    def handle_events(self) -> None:
+        # Waiting for a request head: what is buffered of it must stay within the limits before h11 parses
+        # any of it (also when it arrived whole in one read, or pipelined behind another request).
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            why = head_over_limits(self.conn.trailing_data[0])
+            if why is not None:
+                self._answer_and_close(431, "Request Header Fields Too Large", f"request head refused: {why}")
+                return
+        super().handle_events()
+
+    def _answer_and_close(self, status: int, phrase: str, error: str) -> None:
+        body = json.dumps({"error": error}).encode()
+        head = f"HTTP/1.1 {status} {phrase}\r\ncontent-type: application/json\r\nconnection: close\r\n"
+        with contextlib.suppress(Exception):
+            self.transport.write(head.encode() + b"content-length: %d\r\n\r\n%s" % (len(body), body))
+        self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        """A malformed request line or header: 400 with a JSON body, not text."""
+        self._answer_and_close(400, "Bad Request", f"malformed HTTP request: {msg}")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+        super().connection_lost(exc)
+
+
+def _head_guard(timeout_s: float) -> type[H11Protocol]:
+    """The guarded protocol with this server's head deadline."""
+    return type("HeadDeadline", (_GuardedH11,), {"head_timeout_s": timeout_s})
+
+
+def head_over_limits(buffered: bytes) -> str | None:
+    """Why the request head at the start of `buffered` (complete or not) is refused, or None."""
+    end = _END_OF_HEAD.search(buffered)
+    head = buffered if end is None else buffered[: end.start()]
+    if len(head) > MAX_HEAD_BYTES:
+        return f"the request head is over {MAX_HEAD_BYTES} bytes"
+    fields = head.count(b"\n")  # the lines after the request line
+    if fields > MAX_HEADERS:
+        return f"more than {MAX_HEADERS} header fields"
+    return None
 
 
 class _Server(uvicorn.Server):

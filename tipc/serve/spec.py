@@ -49,13 +49,6 @@ class TensorSpec:
     def to_v2(self) -> dict[str, Any]:
         return {"name": self.name, "datatype": self.datatype, "shape": list(self.shape)}
 
-    @classmethod
-    def from_v2(cls, data: dict[str, Any]) -> TensorSpec:
-        return cls(
-            str(data["name"]),
-            V2_TO_NUMPY.get(data["datatype"], str(data["datatype"]).lower()),
-            tuple(int(d) for d in data["shape"]),
-        )
 
 
 def find_model_files(model_dir: Path) -> tuple[Path, Path]:

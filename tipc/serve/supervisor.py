@@ -103,7 +103,6 @@ class WorkerBackend:
         self.inputs: list[dict[str, Any]] = []
         self.outputs: list[dict[str, Any]] = []
         self.size = workers
-        self.restarts = 0
         self._dir = Path(tempfile.mkdtemp(prefix="tipc-serve-"))
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -254,7 +253,6 @@ class WorkerBackend:
                 worker.sock.close()
                 worker.background.stop(grace_s=1.0)
                 return
-            self.restarts += 1
             self._adopt(worker)
             print(f"tipc serve: model worker restarted (pid {worker.background.pid})", flush=True)
             return

@@ -115,3 +115,39 @@ def test_a_reference_worker_that_fails_is_named(tmp_path: Path, monkeypatch: Any
     assert out.verdict is Verdict.FAIL
     assert out.summary.endswith("(reference for serving): worker exited 1")
     assert out.evidence[0].excerpt is not None and "no paddle" in out.evidence[0].excerpt
+
+
+def test_the_served_model_is_compared_with_every_engine_and_protocol(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The report's full matrix: each protocol against the other engines the agreement check ran (their
+    saved outputs, matched by position whatever their names) and against the other protocol."""
+    from tipc.judge.checks import _worker
+
+    ref = np.array([[0.1, 0.9]], np.float32)
+    saved = tmp_path / "outputs_onnxruntime.npz"
+    np.savez(saved, out0=ref + 1e-7)
+    onnx = {"ok": True, "outputs": [{"name": "fetch_name_0"}]}
+    monkeypatch.setattr(
+        _worker,
+        "earlier_outputs",
+        lambda py, m, i, engine: (onnx, saved) if engine == "onnxruntime" else None,
+    )
+    from tipc.judge.checks.settings import as_settings
+
+    settings = as_settings({"agreement": {"engines": ["paddle_inference", "onnxruntime", "tensorrt"]}})
+    plan = serving_mod._ServingPlan(
+        settings, tmp_path, tmp_path / "model", "given", tmp_path, TOLERANCES, 10, 2, 5.0, 1.0
+    )
+    session = serving_mod._Session(np, None, tmp_path / "server.log", {})
+    batch = serving_mod._Batch({"name": "x"}, np.zeros((1, 3)), tmp_path / "in.npy", "given")
+    engines, missing = serving_mod._other_engines(session, plan, "python", batch)
+    assert list(engines) == ["onnxruntime"] and list(missing) == ["tensorrt"]
+    served = {"v2": {"softmax": ref}, "pipeline": {"softmax": ref + 0.5}}
+    cross = serving_mod._cross_figures(np, served, {"softmax": ref}, engines, TOLERANCES)
+    v2_onnx = cross["engines"]["onnxruntime"]["v2"]["softmax"]
+    assert v2_onnx["within"] is True and v2_onnx["max_abs"] < 1e-6
+    assert cross["engines"]["onnxruntime"]["pipeline"]["softmax"]["within"] is False
+    pair = cross["protocols"]["v2"]["pipeline"]["softmax"]
+    assert pair["within"] is False and abs(pair["max_abs"] - 0.5) < 1e-6
+    assert cross["protocols"]["pipeline"] == {}  # each pair once

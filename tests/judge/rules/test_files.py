@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from tipc.judge.rules.files import glob_regex, is_safe_relative
+from tipc.core.fs import is_safe_relative
+from tipc.judge.rules.files import glob_regex
 
 
 @pytest.mark.parametrize(

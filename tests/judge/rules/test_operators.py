@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import tarfile
 import zipfile
 from collections.abc import Callable
@@ -127,6 +128,24 @@ def test_text_matches(tree: Callable[..., Path]) -> None:
     )
     assert outcome("text_matches: {files: '*.md', pattern: 'i', at_least: 3}", repo).verdict is Verdict.PASS
     assert outcome("text_matches: {files: 'none/*.md', pattern: 'x'}", repo).verdict is Verdict.FAIL
+
+
+def test_text_is_never_read_through_a_link_out_of_the_repo_nor_from_a_fifo(
+    tree: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Issue 22: a hostile repo's README.md -> /root/secret would put the secret's lines in the evidence; a
+    FIFO would make the check wait forever."""
+    secret = tmp_path / "outside" / "secret.md"
+    secret.parent.mkdir()
+    secret.write_text("uci digits: SECRET_LINE\n")
+    repo = tree({"inside.md": "data from uci digits\n"})
+    (repo / "README.md").symlink_to(secret)
+    (repo / "alias.md").symlink_to("inside.md")
+    os.mkfifo(repo / "fifo.md")
+    hit = outcome("text_matches: {files: '*.md', pattern: 'uci digits'}", repo)
+    assert hit.verdict is Verdict.PASS
+    assert sorted(e.path for e in hit.evidence if e.path) == ["alias.md", "inside.md"]
+    assert all("SECRET" not in (e.excerpt or "") for e in hit.evidence)
 
 
 # --- markdown -----------------------------------------------------------------------------------------

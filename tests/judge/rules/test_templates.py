@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tipc.config.known_scripts import load_template, normalise, script_hash, templates_dir
 from tipc.core.errors import RuleError
 from tipc.judge.checks.base import Verdict
 from tipc.judge.rules.hash_script import main as hash_main
-from tipc.judge.rules.templates import check_scripts, load_template, normalise, script_hash, templates_dir
+from tipc.judge.rules.templates import check_scripts
 
 SCRIPT = """#!/bin/bash
 source test_tipc/common_func.sh   # helpers

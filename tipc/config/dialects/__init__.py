@@ -7,6 +7,7 @@ behaviour of a real script so a new repo's edited copy is usually a new profile,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -158,7 +159,6 @@ class Dialect:
     epoch_one_on_device: str = ""  # PaddleClas: epochs forced to 1 when the train device value is "npu"
     rec_model_names: tuple[str, ...] = ()  # PaddleClas models saved under RecModel/
     log_root: str = "./test_tipc/output/{model_name}/{mode}"
-    log_root_absolute: bool = False  # PaddleClas: $(pwd)/test_tipc/output/...
     results_log: str = "results_python.log"
     status_format: str = "ocr"
     # train
@@ -248,14 +248,13 @@ class Dialect:
     whole_infer_export_log: str | None = "{log_root}_export_{n}.log"
     whole_infer_gpu: str = "0"  # the `_gpu` passed to inference in whole_infer
     param1_results: bool = False  # inference param1 = `<log stem>_results`, a folder it writes (PaddleSeg)
-    status_model_name: bool = True
-    status_log_path: bool = True
     fingerprints: tuple[str, ...] = ()  # sha256 of the repo's test_train_inference_python.sh
 
     def with_(self, **changes: object) -> Dialect:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
+@functools.cache  # the profiles are frozen data: every config's lint and plan looks its dialect up
 def _registry() -> dict[str, Dialect]:
     from tipc.config.dialects import profiles
 

@@ -53,8 +53,6 @@ TEMPLATE = Dialect(
     klquant_branch="whole_infer",
     klquant_slots=SLOTS_KLQUANT_TEMPLATE,
     klquant_forces_quant=True,
-    status_model_name=False,
-    status_log_path=False,
 )
 
 SEG = Dialect(
@@ -123,7 +121,6 @@ CLAS = Dialect(
     epoch_one_on_device="npu",
     rec_model_names=("GeneralRecognition", "MetaBIN_ResNet50"),
     log_root="{root}/test_tipc/output/{model_name}/{mode}",
-    log_root_absolute=True,
     status_format="clas",
     launcher="--devices",
     train_use_gpu_per_item=False,
@@ -262,7 +259,6 @@ COMPACT = Dialect(
     gpu_skip=(),
     whole_infer="compact",
     whole_infer_export_log="{log_root}/export_0.log",
-    status_log_path=False,
     fingerprints=("8d76e63f50",),
 )
 

@@ -332,7 +332,7 @@ def enter_scratch(
     repo: Path, scratch: Path, options: SandboxOptions, *, keep: Sequence[Path] = ()
 ) -> Session:
     """Layer A and the jail over `repo`, with the layers in `scratch` (a throw-away folder outside the repo):
-    what the observation of a repo's script runs in (tipc.execute.observe's helper, its own process)."""
+    what the observation of a repo's script runs in (tipc.execute.observation's helper, its own process)."""
     global _current
     repo = repo.resolve()
     problem = _overlay_problem(repo)
@@ -669,10 +669,8 @@ def _kept(extra: Sequence[Path]) -> list[str]:
     jail's shim), the bubblewrap binary, and `extra` (the run's interpreters)."""
     import site
 
-    import tipc
-
     found = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(sys.executable).resolve().parent.parent)}
-    found.add(str(Path(tipc.__file__).resolve().parent.parent))
+    found.add(str(Path(__file__).resolve().parents[3]))  # the folder tipc itself is in
     with contextlib.suppress(Exception):
         found.update(site.getsitepackages())
     from tipc.execute.sandbox.jail import find_bwrap

@@ -22,11 +22,9 @@ MS_REMOUNT = 0x20
 MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
-MNT_DETACH = 0x2
 
 _libc = ctypes.CDLL("libc.so.6", use_errno=True)
 _libc.mount.argtypes = (ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p)
-_libc.umount2.argtypes = (ctypes.c_char_p, ctypes.c_int)
 _libc.unshare.argtypes = (ctypes.c_int,)
 _libc.setns.argtypes = (ctypes.c_int, ctypes.c_int)
 
@@ -53,10 +51,6 @@ def mount(
     source: str | None, target: str, fstype: str | None, flags: int = 0, data: str | None = None
 ) -> None:
     _check(_libc.mount(_b(source), _b(target), _b(fstype), flags, _b(data)), f"mount {target}")
-
-
-def umount(target: str, flags: int = MNT_DETACH) -> None:
-    _check(_libc.umount2(_b(target), flags), f"umount {target}")
 
 
 def loopback_up() -> None:

@@ -35,7 +35,6 @@ OPS = ("==", "!=", "<=", "<", ">=", ">")
 DEFAULT_OP = {LOWER: "<=", HIGHER: ">="}
 # Tracked and shown, but never fail by default: CPU % swings with machine load more than with the model.
 INACTIVE_BY_DEFAULT = ("resources.mean_cpu_percent",)
-KEPT_BY_HUMANS = ("op", "active", "description")
 
 
 @dataclass

@@ -216,10 +216,8 @@ def shipped_files(repo: Any, pattern: Any) -> list[str] | str:
     Uses the rules' repo walk, so tipc's own output (test_tipc/output) and VCS folders never match: a log
     tipc wrote is not a log the author shipped. Returns an error message for a bad argument.
     """
-    from tipc.judge.rules.files import (  # lazy: tipc.judge.rules imports this package
-        RepoFiles,
-        is_safe_relative,
-    )
+    from tipc.core.fs import is_safe_relative
+    from tipc.judge.rules.files import RepoFiles  # lazy: tipc.judge.rules imports this package
 
     patterns = [pattern] if isinstance(pattern, str) else pattern
     if not isinstance(patterns, list | tuple) or not all(isinstance(p, str) for p in patterns or [None]):

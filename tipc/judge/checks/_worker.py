@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import tipc
+from tipc.core.resources import package_parent
 
 PROTOCOL = "tipc.engines/1"
 
@@ -25,7 +25,7 @@ class WorkerRun:
 
 def tipc_pythonpath(env: dict[str, str]) -> dict[str, str]:
     """Make this tipc importable by another interpreter (the run's python may not have tipc installed)."""
-    root = str(Path(tipc.__file__).resolve().parent.parent)
+    root = str(package_parent())
     parts = [root, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]]
     env = dict(env)
     env["PYTHONPATH"] = os.pathsep.join(parts)

@@ -110,7 +110,7 @@ def _covers(named: str, path: str) -> bool:
     return path == named or path.startswith(named.rstrip(os.sep) + os.sep) or path.startswith(named + ".")
 
 
-def _runs(ctx: CheckContext, graph: Any, stages: tuple[str, ...], predict: bool = False) -> list[Any]:
+def _runs(ctx: CheckContext, stages: tuple[str, ...], predict: bool = False) -> list[Any]:
     out = []
     for step in ctx.record.plan.steps:
         stage = getattr(step.stage, "value", step.stage)
@@ -256,7 +256,7 @@ def _weights_summary(first: str, bad: dict[str, tuple[Any, list[str]]], train_wr
 
 
 def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
-    steps = _runs(ctx, graph, ("eval", "export"), predict=True)
+    steps = _runs(ctx, ("eval", "export"), predict=True)
     if not steps:
         return outcome(Verdict.NA, "no eval, export or predict step in the plan")
     train_ids, train_wrote = _train_output(graph)
@@ -352,7 +352,7 @@ def _judge_inference_step(
 
 
 def _inference_model(ctx: CheckContext, graph: Any) -> CheckOutcome:
-    steps = _runs(ctx, graph, ("infer",))
+    steps = _runs(ctx, ("infer",))
     if not steps:
         return outcome(Verdict.NA, "no inference step in the plan")
     export_ids = {s.id for s in graph.steps if s.stage == "export"}
@@ -441,9 +441,9 @@ def _cmdline_paths(ctx: CheckContext, graph: Any) -> CheckOutcome:
 
 def _not_applicable(ctx: CheckContext, aspect: str) -> str | None:
     """Why `aspect` does not apply to the record's plan, or None when it does."""
-    if aspect == "weights" and not _runs(ctx, None, ("eval", "export"), predict=True):
+    if aspect == "weights" and not _runs(ctx, ("eval", "export"), predict=True):
         return "no eval, export or predict step in the plan"
-    if aspect == "inference_model" and not _runs(ctx, None, ("infer",)):
+    if aspect == "inference_model" and not _runs(ctx, ("infer",)):
         return "no inference step in the plan"
     if aspect == "cmdline_paths" and not any(
         weight_options(_argv(s, ctx.record.result(s.id))) for s in ctx.record.plan.steps

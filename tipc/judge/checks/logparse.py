@@ -205,10 +205,6 @@ def parse_line(text: str, line_no: int) -> ParsedLine:
     return ParsedLine(line_no, text, fields, epoch, epoch_total, it, it_total, gstep)
 
 
-def iter_parsed(lines: list[tuple[int, str]]) -> list[ParsedLine]:
-    return [parse_line(seg, no) for no, seg in lines]
-
-
 def _epoch_iter_index(lines: list[ParsedLine]) -> list[int]:
     """epoch x iters-per-epoch + iter for each line (every line has an iter)."""
     per_epoch = max((p.iter_total or 0) for p in lines) or max(int(p.iter or 0) for p in lines) + 1

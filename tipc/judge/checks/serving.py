@@ -6,7 +6,10 @@ What it does: start `tipc serve` on the exported model (a child in its own proce
 port), poll its readiness under a deadline, send the agreement inputs through both protocols (Open Inference
 v2 and Paddle Serving pipeline), compare with Paddle Inference (a separate worker process) on the same batch
 (max abs/rel error, cosine), then run a bounded load loop (latency p50/p99, throughput, errors). A server that
-dies at any point makes the check FAIL with its log tail as evidence. The server is always stopped.
+dies at any point makes the check FAIL with its log tail as evidence. The server is always stopped. For the
+report's engine x engine matrix it also compares each protocol with the other engines whose outputs the
+agreement check saved on this model and batch, and the two protocols with each other (data["cross"]): figures,
+not the verdict.
 
 Arguments (all optional): model_dir, inputs (.npy), requests (200), concurrency (4), load_s (2: the load
 loop's time budget, so a slow model gets fewer requests; 0 = none, `tipc check --load`), ready_deadline_s
@@ -418,18 +421,85 @@ def _served_outputs(np: Any, v2: Reply, pipe: Reply, failures: list[Evidence]) -
     return served
 
 
+def _figures(np: Any, fig: dict[str, Any], cosine_min: float) -> dict[str, Any]:
+    """The figures a report shows of one output pair, with the agreement check's verdict on it."""
+    from tipc.judge.engines.compare import within
+
+    return {
+        "max_abs": float(fig.get("max_abs", np.inf)),
+        "max_rel": float(fig.get("max_rel", np.inf)),
+        "cosine": float(fig.get("cosine", -1.0)),
+        "within": within(fig, cosine_min),
+    }
+
+
+def _cross_figures(
+    np: Any,
+    served: dict[str, dict[str, Any]],
+    reference: dict[str, Any],
+    engines: dict[str, list[Any]],
+    tolerances: dict[str, float],
+) -> dict[str, Any]:
+    """Figures for the report's full engine x engine matrix beyond the verdict's Paddle Inference comparison:
+    each protocol against every other engine's outputs (matched by output position, as the agreement check
+    matches them) and the protocols against each other. They inform; the verdict stays Paddle Inference's."""
+    from tipc.judge.engines.compare import compare_arrays
+
+    def pair(a: dict[str, Any], b: list[Any] | dict[str, Any]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for i, name in enumerate(reference):
+            other = b.get(name) if isinstance(b, dict) else (b[i] if i < len(b) else None)
+            if name in a and other is not None:
+                fig = compare_arrays(
+                    np.asarray(a[name]), np.asarray(other), tolerances["atol"], tolerances["rtol"]
+                )
+                out[name] = _figures(np, fig, tolerances["cosine_min"])
+        return out
+
+    protos = list(served)
+    return {
+        "engines": {
+            engine: {proto: pair(served[proto], arrays) for proto in protos}
+            for engine, arrays in engines.items()
+        },
+        "protocols": {
+            a: {b: pair(served[a], served[b]) for b in protos[i + 1 :]} for i, a in enumerate(protos)
+        },
+    }
+
+
+def _other_engines(
+    session: _Session, plan: _ServingPlan, python: str, batch: _Batch
+) -> tuple[dict[str, list[Any]], dict[str, str]]:
+    """The outputs (in output order) of every other engine the agreement check ran on this very model and
+    batch, reused from its worker (nothing runs again); and why an engine it names has none."""
+    from tipc.judge.checks._worker import earlier_outputs
+
+    found: dict[str, list[Any]] = {}
+    missing: dict[str, str] = {}
+    for engine in plan.settings.agreement.engines:
+        if engine == "paddle_inference":
+            continue
+        reused = earlier_outputs(python, str(plan.model_dir), str(batch.path), engine)
+        if reused is None:
+            missing[engine] = "the agreement check left no outputs of it on this model and batch"
+            continue
+        found[engine] = list(_reference(session.np, reused[0], reused[1]).values())
+    return found, missing
+
+
 def _served_metrics(
     np: Any,
     served: dict[str, dict[str, Any]],
     reference: dict[str, Any],
     tolerances: dict[str, float],
     failures: list[Evidence],
-) -> dict[str, dict[str, dict[str, float]]]:
+) -> dict[str, dict[str, dict[str, Any]]]:
     """Each protocol's figures against Paddle Inference, by output; a missing or differing output adds to
     failures."""
-    from tipc.judge.engines.compare import compare_arrays, within
+    from tipc.judge.engines.compare import compare_arrays
 
-    metrics: dict[str, dict[str, dict[str, float]]] = {}
+    metrics: dict[str, dict[str, dict[str, Any]]] = {}
     for proto, outputs in served.items():
         metrics[proto] = {}
         for out_name, ref in reference.items():
@@ -438,17 +508,13 @@ def _served_metrics(
                 continue
             # The agreement check's figures and verdict: |served - ref| <= atol + rtol*|ref|, cosine.
             fig = compare_arrays(ref, np.asarray(outputs[out_name]), tolerances["atol"], tolerances["rtol"])
-            m = {
-                "max_abs": float(fig.get("max_abs", np.inf)),
-                "max_rel": float(fig.get("max_rel", np.inf)),
-                "cosine": float(fig.get("cosine", -1.0)),
-            }
+            m = _figures(np, fig, tolerances["cosine_min"])
             metrics[proto][out_name] = m
-            if not within(fig, tolerances["cosine_min"]):
+            if not m["within"]:
                 failures.append(
                     Evidence(
                         f"{proto} output {out_name!r} differs from Paddle Inference beyond tolerance",
-                        numbers=tuple((k, v) for k, v in m.items()),
+                        numbers=tuple((k, v) for k, v in m.items() if k != "within"),
                     )
                 )
     return metrics
@@ -457,7 +523,7 @@ def _served_metrics(
 def _serving_outcome(
     session: _Session,
     load: LoadResult,
-    metrics: dict[str, dict[str, dict[str, float]]],
+    metrics: dict[str, dict[str, dict[str, Any]]],
     failures: list[Evidence],
     source: str,
 ) -> CheckOutcome:
@@ -545,6 +611,9 @@ def _check_served(
     metrics = _served_metrics(session.np, served, reference, plan.tolerances, failures)
     session.data["agreement"] = metrics
     session.data["tolerances"] = plan.tolerances
+    engines, missing = _other_engines(session, plan, python, batch)
+    cross = _cross_figures(session.np, served, reference, engines, plan.tolerances)
+    session.data["cross"] = {**cross, "not_compared": missing}
 
     # 5. Bounded load: batch-1 requests cycling over the rows of the batch.
     samples = [{name: feeds[name][i : i + 1]} for i in range(feeds[name].shape[0])]

@@ -21,13 +21,6 @@ PRUNED_PATHS = ("test_tipc/output",)
 MAX_FILES = 200_000
 
 
-def is_safe_relative(path: str) -> bool:
-    """A rule path must stay inside the repo: relative, no `..` segment, no drive or home prefix."""
-    if not path or path.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", path):
-        return False
-    return ".." not in re.split(r"[\\/]", path)
-
-
 @lru_cache(maxsize=512)
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """Translate a glob to an anchored regex over repo-relative POSIX paths."""
@@ -87,7 +80,6 @@ class RepoFiles:
         self.root = root
         self._files: list[str] | None = None
         self._dirs: list[str] | None = None
-        self.truncated = False
 
     def _walk(self) -> None:
         files: list[str] = []
@@ -100,7 +92,6 @@ class RepoFiles:
             dirs.extend(rel + d for d in subdirs)
             files.extend(rel + name for name in sorted(names))
             if len(files) > MAX_FILES:
-                self.truncated = True
                 break
         self._files, self._dirs = files, dirs
 

@@ -22,9 +22,7 @@ from typing import Any
 
 import yaml
 
-from tipc.core.errors import TipcError
-from tipc.core.fs import atomic_write_text
-from tipc.judge.rules.templates import (
+from tipc.config.known_scripts import (
     TEMPLATE_SCHEMA,
     KnownHash,
     line_fingerprints,
@@ -32,6 +30,8 @@ from tipc.judge.rules.templates import (
     script_hash,
     templates_dir,
 )
+from tipc.core.errors import TipcError
+from tipc.core.fs import atomic_write_text
 
 _HEADER = (
     "# Canonical TIPC script hashes (sha256 of the normalised text: comments, blank lines and surrounding\n"

@@ -10,7 +10,9 @@ and the lead's wiring choose what runs.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import tarfile
 import zipfile
 from collections.abc import Callable, Mapping
@@ -81,12 +83,25 @@ def _patterns(value: str | tuple[str, ...]) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)
 
 
-def _read_text(path: Path) -> str | None:
+def _read_text(path: Path, repo: Path) -> str | None:
+    """The first MAX_TEXT_BYTES of a regular file of `repo`; None for anything else: a link leading out of
+    the repo (its excerpts would show another file's lines), a FIFO (opening it would wait), a device."""
+    real = os.path.realpath(path)
+    if not Path(real).is_relative_to(os.path.realpath(repo)):
+        return None
     try:
-        with path.open("rb") as fh:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
             data = fh.read(MAX_TEXT_BYTES)
     except OSError:
         return None
+    finally:
+        os.close(fd)
     return data.decode("utf-8", errors="replace")
 
 
@@ -214,7 +229,7 @@ def op_text_matches(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
         return _out(Verdict.FAIL, f"no file matches {' or '.join(patterns)}", Evidence("nothing to search"))
     hits: list[Evidence] = []
     for rel in files:
-        text = _read_text(env.repo / rel)
+        text = _read_text(env.repo / rel, env.repo)
         if text is None:
             continue
         for number, line in enumerate(text.splitlines(), start=1):
@@ -236,7 +251,7 @@ def op_text_matches(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
 def _markdown_docs(env: OpEnv, patterns: tuple[str, ...]) -> list[tuple[str, markdown.MarkdownDoc]]:
     docs = []
     for rel in env.files.glob(patterns):
-        text = _read_text(env.repo / rel)
+        text = _read_text(env.repo / rel, env.repo)
         if text is not None:
             docs.append((rel, markdown.parse(text)))
     return docs
@@ -341,8 +356,8 @@ def op_markdown_has_image(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
 # --- the run -----------------------------------------------------------------------------------------
 
 
-def _tail(path: Path, lines: int = 15) -> str | None:
-    text = _read_text(path)
+def _tail(path: Path, repo: Path, lines: int = 15) -> str | None:
+    text = _read_text(path, repo)
     if text is None:
         return None
     return "\n".join(text.splitlines()[-lines:])
@@ -410,7 +425,7 @@ def _unpassed_step(env: OpEnv, step: Any, result: Any) -> Evidence:
     """Evidence for a step that did not pass, with its log's tail when it ran."""
     ran = result.status.value in ("failed", "timeout", "interrupted")
     log = (result.log or step.log) if ran else None
-    excerpt = _tail(env.repo / log) if log else None
+    excerpt = _tail(env.repo / log, env.repo) if log else None
     return Evidence(
         f"{step.id}: {result.status.value}" + (f" ({result.reason})" if result.reason else ""),
         path=log,

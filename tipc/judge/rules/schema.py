@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tipc.core.errors import RuleError
+from tipc.core.fs import is_safe_relative
 from tipc.core.yamlschema import (
     Bool,
     Document,
@@ -43,7 +44,6 @@ from tipc.core.yamlschema import (
     decode,
     regex_problem,
 )
-from tipc.judge.rules.files import is_safe_relative
 from tipc.judge.rules.model import RULESET_SCHEMA, CheckSpec, Rule, Ruleset, Severity
 from tipc.judge.rules.operators import LIST_OPERATORS, OPERATORS, Param
 

@@ -15,7 +15,6 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from tipc.core.errors import UserError
@@ -182,9 +181,7 @@ class History:
     def __enter__(self) -> History:
         return self
 
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # --- writing --------------------------------------------------------------------------------------

@@ -4,12 +4,12 @@
     plan_for_run(config, mode, *, repo, overrides, dialect) -> Plan   (what `tipc run` / `tipc check` execute)
 
 The script is a submission's code: it runs only inside the sandbox, never on the host. `observe` starts a
-helper (`python -c ... tipc.execute.observe SPEC`, tipc's own code) that builds the sandbox's layer A around
-the repo with its layers in a throw-away folder (a copy-on-write view at the repo's own path, masked homes,
-a fresh /tmp and HOME, no network) and runs `bash SCRIPT CONFIG MODE` through the jail, like every step of a
-run: no capabilities, no_new_privs, the seccomp filter whose denied calls are recorded, an allowlisted
-environment. The helper's only output is a JSON file; what the script wrote (the stand-ins' record, results
-logs) is read back here as untrusted data: no link followed, sizes bounded.
+helper (`python -c ... tipc.execute.observation SPEC`, tipc's own code) that builds the sandbox's layer A
+around the repo with its layers in a throw-away folder (a copy-on-write view at the repo's own path,
+masked homes, a fresh /tmp and HOME, no network) and runs `bash SCRIPT CONFIG MODE` through the jail, like
+every step of a run: no capabilities, no_new_privs, the seccomp filter whose denied calls are recorded, an
+allowlisted environment. The helper's only output is a JSON file; what the script wrote (the stand-ins'
+record, results logs) is read back here as untrusted data: no link followed, sizes bounded.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def _run(prepared: Prepared, scratch: Path, timeout_s: float, started: float) ->
     helper: list[str] = []
     try:
         res = proc.run(
-            proc.module_argv(sys.executable, "tipc.execute.observe", str(scratch)),
+            proc.module_argv(sys.executable, "tipc.execute.observation", str(scratch)),
             cwd="/",
             timeout_s=timeout_s + _GRACE_S,
             on_line=lambda line: helper.append(line) if len(helper) < 200 else None,

@@ -1,0 +1,3 @@
+class Layer:
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
