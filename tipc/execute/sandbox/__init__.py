@@ -539,45 +539,14 @@ def _enter_overlay(
     # Make the run folder before the namespaces, then hold both it and the real repo by open folders:
     # once the overlay covers the repo path, /proc/self/fd/N still reaches them.
     roles = {role: rel.strip("/") for role, rel in binds.items() if rel.strip("/")}
-    if fresh and folder.is_dir():
-        for entry in folder.iterdir():
-            _reset(entry)
-    for part in ("upper", "work", "lower", "tmp", "home", *roles):
-        (folder / part).mkdir(parents=True, exist_ok=True)
-    owner = _step_owner(folder, repo)
-    if owner is not None:
-        for part in ("upper", "tmp", "home", *roles):
-            _give(folder / part, owner)
-    if os.geteuid() != 0:
-        sc.enter_user_namespace()
-    sc.unshare(sc.CLONE_NEWNS | (0 if options.network else sc.CLONE_NEWNET))
-    if not options.network:
-        sc.loopback_up()
-    sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
-    # Before the paths below name this process's /proc entry. In a user namespace of our own a failed try
-    # cannot be undone (setns back needs rights we gave up), so it is tried in a child first.
-    pid_namespace = _pid_namespace(probe_first=os.geteuid() != 0 or not _is_initial_user_namespace())
+    owner = _run_folder(folder, repo, roles, fresh=fresh)
+    pid_namespace = _private_namespaces(options)
     # Opened inside the new namespace (the overlay refuses layers reached through the old one's mounts).
     folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     repo_fd = os.open(repo, os.O_RDONLY | os.O_DIRECTORY)
     state = f"/proc/{os.getpid()}/fd/{folder_fd}"
     lower = f"/proc/{os.getpid()}/fd/{repo_fd}"
-    weaknesses: list[str] = []
-    layer = str(repo)
-    if owner is not None:
-        # The steps' uid owns the repo's files in the view: an idmapped clone of the repo is the lower layer.
-        try:
-            _idmapped_lower(repo, f"{state}/lower", owner)
-            layer = f"{state}/lower"
-        except OSError as exc:
-            owner = None
-            for part in ("upper", "tmp", "home", *roles):
-                _give(folder / part, (os.geteuid(), os.getegid()))
-            weaknesses.append(
-                "commands run as uid 0 without capabilities, not as a uid of their own (no idmapped mount "
-                f"of the repo here: {exc.strerror or exc}): root-only host files outside the masked homes "
-                "stay readable to them"
-            )
+    layer, owner, weaknesses = _lower_layer(repo, folder, state, owner, roles)
     sc.mount(
         "overlay", str(repo), "overlay", 0, f"lowerdir={layer},upperdir={state}/upper,workdir={state}/work"
     )
@@ -585,24 +554,7 @@ def _enter_overlay(
     tipc_dir = repo / RUNS_DIR
     if tipc_dir.is_dir():
         sc.mount("tmpfs", str(tipc_dir), "tmpfs", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY, "size=4k")
-    committed_root = f"{state}/lower" if layer != str(repo) else lower
-    for role, rel in sorted(roles.items(), key=lambda item: item[1].count("/")):
-        target = repo / rel
-        committed = Path(committed_root) / rel
-        target.mkdir(parents=True, exist_ok=True)
-        if committed.is_dir() and not committed.is_symlink() and any(committed.iterdir()):
-            # The repo ships files there: the chain sees them (the committed tree), its writes go to the
-            # run folder's `<role>` layer.
-            (Path(state) / f"{role}.work").mkdir(exist_ok=True)
-            sc.mount(
-                "overlay",
-                str(target),
-                "overlay",
-                0,
-                f"lowerdir={committed},upperdir={state}/{role},workdir={state}/{role}.work",
-            )
-        else:
-            sc.mount(f"{state}/{role}", str(target), None, sc.MS_BIND)
+    _bind_roles(repo, state, layer if layer != str(repo) else lower, roles)
     from tipc.execute.sandbox import _restrict
 
     view = _restrict.restrict(
@@ -628,6 +580,77 @@ def _enter_overlay(
         f"{shown}/upper; network: {'allowed (--network)' if options.network else 'none'}"
     )
     return session
+
+
+def _run_folder(folder: Path, repo: Path, roles: Mapping[str, str], *, fresh: bool) -> tuple[int, int] | None:
+    """The run folder's parts made (emptied first when `fresh`) and given to the steps' uid; that uid."""
+    if fresh and folder.is_dir():
+        for entry in folder.iterdir():
+            _reset(entry)
+    for part in ("upper", "work", "lower", "tmp", "home", *roles):
+        (folder / part).mkdir(parents=True, exist_ok=True)
+    owner = _step_owner(folder, repo)
+    if owner is not None:
+        for part in ("upper", "tmp", "home", *roles):
+            _give(folder / part, owner)
+    return owner
+
+
+def _private_namespaces(options: SandboxOptions) -> bool:
+    """Private mount and network namespaces (in a user namespace of our own when not root), loopback up,
+    and, where the kernel allows, a PID namespace of which this process is init (True)."""
+    from tipc.execute.sandbox import _syscalls as sc
+
+    if os.geteuid() != 0:
+        sc.enter_user_namespace()
+    sc.unshare(sc.CLONE_NEWNS | (0 if options.network else sc.CLONE_NEWNET))
+    if not options.network:
+        sc.loopback_up()
+    sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
+    # Before the paths of the caller name this process's /proc entry. In a user namespace of our own a failed
+    # try cannot be undone (setns back needs rights we gave up), so it is tried in a child first.
+    return _pid_namespace(probe_first=os.geteuid() != 0 or not _is_initial_user_namespace())
+
+
+def _lower_layer(
+    repo: Path, folder: Path, state: str, owner: tuple[int, int] | None, roles: Mapping[str, str]
+) -> tuple[str, tuple[int, int] | None, list[str]]:
+    """(the overlay's lower layer, the steps' uid, what is weaker): where the steps have a uid of their own,
+    an idmapped clone of the repo that this uid owns; without idmapped mounts, the repo itself and uid 0."""
+    if owner is None:
+        return str(repo), None, []
+    try:
+        _idmapped_lower(repo, f"{state}/lower", owner)
+    except OSError as exc:
+        for part in ("upper", "tmp", "home", *roles):
+            _give(folder / part, (os.geteuid(), os.getegid()))
+        return (
+            str(repo),
+            None,
+            [
+                "commands run as uid 0 without capabilities, not as a uid of their own (no idmapped mount "
+                f"of the repo here: {exc.strerror or exc}): root-only host files outside the masked homes "
+                "stay readable to them"
+            ],
+        )
+    return f"{state}/lower", owner, []
+
+
+def _bind_roles(repo: Path, state: str, committed_root: str, roles: Mapping[str, str]) -> None:
+    """Each role's folder of the run folder over its path in the view (an overlay where the repo ships files
+    there: the chain sees them, its writes go to the run folder's `<role>` layer)."""
+    from tipc.execute.sandbox import _syscalls as sc
+
+    for role, rel in sorted(roles.items(), key=lambda item: item[1].count("/")):
+        target = repo / rel
+        committed = Path(committed_root) / rel
+        target.mkdir(parents=True, exist_ok=True)
+        if committed.is_dir() and not committed.is_symlink() and any(committed.iterdir()):
+            (Path(state) / f"{role}.work").mkdir(exist_ok=True)
+            options = f"lowerdir={committed},upperdir={state}/{role},workdir={state}/{role}.work"
+            sc.mount("overlay", str(target), "overlay", 0, options)
+        else:
+            sc.mount(f"{state}/{role}", str(target), None, sc.MS_BIND)
 
 
 def _step_owner(folder: Path, repo: Path) -> tuple[int, int] | None:

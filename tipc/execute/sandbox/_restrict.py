@@ -111,43 +111,12 @@ def restrict(
     sc.mount("tmpfs", "/dev/shm", "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "mode=1777")
     home = os.environ.get("HOME", "")
     masks = _masks(home)
-    tmp = os.path.join(state, "tmp")
-    home_source = os.path.join(state, "home")
-    if tmp_size is not None:
-        tmp = f"{_SCRATCH}/tmp"
-        os.makedirs(tmp, exist_ok=True)
-        size = max(tmp_size, 1 << 20)
-        sc.mount("tmpfs", tmp, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, f"mode=1777,size={size}")
-        home_source = os.path.join(tmp, ".tipc-home")
-        os.makedirs(home_source, mode=0o700)
-        if owner is not None:
-            os.chown(home_source, *owner)
-    covers: list[tuple[str, str | None]] = [(m, None) for m in masks]
-    covers += [(os.path.realpath(t), tmp) for t in ("/tmp", "/var/tmp") if os.path.isdir(t)]
-    covers = [c for c in covers if not any(_under(c[0], o[0]) and c[0] != o[0] for o in covers)]
+    tmp, home_source = _run_tmp(state, owner, tmp_size)
+    covers = _covers(masks, tmp)
     points = [point for point, _ in covers]
-    # Everything brought back on top of a cover is first held aside (bound under /dev/shm).
-    back = [(p, True) for p in [view, *writable]] + [(p, False) for p in keep]
-    held: list[tuple[str, str, bool]] = []
-    for n, (path, rw) in enumerate(back):
-        real = os.path.realpath(path)
-        if not os.path.isdir(real) or not any(_under(real, m) for m in points):
-            continue
-        hold = f"{_SCRATCH}/held{n}"
-        os.makedirs(hold, exist_ok=True)
-        sc.mount(real, hold, None, sc.MS_BIND | sc.MS_REC)
-        held.append((hold, real, rw))
-    for point, source in sorted(dict.fromkeys(covers), key=lambda c: c[0].count("/")):
-        if source is not None:
-            sc.mount(source, point, None, sc.MS_BIND)
-        else:  # homes: passable to what is kept there, never listable
-            mode = "0755" if point == "/run" else "0711"
-            sc.mount("tmpfs", point, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, f"mode={mode},size=1m")
-    for hold, real, rw in sorted(held, key=lambda h: h[1].count("/")):
-        os.makedirs(real, exist_ok=True)
-        sc.mount(hold, real, None, sc.MS_BIND | sc.MS_REC)
-        if not rw:
-            sc.mount(None, real, None, sc.MS_REMOUNT | sc.MS_BIND | sc.MS_RDONLY)
+    held = _hold([(p, True) for p in [view, *writable]] + [(p, False) for p in keep], points)
+    _cover(covers)
+    _bring_back(held)
     if (
         home
         and home != "/"
@@ -158,18 +127,76 @@ def restrict(
     step_home = _step_home(home_source, owner, masked="/home" in masks)
     places = [os.path.realpath(view), *(os.path.realpath(w) for w in writable), *(p for p, s in covers if s)]
     places.append(step_home)
-    keep_rw = [*places, "/dev/shm", *_KEEP_WRITABLE]
+    _read_only_but([*places, "/dev/shm", *_KEEP_WRITABLE])
+    try:
+        os.chdir(os.getcwd())  # see the mounts made above from the working directory too
+    except OSError:
+        os.chdir("/")  # it was under a cover (a folder of the host's /tmp)
+    return View(tuple(dict.fromkeys(places)), step_home, tuple(masks))
+
+
+def _run_tmp(state: str, owner: tuple[int, int] | None, tmp_size: int | None) -> tuple[str, str]:
+    """(the folder that becomes /tmp, the one that becomes HOME): a tmpfs of `tmp_size` and a folder of it,
+    or the run folder's `tmp/` and `home/`."""
+    if tmp_size is None:
+        return os.path.join(state, "tmp"), os.path.join(state, "home")
+    tmp = f"{_SCRATCH}/tmp"
+    os.makedirs(tmp, exist_ok=True)
+    size = max(tmp_size, 1 << 20)
+    sc.mount("tmpfs", tmp, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, f"mode=1777,size={size}")
+    home = os.path.join(tmp, ".tipc-home")
+    os.makedirs(home, mode=0o700)
+    if owner is not None:
+        os.chown(home, *owner)
+    return tmp, home
+
+
+def _covers(masks: list[str], tmp: str) -> list[tuple[str, str | None]]:
+    """Every mount point covered, outermost only: the masks (empty tmpfs) and /tmp, /var/tmp (`tmp`)."""
+    covers: list[tuple[str, str | None]] = [(m, None) for m in masks]
+    covers += [(os.path.realpath(t), tmp) for t in ("/tmp", "/var/tmp") if os.path.isdir(t)]
+    return [c for c in covers if not any(_under(c[0], o[0]) and c[0] != o[0] for o in covers)]
+
+
+def _hold(back: list[tuple[str, bool]], points: list[str]) -> list[tuple[str, str, bool]]:
+    """Each folder to bring back on top of a cover, bound aside first: (where it is held, its path, rw)."""
+    held: list[tuple[str, str, bool]] = []
+    for n, (path, rw) in enumerate(back):
+        real = os.path.realpath(path)
+        if not os.path.isdir(real) or not any(_under(real, m) for m in points):
+            continue
+        hold = f"{_SCRATCH}/held{n}"
+        os.makedirs(hold, exist_ok=True)
+        sc.mount(real, hold, None, sc.MS_BIND | sc.MS_REC)
+        held.append((hold, real, rw))
+    return held
+
+
+def _cover(covers: list[tuple[str, str | None]]) -> None:
+    for point, source in sorted(dict.fromkeys(covers), key=lambda c: c[0].count("/")):
+        if source is not None:
+            sc.mount(source, point, None, sc.MS_BIND)
+        else:  # homes: passable to what is kept there, never listable
+            mode = "0755" if point == "/run" else "0711"
+            sc.mount("tmpfs", point, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, f"mode={mode},size=1m")
+
+
+def _bring_back(held: list[tuple[str, str, bool]]) -> None:
+    for hold, real, rw in sorted(held, key=lambda h: h[1].count("/")):
+        os.makedirs(real, exist_ok=True)
+        sc.mount(hold, real, None, sc.MS_BIND | sc.MS_REC)
+        if not rw:
+            sc.mount(None, real, None, sc.MS_REMOUNT | sc.MS_BIND | sc.MS_RDONLY)
+
+
+def _read_only_but(keep_rw: list[str]) -> None:
+    """Every mount read-only but those under `keep_rw`."""
     for point, flags in _mounts():
         if any(_under(point, k) for k in keep_rw):
             continue
         # A mount we cannot remount (already read-only, or hidden under another) stays as it is.
         with contextlib.suppress(OSError):
             sc.mount(None, point, None, sc.MS_REMOUNT | sc.MS_BIND | sc.MS_RDONLY | flags)
-    try:
-        os.chdir(os.getcwd())  # see the mounts made above from the working directory too
-    except OSError:
-        os.chdir("/")  # it was under a cover (a folder of the host's /tmp)
-    return View(tuple(dict.fromkeys(places)), step_home, tuple(masks))
 
 
 def _step_home(source: str, owner: tuple[int, int] | None, *, masked: bool) -> str:

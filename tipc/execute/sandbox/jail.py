@@ -40,7 +40,7 @@ from typing import Any
 from tipc.execute.sandbox import seccomp
 
 SHIM = Path(__file__).with_name("_shim.py")
-# The host uids steps run as when tipc is root: one per run, with no name in /etc/passwd.
+# The host uids steps run as when tipc is root: one per run folder (tipc.execute.sandbox), with no name.
 UID_BASE = 1_990_000_000
 UID_SPAN = 1 << 20
 MIN_BWRAP = (0, 8)  # --disable-userns
@@ -162,11 +162,6 @@ def _bwrap_version(path: str) -> tuple[int, ...] | None:
         return tuple(int(p) for p in words[1].split(".")[:3])
     except ValueError:
         return None
-
-
-def step_uid() -> int:
-    """A fresh per-run uid for the steps of a run tipc runs as root."""
-    return UID_BASE + int.from_bytes(os.urandom(4), "little") % UID_SPAN
 
 
 @dataclass(frozen=True)
