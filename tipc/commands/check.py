@@ -435,10 +435,12 @@ def _write_and_show(
 ) -> None:
     """Write the report files, print the report, and say where the reports and the logs are."""
     from tipc.core.console import use_color
+    from tipc.execute.sandbox import writing_outside
     from tipc.report import render, write_reports
 
     try:
-        written = write_reports(report, report_dir)
+        with writing_outside(report_dir):  # a --report-dir no command can reach: with tipc's own rights
+            written = write_reports(report, report_dir)
     except OSError as exc:
         raise UserError(f"{report_dir}: cannot write the reports: {exc.strerror or exc}") from None
     color = args.format == "text" and use_color(args.no_color) and stdout.isatty()

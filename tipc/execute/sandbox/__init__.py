@@ -94,6 +94,7 @@ class Session:
     _home: str | None = None  # HOME of the commands
     _tmpdir: str = "/tmp"  # TMPDIR of the commands
     _owner: tuple[int, int] | None = None  # (uid, gid) of the commands (tipc as root), None: tipc's own
+    _fs_owner: tuple[int, int] | None = None  # the ids tipc's own file accesses use (tipc as root)
     _state: str | None = None  # the run folder as reachable from inside the namespaces
     _lower: str | None = None  # the real repo as reachable from inside the namespaces (overlay)
 
@@ -195,6 +196,41 @@ def reexec_argv(options: SandboxOptions) -> list[str]:
 
 def current() -> Session | None:
     return _current
+
+
+@contextlib.contextmanager
+def writing_outside(path: Path) -> Iterator[None]:
+    """tipc writes a file at `path` that no command can reach (a --report-dir outside the repo, not bound
+    into the jail): with tipc's own file rights. Everywhere else tipc writes as the commands' uid (see
+    `_writes_as_commands`), so a link a command planted cannot make tipc write what the command could not."""
+    session = _current
+    owner = session._fs_owner if session is not None else None
+    places = session._places if session is not None else ()
+    real = os.path.realpath(path)
+    if owner is None or any(real == p or real.startswith(p.rstrip("/") + "/") for p in places):
+        yield
+        return
+    from tipc.execute.sandbox import _syscalls as sc
+
+    sc.set_fs_ids(0, 0)
+    try:
+        yield
+    finally:
+        sc.set_fs_ids(*owner)
+
+
+def _writes_as_commands(session: Session) -> None:
+    """As root, tipc's own file accesses from now on (this thread and every thread it starts) use the
+    commands' uid: the folders the commands write (logs, the view, the reports) are theirs, and a link
+    they leave there (`test_tipc/output/eval.log -> /proc/sys/kernel/core_pattern`) leads tipc nowhere they
+    could not write themselves. Signals, namespaces and cgroups keep tipc's rights."""
+    owner = session._owner
+    if owner is None or os.geteuid() != 0:
+        return
+    from tipc.execute.sandbox import _syscalls as sc
+
+    sc.set_fs_ids(*owner)
+    session._fs_owner = owner
 
 
 def for_commands(path: Path) -> Path:
@@ -502,7 +538,14 @@ def _limit(session: Session, options: SandboxOptions) -> None:
         memory = int(total * limits_mod.DEFAULT_MEMORY_FRACTION) if total else None
     limits = limits_mod.Limits(memory, options.max_tasks or limits_mod.DEFAULT_MAX_TASKS)
     limits.apply()
-    atexit.register(limits.release)
+    def release() -> None:
+        from tipc.execute.sandbox import _syscalls as sc
+
+        if os.geteuid() == 0:
+            sc.set_fs_ids(0, 0)  # the cgroup files are root's
+        limits.release()
+
+    atexit.register(release)
     session.limits = limits
     session.notes.append(limits.note)
 
@@ -834,3 +877,4 @@ def _arm(session: Session, options: SandboxOptions) -> None:
         tmpfs = ("/tmp",) if options.tmpfs and session._state is not None else ()
         session.disk = DiskUsage(session.folder, options.disk_bytes, root=session._state, mounts=tmpfs)
     proc.set_launcher(session.jail)
+    _writes_as_commands(session)

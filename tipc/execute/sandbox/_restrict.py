@@ -44,7 +44,8 @@ _SCRATCH = "/dev/shm/.tipc-sandbox"
 
 @dataclass(frozen=True)
 class View:
-    """What `restrict` made: the places a command may write and the HOME it gets."""
+    """What `restrict` made: the places a command may write (not the `writable` folders outside the view:
+    tipc's own, a --report-dir) and the HOME it gets."""
 
     writable: tuple[str, ...]
     home: str
@@ -125,9 +126,8 @@ def restrict(
     ):
         _hide_secrets(home)
     step_home = _step_home(home_source, owner, masked="/home" in masks)
-    places = [os.path.realpath(view), *(os.path.realpath(w) for w in writable), *(p for p, s in covers if s)]
-    places.append(step_home)
-    _read_only_but([*places, "/dev/shm", *_KEEP_WRITABLE])
+    places = [os.path.realpath(view), *(p for p, s in covers if s), step_home]  # what commands may write
+    _read_only_but([*places, *(os.path.realpath(w) for w in writable), "/dev/shm", *_KEEP_WRITABLE])
     try:
         os.chdir(os.getcwd())  # see the mounts made above from the working directory too
     except OSError:

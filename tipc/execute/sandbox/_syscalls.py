@@ -151,3 +151,18 @@ def idmapped_clone(source: str, dest: str, userns_fd: int) -> None:
         _sys(_libc.syscall(_nr(1), fd, b"", AT_FDCWD, _b(dest), MOVE_MOUNT_F_EMPTY_PATH), "move_mount")
     finally:
         os.close(fd)
+
+
+# ---- the file-system identity of this thread (and of the threads it starts afterwards)
+
+_libc.setfsuid.argtypes = (ctypes.c_uint,)
+_libc.setfsgid.argtypes = (ctypes.c_uint,)
+
+
+def set_fs_ids(uid: int, gid: int) -> tuple[int, int]:
+    """Make file accesses of this thread use `uid`/`gid` (a non-zero uid also drops the file capabilities:
+    DAC override, chown...); returns the previous pair. Other threads keep theirs; threads started afterwards
+    inherit it."""
+    old_gid = _libc.setfsgid(gid)
+    old_uid = _libc.setfsuid(uid)
+    return int(old_uid), int(old_gid)

