@@ -684,6 +684,7 @@ _ours: set[int] = set()  # children started here and not yet reaped (not orphans
 _init = False  # this process is pid 1 of the run's own PID namespace
 _subreaper = False
 _NO_NAMESPACE = 121  # the forked init's exit status when it could not set its namespace up
+_parent_gone: int | None = None  # (the init) read end of a pipe the waiting parent holds open until it ends
 
 
 def _forget(pid: int) -> None:
@@ -710,9 +711,13 @@ def become_namespace_init(prepare: Callable[[], None]) -> bool:
     sys.stdout.flush()
     sys.stderr.flush()
     ready_r, ready_w = os.pipe()
+    alive_r, alive_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; the coverage of the rest of the run is measured in it
+        global _parent_gone
         os.close(ready_r)
+        os.close(alive_w)
+        _parent_gone = alive_r
         try:
             _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
             prepare()
@@ -725,6 +730,7 @@ def become_namespace_init(prepare: Callable[[], None]) -> bool:
         _init = True
         return True
     os.close(ready_w)
+    os.close(alive_r)  # alive_w stays open until this process ends, however it ends
     ok = os.read(ready_r, 1) == b"1"
     os.close(ready_r)
     if not ok:
@@ -740,6 +746,20 @@ def become_namespace_init(prepare: Callable[[], None]) -> bool:
             _pass_on(pid, signal.SIGINT)
     code = os.waitstatus_to_exitcode(status)
     os._exit(code if code >= 0 else 128 - code)
+
+
+def die_with_parent_again() -> None:
+    """After a change of this thread's credentials (setfsuid: the kernel then clears PR_SET_PDEATHSIG), the
+    init of the run's namespace dies with the parent that waits for it again; if that parent already ended
+    (its pipe's end is closed), now."""
+    if _parent_gone is None:
+        return
+    _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    import select
+
+    ready, _, _ = select.select([_parent_gone], [], [], 0)
+    if ready:  # end of file: nobody outside waits for this run any more
+        os._exit(128 + int(signal.SIGKILL))
 
 
 def succeeds_in_child(attempt: Callable[[], None]) -> bool:

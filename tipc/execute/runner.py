@@ -537,7 +537,12 @@ class _Execution:
             log_path=log_field(self.plan.status_format, self._status_log(step, result), str(self.repo)),
             color=not self.options.no_color,
         )
-        append_status_line(self.results_log, line)
+        try:
+            append_status_line(self.results_log, line)
+        except OSError as exc:  # the repo's code may have put a link or a folder there
+            self._note(
+                f"cannot write the status line of {step.id} to {self.results_log}: {exc.strerror or exc}"
+            )
 
     def _finish(self, index: int, step: Step, result: StepResult, status_command: str) -> None:
         if result.started is not None and not result.reused:
@@ -765,8 +770,9 @@ class _Execution:
                 log_limit=self.options.log_limit_bytes,
             )
         except OSError as exc:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            log.write_text(f"tipc: cannot start {argv[0]!r}: {exc}\n", encoding="utf-8")
+            with contextlib.suppress(OSError):  # the log path itself may be what failed (a planted link)
+                log.parent.mkdir(parents=True, exist_ok=True)
+                log.write_text(f"tipc: cannot start {argv[0]!r}: {exc}\n", encoding="utf-8")
             return StepResult(
                 step.id,
                 Status.FAILED,

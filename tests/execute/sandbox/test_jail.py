@@ -131,3 +131,23 @@ def test_disk_usage_counts_blocks_written_since_the_start_but_the_lower_layer(tm
     used = disk.over()
     assert used is not None and 200_000 <= used < 300_000
     assert "disk limit" in disk.cause(used) and disk.interval_s() >= 0.2
+
+
+def test_tipc_writes_with_its_own_rights_only_where_no_command_can_plant_a_link(tmp_path: Path) -> None:
+    """A --report-dir outside the view is written with tipc's rights only while the commands' uid can
+    neither own nor write any folder on the way to it (else a planted link would make tipc a deputy)."""
+    commands = (1990000123, 1990000123)
+    reports = tmp_path / "reports"
+    reports.mkdir(mode=0o755)
+    os.chmod(tmp_path, 0o755)
+    session = sandbox.Session("overlay", tmp_path, tmp_path, None, network=False)
+    session._outside = (str(reports),)
+    closed = sandbox._closed_to_commands
+    assert closed(str(reports / "sub" / "report.json"), session, commands)  # sub not made yet
+    assert not closed(str(tmp_path / "elsewhere.json"), session, commands)  # not an outside folder
+    os.chmod(reports, 0o777)
+    assert not closed(str(reports / "report.json"), session, commands)
+    os.chmod(reports, 0o755)
+    if os.geteuid() == 0:
+        os.chown(reports, *commands)
+        assert not closed(str(reports / "report.json"), session, commands)

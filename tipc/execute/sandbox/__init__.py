@@ -91,6 +91,7 @@ class Session:
     disk: Any = None  # tipc.execute.sandbox.limits.DiskUsage of the run
     pass_env: tuple[str, ...] = ()
     _places: tuple[str, ...] = ()  # where the commands may write (bound writable into the jail)
+    _outside: tuple[str, ...] = ()  # folders outside the view tipc writes (a --report-dir), real paths
     _home: str | None = None  # HOME of the commands
     _tmpdir: str = "/tmp"  # TMPDIR of the commands
     _owner: tuple[int, int] | None = None  # (uid, gid) of the commands (tipc as root), None: tipc's own
@@ -200,23 +201,39 @@ def current() -> Session | None:
 
 @contextlib.contextmanager
 def writing_outside(path: Path) -> Iterator[None]:
-    """tipc writes a file at `path` that no command can reach (a --report-dir outside the repo, not bound
-    into the jail): with tipc's own file rights. Everywhere else tipc writes as the commands' uid (see
-    `_writes_as_commands`), so a link a command planted cannot make tipc write what the command could not."""
+    """tipc writes a file at `path`, in a folder asked to stay writable outside the view (a --report-dir
+    outside the repo) that no command can write to: with tipc's own file rights. Everywhere else tipc writes
+    as the commands' uid (see `_writes_as_commands`), so a link a command planted cannot make tipc write
+    what the command could not."""
     session = _current
     owner = session._fs_owner if session is not None else None
-    places = session._places if session is not None else ()
-    real = os.path.realpath(path)
-    if owner is None or any(real == p or real.startswith(p.rstrip("/") + "/") for p in places):
+    if session is None or owner is None or not _closed_to_commands(os.path.realpath(path), session, owner):
         yield
         return
-    from tipc.execute.sandbox import _syscalls as sc
-
-    sc.set_fs_ids(0, 0)
+    _set_fs_ids(0, 0)
     try:
         yield
     finally:
-        sc.set_fs_ids(*owner)
+        _set_fs_ids(*owner)
+
+
+def _closed_to_commands(real: str, session: Session, owner: tuple[int, int]) -> bool:
+    """`real` lies in one of the session's outside folders, and the commands cannot plant anything there:
+    the folder (from the outside folder down) is neither theirs nor writable by group or others (a folder
+    under /var/tmp stays visible to them: the jail binds /var/tmp with what is mounted on it)."""
+    for outside in session._outside:
+        if real != outside and not real.startswith(outside.rstrip("/") + "/"):
+            continue
+        folder = real
+        while True:
+            with contextlib.suppress(OSError):  # not made yet: the folders above decide
+                st = os.stat(folder)
+                if st.st_uid == owner[0] or st.st_mode & 0o022:
+                    return False
+            if folder == outside or folder == os.path.dirname(folder):
+                return True
+            folder = os.path.dirname(folder)
+    return False
 
 
 def _writes_as_commands(session: Session) -> None:
@@ -227,10 +244,18 @@ def _writes_as_commands(session: Session) -> None:
     owner = session._owner
     if owner is None or os.geteuid() != 0:
         return
+    _set_fs_ids(*owner)
+    session._fs_owner = owner
+
+
+def _set_fs_ids(uid: int, gid: int) -> None:
+    """setfsuid/setfsgid for tipc's own file accesses, keeping tipc's death with its waiting parent (the
+    kernel forgets PR_SET_PDEATHSIG on any change of credentials)."""
+    from tipc.execute import proc
     from tipc.execute.sandbox import _syscalls as sc
 
-    sc.set_fs_ids(*owner)
-    session._fs_owner = owner
+    sc.set_fs_ids(uid, gid)
+    proc.die_with_parent_again()
 
 
 def for_commands(path: Path) -> Path:
@@ -538,11 +563,10 @@ def _limit(session: Session, options: SandboxOptions) -> None:
         memory = int(total * limits_mod.DEFAULT_MEMORY_FRACTION) if total else None
     limits = limits_mod.Limits(memory, options.max_tasks or limits_mod.DEFAULT_MAX_TASKS)
     limits.apply()
-    def release() -> None:
-        from tipc.execute.sandbox import _syscalls as sc
 
+    def release() -> None:
         if os.geteuid() == 0:
-            sc.set_fs_ids(0, 0)  # the cgroup files are root's
+            _set_fs_ids(0, 0)  # the cgroup files are root's
         limits.release()
 
     atexit.register(release)
@@ -613,6 +637,7 @@ def _enter_overlay(
     )
     session.weaknesses.extend(weaknesses)
     session._places, session._home, session._owner = view.writable, view.home, owner
+    session._outside = tuple(os.path.realpath(w) for w in writable)
     if pid_namespace:
         session.notes.append(_CONTAINED)
     else:
@@ -838,6 +863,7 @@ def _enter_copy(
         tmp_size=options.disk_bytes if options.tmpfs else None,
     )
     session._places, session._home, session._owner = made.writable, made.home, owner
+    session._outside = tuple(os.path.realpath(w) for w in writable)
     return session
 
 
