@@ -53,3 +53,5 @@ _.script_output  # tests/planning/test_observe.py
 unmet_requirement  # tests/serve/test_plan.py
 DIALECTS  # tests/scaffold/test_generated_files.py
 LocalBackend  # tests/serve/test_app.py
+_.visit_TryStar  # ast.NodeVisitor dispatches on the node class name (try/except* blocks)
+stored_map  # bench/causes.py (the sandbox path map of a kept run)

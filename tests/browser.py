@@ -26,8 +26,14 @@ def screenshot(page: Path, png: Path, *, width: int = 1280, height: int = 2000) 
     """Render a local page offline and write a PNG of it; fail the test if the browser does not write one."""
     png.parent.mkdir(parents=True, exist_ok=True)
     argv = [
-        chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-        f"--window-size={width},{height}", f"--screenshot={png}", page.resolve().as_uri(),
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        f"--window-size={width},{height}",
+        f"--screenshot={png}",
+        page.resolve().as_uri(),
     ]
     subprocess.run(argv, check=False, capture_output=True, timeout=120)
     assert png.exists() and png.stat().st_size > 0, f"chromium wrote no screenshot of {page}"

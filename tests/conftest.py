@@ -36,6 +36,19 @@ OUTPUT = Path("test_tipc") / "output"
 MODE = "lite_train_lite_infer"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_model_ci_history(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Every model CI verb writes the default history database: the tests' go to a session temp file,
+    never to the user's ~/.local/share/tipc (children inherit the variable)."""
+    saved = os.environ.get("TIPC_HISTORY")
+    os.environ["TIPC_HISTORY"] = str(tmp_path_factory.mktemp("history") / "history.sqlite3")
+    yield
+    if saved is None:
+        os.environ.pop("TIPC_HISTORY", None)
+    else:
+        os.environ["TIPC_HISTORY"] = saved
+
+
 def tipc_env() -> dict[str, str]:
     """The environment the demo's `python:` resolves in: this interpreter's folder first on PATH."""
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")

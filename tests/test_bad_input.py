@@ -598,6 +598,8 @@ def test_a_crashing_worker_is_summarised_in_one_line(tmp_path: Path) -> None:
     fake_python = tmp_path / "python"
     fake_python.write_text(
         "#!/bin/sh\n"
+        # it has every module tipc's probe asks for, so the worker is placed here (tipc.execute.own_parts)
+        'case "$1" in *findmodules*) exit 0;; esac\n'
         "echo 'Traceback (most recent call last):' >&2\n"
         "echo '  File \"worker.py\", line 1, in <module>' >&2\n"
         "echo 'ImportError: libpaddle.so: cannot open shared object file' >&2\n"

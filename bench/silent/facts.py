@@ -105,6 +105,10 @@ class Facts:
     def run_file(self, rel: str) -> Path | None:
         """Where a file at `rel` (repo-relative) that the run wrote lies now; None when it is not there."""
         rel = rel.removeprefix("./")
+        # a report names files where they are on disk (tipc.core.paths): already in the run folder
+        shown = self.repo / rel
+        if shown.resolve().is_relative_to(self.run_folder.resolve()):
+            return shown if shown.is_file() else None
         out = self.output_dir.strip("/").removeprefix("./")
         if out and (rel == out or rel.startswith(out + "/")):
             cand = self.run_folder / "logs" / rel[len(out) :].lstrip("/")
@@ -226,7 +230,7 @@ def load_facts(repo: Path, report: dict[str, Any]) -> Facts:
     }
     files = tuple(
         LineageFile(
-            f["path"],
+            f.get("seen_as") or f["path"],  # the path as the chain saw it (a report shows where it lies)
             f.get("kind", "other"),
             f.get("origin", ""),
             tuple(f.get("written_by") or ()),

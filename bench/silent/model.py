@@ -18,7 +18,7 @@ REPOS = HERE / "repos.yaml"
 # What a kind may need of the clean repo's run (bench/silent/facts.py judges each).
 NEEDS = re.compile(
     r"^(stage_passed:(train|eval|export|infer)|train_log:\w+|trained_weights|weights_flag|exported_model"
-    r"|serving_passed|predict_judged|device_not_forced|results_log)$"
+    r"|serving_passed|predict_judged|device_not_forced|results_log|loss_judged)$"
 )
 STAGES = ("train", "eval", "export", "infer")
 

@@ -92,6 +92,16 @@ def _predict_judged(_: str, spec: Repo, facts: Facts) -> str | None:
     return f"predict.py and infer.py are not compared on the clean repo ({why})"
 
 
+def _loss_judged(_: str, spec: Repo, facts: Facts) -> str | None:
+    """The loss rule judged the clean run's curve: a lite run that logs fewer loss points than it needs is
+    N-A whatever the plant does to the loss (issue 23: too little data is N-A, never FAIL)."""
+    rule = facts.rule("competition.train.loss_converges")
+    if rule is not None and rule.verdict != "N-A":
+        return None
+    why = rule.summary[:120] if rule is not None else "not checked"
+    return f"the loss rule cannot judge the clean run's curve ({why})"
+
+
 def _device_not_forced(_: str, spec: Repo, facts: Facts) -> str | None:
     pairs = zip(spec.switches, spec.switches[1:], strict=False)
     forced = any(a == "--device" and b == "cpu" for a, b in pairs)
@@ -116,6 +126,7 @@ NEED_CHECKS: dict[str, Callable[[str, Repo, Facts], str | None]] = {
     "serving_passed": _serving_passed,
     "predict_judged": _predict_judged,
     "device_not_forced": _device_not_forced,
+    "loss_judged": _loss_judged,
     "results_log": _results_log,
     "weights_flag": _weights_flag,
 }
@@ -196,6 +207,7 @@ def build_variant(
     if reuse:
         folder = dest / facts.run_folder.relative_to(facts.repo)
         shutil.rmtree(folder / "report", ignore_errors=True)
+        shutil.rmtree(folder / "reports", ignore_errors=True)  # a check's reports, one folder per check
         if planted.rerun_serving:
             shutil.rmtree(folder / "serving", ignore_errors=True)
     return Variant(kind.id, dest, planted, reuse)

@@ -162,6 +162,7 @@ def test_all_error_rules_pass_exits_0_and_writes_only_the_report_dir(repo: Path,
     assert "mini.serving" in out and "Overall: PASS" in out
     assert "reports written to" in err
     # lite modes get a 10-minute step limit by default
+
     assert fakes.options == [
         {
             "step_timeout_s": 600.0,
@@ -412,7 +413,6 @@ def test_reuse_run_reads_the_record_of_its_own_mode_in_a_shared_output_dir(
     config = "test_tipc/configs/lenet_digits/train_infer_python.txt"
     for mode in modes:
         the_plan = make_plan(repo / config, mode, repo=repo)
-        expected = repo / record_location(the_plan)  # where the sandboxed chain saw it
         key = run_key(the_plan.model_name, the_plan.config_path, mode)
         stored = stored_path(repo, key, the_plan.output_dir, str(record_location(the_plan)))
         started = load_record(stored).started
@@ -422,7 +422,13 @@ def test_reuse_run_reads_the_record_of_its_own_mode_in_a_shared_output_dir(
         out = capsys.readouterr().out
         assert rc == 1
         run = json.loads(out)["run"]
-        assert (run["mode"], run["reused"], run["record_path"]) == (mode, True, str(expected))
+        # the report names the record where it is on disk after the check (not where the chain saw it)
+        assert (run["mode"], run["reused"], run["record_path"]) == (
+            mode,
+            True,
+            stored.relative_to(repo).as_posix(),
+        )
+        assert (repo / run["record_path"]).is_file()
         assert load_record(stored).started == started  # read, not re-run
 
 
@@ -462,3 +468,43 @@ def test_the_interpreter_with_paddle_is_chosen_and_said(
     assert said in line
     report = json.loads((repo / "test_tipc/output/lenet/tipc_report/report.json").read_text(encoding="utf-8"))
     assert line.removeprefix("tipc: ") in report["notes"]
+
+
+def test_a_misspelled_check_name_exits_2_naming_its_line_before_anything_runs(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        RULESET.replace("{check: {name: serving}}", "{check: {name: log_fieldz}}"), encoding="utf-8"
+    )
+    assert "log_fieldz" in bad.read_text(encoding="utf-8")
+    fakes = Fakes(repo)
+    monkeypatch.setattr(check_cmd, "default_seams", fakes.seams)
+    assert main(["check", str(repo), "--ruleset", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"{bad}:23:21:" in err and "unknown check 'log_fieldz'; did you mean 'log_fields'?" in err, err
+    assert fakes.executed == [] and fakes.planned == []
+
+
+def test_a_bad_check_argument_exits_2_naming_its_line_before_anything_runs(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        RULESET + "  - id: mini.loss\n    source: s\n    severity: error\n    description: d\n"
+        "    check: {check: {name: convergence, args: {max_iters: many}}}\n",
+        encoding="utf-8",
+    )
+    fakes = Fakes(repo)
+    monkeypatch.setattr(check_cmd, "default_seams", fakes.seams)
+    assert main(["check", str(repo), "--ruleset", str(bad)]) == 2
+    err = capsys.readouterr().err
+    line = (
+        bad.read_text(encoding="utf-8")
+        .splitlines()
+        .index("    check: {check: {name: convergence, args: {max_iters: many}}}")
+    )
+    assert (
+        f"{bad}:{line + 1}:" in err and "max_iters: check 'convergence': expected an integer >= 1" in err
+    ), err
+    assert fakes.executed == [] and fakes.planned == []

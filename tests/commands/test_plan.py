@@ -76,6 +76,7 @@ def test_plan_observe_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert out.startswith("observed: bash test_tipc/test_train_inference_python.sh")
     assert "4. [infer] infer/inference/1" in out
     assert "cross-check: the template profile plan agrees with the script" in out
+    assert "`tipc run` executes the template profile plan (the script agrees with it) (4 step(s))" in out
     assert main(["plan", str(DEMO_CONFIG), "--observe", "--mode", "whole_infer", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["observed"] is True and data["why_nothing"] is None and data["cross_check"] == []
@@ -101,6 +102,12 @@ def test_plan_observe_reports_differences_and_why_nothing_runs(
     out = capsys.readouterr().out
     assert "0 steps" in out and "why nothing runs:" in out and "/home/a/x.sh: No such file" in out
     assert "TIPC040 missing:" in out and "4 difference(s) from the template profile plan" in out
+    assert "`tipc run` executes no step (the script runs nothing in this mode)" in out
+    # without --observe nothing of the repo runs: the profile plan, saying that run executes the script's
+    assert main(["plan", str(config)]) == 0
+    out = capsys.readouterr().out
+    assert "WARNING TIPC044 test_tipc/test_train_inference_python.sh is not a known dialect" in out, out
+    assert "`tipc plan --observe` shows them" in out
     (repo / "test_tipc/test_train_inference_python.sh").unlink()
     assert main(["plan", str(config), "--observe"]) == 2
 

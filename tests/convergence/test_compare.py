@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tipc.convergence.compare import bounds, passes
+from tipc.convergence.compare import bounds, original_bounds, passes, passes_original
 from tipc.convergence.manifest import Band
 
 
@@ -47,3 +47,33 @@ def test_envelope_minmax_and_std() -> None:
 def test_unknown_operator() -> None:
     with pytest.raises(ValueError):
         passes("~", 1.0, bounds(1.0, 0.1))
+
+
+@pytest.mark.parametrize(
+    ("op", "actual", "expected", "margin", "ok"),
+    [
+        ("==", 1.05, 1.0, 0.05, True),  # |0.05| <= 0.05 x max(1.05, 1.0)
+        ("==", 0.95, 1.0, 0.05, False),  # 0.050000000000000044 > 0.05 x 1.0: the original's own rounding
+        ("==", 0.96, 1.0, 0.05, True),
+        ("!=", 1.06, 1.0, 0.05, True),
+        ("<=", 1.05, 1.0, 0.05, True),  # close
+        ("<=", 0.5, 1.0, 0.05, True),  # below
+        ("<=", 1.06, 1.0, 0.05, False),
+        ("<", 1.04, 1.0, 0.05, False),  # strict: no margin for < and >
+        ("<", 0.99, 1.0, 0.05, True),
+        (">=", 0.96, 1.0, 0.05, True),
+        (">", 1.0, 1.0, 0.5, False),
+        ("<=", float("nan"), 1.0, 0.05, False),
+    ],
+)
+def test_the_original_harness_semantics(
+    op: str, actual: float, expected: float, margin: float, ok: bool
+) -> None:
+    assert passes_original(op, actual, expected, margin) is ok
+
+
+def test_what_isclose_accepts_as_an_interval() -> None:
+    b = original_bounds(2.0, 0.2)
+    assert (b.lo, b.hi) == (pytest.approx(1.6), pytest.approx(2.5))
+    neg = original_bounds(-2.0, 0.2)
+    assert (neg.lo, neg.hi) == (pytest.approx(-2.5), pytest.approx(-1.6))

@@ -118,8 +118,10 @@ def test_gather_then_run_via_the_cli(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main([*base, "--manifest-name", "m.json", "--test", "demo"]) == 0
     manifest = json.loads((storage / "demo_m.json").read_text())
     assert sorted(manifest["ckpt_logs"]) == ["0", "4"]
-    assert manifest["ckpt_logs"]["4"]["checkpoint"] == "ckpts/model_5.onnx"
-    assert (storage / "ckpts" / "model_5.onnx").is_file()
+    # relative to STORAGE/ckpts, where the original harness's run joins it (os.path.join(storage, "ckpts",
+    # checkpoint)): a manifest tipc gathers is one the original can run
+    assert manifest["ckpt_logs"]["4"]["checkpoint"] == "model_5.onnx"
+    assert all((storage / "ckpts" / e["checkpoint"]).is_file() for e in manifest["ckpt_logs"].values())
     assert "PASS: 1 test(s), 2 segment(s), 0 failed (gather)" in capsys.readouterr().out
     rc = main(
         [
@@ -311,3 +313,35 @@ def test_python_option_replaces_only_an_interpreter(first: str, replaced: bool) 
         Options(storage=Path("s"), python="/venv/bin/python"), [first, "app.py", "${WORK}/o"], {"WORK": "/w"}
     )
     assert out == ["/venv/bin/python" if replaced else first, "app.py", "/w/o"]
+
+
+def test_the_original_demos_trailing_segment_without_steps_is_skipped_with_a_note(
+    seed_storage: Path, seed_config: Path
+) -> None:
+    """The original's recorder keeps the save at the last step of its run (its demo config always makes
+    one), with nothing recorded after it; its run compares nothing there and tipc skips it, saying so."""
+    manifest = seed_storage / "demo_convergence_harness_manifest.json"
+    doc = json.loads(manifest.read_text())
+    doc["ckpt_logs"]["9"] = {"checkpoint": "20-04-11-14-23-13/model_9.onnx", "start_step": 9, "results": {}}
+    manifest.write_text(json.dumps(doc, indent=4))
+    result = run(load(seed_config)["demo"], Options(storage=seed_storage, python=PYTHON))
+    assert result.status == PASS and [s.start_step for s in result.segments] == [0, 4]
+    assert any(
+        "segment at step 9" in n and "skipped, as the original harness does" in n for n in result.notes
+    )
+
+
+def test_the_original_margin_semantics_are_an_option(
+    seed_storage: Path, seed_config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FAKE_LOSS_SCALE=1.15 raises every loss by 15 %: inside tipc's `<=` band (0.2 x recorded), and
+    inside math.isclose(rel_tol=0.2) too; at 1.3 both fail; the accuracy (`>=`) is unchanged."""
+    cfg = load(seed_config)["demo"]
+    monkeypatch.setenv("FAKE_LOSS_SCALE", "1.15")
+    tipc_way = run(cfg, Options(storage=seed_storage, python=PYTHON))
+    original = run(cfg, Options(storage=seed_storage, python=PYTHON, margins="original"))
+    monkeypatch.setenv("FAKE_LOSS_SCALE", "1.3")
+    worse = run(cfg, Options(storage=seed_storage, python=PYTHON, margins="original"))
+    assert tipc_way.status == PASS and original.status == PASS and worse.status == FAIL
+    failed = worse.segments[0].failed_checks[0]
+    assert failed.metric == "loss" and failed.hi == pytest.approx(failed.expected / 0.8)

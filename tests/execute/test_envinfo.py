@@ -37,7 +37,7 @@ def test_parse_and_header_lines() -> None:
     info = parse_probe_output("/tmp/repovenv/bin/python", probe_output(SAMPLE))
     assert info.python == "/tmp/repovenv/bin/python"
     assert info.header_lines() == [
-        "Paddle 3.3.1 (cpu build, commit 7688495) · PIR on · exports json+pdiparams",
+        "Paddle 3.3.1 (cpu build, commit 7688495) · by default: PIR on, export json+pdiparams",
         "Python 3.11.7 · numpy 1.26.4 · Pillow 10.4.0 · opencv 4.10.0.84 · scikit-learn 1.1.3",
         "CPU: AMD EPYC (2 cores) · 8.0 GiB RAM · GPU: none",
     ]
@@ -54,8 +54,8 @@ def test_gpu_build_and_gpus() -> None:
     }
     lines = parse_probe_output("python", probe_output(data)).header_lines()
     assert (
-        lines[0]
-        == "Paddle 3.3.1 (gpu build, CUDA 12.6, commit 7688495) · PIR off · exports pdmodel+pdiparams"
+        lines[0] == "Paddle 3.3.1 (gpu build, CUDA 12.6, commit 7688495) · by default: PIR off, "
+        "export pdmodel+pdiparams"
     )
     assert lines[2].endswith("GPU: 2 x NVIDIA H100")
 

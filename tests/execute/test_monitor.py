@@ -136,7 +136,9 @@ def test_with_a_driver_node_nvml_is_asked(monkeypatch: pytest.MonkeyPatch, tmp_p
 
 FORKED_WORKERS = """
 import os, sys, time
-block = bytearray(b"x" * (120 * 2**20))  # 120 MiB, touched: resident in the parent
+block = bytearray(120 * 2**20)  # 120 MiB, touched page by page: resident in the parent, and never twice
+for i in range(0, len(block), 4096):
+    block[i] = 1
 kids = []
 for _ in range(3):  # forked DataLoader-style workers share it copy-on-write
     pid = os.fork()
@@ -172,3 +174,48 @@ def test_shared_pages_of_forked_workers_are_counted_once(no_nvml: None) -> None:
     assert rss_sum > 3.5 * block  # summing RSS counts the shared block once per process
     assert peak is not None and block <= peak < 2 * block
     assert peak <= psutil.virtual_memory().total
+
+
+def test_a_step_shorter_than_the_interval_reports_its_peak(no_nvml: None, tmp_path: Path) -> None:
+    """Issue 25: a step shorter than the sampling interval reported a few MiB (what the interpreter had
+    mapped at the first look). The kernel's high-water mark of each process is the floor now."""
+    code = (
+        "import time\nb = bytearray(200 * 2**20)\nfor i in range(0, len(b), 4096):\n    b[i] = 1\n"
+        "time.sleep(0.3)\n"
+    )
+    mons: list[Monitor] = []
+    proc.run(
+        [sys.executable, "-c", code], cwd=tmp_path, on_start=lambda pid: mons.append(Monitor(pid).start())
+    )
+    res = mons[0].stop()
+    assert res.peak_rss_bytes is not None and res.peak_rss_bytes >= 200 * 2**20
+    assert res.sched_run_s is not None and res.sched_wait_s is not None and res.sched_run_s > 0
+
+
+def test_high_water_and_scheduler_figures_of_a_process() -> None:
+    hwm = monitor.high_water_rss(os.getpid())
+    assert hwm is not None and hwm > 1 << 20
+    run_ns, wait_ns = monitor.sched_times(os.getpid()) or (0, -1)
+    assert run_ns > 0 and wait_ns >= 0
+    assert monitor.high_water_rss(2**22 + 12345) is None and monitor.sched_times(2**22 + 12345) is None
+
+
+def test_gpu_utilisation_comes_from_the_drivers_per_process_samples(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NVML keeps several samples a second per process: their mean, not the device's utilisation at the
+    monitor's own looks (which gave a 0 % baseline for short steps)."""
+    me = os.getpid()
+    fake = _fake_nvml([me], 100 * 2**20, 0.0)
+    fake.nvmlDeviceGetProcessUtilization = lambda h, since: (
+        [
+            SimpleNamespace(pid=me, smUtil=80, timeStamp=since + 1000),
+            SimpleNamespace(pid=me, smUtil=60, timeStamp=since + 2000),
+            SimpleNamespace(pid=1, smUtil=99, timeStamp=since + 1500),
+        ]
+        if h == 0
+        else []
+    )
+    monkeypatch.setattr(monitor, "_nvml_state", {"module": fake})
+    mon = Monitor(me)
+    mon.sample()
+    res = mon.stop()
+    assert res.mean_gpu_util_percent == 70.0

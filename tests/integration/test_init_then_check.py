@@ -39,7 +39,7 @@ OUTPUT = Path("test_tipc") / "output"
 
 def _report_json(repo: Path) -> Path:
     """The check's report.json: in the run folder of the sandboxed check (test_tipc/output/tipc/...)."""
-    return next((repo / OUTPUT / "tipc").rglob("report/report.json"))
+    return next((repo / OUTPUT / "tipc").rglob("reports/latest/report.json"))
 
 
 def _env() -> dict[str, str]:

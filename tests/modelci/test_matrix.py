@@ -84,8 +84,95 @@ def test_table_and_first_broken() -> None:
     assert text.splitlines()[0].split() == ["metric", "Paddle", "2.6.2", "Paddle", "3.3.1"]
     assert "stage train      failed        passed" in text
     assert "train.loss.last  missing       0.07" in text
+    assert "environment      setup failed  setup failed" in text
     assert matrix.to_json(columns)["first_broken"] == "2.6.2"
     assert matrix.first_broken([ok]) is None
+
+
+def test_timing_rows_alone_never_name_a_broken_version() -> None:
+    """Issue 25: identical effect metrics and every stage passed, yet "first broken version: Paddle 2.6.2"
+    from timing rows on a loaded machine."""
+    kinds = {
+        "train.loss.last": "effect",
+        "stage.train.time_s": "performance",
+        "resources.peak_rss_mb": "resource",
+    }
+    slow = matrix.Column(
+        "2.6.2",
+        None,
+        0,
+        {"train": "passed"},
+        {"train.loss.last": 0.07, "stage.train.time_s": 9.0},
+        verdicts={"train.loss.last": "PASS", "stage.train.time_s": "FAIL", "resources.peak_rss_mb": "FAIL"},
+        kinds=kinds,
+        load="load differs: run-queue wait per CPU second 2.10 (baseline 0.30; ...)",
+    )
+    assert slow.broken == [] and matrix.first_broken([slow]) is None
+    assert slow.moved == ["stage.train.time_s FAIL", "resources.peak_rss_mb FAIL"]
+    worse = matrix.Column(
+        "3.0.0",
+        None,
+        0,
+        {"train": "passed"},
+        {},
+        verdicts={"train.loss.last": "FAIL", "stage.eval": "FAIL"},
+        kinds=kinds,
+    )
+    assert worse.broken == ["train.loss.last FAIL", "stage.eval FAIL"]
+
+
+def test_a_version_pip_cannot_install_is_not_installable_with_pips_reason(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TIPC_ENV_CACHE", str(tmp_path / "envs"))
+    monkeypatch.setenv("PATH", "/nonexistent")  # no uv: venv + pip
+    pip_out = (
+        "Looking in links: /opt/wheels\n"
+        "ERROR: Could not find a version that satisfies the requirement paddlepaddle==9.9.9 (from versions: "
+        "2.6.2, 3.0.0, 3.3.1)\nERROR: No matching distribution found for paddlepaddle==9.9.9\n"
+    )
+
+    def runner(argv: list[str], cwd: Path) -> tuple[int | None, str]:
+        if argv[1:3] == ["-m", "venv"]:
+            (Path(argv[3]) / "bin").mkdir(parents=True)
+            return 0, ""
+        return (0, "3.11.7\n") if argv[1] == "-c" else (1, pip_out)
+
+    with pytest.raises(matrix.NotInstallable) as info:
+        matrix.ensure_env("9.9.9", "/py", [], runner=runner)
+    assert info.value.reason.startswith("ERROR: Could not find a version that satisfies the requirement")
+    assert "paddlepaddle==9.9.9 (from versions: 2.6.2, 3.0.0, 3.3.1)" in info.value.reason
+    assert not list((tmp_path / "envs").iterdir())  # the half-made environment is gone
+    column = matrix.Column("9.9.9", None, None, not_installable=info.value.reason)
+    assert column.broken == [] and "not installable" in matrix.table([column])
+    uv = (
+        "  × No solution found when resolving dependencies:\n  ╰─▶ Because there is no version of "
+        "paddlepaddle==9.9.9 and you require paddlepaddle==9.9.9, we can conclude that your requirements are "
+        "unsatisfiable.\n"
+    )
+    assert matrix.pip_reason(uv).startswith("Because there is no version of paddlepaddle==9.9.9")
+
+
+def test_releases_between_and_bisection() -> None:
+    available = ["3.3.1", "3.3.0", "3.2.2", "3.2.1", "3.2.0", "3.1.1", "3.1.0", "3.0.0", "3.0.0rc1", "2.6.2"]
+    between = matrix.releases_between(available, "3.3.1", "2.6.2")
+    assert between == ["2.6.2", "3.0.0", "3.1.0", "3.1.1", "3.2.0", "3.2.1", "3.2.2", "3.3.0", "3.3.1"]
+    with pytest.raises(UserError, match="final versions"):
+        matrix.releases_between(available, "3.0.0rc1", "3.3.1")
+    probed: list[str] = []
+
+    def probe(version: str) -> matrix.Column:
+        probed.append(version)
+        if version == "3.1.1":
+            return matrix.Column(version, None, None, not_installable="no wheel for this Python")
+        broken = matrix.version_key(version) >= (3, 2, 0)  # type: ignore[operator]
+        return matrix.Column(version, None, 1 if broken else 0, {"train": "failed" if broken else "passed"})
+
+    first, columns = matrix.bisect(between, probe)
+    assert first is not None and first.version == "3.2.0"
+    assert len(probed) <= 5 and len(columns) == len(probed)  # 9 releases: ends, then a binary search
+    none, _ = matrix.bisect(between[:3], probe)
+    assert none is None  # the newest of those works: nothing to bisect
 
 
 def _python310() -> str:
@@ -96,50 +183,50 @@ def _python310() -> str:
     return str(found[-1]) if found else str(which)
 
 
-def _matrix(repo: Path, python: str) -> tuple[int, dict[str, object], str]:
+def _matrix(repo: Path, python: str, cache: Path, *versions: str) -> tuple[int, dict[str, object], str]:
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     env.pop("FLAGS_enable_pir_api", None)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tipc",
-            "matrix",
-            str(repo),
-            "--paddle",
-            "2.6.2",
-            "--paddle",
-            "3.3.1",
-            "--python",
-            f"2.6.2={python}",
-            "--format",
-            "json",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=1500,
-        check=False,
-    )
+    env["TIPC_ENV_CACHE"] = str(cache)  # never ~/.cache/tipc/envs
+    argv = [
+        sys.executable,
+        "-m",
+        "tipc",
+        "matrix",
+        str(repo),
+        "--python",
+        f"2.6.2={python}",
+        "--format",
+        "json",
+    ]
+    for v in versions:
+        argv += ["--paddle", v]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=2400, check=False)
     assert done.stdout.strip(), done.stderr[-3000:]
     return done.returncode, json.loads(done.stdout), done.stderr
 
 
 @pytest.mark.integration
-def test_the_demo_over_two_paddle_versions(tmp_path: Path) -> None:
+def test_the_demo_over_two_paddle_versions(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
     # The demo uses Python 3.10 syntax (zip(strict=...)), so Paddle 2.6.2 gets Python 3.10 here (its wheels
     # cover it); under the default Python 3.9 the matrix rightly shows 2.6.2 broken at the infer stage.
+    # The environments go to a temp cache made for this test (pip's own cache makes the install quick).
     python = _python310()
+    cache = tmp_path_factory.mktemp("envs")
     plain = tmp_path / "plain"
     shutil.copytree(DEMO, plain, ignore=shutil.ignore_patterns("output", "__pycache__"))
-    code, result, stderr = _matrix(plain, python)
+    code, result, stderr = _matrix(plain, python, cache, "2.6.2", "3.3.1", "9.9.9")
     versions = {v["paddle"]: v for v in result["versions"]}  # type: ignore[union-attr]
-    assert code == 0 and result["first_broken"] is None, stderr[-2000:]
+    assert result["first_broken"] is None, stderr[-2000:]
+    assert code == 2  # 9.9.9 could not be installed, and nothing broke
     for version in ("2.6.2", "3.3.1"):
         v = versions[version]
         assert set(v["stages"].values()) == {"passed"}, v  # type: ignore[index]
         assert v["metrics"]["eval.acc"] > 0.5 and "train.avg_ips" in v["metrics"]  # type: ignore[index,operator]
-        assert f"paddle-{version}-" in str(v["env"])
+        assert str(v["env"]).startswith(str(cache)) and f"paddle-{version}-" in str(v["env"])
+    assert (
+        "paddlepaddle==9.9.9" in str(versions["9.9.9"]["not_installable"])
+        and versions["9.9.9"]["broken"] == []
+    )
 
     # A variant calling paddle.linalg.matrix_exp, which Paddle 2.6.2 does not have: 2.6.2 is the first broken.
     variant = tmp_path / "variant"
@@ -149,7 +236,7 @@ def test_the_demo_over_two_paddle_versions(tmp_path: Path) -> None:
     marker = "    set_seed(args.seed)\n"
     assert text.count(marker) == 1
     train.write_text(text.replace(marker, marker + "    paddle.linalg.matrix_exp(paddle.eye(2))\n"))
-    code, result, _ = _matrix(variant, python)
+    code, result, _ = _matrix(variant, python, cache, "2.6.2", "3.3.1")
     versions = {v["paddle"]: v for v in result["versions"]}  # type: ignore[union-attr]
     assert code == 1 and result["first_broken"] == "2.6.2"
     assert versions["2.6.2"]["stages"]["train"] == "failed"  # type: ignore[index]

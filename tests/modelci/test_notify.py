@@ -69,10 +69,12 @@ def test_the_payload_is_versioned_and_carries_the_verdicts() -> None:
     assert body["schema"] == "tipc.notify/1" and body["verdict"] == "FAIL" and body["exit_code"] == 1
     assert [r["metric"] for r in body["regressions"]] == ["train.loss.last"]
     assert [r["metric"] for r in body["improvements"]] == ["train.avg_ips"]
-    assert body["counts"] == {"PASS": 1, "FAIL": 1, "IMPROVED": 1, "INFO": 0}
+    assert body["counts"] == {"PASS": 1, "FAIL": 1, "IMPROVED": 1, "INCONCLUSIVE": 0, "INFO": 0}
+    assert body["inconclusive"] == [] and body["hyperparameters_changed"] == []
     assert body["env_diff"] == ["paddle_version: 2.6.2 -> 3.3.1"]
     md = body["markdown"]
     assert md.startswith("### tipc: FAIL · lenet (lite_train_lite_infer, cpu)")
+    assert "repo commit `abc`" in md
     assert "| `train.loss.last` | FAIL | 2.3 | 0.07 | 0.0035 | 5% floor |" in md
     assert "- paddle_version: 2.6.2 -> 3.3.1" in md
     json.dumps(body)  # serialisable as is

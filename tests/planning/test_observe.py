@@ -14,6 +14,7 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -260,7 +261,7 @@ def test_three_command_script_is_planned_as_its_three_commands(tmp_path: Path) -
     (repo / "deploy").mkdir()
     (repo / "test_tipc" / "test_train_inference_python.sh").write_text(THREE_COMMANDS)
     result = plan_for_run(repo / DEMO_CONFIG_REL, LITE, repo=repo)
-    assert [s.stage for s in result.steps] == [Stage.TRAIN, Stage.EVAL, Stage.OTHER]
+    assert [s.stage for s in result.steps] == [Stage.TRAIN, Stage.EVAL, Stage.INFER]
     train, evaluate, infer = result.steps
     assert train.argv == (
         "python",
@@ -272,8 +273,10 @@ def test_three_command_script_is_planned_as_its_three_commands(tmp_path: Path) -
     assert train.log == "output/lite_train_lite_infer/train.log"
     assert train.env_dict["FLAGS_use_mkldnn"] == "0"
     assert evaluate.depends_on == (train.id,)
-    # `../infer.py` is not the config's value `infer.py` word for word: an unclassified command, kept.
+    # `../infer.py` is not the config's value `infer.py` word for word: labelled by its entry script, so it
+    # is gated after train like any inference step and judged as inference
     assert infer.cwd == "deploy" and infer.env_dict["CUDA_VISIBLE_DEVICES"] == "3" and infer.log is None
+    assert infer.id.startswith("infer/") and infer.depends_on
     assert any(f.code == "TIPC041" for f in result.findings)
     assert any(f.code == "TIPC040" and f.message.startswith("missing:") for f in result.findings)
 
@@ -393,3 +396,67 @@ def test_a_status_line_log_is_kept_only_where_it_is_not_the_stdout_log(tmp_path:
     assert builder.status_log_of(status(f" {root}/out/train.log "), "out/train.log") is None
     assert builder.status_log_of(status("././out/eval.log"), "out/train.log") == "out/eval.log"
     assert builder.status_log_of(status("/elsewhere/x.log"), None) == "/elsewhere/x.log"
+
+
+def test_the_observed_plan_runs_when_a_known_script_runs_other_commands(tmp_path: Path) -> None:
+    """A known script (by fingerprint) whose run differs from its profile's plan (a Paddle3D config, a
+    PaddleSeg fleet config) runs what the script runs, the differences listed; agreeing, the profile plan."""
+    from tipc.planning.observe import choose_plan
+
+    repo = _demo_copy(tmp_path, "known")
+    (repo / "deploy").mkdir()
+    (repo / "test_tipc" / "test_train_inference_python.sh").write_text(THREE_COMMANDS)
+    config = repo / DEMO_CONFIG_REL
+    profile = plan(config, LITE, repo=repo)
+    obs = observe(config, LITE, repo=repo)
+    chosen = choose_plan(
+        profile, obs, known=("template", "script fingerprint 0123"), overrides=Overrides(), repo=repo
+    )
+    assert chosen.steps == obs.steps.steps and chosen.steps != profile.steps
+    note = next(f for f in chosen.findings if f.code == "TIPC041")
+    assert "is the template script (script fingerprint 0123), but it runs other commands" in note.message
+    assert any(f.code == "TIPC040" for f in chosen.findings)
+    same = observe(config, LITE, repo=_demo_copy(tmp_path, "same"))
+    agreeing = choose_plan(
+        profile, replace(same, steps=profile), known=None, overrides=Overrides(), repo=repo
+    )
+    assert agreeing.steps == profile.steps
+
+
+def test_a_command_is_labelled_by_its_entry_script_or_its_log() -> None:
+    from tipc.planning.observe import stage_of_command
+
+    cases = {
+        ("python", "../infer.py", "--model_dir=x"): Stage.INFER,
+        ("python", "deploy/inference_python/infer.py"): Stage.INFER,
+        ("python3.7", "tools/infer/predict_det.py", "-c", "x.yml"): Stage.INFER,
+        ("python", "tools/export_model.py"): Stage.EXPORT,
+        ("python", "-m", "tools.train", "-c", "x.yml"): Stage.TRAIN,
+        ("python", "val.py"): Stage.OTHER,  # no stage word: the log decides, else other
+        ("python", "main.py"): Stage.OTHER,
+    }
+    for argv, stage in cases.items():
+        assert stage_of_command(argv) is stage, argv
+    assert stage_of_command(("python", "main.py"), "output/python_infer_cpu_batchsize_1.log") is Stage.INFER
+    assert stage_of_command(("python", "tools/eval.py"), "train.log") is Stage.EVAL  # the script first
+
+
+def test_a_misplaced_key_on_a_line_the_script_runs_as_its_command_is_a_warning(tmp_path: Path) -> None:
+    from tipc.core.findings import Level
+    from tipc.planning.lint import lint_paths
+    from tipc.planning.observe import misplaced_keys_read_as_commands
+
+    repo = _demo_copy(tmp_path, "key")
+    config = repo / DEMO_CONFIG_REL
+    text = config.read_text()
+    assert "\nnorm_export:export_model.py\n" in text
+    config.write_text(text.replace("\nnorm_export:export_model.py\n", "\nexport_train:export_model.py\n"))
+    found = [f for f in lint_paths([config]) if f.code == "TIPC105"]
+    assert [(f.line, f.level) for f in found] == [(30, Level.ERROR)]  # a trainer key in the export block
+    runs = plan_for_run(config, LITE, repo=repo)
+    judged = misplaced_keys_read_as_commands(found, runs)
+    assert [(f.line, f.level) for f in judged] == [(30, Level.WARNING)]
+    assert "the repo's script reads this line as its export command" in judged[0].message
+    # a key in a parameter slot stays an error: the line is no command the plan runs
+    shifted = replace(found[0], line=29)
+    assert misplaced_keys_read_as_commands([shifted], runs)[0].level is Level.ERROR

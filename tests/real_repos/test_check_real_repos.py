@@ -44,12 +44,17 @@ def _shared_check(chain: SharedChain) -> tuple[dict[str, dict[str, Any]], Outcom
     return {r["id"]: r for r in json.loads(out.stdout)["rules"]}, out
 
 
-def test_cutpaste_paddle_rising_loss_fake_ips_and_a_weights_path_never_created(shared_chain: Chain) -> None:
+def test_cutpaste_paddle_short_rising_loss_fake_ips_and_a_weights_path_never_created(
+    shared_chain: Chain,
+) -> None:
     rules, out = _shared_check(shared_chain("liuxtakeoff__cutpaste_paddle", *CPU_EXPORT))
     assert _verdict(rules, "basic.tipc.chain_passes") == "PASS", out.stderr[-3000:]
+    # two loss points cannot show a trend: N-A with the reason, naming the values that rise (issue 23)
     loss = _summary(rules, "competition.train.loss_converges")
-    assert _verdict(rules, "competition.train.loss_converges") == "FAIL"
-    assert re.search(r"rises from 1\.11\d* to 1\.24\d*", loss), loss
+    assert _verdict(rules, "competition.train.loss_converges") == "N-A", loss
+    assert re.search(
+        r"2 loss point\(s\), fewer than the 8 needed.*it rises: 1\.11\d* at iter 1, 1\.24\d*", loss
+    )
     ips = _summary(rules, "basic.train.ips_is_throughput")
     assert _verdict(rules, "basic.train.ips_is_throughput") == "FAIL" and "equals avg_batch_cost" in ips, ips
     paths = _summary(rules, "basic.lineage.cmdline_paths")
@@ -59,6 +64,27 @@ def test_cutpaste_paddle_rising_loss_fake_ips_and_a_weights_path_never_created(s
     # eval and export read, whatever the flag says
     assert _verdict(rules, "basic.code.entrypoints") == "PASS"
     assert _verdict(rules, "basic.lineage.weights") == "PASS"
+    # its predict.py prints its verdict in a sentence ("异常分数为：0.4545"): not readable, not a FAIL
+    assert _verdict(rules, "competition.predict_infer.identical") == "N-A"
+    out.untouched()
+
+
+def test_cutpaste_paddle_reviewers_ruleset_alone_names_the_weights_path_and_the_fake_ips(
+    shared_chain: Chain,
+) -> None:
+    out = shared_chain("liuxtakeoff__cutpaste_paddle", *CPU_EXPORT).check(
+        "--format", "json", "--ruleset", "competition"
+    )
+    assert out.stdout.strip(), out.stderr[-3000:]
+    rules = {r["id"]: r for r in json.loads(out.stdout)["rules"]}
+    paths = _summary(rules, "basic.lineage.cmdline_paths")
+    assert _verdict(rules, "basic.lineage.cmdline_paths") == "FAIL"
+    assert "/norm_train_gpus_0/final.pdparams (given to eval" in paths and "does not exist" in paths, paths
+    ips = _summary(rules, "basic.train.ips_is_throughput")
+    assert _verdict(rules, "basic.train.ips_is_throughput") == "FAIL" and "equals avg_batch_cost" in ips, ips
+    assert {
+        rules[r]["ruleset"] for r in ("basic.lineage.cmdline_paths", "basic.train.ips_is_throughput")
+    } == {"competition"}
     out.untouched()
 
 
@@ -70,23 +96,45 @@ def test_dncnn_committed_weights_stale_model_gpu_fallback_and_no_loss(
     # with 0 workers, as its README's maintainers would run it. Only that number is changed.
     train = repo / "train.py"
     train.write_text(train.read_text().replace("num_workers=16", "num_workers=0"))
+    _commit_all(repo, "2023-11-14T22:13:00+00:00")  # as a reviewer gets it: a git checkout
     before = tree_hashes(repo)
     rules, out = _check(tipc, repo, "--no-prepare")
     # export and inference read committed files, not what this run's train and export wrote
     weights = _summary(rules, "basic.lineage.weights")
     assert _verdict(rules, "basic.lineage.weights") == "FAIL", out.stderr[-3000:]
-    assert "read logs/net.pdparams (there before the run" in weights, weights
+    assert "read logs/net.pdparams (committed 2023-11-14T22:13:00+00:00)" in weights, weights
+    assert "its train wrote test_tipc/output/DnCNN/" in weights, weights
     model = _summary(rules, "basic.lineage.inference_model")
     assert _verdict(rules, "basic.lineage.inference_model") == "FAIL"
     output = "test_tipc/output/DnCNN/norm_train_gpus_0"
-    assert f"read {output}/model.pdmodel (there before the run" in model, model
+    assert f"read {output}/model.pdmodel (committed 2023-11-14" in model, model
     assert f"beside {output}/model.json" in model, model
     assert _verdict(rules, "basic.infer.artefacts_fresh") == "FAIL"
     device = _summary(rules, "basic.tipc.device_honoured")
     assert _verdict(rules, "basic.tipc.device_honoured") == "FAIL" and "use-gpu=True" in device, device
     assert _verdict(rules, "basic.train.log_fields") == "FAIL"
     assert _verdict(rules, "competition.train.loss_converges") != "PASS"
+    assert _verdict(rules, "basic.tipc.no_shipped_status_log") == "FAIL"  # its committed results_python.log
+    # the reviewer's ruleset alone carries the same silent-failure verdicts
+    alone, out = _check(tipc, repo, "--no-prepare", "--reuse-run", "--ruleset", "competition")
+    for rule in ("basic.lineage.weights", "basic.lineage.inference_model", "basic.tipc.device_honoured"):
+        assert alone[rule]["ruleset"] == "competition" and _verdict(alone, rule) == "FAIL", rule
+    assert "read logs/net.pdparams (committed 2023-11-14" in _summary(alone, "basic.lineage.weights")
     assert tree_hashes(repo) == before
+
+
+def _commit_all(repo: Path, date: str) -> None:
+    env = {
+        "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_DATE": date,
+        "GIT_AUTHOR_NAME": "author",
+        "GIT_AUTHOR_EMAIL": "author@example.org",
+        "GIT_COMMITTER_NAME": "author",
+        "GIT_COMMITTER_EMAIL": "author@example.org",
+        "PATH": "/usr/bin:/bin",
+    }
+    for argv in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "published"]):
+        subprocess.run(argv, cwd=repo, env=env, check=True, capture_output=True)
 
 
 def test_official_tutorial_passes_its_chain_and_shows_the_model_learns_nothing(shared_chain: Chain) -> None:
@@ -94,17 +142,13 @@ def test_official_tutorial_passes_its_chain_and_shows_the_model_learns_nothing(s
     for rule in ("basic.tipc.chain_passes", "basic.tipc.infer_passes", "basic.code.entrypoints"):
         assert _verdict(rules, rule) == "PASS", (rule, _summary(rules, rule), out.stderr[-2000:])
     assert _verdict(rules, "competition.train.loss_converges") != "PASS"
-    # Paddle Inference and ONNX Runtime both run the export, and the output spread across the inputs is shown
-    # beside the error: a WARN when the outputs are exactly constant (how constant the lite-trained model's
-    # outputs are varies from run to run: max-min 0, 0.0107 and 0.115 were seen).
+    # Paddle Inference and ONNX Runtime both run the export and agree; how constant the lite-trained model's
+    # outputs are varies from run to run (max-min 0, 0.0107 and 0.115 were seen), so it is said in the summary
+    # and never decides the verdict (two reviews of the same submission give the same verdicts)
     agree = _summary(rules, "basic.infer.engines_agree")
-    verdict = _verdict(rules, "basic.infer.engines_agree")
-    if verdict == "PASS":
-        assert re.search(r"output spread across \d+ inputs: max-min ", agree), agree
-    elif verdict == "WARN":
-        assert "constant" in agree, agree
-    else:  # the two engines were compared and differ beyond the tolerance: named as such
-        assert verdict == "FAIL" and "engines disagree" in agree, agree
+    assert _verdict(rules, "basic.infer.engines_agree") == "PASS", agree
+    spread = r"output spread across \d+ inputs: max-min |note: the outputs are (nearly )?constant"
+    assert re.search(spread, agree), agree
     # the repo's own serving steps cannot run here: never a PASS made by tipc's own server
     assert _verdict(rules, "competition.serving.equals_inference") in ("N-A", "FAIL")
     out.untouched()

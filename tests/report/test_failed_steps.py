@@ -10,7 +10,7 @@ import pytest
 
 from tipc.core.steps import Plan, Stage, Status, Step
 from tipc.execute.record import RunRecord, StepResult
-from tipc.judge.causes import diagnose
+from tipc.judge.causes import Context, Earlier, diagnose
 from tipc.judge.checks.base import Evidence, Verdict
 from tipc.report.html import render_html
 from tipc.report.json import render_json
@@ -57,7 +57,8 @@ def _report(environment: dict[str, object] | None = ENVIRONMENT) -> Report:
         status_format="template",
         steps=steps,
     )
-    causes = tuple(diagnose(INFER_LOG, exit_code=1))
+    export_passed = Context(paddle="3.3.1", pir=True, earlier=(Earlier("export", "export", "passed"),))
+    causes = tuple(diagnose(INFER_LOG, exit_code=1, context=export_passed))
     results = (
         StepResult("train", Status.PASSED, exit_code=0, started=1.0, ended=2.0, log="out/train.log"),
         StepResult(
@@ -95,7 +96,7 @@ def test_model_carries_causes_tails_and_the_environment() -> None:
     assert run.failed_steps[1].causes == ()
     assert (
         run.environment_lines[0]
-        == "Paddle 3.3.1 (cpu build, commit 7688495) · PIR on · exports json+pdiparams"
+        == "Paddle 3.3.1 (cpu build, commit 7688495) · by default: PIR on, export json+pdiparams"
     )
     assert _report(environment=None).run.environment_lines == []  # type: ignore[union-attr]
 
@@ -117,7 +118,7 @@ def test_cause_and_remedy_come_before_the_log_tail(render: object, heading: str)
     _in_order(
         text[text.index(heading) :],
         heading,
-        "Paddle 3 with PIR exports",  # the cause of infer
+        "Paddle 3.3.1 with PIR on exports",  # the cause of infer
         "--paddle-compat export",  # its remedy
         "Cannot open file ./out/inference.pdmodel",  # then its log tail
         NO_CAUSE.split(":")[0],  # eval: no known cause
@@ -156,3 +157,13 @@ def test_environment_header_names_the_interpreter_the_chain_ran_with() -> None:
     assert not run.python and not any(line.startswith("interpreter:") for line in run.environment_lines)
     named = dataclasses.replace(run, python="/opt/py/bin/python3")
     assert named.environment_lines[-1] == "interpreter: /opt/py/bin/python3"
+
+
+def test_environment_header_names_the_repo_commit() -> None:
+    """Issue 25: the repo's commit was in the JSON, the history and the notification, but not in the headers
+    of the terminal, Markdown and HTML reports (all of them print `environment_lines`)."""
+    report = _report()
+    assert report.run is not None
+    run = dataclasses.replace(report.run, git_commit="8042c21b690ffc0162095e749a41b94dd38732da")
+    assert run.environment_lines[-1] == "repo commit: 8042c21b690ffc0162095e749a41b94dd38732da"
+    assert "repo commit: 8042c21b" in render_markdown(dataclasses.replace(report, run=run))

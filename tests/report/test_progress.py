@@ -48,7 +48,7 @@ def test_plain_observer_reports_each_step_and_the_failure_tail(tmp_path: Path) -
     assert "[2/3] eval: FAILED" in text and "exit code 2" in text
     assert "    | bad weights" in text  # the log tail of the failing step
     assert "[3/3] infer: BLOCKED" in text and "root cause: eval failed" in text
-    assert "3 steps: 1 passed, 1 failed, 1 blocked" in text
+    assert "3 steps: the chain's 3 step(s) that apply here: 1 passed, 1 failed, 1 blocked" in text
     assert "\x1b" not in text
 
 

@@ -66,10 +66,13 @@ def test_verdicts_from_outcomes(tmp_path: Path) -> None:
         ]
     }
     row = _row(Outcome("k", 1, False, False, 3.0, None, failing), tmp_path, "s")
-    assert (row.first_failure, row.cause) == ("x", "x says FAIL")  # rule x is not about the train step
-    failing["rules"][2]["id"] = "basic.train.log_fields"
-    row = _row(Outcome("k", 1, False, False, 3.0, None, failing), tmp_path, "s2")
-    assert row.cause == "step train/x failed: the download failed; x says FAIL"
+    # the root cause is the failed step's, whatever rule comes first; rule x is not about that step
+    assert (row.first_failure, row.cause, row.root_step) == (
+        "x",
+        "step train/x failed: the download failed",
+        "train/x",
+    )
+    assert (row.explains, row.failing_rules) == (0, 2)
 
     row = _row(Outcome("k", None, True, False, 60.2, None, None), tmp_path, "t")
     assert (row.verdict, row.first_failure) == ("TIMEOUT", "review.budget")
@@ -145,3 +148,108 @@ def test_summary_passes_only_when_every_row_passes(tmp_path: Path) -> None:
     ok = _row(Outcome("k1", 0, False, False, 1.0, None, _report(("r", "a", "PASS", "error"))), tmp_path)
     assert Summary([ok], ["r"], "v", "local", 1, 1.0).passed
     assert not Summary([], ["r"], "v", "local", 1, 1.0).passed
+
+
+def _can_like() -> dict[str, Any]:
+    """A repo whose last commit deleted a package: prepare.sh fails offline on a download nothing needs,
+    every stage dies on the missing module (train failed, the rest blocked), predict.py too."""
+    missing = "ModuleNotFoundError: No module named 'paddlevision.models'"
+    module = {
+        "id": "module-missing-from-repo",
+        "cause": "The code imports `paddlevision.models`, a package of the repo itself that is missing",
+        "evidence": missing,
+    }
+    blocked = "not run: its input step train/1 did not pass (failed); root cause: train/1 failed"
+    return {
+        "rulesets": ["tipc-basic"],
+        "rules": [
+            {
+                "ruleset": "tipc-basic",
+                "id": "basic.data.download",
+                "verdict": "FAIL",
+                "severity": "error",
+                "summary": "prepare.sh failed",
+                "evidence": [{"text": "prepare: exit code 4"}],
+            },
+            {
+                "ruleset": "tipc-basic",
+                "id": "basic.tipc.chain_passes",
+                "verdict": "FAIL",
+                "severity": "error",
+                "summary": "4 of 4 step(s) did not pass",
+                "evidence": [{"text": "train/1: failed"}, {"text": "eval/1: blocked"}],
+            },
+            {
+                "ruleset": "tipc-basic",
+                "id": "competition.predict_infer.identical",
+                "verdict": "FAIL",
+                "severity": "error",
+                "summary": "predict exited 1",
+                "evidence": [{"text": "python tools/predict.py", "excerpt": "Traceback ...\n" + missing}],
+            },
+            {
+                "ruleset": "tipc-basic",
+                "id": "basic.readme.template",
+                "verdict": "FAIL",
+                "severity": "error",
+                "summary": "the README has no licence section",
+                "evidence": [],
+            },
+        ],
+        "run": {
+            "steps": [
+                {
+                    "id": "prepare",
+                    "stage": "prepare",
+                    "status": "failed",
+                    "reason": "exit code 4",
+                    "causes": [{"id": "weights-download-failed", "cause": "the download failed"}],
+                },
+                {
+                    "id": "train/1",
+                    "stage": "train",
+                    "status": "failed",
+                    "reason": "exit code 1",
+                    "causes": [module],
+                },
+                {"id": "eval/1", "stage": "eval", "status": "blocked", "reason": blocked, "causes": []},
+                {"id": "export/1", "stage": "export", "status": "blocked", "reason": blocked, "causes": []},
+                {
+                    "id": "infer/1",
+                    "stage": "infer",
+                    "status": "blocked",
+                    "reason": "not run: its input step export/1 did not pass (blocked); "
+                    "root cause: train/1 failed",
+                },
+            ]
+        },
+    }
+
+
+def test_the_root_cause_is_the_failed_steps_not_the_first_rule(tmp_path: Path) -> None:
+    row = _row(Outcome("k", 1, False, False, 3.0, None, _can_like()), tmp_path, "can")
+    assert row.first_failure == "basic.data.download"  # first in ruleset order: the download
+    assert row.root_step == "train/1" and "paddlevision.models" in (row.cause or "")
+    assert (row.explains, row.failing_rules) == (2, 4)  # the chain and predict.py, not the README
+    text = render(Summary([row], ["tipc-basic"], "0.3.0", "local", 1, 3.0), "text", tmp_path)
+    assert "root cause (failing rules it explains)" in text
+    assert (
+        "explains 2 of 4 failing rules" in text
+        and "download" not in text.split("paddlevision")[0].split("\n")[-1]
+    )
+    csv_row = next(
+        csv.DictReader(io.StringIO(render(Summary([row], ["tipc-basic"], "0.3.0", "local", 1, 3.0), "csv")))
+    )
+    assert (csv_row["root_step"], csv_row["explains"], csv_row["failing_rules"]) == ("train/1", "2", "4")
+
+
+def test_a_failure_that_follows_from_an_earlier_step_has_that_steps_cause_as_root(tmp_path: Path) -> None:
+    report = _can_like()
+    steps = report["run"]["steps"]
+    steps[1]["causes"] = [
+        {"id": "lite-data-missing", "cause": "reads data at ./data/train", "evidence": "./data/train"},
+        {"id": "upstream-output-missing", "cause": "what prepare should have made", "upstream": "prepare"},
+    ]
+    steps[1]["causes"][0]["upstream"] = "prepare"
+    row = _row(Outcome("k", 1, False, False, 3.0, None, report), tmp_path, "data")
+    assert row.root_step == "prepare" and row.cause == "step prepare failed: the download failed"

@@ -2,8 +2,8 @@
 no false alarm, and each of a handful of kinds, planted into a copy by its injector and checked with
 `tipc check` as bench/silent_failures.py does, is caught by a rule the catalogue expects.
 
-Kinds tipc misses today are marked xfail(strict=True) with the gap named: fixing the rule flips them (and the
-strict xfail then fails until the mark goes). The full matrix, on the real repos too, is
+A kind tipc misses is marked xfail(strict=True) with the gap named: fixing the rule flips it (and the strict
+xfail then fails until the mark goes); none is today. The full matrix, on the real repos too, is
 `python bench/silent_failures.py` (notes: /work/notes/silent_matrix_before.md)."""
 
 from __future__ import annotations
@@ -29,24 +29,11 @@ DEMO = next(r for r in load_repos() if r.source == "demo")
 CI_KINDS = [
     "predict-infer-disagree",
     "committed-results-log",
-    pytest.param(
-        "serving-differs",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="competition.serving.equals_inference serves the train chain's export with tipc's own "
-            "server; the model the repo's serving chain converted and served is never compared",
-        ),
-    ),
+    "serving-differs",
     "committed-weights",
     "ips-not-throughput",
     "script-runs-nothing",
-    pytest.param(
-        "eval-evaluates-nothing",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="no rule reads the eval step's output: an eval over zero samples that prints acc 0 passes",
-        ),
-    ),
+    "eval-evaluates-nothing",
 ]
 
 

@@ -77,6 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a compatibility switch for older repos on a newer Paddle, e.g. `export` "
         "(FLAGS_enable_pir_api=0: Paddle 3 exports the old inference.pdmodel format); repeatable",
     )
+    add_seed_arguments(group, "default: off; with --baseline, seed 0")
     group.add_argument(
         "--args",
         dest="stage_args",
@@ -130,13 +131,37 @@ def sandbox_options(args: argparse.Namespace, *, in_place: bool = False) -> Sand
     )
 
 
+def add_seed_arguments(parser: Any, default_text: str) -> None:
+    """--seed N / --no-seed (model CI: tipc.execute.seeding), for every verb that runs a chain."""
+    parser.add_argument(
+        "--seed",
+        type=int,
+        metavar="N",
+        help="seed Python's random, NumPy and Paddle in every step and set Paddle's deterministic flags, so "
+        f"repeated runs can give identical effect metrics ({default_text})",
+    )
+    parser.add_argument("--no-seed", action="store_true", help="do not seed the steps")
+
+
+def seed_env(args: argparse.Namespace) -> dict[str, str]:
+    """The steps' seeding variables --seed / --no-seed ask for (default: seeded for a --baseline check)."""
+    from tipc.execute.seeding import chosen_seed
+    from tipc.execute.seeding import seed_env as variables
+
+    model_ci = getattr(args, "baseline", None) is not None
+    no_seed = bool(getattr(args, "no_seed", False))
+    return variables(chosen_seed(getattr(args, "seed", None), no_seed, model_ci))
+
+
 def compat_env(args: argparse.Namespace) -> dict[str, str]:
+    """What every step gets over its environment: the --paddle-compat switches and the seeding variables."""
     names = [n.strip() for item in getattr(args, "paddle_compat", ()) for n in item.split(",") if n.strip()]
+    seeded = seed_env(args)
     if not names:
-        return {}
+        return seeded
     from tipc.execute.compat import compat_env as switches_env
 
-    return switches_env(names)
+    return {**switches_env(names), **seeded}
 
 
 def step_timeout(args: argparse.Namespace, mode: str) -> float:
@@ -353,8 +378,11 @@ def child_defaults(forced_env: Mapping[str, str]) -> dict[str, str]:
     """What every process a check starts beside the chain (predict/infer, engine workers) must see, as the
     chain's steps do: the --paddle-compat switches and the auto_log shim last on PYTHONPATH."""
     from tipc.execute.compat import pythonpath_with_shim
+    from tipc.execute.seeding import SEED_VARIABLES
 
-    return {**forced_env, "PYTHONPATH": pythonpath_with_shim(os.environ.get("PYTHONPATH"))}
+    # Not the seeding variables: the runner gives them to each step, whose record then names the seed.
+    kept = {k: v for k, v in forced_env.items() if k not in SEED_VARIABLES}
+    return {**kept, "PYTHONPATH": pythonpath_with_shim(os.environ.get("PYTHONPATH"))}
 
 
 def plan_to_run(

@@ -1,7 +1,9 @@
 """`tipc baseline record|update|diff`: baselines under review.
 
 `record` runs the chain N times (each a normal `tipc run` in a child process, so each is sandboxed and leaves
-its run record) and writes one YAML file per model, config, mode and machine class; it refuses to overwrite.
+its run record), seeded by default (`--seed`, tipc.execute.seeding), and writes one YAML file per model,
+config, mode and machine class; it refuses to overwrite. Every measured run, and the bands, go to the history
+database every model CI verb shares (the default one unless `--history` names another).
 `update` does the same over an existing file and prints the unified diff for review: nothing is updated
 silently. `diff OLD NEW` (or `diff FILE`, against the version committed in git) shows old -> new per metric.
 """
@@ -15,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tipc.commands import non_negative_int, positive_int
+from tipc.commands import _sandboxed, non_negative_int, positive_int
 from tipc.core.errors import UserError
+from tipc.judge.baseline.stats import DOCUMENTED_RUNS
 
 EXIT_CHAIN_FAILED = 1
 
@@ -24,7 +27,11 @@ EXIT_CHAIN_FAILED = 1
 def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("repo", metavar="REPO", help="the model repo (or a train_infer_python config inside it)")
     p.add_argument(
-        "--repeat", "-n", type=positive_int, default=3, help="runs of the chain (default: %(default)s)"
+        "--repeat",
+        "-n",
+        type=positive_int,
+        default=DOCUMENTED_RUNS,
+        help="measured runs of the chain (default: %(default)s; docs/model-ci.md says why)",
     )
     p.add_argument(
         "--warmup",
@@ -41,7 +48,29 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--python", help="interpreter to run in place of the config's python")
     p.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--history", metavar="PATH|URL", help="also store each run in this history database")
+    p.add_argument(
+        "--paddle-compat",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a compatibility switch for every run, as for `tipc run` (e.g. export); repeatable",
+    )
+    p.add_argument(
+        "--args",
+        dest="stage_args",
+        action="append",
+        default=[],
+        metavar="STAGE=ARGS",
+        help="extra arguments for every command of a stage, as for `tipc run`; repeatable",
+    )
+    p.add_argument("--no-prepare", action="store_true", help="do not run test_tipc/prepare.sh first")
+    _sandboxed.add_seed_arguments(p, "default: seed 0, recorded in the baseline")
+    p.add_argument(
+        "--history",
+        metavar="PATH|URL",
+        help="the history database for each run and the bands (default: $TIPC_HISTORY or "
+        "~/.local/share/tipc/history.sqlite3, the one every model CI verb uses)",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,14 +86,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     dif.add_argument("new", metavar="NEW", nargs="?")
 
 
-def _child_argv(args: argparse.Namespace, repo: str) -> list[str]:
-    argv = [sys.executable, "-m", "tipc", "run", repo, "--mode", args.mode, "--no-color"]
-    for flag, value in (("--config", args.config), ("--python", args.python), ("--device", args.device)):
+def run_flags(args: argparse.Namespace) -> list[str]:
+    """The `tipc run` switches a model CI verb passes on to each chain it runs (seeded by default)."""
+    from tipc.execute.seeding import chosen_seed
+
+    argv: list[str] = []
+    for flag, value in (("--config", args.config), ("--device", args.device)):
         if value:
             argv += [flag, value]
-    for item in args.sets:
-        argv += ["--set", item]
+    for flag, items in (
+        ("--set", getattr(args, "sets", [])),
+        ("--paddle-compat", getattr(args, "paddle_compat", [])),
+        ("--args", getattr(args, "stage_args", [])),
+    ):
+        for item in items:
+            argv += [flag, item]
+    if getattr(args, "no_prepare", False):
+        argv.append("--no-prepare")
+    seed = chosen_seed(getattr(args, "seed", None), bool(getattr(args, "no_seed", False)), model_ci=True)
+    argv += ["--no-seed"] if seed is None else ["--seed", str(seed)]
     return argv
+
+
+def _child_argv(args: argparse.Namespace, repo: str) -> list[str]:
+    argv = [sys.executable, "-m", "tipc", "run", repo, "--mode", args.mode, "--no-color"]
+    if args.python:
+        argv += ["--python", args.python]
+    return argv + run_flags(args)
+
+
+def chain_problem(record: Any) -> str:
+    """Why a run cannot be measured ("" when it can): a step outside prepare.sh that did not pass (one
+    skipped as not applicable on this machine is fine)."""
+    bad = [
+        f"{r.step_id} {r.status.value}"
+        for r in record.results
+        if r.step_id != "prepare"
+        and not (r.status.value == "passed" or (r.status.value == "skipped" and r.reason))
+    ]
+    return ", ".join(bad)
 
 
 def _newest_record(repo: Path, since: float, mode: str) -> Path | None:
@@ -106,26 +166,42 @@ def run_chain_times(args: argparse.Namespace, repo: Path) -> ChainRuns:
         if res.interrupted:
             raise KeyboardInterrupt
         path = _newest_record(repo, started, args.mode)
-        if res.exit_code != 0 or path is None:
-            sys.stderr.write("".join(tail[-25:]))
+        record = load_record(path) if path is not None else None
+        problem = chain_problem(record) if record is not None else f"no run record (exit {res.exit_code})"
+        if problem:
+            sys.stderr.write("\n".join(tail[-25:]) + "\n")
             raise _ChainFailed(
-                f"{label} of the chain did not pass (exit {res.exit_code}): a baseline is recorded only "
-                "from a chain whose steps all pass"
+                f"{label} of the chain did not pass ({problem}): a baseline is recorded only from a chain "
+                "whose steps all pass"
+            )
+        assert record is not None
+        failed_prepare = record.result("prepare")
+        if failed_prepare is not None and failed_prepare.status.value != "passed" and not measured:
+            sys.stderr.write(
+                "tipc: warning: prepare.sh did not pass (what it fetches is not reachable here?); the chain "
+                "after it passed, so its runs are measured\n"
             )
         if not measured:
             continue
-        record = load_record(path)
         load = store.load_per_cpu()
         if load is not None:
             loads.append(load)
         records.append(record)
         runs.append(extract(record, repo))
-        if args.history:
-            from tipc.modelci.history import open_history
-
-            with open_history(args.history) as db:
-                db.store_run(record, runs[-1], kind="baseline-run", repo=repo)
+        _store(args, lambda db, r=record, m=runs[-1]: db.store_run(r, m, kind="baseline-run", repo=repo))
     return ChainRuns(records, runs, round(statistics.median(loads), 2) if loads else None)
+
+
+def _store(args: argparse.Namespace, write: Any) -> None:
+    """Into the history (--history, else the default one every model CI verb shares); a history that
+    cannot be written is said on stderr and changes nothing else."""
+    from tipc.modelci.history import open_history
+
+    try:
+        with open_history(args.history) as db:
+            write(db)
+    except UserError as exc:
+        sys.stderr.write(f"tipc: warning: history not stored: {exc.render()}\n")
 
 
 class _ChainFailed(Exception):
@@ -134,7 +210,7 @@ class _ChainFailed(Exception):
 
 def _record(args: argparse.Namespace, update: bool) -> int:
     from tipc.commands._target import resolve_target
-    from tipc.judge.baseline import diff, stats, store
+    from tipc.judge.baseline import diff, store
 
     repo, _config = resolve_target(args.repo, args.config)
     repo = repo.resolve()
@@ -165,12 +241,11 @@ def _record(args: argparse.Namespace, update: bool) -> int:
     old_text = path.read_text(encoding="utf-8") if path.is_file() else ""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    if args.history:
-        from tipc.modelci.history import open_history
+    from tipc.modelci.identity import repo_identity
 
-        with open_history(args.history) as db:
-            bands = {n: (m.summary.reference, m.margin) for n, m in base.metrics.items()}
-            db.store_band(str(repo), base.model, base.mode, base.machine_class, bands)
+    bands = {n: (m.summary.reference, m.margin) for n, m in base.metrics.items()}
+    key = repo_identity(repo)
+    _store(args, lambda db: db.store_band(str(repo), base.model, base.mode, base.machine_class, bands, key))
     shown = path.relative_to(repo) if path.is_relative_to(repo) else path
     for line in diff.metric_lines(previous, base):
         sys.stdout.write(line + "\n")
@@ -179,16 +254,34 @@ def _record(args: argparse.Namespace, update: bool) -> int:
         sys.stderr.write(f"tipc: updated {path}: review the diff above and commit it\n")
     else:
         sys.stderr.write(f"tipc: wrote {path} ({len(base.metrics)} metrics from {len(runs)} runs)\n")
-    unstable = [
-        f"{n} ({m.summary.relative_spread:.0%})" for n, m in base.metrics.items() if not m.summary.stable
-    ]
+    _warnings(base, len(runs))
+    return 0
+
+
+def _warnings(base: Any, runs: int) -> None:
+    """What the reviewer of a new baseline must know: unstable metrics (not judged), too few runs, and how
+    many effect metrics are judged exactly."""
+    from tipc.judge.baseline import stats
+
+    unstable = [f"{n} ({m.summary.relative_spread:.0%})" for n, m in base.metrics.items() if not m.is_stable]
     if unstable:
         sys.stderr.write(
-            f"tipc: warning: unstable over the {len(runs)} runs (robust spread above "
-            f"{stats.UNSTABLE_SPREAD:.0%} of the median), so their margins are wide: {', '.join(unstable)}; "
-            "a busy machine is the usual cause: record again on a quiet one, or with more --repeat\n"
+            f"tipc: warning: unstable over the {runs} runs (robust spread above "
+            f"{stats.UNSTABLE_SPREAD:.0%} of the median, or missing in some runs), so they are not judged "
+            f"until a re-recording finds them stable: {', '.join(unstable)}\n"
         )
-    return 0
+    if runs < DOCUMENTED_RUNS:
+        sys.stderr.write(
+            f"tipc: warning: {runs} runs: margins from fewer than {DOCUMENTED_RUNS} runs are wide (the "
+            "prediction interval's t factor grows fast below that; docs/model-ci.md)\n"
+        )
+    deterministic = sorted(n for n, m in base.metrics.items() if m.kind == "effect" and m.summary.identical)
+    effect = sorted(n for n, m in base.metrics.items() if m.kind == "effect")
+    if effect:
+        sys.stderr.write(
+            f"tipc: {len(deterministic)} of {len(effect)} effect metrics were identical in every run "
+            f"(seed {base.provenance.get('seed')}): judged exactly\n"
+        )
 
 
 def _git_head_text(path: Path) -> str | None:

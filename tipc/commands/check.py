@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from tipc.commands import _sandboxed, add_log_limit, log_limit_of
+from tipc.commands import _reports, _sandboxed, add_log_limit, log_limit_of
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.core.errors import InfraError, TipcError, UserError
 from tipc.core.steps import MODES
@@ -37,9 +37,11 @@ FORMAT_CHOICES: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")
 EPILOG = """\
 exit codes: 0 every error-severity rule passed (SKIP, N-A and WARN are allowed), 1 a rule failed or the
 config has a lint error, 2 usage or config error (nothing is run), 3 internal error, 130 interrupted.
-Reports (report.json, report.md, report.junit.xml, report.html) go to --report-dir, by default the run
-folder's report/ (<repo>/test_tipc/output/tipc/<model>/<config>/<mode>/report/; with --no-sandbox
-<repo>/test_tipc/output/<model>/tipc_report/). The chain runs in a sandbox: see `tipc run --help`."""
+Reports (report.json, report.md, report.junit.xml, report.html) go to --report-dir, by default a folder
+per check in the run folder, <repo>/test_tipc/output/tipc/<model>/<config>/<mode>/reports/<UTC time>/, with
+reports/latest pointing at the newest (later runs keep them; the oldest beyond 20 are removed); with
+--no-sandbox <repo>/test_tipc/output/<model>/tipc_report/. The chain runs in a sandbox: see `tipc run
+--help`."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -230,23 +232,34 @@ def _check_output_dir(repo: Path, output_dir: str) -> None:
         raise UserError(f"{repo / output_dir}: {problem} for the run's logs and record")
 
 
+def _run_folder(repo: Path, the_plan: Plan) -> Path:
+    from tipc.execute.sandbox import run_folder, run_key
+
+    return run_folder(repo, run_key(the_plan.model_name, the_plan.config_path, the_plan.mode))
+
+
 def default_report_dir(repo: Path, model_name: str) -> Path:
     return repo / "test_tipc" / "output" / safe_dirname(model_name) / "tipc_report"
 
 
-def load_rulesets(names: list[str]) -> list[Ruleset]:
-    from tipc.judge.rules.schema import resolve_ruleset
+def load_rulesets(names: list[str], checks: Mapping[str, Callable[..., Any]] | None = None) -> list[Ruleset]:
+    from tipc.judge.rules.schema import load_rulesets as load
 
-    # `--ruleset a,b` is `--ruleset a --ruleset b` (unless the text names an existing file).
-    split = [part for n in names for part in ([n] if Path(n).is_file() else n.split(",")) if part.strip()]
-    chosen = list(dict.fromkeys(p.strip() for p in split or DEFAULT_RULESETS))
-    rulesets = [resolve_ruleset(n) for n in chosen]
-    seen: dict[str, str] = {}
-    for rs in rulesets:
-        if rs.name in seen:
-            raise UserError(f"two rulesets are named {rs.name!r}: {seen[rs.name]} and {rs.path}")
-        seen[rs.name] = rs.path
-    return rulesets
+    return load(names, DEFAULT_RULESETS, checks=checks)
+
+
+def _before_run(repo: Path) -> dict[str, Any]:
+    """What checks must read of the repo as its author left it, before the sandbox hides it."""
+    from tipc.judge.checks.status_log import shipped_status_logs
+
+    return {"status_logs": shipped_status_logs(repo)}
+
+
+def _judged_against(findings: list[Finding], plan: Plan) -> list[Finding]:
+    """Lint findings in the light of the plan that ran (tipc.planning.observe)."""
+    from tipc.planning.observe import misplaced_keys_read_as_commands
+
+    return misplaced_keys_read_as_commands(findings, plan)
 
 
 def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) -> list[Finding]:
@@ -271,11 +284,14 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
         raise UserError("--step-timeout must be a positive number of seconds")
     check_jobs(getattr(args, "jobs", None))  # a bad --jobs is found before anything runs (exit 2)
+    from tipc.modelci import hooks
+
+    hooks.check_arguments(args)  # --repeat without --baseline
     sandbox_options = _sandboxed.sandbox_options(args, in_place=not seams.sandboxed)
     stage_timeouts = _sandboxed.stage_timeouts(args)
     forced_env = _sandboxed.compat_env(args)
     # Everything that can be wrong with the input is found before anything runs.
-    rulesets = load_rulesets(list(args.ruleset))
+    rulesets = load_rulesets(list(args.ruleset), seams.checks)
     overrides = Overrides(device=args.device, sets=parse_sets(list(args.sets)), python=args.python)
     # REPO may be a config inside the repo (`tipc check path/to/test_tipc/configs/m/train_infer_python.txt`).
     repo, config = resolve_target(args.repo, args.config, seams.find_configs)
@@ -299,7 +315,6 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
 
     from tipc.execute import sandbox
-    from tipc.modelci import hooks
 
     if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
         from tipc.execute import proc
@@ -309,16 +324,28 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         return hooks.after_child(args, repo, the_plan, code, stderr) if hooks.wanted(args) else code
     stderr.write(f"tipc: {python_choice.why}\n")
     notes.append(python_choice.why)
+    if seams.sandboxed:
+        from tipc.commands import _explain
+
+        notes.extend(_explain.readiness(the_plan, args.python, repo, stderr))
     binds = {"logs": the_plan.output_dir}
     if serving_plan is not None:
         binds["serving"] = serving_plan.output_dir
     outside: tuple[Path, ...] = ()
+    # A sandboxed check keeps its reports in a folder of their own in the run folder (tipc.commands._reports):
+    # later runs of the same config and mode never delete them.
+    stamped = not args.report_dir and sandbox_options.backend != "none"
+    role = _reports.new_role(_run_folder(repo, the_plan)) if stamped else "report"
     if report_dir.is_relative_to(repo):
-        binds["report"] = report_dir.relative_to(repo).as_posix()
+        binds[role] = report_dir.relative_to(repo).as_posix()
     else:
         outside = (report_dir,)
     # Read before the sandbox hides them behind the run's fresh output folder.
     shipped = _sandboxed.committed_results(the_plan) if sandbox_options.backend != "none" else []
+    before_run = _before_run(repo)
+    if stamped:
+        for line in _reports.point_latest(_run_folder(repo, the_plan), role):
+            stderr.write(f"tipc: {line}\n")
     with _sandboxed.stop_signals():
         try:
             # One check at a time per run folder (a second one waits): each report agrees with its exit code.
@@ -340,8 +367,8 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
             the_plan, prepare_notes = _sandboxed.plan_to_run(
                 seams.plan, args, repo, config, overrides, sandbox_options, stage_timeouts
             )
-            if report_dir.is_relative_to(session.repo) and not args.report_dir:
-                report_dir = default_report_dir(repo, the_plan.model_name)
+            if report_dir.is_relative_to(session.repo) and not args.report_dir and session.folder is not None:
+                report_dir = session.folder / role  # beside the copy, not in it: a fresh copy keeps it
             serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
         notes.extend((*session.notes, *prepare_notes, *shipped))
         from tipc.execute import proc
@@ -364,6 +391,8 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
                     report_dir,
                     notes,
                     session,
+                    role,
+                    before_run=before_run,
                 )
         finally:
             sandbox.release()  # at once where this process goes on (a library caller)
@@ -431,7 +460,13 @@ def _evaluate(
 
 
 def _write_and_show(
-    args: argparse.Namespace, report: Any, report_dir: Path, stdout: IO[str], stderr: IO[str], session: Any
+    args: argparse.Namespace,
+    report: Any,
+    report_dir: Path,
+    stdout: IO[str],
+    stderr: IO[str],
+    session: Any,
+    role: str = "report",
 ) -> None:
     """Write the report files, print the report, and say where the reports and the logs are."""
     from tipc.core.console import use_color
@@ -446,10 +481,11 @@ def _write_and_show(
     color = args.format == "text" and use_color(args.no_color) and stdout.isatty()
     stdout.write(render(report, args.format, color=color))
     stdout.flush()
-    shown_dir = session.real("report") if session is not None and not args.report_dir else None
+    shown_dir = session.real(role) if session is not None and not args.report_dir else None
     stderr.write(
         f"tipc: reports written to {shown_dir or report_dir} ({', '.join(p.name for p in written)})\n"
     )
+
     logs = session.real("logs") if session is not None else None
     if logs is not None:
         stderr.write(f"tipc: logs and run record in {logs}\n")
@@ -469,21 +505,40 @@ def _checked(
     report_dir: Path,
     notes: list[str],
     session: Any,
+    role: str = "report",
+    *,
+    before_run: dict[str, Any] | None = None,
 ) -> int:
     from tipc.judge.checks.base import CheckContext
     from tipc.report import build_report
 
     record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
+    if reused and seams.sandboxed:
+        from tipc.commands import _explain
+
+        record = _explain.explained(record, repo)  # the causes as the catalogue finds them now
+    if getattr(args, "baseline", None) is not None and not reused:
+        from tipc.modelci import hooks
+
+        # --repeat N: the chain N times, the baseline rule judges the medians (model CI)
+        record = hooks.repeat_chain(
+            args, repo, record, lambda: _execute(args, the_plan, seams, "the runner failed"), stderr
+        )
     records: dict[str, Any] = {}
     stopped = _interrupted(record)
     if serving_plan is not None and stopped:
         notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
     elif serving_plan is not None:
         records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
-    ctx = CheckContext(repo=repo, record=record, settings=settings, records=records)
+    ctx = CheckContext(
+        repo=repo, record=record, settings=settings, records=records, before_run=before_run or {}
+    )
     results, checks_stopped = _evaluate(
         args, seams, rulesets, ctx, stopped or _interrupted(*records.values()), notes
     )
+    from tipc.execute import own_parts
+
+    notes.extend(own_parts.drain_notes())  # where tipc's own parts ran, when not the repo's interpreter
     if getattr(args, "baseline", None) is not None:
         from tipc.modelci import hooks
 
@@ -494,13 +549,17 @@ def _checked(
         results=results,
         record=record,
         findings=_lint_findings(
-            findings, (*the_plan.findings, *(serving_plan.findings if serving_plan is not None else ()))
+            _judged_against(findings, record.plan if record is not None else the_plan),
+            (*the_plan.findings, *(serving_plan.findings if serving_plan is not None else ())),
         ),
         reused=reused,
         record_path=record_path,
         notes=notes,
+        paths=_shown_paths(session, repo) if seams.sandboxed else None,
+        did=_run_did(record, repo) if seams.sandboxed else (),
+        rule_causes=_rule_causes(results, record, repo) if seams.sandboxed else None,
     )
-    _write_and_show(args, report, report_dir, stdout, stderr, session)
+    _write_and_show(args, report, report_dir, stdout, stderr, session, role)
     if _interrupted(record, *records.values()) or checks_stopped:
         stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
         return _sandboxed.interrupted_exit()
@@ -510,6 +569,29 @@ def _checked(
         if hooks.wanted(args):
             hooks.after(args, repo, record, report.exit_code, stderr)
     return report.exit_code
+
+
+def _shown_paths(session: Any, repo: Path) -> Any:
+    from tipc.execute.shown import path_map
+
+    return path_map(session, repo)
+
+
+def _rule_causes(results: list[Any], record: Any, repo: Path) -> dict[str, Any] | None:
+    if record is None:
+        return None
+    from tipc.commands import _explain
+
+    return _explain.rule_causes(results, record, repo)
+
+
+def _run_did(record: Any, repo: Path) -> list[str]:
+    from tipc.report.did import run_did
+
+    try:
+        return run_did(record, repo)
+    except Exception:  # a statement about the run, never a reason to lose the report
+        return []
 
 
 def check_jobs(jobs: int | None) -> int:
@@ -540,12 +622,18 @@ def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
 
 def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str) -> Any:
     """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
+    extra: dict[str, Any] = {}
+    if seams.sandboxed:
+        from tipc.commands import _explain
+
+        extra["explain"] = _explain.explainer()
     options = seams.run_options(
         step_timeout_s=_sandboxed.step_timeout(args, plan.mode),
         python=args.python,
         no_color=args.no_color,
         forced_env=tuple(sorted(getattr(args, "forced_env", {}).items())),
         log_limit_bytes=log_limit_of(args),
+        **extra,
     )
     try:
         return seams.execute(plan, options, seams.make_observer(args.no_color))

@@ -48,6 +48,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="time limit per segment / gather run (default: the config's timeout_s, else 3600)",
     )
     p.add_argument("--python", help="interpreter to use where the executable is python/python3")
+    p.add_argument(
+        "--margins",
+        choices=("tipc", "original"),
+        default="tipc",
+        help="tipc: tolerance = margin x |recorded| on every operator; original: the original harness's "
+        "math.isclose(rel_tol=margin), strict < and > (default: %(default)s)",
+    )
     p.add_argument("--output", metavar="DIR", help="logs and scratch (default: STORAGE/tipc-converge)")
     p.add_argument("--report-dir", metavar="DIR", help="also write converge.{json,junit.xml,md,html} there")
     p.add_argument(
@@ -121,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         envelope_mode=getattr(args, "envelope", "minmax"),
         envelope_k=getattr(args, "std_k", 3.0),
         output=args.output,
+        margins=args.margins,
     )
     if args.report_dir:
         try:

@@ -1,7 +1,10 @@
 """`tipc history REPO`: the trend of each stored metric for a repo, in the terminal or as an HTML page.
 
-Runs are stored by `tipc check --baseline` / `--history` and `tipc baseline record --history`. The baseline
-band drawn is the repo's baseline file for the machine class of the latest run (else the last band stored).
+Runs are stored by `tipc baseline record`, `tipc check --baseline`, `tipc matrix` (all in the default
+database unless `--history` names another) and `tipc run --history`, keyed by the repo's identity (its
+remote or root commit: tipc.modelci.identity), so the folder a CI checked a commit out into does not matter.
+Each model, config and mode is its own trend. The baseline band drawn is the repo's baseline file for the
+machine class of the latest run (else the last band stored).
 """
 
 from __future__ import annotations
@@ -56,9 +59,13 @@ def run(args: argparse.Namespace) -> int:
     repo = Path(args.repo).resolve()
     if not repo.is_dir():
         raise UserError(f"{args.repo}: no such repo folder")
+    from tipc.modelci.identity import repo_identities
+
+    keys = repo_identities(repo)
     with open_history(args.history) as db:
-        runs = db.runs(repo=str(repo), model=args.model, mode=args.mode)
-        bands = db.bands(str(repo), args.model)
+        runs = db.runs(repo=str(repo), model=args.model, mode=args.mode, repo_keys=keys)
+        bands = db.bands(str(repo), args.model, repo_keys=keys)
+        where = db.where
     directory = Path(args.baseline_dir) if args.baseline_dir else repo / "test_tipc" / "baselines"
     bands.update(bands_from_files(directory, runs))
     names = list(args.metric)
@@ -69,7 +76,16 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(
                 f"--metric {unknown[0]}: not stored for this repo (known: {', '.join(sorted(known))})"
             )
-    sys.stdout.write(trend.render(runs, names, bands))
+    sys.stderr.write(f"tipc: history {where}, repo {' or '.join(keys)}\n")
+    groups: dict[tuple[str, str, str], list[Any]] = {}
+    for r in runs:
+        groups.setdefault((r.model, Path(r.config).stem, r.mode), []).append(r)
+    for (model, config, mode), members in groups.items():
+        if len(groups) > 1:
+            sys.stdout.write(f"== {model} / {config} / {mode}\n")
+        sys.stdout.write(trend.render(members, names, bands))
+    if not groups:
+        sys.stdout.write(trend.render([], names, bands))
     if args.html:
         from tipc.modelci.history import html
 

@@ -1,8 +1,9 @@
-"""`tipc matrix REPO --paddle 2.6.2 --paddle 3.3.1`: the chain under each Paddle version, in managed and
-cached environments, as a version x metric table with the first broken version (see tipc.modelci.matrix).
+"""`tipc matrix REPO --paddle 2.6.2 --paddle 3.3.1` (or `--bisect FROM TO`): the chain under each Paddle
+version, in managed and cached environments, as a version x metric table with the first broken version (see
+tipc.modelci.matrix).
 
-Exit codes: 0 every version ran its chain and no metric left its baseline margin; 1 some version broke
-(a stage failed or a metric FAILed); 2 usage error or an environment that could not be set up.
+Exit codes: 0 no version broke (a stage failed, or an effect metric left its baseline margin); 1 some
+version broke; 2 usage error, or a version that could not be installed or set up (and none broke).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tipc.commands import _sandboxed
 from tipc.core.errors import UserError
 
 
@@ -26,8 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="VERSION",
-        required=True,
         help="a Paddle version to run under (repeatable, in the order to report them)",
+    )
+    parser.add_argument(
+        "--bisect",
+        nargs=2,
+        metavar=("FROM", "TO"),
+        help="find the first broken release between FROM (working) and TO (broken), both included, among "
+        "the releases pip can install; environments are cached as for --paddle",
     )
     parser.add_argument(
         "--python",
@@ -51,6 +59,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--mode", "-m", default="lite_train_lite_infer", help="TIPC mode (default: %(default)s)"
     )
     parser.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
+    parser.add_argument(
+        "--paddle-compat",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a compatibility switch for every run, as for `tipc run` (e.g. export); repeatable",
+    )
+    parser.add_argument(
+        "--args",
+        dest="stage_args",
+        action="append",
+        default=[],
+        metavar="STAGE=ARGS",
+        help="extra arguments for every command of a stage, as for `tipc run`; repeatable",
+    )
+    parser.add_argument("--no-prepare", action="store_true", help="do not run test_tipc/prepare.sh first")
+    _sandboxed.add_seed_arguments(parser, "default: seed 0, as baselines are recorded")
+    parser.add_argument(
+        "--history",
+        metavar="PATH|URL",
+        help="the history database for each version's run (default: $TIPC_HISTORY or "
+        "~/.local/share/tipc/history.sqlite3, the one every model CI verb uses)",
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -58,7 +89,7 @@ def _tail(record: Any, repo: Path) -> str:
     from tipc.judge.baseline.metrics import log_file
 
     for r in record.results:
-        if r.status.value in ("failed", "timeout") and r.log:
+        if r.status.value in ("failed", "timeout") and r.log and r.step_id != "prepare":
             path = log_file(record, repo, r.log)
             try:
                 lines = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
@@ -68,87 +99,152 @@ def _tail(record: Any, repo: Path) -> str:
     return ""
 
 
-def _run_version(args: argparse.Namespace, repo: Path, version: str, python: str, reqs: list[str]) -> Any:
-    from tipc.commands.baseline import _newest_record
+def _chain(args: argparse.Namespace, repo: Path, env: Any) -> tuple[int | None, Any]:
+    """`tipc run` of the repo under the environment's interpreter: (exit code, its record or None)."""
+    from tipc.commands.baseline import _newest_record, run_flags
     from tipc.execute import proc
     from tipc.execute.record import load_record
-    from tipc.judge.baseline import judge, store
-    from tipc.judge.baseline.metrics import extract
-    from tipc.modelci import matrix
 
-    try:
-        env = matrix.ensure_env(version, python, reqs)
-    except UserError as exc:
-        return matrix.Column(version, None, None, problem=exc.render())
-    sys.stderr.write(f"tipc: Paddle {version}: {'reusing' if env.reused else 'created'} {env.path}\n")
-    argv = [
-        sys.executable,
-        "-m",
-        "tipc",
-        "run",
-        str(repo),
-        "--mode",
-        args.mode,
-        "--no-color",
-        "--python",
-        str(env.python),
-    ]
-    for flag, value in (("--config", args.config), ("--device", args.device)):
-        if value:
-            argv += [flag, value]
+    argv = [sys.executable, "-m", "tipc", "run", str(repo), "--mode", args.mode, "--no-color"]
+    argv += ["--python", str(env.python), *run_flags(args)]
     started = time.time()
     res = proc.run(argv, cwd=repo)
     if res.interrupted:
         raise KeyboardInterrupt
     path = _newest_record(repo, started, args.mode)
-    if path is None:
-        return matrix.Column(version, env, res.exit_code, problem="the chain left no run record")
-    record = load_record(path)
+    return res.exit_code, (load_record(path) if path is not None else None)
+
+
+def _judged(args: argparse.Namespace, repo: Path, column: Any, record: Any, run: Any) -> None:
+    from tipc.judge.baseline import judge, store
+
+    directory = store.baseline_dir(repo, args.baseline)
+    base_path, _machine = judge.find_baseline(directory, record)
+    if not base_path.is_file():
+        sys.stderr.write(f"tipc: no baseline at {base_path}: versions are compared by stage only\n")
+        return
+    base = store.load(base_path)
+    j = judge.judge_metrics(base, run, record.environment)
+    column.verdicts = {r.metric: r.verdict for r in j.rows}
+    column.kinds = {n: m.kind for n, m in base.metrics.items()}
+    column.load = j.load
+
+
+def _run_version(args: argparse.Namespace, repo: Path, version: str, python: str, reqs: list[str]) -> Any:
+    from tipc.judge.baseline.metrics import extract
+    from tipc.modelci import matrix
+
+    try:
+        env = matrix.ensure_env(version, python, reqs)
+    except matrix.NotInstallable as exc:
+        sys.stderr.write(f"tipc: {exc.render()}\n")
+        return matrix.Column(version, None, None, not_installable=exc.reason)
+    except UserError as exc:
+        return matrix.Column(version, None, None, problem=exc.render())
+    sys.stderr.write(f"tipc: Paddle {version}: {'reusing' if env.reused else 'created'} {env.path}\n")
+    code, record = _chain(args, repo, env)
+    if record is None:
+        return matrix.Column(version, env, code, problem="the chain left no run record")
     run = extract(record, repo)
     column = matrix.Column(
         version,
         env,
-        res.exit_code,
+        code,
         dict(run.stages),
         {n: m.value for n, m in run.metrics.items()},
         error_tail=_tail(record, repo),
+        kinds={n: m.kind for n, m in run.metrics.items()},
+        repo_commit=record.git_commit,
     )
     if args.baseline is not None:
-        directory = store.baseline_dir(repo, args.baseline)
-        base_path, _machine = judge.find_baseline(directory, record)
-        if base_path.is_file():
-            j = judge.judge_metrics(store.load(base_path), run, record.environment)
-            column.verdicts = {r.metric: r.verdict for r in j.rows}
-        else:
-            sys.stderr.write(f"tipc: no baseline at {base_path}: versions are compared by stage only\n")
+        _judged(args, repo, column, record, run)
+    _store(args, record, run, repo)
     return column
+
+
+def _store(args: argparse.Namespace, record: Any, run: Any, repo: Path) -> None:
+    from tipc.modelci.history import open_history
+
+    try:
+        with open_history(args.history) as db:
+            db.store_run(record, run, kind="matrix", repo=repo)
+    except UserError as exc:
+        sys.stderr.write(f"tipc: warning: history not stored: {exc.render()}\n")
+
+
+def _text(repo: Path, columns: list[Any], first: Any, bisected: bool) -> str:
+    from tipc.modelci import matrix
+
+    commits = sorted({c.repo_commit for c in columns if c.repo_commit})
+    out = [
+        f"repo {repo} at commit {', '.join(commits) or 'unknown (not a git repo)'}\n",
+        matrix.table(columns),
+    ]
+    for c in columns:
+        if c.not_installable:
+            out.append(f"Paddle {c.version}: not installable: {c.not_installable}\n")
+            continue
+        if c.broken:
+            out.append(f"Paddle {c.version}: " + "; ".join(c.broken) + "\n")
+            if c.error_tail:
+                out.append(f"  {c.error_tail}\n")
+        if c.moved:
+            out.append(
+                f"Paddle {c.version}: timings or resources outside their band (not counted as broken): "
+                + "; ".join(c.moved)
+                + (f" ({c.load})" if c.load else "")
+                + "\n"
+            )
+    if first is not None:
+        out.append(f"first broken version: Paddle {first.version}\n")
+    elif bisected:
+        out.append("no broken version found between the two (the newest works, or the oldest is broken)\n")
+    elif all(c.not_installable for c in columns):
+        out.append("no version could be installed\n")
+    else:
+        out.append("no broken version\n")
+    return "".join(out)
 
 
 def run(args: argparse.Namespace) -> int:
     from tipc.commands._target import resolve_target
     from tipc.modelci import matrix
 
+    if not args.paddle and not args.bisect:
+        raise UserError("give the Paddle versions to run (--paddle VERSION, repeatable) or --bisect FROM TO")
+    if args.paddle and args.bisect:
+        raise UserError("--paddle and --bisect: give one or the other")
+    _sandboxed.seed_env(args)  # a bad --seed is a usage error before anything runs
     repo, _config = resolve_target(args.repo, args.config)
     repo = repo.resolve()
-    versions = list(dict.fromkeys(args.paddle))
-    for v in versions:
-        matrix.paddle_major(v)
-    pythons = matrix.pythons_for(versions, args.python)
     reqs = matrix.requirements(repo)
-    columns = [_run_version(args, repo, v, pythons[v], reqs) for v in versions]
-    first = matrix.first_broken(columns)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(matrix.to_json(columns), indent=2) + "\n")
+    first = None
+    if args.bisect:
+        low, high = args.bisect
+        for v in (low, high):
+            matrix.paddle_major(v)
+        tool = matrix.pythons_for([high], args.python)[high]
+        versions = matrix.releases_between(matrix.available_versions(tool), low, high)
+        if not versions:
+            raise UserError(f"--bisect {low} {high}: pip lists no release between them")
+        sys.stderr.write(f"tipc: bisecting over {len(versions)} releases: {', '.join(versions)}\n")
+        pythons = matrix.pythons_for(versions, args.python)
+        first, probed = matrix.bisect(versions, lambda v: _run_version(args, repo, v, pythons[v], reqs))
+        columns = sorted(probed, key=lambda c: matrix.version_key(c.version) or ())
     else:
-        sys.stdout.write(matrix.table(columns))
-        for c in columns:
-            if c.broken:
-                sys.stdout.write(f"Paddle {c.version}: " + "; ".join(c.broken) + "\n")
-                if c.error_tail:
-                    sys.stdout.write(f"  {c.error_tail}\n")
-        sys.stdout.write(
-            f"first broken version: Paddle {first.version}\n" if first else "every version passed\n"
-        )
-    if any(c.problem and c.env is None for c in columns) and first is not None and first.env is None:
-        return 2
-    return 1 if first is not None else 0
+        versions = list(dict.fromkeys(args.paddle))
+        for v in versions:
+            matrix.paddle_major(v)
+        pythons = matrix.pythons_for(versions, args.python)
+        columns = [_run_version(args, repo, v, pythons[v], reqs) for v in versions]
+        first = matrix.first_broken(columns)
+    if args.format == "json":
+        data = matrix.to_json(columns)
+        data["first_broken"] = first.version if first is not None else None
+        data["bisect"] = list(args.bisect) if args.bisect else None
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write(_text(repo, columns, first, bool(args.bisect)))
+    if first is not None:
+        return 1
+    return 2 if any(c.not_installable or c.problem for c in columns) else 0

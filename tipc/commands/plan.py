@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from tipc.commands import positive_int
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tipc.core.steps import Plan
 
 MODES = (
     "lite_train_lite_infer",
@@ -96,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
         dialect=args.dialect,
         max_steps=args.max_steps,
     )
+    result = _unobserved_note(result, Path(args.repo) if args.repo else None)
     if args.isolated:
         result = isolate(result)
     if args.format == "json":
@@ -103,6 +110,36 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(format_plan(result))
     return 0
+
+
+def _unobserved_note(result: Plan, repo: Path | None) -> Plan:
+    """The profile plan of a repo whose script `tipc run` would observe (an edited or unknown copy): says
+    that run executes what the script runs, which `tipc plan --observe` shows (nothing of the repo runs
+    here)."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from tipc.config.detect import SCRIPT
+    from tipc.config.discover import find_repo_root
+    from tipc.core.findings import Finding, Level
+    from tipc.planning.observe import script_identity, tipc_wrapper
+
+    root = repo or find_repo_root(Path(result.config_path))
+    if result.chain != "train_infer_python" or not (root / SCRIPT).is_file():
+        return result
+    if script_identity(root) is not None or tipc_wrapper(root) is not None:
+        return result
+    note = Finding(
+        result.config_path,
+        0,
+        0,
+        Level.WARNING,
+        "TIPC044",
+        f"{SCRIPT} is not a known dialect (an edited or unknown copy): `tipc run` and `tipc check` run "
+        f"the commands observed from it, not this {result.dialect} profile plan; `tipc plan --observe` "
+        "shows them",
+    )
+    return replace(result, findings=(*result.findings, note))
 
 
 def _observe(args: argparse.Namespace, mode: str) -> int:
@@ -117,7 +154,7 @@ def _observe(args: argparse.Namespace, mode: str) -> int:
     from tipc.core.errors import UserError
     from tipc.core.steps import Overrides
     from tipc.execute.observation import observe
-    from tipc.planning.observe import cross_check, observation_json
+    from tipc.planning.observe import choose_plan, cross_check, observation_json, script_identity
     from tipc.planning.planner import format_plan, isolate, plan
 
     config = Path(args.config)
@@ -134,12 +171,22 @@ def _observe(args: argparse.Namespace, mode: str) -> int:
         )
     obs = observe(config, mode, repo=repo, overrides=overrides, dialect=profile.dialect)
     diffs = cross_check(profile, obs.steps)
+    # what `tipc run` executes: the observed plan whenever it differs from the profile's
+    runs = choose_plan(profile, obs, known=script_identity(repo), overrides=overrides, repo=repo)
+    if not runs.steps:
+        which = "no step (the script runs nothing in this mode)"
+    elif any(f.code == "TIPC041" for f in runs.findings):
+        which = "the observed plan"
+    else:
+        which = f"the {profile.dialect} profile plan (the script agrees with it)"
     if args.isolated:
         obs = replace(obs, steps=isolate(obs.steps))
+        runs = isolate(runs)
     if args.format == "json":
         data = observation_json(obs)
         data["cross_check"] = [f.to_json() for f in diffs]
         data["profile_dialect"] = profile.dialect
+        data["runs"] = {"which": which, "plan": runs.to_json()}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return 0
     stopped = ", stopped at the timeout" if obs.timed_out else ""
@@ -149,6 +196,7 @@ def _observe(args: argparse.Namespace, mode: str) -> int:
         f"({obs.duration_s:.2f} s, exit {obs.exit_code}{stopped})\n"
     )
     sys.stdout.write(format_plan(shown))
+    sys.stdout.write(f"\n`tipc run` executes {which} ({len(runs.steps)} step(s)).\n")
     if obs.why_nothing:
         sys.stdout.write(f"\nwhy nothing runs: {obs.why_nothing}\n")
     verdict = (

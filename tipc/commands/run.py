@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 # Only what building the parser needs at module level: `tipc run --help` must not import the planner and the
 # config stack (they load where a run needs them).
-from tipc.commands import _sandboxed, add_log_limit, log_limit_of
+from tipc.commands import _explain, _sandboxed, add_log_limit, log_limit_of
 from tipc.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -185,6 +185,7 @@ def _execute(
                 no_color=args.no_color,
                 forced_env=tuple(sorted(forced_env.items())),
                 log_limit_bytes=log_limit_of(args),
+                explain=_explain.explainer(),
             )
             observer = (
                 PlainObserver(sys.stderr) if args.format == "json" else make_observer(no_color=args.no_color)
@@ -202,8 +203,9 @@ def _show_record(args: argparse.Namespace, record: RunRecord, session: Session) 
         print(json.dumps(record.to_json(), indent=2))  # environment, sandbox and paths are all in it
     elif record.environment:
         from tipc.execute.envinfo import EnvInfo
+        from tipc.report.did import run_did
 
-        for line in EnvInfo.from_json(record.environment).header_lines():
+        for line in [*EnvInfo.from_json(record.environment).header_lines(), *run_did(record)]:
             sys.stderr.write(f"tipc: {line}\n")
     logs = session.real("logs")
     if logs is not None and args.format != "json":
@@ -265,6 +267,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             f"{Path(the_plan.repo) / the_plan.output_dir}: {problem} for the run's logs and record"
         )
+    _explain.readiness(the_plan, args.python, repo, sys.stderr)
     target = _Target(repo, config, overrides, sandbox_options, stage_timeouts)
     outcome = _execute(args, the_plan, prepare_notes, target, only, forced_env)
     if isinstance(outcome, int):

@@ -66,6 +66,12 @@ CODES: dict[str, Code] = {
         "profile plan is used",
     ),
     "TIPC044": Code(
+        Level.WARNING,
+        "`tipc plan` without --observe: the repo's script is no known dialect, so `tipc run` observes it "
+        "and runs what it runs; the profile plan shown may differ (`tipc plan --observe` shows what run "
+        "executes)",
+    ),
+    "TIPC045": Code(
         Level.ERROR,
         "observed: the repo's script attempted system calls the sandbox denies (mount, unshare, ptrace...); "
         "they failed and are named",
@@ -92,7 +98,8 @@ CODES: dict[str, Code] = {
     "TIPC105": Code(
         Level.ERROR,
         "a key sits in a slot meant for something else (e.g. --benchmark in the mkldnn slot; a warning where "
-        "every planned inference command passes it as a well-formed parameter)",
+        "every planned inference command passes it as a well-formed parameter, and in `tipc check` when the "
+        "plan that ran reads the line as the command its value is)",
         also=(Level.WARNING,),
     ),
     "TIPC106": Code(Level.WARNING, "not a True/False value in a boolean slot (e.g. infer_quant:Fasle)"),

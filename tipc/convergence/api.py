@@ -23,12 +23,18 @@ def do_convergence_test(
     envelope_mode: str = "minmax",
     envelope_k: float = 3.0,
     output: str | Path | None = None,
+    margins: str = "tipc",
 ) -> ConvergeResult:
     """Gather (do_gather=True) or run every test of the config; the manifest of test T is
     `<storage_path>/T_<manifest_suffix>`. Returns a ConvergeResult (`.passed`, `.tests`, `.segments`).
+    `margins="original"` compares as the original harness does (math.isclose; see tipc.convergence.compare).
     Raises tipc.core.errors.ConfigError for a bad config or manifest. Unlike the original, the working
-    directory
-    and sys.path of the caller are left alone."""
+    directory and sys.path of the caller are left alone."""
+    from tipc.convergence.compare import MARGIN_SEMANTICS
+    from tipc.core.errors import UserError
+
+    if margins not in MARGIN_SEMANTICS:
+        raise UserError(f"margins={margins!r}: expected one of {', '.join(MARGIN_SEMANTICS)}")
     path = str(test_config_path)
     selected = config_mod.select(config_mod.load(path), tests, path)
     opts = harness.Options(
@@ -41,6 +47,7 @@ def do_convergence_test(
         seeds=seeds,
         envelope_mode=envelope_mode,
         envelope_k=envelope_k,
+        margins=margins,
     )
     mode = "gather" if do_gather else "run"
     result = ConvergeResult(mode)

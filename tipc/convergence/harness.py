@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from tipc.convergence import compare
-from tipc.convergence.config import TestConfig
-from tipc.convergence.manifest import Band, Manifest, Segment, exists_checkpoint
+from tipc.convergence.config import Metric, TestConfig
+from tipc.convergence.manifest import CKPTS, Band, Manifest, Segment, exists_checkpoint
 from tipc.convergence.manifest import load as load_manifest
 from tipc.convergence.manifest import save as save_manifest
 from tipc.convergence.result import FAIL, PASS, Check, SegmentResult, TestResult
@@ -46,6 +46,7 @@ class Options:
     seeds: int = 1
     envelope_mode: str = "minmax"
     envelope_k: float = 3.0
+    margins: str = compare.TIPC  # or compare.ORIGINAL: the original harness's math.isclose semantics
 
 
 def manifest_file(storage: Path, test: str, manifest_name: str) -> Path:
@@ -162,14 +163,16 @@ def _note_writes(result: TestResult, before: dict[str, tuple[int, int]] | None, 
 
 
 def _store_checkpoint(logged: str, step: int, app_dir: Path, storage: Path, ckpt_dir: Path) -> str:
-    """The checkpoint's path relative to the manifest; copied into storage when the app wrote it elsewhere
+    """The checkpoint's path relative to `<storage>/ckpts`, where the original harness's run looks (it
+    joins the manifest's path to that folder); copied into storage when the app wrote it elsewhere
     (together with files sharing its name as prefix: `step_8.pdparams`, `step_8.pdopt`)."""
+    root = storage / CKPTS
     src = Path(logged)
     if not src.is_absolute():
         src = app_dir / src
     src = src.resolve()
     if src.is_relative_to(storage):
-        return src.relative_to(storage).as_posix()
+        return Path(os.path.relpath(src, root)).as_posix()
     dest_dir = ckpt_dir / f"step_{step}"
     dest_dir.mkdir(parents=True, exist_ok=True)
     if src.is_dir():
@@ -183,7 +186,7 @@ def _store_checkpoint(logged: str, step: int, app_dir: Path, storage: Path, ckpt
                     shutil.copy2(sib, dest_dir / sib.name)
     if not exists_checkpoint(dest_dir / src.name):
         raise OSError(f"nothing found at {src}")
-    return (dest_dir / src.name).relative_to(storage).as_posix()
+    return Path(os.path.relpath(dest_dir / src.name, root)).as_posix()
 
 
 def _gather_one(
@@ -332,8 +335,24 @@ def _curves(results: dict[int, dict[str, dict[str, str]]]) -> dict[str, list[tup
     return out
 
 
+def _judged(
+    metric: Metric, actual: float, target: float | Band, b: compare.Bounds, margins: str
+) -> tuple[bool, compare.Bounds]:
+    """Whether `actual` passes, and the bounds to report, under tipc's or the original's semantics."""
+    if margins == compare.ORIGINAL:
+        expected = target.mean if isinstance(target, Band) else target
+        return compare.passes_original(metric.comparison, actual, expected, metric.margin), (
+            compare.original_bounds(expected, metric.margin)
+        )
+    return compare.passes(metric.comparison, actual, b), b
+
+
 def evaluate(
-    cfg: TestConfig, manifest: Manifest, seg: Segment, observed: dict[int, dict[str, dict[str, str]]]
+    cfg: TestConfig,
+    manifest: Manifest,
+    seg: Segment,
+    observed: dict[int, dict[str, dict[str, str]]],
+    margins: str = compare.TIPC,
 ) -> list[Check]:
     """Every recorded (step, metric, label) of the config's metrics against the run's log; a recorded one
     the run did not report is a failure, never a skip."""
@@ -381,7 +400,8 @@ def evaluate(
                     if expected is None:
                         checks.append(check(actual, False, "recorded value is not a number", band))
                     else:
-                        checks.append(check(actual, compare.passes(metric.comparison, actual, b), "", band))
+                        ok, shown = _judged(metric, actual, target, b, margins)
+                        checks.append(Check(*base, expected, shown.lo, shown.hi, actual, ok, "", band))
     return checks
 
 
@@ -428,7 +448,7 @@ def run_segment(
     sr.log_tail = _tail(lines)
     observed = observe(cfg, lines)
     sr.observed = _curves(observed)
-    sr.checks = evaluate(cfg, manifest, seg, observed)
+    sr.checks = evaluate(cfg, manifest, seg, observed, opts.margins)
     if res.timed_out:
         sr.reasons.append(f"timed out after {_timeout(opts, cfg):g}s (process group stopped)")
     elif res.interrupted:
@@ -447,13 +467,20 @@ def run(cfg: TestConfig, opts: Options, runner: Runner = proc.run) -> TestResult
     mpath = manifest_file(storage, cfg.name, opts.manifest_name)
     manifest = load_manifest(mpath)
     result = TestResult(cfg.name, "run", cfg.path, str(mpath))
-    if not manifest.segments:
-        result.errors.append("the manifest has no segments")
+    # A segment that recorded no step (the original's recorder keeps the save at the last step of its
+    # run, which nothing follows) has nothing to compare: skipped with a note, as the original's run does.
+    segments = [s for s in manifest.segments if s.results]
+    for s in manifest.segments:
+        if not s.results:
+            result.notes.append(
+                f"segment at step {s.start_step} ({s.checkpoint}) recorded no step (a checkpoint saved at "
+                "the end of the gather run): skipped, as the original harness does"
+            )
+    if not segments:
+        result.errors.append("the manifest has no segment with recorded steps")
         return result
     app_dir = cfg.resolve_directory()  # a bad directory is a config error before anything starts
     before = snapshot(app_dir)
-    result.segments = _in_pool(
-        opts.jobs, lambda s: run_segment(cfg, opts, manifest, s, runner), manifest.segments
-    )
+    result.segments = _in_pool(opts.jobs, lambda s: run_segment(cfg, opts, manifest, s, runner), segments)
     _note_writes(result, before, app_dir)
     return result

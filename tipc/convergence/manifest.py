@@ -1,10 +1,12 @@
 """Seed 003's JSON manifest: `{"ckpt_logs": {"<start step>": {"checkpoint", "start_step", "results"}}}`.
 
 `results` maps a step to `{metric: {label: value}}`, values as the captured strings (numbers are read too).
-The checkpoint path is relative to the manifest's folder (the format's documented meaning); the original
-code joined it to `<storage>/ckpts`, so that location is tried second. tipc adds two keys the original
-ignores: `envelope` per segment (per step, metric and label: min, max, mean, std, n over `gather --seeds K`)
-and a top-level `tipc` block (envelope mode, seeds).
+The checkpoint path: the format's README calls it relative to the manifest's folder, while the original
+harness's code joins it to `<storage>/ckpts` (its recorder stores it relative to that folder). tipc writes
+it the way the code reads it, so the original's run finds tipc's checkpoints, and reads both: under
+`<storage>/ckpts` first, then beside the manifest. tipc adds two keys the original ignores: `envelope` per
+segment (per step, metric and label: min, max, mean, std, n over `gather --seeds K`) and a top-level `tipc`
+block (envelope mode, seeds).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from tipc.core.errors import ConfigError
+
+CKPTS = "ckpts"  # checkpoints live under <storage>/ckpts, as in the original
 
 
 @dataclass(frozen=True)
@@ -52,15 +56,16 @@ class Manifest:
     seeds: int = 1
 
     def checkpoint_path(self, seg: Segment) -> Path:
-        """Where the segment's checkpoint lies: relative to the manifest, else to `<storage>/ckpts`."""
+        """Where the segment's checkpoint lies: relative to `<storage>/ckpts` (the original's code, and what
+        tipc writes), else to the manifest's folder (the format's README)."""
         raw = Path(seg.checkpoint)
         if raw.is_absolute():
             return raw
         base = Path(self.path).resolve().parent
-        first = base / raw
+        first = base / CKPTS / raw
         if exists_checkpoint(first):
             return first
-        second = base / "ckpts" / raw
+        second = base / raw
         return second if exists_checkpoint(second) else first
 
 

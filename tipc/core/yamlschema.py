@@ -978,8 +978,16 @@ def decode(data: bytes, path: str, error: type[ConfigError] = ConfigError) -> st
 
 def regex_problem(text: str) -> str | None:
     """For `Str(check=...)`: why `text` is not a Python regular expression, None when it compiles."""
-    try:
-        re.compile(text)
-    except re.error as exc:
-        return f"not a valid regular expression: {exc}"
+    import warnings
+
+    with warnings.catch_warnings():
+        # Python warns of patterns whose meaning a later version changes ("possible nested set"): refused
+        # here, located, rather than a warning at match time.
+        warnings.simplefilter("error", FutureWarning)
+        try:
+            re.compile(text)
+        except re.error as exc:
+            return f"not a valid regular expression: {exc}"
+        except FutureWarning as exc:
+            return f"a regular expression whose meaning changes in a later Python: {exc}"
     return None

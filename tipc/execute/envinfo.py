@@ -107,8 +107,11 @@ class EnvInfo:
         if self.paddle_commit:
             details.append(f"commit {self.paddle_commit[:7]}")
         parts = [f"Paddle {self.paddle_version}" + (f" ({', '.join(details)})" if details else "")]
-        parts.append({True: "PIR on", False: "PIR off", None: "PIR unknown"}[self.pir])
-        parts.append(f"exports {self.export_format}" if self.export_format else "export format unknown")
+        # what the interpreter does in the run's environment unless the code says otherwise; what the run's
+        # export steps really wrote is stated apart (tipc.report.did)
+        pir = {True: "PIR on", False: "PIR off", None: "PIR unknown"}[self.pir]
+        export = f"export {self.export_format}" if self.export_format else "export format unknown"
+        parts.append(f"by default: {pir}, {export}")
         return " · ".join(parts)
 
     def _python_line(self) -> str:

@@ -7,6 +7,27 @@ Summing RSS over a tree counts every shared page (Paddle's libraries, forked Dat
 heap) once per process: a 4-worker run then "peaks" at several times the machine's memory. The peak is also
 capped at the machine's physical memory, which no tree can exceed.
 
+The kernel keeps each process's high-water RSS (VmHWM): it is read with every sample, and its largest value
+is a floor for the step's peak, so a peak between two samples, or a step shorter than the first interval,
+is not lost (a step of 0.2 s used to report a few MiB: whatever the interpreter had mapped at the first
+look). During the first interval the tree is looked at every 50 ms (only its VmHWM and scheduler times,
+cheap reads), then sampled at the normal interval. Not `ru_maxrss` of the children: tipc starts steps
+with vfork, and the kernel hands the child the parent's high-water mark at exec, so every step would
+"peak" at tipc's own size (measured: /bin/true beside a 400 MB parent reported 413 MB). Not the cgroup's
+`memory.peak`: the run's group holds tipc itself and every step of the run, not one step.
+
+CPU time is what the kernel charged the step's processes as tipc reaped them (RUSAGE_CHILDREN over the
+step), less what tipc's other children reaped meanwhile had used (the version probes that run beside the
+first steps: 2 to 3 CPU seconds landed in the tutorial's train step, a 15 % spread between runs), and at
+least the sampled CPU of the tree.
+
+The run-queue wait of each process's main thread (/proc/PID/schedstat: time runnable but waiting for a CPU)
+is summed with its run time: their ratio says how much the step competed for CPUs with other work, which is
+what decides whether its wall-clock timings can be compared with a baseline's (model CI).
+
+GPU utilisation comes from NVML's per-process samples (the driver's own, several a second) for the tree's
+processes since the step started; where the driver keeps none, from the device's utilisation at each sample.
+
 psutil and pynvml are imported lazily (never at CLI import). GPU figures are None ("n/a" in JSON) when NVML
 or a GPU is missing; sampling never raises into the runner. The interval starts at 0.5 s and grows when a
 sample costs more than 1% of it, and again as a long step accumulates samples, so overhead stays under ~1% of
@@ -28,6 +49,7 @@ from tipc.execute.record import Resources, ResourceSample
 BASE_INTERVAL_S = 0.5
 MAX_OVERHEAD = 0.01  # fraction of one core the sampler may use
 MAX_SAMPLES = 400  # after this many samples the interval doubles (long steps keep a bounded series)
+LOOK_S = 0.05  # quick looks at the tree's high-water marks this often during the first interval
 
 _nvml_state: dict[str, Any] = {}
 
@@ -96,6 +118,76 @@ def _gpu_usage(pids: set[int]) -> tuple[int | None, float | None]:
     return used, (sum(utils) / len(utils) if utils else None)
 
 
+def _proc_gpu_util(nvml: Any, handle: Any, since_us: int, pids: set[int]) -> tuple[list[float], int]:
+    """Our processes' SM utilisation samples on one device since `since_us` (summed per timestamp), and the
+    newest timestamp seen; ([], since_us) where the driver has none."""
+    try:
+        samples = nvml.nvmlDeviceGetProcessUtilization(handle, since_us)
+    except Exception:  # NVML_ERROR_NOT_FOUND: no sample since then; older drivers lack the call
+        return [], since_us
+    by_time: dict[int, float] = {}
+    newest = since_us
+    for sample in samples or ():
+        stamp = int(getattr(sample, "timeStamp", 0) or 0)
+        newest = max(newest, stamp)
+        if getattr(sample, "pid", None) in pids and stamp > since_us:
+            by_time[stamp] = by_time.get(stamp, 0.0) + float(getattr(sample, "smUtil", 0) or 0)
+    return [min(100.0, v) for v in by_time.values()], newest
+
+
+def _children(pid: int) -> list[int]:
+    """The direct children of `pid` from /proc (every thread's list); [] where the kernel does not say."""
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                out.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def process_cpu(pid: int) -> float | None:
+    """CPU seconds of a process and of the children it has reaped (utime + stime + cutime + cstime of
+    /proc/PID/stat); None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return sum(int(v) for v in fields[11:15]) / _TICK
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def high_water_rss(pid: int) -> int | None:
+    """The kernel's high-water RSS of a process (VmHWM, bytes), None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def sched_times(pid: int) -> tuple[int, int] | None:
+    """(time on a CPU, time runnable but waiting for one) of a process's main thread in ns, from
+    /proc/PID/schedstat; None where the kernel does not keep them."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as fh:
+            fields = fh.read().split()
+        return int(fields[0]), int(fields[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def process_memory(p: Any) -> int:
     """A process's own share of memory: PSS, else USS, else RSS (bytes). Raises psutil errors as they come."""
     import psutil
@@ -143,6 +235,13 @@ class Monitor:
         self._base_interval = interval_s
         self._cost_ema: float | None = None
         self._memory_total: int | None = None
+        self._hwm_by_pid: dict[int, int] = {}  # the kernel's high-water RSS of each member seen
+        self._sched_by_pid: dict[int, tuple[int, int]] = {}  # (run ns, wait ns) of each member's main thread
+        self._gpu_since_us: int | None = None  # NVML per-process samples taken up to here
+        self._proc_gpu_utils: list[float] = []
+        # tipc's other children (version probes beside the first step, a server stopped meanwhile): their
+        # CPU lands in RUSAGE_CHILDREN when they are reaped, and is not this step's
+        self._others: dict[int, float] = {}
 
     def start(self) -> Monitor:
         self._t0 = time.monotonic()
@@ -197,12 +296,16 @@ class Monitor:
                 pids.add(p.pid)
             except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                 continue
+        for pid in pids:
+            self._kernel_figures(pid)
+        self._watch_others()
         if self._memory_total is None:
             self._memory_total = _physical_memory() or 0
         if self._memory_total:
             rss = min(rss, self._memory_total)  # a tree cannot hold more than the machine has
         gpu_mem, gpu_util = _gpu_usage(pids) if self.gpu else (None, None)
         if gpu_mem is not None:
+            self._process_gpu_util(pids)
             self.peak_gpu = max(self.peak_gpu or 0, gpu_mem)
         if gpu_util is not None:
             self.gpu_utils.append(gpu_util)
@@ -220,8 +323,57 @@ class Monitor:
             self._base_interval *= 2
         self.interval_s = max(self._base_interval, (self._cost_ema or 0.0) / MAX_OVERHEAD)
 
+    def _watch_others(self) -> None:
+        """The CPU so far of each of tipc's own children other than this step's leader."""
+        for pid in _children(os.getpid()):
+            if pid != self.pid:
+                cpu = process_cpu(pid)
+                if cpu is not None:
+                    self._others[pid] = max(cpu, self._others.get(pid, 0.0))
+
+    def _kernel_figures(self, pid: int) -> None:
+        """Keep the kernel's high-water RSS and scheduler times of one member (monotonic per process)."""
+        hwm = high_water_rss(pid)
+        if hwm is not None and hwm > self._hwm_by_pid.get(pid, 0):
+            self._hwm_by_pid[pid] = hwm
+        times = sched_times(pid)
+        if times is not None:
+            self._sched_by_pid[pid] = times
+
+    def look(self) -> None:
+        """A quick look between samples: only the tree's high-water marks and scheduler times (a few small
+        /proc reads), so a short step's peak is not lost before the first full sample."""
+        seen: set[int] = set()
+        todo = [self.pid]
+        while todo and len(seen) < 4096:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            self._kernel_figures(pid)
+            todo.extend(_children(pid))
+        self._watch_others()
+
+    def _process_gpu_util(self, pids: set[int]) -> None:
+        """NVML's per-process SM utilisation samples of our processes since the last look."""
+        nvml = _nvml()
+        if nvml is None:
+            return
+        if self._gpu_since_us is None:
+            self._gpu_since_us = int((time.time() - (time.monotonic() - self._t0)) * 1e6)
+        newest = self._gpu_since_us
+        with contextlib.suppress(Exception):
+            for i in range(nvml.nvmlDeviceGetCount()):
+                utils, stamp = _proc_gpu_util(
+                    nvml, nvml.nvmlDeviceGetHandleByIndex(i), self._gpu_since_us, pids
+                )
+                self._proc_gpu_utils.extend(utils)
+                newest = max(newest, stamp)
+        self._gpu_since_us = newest
+
     def _loop(self) -> None:
         cpu0 = time.thread_time()
+        first = True
         while True:
             with self._lock:
                 if self._stop.is_set():
@@ -230,7 +382,20 @@ class Monitor:
                     self.sample()
                 # all of this thread's CPU, wake-ups included; read by stop()
                 self.thread_cpu_s = time.thread_time() - cpu0
-            if self._stop.wait(self.interval_s):
+            # quick looks every LOOK_S until the second sample is due (later, a step that lived that long
+            # has been sampled at least once)
+            waited = 0.0
+            while first and waited + LOOK_S < self.interval_s:
+                if self._stop.wait(LOOK_S):
+                    return
+                waited += LOOK_S
+                with self._lock:
+                    if self._stop.is_set():
+                        return
+                    with contextlib.suppress(Exception):
+                        self.look()
+            first = False
+            if self._stop.wait(max(0.0, self.interval_s - waited)):
                 return
 
     def stop(self) -> Resources:
@@ -242,10 +407,23 @@ class Monitor:
         rusage = resource.getrusage(resource.RUSAGE_CHILDREN)
         # Children reaped since start() (the step leader and whatever it waited for): exact CPU time.
         reaped_cpu = (rusage.ru_utime - self._rusage0.ru_utime) + (rusage.ru_stime - self._rusage0.ru_stime)
+        # minus what tipc's other children reaped meanwhile had used (seen at the last look; still alive:
+        # not in RUSAGE_CHILDREN yet)
+        with self._lock:
+            others = dict(self._others)
+        reaped_cpu -= sum(cpu for pid, cpu in others.items() if not os.path.exists(f"/proc/{pid}"))
         sampled_cpu = sum(self._cpu_by_pid.values())
-        # Not ru_maxrss: it counts a forked child's copy of tipc itself before exec, so it overstates.
-        peak_rss = self.peak_rss
-        mean_util = sum(self.gpu_utils) / len(self.gpu_utils) if self.gpu_utils else None
+        # Not ru_maxrss: tipc starts steps with vfork, so it counts tipc's own peak (see the docstring).
+        # The kernel's high-water RSS of the largest member is a floor: peaks between samples count.
+        with self._lock:
+            hwm = max(self._hwm_by_pid.values(), default=0)
+            sched = list(self._sched_by_pid.values())
+            proc_utils = list(self._proc_gpu_utils)
+        if self._memory_total:
+            hwm = min(hwm, self._memory_total)
+        peak_rss = max(self.peak_rss, hwm)
+        utils = proc_utils or self.gpu_utils
+        mean_util = sum(utils) / len(utils) if utils else None
         return Resources(
             peak_rss_bytes=peak_rss or None,
             cpu_time_s=round(max(reaped_cpu, sampled_cpu), 3),
@@ -253,6 +431,9 @@ class Monitor:
             mean_gpu_util_percent=None if mean_util is None else round(mean_util, 1),
             samples=tuple(self.samples),
             monitor_cpu_s=round(monitor_cpu, 6),
+            sched_run_s=round(sum(r for r, _ in sched) / 1e9, 3) if sched else None,
+            sched_wait_s=round(sum(w for _, w in sched) / 1e9, 3) if sched else None,
+            peak_process_rss_bytes=hwm or None,
         )
 
 

@@ -88,7 +88,7 @@ def plan_for_run(
         obs = observe(
             config, mode, repo=Path(repo), overrides=overrides, timeout_s=timeout_s, dialect=profile.dialect
         )
-    return pure.plan_from(profile, obs, repo=Path(repo), config=config, overrides=overrides, dialect=dialect)
+    return pure.plan_from(profile, obs, repo=Path(repo), overrides=overrides)
 
 
 # ---------------------------------------------------------------------------------------------------------

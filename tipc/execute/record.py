@@ -11,10 +11,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tipc.core.causes import Cause
 from tipc.core.errors import ConfigError
 from tipc.core.fs import atomic_write_text
 from tipc.core.steps import Plan, Status
-from tipc.judge.causes import Cause
 
 RECORD_SCHEMA = "tipc.run-record/1"
 RECORD_FILENAME = "tipc_run.json"
@@ -78,6 +78,13 @@ class Resources:
     samples: tuple[ResourceSample, ...] = ()
     # CPU time tipc's own sampler thread spent watching this step (evidence for the <= 1% overhead budget).
     monitor_cpu_s: float | None = None
+    # The step's processes' main threads: time on a CPU and time runnable but waiting for one (schedstat);
+    # their ratio is how much the step competed with other work (model CI's load, tipc.execute.monitor).
+    sched_run_s: float | None = None
+    sched_wait_s: float | None = None
+    # The largest high-water RSS the kernel kept for one of the step's processes (VmHWM): a figure sampling
+    # cannot miss or blur (tipc.execute.monitor).
+    peak_process_rss_bytes: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +98,9 @@ class Resources:
                 [s.t, s.rss_bytes, s.cpu_percent, s.gpu_mem_bytes, s.gpu_util_percent] for s in self.samples
             ],
             "monitor_cpu_s": self.monitor_cpu_s,
+            "sched_run_s": self.sched_run_s,
+            "sched_wait_s": self.sched_wait_s,
+            "peak_process_rss_bytes": self.peak_process_rss_bytes,
         }
 
     @classmethod
@@ -105,6 +115,9 @@ class Resources:
             mean_gpu_util_percent=opt(data.get("mean_gpu_util_percent")),
             samples=tuple(ResourceSample(*row) for row in data.get("samples", ())),
             monitor_cpu_s=data.get("monitor_cpu_s"),
+            sched_run_s=data.get("sched_run_s"),
+            sched_wait_s=data.get("sched_wait_s"),
+            peak_process_rss_bytes=data.get("peak_process_rss_bytes"),
         )
 
 
@@ -122,7 +135,7 @@ class StepResult:
     resources: Resources = field(default_factory=Resources)
     pid: int | None = None  # process(-group) id of the step's leader, for audits that nothing was left alive
     reused: bool = False  # taken from an earlier record (--rerun-failed / --resume), not run this time
-    causes: tuple[Cause, ...] = ()  # plain causes of a failure, most specific first (tipc.judge.causes)
+    causes: tuple[Cause, ...] = ()  # plain causes of a failure, root cause first (found by tipc.judge.causes)
     log_dropped: int = 0  # bytes of output its capped log left out (the log says where)
 
     @property

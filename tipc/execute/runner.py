@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from tipc.core.causes import Cause
 from tipc.core.errors import ConfigError, UserError
 from tipc.core.poll import poll
 from tipc.core.results import append_status_line, log_field, status_line
@@ -33,9 +34,9 @@ from tipc.core.version import __version__
 from tipc.execute import lineage, proc
 from tipc.execute.monitor import Monitor, host_info
 from tipc.execute.observer import NullObserver, Observer
+from tipc.execute.own_parts import paddle_version_on_path as _paddle_version_on_path
 from tipc.execute.record import RecordWriter, Resources, RunRecord, StepResult, load_record, record_location
 from tipc.execute.serving.ready import probe
-from tipc.judge.causes import Cause
 
 DEFAULT_STEP_TIMEOUT_S = 1800.0
 DEFAULT_READY_TIMEOUT_S = 120.0
@@ -47,6 +48,9 @@ _CONCLUDED = frozenset({Status.PASSED, Status.FAILED, Status.TIMEOUT})
 # A dependency in one of these states lets its dependents run (SKIPPED = left out by --only: its outputs are
 # expected on disk from an earlier run).
 _SATISFIED = frozenset({Status.PASSED, Status.SKIPPED})
+
+
+Explainer = Callable[[RunRecord, Step, StepResult, Path], Sequence[Cause]]
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,9 @@ class RunOptions:
     extra_env: tuple[tuple[str, str], ...] = field(default=(("PYTHONUNBUFFERED", "1"),))
     forced_env: tuple[tuple[str, str], ...] = ()  # set for every step over the environment (--paddle-compat)
     log_limit_bytes: int = proc.DEFAULT_LOG_LIMIT  # each step's log keeps its head and tail (--log-limit)
+    # Finds the plain causes of a failed step (the record so far, the step, its result, its log file); the
+    # commands hand in tipc.judge.causes.explain_step. None: failed steps get no causes here.
+    explain: Explainer | None = field(default=None, compare=False)
 
 
 def _notice(observer: Observer, message: str) -> None:
@@ -192,27 +199,6 @@ _PADDLE_VERSION = _PROBES / "paddleversion.py"  # metadata first, importing padd
 
 
 # Distribution names as installed folders spell them (`<name>-<version>.dist-info`), GPU build first.
-_PADDLE_DISTS = ("paddlepaddle_gpu", "paddlepaddle")
-
-
-def _paddle_version_on_path(path: Sequence[str], cwd: Path) -> str | None:
-    """Paddle's version from the `.dist-info` folder names on `path` (what importlib.metadata would read),
-    without starting a python; None where that is not clear-cut (no such folder, or several in one place)."""
-    for dist in _PADDLE_DISTS:
-        pattern = re.compile(rf"{dist}-(\d[^-]*)\.dist-info", re.IGNORECASE)
-        for entry in path:
-            try:
-                names = os.listdir(entry or cwd)
-            except OSError:
-                continue
-            found = [m.group(1) for m in map(pattern.fullmatch, names) if m]
-            if len(found) == 1:
-                return found[0]
-            if found:
-                return None
-    return None
-
-
 def _is_this_python(python: str) -> bool:
     """Whether `python` is the interpreter running tipc, started the same way (so it sees the same path)."""
     flags = sys.flags
@@ -457,6 +443,8 @@ class _Execution:
         self.writer = RecordWriter(self.record_file)
         # beside the record; tipc.judge.checks.lineage finds it there
         self.lineage_dir = lineage.dir_for(plan)
+        # what each step wrote, as the sandbox's copy-on-write layers show it (native writers included)
+        self.layer_watch = lineage.LayerWatch(_sandbox_layers(), ignore=(self.lineage_dir, self.record_file))
         self.facts: _Facts | None = None  # merged into the record once gathered
         self.first_python: str | None = None  # the first python the plan's steps name, if any
 
@@ -545,8 +533,10 @@ class _Execution:
             )
 
     def _finish(self, index: int, step: Step, result: StepResult, status_command: str) -> None:
+        result = self._explained(step, result)
         if result.started is not None and not result.reused:
             with contextlib.suppress(OSError):  # lineage is evidence for checks; it never fails the run
+                self.layer_watch.finish(self.lineage_dir, step.id)
                 lineage.finish_step(self.lineage_dir, step.id)
         self._save(result)
         self._status_line(step, result, status_command)
@@ -678,27 +668,37 @@ class _Execution:
             if self.results_log.is_file():
                 self.results_log.unlink()
 
-    def _diagnosed(
-        self, status: Status, log: Path, argv: Sequence[str], exit_code: int | None, cwd: Path
-    ) -> tuple[Cause, ...]:
-        """The causes of a failed step; when the repo's prepare.sh failed before it, that is named too."""
-        if status not in _DIAGNOSED:
-            return ()
-        found = _causes(log, argv, exit_code, cwd)
-        prepare = next((self.record.result(s.id) for s in self.plan.steps if s.stage is Stage.PREPARE), None)
-        if prepare is not None and prepare.status is Status.FAILED:
-            found += (
-                Cause(
-                    "prepare-failed",
-                    f"test_tipc/prepare.sh failed before this step ({prepare.reason}); what it should have "
-                    "made (lite data, weights) may be missing",
-                    f"read its log ({prepare.log}); --network if it downloads, --no-prepare if the repo "
-                    "already holds what it needs",
-                    None,
-                    "",
-                ),
-            )
-        return found
+    def _explained(self, step: Step, result: StepResult) -> StepResult:
+        """A failed step with its plain causes (RunOptions.explain), root cause first."""
+        explain = self.options.explain
+        if explain is None or result.reused or result.status not in _DIAGNOSED:
+            return result
+        # The interpreter's Paddle version is a precondition of some causes: wait for the facts (a failed
+        # step has already stopped, so nothing else waits).
+        self._merge_facts(wait=True, timeout_s=120.0)
+        try:
+            found = tuple(explain(self.record, step, result, self._log_path(step)))
+        except Exception as exc:  # a broken catalogue never breaks the run; the log tail still shows
+            self._note(f"{step.id}: its causes could not be found ({type(exc).__name__}: {exc})")
+            return result
+        return replace(result, causes=(*result.causes, *found))
+
+    def _own_part(self, argv: tuple[str, ...], env: dict[str, str]) -> tuple[tuple[str, ...], dict[str, str]]:
+        """A step that runs tipc itself (`python -m tipc serve ...`: a repo serving with tipc's server) runs
+        it where it can run (tipc.execute.own_parts); where nowhere, as written, and the reason is noted."""
+        from tipc.execute import own_parts
+
+        try:
+            placed = own_parts.for_command(argv)
+        except own_parts.PartsMissing as exc:
+            self._note(str(exc))
+            return argv, env
+        if placed is None:
+            return argv, env
+        if placed.note:
+            self._note(placed.note)
+        module_at = list(argv).index("-m") + 1
+        return tuple(placed.argv(*argv[module_at:])), own_parts.step_env(env, placed)
 
     def _forced_env(self) -> dict[str, str]:
         """--paddle-compat switches: set for every step, whatever the environment says."""
@@ -728,6 +728,7 @@ class _Execution:
         log = self._log_path(step)
         log_rel = _rel(self.repo, log)
         env, delta = self._env(step)
+        argv, env = self._own_part(argv, env)
         cwd = self.repo / step.cwd
         if not cwd.is_dir():
             return StepResult(
@@ -814,7 +815,7 @@ class _Execution:
             env_delta=delta,
             resources=resources,
             pid=res.pid,
-            causes=(*limits_hit, *self._diagnosed(status, log, argv, res.exit_code, cwd)),
+            causes=limits_hit,
             log_dropped=res.log_dropped,
         )
 
@@ -825,6 +826,7 @@ class _Execution:
         log = self._log_path(step)
         log_rel = _rel(self.repo, log)
         env, delta = self._env(step)
+        argv, env = self._own_part(argv, env)
         cwd = self.repo / step.cwd
         base = StepResult(step.id, Status.FAILED, log=log_rel, argv=argv, env_delta=delta)
         refused = _server_refused(step, cwd, base)
@@ -1061,6 +1063,8 @@ class _Execution:
             self._stop_servers_done_with(index - 1)
             return
         self.observer.step_started(index, self.total, step)
+        with contextlib.suppress(OSError):
+            self.layer_watch.start()
         if step.background:
             result = self._start_server(index, step)
             if step.id in self.servers:
@@ -1108,16 +1112,6 @@ class _Execution:
 
 
 _DIAGNOSED = frozenset({Status.FAILED, Status.TIMEOUT})
-
-
-def _causes(log: Path, argv: Sequence[str], exit_code: int | None, cwd: Path) -> tuple[Cause, ...]:
-    """The plain causes of a failed step, read from its log (tipc.judge.causes); none if it is unreadable."""
-    try:
-        from tipc.judge.causes import diagnose_log
-
-        return tuple(diagnose_log(log, argv=argv, exit_code=exit_code, cwd=cwd))
-    except Exception:  # a broken catalogue or log never breaks the run; the log tail still shows
-        return ()
 
 
 def _limits_hit() -> tuple[Cause, ...]:
@@ -1195,6 +1189,14 @@ class _DiskWatch:
 
     def hit(self) -> str | None:
         return self._hit
+
+
+def _sandbox_layers() -> list[lineage.Layer]:
+    """The copy-on-write layers of the sandbox this process runs in (none outside an overlay)."""
+    from tipc.execute import sandbox
+
+    session = sandbox.current()
+    return [lineage.Layer(real, view) for real, view in session.layers()] if session is not None else []
 
 
 def _sandbox_json() -> dict[str, object] | None:

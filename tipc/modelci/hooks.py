@@ -3,12 +3,16 @@
 - `rule_result(ctx, directory)`: the `baseline` rule's result (a tipc.judge.rules RuleResult), added to the
 report
   like any rule, so its FAIL makes the check exit 1 and every report format shows the rows;
+- `repeat_chain(...)`: with `--repeat N`, the chain runs N times in the check's sandbox, one after another;
+  the metrics of every run are saved beside the last run's record and the baseline rule judges their
+  medians (the other rules check the last run);
 - `after(...)` / `after_child(...)`: store the run in the history database and post the notification,
   from tipc's own process outside the sandbox (a sandboxed check runs as a child for that).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,6 +36,55 @@ def add_arguments(parser: Any) -> None:
         "it is stored in the default one ($TIPC_HISTORY or ~/.local/share/tipc/history.sqlite3)",
     )
     parser.add_argument("--notify", metavar="URL", help="POST the baseline verdict as JSON to this webhook")
+    parser.add_argument(
+        "--repeat",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="with --baseline: run the chain N times and judge the median of each metric (a narrower "
+        "prediction interval; timings survive a transient load); default: %(default)s",
+    )
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return int(text)
+
+
+def check_arguments(args: Any) -> None:
+    """Usage errors of the model CI switches, found before anything runs."""
+    from tipc.core.errors import UserError
+
+    if getattr(args, "repeat", 1) > 1 and getattr(args, "baseline", None) is None:
+        raise UserError("--repeat N judges the median of N runs against a baseline: give --baseline too")
+
+
+def repeat_chain(args: Any, repo: Path, record: Any, rerun: Callable[[], Any], stderr: IO[str]) -> Any:
+    """With --baseline and --repeat N > 1: N - 1 more runs of the chain after `record`, their metrics and
+    its saved beside the last record (tipc.judge.baseline.judge.RUNS_FILE); the last record is returned.
+    Stops early after an interrupted run."""
+    from tipc.core.steps import Status
+    from tipc.judge.baseline import judge
+    from tipc.judge.baseline.metrics import extract
+
+    times = getattr(args, "repeat", 1) or 1
+    if getattr(args, "baseline", None) is None or times <= 1 or record is None:
+        return record
+    runs = [extract(record, repo)]
+    for k in range(2, times + 1):
+        stderr.write(f"tipc: --repeat: run {k} of {times} of the chain\n")
+        record = rerun()
+        runs.append(extract(record, repo))
+        if any(r.status is Status.INTERRUPTED for r in record.results):
+            break
+    try:
+        judge.save_runs(judge.runs_file(record, repo), record, runs)
+    except OSError as exc:
+        stderr.write(f"tipc: warning: cannot keep the metrics of the repeated runs: {exc}\n")
+    return record
 
 
 def rule_result(ctx: Any, directory: str) -> Any:

@@ -3,9 +3,10 @@
 Payload schema `tipc.notify/1` (documented in docs/model-ci.md; fields are only ever added within a version):
   schema, tool_version, created (UTC ISO 8601), verdict ("PASS" | "FAIL" | "IMPROVED"), exit_code,
   repo, model, config, mode, machine_class, run_id, paddle_version, repo_commit, baseline (file),
-  problem (why no comparison was possible, or ""), counts {PASS, FAIL, IMPROVED, INFO},
-  regressions [row], improvements [row], env_diff [str], markdown (the same summary as Markdown).
-  A row: metric, verdict, value, baseline, margin, margin_from, op, unit, why.
+  problem (why no comparison was possible, or ""), counts {PASS, FAIL, IMPROVED, INCONCLUSIVE, INFO},
+  regressions [row], improvements [row], inconclusive [row] (timings taken under other load), load (that
+  load against the baseline's, in words), hyperparameters_changed [str], env_diff [str], markdown (the same
+  summary as Markdown). A row: metric, verdict, value, baseline, margin, margin_from, op, unit, why.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ def payload(judgement: Any, record: Any, *, repo: str, exit_code: int) -> dict[s
         "counts": counts,
         "regressions": [r for r in rows if r["verdict"] == judge.FAIL],
         "improvements": [r for r in rows if r["verdict"] == judge.IMPROVED],
+        "inconclusive": [r for r in rows if r["verdict"] == judge.INCONCLUSIVE],
+        "load": judgement.load,
+        "hyperparameters_changed": list(judgement.hyper_diff),
         "env_diff": list(judgement.env_diff),
     }
     body["markdown"] = markdown(body)
@@ -62,13 +66,19 @@ def markdown(body: dict[str, Any]) -> str:
     lines = [
         f"### tipc: {icon} · {body['model']} ({body['mode']}, {body['machine_class']})",
         "",
-        f"Paddle {body['paddle_version']} · run `{body['run_id']}` · baseline `{body['baseline']}`",
+        f"Paddle {body['paddle_version']} · repo commit `{body['repo_commit'] or 'unknown'}` · run "
+        f"`{body['run_id']}` · baseline `{body['baseline']}`",
         "",
     ]
     if body["problem"]:
         lines += [f"**No comparison:** {body['problem']}", ""]
-    lines.append(f"{c['PASS']} PASS · {c['IMPROVED']} IMPROVED · {c['FAIL']} FAIL")
-    rows = body["regressions"] + body["improvements"]
+    lines.append(
+        f"{c['PASS']} PASS · {c['IMPROVED']} IMPROVED · {c['FAIL']} FAIL"
+        + (f" · {c['INCONCLUSIVE']} INCONCLUSIVE" if c.get("INCONCLUSIVE") else "")
+    )
+    if body.get("load"):
+        lines += ["", body["load"]]
+    rows = body["regressions"] + body["improvements"] + body.get("inconclusive", [])
     if rows:
         lines += [
             "",

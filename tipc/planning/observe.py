@@ -42,13 +42,17 @@ __all__ = [
     "Observation",
     "Prepared",
     "Ran",
+    "choose_plan",
     "cross_check",
     "interpret",
+    "misplaced_keys_read_as_commands",
     "plan_from",
     "prepare",
     "script_identity",
+    "stage_of_command",
     "stand_ins",
     "tipc_wrapper",
+    "wants_observation",
 ]
 
 # Tools a script may call that must not run for real (network, GPU, package or repo state); each is an inert
@@ -434,7 +438,7 @@ def interpret(prepared: Prepared, ran: Ran) -> Observation:
                 0,
                 0,
                 Level.ERROR,
-                "TIPC044",
+                "TIPC045",
                 f"observing {script_arg}: the script attempted system calls the sandbox denies "
                 f"({', '.join(ran.denied)}); a test script never needs them",
             )
@@ -593,7 +597,10 @@ class _Builder:
             if not _contains(words, want):
                 continue
             name = by_line.get(entry.line, "")
-            stage = _SLOT_STAGE.get(name) or _stage_from_key(entry.key)
+            # The key the author wrote says what the command is for (`eval:train.py --test-only` is eval);
+            # the profile's slot at that line only when the key says nothing (an edited config's lines can
+            # sit where the profile expects another slot).
+            stage = _stage_from_key(entry.key) or _SLOT_STAGE.get(name)
             if stage is None:
                 continue
             score = len(want)
@@ -638,8 +645,10 @@ class _Builder:
         match: _Status | None,
         slot: tuple[str, Stage, int] | None,
     ) -> Step:
-        name, stage, line = slot if slot is not None else ("", Stage.OTHER, 0)
         log = self.log_of(call.stdout)
+        # A command no config value names is labelled by what it is: its entry script, else the log the
+        # script sends it to (`python_infer_cpu_*.log`), so an edited script's infer.py is inference.
+        name, stage, line = slot if slot is not None else ("", stage_of_command(argv, log), 0)
         env, unset = self.env_diff(call.env)
         state.counts[f"{stage.value}/{name}"] += 1
         last_train = state.last_train
@@ -725,6 +734,36 @@ def _profile_status_format(dialect: str) -> str:
 def _contains(words: list[str], want: list[str]) -> bool:
     n = len(want)
     return any(words[i : i + n] == want for i in range(len(words) - n + 1))
+
+
+_SCRIPT_STAGES = (
+    ("export", Stage.EXPORT),
+    ("quant", Stage.QUANT),
+    ("infer", Stage.INFER),
+    ("eval", Stage.EVAL),
+    ("train", Stage.TRAIN),
+)
+
+
+def stage_of_command(argv: tuple[str, ...], log: str | None = None) -> Stage:
+    """What a command is by its entry script (`deploy/infer.py`, `tools/export_model.py`, `-m
+    tools.train`), else by the name of the log it writes (`python_infer_cpu_batchsize_1.log`); OTHER when
+    neither tells."""
+    entry = next((a for a in argv[1:] if a.endswith(".py")), None)
+    if entry is None and "-m" in argv[:-1]:
+        entry = argv[argv.index("-m") + 1].replace(".", "/")
+    for text in (entry, os.path.basename(log) if log else None):
+        if not text:
+            continue
+        lowered = text.lower()
+        name = os.path.basename(lowered)
+        for word, stage in _SCRIPT_STAGES:
+            if word in name:
+                return stage
+        # PaddleOCR-style inference scripts: tools/infer/predict_det.py, deploy/python/predict.py
+        if "predict" in name and any(part in lowered for part in ("infer", "deploy")):
+            return Stage.INFER
+    return Stage.OTHER
 
 
 def _stage_from_key(key: str) -> Stage | None:
@@ -868,47 +907,94 @@ def plan_from(
     obs: Observation | None,
     *,
     repo: Path,
-    config: Path,
     overrides: Overrides = Overrides(),  # noqa: B008 - frozen value
-    dialect: str | None = None,
 ) -> Plan:
     """The plan `tipc run` / `tipc check` should execute (before `tipc.planning.planner.isolate`), from the
     profile plan and the observation of the repo's script (None: it was not observed):
 
-    - no observation (no script in the repo, a serving config, tipc's own wrapper): the profile plan;
-    - a known script (fingerprint), or an explicit --dialect: the profile plan, plus a TIPC040 finding per
-      difference from what the script was observed to run;
-    - an edited or unknown script: the observed plan (TIPC041 says so, TIPC040s list the differences);
-    - a script that runs nothing: a plan with no steps and a TIPC042 warning saying why;
-    - an observation that did not complete (timeout): the profile plan with the TIPC043 warning.
-    A script that attempted denied system calls while observed (TIPC044) says so in every case.
+    - no observation (no script in the repo, a serving config, a `tipc init` wrapper): the profile plan;
+    - an observation that did not complete (timeout): the profile plan with the TIPC043 warning;
+    - otherwise what the script was observed to run, whenever it differs from the profile plan, known
+      script (fingerprint) or not: the observed plan, TIPC041 saying so and a TIPC040 per difference; a
+      script that runs nothing gives a plan with no steps and a TIPC042 warning saying why. When the two
+      agree, the profile plan (its steps are the script's, with the profile's names and slots).
+    A script that attempted denied system calls while observed (TIPC045) says so in every case.
     """
     if obs is None:
         return profile
-    known = script_identity(Path(repo))
-    where = str(config)
+    return choose_plan(profile, obs, known=script_identity(Path(repo)), overrides=overrides, repo=Path(repo))
+
+
+def choose_plan(
+    profile: Plan, obs: Observation, *, known: tuple[str, str] | None, overrides: Overrides, repo: Path
+) -> Plan:
+    """Between the profile plan and what the script was observed to run: the one `tipc run` executes, with
+    the differences as findings (see `plan_from`)."""
+    where = str(profile.config_path)
     mine = tuple(f for f in obs.findings if f.code.startswith("TIPC04"))  # overrides are noted by `plan`
     if not obs.complete:
         return replace(profile, findings=profile.findings + mine)
-    diffs = tuple(cross_check(profile, obs.steps))
-    if known is not None or dialect is not None:
-        extra = tuple(f for f in obs.findings if f.code in ("TIPC042", "TIPC044"))
-        return replace(profile, findings=profile.findings + diffs + extra)
     if not obs.steps.steps:
         return replace(profile, steps=(), findings=profile.findings + mine)
+    diffs = tuple(cross_check(profile, obs.steps))
+    if not diffs:
+        said = ("TIPC042", "TIPC045")  # nothing run, calls denied: true of the profile plan too
+        return replace(profile, findings=profile.findings + tuple(f for f in mine if f.code in said))
+    if known is not None:
+        what = f"{SCRIPT} is the {known[0]} script ({known[1]}), but it runs other commands than its profile"
+    else:
+        what = f"{SCRIPT} is not a known dialect (an edited or unknown copy)"
     summary = (
-        f"{SCRIPT} is not a known dialect (an edited or unknown copy): tipc runs the "
-        f"{len(obs.steps.steps)} command(s) observed from it"
-        + (
-            f"; {len(diffs)} difference(s) from the {profile.dialect} profile plan follow"
-            if diffs
-            else f", which agree with the {profile.dialect} profile plan"
-        )
+        f"{what}: tipc runs the {len(obs.steps.steps)} command(s) observed from it; {len(diffs)} "
+        f"difference(s) from the {profile.dialect} profile plan follow"
     )
     note = Finding(where, 0, 0, Level.INFO, "TIPC041", summary)
     keep = tuple(f for f in profile.findings if f.code != "TIPC100")
     observed = replace(obs.steps, findings=(*keep, note, *diffs, *mine))
-    return _on_cpu(observed, Path(repo)) if overrides.device == "cpu" else observed
+    return _on_cpu(observed, repo) if overrides.device == "cpu" else observed
+
+
+def misplaced_keys_read_as_commands(findings: Iterable[Finding], plan: Plan) -> list[Finding]:
+    """Lint findings, judged against the plan that ran: a TIPC105 (a key in a slot meant for another) on a
+    line whose value the plan runs as a command, built from that very line, is a warning, not an error. The
+    script reads the line as the command it is whatever its key says (an observed plan shows that), so the
+    key is a wrong label, not a shifted slot."""
+    try:
+        lines = Path(plan.config_path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return list(findings)
+    out: list[Finding] = []
+    for f in findings:
+        ran = _runs_line(plan, lines, f.line) if f.code == "TIPC105" and f.level is Level.ERROR else None
+        if ran is not None:
+            f = Finding(
+                f.path,
+                f.line,
+                f.col,
+                Level.WARNING,
+                f.code,
+                f"{f.message}; but the repo's script reads this line as its {ran.stage.value} command "
+                f"({ran.id} runs it), so only the key is misplaced",
+            )
+        out.append(f)
+    return out
+
+
+def _runs_line(plan: Plan, lines: list[str], line: int) -> Step | None:
+    """The step the plan built from config line `line` whose command is that line's value."""
+    if not 0 < line <= len(lines) or ":" not in lines[line - 1]:
+        return None
+    value = lines[line - 1].split(":", 1)[1].strip()
+    try:
+        want = shlex.split(value)
+    except ValueError:
+        want = value.split()
+    if not want or not any(w.endswith(".py") or w == "-m" for w in want[:2]):
+        return None
+    for step in plan.steps:
+        if line in step.source_lines and _contains(list(step.argv[1:]), want):
+            return step
+    return None
 
 
 def wants_observation(profile: Plan, mode: str, repo: Path) -> bool:

@@ -21,9 +21,16 @@ REPORT_FILES: dict[str, str] = {
 }
 
 
-def render(report: Report, fmt: str, *, color: bool = False, width: int = 110) -> str:
+def render(report: Report, fmt: str, *, color: bool = False, width: int | None = None) -> str:
+    """`width`: of the terminal report; by default $COLUMNS, else 110."""
     if fmt == "text":
+        import os
+
         from tipc.report.terminal import render_terminal
+
+        if width is None:
+            columns = os.environ.get("COLUMNS", "")
+            width = int(columns) if columns.isdigit() and int(columns) >= 40 else 110
 
         return render_terminal(report, color=color, width=width)
     if fmt == "json":

@@ -35,6 +35,8 @@ def _run(run: RunSummary | None) -> dict[str, Any] | None:
         "paddle_version": run.paddle_version,
         "git_commit": run.git_commit,
         "status_counts": run.status_counts(),
+        "totals": run.totals(),
+        "did": list(run.did),
         "environment": run.environment,
         "environment_lines": run.environment_lines,
         "sandbox": run.sandbox,
@@ -81,6 +83,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
                 "summary": r.summary,
                 "evidence": [e.to_json() for e in r.evidence],
                 "data": r.data,
+                "causes": [c.to_json() for c in r.causes],
                 "error": r.error,
             }
             for r in report.rules

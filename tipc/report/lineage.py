@@ -12,10 +12,8 @@ ARTEFACT_KINDS = ("weights", "model")
 
 
 def short(path: str, width: int = 60) -> str:
-    if len(path) <= width:
-        return path
-    parts = path.split("/")
-    return ".../" + "/".join(parts[-2:]) if len(parts) > 2 else path
+    """The path itself: a shortened one could not be opened (the reports map paths to where they are)."""
+    return path
 
 
 def _origin(node: dict[str, Any]) -> str:

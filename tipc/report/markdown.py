@@ -80,6 +80,9 @@ def _rule_details(r: RuleVerdict, max_lines: int) -> list[str]:
         out.append(f"- {_escape_text(evidence_text(e))}")
         if e.excerpt and max_lines > 0:
             out.extend(["", fenced(e.excerpt, max_lines), ""])
+    for c in r.causes[:1]:
+        out.append(f"- cause: {_escape_text(c.cause)}")
+        out.append(f"- remedy: {_escape_text(remedy_text(c))}")
     if r.error:
         out.append(f"- internal error: {inline(r.error)}")
     out.extend(["", "</details>", ""])
@@ -187,6 +190,8 @@ def _steps(report: Report) -> list[str]:
         return []
     out = [
         "### Steps",
+        "",
+        _escape_text(report.run.totals()),
         "",
         "| Step | Stage | Status | Time | Peak RSS | Peak GPU mem |",
         "|---|---|---|---|---|---|",

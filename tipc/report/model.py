@@ -12,11 +12,13 @@ import datetime as _dt
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
+from tipc.core.causes import Cause, hide_own_frames
 from tipc.core.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK
 from tipc.core.findings import Finding, Level
-from tipc.judge.causes import Cause
+from tipc.core.paths import PathMap
 from tipc.judge.checks.base import Evidence, Verdict
 
 REPORT_SCHEMA = "tipc.report/1"
@@ -66,6 +68,9 @@ class RunSummary:
     environment: dict[str, Any] | None = None
     # tipc.execute.sandbox.Session.to_json(): how the repo was kept untouched
     sandbox: dict[str, Any] | None = None
+    # What this run did, beside the interpreter's defaults the environment header states (tipc.report.did):
+    # the export format its export steps wrote, the PIR flag in force
+    did: tuple[str, ...] = ()
 
     def sandbox_lines(self, limit: int = 200) -> list[str]:
         """How the run was kept off the repo, then every file it wrote in the repo's tree (up to `limit`)."""
@@ -99,7 +104,9 @@ class RunSummary:
         from tipc.execute.envinfo import EnvInfo
 
         interpreter = [f"interpreter: {self.python}"] if self.python else []
-        return EnvInfo.from_json(self.environment).header_lines() + interpreter
+        # the repo's commit heads every format, as it heads the history and the notification (model CI)
+        commit = [f"repo commit: {self.git_commit}"] if self.git_commit else []
+        return EnvInfo.from_json(self.environment).header_lines() + interpreter + commit + list(self.did)
 
     @property
     def failed_steps(self) -> tuple[StepSummary, ...]:
@@ -117,6 +124,35 @@ class RunSummary:
             counts[s.status] = counts.get(s.status, 0) + 1
         return counts
 
+    def totals(self) -> str:
+        """The one count line of the steps every reporter shows (as the chain rules count them)."""
+        return step_totals((s.stage, s.status, s.reason) for s in self.steps)
+
+
+def step_totals(items: Iterable[tuple[str, str, str]]) -> str:
+    """A run's steps counted once, the same way everywhere: prepare.sh apart (it is no step of the chain and
+    its failure blocks nothing), the chain's steps that apply on this machine by status (what the chain
+    rules count: `N of M step(s) did not pass`), then those that do not apply here (skipped as not
+    applicable, and the steps after them). `items`: (stage, status, reason) per step in plan order."""
+    items = list(items)
+    prepare = [status for stage, status, _ in items if stage == "prepare"]
+    chain = [(status, reason) for stage, status, reason in items if stage != "prepare"]
+    elsewhere = [s for s, reason in chain if s == "skipped" and "not applicable" in reason]
+    applies = [s for s, reason in chain if not (s == "skipped" and "not applicable" in reason)]
+    counts: dict[str, int] = {}
+    for status in applies:
+        counts[status] = counts.get(status, 0) + 1
+    order = ("passed", "failed", "timeout", "blocked", "skipped", "interrupted", "not run")
+    parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
+    parts += [f"{n} {k}" for k, n in counts.items() if k not in order]
+    text = f"{len(items)} steps: "
+    if prepare:
+        text += f"prepare.sh {prepare[0]}; "
+    text += f"the chain's {len(applies)} step(s) that apply here: " + (", ".join(parts) or "none")
+    if elsewhere:
+        text += f"; {len(elsewhere)} not applicable on this machine"
+    return text
+
 
 @dataclass(frozen=True)
 class RuleVerdict:
@@ -131,6 +167,8 @@ class RuleVerdict:
     data: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     duration_s: float | None = None  # wall time the rule's evaluation took
+    # the causes of a command the check ran itself and that failed (predict.py, infer.py)
+    causes: tuple[Cause, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -246,7 +284,9 @@ def with_log_tails(run: RunSummary, rules: Iterable[RuleVerdict]) -> RunSummary:
     return replace(run, steps=steps)
 
 
-def run_summary(record: Any, *, reused: bool = False, record_path: str | None = None) -> RunSummary:
+def run_summary(
+    record: Any, *, reused: bool = False, record_path: str | None = None, did: Sequence[str] = ()
+) -> RunSummary:
     plan = record.plan
     return RunSummary(
         config=plan.config_path,
@@ -264,6 +304,7 @@ def run_summary(record: Any, *, reused: bool = False, record_path: str | None = 
         record_path=record_path,
         environment=env if isinstance(env := getattr(record, "environment", None), dict) else None,
         sandbox=box if isinstance(box := getattr(record, "sandbox", None), dict) else None,
+        did=tuple(did),
     )
 
 
@@ -300,14 +341,21 @@ def build_report(
     notes: Sequence[str] = (),
     created: str | None = None,
     lineage: dict[str, Any] | None = None,
+    paths: PathMap | None = None,
+    did: Sequence[str] = (),
+    rule_causes: dict[str, tuple[Cause, ...]] | None = None,
 ) -> Report:
+    """Every path in the report is shown where the file is on disk (`paths`: tipc.core.paths); tracebacks
+    in log excerpts lose tipc's own injected frames."""
     if not tool_version:
         from tipc.core.version import __version__
 
         tool_version = __version__
     findings = tuple(findings)
     rules = (*lint_verdict(findings), *rule_verdicts(results))
-    run = run_summary(record, reused=reused, record_path=record_path) if record is not None else None
+    if rule_causes:
+        rules = tuple(replace(r, causes=rule_causes.get(r.id, ())) for r in rules)
+    run = run_summary(record, reused=reused, record_path=record_path, did=did) if record is not None else None
     # The lineage checks each carry the run's lineage graph: it is shown once, at the report's top level.
     for r in rules:
         if lineage is None and isinstance(r.data.get("lineage"), dict):
@@ -316,7 +364,7 @@ def build_report(
         replace(r, data={k: v for k, v in r.data.items() if k != "lineage"}) if "lineage" in r.data else r
         for r in rules
     )
-    return Report(
+    report = Report(
         tool_version=tool_version,
         repo=repo,
         rulesets=tuple(rulesets),
@@ -327,6 +375,83 @@ def build_report(
         notes=tuple(notes),
         lineage=lineage,
     )
+    return shown(report, paths)
+
+
+def _file_shown(f: dict[str, Any], paths: PathMap) -> dict[str, Any]:
+    seen = str(f["path"])
+    where = paths.shown(seen)
+    return {**f, "path": where} if where == seen else {**f, "path": where, "seen_as": seen}
+
+
+def shown(report: Report, paths: PathMap | None) -> Report:
+    """`report` with every path as it is found on disk after the run (`paths`), and tipc's injected frames
+    hidden from the tracebacks it quotes."""
+    if paths is None:
+        from tipc.core.paths import in_place
+
+        paths = in_place(Path(report.repo))
+    text = paths.text
+
+    def evidence(e: Evidence) -> Evidence:
+        return replace(
+            e,
+            text=text(e.text),
+            path=paths.shown(e.path) if e.path else e.path,
+            excerpt=hide_own_frames(e.excerpt) if e.excerpt else e.excerpt,
+        )
+
+    def data(value: Any) -> Any:
+        if isinstance(value, str):
+            return text(value)
+        if isinstance(value, dict):
+            return {k: data(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [data(v) for v in value]
+        return value
+
+    rules = tuple(
+        replace(
+            r,
+            summary=text(r.summary),
+            evidence=tuple(evidence(e) for e in r.evidence),
+            data=data(r.data),
+            causes=tuple(replace(c, cause=text(c.cause), remedy=text(c.remedy)) for c in r.causes),
+        )
+        for r in report.rules
+    )
+    run = report.run
+    if run is not None:
+        steps = tuple(
+            replace(
+                s,
+                log=paths.shown(s.log) if s.log else s.log,
+                reason=text(s.reason),
+                causes=tuple(replace(c, cause=text(c.cause), remedy=text(c.remedy)) for c in s.causes),
+                log_tail=hide_own_frames(s.log_tail) if s.log_tail else s.log_tail,
+            )
+            for s in run.steps
+        )
+        run = replace(
+            run, steps=steps, record_path=paths.shown(run.record_path) if run.record_path else run.record_path
+        )
+    lineage = report.lineage
+    if isinstance(lineage, dict) and isinstance(lineage.get("files"), list):
+        # "path": where the file lies on disk; "seen_as", where that differs: the path as the chain saw it
+        files = [
+            _file_shown(f, paths) if isinstance(f, dict) and "path" in f else f for f in lineage["files"]
+        ]
+        renamed = {
+            str(old["path"]): new["path"]
+            for old, new in zip(lineage["files"], files, strict=True)
+            if isinstance(old, dict) and "path" in old
+        }
+        edges = [
+            {**e, "file": renamed.get(str(e.get("file")), e.get("file"))} if isinstance(e, dict) else e
+            for e in lineage.get("edges", [])
+        ]
+        lineage = {**lineage, "files": files, "edges": edges}
+    return replace(report, rules=rules, run=run, notes=tuple(text(n) for n in report.notes), lineage=lineage)
 
 
 LINT_RULE_ID = "lint.config"

@@ -13,7 +13,9 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
+from tipc.core.causes import hide_own_frames
 from tipc.core.console import human_bytes
+from tipc.core.paths import PathMap
 from tipc.core.steps import Status
 from tipc.execute.record import record_location
 
@@ -63,15 +65,27 @@ def log_tail(repo: str, log: str | None, lines: int = FAILURE_TAIL_LINES) -> lis
             text = fh.read().decode("utf-8", errors="replace")
     except OSError:
         return []
-    return text.splitlines()[-lines:]
+    return hide_own_frames(text).splitlines()[-lines:]
 
 
 def _shows_tail(result: StepResult) -> bool:
     return result.status in (Status.FAILED, Status.TIMEOUT) and not result.reused
 
 
-def summary_rows(record: RunRecord) -> list[tuple[str, str, str, str, str, str]]:
-    """(step, status, time, peak memory, log, reason) per step in plan order."""
+def _paths(repo: str = ".") -> PathMap:
+    """Where the files of the run this process is in really are (tipc.core.paths)."""
+    from pathlib import Path
+
+    from tipc.execute.shown import path_map
+
+    return path_map(repo=Path(repo))
+
+
+def summary_rows(
+    record: RunRecord, paths: PathMap | None = None
+) -> list[tuple[str, str, str, str, str, str]]:
+    """(step, status, time, peak memory, log as it is found on disk, reason) per step in plan order."""
+    paths = paths if paths is not None else _paths(record.plan.repo)
     rows = []
     for step in record.plan.steps:
         r = record.result(step.id)
@@ -84,7 +98,7 @@ def summary_rows(record: RunRecord) -> list[tuple[str, str, str, str, str, str]]
                 _status_word(r),
                 human_seconds(r.duration_s),
                 human_bytes(r.resources.peak_rss_bytes),
-                r.log or "",
+                paths.shown(r.log),
                 r.reason,
             )
         )
@@ -92,12 +106,16 @@ def summary_rows(record: RunRecord) -> list[tuple[str, str, str, str, str, str]]
 
 
 def totals_line(record: RunRecord) -> str:
-    counts: dict[str, int] = {}
-    for r in record.results:
-        counts[r.status.value] = counts.get(r.status.value, 0) + 1
+    from tipc.report.model import step_totals
+
     wall = None if record.ended is None else record.ended - record.started
-    parts = ", ".join(f"{n} {s}" for s, n in counts.items()) or "no steps"
-    return f"{len(record.plan.steps)} steps: {parts} in {human_seconds(wall)}"
+    items = []
+    for step in record.plan.steps:
+        r = record.result(step.id)
+        items.append(
+            (step.stage.value, r.status.value if r is not None else "not run", r.reason if r else "")
+        )
+    return f"{step_totals(items)} in {human_seconds(wall)}"
 
 
 class PlainObserver:
@@ -106,6 +124,7 @@ class PlainObserver:
     def __init__(self, stream: IO[str] | None = None) -> None:
         self.stream = stream if stream is not None else sys.stdout
         self.repo = "."
+        self.paths: PathMap | None = None
 
     def _say(self, text: str) -> None:
         self.stream.write(text + "\n")
@@ -116,6 +135,7 @@ class PlainObserver:
 
     def plan_started(self, plan: Plan) -> None:
         self.repo = plan.repo
+        self.paths = _paths(plan.repo)
         self._say(f"tipc: running {len(plan.steps)} steps of {plan.config_path} ({plan.mode}) in {plan.repo}")
 
     def step_started(self, index: int, total: int, step: Step) -> None:
@@ -128,10 +148,11 @@ class PlainObserver:
         extra = f" - {result.reason}" if result.reason else ""
         peak = result.resources.peak_rss_bytes
         mem = f", peak {human_bytes(peak)}" if peak else ""
-        log = f", log {result.log}" if result.log else ""
+        paths = self.paths or _paths(self.repo)
+        log = f", log {paths.shown(result.log)}" if result.log else ""
         took = human_seconds(result.duration_s)
         self._say(f"[{index}/{total}] {step.id}: {_status_word(result).upper()} ({took}{mem}{log}){extra}")
-        for line in cause_lines(result):
+        for line in cause_lines(result, paths):
             self._say(f"    {line}")
         if _shows_tail(result):
             for line in log_tail(self.repo, result.log):
@@ -159,18 +180,20 @@ def shown_record(plan: Plan) -> str:
     return str(session.real_path(path) if session is not None else path)
 
 
-def cause_lines(result: StepResult) -> list[str]:
-    """The plain cause and remedy of a failed step, shown before its log tail (the first, most specific)."""
+def cause_lines(result: StepResult, paths: PathMap | None = None) -> list[str]:
+    """The plain cause and remedy of a failed step, shown before its log tail (its own error first, then
+    the earlier step it follows from, if any); paths as they are found on disk."""
     causes = getattr(result, "causes", ())
     if not causes:
         return []
+    text = paths.text if paths is not None else (lambda t: t)
     first = causes[0]
-    lines = [f"cause: {first.cause}"]
+    lines = [f"cause: {text(first.cause)}"]
     if first.evidence:
         lines.append(f"  seen: {first.evidence.strip()[:200]}")
     if first.remedy:
-        lines.append(f"remedy: {first.remedy}")
-    lines += [f"also: {c.cause}" for c in causes[1:3]]
+        lines.append(f"remedy: {text(first.remedy)}")
+    lines += [f"also: {text(c.cause)}" for c in causes[1:3]]
     return lines
 
 
@@ -186,6 +209,7 @@ class RichObserver:
         self.step_t0 = 0.0
         self.run_t0 = 0.0
         self.repo = "."
+        self.paths: PathMap | None = None
 
     def __rich__(self) -> Any:
         from rich.console import Group
@@ -222,6 +246,7 @@ class RichObserver:
 
         self.run_t0 = time.monotonic()
         self.repo = plan.repo
+        self.paths = _paths(plan.repo)
         self.console.print(
             f"Running {len(plan.steps)} steps of {plan.config_path} ({plan.mode})", markup=False
         )
@@ -249,7 +274,7 @@ class RichObserver:
         if result.reason:
             line.append(f"  {result.reason}", style="dim")
         self.console.print(line)
-        for text in cause_lines(result):
+        for text in cause_lines(result, self.paths):
             self.console.print(Text(f"    {text}", style="bold"))
         if _shows_tail(result):
             tail = log_tail(self.repo, result.log)
@@ -265,7 +290,7 @@ class RichObserver:
         table = Table(title=totals_line(results), title_justify="left")
         for col in ("step", "status", "time", "peak memory", "log"):
             table.add_column(col, overflow="fold")
-        for step_id, status, took, mem, log, _reason in summary_rows(results):
+        for step_id, status, took, mem, log, _reason in summary_rows(results, self.paths):
             style = next((v for k, v in _STYLE.items() if status.startswith(k.value)), "")
             table.add_row(step_id, f"[{style}]{status}[/]" if style else status, took, mem, log)
         self.console.print(table)

@@ -1,5 +1,7 @@
 """The terminal reporter: rich tables (steps, lint, rules) and the overall verdict, rendered to a string.
 
+Lines that carry paths (failed steps, logs, notes, lineage) are never wrapped, so a path can be copied whole.
+
 rich is imported inside the function so importing tipc.report stays cheap. All user text goes through
 `rich.text.Text`, never markup, so a log line like "[red]" prints as itself.
 """
@@ -61,17 +63,17 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
         highlight=False,
         emoji=False,
     )
-    console.print(Text(f"tipc {report.tool_version} check of {report.repo}", style="bold"))
+    console.print(Text(f"tipc {report.tool_version} check of {report.repo}", style="bold"), soft_wrap=True)
     if report.run is not None:
         _print_run(console, report)
     else:
-        console.print(Text("no run: rules that need the chain are SKIP", style="dim"))
+        console.print(Text("no run: rules that need the chain are SKIP", style="dim"), soft_wrap=True)
     _print_lint(console, report)
     _print_rules(console, report)
     _print_figures(console, report)
     _print_lineage(console, report)
     for note in report.notes:
-        console.print(Text(f"note: {note}", style="dim"))
+        console.print(Text(f"note: {note}", style="dim"), soft_wrap=True)
     counts = ", ".join(f"{n} {v}" for v, n in report.counts().items() if n)
     line = Text("Overall: ")
     line.append(report.overall, style=OVERALL_STYLE[report.overall])
@@ -91,12 +93,14 @@ def _print_run(console: Any, report: Report) -> None:
     run = report.run
     assert run is not None
     reused = " (reused run record)" if run.reused else ""
-    console.print(Text(f"config {run.config}, mode {run.mode}, dialect {run.dialect}{reused}"))
+    console.print(
+        Text(f"config {run.config}, mode {run.mode}, dialect {run.dialect}{reused}"), soft_wrap=True
+    )
     for env_line in run.environment_lines:
-        console.print(Text(env_line, style="cyan"))
+        console.print(Text(env_line, style="cyan"), soft_wrap=True)
     for box_line in run.sandbox_lines(limit=10):
-        console.print(Text(box_line, style="dim"))
-    steps = Table(title="Steps", box=box.SIMPLE, title_justify="left", expand=False)
+        console.print(Text(box_line, style="dim"), soft_wrap=True)
+    steps = Table(title=f"Steps ({run.totals()})", box=box.SIMPLE, title_justify="left", expand=False)
     for column in ("step", "stage", "status", "time", "peak RSS", "peak GPU mem"):
         steps.add_column(column, overflow="fold")
     for s in run.steps:
@@ -141,6 +145,9 @@ def _evidence_cell(r: RuleVerdict) -> Text:
                 evidence.append("\n    | " + tail, style="dim")
     if len(r.evidence) > shown:
         evidence.append(f"\n  ... {len(r.evidence) - shown} more in the report files", style="dim")
+    for c in r.causes[:1]:
+        evidence.append(f"\n  cause: {c.cause}", style="yellow")
+        evidence.append(f"\n  remedy: {remedy_text(c)}", style="green")
     if r.error:
         evidence.append(f"\n  internal error: {r.error}", style="magenta")
     return evidence
@@ -169,9 +176,9 @@ def _print_lineage(console: Any, report: Report) -> None:
     if report.lineage:
         from tipc.report.lineage import summary_lines
 
-        console.print(Text("Lineage (weights and model files each step read and wrote):"))
+        console.print(Text("Lineage (weights and model files each step read and wrote):"), soft_wrap=True)
         for entry in summary_lines(report.lineage):
-            console.print(Text("  " + entry, style="red" if "! " in entry else "dim"))
+            console.print(Text("  " + entry, style="red" if "! " in entry else "dim"), soft_wrap=True)
 
 
 def _print_failed_steps(console: Any, report: Report) -> None:
@@ -180,7 +187,7 @@ def _print_failed_steps(console: Any, report: Report) -> None:
 
     if report.run is None or not report.run.failed_steps:
         return
-    console.print(Text("Failed steps", style="bold"))
+    console.print(Text("Failed steps", style="bold"), soft_wrap=True)
     for s in report.run.failed_steps:
         head = Text(f"{s.id} ", style="bold")
         exit_note = f" (exit {s.exit_code})" if s.exit_code not in (None, 0) else ""
@@ -189,18 +196,18 @@ def _print_failed_steps(console: Any, report: Report) -> None:
             head.append(f": {s.reason}")
         console.print(head)
         if not s.causes:
-            console.print(Text(f"  cause: {NO_CAUSE}", style="yellow"))
+            console.print(Text(f"  cause: {NO_CAUSE}", style="yellow"), soft_wrap=True)
         for c in s.causes:
-            console.print(Text(f"  cause: {c.cause}", style="bold yellow"))
-            console.print(Text(f"  remedy: {remedy_text(c)}", style="green"))
+            console.print(Text(f"  cause: {c.cause}", style="bold yellow"), soft_wrap=True)
+            console.print(Text(f"  remedy: {remedy_text(c)}", style="green"), soft_wrap=True)
             if c.evidence:
-                console.print(Text(f"  seen: {c.evidence}", style="dim"))
+                console.print(Text(f"  seen: {c.evidence}", style="dim"), soft_wrap=True)
         if s.log_tail:
-            console.print(Text(f"  log tail ({s.log}):", style="dim"))
+            console.print(Text(f"  log tail ({s.log}):", style="dim"), soft_wrap=True)
             for tail in s.log_tail.splitlines()[-TAIL_LINES:]:
-                console.print(Text(f"    | {tail}", style="dim"))
+                console.print(Text(f"    | {tail}", style="dim"), soft_wrap=True)
         elif s.log:
-            console.print(Text(f"  log: {s.log}", style="dim"))
+            console.print(Text(f"  log: {s.log}", style="dim"), soft_wrap=True)
 
 
 def _print_figures(console: Any, report: Report) -> None:
@@ -215,7 +222,10 @@ def _print_figures(console: Any, report: Report) -> None:
             header, rows = table
             caption = agreement_caption(r.data)
             # the title on its own line: a table title wraps at the (narrow) table's width
-            console.print(Text(f"{r.id}: engine x engine agreement" + (f" ({caption})" if caption else "")))
+            console.print(
+                Text(f"{r.id}: engine x engine agreement" + (f" ({caption})" if caption else "")),
+                soft_wrap=True,
+            )
             grid = Table(box=box.SIMPLE)
             for h in header:
                 grid.add_column(h, overflow="fold")
@@ -231,4 +241,4 @@ def _print_figures(console: Any, report: Report) -> None:
                     f"min {min(ys):.4g}, max {max(ys):.4g}"
                 )
             )
-            console.print(Text("  " + sparkline(ys), style="cyan"))
+            console.print(Text("  " + sparkline(ys), style="cyan"), soft_wrap=True)

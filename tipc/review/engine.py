@@ -167,9 +167,9 @@ def resolve_rulesets(names: Sequence[str]) -> tuple[list[str], list[str]]:
     every submission worth checking again). Errors in a ruleset file are found here (exit 2)."""
     import hashlib
 
-    from tipc.commands.check import load_rulesets
+    from tipc.judge.rules.schema import load_rulesets
 
-    loaded = load_rulesets(list(names))
+    loaded = load_rulesets(list(names), DEFAULT_RULESETS)
     digests = []
     for rs in loaded:
         try:

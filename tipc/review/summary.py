@@ -1,6 +1,12 @@
-"""The review's one summary: a row per submission (verdict, per-ruleset counts, the first failing rule with
-its cause, wall time, peak memory, where its full report is), built from a check's Outcome, and rendered as
-a terminal table, Markdown, CSV, JSON and a self-contained HTML page linking each submission's report.
+"""The review's one summary: a row per submission (verdict, per-ruleset counts, its root cause and how many
+failing rules that one cause explains, wall time, peak memory, where its full report is), built from a
+check's Outcome, and rendered as a terminal table, Markdown, CSV, JSON and a self-contained HTML page linking
+each submission's report.
+
+The root cause is the earliest failed step's own cause (or, when that step's failure follows from an earlier
+step, that step's), not the first failing rule in ruleset order: a reviewer triaging many submissions reads
+"train failed: the code imports `paddlevision`, a package the repo lacks" where the first rule in order would
+have said "prepare failed: the download failed".
 """
 
 from __future__ import annotations
@@ -42,7 +48,10 @@ class Row:
     verdict: str  # PASS, FAIL, TIMEOUT, ERROR, REJECTED or STOPPED
     rulesets: list[RulesetCounts] = field(default_factory=list)
     first_failure: str | None = None  # rule id (or what stopped the check)
-    cause: str | None = None
+    cause: str | None = None  # the root cause, in words (else the first failing rule's summary)
+    root_step: str | None = None  # the failed step the root cause is of
+    explains: int = 0  # how many failing rules the root cause explains
+    failing_rules: int = 0
     wall_s: float | None = None
     peak_rss_bytes: int | None = None
     exit_code: int | None = None
@@ -120,6 +129,95 @@ def _first_failure(report: dict[str, Any]) -> tuple[str | None, str | None]:
     return None, None
 
 
+@dataclass(frozen=True)
+class RootCause:
+    step: str  # the failed step whose cause it is
+    text: str  # "step S failed: <cause>"
+    explains: tuple[str, ...]  # the failing rules it explains
+    failing: int  # error-severity FAIL rules in all
+
+
+def _steps(report: dict[str, Any]) -> list[dict[str, Any]]:
+    run = report.get("run")
+    steps = run.get("steps", []) if isinstance(run, dict) else []
+    return [s for s in steps if isinstance(s, dict)]
+
+
+def _first_cause(step: dict[str, Any]) -> dict[str, Any] | None:
+    causes = step.get("causes") or []
+    return causes[0] if causes and isinstance(causes[0], dict) else None
+
+
+def root_cause(report: dict[str, Any]) -> RootCause | None:
+    """The earliest failed step's own cause (the root: an earlier step it follows from takes its place),
+    and the failing rules it explains; None when no step failed. prepare.sh counts only when a later
+    failure follows from it (offline it often fails on a download nothing needs)."""
+    steps = _steps(report)
+    by_id = {str(s.get("id")): s for s in steps}
+    failed = [s for s in steps if s.get("status") in ("failed", "timeout")]
+    chain = [s for s in failed if s.get("stage") != "prepare"] or failed
+    if not chain:
+        return None
+    step = chain[0]
+    cause = _first_cause(step)
+    upstream = cause.get("upstream") if cause else None
+    if isinstance(upstream, str) and upstream in by_id:
+        step = by_id[upstream]
+        cause = _first_cause(step) or cause
+    sid = str(step.get("id"))
+    what = (cause or {}).get("cause") or step.get("reason") or step.get("status")
+    text = f"step {sid} {step.get('status')}: {what}"
+    failing = [
+        r
+        for r in report.get("rules", [])
+        if r.get("verdict") == "FAIL" and r.get("severity", "error") == "error"
+    ]
+    affected = _affected(steps, sid)
+    seen = str((cause or {}).get("evidence") or "").strip()
+    explained = tuple(str(r.get("id")) for r in failing if _explains(r, affected, seen))
+    return RootCause(sid, text, explained, len(failing))
+
+
+def _affected(steps: list[dict[str, Any]], root: str) -> set[str]:
+    """The root step, the steps blocked because of it, and the failed steps whose cause follows from it."""
+    out = {root}
+    for s in steps:
+        sid = str(s.get("id"))
+        reason = str(s.get("reason") or "")
+        if (
+            s.get("status") == "blocked"
+            and (f"root cause: {root} " in reason or reason.endswith(f"root cause: {root}"))
+        ) or any(isinstance(c, dict) and c.get("upstream") == root for c in s.get("causes") or []):
+            out.add(sid)
+    # blocked behind a blocked step: follow the chain
+    changed = True
+    while changed:
+        changed = False
+        for s in steps:
+            sid = str(s.get("id"))
+            if (
+                sid not in out
+                and s.get("status") == "blocked"
+                and any(f"input step {a} " in str(s.get("reason") or "") for a in out)
+            ):
+                out.add(sid)
+                changed = True
+    return out
+
+
+def _explains(rule: dict[str, Any], affected: set[str], seen: str) -> bool:
+    """A failing rule is explained by the root cause when its evidence is about an affected step or quotes
+    the root cause's own line (predict.py failing on the same missing module)."""
+    texts = [str(rule.get("summary") or "")]
+    for e in rule.get("evidence") or []:
+        if isinstance(e, dict):
+            texts += [str(e.get("text") or ""), str(e.get("excerpt") or "")]
+    blob = "\n".join(texts)
+    if any(step in blob for step in affected):
+        return True
+    return bool(seen) and len(seen) >= 12 and seen in blob
+
+
 def _tipc_message(lines: Sequence[str]) -> str | None:
     """The check's own `tipc: ...` error line (exit 2/3), else its last line."""
     for line in reversed(lines):
@@ -159,6 +257,10 @@ def row_from_outcome(
         html_path = os.path.join(report_dir, "report.html")
         row.report_html = html_path if os.path.exists(html_path) else None
         row.first_failure, row.cause = _first_failure(report)
+        root = root_cause(report)
+        if root is not None:
+            row.cause, row.root_step = _short(root.text), root.step
+            row.explains, row.failing_rules = len(root.explains), root.failing
     if outcome.error is not None:
         row.verdict = "STOPPED" if outcome.interrupted else "ERROR"
         row.cause = _short(outcome.error)
@@ -256,7 +358,14 @@ def _extra_rulesets(summary: Summary) -> list[str]:
     return names
 
 
+CAUSE_COLUMN = "root cause (failing rules it explains)"
+
+
 def _failure_text(row: Row) -> str:
+    """The root cause and how many of the failing rules it explains; without a failed step, the first
+    failing rule and its summary."""
+    if row.root_step is not None and row.cause:
+        return f"[explains {row.explains} of {row.failing_rules} failing rules] {row.cause}"
     if row.first_failure is None:
         return ""
     return f"{row.first_failure}: {row.cause}" if row.cause else row.first_failure
@@ -264,7 +373,7 @@ def _failure_text(row: Row) -> str:
 
 def table_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
     names = _extra_rulesets(summary)
-    header = ["submission", "verdict", *names, "first failing rule: cause", "wall", "peak mem"]
+    header = ["submission", "verdict", *names, CAUSE_COLUMN, "wall", "peak mem"]
     body = []
     for r in summary.rows:
         verdict = r.verdict + (" (cached)" if r.cached else "")
@@ -291,7 +400,7 @@ def _footer(summary: Summary) -> str:
 
 def render_text(summary: Summary, width: int = 160) -> str:
     header, body = table_rows(summary)
-    fail_col = header.index("first failing rule: cause")
+    fail_col = header.index(CAUSE_COLUMN)
     # the cause column takes what the others leave of the width
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(header)]
     others = sum(w for i, w in enumerate(widths) if i != fail_col) + 2 * (len(widths) - 1)
@@ -343,7 +452,8 @@ def render_csv(summary: Summary) -> str:
     header = ["submission", "source", "content_hash", "verdict", "cached"]
     for n in names:
         header += [f"{n}_{v.lower().replace('-', '')}" for v in COUNTED]
-    header += ["first_failing_rule", "cause", "wall_s", "peak_rss_bytes", "exit_code", "report"]
+    header += ["first_failing_rule", "cause", "root_step", "explains", "failing_rules"]
+    header += ["wall_s", "peak_rss_bytes", "exit_code", "report"]
     writer.writerow(header)
     for r in summary.rows:
         by_name = {rs.name: rs.counts for rs in r.rulesets}
@@ -353,6 +463,9 @@ def render_csv(summary: Summary) -> str:
         cells += [
             r.first_failure or "",
             r.cause or "",
+            r.root_step or "",
+            r.explains,
+            r.failing_rules,
             r.wall_s if r.wall_s is not None else "",
             r.peak_rss_bytes or "",
             "" if r.exit_code is None else r.exit_code,
@@ -404,7 +517,7 @@ def render_html(summary: Summary, base: Path | None = None) -> str:
                 tds.append(f"<td>{inner}</td>")
             elif i == 1:
                 tds.append(f'<td class="v-{e(r.verdict)}">{e(c)}</td>')
-            elif header[i] == "first failing rule: cause":
+            elif header[i] == CAUSE_COLUMN:
                 tds.append(f'<td class="cause">{e(c)}</td>')
             else:
                 tds.append(f"<td>{e(c)}</td>")

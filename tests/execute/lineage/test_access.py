@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 
 from tests.judge.checks.checks_fixtures import make_record
@@ -88,3 +89,34 @@ def test_finish_step_fingerprints_the_writes_and_load_reads_them_back(tmp_path: 
     assert loaded["train/a"].fingerprint(str(w)) == done.fingerprints[0]
     assert finish_step(tmp_path / "lin", "never/ran") is None
     assert load(tmp_path / "absent") == {}
+
+
+def test_layer_watch_sees_what_a_step_wrote_whatever_wrote_it(tmp_path: Path) -> None:
+    from tipc.execute.lineage import Layer, LayerWatch, load
+
+    upper, view, folder = tmp_path / "upper", tmp_path / "repo", tmp_path / "lineage"
+    (upper / "old").mkdir(parents=True)
+    (upper / "old" / "kept.txt").write_text("before")
+    watch = LayerWatch([Layer(upper, view)], ignore=[view / "tipc_lineage"])
+    watch.start()
+    # what a native writer leaves: the file is simply there afterwards, no hook saw it
+    fd = os.open(upper / "w.pdparams", os.O_WRONLY | os.O_CREAT, 0o644)
+    os.write(fd, b"weights")
+    os.close(fd)
+    (upper / "tipc_lineage").mkdir()
+    (upper / "tipc_lineage" / "x.jsonl").write_text("{}")  # tipc's own: never a step's write
+    if os.geteuid() == 0:
+        os.mknod(upper / "gone.txt", 0o600 | stat.S_IFCHR, 0)
+    found = watch.finish(folder, "train/1")
+    assert finish_step(folder, "train/1") is not None  # a step only the layers saw is fingerprinted too
+    written = {a.path: a for a in found}
+    assert os.path.realpath(view / "w.pdparams") in written
+    assert written[os.path.realpath(view / "w.pdparams")].via == "layer"
+    assert not any("tipc_lineage" in p or "kept.txt" in p for p in written)
+    if os.geteuid() == 0:  # an overlay whiteout: a file of the lower layer the step deleted
+        assert written[os.path.realpath(view / "gone.txt")].mode == "delete"
+    watch.start()
+    assert watch.finish(folder, "eval/1") == []  # nothing changed while the next step ran
+    access = load(folder)["train/1"]
+    assert [a.path for a in access.writes] == [os.path.realpath(view / "w.pdparams")]
+    assert access.writes[0].time == found[0].time  # timed at the step's start

@@ -113,11 +113,24 @@ def test_warm_up_runs_go_first_and_their_numbers_are_discarded(
         started.append(len(started))
         return proc.ProcResult(exit_code=0, timed_out=False, interrupted=False, started=0.0, ended=0.1, pid=1)
 
-    records = [tmp_path / f"run{i}" / "tipc_run.json" for i in range(5)]
+    class Record:
+        results = ()
+
+        def __init__(self, path: Path) -> None:
+            self.path = path
+
+        def result(self, step_id: str) -> None:
+            return None
+
+    paths = [tmp_path / f"run{i}" / "tipc_run.json" for i in range(5)]
+    records = [Record(p) for p in paths]
     monkeypatch.setattr(proc, "run", fake_run)
-    monkeypatch.setattr(command, "_newest_record", lambda repo, since, mode: records[len(started) - 1])
-    monkeypatch.setattr("tipc.execute.record.load_record", lambda path: loaded.append(path) or path)
+    monkeypatch.setattr(command, "_newest_record", lambda repo, since, mode: paths[len(started) - 1])
+    monkeypatch.setattr(
+        "tipc.execute.record.load_record", lambda path: loaded.append(path) or records[paths.index(path)]
+    )
     monkeypatch.setattr("tipc.judge.baseline.metrics.extract", lambda record, repo: record)
+    monkeypatch.setattr(command, "_store", lambda args, write: None)
     args = argparse.Namespace(
         repeat=3,
         warmup=2,
@@ -131,7 +144,7 @@ def test_warm_up_runs_go_first_and_their_numbers_are_discarded(
     chain = command.run_chain_times(args, tmp_path)
     got, runs = chain.records, chain.runs
     assert len(started) == 5
-    assert got == runs == records[2:] and loaded == records[2:]
+    assert got == runs == records[2:] and loaded == paths  # warm-ups are read too: did they pass?
     err = capsys.readouterr().err
     assert "warm-up run 1/2 (its numbers are discarded)" in err and "warm-up run 2/2" in err
     assert "baseline run 3/3" in err
@@ -140,3 +153,12 @@ def test_warm_up_runs_go_first_and_their_numbers_are_discarded(
 def test_warmup_must_be_a_whole_number(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["baseline", "record", ".", "--warmup", "-1"]) == 2
     assert "expected a whole number >= 0" in capsys.readouterr().err
+
+
+def test_repeat_without_a_baseline_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    demo = Path(__file__).resolve().parents[3] / "examples" / "lenet_digits"
+    assert main(["check", str(demo), "--repeat", "2"]) == 2
+    assert "--repeat N judges the median of N runs against a baseline" in capsys.readouterr().err
+    assert main(["check", str(demo), "--baseline", "--repeat", "0"]) == 2
+    assert main(["run", str(demo), "--seed", "1", "--no-seed"]) == 2
+    assert "contradict" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Acceptance of model CI baselines on the demo (issue 9 "done when"): `tipc baseline record --repeat 3`, then
+"""Acceptance of model CI baselines on the demo (issue 9 "done when"): `tipc baseline record --repeat 5`, then
 `tipc check --baseline` PASSes on the unchanged demo; a copy whose training steps sleep (the train stage 30 %
 longer) FAILs on avg_ips and the train stage time; a broken learning rate FAILs on the loss; a config without
 the eval stage FAILs on the missing stage and metric. Each verdict carries its numbers in the report.
@@ -98,7 +98,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Recorded:
     baselines = root / "baselines"
     ruleset = root / "chain-only.yaml"
     ruleset.write_text(RULESET, encoding="utf-8")
-    result = tipc("baseline", "record", str(repo), "--repeat", "3", "--baseline-dir", str(baselines))
+    # 5 runs: the prediction interval's t factor (7.2) leaves room to see a 30 % slowdown of a quiet machine
+    result = tipc("baseline", "record", str(repo), "--repeat", "5", "--baseline-dir", str(baselines))
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
     return Recorded(repo, baselines, ruleset)
 
@@ -137,7 +138,8 @@ def test_the_recorded_file_is_reviewable_with_statistics_and_provenance(recorded
     assert data["machine_class"] == "cpu" and data["mode"] == "lite_train_lite_infer"
     assert data["stages"] == ["train", "eval", "export", "infer"]
     prov = data["provenance"]
-    assert prov["paddle_version"] and prov["python_version"] and len(prov["runs"]) == 3
+    assert prov["paddle_version"] and prov["python_version"] and len(prov["runs"]) == 5
+    assert prov["seed"] == 0 and data["metrics"]["train.loss.last"]["deterministic"]
     assert "numpy" in prov["packages"] and prov["cpu_model"]
     for name in (
         "train.loss.last",
@@ -147,7 +149,7 @@ def test_the_recorded_file_is_reviewable_with_statistics_and_provenance(recorded
         "resources.peak_rss_mb",
     ):
         m = data["metrics"][name]
-        assert m["n"] == 3 and len(m["samples"]) == 3, name
+        assert m["n"] == 5 and len(m["samples"]) == 5, name
         assert m["min"] <= m["median"] <= m["max"] and m["margin"] > 0 and m["margin_from"], name
     assert any(n.startswith("infer.") and n.endswith("inference_time_ms") for n in data["metrics"])
 
@@ -180,16 +182,13 @@ def test_the_unchanged_demo_passes_and_is_stored_in_the_history(recorded: Record
                 for m in sorted(failed)
             )
         )
-    busy = [d for d in rule["data"]["baseline"]["env_diff"] if d.startswith("machine ")]
-    if busy:
-        # The judge says the machine was busy (or its load changed several fold since the recording), so
-        # timings may leave their band either way; it must say so in the report's evidence.
-        assert any(busy[0] in e["text"] for e in rule["evidence"])
-    else:
-        assert rule["verdict"] == "PASS", (
-            rule["summary"] + "\n" + "\n".join(e["text"] for e in rule["evidence"])
-        )
-        assert code == 0
+    load = rule["data"]["baseline"]["load"]
+    assert load and any(load in e["text"] for e in rule["evidence"])  # the load is always said
+    # INCONCLUSIVE timings (taken under other load than the baseline's) make a WARN, never a FAIL
+    assert rule["verdict"] in ("PASS", "WARN"), (
+        rule["summary"] + "\n" + "\n".join(e["text"] for e in rule["evidence"])
+    )
+    assert code == 0
     assert rows["eval.acc"]["verdict"] in ("PASS", "IMPROVED")
     assert rows["train.loss.last"]["value"] == pytest.approx(rows["train.loss.last"]["baseline"], rel=0.05)
     with open_history(tmp_path / "h.sqlite3") as db:
@@ -283,6 +282,10 @@ def test_removing_the_eval_stage_fails_on_the_missing_stage_and_metric(
     assert rows["stage.eval"]["verdict"] == "FAIL"
     assert rows["eval.acc"]["verdict"] == "FAIL" and rows["eval.acc"]["value"] is None
     assert "missing" in rows["eval.acc"]["why"]
-    assert rows["stage.eval.time_s"]["verdict"] == "FAIL"
+    # missing: a FAIL, or INFO where the recorded eval times were too unstable to be judged
+    assert (
+        rows["stage.eval.time_s"]["verdict"] in ("FAIL", "INFO")
+        and "missing" in rows["stage.eval.time_s"]["why"]
+    )
     # what did run still matches
     assert rows["train.loss.last"]["verdict"] in ("PASS", "IMPROVED")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tipc.judge.baseline import judge, stats, store
-from tipc.judge.baseline.metrics import EFFECT, HIGHER, LOWER, PERFORMANCE, Metric, RunMetrics
+from tipc.judge.baseline.metrics import CPU, EFFECT, HIGHER, LOWER, PERFORMANCE, WALL, Metric, RunMetrics
 
 
 @pytest.mark.parametrize(
@@ -144,16 +144,112 @@ def test_no_baseline_for_the_machine_class_is_a_fail_naming_the_others(tmp_path:
     assert "baselines exist for: cpu" in j.problem
 
 
-def test_machine_load_differences_and_a_busy_machine_are_named() -> None:
-    diff = judge.env_differences({"load_per_cpu": 0.1}, {"load_per_cpu": 1.2})
-    assert diff == (
-        "machine load per CPU: 0.1 -> 1.2 (timings taken under such different load are not comparable)",
+def _timed(value: float, contention: float | None, **extra: object) -> RunMetrics:
+    metric = Metric("stage.train.time_s", value, "s", PERFORMANCE, LOWER, "run record", WALL)
+    cpu = Metric("stage.train.cpu_s", value / 2, "s", PERFORMANCE, LOWER, "run record", CPU)
+    return RunMetrics(
+        {metric.name: metric, cpu.name: cpu},
+        {"train": "passed", "eval": "passed"},
+        contention=contention,
+        **extra,  # type: ignore[arg-type]
     )
-    busy = judge.env_differences({"load_per_cpu": 4.0}, {"load_per_cpu": 4.5})
-    assert busy == (
-        "machine busy while this run was measured: load per CPU 4.5 (baseline 4.0); its timings competed for "
-        "the CPUs",
+
+
+def _timing_baseline(contention: float = 0.2) -> store.Baseline:
+    samples = [10.0, 10.2, 9.9, 10.1, 9.8, 10.0, 10.3, 9.9, 10.1, 10.0]
+    base = _baseline()
+    for name, scale, clock in (("stage.train.time_s", 1.0, WALL), ("stage.train.cpu_s", 0.5, CPU)):
+        values = [v * scale for v in samples]
+        s = stats.summarise(values)
+        margin, origin = stats.derive_margin(s, PERFORMANCE, "s")
+        base.metrics[name] = store.MetricBaseline(
+            name, PERFORMANCE, "s", LOWER, "<=", s, values, margin, origin, clock=clock
+        )
+    base.provenance.update(contention=contention, contention_runs=[contention] * 10, seed=0)
+    return base
+
+
+def test_wall_clock_timings_under_other_load_are_inconclusive_in_the_direction_load_pushes() -> None:
+    base = _timing_baseline()
+    rows = lambda j: {r.metric: r.verdict for r in j.rows}  # noqa: E731
+    # twice as slow on a machine where the steps waited for a CPU far more: the load explains it
+    busy = judge.judge_metrics(base, _timed(20.0, 1.5), None)
+    assert rows(busy) == {"stage.train.time_s": "INCONCLUSIVE", "stage.train.cpu_s": "FAIL"}
+    assert "load differs: run-queue wait per CPU second 1.50 (baseline 0.20" in busy.load
+    why = next(r.why for r in busy.rows if r.metric == "stage.train.time_s")
+    assert "wall-clock timing, load differs" in why
+    # the CPU time did not move: the rule is not a FAIL, only a WARN for what could not be compared
+    calm_run = _timed(20.0, 1.5)
+    calm_run.metrics["stage.train.cpu_s"] = Metric("stage.train.cpu_s", 5.0, "s", PERFORMANCE, LOWER, "", CPU)
+    calm = judge.judge_metrics(base, calm_run, None)
+    assert rows(calm) == {"stage.train.time_s": "INCONCLUSIVE", "stage.train.cpu_s": "PASS"}
+    outcome = judge.to_outcome(calm)
+    assert outcome.verdict.value == "WARN" and "1 INCONCLUSIVE" in outcome.summary and not calm.regressed
+    # faster under more load is still faster; slower under less load is still slower
+    assert rows(judge.judge_metrics(base, _timed(5.0, 1.5), None))["stage.train.time_s"] == "IMPROVED"
+    near = judge.judge_metrics(base, _timed(20.0, 0.15), None)  # timings move by 0.05 / 1.2 = 4 %
+    assert near.load.startswith("comparable load") and rows(near)["stage.train.time_s"] == "FAIL"
+    quieter = _timing_baseline(contention=1.0)
+    assert rows(judge.judge_metrics(quieter, _timed(20.0, 0.0), None))["stage.train.time_s"] == "FAIL"
+    assert rows(judge.judge_metrics(quieter, _timed(10.0, 0.0), None))["stage.train.time_s"] == "INCONCLUSIVE"
+    # comparable load: judged
+    assert rows(judge.judge_metrics(base, _timed(20.0, 0.25), None))["stage.train.time_s"] == "FAIL"
+
+
+def test_the_load_average_stands_in_without_scheduler_statistics() -> None:
+    prov = {"load_per_cpu": 0.1}
+    run = _run({}, {})
+    assert judge.load_shift(prov, run, {"load_per_cpu": 1.2}).shift == "higher"
+    assert judge.load_shift({"load_per_cpu": 4.0}, run, {"load_per_cpu": 5.5}).shift == "higher"
+    assert judge.load_shift({"load_per_cpu": 0.6}, run, {"load_per_cpu": 1.0}).shift == ""
+    assert judge.load_shift({"load_per_cpu": 0.1}, run, {"load_per_cpu": 0.5}).shift == ""
+    assert judge.load_shift({}, run, {"load_per_cpu": 1.0}).text.startswith("load unknown")
+
+
+def test_unstable_metrics_are_not_judged_until_stable() -> None:
+    base = _baseline(train__loss__last=(5.0, 0.5, LOWER, "<="))
+    s = stats.summarise([6.69, 5.71, 4.97])
+    base.metrics["train.loss.last"].summary = s
+    j = judge.judge_metrics(base, _run({"train.loss.last": 9.0}, {"train": "passed", "eval": "passed"}), None)
+    row = j.rows[0]
+    assert row.verdict == "INFO" and "unstable when recorded" in row.why and not j.regressed
+
+
+def test_a_hollow_improvement_fails_with_its_reason() -> None:
+    base = _baseline(eval__loss=(52.3, 0.01, LOWER, "<="), train__loss__last=(4.8, 0.001, LOWER, "<="))
+    dead = ("the training loss is constant at 6.90776 over the last 3 logged iterations (t.log:17-25)",)
+    run = RunMetrics(
+        {
+            "eval.loss": Metric("eval.loss", 6.9078, "", EFFECT, LOWER, "e.log:10"),
+            "train.loss.last": Metric("train.loss.last", 6.90776, "", EFFECT, LOWER, "t.log:25"),
+        },
+        {"train": "passed", "eval": "passed"},
+        degenerate=dead,
+        hyper={"lr": ("10.0", "t.log:1")},
     )
-    assert judge.env_differences({"load_per_cpu": 0.6}, {"load_per_cpu": 1.0}) == ()  # under 2x, not busy
-    assert judge.env_differences({"load_per_cpu": 0.1}, {"load_per_cpu": 0.5}) == ()  # an idle machine
-    assert judge.env_differences({}, {"load_per_cpu": 1.0}) == ()
+    base.provenance["hyperparameters"] = {"lr": {"value": "0.1", "from": "t.log:1"}}
+    j = judge.judge_metrics(base, run, None)
+    rows = {r.metric: r for r in j.rows}
+    assert rows["eval.loss"].verdict == "FAIL" and rows["eval.loss"].why.startswith("hollow improvement")
+    assert "the training loss is constant" in rows["eval.loss"].why
+    assert rows["train.loss.last"].verdict == "FAIL"
+    assert j.hyper_diff == ("hyper-parameter lr: 0.1 -> 10.0 (read at t.log:1)",)
+    outcome = judge.to_outcome(j)
+    assert "training hyper-parameters changed: lr: 0.1 -> 10.0" in outcome.summary
+    # the same improvement without degenerate outputs is an improvement
+    clean = RunMetrics(dict(run.metrics), dict(run.stages))
+    assert {r.metric: r.verdict for r in judge.judge_metrics(base, clean, None).rows}[
+        "eval.loss"
+    ] == "IMPROVED"
+    # a baseline that was already degenerate in the same way does not make it hollow
+    base.provenance["degenerate"] = ["the training loss is constant at 4.8 over the last 3 logged iterations"]
+    assert {r.metric: r.verdict for r in judge.judge_metrics(base, run, None).rows}["eval.loss"] == "IMPROVED"
+
+
+def test_a_deterministic_metric_under_another_seed_is_inconclusive_not_failed() -> None:
+    base = _baseline(train__loss__last=(4.79634, 4.8e-4, LOWER, "<="))
+    base.provenance["seed"] = 0
+    run = _run({"train.loss.last": 5.2}, {"train": "passed", "eval": "passed"})
+    j = judge.judge_metrics(base, run, None)
+    assert j.rows[0].verdict == "INCONCLUSIVE" and "this run's seed is None" in j.rows[0].why
+    assert j.env_diff[0] == "seed: 0 -> None"

@@ -151,7 +151,13 @@ def test_build_write_and_read_back(tmp_path: Path) -> None:
     t = base.metrics["stage.train.time_s"]
     assert t.summary.n == 3 and t.summary.median == pytest.approx(2.0) and t.op == "<="
     assert base.metrics["eval.acc"].op == ">=" and base.metrics["train.loss.first"].op == "=="
-    assert not base.metrics["resources.mean_cpu_percent"].active
+    assert base.metrics["resources.mean_cpu_percent"].clock == "wall"  # judged, but INCONCLUSIVE under load
+    assert (
+        base.metrics["stage.train.cpu_s"].clock == "cpu"
+        and base.metrics["stage.train.time_s"].clock == "wall"
+    )
+    # the same log in every run: deterministic, judged exactly
+    assert base.metrics["train.loss.last"].summary.identical and base.metrics["train.loss.last"].margin < 1e-3
     path = store.baseline_path(tmp_path / "b", base.model, base.config, base.mode, base.machine_class)
     assert path == tmp_path / "b" / "m" / "train_infer_python" / "lite_train_lite_infer" / "cpu.yaml"
     path.parent.mkdir(parents=True)
@@ -160,6 +166,7 @@ def test_build_write_and_read_back(tmp_path: Path) -> None:
     assert back.metrics.keys() == base.metrics.keys()
     assert back.metrics["stage.train.time_s"].summary.median == pytest.approx(2.0)
     assert back.metrics["stage.train.time_s"].margin == pytest.approx(t.margin, rel=1e-5)
+    assert back.metrics["stage.train.cpu_s"].clock == "cpu" and back.metrics["stage.train.time_s"].is_stable
     assert diff.metric_lines(back, base)[0].startswith("~ ")
 
 
@@ -224,3 +231,88 @@ def test_a_window_holding_both_infinities_has_a_nan_mean_not_a_crash(tmp_path: P
     windows = sorted(n for n in m if n.startswith("train.loss.window"))
     assert math.isnan(m[windows[0]].value) and all(math.isfinite(m[n].value) for n in windows[1:])
     assert m["train.loss.min"].value == 0.4
+
+
+def test_not_applicable_steps_neither_make_nor_break_a_stage(tmp_path: Path) -> None:
+    """Issue 25: under --device cpu each stage of the official tutorial has a not-applicable 2-GPU step, and
+    its baseline had `stages: []` and no stage time."""
+    from dataclasses import replace
+
+    record = _record(tmp_path)
+    extra = tuple(
+        Step(id=f"{s.id}/gpus_0,1", stage=s.stage, argv=s.argv, log=None) for s in record.plan.steps
+    )
+    skipped = tuple(
+        StepResult(s.id, Status.SKIPPED, reason="not applicable: gpu_list item '0,1' is a distributed launch")
+        for s in extra
+    )
+    record = replace(
+        record, plan=replace(record.plan, steps=record.plan.steps + extra), results=record.results + skipped
+    )
+    run = extract(record, tmp_path)
+    assert run.stages == {"train": "passed", "eval": "passed", "infer": "passed"}
+    assert {"stage.train.time_s", "stage.eval.cpu_s", "stage.infer.time_s"} <= set(run.metrics)
+    base = store.build(record, [run, run], ["a", "b"])
+    assert base.stages == ["train", "eval", "infer"]
+
+
+def test_hyper_parameters_from_the_command_the_namespace_and_the_logged_rate(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    record = _record(tmp_path)
+    train = replace(
+        record.plan.steps[0], argv=("python", "train.py", "--epochs=5", "--batch-size", "4", "--lr", "0.1")
+    )
+    record = replace(record, plan=replace(record.plan, steps=(train, *record.plan.steps[1:])))
+    namespace = "Namespace(data_path='./data', lr=10.0, opt='sgd', momentum=0.9, workers=8, amp_level=None)\n"
+    (tmp_path / "out" / "train.log").write_text(
+        namespace + TRAIN_LOG.replace("avg_batch_cost", "lr: 10.0, avg_batch_cost")
+    )
+    hyper = extract(record, tmp_path).hyper
+    assert hyper["epochs"] == ("5", "train command") and hyper["batch_size"] == ("4", "train command")
+    assert hyper["lr"] == ("10.0", "out/train.log:1")  # what the script says it ran with wins
+    assert hyper["opt"] == ("sgd", "out/train.log:1") and hyper["amp_level"] == ("None", "out/train.log:1")
+    assert hyper["logged_lr"] == ("10", "out/train.log:2")
+    base = store.build(record, [extract(record, tmp_path)], ["a"])
+    assert base.provenance["hyperparameters"]["lr"] == {"value": "10.0", "from": "out/train.log:1"}
+
+
+def test_a_hostile_namespace_line_is_text_not_code(tmp_path: Path) -> None:
+    record = _record(tmp_path)
+    evil = "Namespace(lr=__import__('os').system('touch /tmp/tipc-pwned'), x=" + "[" * 5000 + ")\n"
+    (tmp_path / "out" / "train.log").write_text(evil + TRAIN_LOG)
+    hyper = extract(record, tmp_path).hyper
+    assert not Path("/tmp/tipc-pwned").exists()
+    assert "x" not in hyper or len(hyper["x"][0]) <= 200
+
+
+def test_signs_of_degenerate_outputs(tmp_path: Path) -> None:
+    from tipc.judge.baseline.metrics import degenerate_signs
+    from tipc.judge.checks.logparse import parse_line
+
+    flat = [
+        parse_line(f"[Epoch {i}, iter: 0] loss: 6.90776, avg_batch_cost: 1.0 sec", i) for i in range(1, 6)
+    ]
+    assert "constant at 6.90776 over the last 3" in degenerate_signs("train", flat, "t.log")[0]
+    nan = [parse_line("[Epoch 0, iter: 0] loss: nan, avg_batch_cost: 1.0 sec", 7)]
+    assert degenerate_signs("train", nan, "t.log") == ["the training loss is nan at t.log:7"]
+    uniform = [parse_line("image_name: ./images/demo.jpg, class_id: 0, prob: 0.0010000000474974513", 3)]
+    assert "= 1/1000 at i.log:3" in degenerate_signs("infer", uniform, "i.log")[0]
+    alive = [parse_line("image_name: ./images/demo.jpg, class_id: 986, prob: 0.8736628293991089", 3)]
+    learning = [
+        parse_line(f"[Epoch {i}, iter: 0] loss: {6 - i}.1, avg_batch_cost: 1.0 sec", i) for i in range(5)
+    ]
+    assert (
+        degenerate_signs("infer", alive, "i.log") == [] and degenerate_signs("train", learning, "t.log") == []
+    )
+
+
+def test_runs_of_a_repeated_check_combine_into_medians_and_survive_json(tmp_path: Path) -> None:
+    from tipc.judge.baseline.metrics import RunMetrics, combine
+
+    runs = [extract(_record(tmp_path, scale=s), tmp_path) for s in (1.0, 3.0, 1.2)]
+    back = [RunMetrics.from_json(r.to_json()) for r in runs]
+    assert back[1].metrics == runs[1].metrics and back[1].stages == runs[1].stages
+    one = combine(back)
+    assert one.metrics["stage.train.time_s"].value == pytest.approx(2.4)
+    assert one.metrics["stage.train.time_s"].source.startswith("median of 3 runs")

@@ -209,14 +209,14 @@ def test_an_engine_stopped_by_the_worker_error_names_it() -> None:
 def test_each_ill_typed_argument_is_named_before_any_work(tmp_path: Path) -> None:
     fn = CHECKS["agreement"]
     cases: dict[str, tuple[Any, str]] = {
-        "engines": (["a", 1], "engines must be a list of at least two names"),
-        "seed": (True, "seed must be an integer, got True"),
-        "inputs": (3, "inputs must be a path, got 3"),
-        "plugins": ("mod", "plugins must be a list of module names, got 'mod'"),
-        "engine_options": ({"onnxruntime": 1}, "engine_options must map engine names to mappings"),
-        "model_dir": (["m"], "model_dir must be a path, got ['m']"),
-        "timeout_s": (0, "cosine_min in (0, 1], timeout_s > 0"),
-        "bogus": (1, "unknown argument(s) ['bogus']"),
+        "engines": (["a", 1], "engines[1]: expected a non-empty string, got int 1"),
+        "seed": (True, "seed: expected an integer, got true"),
+        "inputs": (3, "inputs: expected a path, got int 3"),
+        "plugins": ("mod", "plugins: expected a list of module names, got 'mod'"),
+        "engine_options": ({"onnxruntime": 1}, "engine_options.onnxruntime: expected a mapping"),
+        "model_dir": (["m"], "model_dir: expected a path, got a list"),
+        "timeout_s": (0, "timeout_s: expected a number > 0, got int 0"),
+        "bogus": (1, "bogus: unknown key 'bogus'"),
     }
     for key, (value, words) in cases.items():
         out = fn(ctx_for(tmp_path, None), **{key: value})

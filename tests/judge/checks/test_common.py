@@ -1,10 +1,11 @@
 from pathlib import Path
 
+import pytest
+
 from tests.judge.checks.checks_fixtures import ctx_for, make_record, write_tree
 from tipc.core.steps import Stage, Status
-from tipc.judge.checks._common import argv_options, physical_lines, unknown_args
+from tipc.judge.checks._common import argv_options, physical_lines
 from tipc.judge.checks._model import find_model, locate_model
-from tipc.judge.checks.base import Verdict
 from tipc.judge.checks.predict_infer import weights_option
 
 
@@ -102,8 +103,44 @@ def test_locate_model_and_export_weights_from_ocr_style_argv(tmp_path: Path) -> 
     assert weights_option(rec) == ["-o", "Global.pretrained_model=./output/best_accuracy"]
 
 
-def test_unknown_args_names_them_sorted_or_gives_none() -> None:
-    assert unknown_args("x", {"a": 1}, {"a", "b"}) is None
-    failed = unknown_args("x", {"z": 1, "a": 1, "c": 2}, ("a",))
-    assert failed is not None and failed.verdict is Verdict.FAIL
-    assert failed.summary == "x: bad arguments: unknown argument(s) ['c', 'z']"
+def test_find_model_from_one_of_its_files(tmp_path: Path) -> None:
+    """`--model_file=output/model.pdmodel` names the program file itself, not a prefix."""
+    write_tree(tmp_path, {"out/model.pdmodel": b"", "out/model.pdiparams": b"", "out/model.json": "{}"})
+    by_program = find_model(tmp_path / "out" / "model.pdmodel")
+    assert by_program is not None and by_program.model_file.name == "model.pdmodel"  # the format named
+    by_json = find_model(tmp_path / "out" / "model.json")
+    assert by_json is not None and by_json.model_file.name == "model.json"
+    by_params = find_model(tmp_path / "out" / "model.pdiparams")
+    assert by_params is not None and by_params.params_file.name == "model.pdiparams"
+    assert find_model(tmp_path / "out" / "other.pdmodel") is None
+
+
+CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "tipc-corpus"
+C3D = CORPUS / "txyugood__PaddleC3D" / "test_tipc" / "configs" / "c3d" / "train_infer_python.txt"
+
+
+@pytest.mark.skipif(not C3D.is_file(), reason=f"corpus config not found: {C3D}")
+def test_locate_model_given_as_model_file_on_a_real_config(tmp_path: Path) -> None:
+    """PaddleC3D's inference reads `--model_file:output/model.pdmodel` (the PaddleVideo family's form): the
+    model the run exported there is found, not looked for as `output/model.pdmodel.pdiparams`."""
+    from tipc.execute.record import RunRecord, StepResult
+    from tipc.planning.planner import plan
+
+    config = tmp_path / "test_tipc" / "configs" / "c3d" / "train_infer_python.txt"
+    config.parent.mkdir(parents=True)
+    config.write_bytes(C3D.read_bytes())
+    the_plan = plan(config, "lite_train_lite_infer", repo=tmp_path)
+    infer = next(s for s in the_plan.steps if s.stage is Stage.INFER)
+    given = next(a.split("=", 1)[1] for a in infer.argv if a.startswith("--model_file="))
+    assert given.endswith("/model.pdmodel"), infer.argv
+    program = (tmp_path / infer.cwd / given).resolve()
+    write_tree(program.parent, {"model.pdmodel": b"x", "model.pdiparams": b"x"})
+    results = tuple(
+        StepResult(step_id=s.id, status=Status.PASSED, exit_code=0, started=1.0, ended=2.0, argv=s.argv)
+        for s in the_plan.steps
+    )
+    record = RunRecord(plan=the_plan, results=results, started=1.0)
+    model, candidates = locate_model(record, tmp_path)
+    assert model is not None, candidates
+    assert model.model_file == program
+    assert model.params_file.name == "model.pdiparams"

@@ -1,4 +1,4 @@
-"""A chance-level eval turns an agreement PASS into a WARN."""
+"""A chance-level eval is named beside an agreement PASS (a note: the verdict stays the agreement's)."""
 
 from pathlib import Path
 
@@ -25,12 +25,14 @@ def ctx(tmp_path: Path, text: str) -> object:
     return ctx_for(tmp_path, rec)
 
 
-def test_accuracy_zero_is_named_and_downgrades_a_pass(tmp_path: Path) -> None:
+def test_accuracy_zero_is_named_beside_a_pass(tmp_path: Path) -> None:
     c = ctx(tmp_path, STEP6_EVAL)
     ev = chance_level_eval(c)
     assert ev is not None and (ev.path, ev.line) == (EVAL_LOG, 3)
     out = with_eval_level(c, CheckOutcome(Verdict.PASS, "2 engines agree on every output"))  # type: ignore[arg-type]
-    assert out.verdict is Verdict.WARN and "eval accuracy is 0" in out.summary
+    # the tutorial's lite eval reads 0 in one run and 0.062 in the next: a verdict on it would flip
+    assert out.verdict is Verdict.PASS and "; note: " in out.summary and "eval accuracy is 0" in out.summary
+    assert out.data["eval_level"] == ev.text
 
 
 def test_a_learning_model_is_left_alone(tmp_path: Path) -> None:

@@ -127,10 +127,13 @@ def test_only_modes_that_infer_with_the_pretrained_model(tmp_path: Path) -> None
 
 def test_bad_arguments_are_named(tmp_path: Path) -> None:
     for args, words in (
-        ({"gt_glob": ""}, "gt_glob must be a glob string, got ''"),
-        ({"rtol": -1}, "atol and rtol must be >= 0"),
-        ({"modes": [1]}, "modes must be a list of mode names or 'all', got [1]"),
-        ({"tol": 1}, "unknown argument(s) ['tol']"),
+        ({"gt_glob": ""}, "gt_glob: expected a glob, got ''"),
+        ({"rtol": -1}, "rtol: expected a number >= 0, got int -1"),
+        ({"modes": [1]}, "modes[0]: expected a non-empty string, got int 1"),
+        (
+            {"tol": 1},
+            "tol: unknown key 'tol'; did you mean 'rtol'? expected one of: atol, gt_glob, modes, rtol",
+        ),
     ):
         out = run(tmp_path, {GT32: GT}, [FP32_LOG], **args)
         assert out.verdict is Verdict.FAIL and out.summary == f"ground_truth: bad arguments: {words}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,60 @@ def test_pretrained_weights_the_command_line_names_are_reported_not_failed(tmp_p
     v, _, evidence = verdict(tmp_path, "weights", record)
     assert v is Verdict.PASS
     assert "pretrained weights the config names" in evidence
+
+
+def _commit(repo: Path, rel: str, date: str) -> None:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_DATE": date,
+        "GIT_AUTHOR_NAME": "a",
+        "GIT_AUTHOR_EMAIL": "a@b",
+        "GIT_COMMITTER_NAME": "a",
+        "GIT_COMMITTER_EMAIL": "a@b",
+    }
+    for argv in (["git", "init", "-q"], ["git", "add", rel], ["git", "commit", "-qm", "w"]):
+        subprocess.run(argv, cwd=repo, env=env, check=True)
+
+
+def test_committed_trained_weights_named_on_the_command_line_fail_where_this_run_trained(
+    tmp_path: Path,
+) -> None:
+    """Named weights outside the output folder are pretrained ones only when this run trained none: eval and
+    export given committed weights that were trained long ago, while train wrote fresh ones nobody read, is a
+    FAIL naming both files and the commit date."""
+    committed_file(tmp_path, "logs/net.pdparams")
+    _commit(tmp_path, "logs/net.pdparams", "2022-04-10T12:00:00+00:00")
+    named = "--pretrained=logs/net.pdparams"
+    record = chain(tmp_path, eval_argv=["python", "eval.py", named])
+    export = record.plan.steps[2]
+    steps = (
+        *record.plan.steps[:2],
+        replace(export, argv=("python", "export_model.py", named, f"--save_inference_dir={OUT}/export")),
+        record.plan.steps[3],
+    )
+    record = replace(
+        record,
+        plan=replace(record.plan, steps=steps),
+        results=tuple(replace(r, argv=s.argv) for r, s in zip(record.results, steps, strict=True)),
+    )
+    write_access(record, "train", writes=[W])
+    write_access(record, "eval", reads=["logs/net.pdparams"])
+    write_access(record, "export", reads=["logs/net.pdparams"], writes=EXPORTED)
+    write_access(record, "infer", reads=EXPORTED)
+    v, summary, evidence = verdict(tmp_path, "weights", record)
+    assert v is Verdict.FAIL, summary
+    assert "eval, export read logs/net.pdparams (committed 2022-04-10T12:00:00+00:00)" in summary
+    assert f"its train wrote {W}, which no later step read" in summary
+    assert "named on its command line" in evidence
+    # with no train in the run, the same named weights are pretrained ones
+    no_train = replace(
+        record,
+        plan=replace(record.plan, steps=record.plan.steps[1:]),
+        results=record.results[1:],
+    )
+    v, _, evidence = verdict(tmp_path, "weights", no_train)
+    assert v is Verdict.PASS and "pretrained weights the config names" in evidence
 
 
 def test_named_weights_inside_the_output_folder_are_stale_not_pretrained(tmp_path: Path) -> None:

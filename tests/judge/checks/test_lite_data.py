@@ -84,7 +84,10 @@ def test_config_argument_and_data_outside_the_repo(tmp_path: Path) -> None:
     write_tree(tmp_path, {CONFIG: config})
     out = CHECKS["lite_data"](ctx_for(tmp_path, None), config=CONFIG)
     assert out.verdict is Verdict.FAIL and "outside the repo" in out.summary
-    assert "config must be" in CHECKS["lite_data"](ctx_for(tmp_path, None), config=3).summary
+    assert (
+        "config: expected a path inside the repo"
+        in CHECKS["lite_data"](ctx_for(tmp_path, None), config=3).summary
+    )
     missing = CHECKS["lite_data"](ctx_for(tmp_path, None), config="test_tipc/configs/none.txt")
     assert missing.verdict is Verdict.NA and "no train_infer_python config" in missing.summary
 
@@ -104,3 +107,40 @@ def test_the_run_records_config_is_read(tmp_path: Path) -> None:
     out = CHECKS["lite_data"](ctx_for(tmp_path, record))
     assert out.verdict is Verdict.PASS and out.data["paths"] == ["./test_tipc/data/Set2/"]
     assert CHECKS["lite_data"](ctx_for(tmp_path, None)).verdict is Verdict.FAIL  # every config, CONFIG too
+
+
+def test_a_dataset_named_on_a_command_line_is_not_a_missing_path(tmp_path: Path) -> None:
+    # the data slot names the folder; the train command names the dataset (`--data=CUB_TINY`)
+    config = DNCNN.replace("--data-path:./test_tipc/data/Set2/", "--data-path:./data/CUB_TINY").replace(
+        "norm_train:train.py --data_dir ./test_tipc/data/Set2/ --val_dir ./test_tipc/data/Set2/",
+        "norm_train:train.py --data=CUB_TINY --dataset bird_tiny",
+    )
+    config = config.replace("--data_path ./test_tipc/data/Set2/", "--data_path ./data/CUB_TINY")
+    write_tree(tmp_path, {CONFIG: config, "data/CUB_TINY/images/a.jpg": b"x"})
+    out = CHECKS["lite_data"](ctx_for(tmp_path, None))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert out.data == {"paths": ["./data/CUB_TINY"], "names": ["CUB_TINY", "bird_tiny"]}
+    noted = [e.text for e in out.evidence]
+    assert (
+        "CUB_TINY: a dataset named on the command line, not a path; the config's data path ./data/CUB_TINY"
+        in ("\n".join(noted))
+    )
+    # a path that is missing still fails; a name only is N-A
+    (tmp_path / "data/CUB_TINY/images/a.jpg").unlink()
+    (tmp_path / "data/CUB_TINY/images").rmdir()
+    (tmp_path / "data/CUB_TINY").rmdir()
+    assert CHECKS["lite_data"](ctx_for(tmp_path, None)).verdict is Verdict.FAIL
+    only_names = config.replace("--data-path:./data/CUB_TINY", "--data-path:null").replace(
+        "--data_path ./data/CUB_TINY", "--test_noiseL 15"
+    )
+    write_tree(tmp_path, {CONFIG: only_names})
+    out = CHECKS["lite_data"](ctx_for(tmp_path, None))
+    assert out.verdict is Verdict.NA and "names its data by name only" in out.summary, out.summary
+
+
+def test_a_folder_named_like_a_dataset_is_looked_for(tmp_path: Path) -> None:
+    # renmada/RD4AD-paddle: `--data_dir sample_data` is a folder of the repo, found as a path
+    config = DNCNN.replace("--data_dir ./test_tipc/data/Set2/", "--data_dir sample_data")
+    write_tree(tmp_path, {CONFIG: config, "test_tipc/data/Set2/01.png": b"x", "sample_data/a.png": b"x"})
+    out = CHECKS["lite_data"](ctx_for(tmp_path, None))
+    assert out.verdict is Verdict.PASS and "sample_data" in out.data["paths"], out.summary

@@ -213,15 +213,15 @@ def test_real_throughput_passes(tmp_path: Path) -> None:
 def test_each_bad_argument_is_named(tmp_path: Path) -> None:
     fn = CHECKS["log_fields"]
     for args, words in (
-        ({"fields": []}, "fields must be a non-empty list"),
-        ({"fields": ["loss", 3]}, "fields must be a non-empty list"),
-        ({"aliases": "yes"}, "aliases must be true or false"),
-        ({"step": 3}, "step must be a string"),
+        ({"fields": []}, "fields: expected a non-empty list of field names"),
+        ({"fields": ["loss", 3]}, "fields[1]: expected a non-empty string"),
+        ({"aliases": "yes"}, "aliases: expected true or false"),
+        ({"step": 3}, "step: expected a substring of the step id"),
     ):
         out = fn(ctx_for(tmp_path, None), **args)
         assert out.verdict is Verdict.FAIL and words in out.summary, args
     tp = CHECKS["throughput"]
-    for args, words in (({"nope": 1}, "unknown argument"), ({"step": 3}, "step must be a string")):
+    for args, words in (({"nope": 1}, "nope: unknown key"), ({"step": 3}, "step: expected a substring")):
         out = tp(ctx_for(tmp_path, None), **args)
         assert out.verdict is Verdict.FAIL and words in out.summary, args
 

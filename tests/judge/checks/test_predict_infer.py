@@ -55,7 +55,7 @@ def test_probability_difference_fails(tmp_path: Path) -> None:
     r = repo(tmp_path, infer_offset="0.001")
     out = CHECKS["predict_infer_agreement"](ctx_for(r, record(r)))
     assert out.verdict is Verdict.FAIL
-    assert "prob" in out.summary and "0.png" in out.summary
+    assert "score 0.319588 (predict.py) vs 0.320588 (infer.py)" in out.summary and "0.png" in out.summary
     assert any(e.path and e.path.endswith("infer_0.log") and e.line == 1 for e in out.evidence)
     # a looser tolerance accepts it
     assert CHECKS["predict_infer_agreement"](ctx_for(r, record(r)), prob_atol=0.01).verdict is Verdict.PASS
@@ -92,7 +92,7 @@ def test_parse_predictions(tmp_path: Path) -> None:
         "W warn\nimage_name: a/b/3.jpg, class_id: 4, prob: 0.5\nImage: c.png class_ids: [2] scores: [0.25]\n"
     )
     got = parse_predictions(log)
-    assert [(g["image"], g["class_id"], g["prob"], g["line"]) for g in got] == [
+    assert [(g.image, g.label, g.score, g.line) for g in got] == [
         ("3.jpg", 4.0, 0.5, 2),
         ("c.png", 2.0, 0.25, 3),
     ]
@@ -143,7 +143,7 @@ def test_predict_py_in_tools_is_found_and_spread_reported(tmp_path: Path) -> Non
     assert any("spread across 2 inputs" in e.text for e in out.evidence)
 
 
-def test_constant_results_across_images_do_not_pass(tmp_path: Path) -> None:
+def test_constant_results_across_images_are_named(tmp_path: Path) -> None:
     constant = 'print(f"image_name: {f}, class_id: 3, prob: 0.101200")\n'
     r = repo(tmp_path)
     for name in ("infer.py", "predict.py"):
@@ -151,7 +151,7 @@ def test_constant_results_across_images_do_not_pass(tmp_path: Path) -> None:
         head = text.split("for f in files:")[0]
         (r / name).write_text(head + "for f in files:\n    " + constant, encoding="utf-8")
     out = CHECKS["predict_infer_agreement"](ctx_for(r, record(r)))
-    assert out.verdict is Verdict.WARN and "constant across 2 inputs" in out.summary
+    assert out.verdict is Verdict.PASS and "note: the outputs are constant across 2 inputs" in out.summary
 
 
 def test_image_slot_the_script_never_passes_is_used(tmp_path: Path) -> None:
@@ -236,7 +236,7 @@ def test_an_infer_script_that_prints_no_result_fails(tmp_path: Path) -> None:
     (r / "infer.py").write_text("print('done')\n")
     out = CHECKS["predict_infer_agreement"](ctx_for(r, record(r)))
     assert out.verdict is Verdict.FAIL
-    assert out.summary == "infer printed no class_id line for lite_data/test"
+    assert out.summary == "infer printed no result for lite_data/test (predict did)"
     assert str(out.evidence[0].path).endswith("tipc_predict_infer/infer_0.log")
     assert out.data["logs"][-1] == out.evidence[0].path
 
@@ -256,5 +256,107 @@ def test_inference_steps_it_cannot_use(tmp_path: Path) -> None:
     assert out.evidence[0].text == "sh -c 'infer.py'"
     bare = make_record(r, [("infer/cpu", Stage.INFER, [sys.executable, "x.py"], INFER_LOG, Status.PASSED)])
     out = fn(ctx_for(r, bare))
-    assert out.verdict is Verdict.FAIL and out.summary.startswith("cannot tell which image(s) to predict")
+    assert out.verdict is Verdict.NA and out.summary.startswith("the inference step names no input tipc can")
     assert out.evidence[0].path == INFER_LOG
+
+
+# An anomaly detector's predict.py and infer.py print a score, not a class id (liuxtakeoff/cutpaste_paddle's
+# infer.py prints `class_id: 0, prob: 0.4543665051460266`; its predict.py prints its verdict in a sentence).
+SCORE_SCRIPT = """\
+import argparse
+p = argparse.ArgumentParser()
+p.add_argument("--img-path")
+p.add_argument("--model_dir", default=None)
+a = p.parse_args()
+print(FORMAT)
+"""
+
+
+def _score_repo(tmp_path: Path, predict_line: str, infer_line: str) -> Path:
+    write_tree(
+        tmp_path,
+        {
+            "tools/predict.py": SCORE_SCRIPT.replace("FORMAT", predict_line),
+            "deploy/infer.py": SCORE_SCRIPT.replace("FORMAT", infer_line),
+            "images/demo0.png": b"png",
+        },
+    )
+    return tmp_path
+
+
+def _score_record(r: Path) -> object:
+    argv = [sys.executable, "deploy/infer.py", "--model_dir=deploy", "--img-path=images/demo0.png"]
+    return make_record(r, [("infer/cpu", Stage.INFER, argv, INFER_LOG, Status.PASSED)])
+
+
+def test_scores_are_compared_at_the_precision_a_script_prints(tmp_path: Path) -> None:
+    r = _score_repo(
+        tmp_path, '"anomaly score: %.4f" % 0.45437', '"image_name: x.png, prob: 0.4543665051460266"'
+    )
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, _score_record(r)))
+    assert out.verdict is Verdict.PASS, out.summary  # 0.4544 is 0.45437 printed to 4 decimals
+    assert out.data["compared_fields"] == ["score"]
+    assert out.data["commands"][0][2] == "--img-path=images/demo0.png"  # predict.py's own spelling
+    r2 = _score_repo(tmp_path / "b", '"score: %.4f" % 0.4545', '"prob: 0.4543665051460266"')
+    out = CHECKS["predict_infer_agreement"](ctx_for(r2, _score_record(r2)))
+    assert out.verdict is Verdict.FAIL and "|diff| 0.000133 > 5e-05" in out.summary, out.summary
+
+
+def test_a_near_constant_score_differing_in_the_fifth_digit_agrees(tmp_path: Path) -> None:
+    # the official tutorial's lite model: prob 0.9999877 in one engine, 0.9999754 in the other (1.23e-05)
+    r = _score_repo(tmp_path, '"class_id: 886, prob: 0.9999877"', '"class_id: 886, prob: 0.9999754"')
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, _score_record(r)))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert out.data["compared_fields"] == ["class", "score"]
+
+
+def test_a_result_in_a_sentence_is_not_applicable_not_a_failure(tmp_path: Path) -> None:
+    sentence = '"分类结果为：正常！异常分数为：0.4545"'
+    r = _score_repo(tmp_path, sentence, '"image_name: images/demo0.png, class_id: 0, prob: 0.4543665"')
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, _score_record(r)))
+    assert out.verdict is Verdict.NA, out.summary
+    assert "cannot read the result predict printed" in out.summary and "0.4545" in out.summary
+
+
+def test_a_predict_py_without_the_image_option_is_not_applicable(tmp_path: Path) -> None:
+    # sldyns/DnCNN_paddle: predict.py denoises a folder (--data_path); infer.py takes --img-path
+    r = _score_repo(tmp_path, '"psnr: 30.1"', '"image_name: x.png, psnr: 30.1"')
+    (r / "tools/predict.py").write_text(
+        'import argparse\np = argparse.ArgumentParser()\np.add_argument("--data_path")\np.parse_args()\n'
+    )
+    out = CHECKS["predict_infer_agreement"](ctx_for(r, _score_record(r)))
+    assert out.verdict is Verdict.NA and "takes no image option (no --img-path)" in out.summary, out.summary
+
+
+def test_an_inference_step_without_images_runs_both_on_its_own_inputs(tmp_path: Path) -> None:
+    # kongdebug/NAFNet-pd infers on noisy/clean image pairs; txyugood/PaddleC3D on an .npy clip
+    script = """\
+import argparse
+p = argparse.ArgumentParser()
+p.add_argument("--noisy-dir")
+p.add_argument("--clean-dir")
+p.add_argument("--model-dir", default=None)
+a = p.parse_args()
+print(f"image_name: {a.noisy_dir}, score: {len(a.noisy_dir) + len(a.clean_dir)}")
+"""
+    write_tree(tmp_path, {"predict.py": script, "infer.py": script, "d/noisy.png": b"n", "d/clean.png": b"c"})
+    argv = [
+        sys.executable,
+        "infer.py",
+        "--model-dir=./out",
+        "--clean-dir=d/clean.png",
+        "--noisy-dir=d/noisy.png",
+    ]
+    rec = make_record(tmp_path, [("infer/cpu", Stage.INFER, argv, INFER_LOG, Status.PASSED)])
+    out = CHECKS["predict_infer_agreement"](ctx_for(tmp_path, rec))
+    assert out.verdict is Verdict.PASS, out.summary
+    assert out.data["commands"][0][2:] == ["--clean-dir=d/clean.png", "--noisy-dir=d/noisy.png"]
+    only_clean = (
+        'import argparse\np = argparse.ArgumentParser()\np.add_argument("--clean_dir")\np.parse_args()\n'
+    )
+    (tmp_path / "predict.py").write_text(only_clean + 'print("image_name: x, score: 1")\n')
+    out = CHECKS["predict_infer_agreement"](ctx_for(tmp_path, rec))
+    assert out.data["commands"][0][2:] == ["--clean_dir=d/clean.png"]  # what it takes, as it spells it
+    (tmp_path / "predict.py").write_text("import argparse\np = argparse.ArgumentParser()\np.parse_args()\n")
+    out = CHECKS["predict_infer_agreement"](ctx_for(tmp_path, rec))
+    assert out.verdict is Verdict.NA and "takes none of the inference step's input options" in out.summary

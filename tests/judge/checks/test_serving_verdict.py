@@ -102,3 +102,31 @@ def test_full_load_lifts_the_time_budget_unless_a_rule_sets_one() -> None:
     checks["serving"](None)
     checks["serving"](None, load_s=5, requests=10)
     assert seen == [{"load_s": 0}, {"load_s": 5, "requests": 10}]
+
+
+def test_a_serving_chain_that_converted_weights_that_do_not_exist_fails(
+    tmp_path: Path, reference_server: None
+) -> None:
+    """The repo's conversion is given weights that are not there and exports at random init (the demo's
+    export_model.py says so); the repo then serves that untrained model while inference checks the trained
+    one: a FAIL, whatever tipc's own server makes of the random model."""
+    from tests.judge.checks.checks_fixtures import write_tree
+
+    log = "log/serving/python_trans_model.log"
+    write_tree(
+        tmp_path,
+        {log: "[WARNING] weight file ./output/best_model.pdparams does not exist, exporting random init!\n"},
+    )
+    steps = [
+        ("serving/convert", Stage.EXPORT, ["python", "export_model.py"], log, Status.PASSED),
+        ("serving/server", Stage.SERVE, ["python", "web_service.py"], "server.log", Status.PASSED),
+        ("serving/client", Stage.CLIENT, ["python", "pipeline_http_client.py"], "client.log", Status.PASSED),
+    ]
+    chain = make_record(tmp_path, steps)
+    ctx = CheckContext(repo=tmp_path, record=train_record(tmp_path), records={"serving": chain})
+    out = serving_mod.serving(ctx)
+    assert out.verdict is Verdict.FAIL
+    assert "serves a model converted without its trained weights" in out.summary
+    assert out.evidence[0].path == log and out.evidence[0].line == 1
+    write_tree(tmp_path, {log: "[Export] loaded weights from ./pretrained/x.pdparams\n"})
+    assert serving_mod.serving(ctx).verdict is Verdict.PASS  # tipc's server on the repo's model decides

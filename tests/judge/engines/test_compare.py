@@ -29,3 +29,14 @@ def test_shape_mismatch_and_non_finite() -> None:
     assert squeezed["shape_match"] and squeezed["allclose"]
     nan = compare_arrays(np.ones(3), np.array([1.0, np.nan, 1.0]), 1e-5, 1e-4)
     assert not nan["allclose"] and not nan["finite"]
+
+
+def test_the_absolute_tolerance_scales_with_the_outputs_magnitude() -> None:
+    # logits reaching 1000: an element near 0 that differs by 0.05 is float32 noise at that scale
+    a = np.array([[1000.0, 0.001, -3.0]], dtype=np.float32)
+    b = a + np.array([[0.0, 0.05, 0.0]], dtype=np.float32)
+    f = compare_arrays(a, b, 1e-5, 1e-4)
+    assert f["allclose"] and f["atol_used"] == 1e-4 * 1000.0
+    small = np.array([[1.0, 0.001, -0.3]], dtype=np.float32)
+    f = compare_arrays(small, small + np.array([[0.0, 0.05, 0.0]], dtype=np.float32), 1e-5, 1e-4)
+    assert not f["allclose"]  # at a scale of 1 the same difference is a disagreement

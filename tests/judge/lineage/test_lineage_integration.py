@@ -115,3 +115,30 @@ def test_eval_loading_committed_weights_fails_naming_them(tmp_path: Path) -> Non
     paths = rule(report, "lineage.cmdline_paths")
     assert paths["verdict"] == "FAIL" and "was never opened" in paths["summary"]
     assert "latest.pdparams" in paths["summary"]
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="the overlay sandbox (whose upper layer shows native writes) runs as root here"
+)
+def test_weights_written_by_a_native_program_count_as_the_train_steps(tmp_path: Path) -> None:
+    """No hook sees `cp` (not Python) write the weights eval then reads: the sandbox's upper layer does."""
+    repo = demo_copy(tmp_path)
+    script = repo / "train.py"
+    text = script.read_text()
+    save = 'paddle.save(model.state_dict(), os.path.join(args.output_dir, "latest.pdparams"))'
+    assert save in text
+    script.write_text(
+        text.replace(
+            save,
+            'paddle.save(model.state_dict(), "/tmp/tipc_native.pdparams"); import subprocess; '
+            'subprocess.run(["cp", "/tmp/tipc_native.pdparams", '
+            'os.path.join(args.output_dir, "latest.pdparams")], check=True)',
+        )
+    )
+    report = run_and_check(repo, "train", "eval")
+    weights = rule(report, "lineage.weights")
+    assert weights["verdict"] == "PASS", weights
+    latest = next(f for f in report["lineage"]["files"] if f["path"].endswith("latest.pdparams"))
+    assert latest["origin"] == "run" and [w.split("/")[0] for w in latest["written_by"]] == ["train"], latest
+    edges = [e for e in report["lineage"]["edges"] if e["file"] == latest["path"] and e["kind"] == "wrote"]
+    assert [e["via"] for e in edges] == ["layer"]  # seen only in the sandbox's upper layer

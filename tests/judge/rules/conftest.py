@@ -7,10 +7,18 @@ from typing import Any
 import pytest
 
 from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.yamlschema import Map, Schema
 from tipc.execute.record import RunRecord, StepResult
 from tipc.judge.checks.base import CheckContext
 
 Tree = dict[str, Any]
+
+
+def with_fakes(*names: str) -> dict[str, Schema]:
+    """The registered checks' argument schemas plus fake checks (any arguments) that a test wires in."""
+    from tipc.judge.rules.schema import registered_checks
+
+    return {**registered_checks(), **{n: Map(closed=False) for n in names}}
 
 
 def build_tree(root: Path, spec: Tree) -> Path:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.judge.rules.conftest import with_fakes
 from tipc.core.errors import RuleError
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
 from tipc.judge.rules import evaluate, parse_ruleset
@@ -40,13 +41,16 @@ rules:
 """
 
 
+FAKES = with_fakes("explodes")
+
+
 def _explodes(ctx: CheckContext, **args: Any) -> CheckOutcome:
     raise ZeroDivisionError("bug in a check")
 
 
 def test_severity_applicability_and_internal_errors(tree: Callable[..., Path]) -> None:
     repo = tree({})
-    rs = parse_ruleset(RULESET, "t.yaml")
+    rs = parse_ruleset(RULESET, "t.yaml", checks=FAKES)
     results = {r.rule.id: r for r in evaluate([rs], CheckContext(repo=repo), checks={"explodes": _explodes})}
     assert results["hard"].verdict is Verdict.FAIL and results["hard"].blocking
     assert results["soft"].verdict is Verdict.WARN and results["soft"].outcome.verdict is Verdict.FAIL
@@ -61,13 +65,13 @@ def test_severity_applicability_and_internal_errors(tree: Callable[..., Path]) -
 
 def test_gated_rule_without_its_check_is_skip_not_pass(tree: Callable[..., Path]) -> None:
     repo = tree({"test_tipc": {"test_serving_infer_python.sh": "echo"}})
-    rs = parse_ruleset(RULESET, "t.yaml")
+    rs = parse_ruleset(RULESET, "t.yaml", checks=FAKES)
     gated = next(r for r in evaluate([rs], CheckContext(repo=repo), checks={}) if r.rule.id == "gated")
     assert gated.verdict is Verdict.SKIP and gated.outcome.summary == "serving check not available"
 
 
 def test_check_returning_a_non_outcome_is_an_internal_error(tree: Callable[..., Path]) -> None:
-    rs = parse_ruleset(RULESET, "t.yaml")
+    rs = parse_ruleset(RULESET, "t.yaml", checks=FAKES)
     results = evaluate([rs], CheckContext(repo=tree({})), checks={"explodes": lambda ctx, **a: "PASS"})
     broken = next(r for r in results if r.rule.id == "broken")
     assert broken.error is not None and "not CheckOutcome" in broken.error
@@ -77,7 +81,7 @@ def test_missing_template_file_is_a_rule_error(tree: Callable[..., Path], tmp_pa
     text = RULESET.split("  - id: soft")[0].replace(
         "check: {file_exists: {path: missing.py}}", "check: {script_matches_template: {template: nope}}"
     )
-    rs = parse_ruleset(text, "t.yaml")
+    rs = parse_ruleset(text, "t.yaml", checks=FAKES)
     with pytest.raises(RuleError, match="no template hashes named 'nope'"):
         evaluate([rs], CheckContext(repo=tree({})), checks={}, templates_dir=tmp_path)
 
@@ -115,7 +119,7 @@ def test_the_violations_rule_is_judged_after_every_other_and_reported_in_its_pla
         calls.append("violations")
         return CheckOutcome(Verdict.FAIL if "worker" in calls else Verdict.PASS, "read after the worker")
 
-    rs = parse_ruleset(ORDERED, "o.yaml")
+    rs = parse_ruleset(ORDERED, "o.yaml", checks=with_fakes("worker"))
     checks = {"worker": worker, "sandbox_violations": violations}
     results = evaluate([rs], CheckContext(repo=tree({})), checks=checks, jobs=jobs, lanes={"worker": "w"})
     assert calls == ["worker", "violations"]

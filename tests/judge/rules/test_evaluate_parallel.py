@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.judge.rules.conftest import with_fakes
 from tipc.execute import proc
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
 from tipc.judge.rules import evaluate, parse_ruleset
@@ -66,6 +67,9 @@ rules:
 LANES = {"slow_a": "engines", "slow_b": "scripts", "slow_c": "serving", "explodes": "scripts"}
 
 
+FAKES = with_fakes("slow_a", "slow_b", "slow_c", "explodes", "first", "second")
+
+
 def _fakes(calls: Counter[str]) -> dict[str, Callable[..., CheckOutcome]]:
     lock = threading.Lock()
 
@@ -93,7 +97,7 @@ def _fakes(calls: Counter[str]) -> dict[str, Callable[..., CheckOutcome]]:
 
 def _run(repo: Path, jobs: int) -> tuple[list[tuple[Any, ...]], float, Counter[str]]:
     calls: Counter[str] = Counter()
-    rs = parse_ruleset(RULESET, "par.yaml")
+    rs = parse_ruleset(RULESET, "par.yaml", checks=FAKES)
     started = time.perf_counter()
     results = evaluate([rs], CheckContext(repo=repo), checks=_fakes(calls), jobs=jobs, lanes=LANES)
     wall = time.perf_counter() - started
@@ -128,7 +132,7 @@ def test_two_jobs_give_the_sequential_results_in_about_half_the_time(tree: Calla
 
 def test_durations_include_the_lane_time_each_rule_read(tree: Callable[..., Path]) -> None:
     par, _, _ = _run(tree({"present.txt": "x"}), jobs=2)
-    rs = parse_ruleset(RULESET, "par.yaml")
+    rs = parse_ruleset(RULESET, "par.yaml", checks=FAKES)
     results = evaluate([rs], CheckContext(repo=tree({})), checks=_fakes(Counter()), jobs=2, lanes=LANES)
     by_id = {r.rule.id: r.duration_s or 0.0 for r in results}
     assert by_id["engines"] >= SLEEP_S * 0.9 and by_id["scripts"] >= SLEEP_S * 0.9
@@ -168,6 +172,7 @@ rules:
   - {id: two, source: s, severity: error, description: d, check: {check: {name: second}}}
 """,
         "c.yaml",
+        checks=FAKES,
     )
 
     def interrupt_when_both_run() -> None:

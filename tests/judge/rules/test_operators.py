@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.judge.rules.conftest import with_fakes
 from tipc.core.steps import Stage, Status
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.rules import parse_ruleset
@@ -32,7 +33,7 @@ def outcome(
         "  - id: r\n    source: s\n    severity: error\n    description: d\n    check:\n"
         + "".join(f"      {line}\n" for line in check_yaml.strip().splitlines())
     )
-    rule = parse_ruleset(text, "t.yaml").rules[0]
+    rule = parse_ruleset(text, "t.yaml", checks=with_fakes(*(checks or {}))).rules[0]
     ctx = CheckContext(repo=repo, record=record, settings={}, records=records or {})
     env = make_env(ctx, checks or {}, templates)
     return env.evaluate(rule.check)

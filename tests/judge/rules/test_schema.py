@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tipc.core.errors import RuleError
-from tipc.judge.rules import OPERATORS, parse_ruleset, resolve_ruleset
+from tipc.judge.rules import OPERATORS, load_ruleset, parse_ruleset, resolve_ruleset
 from tipc.judge.rules.model import Severity
 
 GOOD = """\
@@ -150,10 +150,65 @@ def test_bad_shapes_give_located_rule_errors(text: str, line: int, words: str) -
     assert err.render().startswith(f"rs.yaml:{line}:")  # then the column
 
 
-def test_unknown_check_name_is_accepted_at_load() -> None:
-    # `check: {name: serving}` names a check another component adds later; evaluation reports SKIP.
-    rs = parse_ruleset(_rule("      check: {name: serving}\n"), "rs.yaml")
-    assert rs.rules[0].check.arg_dict == {"name": "serving", "args": {}}
+@pytest.mark.parametrize(
+    ("check", "line", "words"),
+    [
+        (
+            "      check: {name: log_fieldz}\n",
+            9,
+            "check.name: unknown check 'log_fieldz'; did you mean 'log_fields'?",
+        ),
+        (
+            "      all_of:\n        - file_exists: {path: a}\n        - check:\n"
+            "            name: convergence\n            args: {max_iters: 100, windw: 3}\n",
+            13,
+            "all_of[1].check.args.windw: check 'convergence': unknown key 'windw'; did you mean 'window'?",
+        ),
+        (
+            "      check: {name: lineage, args: {aspect: weight}}\n",
+            9,
+            "check.args.aspect: check 'lineage': expected one of all, weights, inference_model",
+        ),
+        (
+            "      check:\n        name: log_fields\n        args:\n          path: ../outside.txt\n",
+            12,
+            "check.args.path: check 'log_fields': expected a glob inside the repo, got '../outside.txt'",
+        ),
+        (
+            "      check: {name: artefacts, args: {gpu: yes please}}\n",
+            9,
+            "gpu: check 'artefacts': expected true",
+        ),
+        ("      check: {name: gpu_flag_on_cpu_build, args: {x: 1}}\n", 9, "unknown key 'x'"),
+    ],
+)
+def test_check_names_and_arguments_are_validated_at_load(check: str, line: int, words: str) -> None:
+    err = _error(_rule(check))
+    assert err.line == line, err.render()
+    assert words in err.message, err.render()
+
+
+def test_every_registered_check_takes_what_the_builtin_rulesets_give_it() -> None:
+    from tipc.judge.checks import CHECKS
+    from tipc.judge.rules.schema import builtin_ruleset_names
+
+    named: set[str] = set()
+    for name in builtin_ruleset_names():
+        for rule in resolve_ruleset(name).rules:
+            named |= _check_names(rule.check) | (_check_names(rule.applies_if) if rule.applies_if else set())
+    assert named <= set(CHECKS)
+
+
+def _check_names(spec: object) -> set[str]:
+    from tipc.judge.rules.model import CheckSpec
+
+    if not isinstance(spec, CheckSpec):
+        return set()
+    out = {spec.arg_dict["name"]} if spec.op == "check" else set()
+    for value in spec.arg_dict.values():
+        for item in value if isinstance(value, tuple) else (value,):
+            out |= _check_names(item)
+    return out
 
 
 def test_deep_nesting_is_refused() -> None:
@@ -239,3 +294,42 @@ def test_fuzz_structured_documents_never_crash(rules: object) -> None:
         parse_ruleset(text, "fuzz.yaml")
     except RuleError as err:
         assert err.line is None or err.line >= 1
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+RULE_A = "  - {id: a.one, source: s, severity: error, description: d, check: {file_exists: {path: a}}}\n"
+
+
+@pytest.mark.parametrize(
+    ("include", "line", "words"),
+    [
+        ("  - {ruleset: nowhere, rules: [x.one]}\n", 6, "no ruleset 'nowhere' (built-in: "),
+        ("  - {ruleset: other.yaml, rules: [b.two]}\n", 6, "ruleset 'other' has no rule 'b.two'"),
+        ("  - {ruleset: other.yaml, rules: [a.one]}\n", 6, "duplicate rule id 'a.one' (first at line 4)"),
+        ("  - {ruleset: self.yaml, rules: [a.one]}\n", 6, "rulesets include each other"),
+        ("  - {ruleset: other.yaml}\n", 6, "missing required key 'rules'"),
+    ],
+)
+def test_include_errors_are_located(tmp_path: Path, include: str, line: int, words: str) -> None:
+    other = "schema: tipc.ruleset/1\nname: other\nrules:\n" + RULE_A.replace("a.", "b.") + RULE_A
+    _write(tmp_path / "other.yaml", other)
+    text = "schema: tipc.ruleset/1\nname: self\nrules:\n" + RULE_A + "include:\n" + include
+    with pytest.raises(RuleError) as info:
+        load_ruleset(_write(tmp_path / "self.yaml", text))
+    assert info.value.line == line, info.value.render()
+    assert words in info.value.message, info.value.render()
+
+
+def test_an_included_rule_is_the_other_rulesets_definition(tmp_path: Path) -> None:
+    _write(
+        tmp_path / "other.yaml", "schema: tipc.ruleset/1\nname: other\nrules:\n" + RULE_A.replace("a.", "b.")
+    )
+    text = "schema: tipc.ruleset/1\nname: self\nrules:\n" + RULE_A
+    text += "include:\n  - {ruleset: other.yaml, rules: [b.one]}\n"
+    rs = load_ruleset(_write(tmp_path / "self.yaml", text))
+    assert [r.id for r in rs.rules] == ["a.one", "b.one"]
+    assert rs.rules[1].path == str(tmp_path / "other.yaml") and rs.rules[1].line == 4

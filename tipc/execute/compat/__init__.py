@@ -8,7 +8,7 @@ a step's PYTHONPATH, so a really installed AutoLog still wins.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +20,31 @@ class Switch:
     name: str
     env: Mapping[str, str]
     description: str
+    # the environment read from this machine when the switch is used (a library's path); UserError if absent
+    resolve: Callable[[], Mapping[str, str]] | None = None
+
+
+# Where the system's zlib lives on common Linux layouts (Debian/Ubuntu multiarch, Red Hat, Alpine).
+_LIBZ_DIRS = (
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib/aarch64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/lib64",
+    "/usr/lib",
+    "/lib",
+)
+
+
+def _system_libz() -> Mapping[str, str]:
+    """LD_PRELOAD of the system's libz.so.1: Paddle 2.x wheels load a libz of their own, and Python's zlib
+    module then fails with `Error -2 while decompressing data: inconsistent stream state`."""
+    for folder in _LIBZ_DIRS:
+        candidate = Path(folder) / "libz.so.1"
+        if candidate.is_file():
+            return {"LD_PRELOAD": str(candidate)}
+    raise UserError("--paddle-compat zlib: no system libz.so.1 found in " + ", ".join(_LIBZ_DIRS))
 
 
 SWITCHES: dict[str, Switch] = {
@@ -30,6 +55,13 @@ SWITCHES: dict[str, Switch] = {
             {"FLAGS_enable_pir_api": "0"},
             "Paddle 3 exports the old format (inference.pdmodel + .pdiparams) instead of PIR's "
             "inference.json, for scripts that open *.pdmodel",
+        ),
+        Switch(
+            "zlib",
+            {"LD_PRELOAD": "<the system's libz.so.1>"},
+            "preloads the system's libz (LD_PRELOAD) for Paddle 2.x wheels whose own libz breaks Python's "
+            "zlib (`Error -2 while decompressing data`)",
+            _system_libz,
         ),
     )
 }
@@ -43,7 +75,7 @@ def compat_env(names: Sequence[str]) -> dict[str, str]:
         if switch is None:
             known = ", ".join(f"{s.name} ({s.description})" for s in SWITCHES.values())
             raise UserError(f"unknown --paddle-compat switch {name!r}; known: {known}")
-        env.update(switch.env)
+        env.update(switch.resolve() if switch.resolve is not None else switch.env)
     return env
 
 

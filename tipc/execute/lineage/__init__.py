@@ -2,9 +2,12 @@
 
 The runner puts `inject/` first on a step's PYTHONPATH (see `step_env`); its `sitecustomize` records every
 file the step's Python processes open (an audit hook, plus wrappers around Paddle's C++ loaders) as JSON
-lines in `<lineage dir>/<step>.jsonl`. After the step, `finish_step` fingerprints the files it wrote (size,
-sha256, mtime). `load` reads a lineage folder back; `tipc.judge.lineage_graph.build_graph` joins it to the run
-record. Nothing here imports paddle; the recorder itself is standard library only.
+lines in `<lineage dir>/<step>.jsonl`. In a sandbox whose writes land in copy-on-write layers, the runner also
+snapshots those layers around each step (`LayerWatch`): every file that appeared or changed there while the
+step ran is a write of that step (`<step>.layer.jsonl`, via "layer"), whatever wrote it (C++ code, os.write,
+a non-Python program). After the step, `finish_step` fingerprints the files it wrote (size, sha256, mtime).
+`load` reads a lineage folder back; `tipc.judge.lineage_graph.build_graph` joins it to the run record.
+Nothing here imports paddle; the recorder itself is standard library only.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ ENV_STEP = "TIPC_LINEAGE_STEP"
 FULL_HASH_LIMIT = 1 << 30  # files up to 1 GiB are hashed in full; larger ones get size + mtime only
 STEP_HASH_BUDGET = 4 << 30  # bytes hashed per step at most
 _CHUNK = 1 << 20
+LAYER_SUFFIX = ".layer.jsonl"  # a step's writes seen in the sandbox's copy-on-write layers
+MAX_LAYER_FILES = 200_000  # files looked at per snapshot; past it a snapshot stops (and says nothing more)
 
 
 def sanitise(step_id: str) -> str:
@@ -58,7 +63,7 @@ def start_step(lineage_dir: Path, step_id: str, base_pythonpath: str | None) -> 
     from tipc.execute.sandbox import for_commands
 
     lineage_dir = for_commands(Path(lineage_dir))  # the step's own processes write there
-    for suffix in (".jsonl", ".files.json"):
+    for suffix in (".jsonl", ".files.json", LAYER_SUFFIX):
         (lineage_dir / f"{sanitise(step_id)}{suffix}").unlink(missing_ok=True)
     return step_env(lineage_dir, step_id, base_pythonpath)
 
@@ -200,6 +205,86 @@ def parse_lines(lines: Iterable[str], step_id: str) -> StepAccess:
     return StepAccess(step_id, ordered, tuple(processes))
 
 
+# ------------------------------------------------------------------------------------ copy-on-write layers
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A folder holding what the run wrote (`real`, as this process reaches it) and the folder of the view
+    the chain sees its files in (`view`): the overlay's upper layer over the repo, a bound output folder."""
+
+    real: Path
+    view: Path
+
+
+Snapshot = dict[str, tuple[int, int, int]]  # view path -> (inode, size, mtime_ns); (0, -1, 0): deleted
+
+
+def snapshot(layers: Iterable[Layer]) -> Snapshot:
+    """Every file of the layers, by the path the chain sees it at. An overlay whiteout (a character device
+    0/0) is a deleted file."""
+    import stat
+
+    out: Snapshot = {}
+    for layer in layers:
+        for root, _dirs, files in os.walk(layer.real):
+            for name in files:
+                if len(out) >= MAX_LAYER_FILES:
+                    return out
+                full = os.path.join(root, name)
+                try:
+                    st = os.lstat(full)
+                except OSError:
+                    continue
+                view = os.path.join(str(layer.view), os.path.relpath(full, layer.real))
+                if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
+                    out[view] = (0, -1, 0)
+                elif stat.S_ISREG(st.st_mode):
+                    out[view] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return out
+
+
+class LayerWatch:
+    """Snapshots of the sandbox's layers around each step: what appeared or changed while it ran.
+
+    `start()` before a step (cheap: the layers hold only what the run wrote), `finish(lineage_dir, step_id)`
+    after it, which writes the step's layer writes beside its recorded access. Background steps (servers)
+    run beside others: what changes while a foreground step runs is that step's."""
+
+    def __init__(self, layers: Iterable[Layer], ignore: Iterable[Path] = ()) -> None:
+        self.layers = tuple(layers)
+        # tipc's own files in the view (this lineage folder, the run record): written by tipc, not a step
+        self.ignore = tuple(os.path.realpath(p) for p in ignore)
+        self.before: Snapshot | None = None
+        self.started = 0.0
+
+    def start(self) -> None:
+        import time
+
+        self.before = snapshot(self.layers) if self.layers else None
+        self.started = time.time()
+
+    def finish(self, lineage_dir: Path, step_id: str) -> list[Access]:
+        if self.before is None:
+            return []
+        after = snapshot(self.layers)
+        found: list[Access] = []
+        for path, state in sorted(after.items()):
+            if self.before.get(path) == state or any(
+                path == i or path.startswith(i + os.sep) for i in self.ignore
+            ):
+                continue
+            mode = "delete" if state[1] < 0 else "write"
+            # Timed at the step's start: the write happened while it ran, so no read of this step came
+            # before it (what its own reads of the file saw is this run's, not an earlier version).
+            found.append(Access(_canonical(path), mode, self.started, 0, "layer"))
+        self.before = after
+        if found:
+            target = Path(lineage_dir) / f"{sanitise(step_id)}{LAYER_SUFFIX}"
+            atomic_write_text(target, "".join(json.dumps(a.to_json()) + "\n" for a in found))
+        return found
+
+
 def load(lineage_dir: Path) -> dict[str, StepAccess]:
     """{step id: StepAccess} for every step recorded in `lineage_dir` (empty when there is none).
 
@@ -210,10 +295,14 @@ def load(lineage_dir: Path) -> dict[str, StepAccess]:
     if not folder.is_dir():
         return {}
     out: dict[str, StepAccess] = {}
-    for path in sorted(folder.glob("*.jsonl")):
-        stem = path.name[: -len(".jsonl")]
+    stems = {p.name[: -len(".jsonl")] for p in folder.glob("*.jsonl") if not p.name.endswith(LAYER_SUFFIX)}
+    stems |= {p.name[: -len(LAYER_SUFFIX)] for p in folder.glob(f"*{LAYER_SUFFIX}")}
+    for stem in sorted(stems):
+        path = folder / f"{stem}.jsonl"
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+            layer = folder / f"{stem}{LAYER_SUFFIX}"
+            text += layer.read_text(encoding="utf-8", errors="replace") if layer.is_file() else ""
         except OSError:
             continue
         step_id = stem
@@ -274,13 +363,13 @@ def fingerprint(paths: Iterable[str | Path], *, budget: int = STEP_HASH_BUDGET) 
 
 def finish_step(lineage_dir: Path, step_id: str) -> StepAccess | None:
     """After a step: fingerprint the files it wrote, saved beside its access log. None when nothing was
-    recorded (not a Python step, or Python older than 3.8)."""
+    recorded (not a Python step or Python older than 3.8, and no layer of a sandbox saw a write)."""
     folder = Path(lineage_dir)
-    log = folder / f"{sanitise(step_id)}.jsonl"
-    if not log.is_file():
+    logs = [folder / f"{sanitise(step_id)}{suffix}" for suffix in (".jsonl", LAYER_SUFFIX)]
+    if not any(log.is_file() for log in logs):
         return None
     try:
-        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = [ln for log in logs if log.is_file() for ln in log.read_text("utf-8", "replace").splitlines()]
     except OSError:
         return None
     access = parse_lines(lines, step_id)
@@ -298,9 +387,12 @@ __all__ = [
     "ENV_FILE",
     "ENV_STEP",
     "INJECT_DIR",
+    "LAYER_SUFFIX",
     "LINEAGE_DIRNAME",
     "Access",
     "Fingerprint",
+    "Layer",
+    "LayerWatch",
     "Process",
     "StepAccess",
     "dir_for",
@@ -309,6 +401,7 @@ __all__ = [
     "load",
     "parse_lines",
     "sanitise",
+    "snapshot",
     "start_step",
     "step_env",
 ]

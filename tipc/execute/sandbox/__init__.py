@@ -41,6 +41,8 @@ from tipc.core.errors import UserError
 
 BACKENDS = ("auto", "overlay", "copy", "none")
 RUNS_DIR = "test_tipc/output/tipc"  # tipc's own folder in the repo's output folder
+# What a new run leaves in the run folder: earlier checks' reports (tipc.commands._reports)
+KEPT_ON_FRESH = frozenset({"reports"})
 MAX_CHANGES_LISTED = 5000
 _UNSAFE_OPTION_CHARS = re.compile(r"[,:\\\s]")
 
@@ -121,6 +123,17 @@ class Session:
             if rel == bound or rel.startswith(bound + "/"):
                 return self.folder / role / rel[len(bound) :].lstrip("/")
         return self.folder / "upper" / rel
+
+    def layers(self) -> list[tuple[Path, Path]]:
+        """(the folder this process reads it at now, the folder of the view its files appear in) for each
+        copy-on-write layer of the run: the upper layer over the repo and each bound output folder."""
+        if self.backend != "overlay" or self._state is None:
+            return []
+        state = Path(self._state)
+        return [
+            (state / "upper", self.repo),
+            *((state / role, self.repo / rel) for role, rel in self.binds.items()),
+        ]
 
     def changes(self) -> list[Change]:
         """Every file of the repo's tree the run created, changed or deleted (outside the bound folders)."""
@@ -654,7 +667,8 @@ def _run_folder(folder: Path, repo: Path, roles: Mapping[str, str], *, fresh: bo
     """The run folder's parts made (emptied first when `fresh`) and given to the steps' uid; that uid."""
     if fresh and folder.is_dir():
         for entry in folder.iterdir():
-            _reset(entry)
+            if entry.name not in KEPT_ON_FRESH:
+                _reset(entry)
     for part in ("upper", "work", "lower", "tmp", "home", *roles):
         (folder / part).mkdir(parents=True, exist_ok=True)
     owner = _step_owner(folder, repo)

@@ -19,6 +19,8 @@ from tipc.execute import proc
 from tipc.execute.serving.client import wait_ready
 
 _READY_LINE = re.compile(r"tipc serve: ready on (http://[^\s]+)")
+# What `tipc serve` imports to serve a Paddle model (tipc/serve): the model runs in a Paddle predictor.
+SERVER_MODULES = ("numpy", "paddle", "uvicorn", "starlette", "anyio", "h11")
 
 
 @dataclass
@@ -52,21 +54,21 @@ def launch(
     env: Mapping[str, str] | None = None,
     deadline_s: float = 120.0,
 ) -> Launched:
-    """Start the server and wait for it. The caller stops `background` (also when not ready)."""
-    argv = [
-        python or sys.executable,
-        "-m",
-        "tipc",
-        "serve",
-        str(model_dir),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "0",
-        "--name",
-        name,
-        *extra,
-    ]
+    """Start the server and wait for it. The caller stops `background` (also when not ready). It runs
+    under `python` when that can run it, else where it can (tipc.execute.own_parts); PartsMissing (exit 3)
+    when nowhere."""
+    from tipc.execute import own_parts
+
+    placed = own_parts.tell(
+        own_parts.place(
+            "reference server (tipc serve)", python or sys.executable, SERVER_MODULES, model_dir=model_dir
+        )
+    )
+    argv = placed.argv(
+        "tipc", "serve", str(model_dir), "--host", "127.0.0.1", "--port", "0", "--name", name, *extra
+    )
+    if placed.env:
+        env = {**(env if env is not None else proc.base_env()), **placed.env}
     started = time.monotonic()
     background = proc.Background(argv, cwd=log.parent, env=env, log_path=log)
     end = started + deadline_s

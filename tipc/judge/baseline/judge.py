@@ -1,26 +1,40 @@
-"""Judge a run against its baseline: PASS / FAIL (regression) / IMPROVED per metric, with the numbers, the
-margin and where the margin came from; a missing metric or stage is a FAIL, never a silent skip; and the
-environment differences between the baseline and this run, named.
+"""Judge a run against its baseline: PASS / FAIL (regression) / IMPROVED / INCONCLUSIVE / INFO per metric,
+with the numbers, the margin and where the margin came from; a missing metric or stage is a FAIL, never a
+silent skip; and the environment differences between the baseline and this run, named.
 
 Operators (`ref` = the baseline's reference, the median of its runs, `m` = the margin):
   `<=` PASS when v <= ref + m, IMPROVED when v < ref - m;    `<` the same with a strict bound;
   `>=` PASS when v >= ref - m, IMPROVED when v > ref + m;    `>` the same with a strict bound;
   `==` PASS when |v - ref| <= m;                             `!=` PASS when |v - ref| > m.
-A non-finite value (a NaN loss) FAILs. A metric with `active: false` is shown as INFO and never fails.
+A non-finite value (a NaN loss) FAILs.
+
+What keeps a verdict honest:
+- INFO: a metric a human set `active: false`, or one that was unstable when recorded (not judged until a
+  re-recording finds it stable);
+- INCONCLUSIVE: a wall-clock timing taken under load too different from the baseline's (its steps waited
+  for a CPU much more, or much less, than the recorded ones), in the direction the load would push it: a
+  slower step on a busier machine proves nothing, nor does a faster one on a quieter machine. CPU-time
+  metrics are judged whatever the load. Also an effect metric that was identical in every recorded run
+  when this run was seeded differently;
+- a hollow improvement: an effect metric that improved while the run shows degenerate outputs (a NaN or
+  constant training loss, uniform predicted probabilities) is a FAIL, with that reason.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tipc.judge.baseline import store
-from tipc.judge.baseline.metrics import RunMetrics, extract
+from tipc.judge.baseline.metrics import CPU, HIGHER, LOWER, WALL, RunMetrics, combine, extract
 
-PASS, FAIL, IMPROVED, INFO = "PASS", "FAIL", "IMPROVED", "INFO"
+PASS, FAIL, IMPROVED, INFO, INCONCLUSIVE = "PASS", "FAIL", "IMPROVED", "INFO", "INCONCLUSIVE"
+VERDICTS = (PASS, FAIL, IMPROVED, INCONCLUSIVE, INFO)
 ENV_KEYS = ("paddle_version", "paddle_commit", "python_version", "cpu_model", "gpus", "repo_commit")
+RUNS_FILE = "tipc_check_runs.json"  # beside the run record: the metrics of every run of a --repeat check
 
 
 @dataclass(frozen=True)
@@ -59,13 +73,16 @@ class Judgement:
     rows: tuple[Row, ...]
     env_diff: tuple[str, ...]
     problem: str = ""  # why no comparison could be made (no baseline file for this machine class, ...)
+    load: str = ""  # the load this run's timings were taken under, against the baseline's, in words
+    hyper_diff: tuple[str, ...] = ()  # training hyper-parameters that changed, one line each
+    repeats: int = 1  # runs of the chain this judgement is the median of
 
     @property
     def regressed(self) -> bool:
         return bool(self.problem) or any(r.verdict == FAIL for r in self.rows)
 
     def counts(self) -> dict[str, int]:
-        out = {PASS: 0, FAIL: 0, IMPROVED: 0, INFO: 0}
+        out = dict.fromkeys(VERDICTS, 0)
         for r in self.rows:
             out[r.verdict] += 1
         return out
@@ -78,6 +95,9 @@ class Judgement:
             "counts": self.counts(),
             "rows": [r.to_json() for r in self.rows],
             "env_diff": list(self.env_diff),
+            "load": self.load,
+            "hyperparameters_changed": list(self.hyper_diff),
+            "repeats": self.repeats,
         }
 
 
@@ -102,7 +122,155 @@ def compare(op: str, value: float, ref: float, margin: float) -> str:
     return PASS if abs(value - ref) <= margin else FAIL
 
 
-def judge_metrics(base: store.Baseline, run: RunMetrics, env: dict[str, Any] | None) -> Judgement:
+# ---- load: how much the steps waited for a CPU, against the baseline's runs
+
+# Wall-clock timings move by about (change in run-queue wait per CPU second) / (1 + the baseline's): past
+# this share (or the spread the recorded runs themselves had) they are not comparable.
+LOAD_TOLERANCE = 0.10
+LOAD_RATIO = 2.0  # without schedstat: 1-minute load average per CPU this many times higher or lower
+BUSY_LOAD = 1.5  # ... or above this while the run was measured
+
+
+@dataclass(frozen=True)
+class Load:
+    """Whether this run's wall-clock timings can be compared with the baseline's: `shift` is "higher" (this
+    run waited for CPUs much more), "lower" or "" (comparable), `text` says so with the numbers."""
+
+    shift: str
+    text: str
+
+
+def load_shift(prov: dict[str, Any], run: RunMetrics, env: dict[str, Any] | None) -> Load:
+    base, now = prov.get("contention"), run.contention
+    if isinstance(base, int | float) and now is not None:
+        runs = [float(c) for c in prov.get("contention_runs") or [] if isinstance(c, int | float)]
+        spread = (max(runs) - min(runs)) / (1.0 + float(base)) if len(runs) > 1 else 0.0
+        tolerance = max(LOAD_TOLERANCE, spread)
+        change = (now - float(base)) / (1.0 + float(base))
+        what = (
+            f"run-queue wait per CPU second {now:.2f} (baseline {float(base):.2f}; wall-clock timings move "
+            f"about {change:+.0%}, tolerance {tolerance:.0%})"
+        )
+        if abs(change) <= tolerance:
+            return Load("", f"comparable load: {what}")
+        return Load("higher" if change > 0 else "lower", f"load differs: {what}")
+    old, new = prov.get("load_per_cpu"), (env or {}).get("load_per_cpu")
+    if isinstance(old, int | float) and isinstance(new, int | float):
+        what = f"1-minute load per CPU {new} (baseline {old})"
+        low, high = sorted((float(old), float(new)))
+        busier = new > BUSY_LOAD and new > 1.25 * old  # busy while measured, and busier than recorded
+        if busier or (high > 1.0 and high > LOAD_RATIO * max(low, 0.05)):
+            return Load("higher" if new > old else "lower", f"load differs: {what}")
+        return Load("", f"comparable load: {what}")
+    return Load("", "load unknown (no scheduler statistics or load average)")
+
+
+def _timing_verdict(verdict: str, better: str, load: Load) -> str:
+    """INCONCLUSIVE where the load difference alone could explain the verdict: slower under more load,
+    inside the band or faster under less load; for a metric with no better direction, any move."""
+    if not load.shift or verdict == INFO:
+        return verdict
+    if better not in (LOWER, HIGHER):
+        return verdict if verdict == PASS else INCONCLUSIVE
+    if load.shift == "higher":
+        return INCONCLUSIVE if verdict == FAIL else verdict
+    return INCONCLUSIVE if verdict in (PASS, IMPROVED) else verdict
+
+
+# ---- the rows
+
+
+def _missing_row(name: str, mb: store.MetricBaseline) -> Row:
+    s = mb.summary
+    judged = mb.active and mb.is_stable
+    return Row(
+        name,
+        FAIL if judged else INFO,
+        None,
+        s.reference,
+        mb.margin,
+        mb.margin_from,
+        mb.op,
+        mb.unit,
+        f"missing: the baseline has it ({_fmt(s.reference, mb.unit)}, n={s.n}) but this run did not "
+        "produce it",
+    )
+
+
+def _metric_row(
+    name: str, mb: store.MetricBaseline, got: Any, load: Load, seeds: tuple[Any, Any], repeats: int
+) -> Row:
+    ref = mb.summary.reference
+    margin, origin = mb.margin_for(repeats)
+    verdict = compare(mb.op, got.value, ref, margin)
+    notes: list[str] = []
+    if not mb.active:
+        verdict, notes = INFO, ["inactive (active: false in the baseline)"]
+    elif not mb.is_stable:
+        verdict = INFO
+        notes = [
+            f"not judged: unstable when recorded (robust spread {mb.summary.relative_spread:.0%} of the "
+            "median over the recorded runs, or seen in only some of them); re-record to admit it"
+        ]
+    elif mb.kind == "effect" and mb.summary.identical and seeds[0] != seeds[1] and verdict != PASS:
+        verdict = INCONCLUSIVE
+        notes = [f"identical in every recorded run with seed {seeds[0]}, but this run's seed is {seeds[1]}"]
+    elif (got.clock or mb.clock) == WALL:
+        judged = _timing_verdict(verdict, mb.better, load)
+        if judged != verdict:
+            notes = [f"wall-clock timing, {load.text}"]
+        verdict = judged
+    delta = got.value - ref
+    rel = f" ({delta / ref:+.1%})" if ref else ""
+    clock = " (CPU time: what load disturbs least)" if (got.clock or mb.clock) == CPU else ""
+    why = (
+        f"{_fmt(got.value, mb.unit)} vs baseline {_fmt(ref, mb.unit)} ± {margin:.4g}{rel}, "
+        f"op {mb.op}; margin from {origin}; read at {got.source}{clock}"
+    )
+    if repeats > 1:
+        why += f"; median of {repeats} runs"
+    if notes:
+        why += "; " + "; ".join(notes)
+    return Row(name, verdict, got.value, ref, margin, origin, mb.op, mb.unit, why)
+
+
+def _hollow(rows: list[Row], base: store.Baseline, run: RunMetrics) -> list[Row]:
+    """An effect metric that IMPROVED while the outputs became degenerate is a FAIL (a dead network can
+    score a better loss than a learning one)."""
+    signs = [d for d in run.degenerate if _sign_kind(d) not in _baseline_sign_kinds(base)]
+    if not signs:
+        return rows
+    out = []
+    for r in rows:
+        mb = base.metrics.get(r.metric)
+        if r.verdict == IMPROVED and mb is not None and mb.kind == "effect":
+            r = Row(
+                r.metric,
+                FAIL,
+                r.value,
+                r.mean,
+                r.margin,
+                r.margin_from,
+                r.op,
+                r.unit,
+                f"hollow improvement: {r.why}; but {'; '.join(signs)}",
+            )
+        out.append(r)
+    return out
+
+
+def _sign_kind(sign: str) -> str:
+    return sign.split(" at ", 1)[0].split(" = ", 1)[0].split(" over ", 1)[0]
+
+
+def _baseline_sign_kinds(base: store.Baseline) -> set[str]:
+    raw = base.provenance.get("degenerate")
+    return {_sign_kind(str(s)) for s in raw} if isinstance(raw, list) else set()
+
+
+def judge_metrics(
+    base: store.Baseline, run: RunMetrics, env: dict[str, Any] | None, *, repeats: int = 1
+) -> Judgement:
     rows: list[Row] = []
     for stage in base.stages:
         status = run.stages.get(stage)
@@ -111,61 +279,49 @@ def judge_metrics(base: store.Baseline, run: RunMetrics, env: dict[str, Any] | N
             rows.append(
                 Row(f"stage.{stage}", FAIL, None, math.nan, 0.0, "", "ran", "", f"stage {stage} {what}")
             )
+    load = load_shift(base.provenance, run, env)
+    seeds = (base.provenance.get("seed"), run.seed)
     for name, mb in sorted(base.metrics.items()):
-        s = mb.summary
         got = run.metrics.get(name)
         if got is None:
-            verdict = FAIL if mb.active else INFO
-            rows.append(
-                Row(
-                    name,
-                    verdict,
-                    None,
-                    s.reference,
-                    mb.margin,
-                    mb.margin_from,
-                    mb.op,
-                    mb.unit,
-                    f"missing: the baseline has it ({_fmt(s.reference, mb.unit)}, n={s.n}) but this run "
-                    "did not produce it",
-                )
-            )
-            continue
-        ref = s.reference
-        verdict = compare(mb.op, got.value, ref, mb.margin)
-        if not mb.active:
-            verdict = INFO
-        delta = got.value - ref
-        rel = f" ({delta / ref:+.1%})" if ref else ""
-        why = (
-            f"{_fmt(got.value, mb.unit)} vs baseline {_fmt(ref, mb.unit)} ± {mb.margin:.4g}{rel}, "
-            f"op {mb.op}; margin from {mb.margin_from}; read at {got.source}"
-        )
-        rows.append(Row(name, verdict, got.value, ref, mb.margin, mb.margin_from, mb.op, mb.unit, why))
-    return Judgement(base.path, base.machine_class, tuple(rows), env_differences(base.provenance, env))
+            rows.append(_missing_row(name, mb))
+        else:
+            rows.append(_metric_row(name, mb, got, load, seeds, repeats))
+    rows = _hollow(rows, base, run)
+    hyper = hyper_differences(base.provenance, run)
+    diff = env_differences(base.provenance, env)
+    if seeds[0] != seeds[1]:
+        diff = (f"seed: {seeds[0]} -> {seeds[1]}", *diff)
+    return Judgement(
+        base.path,
+        base.machine_class,
+        tuple(rows),
+        (*hyper, *diff),
+        load=load.text,
+        hyper_diff=hyper,
+        repeats=repeats,
+    )
 
 
-LOAD_RATIO = 2.0  # machine load this many times higher or lower: timings are not comparable
-BUSY_LOAD = 1.5  # more runnable tasks than this per CPU: the run's timings competed for the CPUs
+def hyper_differences(prov: dict[str, Any], run: RunMetrics) -> tuple[str, ...]:
+    """The training hyper-parameters that differ from the baseline's, each with where it was read."""
+    raw = prov.get("hyperparameters")
+    old: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    out: list[str] = []
+    for name in sorted(set(old) | set(run.hyper)):
+        before = old.get(name)
+        was = str(before.get("value")) if isinstance(before, dict) else None
+        now, where = run.hyper.get(name, (None, ""))
+        if was != now:
+            at = f" (read at {where})" if where else ""
+            out.append(f"hyper-parameter {name}: {was} -> {now}{at}")
+    return tuple(out)
 
 
 def env_differences(prov: dict[str, Any], env: dict[str, Any] | None) -> tuple[str, ...]:
     """What differs between the baseline's provenance and this run's environment, one line each."""
     env = env or {}
     out: list[str] = []
-    old_load, new_load = prov.get("load_per_cpu"), env.get("load_per_cpu")
-    if isinstance(new_load, int | float) and new_load > BUSY_LOAD:
-        out.append(
-            f"machine busy while this run was measured: load per CPU {new_load} (baseline {old_load}); "
-            "its timings competed for the CPUs"
-        )
-    elif isinstance(old_load, int | float) and isinstance(new_load, int | float):
-        low, high = sorted((float(old_load), float(new_load)))
-        if high > 1.0 and high > LOAD_RATIO * max(low, 0.05):
-            out.append(
-                f"machine load per CPU: {old_load} -> {new_load} (timings taken under such different load "
-                "are not comparable)"
-            )
     for key in ENV_KEYS:
         if key == "repo_commit":
             continue
@@ -188,6 +344,38 @@ def find_baseline(directory: Path, record: Any) -> tuple[Path, str]:
     return store.baseline_path(directory, plan.model_name, plan.config_path, plan.mode, machine), machine
 
 
+# ---- the runs of a check: one, or the --repeat runs saved beside the record
+
+
+def runs_file(record: Any, repo: Path) -> Path:
+    from tipc.execute.record import record_location
+    from tipc.judge.baseline.metrics import log_file
+
+    rel = (record_location(record.plan).parent / RUNS_FILE).as_posix()
+    return log_file(record, repo, rel)
+
+
+def save_runs(path: Path, record: Any, runs: list[RunMetrics]) -> None:
+    """The metrics of every run of a --repeat check, keyed by the last run's start."""
+    from tipc.core.fs import atomic_write_text
+
+    data = {"schema": "tipc.check-runs/1", "started": record.started, "runs": [r.to_json() for r in runs]}
+    atomic_write_text(path, json.dumps(data))
+
+
+def check_runs(record: Any, repo: Path) -> list[RunMetrics]:
+    """The metrics this check is judged on: every run of a --repeat check when the file beside the record
+    belongs to this record, else this record's."""
+    path = runs_file(record, repo)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("started") == record.started and data.get("runs"):
+            return [RunMetrics.from_json(r) for r in data["runs"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        pass
+    return [extract(record, repo)]
+
+
 def judge_record(record: Any, repo: Path, directory: Path) -> Judgement:
     """`record` (a RunRecord) judged against the baseline under `directory` for its machine class."""
     path, machine = find_baseline(directory, record)
@@ -203,8 +391,8 @@ def judge_record(record: Any, repo: Path, directory: Path) -> Judgement:
             "`tipc baseline record`",
         )
     base = store.load(path)
-    run = extract(record, repo)
-    judgement = judge_metrics(base, run, _env_with_commit(record))
+    runs = check_runs(record, repo)
+    judgement = judge_metrics(base, combine(runs), _env_with_load(record), repeats=len(runs))
     if record.git_commit != base.provenance.get("repo_commit") and base.provenance.get("repo_commit"):
         judgement = Judgement(
             judgement.baseline,
@@ -214,51 +402,68 @@ def judge_record(record: Any, repo: Path, directory: Path) -> Judgement:
                 *judgement.env_diff,
                 f"repo_commit: {base.provenance.get('repo_commit')} -> {record.git_commit}",
             ),
+            load=judgement.load,
+            hyper_diff=judgement.hyper_diff,
+            repeats=judgement.repeats,
         )
     return judgement
 
 
-def _env_with_commit(record: Any) -> dict[str, Any]:
+def _env_with_load(record: Any) -> dict[str, Any]:
     return {**(record.environment or {}), "load_per_cpu": store.load_per_cpu()}
+
+
+# ---- words
+
+
+def _counts_text(c: dict[str, int]) -> str:
+    return ", ".join(f"{c[v]} {v}" for v in VERDICTS if c[v] or v in (PASS, IMPROVED, FAIL))
 
 
 def render_text(j: Judgement) -> str:
     """A plain table for the terminal and the Markdown body of a notification."""
     if j.problem:
         return f"baseline: FAIL: {j.problem}\n"
-    c = j.counts()
-    lines = [
-        f"baseline {j.baseline} ({j.machine_class}): {c[PASS]} PASS, {c[IMPROVED]} IMPROVED, {c[FAIL]} FAIL"
-        + (f", {c[INFO]} INFO" if c[INFO] else "")
-    ]
+    lines = [f"baseline {j.baseline} ({j.machine_class}): {_counts_text(j.counts())}"]
     for r in j.rows:
-        lines.append(f"  {r.verdict:<8} {r.metric}: {r.why}")
+        lines.append(f"  {r.verdict:<12} {r.metric}: {r.why}")
+    if j.load:
+        lines.append(f"  {j.load}")
     if j.env_diff:
-        lines.append("  environment differences from the baseline:")
+        lines.append("  differences from the baseline:")
         lines.extend(f"    {d}" for d in j.env_diff)
     return "\n".join(lines) + "\n"
 
 
 def to_outcome(j: Judgement) -> Any:
-    """The judgement as a CheckOutcome for tipc's rule reports (the `baseline` operator)."""
+    """The judgement as a CheckOutcome for tipc's rule reports (the `baseline` operator): FAIL on a
+    regression, WARN when only INCONCLUSIVE rows stand in the way of a PASS."""
     from tipc.judge.checks.base import CheckOutcome, Evidence, Verdict
 
     if j.problem:
         return CheckOutcome(Verdict.FAIL, j.problem, (), {"baseline": j.to_json()})
     c = j.counts()
     failed = [r.metric for r in j.rows if r.verdict == FAIL]
-    summary = f"{c[PASS]} PASS, {c[IMPROVED]} IMPROVED, {c[FAIL]} FAIL against {j.baseline}"
+    summary = f"{_counts_text(c)} against {j.baseline}"
     if failed:
         summary += ": regression in " + ", ".join(failed[:6]) + (" ..." if len(failed) > 6 else "")
+        if j.hyper_diff:
+            summary += "; training hyper-parameters changed: " + "; ".join(
+                d.removeprefix("hyper-parameter ") for d in j.hyper_diff[:4]
+            )
+    elif c[INCONCLUSIVE]:
+        summary += f": {c[INCONCLUSIVE]} timing(s) not comparable ({j.load})"
     evidence = [
         Evidence(
             f"{r.verdict} {r.metric}: {r.why}",
             numbers=(("value", r.value), ("baseline", r.mean), ("margin", r.margin)),
         )
         for r in j.rows
-        if r.verdict in (FAIL, IMPROVED)
+        if r.verdict in (FAIL, IMPROVED, INCONCLUSIVE)
     ]
+    if j.load:
+        evidence.append(Evidence(j.load))
     if j.env_diff:
-        evidence.append(Evidence("environment differs from the baseline: " + "; ".join(j.env_diff)))
-    verdict = Verdict.FAIL if failed else Verdict.PASS
+        evidence.append(Evidence("differs from the baseline: " + "; ".join(j.env_diff)))
+    verdict = Verdict.FAIL if failed else (Verdict.WARN if c[INCONCLUSIVE] else Verdict.PASS)
     return CheckOutcome(verdict, summary, tuple(evidence), {"baseline": j.to_json()})

@@ -4,28 +4,45 @@ Names are dotted and stable, so a baseline file and the history database can key
 - effect: `train.loss.first|last|min`, `train.loss.window<i>of<w>` (mean loss over the i-th of w equal
   windows of the iteration lines), `train.eval.<key>` (the last evaluation line the training log prints),
   `eval.<key>` (the eval stage's log);
-- performance: `train.avg_ips` (median of the per-line throughput, first line dropped as warm-up),
-  `stage.<stage>.time_s` (wall time of the stage's steps; only when all of them passed),
-  `infer.<engine>.<field>_ms` (latencies an inference log prints, e.g. `inference_time(ms)`);
-- resources: `resources.peak_rss_mb`, `resources.mean_cpu_percent`, and with a GPU
+- performance on the CPU clock (what machine load disturbs least): `stage.<stage>.cpu_s` (CPU time of the
+  stage's processes);
+- performance on the wall clock (comparable only under similar load): `train.avg_ips` (median of the
+  per-line throughput, the first line dropped as warm-up), `stage.<stage>.time_s` (wall time of the stage's
+  steps), `infer.<engine>.<field>_ms` (latencies an inference log prints, e.g. `inference_time(ms)`);
+- resources: `resources.peak_rss_mb` (the sampled peak of a step's whole process tree, at least its largest
+  process's), `resources.peak_process_rss_mb` (the kernel's high-water RSS of the largest process: what
+  sampling cannot miss, so it hardly varies between runs), `resources.mean_cpu_percent` (wall-clock), and
+  with a GPU
   `resources.peak_gpu_mem_mb`, `resources.mean_gpu_util_percent` (absent, listed as n/a, without one).
+A stage's figures count when every step of it that ran passed; steps that were not applicable on this
+machine (a 2-GPU launch on a CPU run) neither make nor break a stage.
+
+Besides the metrics a run gives: how much its steps waited for a CPU (`contention`, the run-queue wait per
+CPU second of their main threads: the load its wall-clock timings were taken under), the training
+hyper-parameters it ran with (the train command's options, the `Namespace(...)` line a script prints, the
+learning rate of the first logged iteration) and signs that its outputs are degenerate (a non-finite or
+constant training loss, predicted probabilities that are exactly uniform), which make an "improved" effect
+metric hollow.
 """
 
 from __future__ import annotations
 
+import ast
 import math
 import re
+import shlex
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from tipc.judge.checks._common import physical_lines
+from tipc.judge.checks._common import argv_options, norm_key, physical_lines
 from tipc.judge.checks.logparse import METRIC_KEYS, ParsedLine, parse_line
 
 EFFECT, PERFORMANCE, RESOURCE = "effect", "performance", "resource"
 LOWER, HIGHER, NEITHER = "lower", "higher", "neither"  # which way is better
+WALL, CPU = "wall", "cpu"  # the clock a timing is taken on ("" for what is no timing)
 LOSS_WINDOWS = 4
 _STAGES = ("train", "eval", "export", "infer", "quant", "serve", "client")
 _LATENCY_KEY = re.compile(r"^(?P<name>[A-Za-z_]*time[A-Za-z_]*)\(ms\)$", re.IGNORECASE)
@@ -40,6 +57,7 @@ class Metric:
     kind: str  # EFFECT | PERFORMANCE | RESOURCE
     better: str  # LOWER | HIGHER | NEITHER
     source: str = ""  # where it was read (log path:line, or "run record")
+    clock: str = ""  # WALL | CPU for timings: wall-clock ones are comparable only under similar load
 
 
 @dataclass(frozen=True)
@@ -47,9 +65,86 @@ class RunMetrics:
     """What one run measured: its metrics, the stages that ran and passed, and what is n/a on this machine."""
 
     metrics: dict[str, Metric]
-    stages: dict[str, str]  # stage -> "passed" | "failed" | ... (worst status of its steps)
+    stages: dict[str, str]  # stage -> "passed" | "failed" | ... (worst status of the steps that ran)
     not_available: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # run-queue wait per CPU second of the measured steps' main threads (None: not measured)
+    contention: float | None = None
+    hyper: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (value, where it was read)
+    degenerate: tuple[str, ...] = ()  # signs, in words with their log line, that the outputs are degenerate
+    seed: int | None = None  # what the steps were seeded with (tipc.execute.seeding)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "metrics": [
+                [
+                    m.name,
+                    m.value if math.isfinite(m.value) else str(m.value),
+                    m.unit,
+                    m.kind,
+                    m.better,
+                    m.source,
+                    m.clock,
+                ]
+                for m in self.metrics.values()
+            ],
+            "stages": self.stages,
+            "not_available": list(self.not_available),
+            "notes": list(self.notes),
+            "contention": self.contention,
+            "hyper": {k: list(v) for k, v in self.hyper.items()},
+            "degenerate": list(self.degenerate),
+            "seed": self.seed,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunMetrics:
+        metrics = {}
+        for name, value, unit, kind, better, source, clock in data["metrics"]:
+            metrics[str(name)] = Metric(
+                str(name), float(value), str(unit), str(kind), str(better), str(source), str(clock)
+            )
+        return cls(
+            metrics,
+            {str(k): str(v) for k, v in data["stages"].items()},
+            tuple(str(n) for n in data.get("not_available", ())),
+            tuple(str(n) for n in data.get("notes", ())),
+            contention=data.get("contention"),
+            hyper={str(k): (str(v[0]), str(v[1])) for k, v in data.get("hyper", {}).items()},
+            degenerate=tuple(str(d) for d in data.get("degenerate", ())),
+            seed=data.get("seed"),
+        )
+
+
+def combine(runs: list[RunMetrics]) -> RunMetrics:
+    """Several runs of one check (--repeat) as one: each metric's median over the runs that have it (its
+    source says so), each stage's worst status, the median contention, every sign of degenerate outputs.
+    Hyper-parameters and seed are the last run's."""
+    if len(runs) == 1:
+        return runs[0]
+    metrics: dict[str, Metric] = {}
+    for name in dict.fromkeys(n for r in runs for n in r.metrics):
+        seen = [r.metrics[name] for r in runs if name in r.metrics]
+        last = seen[-1]
+        value = statistics.median([m.value for m in seen])
+        source = f"median of {len(seen)} runs; last {last.source}"
+        metrics[name] = Metric(name, value, last.unit, last.kind, last.better, source, last.clock)
+    stages: dict[str, str] = {}
+    for r in runs:
+        for stage, status in r.stages.items():
+            if _RANK.get(status, 6) >= _RANK.get(stages.get(stage, "passed"), 6):
+                stages[stage] = status
+    contention = [r.contention for r in runs if r.contention is not None]
+    return RunMetrics(
+        metrics,
+        stages,
+        tuple(dict.fromkeys(n for r in runs for n in r.not_available)),
+        tuple(dict.fromkeys(n for r in runs for n in r.notes)),
+        contention=round(statistics.median(contention), 3) if contention else None,
+        hyper=runs[-1].hyper,
+        degenerate=tuple(dict.fromkeys(d for r in runs for d in r.degenerate)),
+        seed=runs[-1].seed,
+    )
 
 
 def log_file(record: Any, repo: Path, rel: str) -> Path:
@@ -134,7 +229,13 @@ def _ips_metric(iters: list[ParsedLine], where: str, out: dict[str, Metric]) -> 
                 break
     if ips:
         out["train.avg_ips"] = Metric(
-            "train.avg_ips", statistics.median(ips), unit, PERFORMANCE, HIGHER, f"{where} ({len(ips)} lines)"
+            "train.avg_ips",
+            statistics.median(ips),
+            unit,
+            PERFORMANCE,
+            HIGHER,
+            f"{where} ({len(ips)} lines)",
+            WALL,
         )
 
 
@@ -167,7 +268,7 @@ def _log_metrics(stage: str, lines: list[ParsedLine], rel: str, step_id: str, ou
                 m = _LATENCY_KEY.match(f.key)
                 if m and math.isfinite(f.value):
                     name = f"infer.{label}.{m.group('name').lower()}_ms"
-                    out[name] = Metric(name, f.value, "ms", PERFORMANCE, LOWER, f"{rel}:{p.line_no}")
+                    out[name] = Metric(name, f.value, "ms", PERFORMANCE, LOWER, f"{rel}:{p.line_no}", WALL)
 
 
 def _resource_metrics(
@@ -186,7 +287,7 @@ def _resource_metrics(
         )
     if wall > 0:
         out["resources.mean_cpu_percent"] = Metric(
-            "resources.mean_cpu_percent", 100.0 * cpu_time / wall, "%", RESOURCE, NEITHER, "run record"
+            "resources.mean_cpu_percent", 100.0 * cpu_time / wall, "%", RESOURCE, NEITHER, "run record", WALL
         )
     if gpu_mem:
         out["resources.peak_gpu_mem_mb"] = Metric(
@@ -208,51 +309,249 @@ def _resource_metrics(
     return na
 
 
+@dataclass
+class _Stage:
+    """What the steps of one stage that ran add up to."""
+
+    status: str = ""  # worst status of the steps that ran ("" while none did)
+    wall: float = 0.0
+    cpu: float | None = 0.0  # None once a step's CPU time is unknown
+    ran: int = 0
+
+    def add(self, status: str, result: Any) -> None:
+        if not self.status or self.status == "skipped" or _RANK.get(status, 6) > _RANK.get(self.status, 6):
+            self.status = status
+        if status != "passed":
+            return
+        self.ran += 1
+        self.wall += result.duration_s or 0.0
+        cpu = result.resources.cpu_time_s
+        self.cpu = None if cpu is None or self.cpu is None else self.cpu + cpu
+
+
+@dataclass
+class _Resources:
+    """The run record's resource figures over the steps that passed."""
+
+    rss: list[int] = field(default_factory=list)
+    process_rss: list[int] = field(default_factory=list)
+    gpu_mem: list[int] = field(default_factory=list)
+    gpu_util: list[float] = field(default_factory=list)
+    cpu_time: float = 0.0
+    wall: float = 0.0
+    sched_run: float = 0.0
+    sched_wait: float = 0.0
+
+    def add(self, result: Any) -> None:
+        res = result.resources
+        if res.peak_rss_bytes:
+            self.rss.append(res.peak_rss_bytes)
+        if res.peak_process_rss_bytes:
+            self.process_rss.append(res.peak_process_rss_bytes)
+        if res.peak_gpu_mem_bytes is not None:
+            self.gpu_mem.append(res.peak_gpu_mem_bytes)
+        if res.mean_gpu_util_percent is not None:
+            self.gpu_util.append(res.mean_gpu_util_percent)
+        if res.cpu_time_s is not None and result.duration_s:
+            self.cpu_time += res.cpu_time_s
+            self.wall += result.duration_s
+        if res.sched_run_s and res.sched_wait_s is not None:
+            self.sched_run += res.sched_run_s
+            self.sched_wait += res.sched_wait_s
+
+    @property
+    def contention(self) -> float | None:
+        return round(self.sched_wait / self.sched_run, 3) if self.sched_run > 0 else None
+
+
+_RANK = {"passed": 0, "skipped": 1, "not run": 2, "blocked": 3, "interrupted": 4, "timeout": 5, "failed": 6}
+
+
+def _not_applicable(result: Any) -> bool:
+    """A step skipped because it does not apply on this machine (or to this run): it says nothing about the
+    stage (a 2-GPU launch on a CPU run)."""
+    return str(result.status.value) == "skipped" and bool(result.reason)
+
+
+def _stage_metrics(per_stage: dict[str, _Stage], out: dict[str, Metric]) -> dict[str, str]:
+    """Each stage's status, and the wall and CPU time of each stage whose steps that ran all passed."""
+    stages: dict[str, str] = {}
+    for stage, st in per_stage.items():
+        stages[stage] = st.status or "not run"
+        if st.status != "passed" or not st.ran:
+            continue
+        name = f"stage.{stage}.time_s"
+        out[name] = Metric(name, st.wall, "s", PERFORMANCE, LOWER, "run record", WALL)
+        if st.cpu is not None:
+            name = f"stage.{stage}.cpu_s"
+            out[name] = Metric(name, st.cpu, "s", PERFORMANCE, LOWER, "run record", CPU)
+    return stages
+
+
 def extract(record: Any, repo: Path) -> RunMetrics:
     """Every metric the run left. Never raises on a missing or unreadable log: that metric is just absent."""
+    from tipc.execute.seeding import seed_of
+
     out: dict[str, Metric] = {}
-    stages: dict[str, str] = {}
+    per_stage: dict[str, _Stage] = {}
     notes: list[str] = []
-    times: dict[str, float] = {}
-    all_passed: dict[str, bool] = {}
-    rss: list[int] = []
-    gpu_mem: list[int] = []
-    gpu_util: list[float] = []
-    cpu_time = wall = 0.0
+    resources = _Resources()
+    degenerate: list[str] = []
+    train_logs: list[tuple[str, list[ParsedLine]]] = []
+    train_argv: tuple[str, ...] = ()
     for step in record.plan.steps:
         stage = _stage_of(step)
         if stage not in _STAGES:
             continue
         result = record.result(step.id)
+        st = per_stage.setdefault(stage, _Stage())
+        if result is not None and _not_applicable(result):
+            st.status = st.status or "skipped"
+            continue
         status = "not run" if result is None else str(result.status.value)
-        if stages.get(stage) in (None, "passed", "skipped"):
-            stages[stage] = status
-        passed = result is not None and status == "passed"
-        all_passed[stage] = all_passed.get(stage, True) and passed
-        if not passed:
+        st.add(status, result)
+        if result is None or status != "passed":
             continue
-        times[stage] = times.get(stage, 0.0) + (result.duration_s or 0.0)
-        res = result.resources
-        if res.peak_rss_bytes:
-            rss.append(res.peak_rss_bytes)
-        if res.peak_gpu_mem_bytes is not None:
-            gpu_mem.append(res.peak_gpu_mem_bytes)
-        if res.mean_gpu_util_percent is not None:
-            gpu_util.append(res.mean_gpu_util_percent)
-        if res.cpu_time_s is not None and result.duration_s:
-            cpu_time += res.cpu_time_s
-            wall += result.duration_s
-        rel = result.log or step.log
-        if not rel:
+        resources.add(result)
+        if stage == "train" and not train_argv:
+            train_argv = tuple(result.argv or step.argv)
+        parsed = _step_log(record, repo, step, result, notes)
+        if parsed is None:
             continue
-        path = log_file(record, repo, rel)
-        if not path.is_file():
-            notes.append(f"{step.id}: its log {rel} is missing")
+        rel, lines = parsed
+        _log_metrics(stage, lines, rel, step.id, out)
+        if stage == "train":
+            train_logs.append((rel, lines))
+        degenerate.extend(degenerate_signs(stage, lines, rel))
+    stages = _stage_metrics(per_stage, out)
+    r = resources
+    na = _resource_metrics(r.rss, r.cpu_time, r.wall, r.gpu_mem, r.gpu_util, out)
+    if r.process_rss:
+        out["resources.peak_process_rss_mb"] = Metric(
+            "resources.peak_process_rss_mb", max(r.process_rss) / 2**20, "MiB", RESOURCE, LOWER, "run record"
+        )
+    return RunMetrics(
+        out,
+        stages,
+        tuple(na),
+        tuple(notes),
+        contention=r.contention,
+        hyper=hyperparameters(train_argv, train_logs),
+        degenerate=tuple(dict.fromkeys(degenerate)),
+        seed=seed_of(record),
+    )
+
+
+def _step_log(
+    record: Any, repo: Path, step: Any, result: Any, notes: list[str]
+) -> tuple[str, list[ParsedLine]] | None:
+    """The parsed log of a passed step, with its repo-relative path; None (and a note) when it is missing."""
+    rel = result.log or step.log
+    if not rel:
+        return None
+    path = log_file(record, repo, rel)
+    if not path.is_file():
+        notes.append(f"{step.id}: its log {rel} is missing")
+        return None
+    return rel, _parsed(path)
+
+
+# ---- training hyper-parameters (seed 000: every setting but the network should be known to the framework)
+
+_NAMESPACE = re.compile(r"\bNamespace\((?P<body>.*)\)\s*$")
+_MAX_NAMESPACE = 20000  # characters: a longer line is not parsed
+_LOGGED_LR = ("lr", "learning_rate")
+
+
+def _namespace(text: str) -> dict[str, str] | None:
+    """The keyword values of an argparse `Namespace(...)` dump, as text; None for anything else."""
+    m = _NAMESPACE.search(text)
+    if m is None or len(text) > _MAX_NAMESPACE:
+        return None
+    try:
+        call = ast.parse("f(" + m.group("body") + ")", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(call, ast.Call):
+        return None
+    out: dict[str, str] = {}
+    for kw in call.keywords:
+        if kw.arg is None:
             continue
-        _log_metrics(stage, _parsed(path), rel, step.id, out)
-    for stage, total in times.items():
-        if all_passed.get(stage):
-            name = f"stage.{stage}.time_s"
-            out[name] = Metric(name, total, "s", PERFORMANCE, LOWER, "run record")
-    na = _resource_metrics(rss, cpu_time, wall, gpu_mem, gpu_util, out)
-    return RunMetrics(out, stages, tuple(na), tuple(notes))
+        try:
+            value = ast.literal_eval(kw.value)
+        except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+            value = ast.unparse(kw.value)
+        out[kw.arg] = str(value)[:200]
+    return out
+
+
+def hyperparameters(
+    argv: tuple[str, ...], logs: list[tuple[str, list[ParsedLine]]]
+) -> dict[str, tuple[str, str]]:
+    """The training settings a run used: the train command's options, then (winning, as what really ran)
+    the `Namespace(...)` the script printed, and the learning rate its first iteration line logged."""
+    out: dict[str, tuple[str, str]] = {}
+    words = list(argv)
+    if len(words) >= 3 and words[-2] == "-c":  # a shell step: sh -c "python train.py ..."
+        try:
+            words = shlex.split(words[-1])
+        except ValueError:
+            words = words[-1].split()
+    for key, value in argv_options(tuple(words)):
+        out[norm_key(key)] = (value, "train command")
+    for rel, lines in logs:
+        for p in lines:
+            found = _namespace(p.text)
+            if found:
+                for key, value in found.items():
+                    out[norm_key(key)] = (value, f"{rel}:{p.line_no}")
+                break
+        first = next((p for p in lines if p.is_iteration), None)
+        if first is not None:
+            for f in first.fields:
+                if f.key.lower() in _LOGGED_LR and math.isfinite(f.value):
+                    out["logged_lr"] = (f"{f.value:g}", f"{rel}:{first.line_no}")
+                    break
+    return out
+
+
+# ---- degenerate outputs: what makes an improvement hollow
+
+_FLAT_LOSSES = 3  # this many last logged losses identical: the loss no longer moves
+_PROB_KEYS = re.compile(r"^(prob|probs|probability|score|scores|confidence)$", re.IGNORECASE)
+_UNIFORM_REL = 1e-5
+
+
+def _uniform_over(value: float) -> int | None:
+    """K when `value` is 1/K (a probability spread evenly over K classes), else None."""
+    if not 0 < value <= 0.5:
+        return None
+    k = round(1.0 / value)
+    return k if k >= 2 and abs(value * k - 1.0) <= _UNIFORM_REL else None
+
+
+def degenerate_signs(stage: str, lines: list[ParsedLine], rel: str) -> list[str]:
+    """Signs in one step's log that the model's outputs are degenerate, each with its line."""
+    out: list[str] = []
+    if stage == "train":
+        losses = [(f.value, p.line_no) for p in lines if p.is_iteration and (f := p.loss()) is not None]
+        bad = next(((v, no) for v, no in losses if not math.isfinite(v)), None)
+        if bad is not None:
+            out.append(f"the training loss is {bad[0]} at {rel}:{bad[1]}")
+        tail = losses[-_FLAT_LOSSES:]
+        if len(losses) > _FLAT_LOSSES and len({v for v, _ in tail}) == 1 and math.isfinite(tail[0][0]):
+            out.append(
+                f"the training loss is constant at {tail[0][0]:g} over the last {_FLAT_LOSSES} logged "
+                f"iterations ({rel}:{tail[0][1]}-{tail[-1][1]}): the network no longer learns"
+            )
+    for p in lines:
+        for f in p.fields:
+            k = _uniform_over(f.value) if _PROB_KEYS.match(f.key) else None
+            if k is not None:
+                out.append(
+                    f"{f.key} {f.value:g} = 1/{k} at {rel}:{p.line_no}: the output is uniform over {k} "
+                    "classes (a dead network predicts nothing)"
+                )
+                break
+    return out

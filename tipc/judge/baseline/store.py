@@ -3,7 +3,9 @@
 Path: `<baseline dir>/<model>/<config stem>/<mode>/<machine class>.yaml` (default dir `test_tipc/baselines`),
 so a CPU baseline never judges a GPU run. Each metric keeps n, mean, std, min, max, the samples and its unit,
 the operator and the derived margin with its origin; a human may add `margin:` overrides (kept `margin_from:
-explicit`), switch `op:` or set `active: false`, and re-recording keeps those choices.
+explicit`), switch `op:` or set `active: false`, and re-recording keeps those choices. `stable` (the
+recorder's admission gate: a metric too noisy when recorded is not judged) and `deterministic` (identical in
+every recorded run: judged exactly) are recomputed at every recording.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import getpass
 import hashlib
 import re
 import socket
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,8 +36,6 @@ def baseline_dir(repo: Path, given: str | None) -> Path:
 
 OPS = ("==", "!=", "<=", "<", ">=", ">")
 DEFAULT_OP = {LOWER: "<=", HIGHER: ">="}
-# Tracked and shown, but never fail by default: CPU % swings with machine load more than with the model.
-INACTIVE_BY_DEFAULT = ("resources.mean_cpu_percent",)
 
 
 @dataclass
@@ -50,6 +51,19 @@ class MetricBaseline:
     margin_from: str
     active: bool = True
     description: str = ""
+    clock: str = ""  # "wall" | "cpu" for timings (tipc.judge.baseline.metrics)
+    stable: bool | None = None  # None: from the summary
+
+    @property
+    def is_stable(self) -> bool:
+        return self.summary.stable if self.stable is None else self.stable
+
+    def margin_for(self, repeats: int) -> tuple[float, str]:
+        """The margin for the median of `repeats` runs: the file's for one run or an explicit one, else the
+        prediction interval re-derived for that many."""
+        if repeats <= 1 or self.margin_from == "explicit":
+            return self.margin, self.margin_from
+        return stats.derive_margin(self.summary, self.kind, self.unit, repeats)
 
     def to_yaml(self) -> dict[str, Any]:
         s = self.summary
@@ -58,6 +72,7 @@ class MetricBaseline:
             "unit": self.unit,
             "better": self.better,
             "op": self.op,
+            **({"clock": self.clock} if self.clock else {}),
             "n": s.n,
             "mean": _num(s.mean),
             "std": _num(s.std),
@@ -68,7 +83,8 @@ class MetricBaseline:
             "samples": [_num(v) for v in self.samples],
             "margin": _num(self.margin),
             "margin_from": self.margin_from,
-            "stable": s.stable,
+            "deterministic": s.identical,
+            "stable": self.is_stable,
             "active": self.active,
         }
         if self.description:
@@ -96,8 +112,10 @@ class Baseline:
             "mode": self.mode,
             "machine_class": self.machine_class,
             "tolerance_rule": (
-                f"reference = median; margin = max({stats.K:g} x robust std, floor% x |median|, absolute "
-                "floor) unless margin_from is 'explicit'; see docs/model-ci.md"
+                "reference = median; identical runs: exact (effect) or 2% (others); else a one-sided "
+                f"prediction interval t(1-{stats.ALPHA:g}, n-1) x std x sqrt(1 + 1/n); unstable metrics "
+                "(robust spread above 10%) are not judged; margin_from 'explicit' is a human's; see "
+                "docs/model-ci.md"
             ),
             "stages": list(self.stages),
             "not_available": list(self.not_available),
@@ -153,7 +171,9 @@ def load_per_cpu() -> float | None:
         return None
 
 
-def provenance(record: Any, run_ids: list[str], load: float | None = None) -> dict[str, Any]:
+def provenance(
+    record: Any, run_ids: list[str], load: float | None = None, run: RunMetrics | None = None
+) -> dict[str, Any]:
     env = record.environment or {}
     raw = env.get("packages")
     packages: dict[str, Any] = raw if isinstance(raw, dict) else {}
@@ -176,7 +196,45 @@ def provenance(record: Any, run_ids: list[str], load: float | None = None) -> di
         "tipc_version": record.tipc_version,
         "runs": run_ids,
         "load_per_cpu": load,
+        "seed": run.seed if run is not None else None,
+        "contention": run.contention if run is not None else None,
+        "degenerate": list(run.degenerate) if run is not None else [],
+        "hyperparameters": (
+            {k: {"value": v, "from": src} for k, (v, src) in sorted(run.hyper.items())}
+            if run is not None
+            else {}
+        ),
     }
+
+
+def _metric_baseline(name: str, runs: list[RunMetrics], old: MetricBaseline | None) -> MetricBaseline:
+    """One metric over the recorded runs; `old` (the previous file's) lends the human choices."""
+    seen: list[Metric] = [r.metrics[name] for r in runs if name in r.metrics]
+    samples = [m.value for m in seen]
+    first = seen[0]
+    summary = stats.summarise(samples)
+    margin, origin = stats.derive_margin(summary, first.kind, first.unit)
+    if len(seen) < len(runs):
+        origin = f"{origin}; seen in {len(seen)} of {len(runs)} runs"
+    mb = MetricBaseline(
+        name=name,
+        kind=first.kind,
+        unit=first.unit,
+        better=first.better,
+        op=DEFAULT_OP.get(first.better, "=="),
+        summary=summary,
+        samples=samples,
+        margin=margin,
+        margin_from=origin,
+        clock=first.clock,
+        # a metric some runs lack is not stable, whatever its spread
+        stable=summary.stable and len(seen) == len(runs),
+    )
+    if old is not None:
+        mb.op, mb.active, mb.description = old.op, old.active, old.description
+        if old.margin_from == "explicit":
+            mb.margin, mb.margin_from = old.margin, "explicit"
+    return mb
 
 
 def build(
@@ -188,42 +246,21 @@ def build(
 ) -> Baseline:
     """The baseline from `runs` (metrics of one chain run n times); `previous` lends the human choices."""
     names = sorted({name for r in runs for name in r.metrics})
-    metrics: dict[str, MetricBaseline] = {}
-    for name in names:
-        seen: list[Metric] = [r.metrics[name] for r in runs if name in r.metrics]
-        samples = [m.value for m in seen]
-        first = seen[0]
-        summary = stats.summarise(samples)
-        margin, origin = stats.derive_margin(summary, first.kind, first.unit)
-        mb = MetricBaseline(
-            name=name,
-            kind=first.kind,
-            unit=first.unit,
-            better=first.better,
-            op=DEFAULT_OP.get(first.better, "=="),
-            summary=summary,
-            samples=samples,
-            margin=margin,
-            margin_from=origin
-            if len(seen) == len(runs)
-            else f"{origin}; seen in {len(seen)} of {len(runs)} runs",
-            active=name not in INACTIVE_BY_DEFAULT,
-        )
-        old = previous.metrics.get(name) if previous is not None else None
-        if old is not None:
-            mb.op, mb.active, mb.description = old.op, old.active, old.description
-            if old.margin_from == "explicit":
-                mb.margin, mb.margin_from = old.margin, "explicit"
-        metrics[name] = mb
+    old = previous.metrics if previous is not None else {}
+    metrics = {name: _metric_baseline(name, runs, old.get(name)) for name in names}
     stages = [s for s in runs[0].stages if all(r.stages.get(s) == "passed" for r in runs)]
     na = sorted({n for r in runs for n in r.not_available})
     env = record.environment or {}
+    prov = provenance(record, run_ids, load, runs[-1])
+    contention = [r.contention for r in runs if r.contention is not None]
+    prov["contention"] = round(statistics.median(contention), 3) if contention else None
+    prov["contention_runs"] = contention
     return Baseline(
         model=record.plan.model_name,
         config=repo_relative(record.plan.config_path, record.plan.repo),
         mode=record.plan.mode,
         machine_class=machine_class(env),
-        provenance=provenance(record, run_ids, load),
+        provenance=prov,
         metrics=metrics,
         stages=stages,
         not_available=na,
@@ -257,7 +294,9 @@ def _schema() -> Any:
             "samples": Field(Seq(number, nullable=True)),
             "margin": Field(Num(minimum=0, nonfinite=True), True),
             "margin_from": text,
-            "stable": Field(Anything()),
+            "clock": Field(Enum(("wall", "cpu", ""))),
+            "deterministic": Field(Anything()),
+            "stable": Field(Bool()),
             "active": Field(Bool(), default=True),
             "description": text,
         }
@@ -310,6 +349,8 @@ def load(path: Path) -> Baseline:
             margin_from=_text(m.get("margin_from"), "explicit"),
             active=m["active"],
             description=_text(m.get("description")),
+            clock=_text(m.get("clock")),
+            stable=m.get("stable"),
         )
     return Baseline(
         model=_text(data.get("model")),

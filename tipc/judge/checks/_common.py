@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,12 +87,6 @@ def bad_args(check: str, message: str) -> CheckOutcome:
     return outcome(Verdict.FAIL, f"{check}: bad arguments: {message}")
 
 
-def unknown_args(check: str, args: Mapping[str, Any], known: Collection[str]) -> CheckOutcome | None:
-    """The bad-arguments FAIL naming the arguments `check` does not take; None when there are none."""
-    unknown = set(args) - set(known)
-    return bad_args(check, f"unknown argument(s) {sorted(unknown)}") if unknown else None
-
-
 def settings_of(ctx: CheckContext) -> Settings | CheckOutcome:
     """The typed settings, or a FAIL outcome naming the bad settings entry."""
     try:
@@ -148,12 +142,6 @@ def physical_lines(path: Path) -> Iterator[tuple[int, str]]:
 def excerpt(text: str, limit: int = 200) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def as_float(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{name} must be a number, got {value!r}")
-    return float(value)
 
 
 def argv_options(argv: tuple[str, ...] | list[str]) -> list[tuple[str, str]]:

@@ -1,71 +1,23 @@
-"""Locating the exported inference model a run produced (light: no numpy/paddle)."""
+"""Locating the exported inference model a run produced (light: no numpy/paddle); the files themselves are
+found by `tipc.judge.model_files`, which the model-side worker imports too."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tipc.judge.checks._common import argv_options, norm_key, step_runs
+from tipc.judge.model_files import MODEL_STEMS, ModelFiles, find_model
 
-MODEL_STEMS = ("inference", "model")
+__all__ = ["MODEL_STEMS", "ModelFiles", "find_model", "locate_model", "model_dir_candidates"]
+
 _EXPORT_KEYS = re.compile(
     r"save_inference_dir|inference_dir|save_dir|output_path|output_dir|^output$|save_path|"
     r"export_dir|model_save_dir",
     re.IGNORECASE,
 )
 _INFER_KEYS = re.compile(r"model_dir|model_path|inference_model|model_file|^model$", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class ModelFiles:
-    """An exported inference model: `<dir>/<stem>.json` (PIR) or `.pdmodel` (old program), + `.pdiparams`."""
-
-    model_dir: Path
-    model_file: Path
-    params_file: Path
-
-    @property
-    def format(self) -> str:
-        return "pir-json" if self.model_file.suffix == ".json" else "pdmodel"
-
-    @property
-    def prefix(self) -> Path:
-        return self.model_file.with_suffix("")
-
-    @property
-    def files(self) -> tuple[Path, ...]:
-        return (self.model_file, self.params_file)
-
-    def to_json(self) -> dict[str, str]:
-        return {
-            "dir": str(self.model_dir),
-            "model_file": str(self.model_file),
-            "params_file": str(self.params_file),
-            "format": self.format,
-        }
-
-
-def find_model(path: Path) -> ModelFiles | None:
-    """`inference.json|.pdmodel` + `.pdiparams` in a dir (else any stem with both); a prefix works too."""
-    path = Path(path)
-    if path.is_dir():
-        folder, stems = path, list(MODEL_STEMS)
-        stems += sorted(p.stem for p in folder.glob("*.pdiparams") if p.stem not in stems)
-    elif path.parent.is_dir():
-        folder, stems = path.parent, [path.name]
-    else:
-        return None
-    for stem in stems:
-        params = folder / f"{stem}.pdiparams"
-        if not params.is_file():
-            continue
-        for suffix in (".json", ".pdmodel"):
-            model = folder / f"{stem}{suffix}"
-            if model.is_file():
-                return ModelFiles(folder, model, params)
-    return None
 
 
 def model_dir_candidates(record: Any, repo: Path) -> list[tuple[Path, str]]:

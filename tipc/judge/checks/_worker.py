@@ -32,6 +32,22 @@ def tipc_pythonpath(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
+# The modules the worker needs for each engine (tipc.judge.engines), beside numpy.
+ENGINE_MODULES: dict[str, tuple[str, ...]] = {
+    "paddle_inference": ("paddle",),
+    "paddle_jit": ("paddle",),
+    "onnxruntime": ("paddle", "onnxruntime", "paddle2onnx", "onnx"),
+}
+
+
+def worker_modules(request: dict[str, Any]) -> tuple[str, ...]:
+    engines = request.get("engines") or list(ENGINE_MODULES)
+    wanted = ["numpy"]
+    for name in engines:
+        wanted += [m for m in ENGINE_MODULES.get(str(name), ()) if m not in wanted]
+    return tuple(wanted)
+
+
 def crash_summary(log_tail: str) -> str:
     """One line for a report: the exception line of a Python traceback (the traceback stays in the log)."""
     lines = [line.strip() for line in log_tail.splitlines() if line.strip()]
@@ -105,11 +121,25 @@ def run_worker(python: str, request: dict[str, Any], work_dir: Path, timeout_s: 
     if resp_path.exists():
         resp_path.unlink()
     req_path.write_text(json.dumps({"protocol": PROTOCOL, **request}, indent=2), encoding="utf-8")
-    env = tipc_pythonpath(proc.build_env(None, {"GLOG_minloglevel": "2", "PYTHONUNBUFFERED": "1"}))
+    from tipc.execute import own_parts
+
+    # the repo's interpreter when it can run the worker, else where it can (PartsMissing: exit 3, no FAIL)
+    model_dir = request.get("model_dir")
+    placed = own_parts.tell(
+        own_parts.place(
+            "agreement/ONNX worker",
+            python,
+            worker_modules(request),
+            model_dir=Path(model_dir) if isinstance(model_dir, str) else None,
+        )
+    )
+    env = tipc_pythonpath(
+        proc.build_env(None, {"GLOG_minloglevel": "2", "PYTHONUNBUFFERED": "1", **placed.env})
+    )
     try:
         res = proc.run(
-            proc.module_argv(
-                python, "tipc.judge.engines.worker", "--request", str(req_path), "--response", str(resp_path)
+            placed.argv(
+                "tipc.judge.engines.worker", "--request", str(req_path), "--response", str(resp_path)
             ),
             cwd=work_dir,
             env=env,

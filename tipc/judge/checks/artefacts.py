@@ -18,10 +18,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tipc.core.yamlschema import Bool, Field, Map
 from tipc.judge.checks._common import (
     StepRun,
     argv_options,
-    bad_args,
     excerpt,
     no_record,
     norm_key,
@@ -30,10 +30,10 @@ from tipc.judge.checks._common import (
     repo_relative,
     resolve,
     step_runs,
-    unknown_args,
 )
 from tipc.judge.checks._model import locate_model
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.judge.checks.registry import NON_NEGATIVE, registered
 
 # Messages that mean "the weights you asked for were not loaded" (Paddle set_state_dict, common repo loaders).
 UNTRAINED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
@@ -196,9 +196,9 @@ def gpu_findings(ctx: CheckContext) -> tuple[list[Evidence], int]:
     return evidence, flagged
 
 
-def check_gpu_flag_on_cpu_build(ctx: CheckContext, **args: Any) -> CheckOutcome:
-    if args:
-        return bad_args("gpu_flag_on_cpu_build", f"takes no arguments, got {sorted(args)}")
+@registered("gpu_flag_on_cpu_build")
+def check_gpu_flag_on_cpu_build(ctx: CheckContext) -> CheckOutcome:
+    """A step that asks for the GPU runs on it: no GPU flag on a CPU-only build, no fall-back in a log."""
     if ctx.record is None:
         return no_record()
     if not any(step_runs(ctx.record, stage) for stage in _GPU_STAGES):
@@ -247,21 +247,7 @@ def _stale_siblings(repo: Any, model: Any, before: float) -> list[Evidence]:
     return out
 
 
-def _artefact_options(args: dict[str, Any]) -> tuple[float, bool] | CheckOutcome:
-    """(stale_slack_s, gpu) from the rule's arguments, or the bad-arguments outcome."""
-    unknown = unknown_args("artefacts", args, {"stale_slack_s", "gpu"})
-    if unknown is not None:
-        return unknown
-    slack = args.get("stale_slack_s", 2.0)
-    if isinstance(slack, bool) or not isinstance(slack, int | float) or slack < 0:
-        return bad_args("artefacts", f"stale_slack_s must be a non-negative number, got {slack!r}")
-    include_gpu = args.get("gpu", True)
-    if not isinstance(include_gpu, bool):
-        return bad_args("artefacts", f"gpu must be true or false, got {include_gpu!r}")
-    return float(slack), include_gpu
-
-
-def _untrained_exports(ctx: CheckContext, exports: list[StepRun]) -> list[Evidence]:
+def untrained_exports(ctx: CheckContext, exports: list[StepRun]) -> list[Evidence]:
     """Export logs that are missing, or warn that the trained weights were not loaded."""
     problems: list[Evidence] = []
     for run in exports:
@@ -341,11 +327,18 @@ def _model_findings(
     return {"model": model.to_json()}
 
 
-def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
-    options = _artefact_options(args)
-    if isinstance(options, CheckOutcome):
-        return options
-    slack, include_gpu = options
+@registered(
+    "artefacts",
+    args=Map(
+        {
+            "stale_slack_s": Field(NON_NEGATIVE, default=2.0),
+            "gpu": Field(Bool(), default=True),
+        }
+    ),
+)
+def check_artefacts(ctx: CheckContext, *, stale_slack_s: float, gpu: bool) -> CheckOutcome:
+    """The export loaded trained weights and inference reads the model this run exported (fresh files)."""
+    slack, include_gpu = float(stale_slack_s), gpu
     if ctx.record is None:
         return no_record()
 
@@ -353,7 +346,7 @@ def check_artefacts(ctx: CheckContext, **args: Any) -> CheckOutcome:
     infers = step_runs(ctx.record, "infer")
     if not exports and not infers:
         return outcome(Verdict.NA, "no export or inference step in the plan")
-    problems = _untrained_exports(ctx, exports)
+    problems = untrained_exports(ctx, exports)
     notes: list[Evidence] = []
     data = _model_findings(ctx, exports, infers, slack, problems, notes)
     if include_gpu:

@@ -78,3 +78,6 @@ class CheckContext:
     # Records of the other chains run for this check, by Plan.chain (e.g. "serving"); `record` stays the
     # train chain's. Mapping[str, tipc.execute.record.RunRecord].
     records: Any = field(default_factory=dict)
+    # What the repo held before the sandbox hid it behind the run's fresh output folder (gathered by `tipc
+    # check` before the run): {"status_logs": [...]} (tipc.judge.checks.status_log).
+    before_run: Any = field(default_factory=dict)

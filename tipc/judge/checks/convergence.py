@@ -11,7 +11,8 @@ The loss curve comes from the training log's iteration lines (see tipc.judge.che
 - a flat curve whose last window is below `flat_ok_below` (fine-tuning from converged weights) => PASS, only
   when that arg is given;
 - otherwise FAIL (flat / no significant decrease).
-Fewer than `min_points` points => WARN (cannot judge).
+Fewer than `min_points` points => N-A with the values (too little data to judge a trend; a loss that never
+changes over 3 or more points, or explodes, still FAILs). No loss in the log => N-A.
 
 Args (override test_tipc/tipc.yaml `convergence`): max_iters, window, alpha, min_points, explosion_factor
 (default 10), noise_k (default 2), flat_ok_below (default none), step (substring of the train step id to
@@ -22,12 +23,11 @@ judged and the worst verdict wins; none matching is a FAIL; no run record is nee
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any
 
+from tipc.core.yamlschema import Field, Int, Map, Num
 from tipc.judge.checks._common import (
-    bad_args,
     excerpt,
     outcome,
     physical_lines,
@@ -38,19 +38,9 @@ from tipc.judge.checks._common import (
 )
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.logparse import ParsedLine, parse_line, step_index
+from tipc.judge.checks.registry import COUNT, POSITIVE, REPO_GLOBS, STEP, registered
 from tipc.judge.checks.settings import ConvergenceSettings
 from tipc.judge.checks.stats import mann_kendall, mean, median, spearman, stdev
-
-
-def _num_arg(args: dict[str, Any], name: str, default: float, *, integer: bool = False) -> float | str:
-    value = args.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return f"{name} must be a number, got {value!r}"
-    if integer and int(value) != value:
-        return f"{name} must be an integer, got {value!r}"
-    if value <= 0:
-        return f"{name} must be positive, got {value!r}"
-    return float(value)
 
 
 def analyse_curve(
@@ -67,7 +57,7 @@ def analyse_curve(
     n = len(curve)
     data: dict[str, Any] = {"curve": [[i, v] for i, v in curve], "points": n}
     if n < min_points:
-        return _few_points(curve, min_points, data)
+        return _few_points(curve, min_points, explosion_factor, data)
     losses = [v for _, v in curve]
     w = window if window is not None else max(3, n // 5)
     w = max(1, min(w, n // 2))
@@ -144,47 +134,42 @@ def _fmt_losses(values: list[float], limit: int = 8) -> str:
 
 
 def _few_points(
-    curve: list[tuple[int, float]], min_points: int, data: dict[str, Any]
+    curve: list[tuple[int, float]], min_points: int, explosion_factor: float, data: dict[str, Any]
 ) -> tuple[Verdict, str, dict[str, Any]]:
-    """A short curve (a lite run logs a handful of iterations) still shows a rise or a flat line plainly.
-
-    Too few points to prove a decrease, but enough to see that the loss does not fall: a last value at or
-    above the first is a FAIL naming both; a lower last value is a WARN, with the values, since a handful of
-    noisy points cannot tell a decrease from noise (the official tutorial's 6.96, 4.88, 6.48, 5.25, 6.33).
-    """
+    """A short curve (a lite run logs a handful of iterations) is too little data to judge a trend: N-A, with
+    the values, whichever way they go (the official tutorial's 6.96, 4.88, 6.48, 5.25, 6.33 falls in one
+    run and rises in the next; 2 points rising say nothing). What needs no trend test still FAILs: a loss
+    that is exactly the same at every one of 3 or more points (nothing is learned), or that explodes."""
     n = len(curve)
     losses = [v for _, v in curve]
-    few = f"only {n} loss point(s), fewer than the {min_points} needed to test a trend"
-    if n < 2:
-        return Verdict.WARN, f"too few loss points to judge convergence ({n} < {min_points})", data
+    few = f"{n} loss point(s), fewer than the {min_points} needed to judge convergence"
+    if n == 0:
+        return Verdict.NA, f"no loss point to judge convergence ({few})", data
     first, last = losses[0], losses[-1]
     data["first_loss"], data["last_loss"] = first, last
     scale = max(abs(first), abs(last), 1e-12)
-    if abs(last - first) <= 1e-6 * scale:
+    if n >= 3 and all(abs(v - first) <= 1e-6 * scale for v in losses):
         return (
             Verdict.FAIL,
-            f"the loss is flat: {first:.4g} at iter {curve[0][0]} and {last:.4g} at iter {curve[-1][0]} "
-            f"({_fmt_losses(losses)}; {few})",
+            f"the loss does not change: {first:.6g} at every one of {n} iterations ({curve[0][0]} to "
+            f"{curve[-1][0]})",
             data,
         )
-    if last > first:
+    base = losses[0]
+    peak_i, peak = max(curve, key=lambda c: c[1])
+    if base > 0 and peak > explosion_factor * base:
+        data["explosion"] = {"iter": peak_i, "loss": peak, "first_loss": base}
         return (
             Verdict.FAIL,
-            f"the loss rises from {first:.4g} to {last:.4g} (iter {curve[0][0]} to {curve[-1][0]}: "
-            f"{_fmt_losses(losses)}; {few})",
+            f"loss exploded: {peak:.6g} at iter {peak_i} is over {explosion_factor:g}x the first loss "
+            f"{base:.6g} ({_fmt_losses(losses)})",
             data,
         )
-    ups = sum(1 for a, b in itertools.pairwise(losses) if b > a)
-    if n >= 3 and ups * 2 >= n - 1:
-        return (
-            Verdict.WARN,
-            f"the loss does not decrease steadily: {_fmt_losses(losses)} ({few}; it rises in {ups} of "
-            f"{n - 1} steps)",
-            data,
-        )
+    way = "rises" if last > first else "falls" if last < first else "ends where it starts"
     return (
-        Verdict.WARN,
-        f"too few loss points to judge convergence ({n} < {min_points}): {_fmt_losses(losses)}",
+        Verdict.NA,
+        f"{few}: {_fmt_losses(losses)} (it {way}: {first:.4g} at iter {curve[0][0]}, {last:.4g} at iter "
+        f"{curve[-1][0]})",
         data,
     )
 
@@ -200,58 +185,17 @@ def extract_curve(lines: list[ParsedLine]) -> list[tuple[int, float, ParsedLine]
     return out
 
 
-_ARG_NAMES = frozenset(
-    {
-        "max_iters",
-        "window",
-        "alpha",
-        "min_points",
-        "explosion_factor",
-        "noise_k",
-        "step",
-        "flat_ok_below",
-        "path",
+def _judge_args(cs: ConvergenceSettings, args: dict[str, Any]) -> dict[str, Any]:
+    """The analysis arguments: the rule's, else test_tipc/tipc.yaml `convergence`, else the defaults."""
+    return {
+        "max_iters": int(args.get("max_iters", cs.max_iters)),
+        "alpha": float(args.get("alpha", cs.alpha)),
+        "min_points": int(args.get("min_points", cs.min_points)),
+        "window": int(args["window"]) if "window" in args else cs.window,
+        "explosion_factor": float(args["explosion_factor"]),
+        "noise_k": float(args["noise_k"]),
+        "flat_ok_below": float(args["flat_ok_below"]) if "flat_ok_below" in args else None,
     }
-)
-
-
-def _parse_args(cs: ConvergenceSettings, args: dict[str, Any]) -> tuple[dict[str, Any], str | None] | str:
-    """(the analysis arguments, the step filter) over the settings' defaults, or what is wrong with them."""
-    unknown = set(args) - _ARG_NAMES
-    if unknown:
-        return f"unknown argument(s) {sorted(unknown)}"
-    parsed_args: dict[str, Any] = {}
-    for name, default, integer in (
-        ("max_iters", cs.max_iters, True),
-        ("alpha", cs.alpha, False),
-        ("min_points", cs.min_points, True),
-        ("explosion_factor", 10.0, False),
-        ("noise_k", 2.0, False),
-    ):
-        v = _num_arg(args, name, default, integer=integer)
-        if isinstance(v, str):
-            return v
-        parsed_args[name] = v
-    if parsed_args["alpha"] >= 1:
-        return "alpha must be below 1"
-    if parsed_args["min_points"] < 3:
-        return "min_points must be at least 3"
-    window: int | None = cs.window
-    if "window" in args:
-        wv = _num_arg(args, "window", 1, integer=True)
-        if isinstance(wv, str):
-            return wv
-        window = int(wv)
-    step_filter = args.get("step")
-    if step_filter is not None and not isinstance(step_filter, str):
-        return f"step must be a string, got {step_filter!r}"
-    flat_ok_below: float | None = None
-    if args.get("flat_ok_below") is not None:
-        fv = _num_arg(args, "flat_ok_below", 0.0)
-        if isinstance(fv, str):
-            return fv
-        flat_ok_below = fv
-    return dict(parsed_args, window=window, flat_ok_below=flat_ok_below), step_filter
 
 
 def _judge_shipped(ctx: CheckContext, pattern: Any, judge_args: dict[str, Any]) -> CheckOutcome:
@@ -272,14 +216,28 @@ def _judge_shipped(ctx: CheckContext, pattern: Any, judge_args: dict[str, Any]) 
     )
 
 
+@registered(
+    "convergence",
+    args=Map(
+        {
+            "max_iters": Field(COUNT),
+            "window": Field(COUNT),
+            "alpha": Field(Num(minimum=0, maximum=1, exclusive_minimum=True, exclusive_maximum=True)),
+            "min_points": Field(Int(minimum=3)),
+            "explosion_factor": Field(POSITIVE, default=10.0),
+            "noise_k": Field(POSITIVE, default=2.0),
+            "flat_ok_below": Field(Num()),
+            "step": Field(STEP),
+            "path": Field(REPO_GLOBS),
+        }
+    ),
+)
 def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    """The loss converges over the first `max_iters` iterations of the training log."""
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
         return settings
-    parsed = _parse_args(settings.convergence, args)
-    if isinstance(parsed, str):
-        return bad_args("convergence", parsed)
-    judge_args, step_filter = parsed
+    judge_args, step_filter = _judge_args(settings.convergence, args), args.get("step")
     if "path" in args:
         return _judge_shipped(ctx, args["path"], judge_args)
     ran = ran_train_runs(ctx, step_filter)
@@ -298,7 +256,7 @@ def _judge_log(repo: Any, label: str, rel: str, judge_args: dict[str, Any]) -> C
     full = extract_curve(parsed)
     if not full:
         return outcome(
-            Verdict.WARN,
+            Verdict.NA,
             f"no loss values found in the training log of {label}",
             Evidence("no iteration line with a loss", path=rel),
         )

@@ -28,10 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tipc.core.yamlschema import Field, Map, OneOf, Seq, Str
 from tipc.judge.checks._common import (
     StepRun,
-    as_float,
-    bad_args,
     excerpt,
     no_record,
     outcome,
@@ -41,10 +40,10 @@ from tipc.judge.checks._common import (
     resolve,
     settings_of,
     step_runs,
-    unknown_args,
 )
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.logparse import parse_fields
+from tipc.judge.checks.registry import NON_NEGATIVE, registered
 from tipc.judge.checks.settings import GroundTruthSettings
 
 PRECISIONS = ("fp32", "fp16", "int8")
@@ -158,27 +157,15 @@ class _GtArgs:
     modes: list[str] | tuple[str, ...]
 
 
-def _ground_truth_args(args: dict[str, Any], gts: GroundTruthSettings) -> _GtArgs | CheckOutcome:
-    """The validated arguments, or the bad-arguments FAIL naming the first bad one."""
-    unknown = unknown_args("ground_truth", args, {"atol", "rtol", "gt_glob", "modes"})
-    if unknown is not None:
-        return unknown
-    try:
-        atol = as_float(args.get("atol", gts.atol), "atol")
-        rtol = as_float(args.get("rtol", gts.rtol), "rtol")
-    except ValueError as exc:
-        return bad_args("ground_truth", str(exc))
-    gt_glob = args.get("gt_glob", DEFAULT_GT_GLOB)
-    if not isinstance(gt_glob, str) or not gt_glob:
-        return bad_args("ground_truth", f"gt_glob must be a glob string, got {gt_glob!r}")
-    if atol < 0 or rtol < 0:
-        return bad_args("ground_truth", "atol and rtol must be >= 0")
+def _ground_truth_args(args: dict[str, Any], gts: GroundTruthSettings) -> _GtArgs:
+    """The rule's arguments over test_tipc/tipc.yaml `ground_truth`."""
     modes = args.get("modes", list(gts.modes))
-    if isinstance(modes, str):
-        modes = [modes]
-    if not isinstance(modes, list | tuple) or not all(isinstance(m, str) for m in modes):
-        return bad_args("ground_truth", f"modes must be a list of mode names or 'all', got {modes!r}")
-    return _GtArgs(atol, rtol, gt_glob, modes)
+    return _GtArgs(
+        float(args.get("atol", gts.atol)),
+        float(args.get("rtol", gts.rtol)),
+        str(args["gt_glob"]),
+        [modes] if isinstance(modes, str) else list(modes),
+    )
 
 
 def _gt_files(ctx: CheckContext, gt_glob: str, narrow: bool) -> list[Path]:
@@ -341,14 +328,26 @@ def _ground_truth_outcome(tally: _Tally, files: _GroundTruthFiles) -> CheckOutco
     )
 
 
+@registered(
+    "ground_truth",
+    args=Map(
+        {
+            "atol": Field(NON_NEGATIVE),
+            "rtol": Field(NON_NEGATIVE),
+            "gt_glob": Field(Str(what="a glob"), default=DEFAULT_GT_GLOB),
+            "modes": Field(
+                OneOf((Str(), Seq(Str(), min_items=1)), what="a mode name, 'all', or a list of mode names")
+            ),
+        }
+    ),
+)
 def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    """Inference reproduces the ground truth the repo records in test_tipc/results/."""
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
         return settings
     parsed = _ground_truth_args(args, settings.ground_truth)
-    if isinstance(parsed, CheckOutcome):
-        return parsed
-    gt_files = _gt_files(ctx, parsed.gt_glob, narrow="gt_glob" not in args)
+    gt_files = _gt_files(ctx, parsed.gt_glob, narrow=parsed.gt_glob == DEFAULT_GT_GLOB)
     if not gt_files:
         return outcome(Verdict.NA, f"no ground-truth files ({parsed.gt_glob})")
     if ctx.record is None:

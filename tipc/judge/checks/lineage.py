@@ -2,8 +2,9 @@
 
 One check, `lineage`, with `aspect`:
 - `weights`: eval, export and predict steps read weights this run's training wrote (or pretrained weights the
-  step's command line names, reported as such). Reading committed or pre-run weights instead is a FAIL that
-  names the file and its commit date (its mtime outside git).
+  step's command line names, reported as such, when this run trained none). Reading committed or pre-run
+  weights instead, named on the command line or not, is a FAIL that names the file and its commit date (its
+  mtime outside git) beside what this run's train wrote.
 - `inference_model`: inference steps read the model files this run's export wrote; a committed, stale or
   missing model file (e.g. a committed `model.pdmodel` beside the freshly written `model.json`) is a FAIL.
 - `cmdline_paths`: a weights path given on a step's command line (`--pretrained=…`, `--model_dir …`,
@@ -21,8 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tipc.judge.checks._common import argv_options, bad_args, no_record, outcome, unknown_args
+from tipc.core.yamlschema import Enum, Field, Map
+from tipc.judge.checks._common import argv_options, no_record, outcome
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.judge.checks.registry import registered
 from tipc.judge.lineage_graph import describe_origin
 
 ASPECTS = ("weights", "inference_model", "cmdline_paths")
@@ -203,6 +206,11 @@ def _weight_reads(ctx: CheckContext, graph: Any, step: Any, result: Any, train_i
     return reads
 
 
+def _in_repo(files: list[Any]) -> list[Any]:
+    """The weights files that lie in the repo: committed, or there before the run."""
+    return [f for f in files if f.origin in ("committed", "preexisting")]
+
+
 def _judge_weight_reads(
     step: Any,
     result: Any,
@@ -226,6 +234,19 @@ def _judge_weight_reads(
                     numbers=(("commit_date", f.commit_date),) if f.commit_date else (),
                 )
             )
+    elif reads.pretrained and train_wrote and _in_repo(reads.pretrained):
+        # Weights the command line names, lying in the repo (committed, or there before the run), read where
+        # this run trained its own: the step judged weights trained long ago, not this run's.
+        for f in _in_repo(reads.pretrained):
+            bad.setdefault(f.path, (f, []))[1].append(step.id)
+            found.problems.append(
+                Evidence(
+                    f"read by {step.id}: {f.path} ({describe_origin(f)}), named on its command line, not the "
+                    f"weights this run's train wrote ({_names(train_wrote)})",
+                    path=f.path,
+                    numbers=(("commit_date", f.commit_date),) if f.commit_date else (),
+                )
+            )
     elif reads.pretrained:
         for f in reads.pretrained:
             found.notes.append(
@@ -243,7 +264,9 @@ def _judge_weight_reads(
         )
 
 
-def _weights_summary(first: str, bad: dict[str, tuple[Any, list[str]]], train_wrote: list[Any]) -> str:
+def _weights_summary(
+    first: str, bad: dict[str, tuple[Any, list[str]]], train_wrote: list[Any], graph: Any
+) -> str:
     if not bad:
         return first
     summary = "; ".join(
@@ -251,8 +274,17 @@ def _weights_summary(first: str, bad: dict[str, tuple[Any, list[str]]], train_wr
         for f, steps in bad.values()
     )
     if train_wrote:
-        summary += f" (its train wrote {_names(train_wrote)})"
+        unread = not any(graph.file(f.path) is not None and _read_after_train(graph, f) for f in train_wrote)
+        summary += f" (its train wrote {_names(train_wrote)}" + (
+            ", which no later step read)" if unread else ")"
+        )
     return summary
+
+
+def _read_after_train(graph: Any, f: Any) -> bool:
+    """Whether a step other than a train step read the file."""
+    stages = {s.id: s.stage for s in graph.steps}
+    return any(stages.get(r) != "train" for r in f.read_by)
 
 
 def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
@@ -271,7 +303,7 @@ def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
     if not checked:
         return outcome(Verdict.SKIP, "no eval, export or predict step ran with recorded file access")
     if found.problems:
-        summary = _weights_summary(found.problems[0].text, bad, train_wrote)
+        summary = _weights_summary(found.problems[0].text, bad, train_wrote, graph)
         return _fail(graph, summary, found.problems, found.notes)
     return _pass(graph, f"{checked} step(s) read this run's weights or named pretrained ones", found.notes)
 
@@ -455,14 +487,9 @@ def _not_applicable(ctx: CheckContext, aspect: str) -> str | None:
 _RANK = {Verdict.FAIL: 0, Verdict.WARN: 1, Verdict.PASS: 2, Verdict.SKIP: 3, Verdict.NA: 4}
 
 
-def check_lineage(ctx: CheckContext, **args: Any) -> CheckOutcome:
+@registered("lineage", args=Map({"aspect": Field(Enum(("all", *ASPECTS)), default="all")}))
+def check_lineage(ctx: CheckContext, *, aspect: str) -> CheckOutcome:
     """`aspect`: weights, inference_model, cmdline_paths, or all (the default: the worst of the three)."""
-    unknown = unknown_args("lineage", args, {"aspect"})
-    if unknown is not None:
-        return unknown
-    aspect = args.get("aspect", "all")
-    if aspect != "all" and aspect not in ASPECTS:
-        return bad_args("lineage", f"aspect must be all or one of {', '.join(ASPECTS)}, got {aspect!r}")
     if ctx.record is None:
         return no_record()
     if aspect == "all":

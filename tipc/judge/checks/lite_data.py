@@ -8,12 +8,15 @@ ships (a prepare step extracts `test_images/lite_data.tar` into `./lite_data`).
 
 Verdicts: PASS when every path is there (evidence: the config line and where the data is); FAIL naming the
 config line of a path that is neither in the repo nor in any archive of it; N-A when the config names no data
-path (the rule then falls back to the archive-by-name check). Args: config (a repo-relative config path;
+path (the rule then falls back to the archive-by-name check). A command option whose value is one word that is
+no path of the repo (`--data=CUB_TINY`, `--dataset bird_tiny`) names a dataset, not a path: it is noted, not
+looked for. Args: config (a repo-relative config path;
 default the run's config, else every test_tipc/configs/**/train_infer_python*.txt).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -23,8 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tipc.judge.checks._common import argv_options, bad_args, norm_key, outcome, unknown_args
+from tipc.core.yamlschema import Field, Map
+from tipc.judge.checks._common import argv_options, norm_key, outcome
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.judge.checks.registry import REPO_PATH, registered
 
 # A key naming data the script reads: a data word, and a path-like ending (`data_type` is not a path).
 _DATA_WORD = re.compile(r"data|dataset|train|val|eval|test|image|img|label|anno")
@@ -44,6 +49,14 @@ class DataRef:
     line: int
     text: str
     config: str
+    in_command: bool = False  # an option of a train/eval command (not a data slot of the config)
+
+    @property
+    def bare_name(self) -> bool:
+        """A single word (`CUB_TINY`, `bird_tiny`): a dataset's name to a `--data`/`--dataset` option, unless
+        the repo has a path of that name."""
+        v = self.path.strip().strip("'\"")
+        return self.in_command and not any(c in v for c in "/\\.~")
 
 
 def _is_data_key(key: str) -> bool:
@@ -99,7 +112,9 @@ def data_refs(config: Path, rel_config: str) -> list[DataRef]:
                 tokens = value.split()
             for k, v in argv_options(tokens):
                 if _is_data_key(k) and _path_like(v):
-                    out.append(DataRef(_lite_value(v), no, line, rel_config))
+                    out.append(DataRef(_lite_value(v), no, line, rel_config, in_command=True))
+                elif norm_key(k) in _CONFIG_FLAGS and v.endswith((".yml", ".yaml")):
+                    out.extend(yaml_refs(config, v))
     seen: set[str] = set()
     unique = []
     for ref in out:
@@ -107,6 +122,80 @@ def data_refs(config: Path, rel_config: str) -> list[DataRef]:
             seen.add(ref.path)
             unique.append(ref)
     return unique
+
+
+_CONFIG_FLAGS = frozenset({"c", "config", "cfg", "config_file"})
+_MAX_YAML_BYTES = 1 << 20
+_MAX_YAML_DEPTH = 20
+
+
+def _repo_of(config: Path) -> Path:
+    """The repo root a `test_tipc/configs/...` config belongs to (its commands run from there)."""
+    for parent in config.resolve().parents:
+        if parent.name == "test_tipc":
+            return parent.parent
+    return config.parent
+
+
+def yaml_refs(config: Path, name: str) -> list[DataRef]:
+    """The data paths of a model's YAML config a train or eval command names (`-c configs/x.yaml`,
+    `--config config_for_tipc.yaml`): keys such as `train_image_path`, `image_root`, `data_dir`."""
+    import yaml
+
+    repo = _repo_of(config)
+    path = (repo / name).resolve()
+    if repo.resolve() not in path.parents or not path.is_file() or path.stat().st_size > _MAX_YAML_BYTES:
+        return []
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        tree = yaml.load(text, Loader=_lenient_loader())
+    except (OSError, yaml.YAMLError, RecursionError):
+        return []
+    lines = text.splitlines()
+    rel = os.path.relpath(path, repo)
+    out: list[DataRef] = []
+    for key, value in _leaves(tree):
+        if _is_data_key(key) and isinstance(value, str) and _path_like(value):
+            no = next((i for i, ln in enumerate(lines, 1) if re.match(rf"\s*{re.escape(key)}\s*:", ln)), 0)
+            out.append(DataRef(value, no, f"{key}: {value}", rel))
+    return out
+
+
+def _leaves(tree: Any) -> list[tuple[str, Any]]:
+    """(key, value) of every scalar under a mapping key, shared nodes (YAML aliases) visited once."""
+    out: list[tuple[str, Any]] = []
+    seen: set[int] = set()
+    todo: list[tuple[Any, int]] = [(tree, 0)]
+    while todo:
+        node, depth = todo.pop()
+        if id(node) in seen or depth > _MAX_YAML_DEPTH:
+            continue
+        seen.add(id(node))
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in items:
+            if isinstance(value, dict | list):
+                todo.append((value, depth + 1))
+            elif isinstance(key, str):
+                out.append((key, value))
+    return out
+
+
+@functools.cache
+def _lenient_loader() -> Any:
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        """The safe loader, reading a tag it does not know (PaddleDetection's `!Resize`) as plain data."""
+
+    def plain(loader: Any, suffix: str, node: Any) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            return loader.construct_mapping(node)
+        if isinstance(node, yaml.SequenceNode):
+            return loader.construct_sequence(node)
+        return loader.construct_scalar(node)
+
+    Loader.add_multi_constructor("!", plain)
+    return Loader
 
 
 def _archive_names(path: Path) -> list[str]:
@@ -139,17 +228,12 @@ def _ref_evidence(ref: DataRef, text: str) -> Evidence:
     return Evidence(text, path=ref.config, line=ref.line, excerpt=ref.text)
 
 
-def _configs(ctx: CheckContext, args: dict[str, Any]) -> list[Path] | CheckOutcome:
+def _configs(ctx: CheckContext, args: dict[str, Any]) -> list[Path]:
     """The configs to read: the `config` argument, else the run's config, else every shipped one."""
     from tipc.judge.checks._common import shipped_files
 
-    unknown = unknown_args("lite_data", args, {"config"})
-    if unknown is not None:
-        return unknown
     repo = Path(ctx.repo)
     config_arg = args.get("config")
-    if config_arg is not None and not isinstance(config_arg, str):
-        return bad_args("lite_data", f"config must be a repo-relative path, got {config_arg!r}")
     if config_arg is None and ctx.record is not None:
         config_arg = str(ctx.record.plan.config_path)
     if config_arg is not None:
@@ -195,10 +279,21 @@ def _locate(repo: Path, ref: DataRef, archives: _Archives) -> tuple[bool, Eviden
     return False, _ref_evidence(ref, f"{ref.path}: the data the config reads is {where}")
 
 
+def _name_evidence(ref: DataRef, refs: list[DataRef]) -> Evidence:
+    """A command option naming a dataset by name: not a path, so not looked for; the data slot that holds
+    it, if one ends with that name."""
+    holder = next(
+        (r for r in refs if not r.bare_name and Path(r.path.rstrip("/")).name.lower() == ref.path.lower()),
+        None,
+    )
+    where = f"; the config's data path {holder.path} (line {holder.line}) holds it" if holder else ""
+    return _ref_evidence(ref, f"{ref.path}: a dataset named on the command line, not a path{where}")
+
+
+@registered("lite_data", args=Map({"config": Field(REPO_PATH)}))
 def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    """The data the TIPC config reads is in the repo, or in an archive the repo ships."""
     configs = _configs(ctx, args)
-    if isinstance(configs, CheckOutcome):
-        return configs
     if not configs:
         return outcome(Verdict.NA, "no train_infer_python config to read the data paths from")
     repo = Path(ctx.repo)
@@ -212,10 +307,24 @@ def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
     archives = _Archives(repo)
     present: list[Evidence] = []
     missing: list[Evidence] = []
+    named: list[DataRef] = []  # datasets named on a command line, not paths
     for ref in refs:
         found, evidence = _locate(repo, ref, archives)
-        (present if found else missing).append(evidence)
-    data = {"paths": [r.path for r in refs]}
+        if not found and ref.bare_name:
+            named.append(ref)
+        else:
+            (present if found else missing).append(evidence)
+    names = [_name_evidence(ref, refs) for ref in named]
+    paths = [r for r in refs if r not in named]
+    if not paths:
+        return CheckOutcome(
+            Verdict.NA,
+            f"the config names its data by name only, no data path to look for: {names[0].text}",
+            tuple(names),
+            {"names": [r.path for r in named]},
+        )
+    present.extend(names)
+    data = {"paths": [r.path for r in paths], "names": [r.path for r in named]}
     if missing:
         return CheckOutcome(Verdict.FAIL, f"lite data missing: {missing[0].text}", (*missing, *present), data)
     return CheckOutcome(

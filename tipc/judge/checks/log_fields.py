@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tipc.core.yamlschema import Bool, Field, Map, Num, Seq, Str
 from tipc.judge.checks._common import (
-    bad_args,
     excerpt,
     outcome,
     physical_lines,
@@ -29,10 +29,10 @@ from tipc.judge.checks._common import (
     settings_of,
     shipped_files,
     shipped_logs,
-    unknown_args,
 )
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.logparse import ParsedLine, mentions_eval_run, parse_line
+from tipc.judge.checks.registry import REPO_GLOBS, STEP, registered
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "avg_reader_cost": ("reader_cost", "data_cost"),
@@ -96,22 +96,9 @@ def _options(ctx: CheckContext, args: dict[str, Any]) -> _Options | CheckOutcome
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
         return settings
-    unknown = unknown_args("log_fields", args, {"fields", "require_eval", "aliases", "step", "path"})
-    if unknown is not None:
-        return unknown
     fields = args.get("fields", list(settings.log_fields.fields))
-    if not isinstance(fields, list | tuple) or not fields or not all(isinstance(f, str) for f in fields):
-        return bad_args("log_fields", f"fields must be a non-empty list of names, got {fields!r}")
     require_eval = args.get("require_eval", settings.log_fields.require_eval)
-    if require_eval is not None and not isinstance(require_eval, bool):
-        return bad_args("log_fields", f"require_eval must be true or false, got {require_eval!r}")
-    aliases = args.get("aliases", False)
-    if not isinstance(aliases, bool):
-        return bad_args("log_fields", f"aliases must be true or false, got {aliases!r}")
-    step_filter = args.get("step")
-    if step_filter is not None and not isinstance(step_filter, str):
-        return bad_args("log_fields", f"step must be a string, got {step_filter!r}")
-    return _Options(fields, require_eval, aliases, step_filter)
+    return _Options(list(fields), require_eval, bool(args["aliases"]), args.get("step"))
 
 
 def _sources(
@@ -218,7 +205,20 @@ def _counts(label: str, rel: str, scan: _Scan) -> dict[str, Any]:
     }
 
 
+@registered(
+    "log_fields",
+    args=Map(
+        {
+            "fields": Field(Seq(Str(), min_items=1, what="a non-empty list of field names")),
+            "require_eval": Field(Bool()),
+            "aliases": Field(Bool(), default=False),
+            "step": Field(STEP),
+            "path": Field(REPO_GLOBS),
+        }
+    ),
+)
 def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
+    """Every training iteration logs the required fields (loss, avg_reader_cost, avg_batch_cost, avg_ips)."""
     opts = _options(ctx, args)
     if isinstance(opts, CheckOutcome):
         return opts
@@ -381,20 +381,10 @@ def _throughput_sources(
     ctx: CheckContext, args: dict[str, Any]
 ) -> list[tuple[str, str, float | None, int]] | CheckOutcome:
     """(what the log is, log path, the train command's batch size, devices) per log, or why there is none."""
-    unknown = unknown_args("throughput", args, {"factor", "step", "path"})
-    if unknown is not None:
-        return unknown
-    factor = args.get("factor", 2.0)
-    if isinstance(factor, bool) or not isinstance(factor, int | float) or factor < 1:
-        return bad_args("throughput", f"factor must be a number >= 1, got {factor!r}")
     step_filter = args.get("step")
-    if step_filter is not None and not isinstance(step_filter, str):
-        return bad_args("throughput", f"step must be a string, got {step_filter!r}")
     if "path" in args:
         shipped = shipped_files(ctx.repo, args["path"])
-        if isinstance(shipped, str):
-            return bad_args("throughput", shipped)
-        if not shipped:
+        if isinstance(shipped, str) or not shipped:
             return outcome(Verdict.NA, f"no log file matches {args['path']!r}")
         return [("the shipped log", rel, None, 1) for rel in shipped]
     ran = ran_train_runs(ctx, step_filter)
@@ -404,6 +394,16 @@ def _throughput_sources(
     return [(r.step.id, str(r.log), _argv_batch_size(r.argv), _cards(r.argv)) for r in ran]
 
 
+@registered(
+    "throughput",
+    args=Map(
+        {
+            "factor": Field(Num(minimum=1), default=2.0),
+            "step": Field(STEP),
+            "path": Field(REPO_GLOBS),
+        }
+    ),
+)
 def check_throughput(ctx: CheckContext, **args: Any) -> CheckOutcome:
     """avg_ips is samples per second: not a copy of avg_batch_cost, and consistent with batch / cost.
 

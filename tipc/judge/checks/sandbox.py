@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from tipc.judge.checks._common import unknown_args
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.judge.checks.registry import registered
 
 
 def _sandboxes(ctx: CheckContext) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -36,10 +36,9 @@ def _live() -> list[dict[str, Any]]:
     return [v.to_json() for v in jail.violations()] if jail is not None else []
 
 
-def check_sandbox_violations(ctx: CheckContext, **args: Any) -> CheckOutcome:
-    bad = unknown_args("sandbox_violations", args, ())
-    if bad is not None:
-        return bad
+@registered("sandbox_violations")
+def check_sandbox_violations(ctx: CheckContext) -> CheckOutcome:
+    """Did the submission's code attempt system calls the sandbox denies?"""
     found: dict[str, dict[str, Any]] = {}
     jailed = recorded = False
     for where, sandbox in _sandboxes(ctx):

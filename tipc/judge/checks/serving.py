@@ -29,9 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tipc.core.yamlschema import Field, Map, Str
 from tipc.execute import proc
 from tipc.judge.checks._common import run_python, settings_of, work_dir_for
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.judge.checks.registry import COUNT, NON_NEGATIVE, registered
 from tipc.judge.checks.settings import Settings
 
 if TYPE_CHECKING:
@@ -41,11 +43,7 @@ if TYPE_CHECKING:
 
 _MODEL_DIR_KEYS = ("save_inference", "inference_dir", "model_dir", "output_path")
 _SERVICE_NAME = "tipc_check"
-_INT_ARGS = {"requests": 1, "concurrency": 1}
-_FLOAT_ARGS = ("ready_deadline_s", "atol", "rtol", "cosine_min", "load_s")
 DEFAULT_LOAD_S = 2.0  # the default load loop is a smoke test of concurrency; `--load` runs the full one
-_STR_ARGS = ("model_dir", "inputs")
-_ARGS = frozenset((*_INT_ARGS, *_FLOAT_ARGS, *_STR_ARGS))
 _MODEL_STAGES = ("export", "infer")
 
 
@@ -56,33 +54,14 @@ def _has_model(folder: Path) -> bool:
 
 
 def _records(ctx: CheckContext) -> list[Any]:
-    """The train chain's record, then every other chain's (CheckContext.records), each once."""
-    out = [ctx.record] if ctx.record is not None else []
-    for record in dict(getattr(ctx, "records", None) or {}).values():
+    """The serving chain's record first (the model it converted is the one the repo serves), then the train
+    chain's, then every other chain's (CheckContext.records), each once."""
+    records = dict(getattr(ctx, "records", None) or {})
+    out: list[Any] = []
+    for record in (records.get("serving"), ctx.record, *records.values()):
         if record is not None and all(record is not r for r in out):
             out.append(record)
     return out
-
-
-def _bad_args(args: Mapping[str, Any]) -> str | None:
-    unknown = sorted(set(args) - _ARGS)
-    if unknown:
-        return f"unknown argument(s) {unknown}; expected some of {sorted(_ARGS)}"
-    for key, low in _INT_ARGS.items():
-        value = args.get(key)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
-            return f"{key} must be an integer >= {low}, got {value!r}"
-    for key in _FLOAT_ARGS:
-        value = args.get(key)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0
-        ):
-            return f"{key} must be a non-negative number, got {value!r}"
-    for key in _STR_ARGS:
-        value = args.get(key)
-        if value is not None and not isinstance(value, str):
-            return f"{key} must be a path string, got {value!r}"
-    return None
 
 
 def _candidates_from_plan(record: Any) -> list[tuple[str, str]]:
@@ -137,6 +116,26 @@ def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path
     return None, why
 
 
+def _serving_record(ctx: CheckContext) -> Any:
+    """The repo's serving chain's run record (None when it was not run)."""
+    record = dict(getattr(ctx, "records", None) or {}).get("serving")
+    if record is None and ctx.record is not None and getattr(ctx.record.plan, "chain", None) == "serving":
+        record = ctx.record
+    return record
+
+
+def _untrained_conversion(ctx: CheckContext) -> list[Evidence]:
+    """The serving chain's conversion steps whose log says the weights they were given were not loaded (a
+    path that does not exist, exported at random init): what the repo serves is then an untrained model."""
+    from tipc.judge.checks._common import step_runs
+    from tipc.judge.checks.artefacts import untrained_exports
+
+    record = _serving_record(ctx)
+    if record is None:
+        return []
+    return [e for e in untrained_exports(ctx, step_runs(record, "export")) if e.line is not None]
+
+
 def repo_serving_state(ctx: CheckContext) -> tuple[str, str, tuple[Evidence, ...]]:
     """Whether the repo's own serving chain ran and passed: ("passed" | "failed" | "not_run", why, evidence).
 
@@ -144,9 +143,7 @@ def repo_serving_state(ctx: CheckContext) -> tuple[str, str, tuple[Evidence, ...
     server and client steps are the repo's own deployment; a check that serves the export with tipc's server
     verifies tipc, not the repo, so it may only stand for the repo when those steps passed.
     """
-    record = dict(getattr(ctx, "records", None) or {}).get("serving")
-    if record is None and ctx.record is not None and getattr(ctx.record.plan, "chain", None) == "serving":
-        record = ctx.record
+    record = _serving_record(ctx)
     if record is None:
         return "not_run", "the repo's serving chain was not run (no serving run record)", ()
     steps = list(record.plan.steps)
@@ -175,6 +172,22 @@ def repo_serving_state(ctx: CheckContext) -> tuple[str, str, tuple[Evidence, ...
     )
 
 
+@registered(
+    "serving",
+    args=Map(
+        {
+            "requests": Field(COUNT),
+            "concurrency": Field(COUNT),
+            "ready_deadline_s": Field(NON_NEGATIVE),
+            "atol": Field(NON_NEGATIVE),
+            "rtol": Field(NON_NEGATIVE),
+            "cosine_min": Field(NON_NEGATIVE),
+            "load_s": Field(NON_NEGATIVE),
+            "model_dir": Field(Str(what="a path")),
+            "inputs": Field(Str(what="a path")),
+        }
+    ),
+)
 def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     """Serving equals inference, for the repo's own serving: never a PASS when its serving steps did not run.
 
@@ -183,10 +196,19 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     it failed: FAIL. tipc's own reference server result, if it could be computed, is then reported apart as
     "tipc reference server (not the repo's)" and never decides the verdict.
     """
+    untrained = _untrained_conversion(ctx)
+    if untrained:
+        return CheckOutcome(
+            Verdict.FAIL,
+            "the repo's serving chain serves a model converted without its trained weights: "
+            + untrained[0].text,
+            tuple(untrained),
+            {"repo_serving": "untrained"},
+        )
     result = _serve_and_compare(ctx, **args)
     if ctx.record is None and not dict(getattr(ctx, "records", None) or {}):
         return result
-    if result.verdict in (Verdict.NA, Verdict.SKIP) or result.summary.startswith("serving: bad arguments"):
+    if result.verdict in (Verdict.NA, Verdict.SKIP):
         return result  # nothing was served: the reason stands as it is
     state, why, evidence = repo_serving_state(ctx)
     if state == "passed":
@@ -633,9 +655,6 @@ def _check_served(
 
 
 def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
-    problem = _bad_args(args)
-    if problem is not None:
-        return CheckOutcome(Verdict.FAIL, f"serving: bad arguments: {problem}")
     try:
         import numpy as np
     except ImportError:

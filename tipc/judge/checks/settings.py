@@ -12,7 +12,8 @@ Schema (every key optional; unknown keys are errors so typos never pass silently
       predict_args: "predict.py --img_path {image}"   # string (shell-split) or list; {image} substituted
       infer_args: "infer.py --model_dir ... --img_path {image}"
       images: [lite_data/test/0.png]
-      prob_atol: 1.0e-5                # predict vs infer probability tolerance
+      prob_atol: 1.0e-5                # predict vs infer: absolute tolerance of a printed score
+      prob_rtol: 1.0e-4                # ... and relative to the score (the larger of the two is used)
       plugins: [my_pkg.serving_engine]   # modules the worker imports to register more engines
       engine_options: {serving: {url: "http://127.0.0.1:9393"}}   # keyword arguments per engine factory
     log_fields:
@@ -68,6 +69,7 @@ class AgreementSettings:
     infer_args: tuple[str, ...] | None = None
     images: tuple[str, ...] = ()
     prob_atol: float = 1e-5
+    prob_rtol: float = 1e-4
     plugins: tuple[str, ...] = ()  # modules the worker imports to register extra engines (e.g. serving)
     engine_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # engine -> factory kwargs
 
@@ -153,6 +155,7 @@ def _schema() -> Any:
                         "infer_args": command,
                         "images": Field(strings),
                         "prob_atol": number,
+                        "prob_rtol": number,
                         "plugins": Field(strings),
                         "engine_options": Field(
                             Map(
@@ -209,6 +212,7 @@ def _build(data: dict[str, Any], path: str, fail: Fail) -> Settings:
         infer_args=_argv(a.get("infer_args"), ("agreement", "infer_args"), fail),
         images=tuple(a.get("images", ())),
         prob_atol=float(a.get("prob_atol", da.prob_atol)),
+        prob_rtol=float(a.get("prob_rtol", da.prob_rtol)),
         plugins=tuple(a.get("plugins", ())),
         engine_options=a.get("engine_options", {}),
     )

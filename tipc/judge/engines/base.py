@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from tipc.judge.checks._model import ModelFiles, find_model
+# The worker runs under the repo's interpreter, Python 3.7 included: there the protocol is documentation.
+if sys.version_info >= (3, 8):  # noqa: UP036
+    from typing import Protocol
+else:
+    Protocol = object
+
+from tipc.judge.model_files import ModelFiles, find_model
 
 if TYPE_CHECKING:
     import numpy as np

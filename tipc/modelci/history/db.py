@@ -81,10 +81,20 @@ def _migrations(engine: str) -> list[tuple[int, str, list[str]]]:
                 "CREATE INDEX bands_key ON bands (repo, model, mode, name)",
             ],
         ),
+        (
+            3,
+            "runs and bands keyed by the repo's identity (remote or root commit), not its folder",
+            [
+                "ALTER TABLE runs ADD COLUMN repo_key TEXT",
+                "ALTER TABLE bands ADD COLUMN repo_key TEXT",
+                "CREATE INDEX runs_repo_key ON runs (repo_key, model, config, mode, started)",
+                "CREATE INDEX bands_repo_key ON bands (repo_key, model, mode, name)",
+            ],
+        ),
     ]
 
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,8 @@ class StoredRun:
     started: float
     verdict: str | None
     metrics: dict[str, tuple[float | None, str]]
+    config: str = ""
+    repo_commit: str | None = None
 
 
 class History:
@@ -203,6 +215,7 @@ class History:
         verdict: str | None,
         provenance: dict[str, Any],
         metrics: Sequence[tuple[str, float | None, str, str | None]],
+        repo_key: str | None = None,
     ) -> int:
         """Store one run and its metrics (name, value, unit, verdict) in one transaction; its row id."""
         cur = self.conn.cursor()
@@ -211,8 +224,8 @@ class History:
             row = self._execute(
                 cur,
                 "INSERT INTO runs (run_id, kind, repo, model, config, mode, machine_class, paddle_version, "
-                "paddle_commit, repo_commit, started, stored_at, verdict, provenance) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "paddle_commit, repo_commit, started, stored_at, verdict, provenance, repo_key) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     run_id,
                     kind,
@@ -228,6 +241,7 @@ class History:
                     time.time(),
                     verdict,
                     json.dumps(provenance, default=str),
+                    repo_key,
                 ),
             ).fetchone()
             pk = int(row[0])
@@ -243,18 +257,25 @@ class History:
         return pk
 
     def store_band(
-        self, repo: str, model: str, mode: str, machine_class: str, bands: dict[str, tuple[float, float]]
+        self,
+        repo: str,
+        model: str,
+        mode: str,
+        machine_class: str,
+        bands: dict[str, tuple[float, float]],
+        repo_key: str | None = None,
     ) -> None:
         cur = self.conn.cursor()
+        key = repo_key
         try:
             self._begin(cur)
             now = time.time()
             cur.executemany(
                 self._sql(
-                    "INSERT INTO bands (repo, model, mode, machine_class, name, mean, margin, stored_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                    "INSERT INTO bands (repo, model, mode, machine_class, name, mean, margin, stored_at, "
+                    "repo_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 ),
-                [(repo, model, mode, machine_class, n, m, g, now) for n, (m, g) in bands.items()],
+                [(repo, model, mode, machine_class, n, m, g, now, key) for n, (m, g) in bands.items()],
             )
             self._commit()
         except BaseException:
@@ -271,15 +292,18 @@ class History:
         verdict: str | None = None,
         verdicts: dict[str, str] | None = None,
     ) -> int:
-        """Store a RunRecord and its RunMetrics (tipc.judge.baseline.metrics)."""
+        """Store a RunRecord and its RunMetrics (tipc.judge.baseline.metrics), keyed by the repo's identity
+        (tipc.modelci.identity) so runs of one repo checked out into different folders form one trend."""
         from tipc.judge.baseline import store
+        from tipc.modelci.identity import repo_identity
 
         env = record.environment or {}
-        ok = all(s == "passed" for s in run.stages.values())
+        ok = all(s in ("passed", "skipped") for s in run.stages.values())
         return self.append(
             run_id=store.run_id(record),
             kind=kind,
             repo=str(repo),
+            repo_key=repo_identity(repo),
             model=record.plan.model_name,
             config=record.plan.config_path,
             mode=record.plan.mode,
@@ -289,33 +313,49 @@ class History:
             repo_commit=record.git_commit,
             started=record.started,
             verdict=verdict or ("passed" if ok else "failed"),
-            provenance=store.provenance(record, [store.run_id(record)]) | {"stages": run.stages},
+            provenance=store.provenance(record, [store.run_id(record)], run=run) | {"stages": run.stages},
             metrics=[(m.name, m.value, m.unit, (verdicts or {}).get(m.name)) for m in run.metrics.values()],
         )
 
     # --- reading --------------------------------------------------------------------------------------
 
     def runs(
-        self, repo: str | None = None, model: str | None = None, mode: str | None = None
+        self,
+        repo: str | None = None,
+        model: str | None = None,
+        mode: str | None = None,
+        *,
+        repo_keys: Sequence[str] = (),
+        config: str | None = None,
     ) -> list[StoredRun]:
-        """Stored runs, oldest first, with their metrics."""
-        where, params = [], []
-        for column, value in (("repo", repo), ("model", model), ("mode", mode)):
+        """Stored runs, oldest first, with their metrics. `repo_keys` (the repo's identities) also find rows
+        stored before identities were kept, by their folder `repo`."""
+        where: list[str] = []
+        params: list[Any] = []
+        if repo_keys:
+            marks = ", ".join("?" for _ in repo_keys)
+            where.append(f"(repo_key IN ({marks}) OR (repo_key IS NULL AND repo = ?))")
+            params += [*repo_keys, repo]
+        elif repo is not None:
+            where.append("repo = ?")
+            params.append(repo)
+        for column, value in (("model", model), ("mode", mode), ("config", config)):
             if value is not None:
-                where.append(f"{column} = ?")
+                where.append(f"runs.{column} = ?")
                 params.append(value)
         clause = (" WHERE " + " AND ".join(where)) if where else ""
         cur = self.conn.cursor()
         rows = self._execute(
             cur,
-            "SELECT id, run_id, kind, model, mode, machine_class, paddle_version, started, verdict FROM runs"
-            + clause
-            + " ORDER BY started, id",
+            "SELECT id, run_id, kind, model, mode, machine_class, paddle_version, started, verdict, config, "
+            "repo_commit FROM runs" + clause + " ORDER BY started, id",
             params,
         ).fetchall()
         found: dict[int, StoredRun] = {}
         for r in rows:
-            found[int(r[0])] = StoredRun(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], float(r[7]), r[8], {})
+            found[int(r[0])] = StoredRun(
+                int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], float(r[7]), r[8], {}, r[9] or "", r[10]
+            )
         if found:
             metric_rows = self._execute(
                 cur,
@@ -329,11 +369,17 @@ class History:
             self.conn.commit()
         return list(found.values())
 
-    def bands(self, repo: str, model: str | None = None) -> dict[str, tuple[float, float]]:
+    def bands(
+        self, repo: str, model: str | None = None, *, repo_keys: Sequence[str] = ()
+    ) -> dict[str, tuple[float, float]]:
         """The latest baseline band (mean, margin) per metric name."""
         cur = self.conn.cursor()
         params: list[Any] = [repo]
         clause = "WHERE repo = ?"
+        if repo_keys:
+            marks = ", ".join("?" for _ in repo_keys)
+            clause = f"WHERE (repo_key IN ({marks}) OR (repo_key IS NULL AND repo = ?))"
+            params = [*repo_keys, repo]
         if model is not None:
             clause += " AND model = ?"
             params.append(model)

@@ -48,7 +48,9 @@ def render(
     first = _dt.datetime.fromtimestamp(runs[0].started, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
     latest = _dt.datetime.fromtimestamp(runs[-1].started, _dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
     versions = sorted({r.paddle_version or "?" for r in runs})
-    lines = [f"{len(runs)} runs from {first} to {latest} UTC; Paddle {', '.join(versions)}"]
+    commit = runs[-1].repo_commit
+    at = f"; latest at repo commit {commit[:12]}" if commit else ""
+    lines = [f"{len(runs)} runs from {first} to {latest} UTC; Paddle {', '.join(versions)}{at}"]
     for name in names:
         points = series(runs, name)
         if not points:

@@ -515,7 +515,28 @@ def _chain() -> None:
         )
 
 
+def _seed() -> None:
+    """Model CI's seeding when TIPC_SEED is set (random, NumPy, Paddle and its deterministic flags), kept in
+    its own module beside this one: _tipc_seed.py."""
+    if not os.environ.get("TIPC_SEED"):
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        import importlib
+
+        sys.path.insert(0, here)
+        try:
+            seeding = importlib.import_module("_tipc_seed")
+        finally:
+            if sys.path and sys.path[0] == here:
+                del sys.path[0]
+        seeding.install()
+    except Exception:
+        pass
+
+
 def _main() -> None:
+    _seed()
     target = os.environ.get("TIPC_LINEAGE_FILE")
     if target and hasattr(sys, "addaudithook"):
         try:
