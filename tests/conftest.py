@@ -80,7 +80,18 @@ def tree_hashes(root: Path) -> dict[str, str]:
 def copy_demo(dest: Path, *, source: Path = DEMO, keep_output: bool = False) -> Path:
     """A scratch copy of the demo (or of a copy of it) at `dest`, with its own free serving port."""
     skip = ("__pycache__",) if keep_output else ("output", "__pycache__")
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns(*skip), symlinks=True)
+    by_name = shutil.ignore_patterns(*skip)
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        # A checked copy's run folders hold the overlay's whiteouts (character devices): not copyable, and
+        # not needed to reuse the run.
+        paths = {n: os.path.join(folder, n) for n in names}
+        special = {
+            n for n, p in paths.items() if not (os.path.isdir(p) or os.path.isfile(p) or os.path.islink(p))
+        }
+        return set(by_name(folder, names)) | special
+
+    shutil.copytree(source, dest, ignore=ignore, symlinks=True)
     use_free_port(dest, port_of(source))
     return dest
 

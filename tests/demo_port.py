@@ -14,6 +14,7 @@ DEMO_PORT = 18093
 _FILES = (
     "deploy/serving_python/pipeline_http_client.py",
     "test_tipc/configs/lenet_digits/serving_infer_python.txt",
+    "deploy/serving_python/README.md",  # the documented serving commands run too (competition.serving.*)
 )
 
 

@@ -107,3 +107,76 @@ def test_real_repos(name: str, resumes: bool, missing: set[str], tmp_path: Path)
 def test_unwritable_output_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["converge", "init", str(DEMO), "-o", str(tmp_path / "missing" / "c.yaml")]) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+def _repo_with_variants(tmp_path: Path) -> Path:
+    """The demo's train config beside a variant that sorts first (train_amp_...), as Step6 ships them."""
+    repo = tmp_path / "repo"
+    shutil.copytree(DEMO, repo, ignore=shutil.ignore_patterns("output", "__pycache__", "lite_data"))
+    configs = repo / "test_tipc" / "configs" / "lenet_digits"
+    main_text = (configs / "train_infer_python.txt").read_text()
+    amp = main_text.replace("norm_train:train.py", "norm_train:train.py --amp_level=O2")
+    (configs / "train_amp_infer_python.txt").write_text(amp)
+    return repo
+
+
+def test_proposal_reads_the_main_config_and_keeps_its_data_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _repo_with_variants(tmp_path)
+    path = repo / "test_tipc" / "configs" / "lenet_digits" / "train_infer_python.txt"
+    lines = path.read_text().splitlines()
+    # the data only in the template's train-parameter slot (line 13), not in the train command
+    assert lines[12] == "null:null" and lines[15] == "norm_train:train.py --data_dir=./lite_data --seed=2024"
+    lines[12], lines[15] = "--data_dir:./lite_data", "norm_train:train.py --seed=2024"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.chdir(tmp_path)
+    prop = propose(repo)
+    assert "from test_tipc/configs/lenet_digits/train_infer_python.txt" in prop.yaml_text
+    assert "--amp_level" not in prop.yaml_text
+    cfg = load_text(prop.yaml_text, str(tmp_path / "proposal.yml"))["repo"]
+    argv = cfg.gather_argv("/s/ckpts")
+    assert "--data_dir" in argv and argv[argv.index("--data_dir") + 1] == "./lite_data"
+    # the variant is still there to be named
+    amp = propose(repo, "test_tipc/configs/lenet_digits/train_amp_infer_python.txt")
+    assert "--amp_level" in amp.yaml_text
+
+
+def test_directory_is_relative_to_where_the_file_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = _repo_with_variants(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["converge", "init", "repo"]) == 0
+    out = capsys.readouterr().out
+    assert 'directory: "repo"' in out and str(tmp_path) not in out
+    # written into the repo itself (the file the help suggests committing): the repo is "."
+    target = repo / "convergence.yaml"
+    assert main(["converge", "init", str(repo), "-o", str(target)]) == 0
+    written = target.read_text()
+    assert 'directory: "."' in written and str(tmp_path) not in written
+    # the committed file still finds its repo from anywhere: relative to the file's folder
+    monkeypatch.chdir(tmp_path.parent)
+    cfg = load_text(written, str(target))["repo"]
+    assert cfg.resolve_directory() == repo.resolve()
+
+
+def test_several_main_configs_are_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = _repo_with_variants(tmp_path)
+    other = repo / "test_tipc" / "configs" / "other"
+    other.mkdir()
+    shutil.copy(repo / "test_tipc" / "configs" / "lenet_digits" / "train_infer_python.txt", other)
+    assert main(["converge", "init", str(repo)]) == 2
+    err = capsys.readouterr().err
+    assert "several train_infer_python configs" in err and "other/train_infer_python.txt" in err
+
+
+def test_step6_proposal_uses_train_infer_python_and_its_data_path(tmp_path: Path) -> None:
+    repo = _unpack_sources("PaddlePaddle__models__Step6", tmp_path)
+    prop = propose(repo, base=tmp_path)
+    assert "from test_tipc/configs/mobilenet_v3_small/train_infer_python.txt" in prop.yaml_text
+    cfg = load_text(prop.yaml_text, str(tmp_path / "c.yml"))["PaddlePaddle__models__Step6"]
+    assert cfg.directory == "PaddlePaddle__models__Step6"
+    argv = cfg.gather_argv("ck")
+    assert "--amp_level" not in argv
+    assert argv[argv.index("--data-path") + 1] == "./lite_data"

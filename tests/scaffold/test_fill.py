@@ -152,8 +152,8 @@ def test_lite_tar_members_are_listed_without_extracting(tmp_path: Path) -> None:
     with tarfile.open(repo / "lite_data.tar", "w") as tar:
         tar.add(src / "lite_data", arcname="lite_data")
     lite = find_lite_data(repo)
-    assert lite is not None and lite.dir == "lite_data" and lite.tar == "lite_data.tar"
-    assert lite.images == ("lite_data/images/a.jpg",) and lite.tar_has_top_dir
+    assert lite is not None and lite.dir == "lite_data" and lite.archive == "lite_data.tar"
+    assert lite.images == ("lite_data/images/a.jpg",) and lite.archive_has_top_dir
     assert not (repo / "lite_data").exists()
 
 

@@ -76,7 +76,13 @@ def test_chains_named_finds_chain_arguments_at_any_depth() -> None:
     nested = "all_of: [{file_exists: {path: a}}, {any_of: [{step_passed: {chain: serving}}]}]"
     assert chains_named([parse_ruleset(ruleset_text("n", [nested]), "n.yaml")]) == {"serving"}
     assert chains_named([parse_ruleset(ruleset_text("p", ["step_passed: {}"]), "p.yaml")]) == set()
-    assert chains_named([resolve_ruleset("competition")]) == {"serving"}
+    # the competition ruleset reads the serving chain and the acceptance chains (issue 26)
+    assert chains_named([resolve_ruleset("competition")]) == {
+        "serving",
+        "documented",
+        "pretrained",
+        "backbones",
+    }
     assert chains_named([resolve_ruleset("tipc-basic")]) == set()
 
 

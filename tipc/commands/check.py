@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from tipc.commands import _reports, _sandboxed, add_log_limit, log_limit_of
+from tipc.commands import _acceptance, _reports, _sandboxed, add_log_limit, log_limit_of
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.core.errors import InfraError, TipcError, UserError
 from tipc.core.steps import MODES
@@ -102,6 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-color", action="store_true", help="no colour in the output")
     add_log_limit(parser)
     _sandboxed.add_arguments(parser)
+    _acceptance.add_arguments(parser)
     from tipc.modelci import hooks
 
     hooks.add_arguments(parser)
@@ -276,17 +277,37 @@ def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) 
     return out
 
 
-def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
-    from tipc.core.steps import Overrides
-
+def _check_options(args: argparse.Namespace) -> None:
+    """A bad --mode, --step-timeout, --jobs or --repeat is found before anything runs (exit 2)."""
     if args.mode not in MODES:
         raise UserError(f"--mode {args.mode!r}: expected one of {', '.join(MODES)}")
     if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
         raise UserError("--step-timeout must be a positive number of seconds")
-    check_jobs(getattr(args, "jobs", None))  # a bad --jobs is found before anything runs (exit 2)
+    check_jobs(getattr(args, "jobs", None))
     from tipc.modelci import hooks
 
     hooks.check_arguments(args)  # --repeat without --baseline
+    _acceptance.check_arguments(args)
+
+
+def _binds(
+    the_plan: Plan, serving_plan: Plan | None, report_dir: Path, repo: Path, role: str
+) -> tuple[dict[str, str], tuple[Path, ...]]:
+    """The folders the chain may write: by role, those in the repo (repo-relative), and those outside it
+    (a --report-dir elsewhere)."""
+    binds = {"logs": the_plan.output_dir}
+    if serving_plan is not None:
+        binds["serving"] = serving_plan.output_dir
+    if report_dir.is_relative_to(repo):
+        binds[role] = report_dir.relative_to(repo).as_posix()
+        return binds, ()
+    return binds, (report_dir,)
+
+
+def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
+    from tipc.core.steps import Overrides
+
+    _check_options(args)
     sandbox_options = _sandboxed.sandbox_options(args, in_place=not seams.sandboxed)
     stage_timeouts = _sandboxed.stage_timeouts(args)
     forced_env = _sandboxed.compat_env(args)
@@ -313,8 +334,12 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     _check_output_dir(repo, the_plan.output_dir)
     notes = list(seams.notes)
     serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
+    extra = _extra_plans(
+        args, repo, config, rulesets, the_plan, overrides, seams, sandbox_options, stage_timeouts
+    )
 
     from tipc.execute import sandbox
+    from tipc.modelci import hooks
 
     if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
         from tipc.execute import proc
@@ -328,18 +353,12 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         from tipc.commands import _explain
 
         notes.extend(_explain.readiness(the_plan, args.python, repo, stderr))
-    binds = {"logs": the_plan.output_dir}
-    if serving_plan is not None:
-        binds["serving"] = serving_plan.output_dir
-    outside: tuple[Path, ...] = ()
     # A sandboxed check keeps its reports in a folder of their own in the run folder (tipc.commands._reports):
     # later runs of the same config and mode never delete them.
     stamped = not args.report_dir and sandbox_options.backend != "none"
     role = _reports.new_role(_run_folder(repo, the_plan)) if stamped else "report"
-    if report_dir.is_relative_to(repo):
-        binds[role] = report_dir.relative_to(repo).as_posix()
-    else:
-        outside = (report_dir,)
+    binds, outside = _binds(the_plan, serving_plan, report_dir, repo, role)
+    binds.update(extra.binds())
     # Read before the sandbox hides them behind the run's fresh output folder.
     shipped = _sandboxed.committed_results(the_plan) if sandbox_options.backend != "none" else []
     before_run = _before_run(repo)
@@ -370,6 +389,9 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
             if report_dir.is_relative_to(session.repo) and not args.report_dir and session.folder is not None:
                 report_dir = session.folder / role  # beside the copy, not in it: a fresh copy keeps it
             serving_plan = _serving_plan(args, repo, config, rulesets, seams, sandbox_options)
+            extra = _extra_plans(
+                args, repo, config, rulesets, the_plan, overrides, seams, sandbox_options, stage_timeouts
+            )
         notes.extend((*session.notes, *prepare_notes, *shipped))
         from tipc.execute import proc
 
@@ -392,6 +414,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
                     notes,
                     session,
                     role,
+                    extra,
                     before_run=before_run,
                 )
         finally:
@@ -491,6 +514,61 @@ def _write_and_show(
         stderr.write(f"tipc: logs and run record in {logs}\n")
 
 
+def _judged_record(
+    args: argparse.Namespace, seams: Seams, repo: Path, the_plan: Plan, notes: list[str], stderr: IO[str]
+) -> tuple[Any, str | None, bool]:
+    """The train chain's record the rules judge (as _train_record), a reused one's causes found anew, and
+    with --baseline the chain run --repeat times; (record, its path when reused, reused)."""
+    record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
+    if reused and seams.sandboxed:
+        from tipc.commands import _explain
+
+        record = _explain.explained(record, repo)  # the causes as the catalogue finds them now
+    if getattr(args, "baseline", None) is not None and not reused:
+        from tipc.modelci import hooks
+
+        # --repeat N: the chain N times, the baseline rule judges the medians (model CI)
+        record = hooks.repeat_chain(
+            args, repo, record, lambda: _execute(args, the_plan, seams, "the runner failed"), stderr
+        )
+    return record, record_path, reused
+
+
+def _serving_records(
+    args: argparse.Namespace,
+    seams: Seams,
+    repo: Path,
+    serving_plan: Plan | None,
+    notes: list[str],
+    *,
+    stopped: bool,
+) -> dict[str, Any]:
+    """The serving chain's record (by chain name), run after the train chain unless Ctrl-C stopped it."""
+    records: dict[str, Any] = {}
+    if serving_plan is not None and stopped:
+        notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
+    elif serving_plan is not None:
+        records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
+    return records
+
+
+def _extra_records(
+    args: argparse.Namespace,
+    seams: Seams,
+    repo: Path,
+    extra: _acceptance.Extra,
+    notes: list[str],
+    *,
+    stopped: bool,
+) -> dict[str, Any]:
+    """The documented and pretrained chains' records, run after the others unless Ctrl-C stopped the run."""
+    notes.extend(extra.notes)
+    if stopped:
+        notes.append("documented and pretrained chains: not started, the run was interrupted")
+        return {}
+    return _run_extra(args, repo, extra, seams, notes)
+
+
 def _checked(
     args: argparse.Namespace,
     seams: Seams,
@@ -506,30 +584,22 @@ def _checked(
     notes: list[str],
     session: Any,
     role: str = "report",
+    extra: _acceptance.Extra | None = None,
     *,
     before_run: dict[str, Any] | None = None,
 ) -> int:
     from tipc.judge.checks.base import CheckContext
     from tipc.report import build_report
 
-    record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
-    if reused and seams.sandboxed:
-        from tipc.commands import _explain
-
-        record = _explain.explained(record, repo)  # the causes as the catalogue finds them now
-    if getattr(args, "baseline", None) is not None and not reused:
-        from tipc.modelci import hooks
-
-        # --repeat N: the chain N times, the baseline rule judges the medians (model CI)
-        record = hooks.repeat_chain(
-            args, repo, record, lambda: _execute(args, the_plan, seams, "the runner failed"), stderr
-        )
-    records: dict[str, Any] = {}
+    record, record_path, reused = _judged_record(args, seams, repo, the_plan, notes, stderr)
     stopped = _interrupted(record)
-    if serving_plan is not None and stopped:
-        notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
-    elif serving_plan is not None:
-        records["serving"] = _run_serving(args, repo, serving_plan, seams, notes)
+    records = _serving_records(args, seams, repo, serving_plan, notes, stopped=stopped)
+    if extra is not None and extra.plans():
+        records.update(
+            _extra_records(
+                args, seams, repo, extra, notes, stopped=stopped or _interrupted(*records.values())
+            )
+        )
     ctx = CheckContext(
         repo=repo, record=record, settings=settings, records=records, before_run=before_run or {}
     )
@@ -550,7 +620,11 @@ def _checked(
         record=record,
         findings=_lint_findings(
             _judged_against(findings, record.plan if record is not None else the_plan),
-            (*the_plan.findings, *(serving_plan.findings if serving_plan is not None else ())),
+            (
+                *the_plan.findings,
+                *(serving_plan.findings if serving_plan is not None else ()),
+                *(extra.pretrained.findings if extra is not None and extra.pretrained is not None else ()),
+            ),
         ),
         reused=reused,
         record_path=record_path,
@@ -620,27 +694,57 @@ def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
     return checked
 
 
-def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str) -> Any:
+def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str, **overrides: Any) -> Any:
     """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
-    extra: dict[str, Any] = {}
+    settings: dict[str, Any] = {
+        "step_timeout_s": _sandboxed.step_timeout(args, plan.mode),
+        "python": args.python,
+        "no_color": args.no_color,
+        "forced_env": tuple(sorted(getattr(args, "forced_env", {}).items())),
+        "log_limit_bytes": log_limit_of(args),
+    }
     if seams.sandboxed:
         from tipc.commands import _explain
 
-        extra["explain"] = _explain.explainer()
-    options = seams.run_options(
-        step_timeout_s=_sandboxed.step_timeout(args, plan.mode),
-        python=args.python,
-        no_color=args.no_color,
-        forced_env=tuple(sorted(getattr(args, "forced_env", {}).items())),
-        log_limit_bytes=log_limit_of(args),
-        **extra,
-    )
+        settings["explain"] = _explain.explainer()
+    options = seams.run_options(**{**settings, **overrides})
     try:
         return seams.execute(plan, options, seams.make_observer(args.no_color))
     except (TipcError, KeyboardInterrupt):
         raise
     except Exception as exc:
         raise InfraError(f"{failure}: {type(exc).__name__}: {exc}") from exc
+
+
+# --- the documented and pretrained chains (seed 004 §4.1.3): run after the others when a rule reads them ---
+
+
+def _extra_plans(
+    args: argparse.Namespace,
+    repo: Path,
+    config: Path,
+    rulesets: list[Ruleset],
+    the_plan: Plan,
+    overrides: Any,
+    seams: Seams,
+    sandbox_options: Any,
+    timeouts: Mapping[str, float],
+) -> _acceptance.Extra:
+    from tipc.judge.rules.evaluate import chains_named
+
+    chains = chains_named(rulesets)
+    return _acceptance.plan_extra(
+        args, repo, config, chains, the_plan, overrides, seams.plan, sandbox_options, timeouts
+    )
+
+
+def _run_extra(
+    args: argparse.Namespace, repo: Path, extra: _acceptance.Extra, seams: Seams, notes: list[str]
+) -> dict[str, Any]:
+    def run(plan: Plan, options: dict[str, Any]) -> Any:
+        return _execute(args, plan, seams, f"the runner failed on the {plan.mode} chain", **options)
+
+    return _acceptance.run_extra(args, repo, extra, run, seams.find_record, seams.load_record, notes)
 
 
 # --- the serving chain: run after the train chain when a rule reads its record ----------------

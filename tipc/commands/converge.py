@@ -94,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "init":
         from tipc.convergence.init import propose
 
-        proposal = propose(Path(args.repo), args.config)
+        # `directory:` is written relative to where the file goes, so that it can be committed.
+        base = Path(args.out).resolve().parent if args.out else Path.cwd()
+        proposal = propose(Path(args.repo), args.config, base)
         if args.out:
             try:
                 Path(args.out).write_text(proposal.yaml_text, encoding="utf-8")

@@ -69,56 +69,74 @@ def scan(repo: Path, entries: Iterable[Path], extra_roots: Sequence[Path] = ()) 
     repo = repo.resolve()
     queue = [p.resolve() for p in entries if p.is_file()]
     entry_rel = tuple(_rel(p, repo) for p in queue)
-    seen: dict[Path, None] = {}
-    external: dict[str, Use] = {}
-    optional: dict[str, Use] = {}
-    missing: dict[str, Use] = {}
-    apis: dict[str, Use] = {}
-    unreadable: list[str] = []
-    roots_of_entry = {p: _roots(p, repo, extra_roots) for p in queue}
-    while queue and len(seen) < MAX_FILES:
-        path = queue.pop(0)
-        if path in seen:
-            continue
-        seen[path] = None
+    found = _Scan(repo, extra_roots, queue)
+    found.run()
+    # a module imported both ways counts as required
+    optional = {k: v for k, v in found.optional.items() if k not in found.external}
+    return ImportScan(
+        entries=entry_rel,
+        files=tuple(_rel(p, repo) for p in found.seen),
+        external=found.external,
+        optional=optional,
+        missing_local=found.missing,
+        paddle_apis=found.apis,
+        unreadable=tuple(found.unreadable),
+    )
+
+
+class _Scan:
+    """One scan under way: the files still to read (breadth first), those read, and what they import."""
+
+    def __init__(self, repo: Path, extra_roots: Sequence[Path], queue: list[Path]) -> None:
+        self.repo = repo
+        self.extra_roots = extra_roots
+        self.queue = queue
+        # a module reached from an entry script is looked up where that script's modules are
+        self.roots_of: dict[Path, list[Path]] = {p: _roots(p, repo, extra_roots) for p in queue}
+        self.seen: dict[Path, None] = {}
+        self.external: dict[str, Use] = {}
+        self.optional: dict[str, Use] = {}
+        self.missing: dict[str, Use] = {}
+        self.apis: dict[str, Use] = {}
+        self.unreadable: list[str] = []
+
+    def run(self) -> None:
+        while self.queue and len(self.seen) < MAX_FILES:
+            path = self.queue.pop(0)
+            if path not in self.seen:
+                self.seen[path] = None
+                self._read(path)
+
+    def _read(self, path: Path) -> None:
         tree = _parse(path)
-        rel = _rel(path, repo)
+        rel = _rel(path, self.repo)
         if tree is None:
-            unreadable.append(rel)
-            continue
-        roots = roots_of_entry.get(path) or _roots(path, repo, extra_roots)
+            self.unreadable.append(rel)
+            return
+        roots = self.roots_of.get(path) or _roots(path, self.repo, self.extra_roots)
         visitor = _Imports(path)
         visitor.visit(tree)
         for imp in visitor.imports:
-            use = Use(rel, imp.line)
-            targets = _resolve(imp, path, roots, repo)
-            if targets is None:  # not the repo's: an outside module
-                top = imp.module.split(".")[0]
-                if not top or top == "__future__":
-                    continue
-                book = optional if imp.optional else external
-                book.setdefault(top, use)
-                continue
-            files, absent = targets
-            for f in files:
-                if f not in seen:
-                    roots_of_entry.setdefault(f, roots)
-                    queue.append(f)
-            if absent is not None and not imp.optional:
-                missing.setdefault(absent, use)
+            self._take(imp, Use(rel, imp.line), path, roots)
         for chain, line in visitor.paddle_chains:
-            apis.setdefault(chain, Use(rel, line))
-    # a module imported both ways counts as required
-    optional = {k: v for k, v in optional.items() if k not in external}
-    return ImportScan(
-        entries=entry_rel,
-        files=tuple(_rel(p, repo) for p in seen),
-        external=external,
-        optional=optional,
-        missing_local=missing,
-        paddle_apis=apis,
-        unreadable=tuple(unreadable),
-    )
+            self.apis.setdefault(chain, Use(rel, line))
+
+    def _take(self, imp: _Import, use: Use, path: Path, roots: list[Path]) -> None:
+        """Book an outside module, or queue the repo files an import reaches and note what of it is absent."""
+        targets = _resolve(imp, path, roots, self.repo)
+        if targets is None:  # not the repo's: an outside module
+            top = imp.module.split(".")[0]
+            if top and top != "__future__":
+                book = self.optional if imp.optional else self.external
+                book.setdefault(top, use)
+            return
+        files, absent = targets
+        for f in files:
+            if f not in self.seen:
+                self.roots_of.setdefault(f, roots)
+                self.queue.append(f)
+        if absent is not None and not imp.optional:
+            self.missing.setdefault(absent, use)
 
 
 # ------------------------------------------------------------------------------------------------ reading

@@ -9,6 +9,7 @@ when it logs a step counter, else generic ones are proposed and marked for check
 from __future__ import annotations
 
 import ast
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -115,27 +116,49 @@ class Proposal:
         return all(self.flags.get(role) is not None for role in REQUIRED)
 
 
+MAIN_CONFIG = "train_infer_python.txt"
+
+
 def _config_path(repo: Path, config: str | None) -> Path:
-    """--config (relative to the repo unless absolute), else the repo's first train_infer_python config."""
+    """--config (as given, else relative to the repo), else the repo's main train_infer_python config: the
+    only one, or the one named train_infer_python.txt (not a variant such as train_amp_infer_python.txt);
+    several of those is a usage error listing them."""
     from tipc.config.discover import find_configs
 
     if config:
-        return Path(config) if Path(config).is_absolute() else repo / config
+        given = Path(config)
+        if not given.is_absolute() and not given.is_file() and (repo / given).is_file():
+            given = repo / given
+        if not given.is_file():
+            raise UserError(f"{config}: config file not found")
+        return given
     found = find_configs(repo)
     if not found:
         raise UserError(
             f"{repo}: no test_tipc/configs/**/train_infer_python*.txt to read the train command from"
         )
-    return found[0]
+    main = [c for c in found if c.name == MAIN_CONFIG]
+    if len(found) == 1 or len(main) == 1:
+        return found[0] if len(found) == 1 else main[0]
+    listing = "\n  ".join(c.relative_to(repo).as_posix() for c in (main or found)[:20])
+    raise UserError(f"{repo}: several train_infer_python configs; pick one with --config:\n  {listing}")
 
 
 def _slot_words(cfg: TipcConfig) -> list[str]:
     """`key=value` words for the slots the TIPC script appends to the train command (device, epochs, batch
-    size, output folder), with their lite-mode values."""
+    size, output folder) and the data the config names (`--data-path:./lite_data`, the template's train
+    parameter), with their lite-mode values."""
     from tipc.config.bash import is_mode_keyed
 
     words = []
-    for slot in (cfg.train_use_gpu, cfg.epoch, cfg.train_batch, cfg.save_model):
+    for slot in (
+        cfg.train_use_gpu,
+        cfg.epoch,
+        cfg.train_batch,
+        cfg.save_model,
+        cfg.data_path,
+        cfg.train_param1,
+    ):
         value = slot.value if slot.present else ""
         if is_mode_keyed(value):
             value = slot.mode_value("lite_train_lite_infer")
@@ -392,7 +415,15 @@ def _flags_yaml(flags: dict[str, Flag | None], common: list[tuple[str, str | Non
     return out
 
 
-def propose(repo: Path, config: str | None = None) -> Proposal:
+def _relative(repo: Path, base: Path | None) -> str:
+    """`repo` as a path relative to `base` (posix separators); `.` for the folder itself."""
+    start = (base or Path.cwd()).resolve()
+    return Path(os.path.relpath(repo, start)).as_posix()
+
+
+def propose(repo: Path, config: str | None = None, base: Path | None = None) -> Proposal:
+    """The proposal for `repo`; its `directory:` is relative to `base`, the folder the file will live in
+    (default: the current one), so that the file can be committed and used on another machine."""
     repo = repo.resolve()
     if not repo.is_dir():
         raise UserError(f"{repo}: not a folder")
@@ -420,7 +451,7 @@ def propose(repo: Path, config: str | None = None) -> Proposal:
         out.append(f"# NOTE: {msg}")
     out += [
         f"{name}:",
-        f"    directory: {_q(str(repo))}",
+        f"    directory: {_q(_relative(repo, base))}",
         "    executable:",
         f"        - {_q(python)}",
         f"        - {_q(rel_script)}",

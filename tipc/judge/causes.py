@@ -735,41 +735,56 @@ def _would_make(step: Earlier, path: str, facts: _Facts) -> str | None:
     training's, models export's) writes to a folder above it (the planner knows its writes), or its code
     names the file, or, where its writes are unknown, its stage makes such files."""
     norm = _norm_path(path)
-    out_dir = _norm_path(facts.context.output_dir).rstrip("/")
-    inside_output = bool(out_dir) and (
-        norm == out_dir or norm.startswith(out_dir + "/") or f"/{out_dir}/" in norm
-    )
     if step.stage == "prepare":
-        if inside_output:
-            return None
-        parts = [
-            p for p in PurePosixPath(norm).parts if p not in ("/", ".", "..") and p not in _GENERIC_PARTS
-        ]
-        first = parts[0] if parts else ""
-        if len(first) >= 3 and re.search(
-            rf"(?<![\w.-]){re.escape(first)}(?![\w-])", facts.context.prepare_text
-        ):
-            return f"test_tipc/prepare.sh names `{first}`"
-        return None
-    suffix = PurePosixPath(norm).suffix
-    makers = _MAKERS.get(suffix)
+        return _prepare_would_make(norm, facts)
+    makers = _MAKERS.get(PurePosixPath(norm).suffix)
     if makers is not None and step.stage not in makers:
         return None  # weights come from training, a model from export: an eval step only reads them
+    why = _writes_above(step, norm) or _code_names(step, norm, facts)
+    if why is not None:
+        return why
+    if not step.writes and makers is not None:
+        return f"the {step.stage} stage writes such files"
+    return None
+
+
+def _in_output_dir(norm: str, facts: _Facts) -> bool:
+    out_dir = _norm_path(facts.context.output_dir).rstrip("/")
+    return bool(out_dir) and (norm == out_dir or norm.startswith(out_dir + "/") or f"/{out_dir}/" in norm)
+
+
+def _prepare_would_make(norm: str, facts: _Facts) -> str | None:
+    """prepare.sh names the folder `norm` starts in (the chain's output folder is never prepare's)."""
+    if _in_output_dir(norm, facts):
+        return None
+    parts = [p for p in PurePosixPath(norm).parts if p not in ("/", ".", "..") and p not in _GENERIC_PARTS]
+    first = parts[0] if parts else ""
+    if len(first) >= 3 and re.search(rf"(?<![\w.-]){re.escape(first)}(?![\w-])", facts.context.prepare_text):
+        return f"test_tipc/prepare.sh names `{first}`"
+    return None
+
+
+def _writes_above(step: Earlier, norm: str) -> str | None:
+    """The step writes `norm` itself, a folder above it, or a file it is the stem of."""
     for written in step.writes:
         value = _norm_path(written).rstrip("/")
         if len(value) >= 3 and (
             norm == value or norm.startswith(value + "/") or norm.startswith(value + ".")
         ):
             return f"it writes to `{value}`"
+    return None
+
+
+def _code_names(step: Earlier, norm: str, facts: _Facts) -> str | None:
+    """The step's own code names the file `norm` ends in (as a string literal)."""
     name = PurePosixPath(norm).name
-    if name and "." in name and step.code_files and facts.context.repo is not None:
-        literal = re.compile(r"""['"][^'"\n]*""" + re.escape(name) + r"""['"]""")
-        for rel in step.code_files:
-            hit = _grep(facts.context.repo / rel, literal)
-            if hit is not None:
-                return f"its code names `{name}` at {rel}:{hit[0]}"
-    if not step.writes and makers is not None:
-        return f"the {step.stage} stage writes such files"
+    if not (name and "." in name and step.code_files and facts.context.repo is not None):
+        return None
+    literal = re.compile(r"""['"][^'"\n]*""" + re.escape(name) + r"""['"]""")
+    for rel in step.code_files:
+        hit = _grep(facts.context.repo / rel, literal)
+        if hit is not None:
+            return f"its code names `{name}` at {rel}:{hit[0]}"
     return None
 
 

@@ -391,67 +391,79 @@ def shown(report: Report, paths: PathMap | None) -> Report:
         from tipc.core.paths import in_place
 
         paths = in_place(Path(report.repo))
-    text = paths.text
-
-    def evidence(e: Evidence) -> Evidence:
-        return replace(
-            e,
-            text=text(e.text),
-            path=paths.shown(e.path) if e.path else e.path,
-            excerpt=hide_own_frames(e.excerpt) if e.excerpt else e.excerpt,
-        )
-
-    def data(value: Any) -> Any:
-        if isinstance(value, str):
-            return text(value)
-        if isinstance(value, dict):
-            return {k: data(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [data(v) for v in value]
-        return value
-
-    rules = tuple(
-        replace(
-            r,
-            summary=text(r.summary),
-            evidence=tuple(evidence(e) for e in r.evidence),
-            data=data(r.data),
-            causes=tuple(replace(c, cause=text(c.cause), remedy=text(c.remedy)) for c in r.causes),
-        )
-        for r in report.rules
+    return replace(
+        report,
+        rules=tuple(_rule_shown(r, paths) for r in report.rules),
+        run=_run_shown(report.run, paths) if report.run is not None else None,
+        notes=tuple(paths.text(n) for n in report.notes),
+        lineage=_lineage_shown(report.lineage, paths),
     )
-    run = report.run
-    if run is not None:
-        steps = tuple(
-            replace(
-                s,
-                log=paths.shown(s.log) if s.log else s.log,
-                reason=text(s.reason),
-                causes=tuple(replace(c, cause=text(c.cause), remedy=text(c.remedy)) for c in s.causes),
-                log_tail=hide_own_frames(s.log_tail) if s.log_tail else s.log_tail,
-            )
-            for s in run.steps
+
+
+def _causes_shown(causes: Iterable[Cause], paths: PathMap) -> tuple[Cause, ...]:
+    return tuple(replace(c, cause=paths.text(c.cause), remedy=paths.text(c.remedy)) for c in causes)
+
+
+def _evidence_shown(e: Evidence, paths: PathMap) -> Evidence:
+    return replace(
+        e,
+        text=paths.text(e.text),
+        path=paths.shown(e.path) if e.path else e.path,
+        excerpt=hide_own_frames(e.excerpt) if e.excerpt else e.excerpt,
+    )
+
+
+def _data_shown(value: Any, paths: PathMap) -> Any:
+    if isinstance(value, str):
+        return paths.text(value)
+    if isinstance(value, dict):
+        return {k: _data_shown(v, paths) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_data_shown(v, paths) for v in value]
+    return value
+
+
+def _rule_shown(r: RuleVerdict, paths: PathMap) -> RuleVerdict:
+    return replace(
+        r,
+        summary=paths.text(r.summary),
+        evidence=tuple(_evidence_shown(e, paths) for e in r.evidence),
+        data=_data_shown(r.data, paths),
+        causes=_causes_shown(r.causes, paths),
+    )
+
+
+def _run_shown(run: RunSummary, paths: PathMap) -> RunSummary:
+    steps = tuple(
+        replace(
+            s,
+            log=paths.shown(s.log) if s.log else s.log,
+            reason=paths.text(s.reason),
+            causes=_causes_shown(s.causes, paths),
+            log_tail=hide_own_frames(s.log_tail) if s.log_tail else s.log_tail,
         )
-        run = replace(
-            run, steps=steps, record_path=paths.shown(run.record_path) if run.record_path else run.record_path
-        )
-    lineage = report.lineage
-    if isinstance(lineage, dict) and isinstance(lineage.get("files"), list):
-        # "path": where the file lies on disk; "seen_as", where that differs: the path as the chain saw it
-        files = [
-            _file_shown(f, paths) if isinstance(f, dict) and "path" in f else f for f in lineage["files"]
-        ]
-        renamed = {
-            str(old["path"]): new["path"]
-            for old, new in zip(lineage["files"], files, strict=True)
-            if isinstance(old, dict) and "path" in old
-        }
-        edges = [
-            {**e, "file": renamed.get(str(e.get("file")), e.get("file"))} if isinstance(e, dict) else e
-            for e in lineage.get("edges", [])
-        ]
-        lineage = {**lineage, "files": files, "edges": edges}
-    return replace(report, rules=rules, run=run, notes=tuple(text(n) for n in report.notes), lineage=lineage)
+        for s in run.steps
+    )
+    return replace(
+        run, steps=steps, record_path=paths.shown(run.record_path) if run.record_path else run.record_path
+    )
+
+
+def _lineage_shown(lineage: dict[str, Any] | None, paths: PathMap) -> dict[str, Any] | None:
+    if not (isinstance(lineage, dict) and isinstance(lineage.get("files"), list)):
+        return lineage
+    # "path": where the file lies on disk; "seen_as", where that differs: the path as the chain saw it
+    files = [_file_shown(f, paths) if isinstance(f, dict) and "path" in f else f for f in lineage["files"]]
+    renamed = {
+        str(old["path"]): new["path"]
+        for old, new in zip(lineage["files"], files, strict=True)
+        if isinstance(old, dict) and "path" in old
+    }
+    edges = [
+        {**e, "file": renamed.get(str(e.get("file")), e.get("file"))} if isinstance(e, dict) else e
+        for e in lineage.get("edges", [])
+    ]
+    return {**lineage, "files": files, "edges": edges}
 
 
 LINT_RULE_ID = "lint.config"

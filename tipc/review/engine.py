@@ -188,6 +188,10 @@ def plan(options: ReviewOptions, ruleset_digests: Sequence[str] = ()) -> list[Pl
                 f"--out {options.out}: the review folder must not be inside the submission {s.text}"
             )
     fingerprint = ["rulesets", *options.rulesets, *ruleset_digests, "check-args", *options.check_args]
+    from tipc.review.packages import checks_python, packages_digest
+
+    python = checks_python(options.check_args)
+    fingerprint += ["packages", python, packages_digest(python)]  # what is installed, not only where
     if options.threads is not None:  # an explicit count may change what a check computes; a derived one
         fingerprint += ["threads", str(options.threads)]  # follows --jobs, which must not void the state
     planned: list[Planned] = []

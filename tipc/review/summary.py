@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tipc.review import requirements as requirements_mod
 from tipc.review.executor import Outcome
 
 COUNTED = ("PASS", "FAIL", "WARN", "SKIP", "N-A")
@@ -62,6 +63,9 @@ class Row:
     cached: bool = False  # taken from an earlier review (unchanged submission)
     killed_leftovers: int = 0
     node: str | None = None
+    # seed 004's acceptance per requirement (tipc.review.requirements): id -> {verdict, evidence}
+    requirements: dict[str, dict[str, str]] = field(default_factory=dict)
+    distance: int | None = None  # requirements failed (every one when no report): the ranking key
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -153,17 +157,10 @@ def root_cause(report: dict[str, Any]) -> RootCause | None:
     and the failing rules it explains; None when no step failed. prepare.sh counts only when a later
     failure follows from it (offline it often fails on a download nothing needs)."""
     steps = _steps(report)
-    by_id = {str(s.get("id")): s for s in steps}
-    failed = [s for s in steps if s.get("status") in ("failed", "timeout")]
-    chain = [s for s in failed if s.get("stage") != "prepare"] or failed
-    if not chain:
+    root = _root_step(steps)
+    if root is None:
         return None
-    step = chain[0]
-    cause = _first_cause(step)
-    upstream = cause.get("upstream") if cause else None
-    if isinstance(upstream, str) and upstream in by_id:
-        step = by_id[upstream]
-        cause = _first_cause(step) or cause
+    step, cause = root
     sid = str(step.get("id"))
     what = (cause or {}).get("cause") or step.get("reason") or step.get("status")
     text = f"step {sid} {step.get('status')}: {what}"
@@ -176,6 +173,23 @@ def root_cause(report: dict[str, Any]) -> RootCause | None:
     seen = str((cause or {}).get("evidence") or "").strip()
     explained = tuple(str(r.get("id")) for r in failing if _explains(r, affected, seen))
     return RootCause(sid, text, explained, len(failing))
+
+
+def _root_step(steps: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+    """The earliest failed step (prepare.sh only when nothing else failed), or the earlier step its cause
+    names upstream, with that step's first cause (the later one's where it has none)."""
+    failed = [s for s in steps if s.get("status") in ("failed", "timeout")]
+    chain = [s for s in failed if s.get("stage") != "prepare"] or failed
+    if not chain:
+        return None
+    step = chain[0]
+    cause = _first_cause(step)
+    upstream = cause.get("upstream") if cause else None
+    by_id = {str(s.get("id")): s for s in steps}
+    if isinstance(upstream, str) and upstream in by_id:
+        step = by_id[upstream]
+        cause = _first_cause(step) or cause
+    return step, cause
 
 
 def _affected(steps: list[dict[str, Any]], root: str) -> set[str]:
@@ -284,11 +298,20 @@ def row_from_outcome(
         row.verdict = "ERROR"
         row.first_failure = row.first_failure or f"check.exit_{outcome.exit_code}"
         row.cause = row.cause or _short(_tipc_message(outcome.log_tail))
+    _judge_requirements(row, report)
     return row
 
 
+def _judge_requirements(row: Row, report: dict[str, Any] | None) -> None:
+    reqs = requirements_mod.load()
+    row.requirements = requirements_mod.cells(report) if report is not None else {}
+    row.distance = requirements_mod.distance(row.requirements, row.verdict, len(reqs))
+
+
 def rejected_row(name: str, source: str, content_hash: str, reason: str) -> Row:
-    return Row(name, source, content_hash, "REJECTED", first_failure="review.unpack", cause=_short(reason))
+    row = Row(name, source, content_hash, "REJECTED", first_failure="review.unpack", cause=_short(reason))
+    _judge_requirements(row, None)
+    return row
 
 
 @dataclass
@@ -304,6 +327,18 @@ class Summary:
     @property
     def passed(self) -> bool:
         return bool(self.rows) and all(r.verdict == "PASS" for r in self.rows)
+
+    def ranked(self) -> list[Row]:
+        """The rows nearest to acceptance first (fewest failed requirements), in submission order on ties."""
+        order = {id(r): i for i, r in enumerate(self.rows)}
+        return sorted(
+            self.rows, key=lambda r: (r.distance if r.distance is not None else 1 << 30, order[id(r)])
+        )
+
+    def requirement_ids(self) -> list[str]:
+        """The requirements some row was judged on, in the order of specs/review/requirements.yaml."""
+        used = {k for r in self.rows for k in r.requirements}
+        return [q.id for q in requirements_mod.load() if q.id in used]
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -371,23 +406,53 @@ def _failure_text(row: Row) -> str:
     return f"{row.first_failure}: {row.cause}" if row.cause else row.first_failure
 
 
+def _req_headers(summary: Summary) -> list[str]:
+    by_id = {q.id: q for q in requirements_mod.load()}
+    return [by_id[i].header for i in summary.requirement_ids()]
+
+
+def _distance_text(summary: Summary, row: Row) -> str:
+    total = len(summary.requirement_ids())
+    if row.distance is None or not total:
+        return "-"
+    return f"{min(row.distance, total)}/{total} fail"
+
+
 def table_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
+    """The summary table, nearest to acceptance first: per-ruleset counts, then one column per acceptance
+    requirement (PASS / FAIL / N-A; the evidence lines are rendered beside the table)."""
     names = _extra_rulesets(summary)
-    header = ["submission", "verdict", *names, CAUSE_COLUMN, "wall", "peak mem"]
+    reqs = summary.requirement_ids()
+    header = ["submission", "verdict", "distance", *names, *_req_headers(summary), CAUSE_COLUMN]
+    header += ["wall", "peak mem"]
     body = []
-    for r in summary.rows:
+    for r in summary.ranked():
         verdict = r.verdict + (" (cached)" if r.cached else "")
         body.append(
             [
                 r.name,
                 verdict,
+                _distance_text(summary, r),
                 *(_ruleset_cell(r, n) for n in names),
+                *(r.requirements.get(q, {}).get("verdict", "-") for q in reqs),
                 _failure_text(r),
                 human_s(r.wall_s),
                 human_bytes(r.peak_rss_bytes),
             ]
         )
     return header, body
+
+
+def evidence_lines(summary: Summary) -> list[tuple[Row, str, str, str]]:
+    """(row, requirement header, verdict, evidence) for every judged requirement, rows ranked."""
+    by_id = {q.id: q for q in requirements_mod.load()}
+    out = []
+    for r in summary.ranked():
+        for q in summary.requirement_ids():
+            cell = r.requirements.get(q)
+            if cell is not None:
+                out.append((r, by_id[q].header, cell["verdict"], cell["evidence"]))
+    return out
 
 
 def _footer(summary: Summary) -> str:
@@ -414,7 +479,18 @@ def render_text(summary: Summary, width: int = 160) -> str:
             out.append(c.ljust(widths[i]))
         return "  ".join(out).rstrip()
 
-    lines = [fmt(header), fmt(["-" * w for w in widths]), *(fmt(b) for b in body), "", _footer(summary)]
+    lines = [fmt(header), fmt(["-" * w for w in widths]), *(fmt(b) for b in body), ""]
+    evidence = evidence_lines(summary)
+    if evidence:
+        lines.append("acceptance per requirement (seed 004), nearest to acceptance first:")
+        current = None
+        for row, head, verdict, text in evidence:
+            if row is not current:
+                lines.append(f"  {row.name}: {_distance_text(summary, row)}")
+                current = row
+            lines.append(f"    {head:<26} {verdict:<4} {text}"[:width])
+        lines.append("")
+    lines.append(_footer(summary))
     lines.extend(f"note: {n}" for n in summary.notes)
     return "\n".join(lines) + "\n"
 
@@ -433,13 +509,29 @@ def render_markdown(summary: Summary, base: Path | None = None) -> str:
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
     ]
-    for r, cells in zip(summary.rows, body, strict=True):
+    for r, cells in zip(summary.ranked(), body, strict=True):
         if r.report_html:
             target = os.path.relpath(r.report_html, base) if base else r.report_html
             cells = [f"[{_md(cells[0])}]({target})", *cells[1:]]
         else:
             cells = [_md(cells[0]), *cells[1:]]
         lines.append("| " + " | ".join(_md(c) if i else c for i, c in enumerate(cells)) + " |")
+    reqs = summary.requirement_ids()
+    if reqs:
+        heads = _req_headers(summary)
+        lines += [
+            "",
+            "## Acceptance per requirement (seed 004 §4.1.3, §4.2.3, §4.3.4)",
+            "",
+            "| submission | distance | " + " | ".join(heads) + " |",
+            "|" + "---|" * (len(heads) + 2),
+        ]
+        for r in summary.ranked():
+            cells = [
+                f"**{c['verdict']}** {_md(c['evidence'])}" if (c := r.requirements.get(q)) else "-"
+                for q in reqs
+            ]
+            lines.append(f"| {_md(r.name)} | {_distance_text(summary, r)} | " + " | ".join(cells) + " |")
     lines += ["", _footer(summary)]
     lines.extend(f"- note: {n}" for n in summary.notes)
     return "\n".join(lines) + "\n"
@@ -452,14 +544,20 @@ def render_csv(summary: Summary) -> str:
     header = ["submission", "source", "content_hash", "verdict", "cached"]
     for n in names:
         header += [f"{n}_{v.lower().replace('-', '')}" for v in COUNTED]
+    reqs = summary.requirement_ids()
+    header += ["distance", *(h for q in reqs for h in (f"req_{q}", f"req_{q}_evidence"))]
     header += ["first_failing_rule", "cause", "root_step", "explains", "failing_rules"]
     header += ["wall_s", "peak_rss_bytes", "exit_code", "report"]
     writer.writerow(header)
-    for r in summary.rows:
+    for r in summary.ranked():
         by_name = {rs.name: rs.counts for rs in r.rulesets}
         cells: list[Any] = [r.name, r.source, r.content_hash, r.verdict, str(r.cached).lower()]
         for n in names:
             cells += [by_name.get(n, {}).get(v, 0) if n in by_name else "" for v in COUNTED]
+        cells.append("" if r.distance is None else r.distance)
+        for q in reqs:
+            cell = r.requirements.get(q, {})
+            cells += [cell.get("verdict", ""), cell.get("evidence", "")]
         cells += [
             r.first_failure or "",
             r.cause or "",
@@ -486,6 +584,9 @@ th,td{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f3f3f3}
 .v-PASS{background:#e5f5e5;color:#126b12;font-weight:bold}
 .v-FAIL,.v-TIMEOUT,.v-ERROR,.v-REJECTED,.v-STOPPED{background:#fbe4e4;color:#9b1111;font-weight:bold}
+.v-N-A{background:#f3f3f3;color:#555}
+td.req{min-width:8em;max-width:16em}
+td.req .small{font-weight:normal}
 td.cause{max-width:40em}
 .small{color:#666;font-size:12px}
 """
@@ -504,9 +605,21 @@ def render_html(summary: Summary, base: Path | None = None) -> str:
         f'<p class="small">tipc {e(summary.tipc_version)}; rulesets: {e(", ".join(summary.rulesets))}</p>',
         "<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr></thead><tbody>",
     ]
-    for r, cells in zip(summary.rows, body, strict=True):
+    reqs = summary.requirement_ids()
+    first_req = header.index(_req_headers(summary)[0]) if reqs else -1
+    for r, cells in zip(summary.ranked(), body, strict=True):
         tds = []
         for i, c in enumerate(cells):
+            if reqs and first_req <= i < first_req + len(reqs):
+                cell = r.requirements.get(reqs[i - first_req])
+                if cell is None:
+                    tds.append("<td>-</td>")
+                else:
+                    tds.append(
+                        f'<td class="req v-{e(cell["verdict"])}">{e(cell["verdict"])}'
+                        f'<br><span class="small">{e(cell["evidence"])}</span></td>'
+                    )
+                continue
             if i == 0:
                 link = r.report_html
                 inner = e(c)

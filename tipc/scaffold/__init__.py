@@ -1,8 +1,9 @@
 """`tipc init`: scaffold a conformant test_tipc/ folder from test_tipc_template/ (jinja2, sandboxed).
 
-detect.py finds entry scripts and lite data, infer_flags.py reads argparse flags statically, fill.py maps
-them onto config slots (and lists TODOs), render.py renders and writes safely, fix_config.py cleans up an
-existing hand-edited config. No module here imports jinja2 at import time except inside functions.
+detect.py finds entry scripts and lite data, config/script_flags.py reads argparse flags statically,
+dataflow.py where weights are saved and loaded, fill.py maps them onto config slots (and lists TODOs),
+render.py renders and writes safely, fix_config.py cleans up an existing hand-edited config. No module
+here imports jinja2 at import time except inside functions.
 """
 
 from __future__ import annotations
@@ -77,8 +78,10 @@ def build_context(filled: Filled) -> dict[str, Any]:
         "train_script": filled.scripts.get("train", "train.py"),
         "infer_script": filled.scripts.get("infer", "infer.py"),
         "lite_dir": lite.dir if lite else None,
-        "lite_tar": lite.tar if lite else None,
-        "lite_tar_has_top_dir": lite.tar_has_top_dir if lite else True,
+        "lite_archive": lite.archive if lite else None,
+        "lite_archive_zip": bool(lite and lite.archive and lite.archive.endswith(".zip")),
+        "lite_archive_has_top_dir": lite.archive_has_top_dir if lite else True,
+        "lite_extract_to": lite.extract_to if lite else ".",
         "weights": weights.removeprefix("./") if weights != "null" else None,
         "weights_dir": posixpath.dirname(weights.removeprefix("./")) or "." if weights != "null" else None,
         "agreement_inputs": lite.input_arrays[0] if lite and lite.input_arrays else None,

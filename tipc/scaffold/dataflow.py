@@ -11,6 +11,8 @@ helper's parameter named after the flag, `run_training(model_dir=args.model_dir)
 from __future__ import annotations
 
 import ast
+import copy
+import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +25,9 @@ _STABLE_ORDER = ("final", "latest", "last", "model", "best")
 class WeightRef:
     dest: str  # the argparse dest the path is built from
     style: str  # "file" | "dir"
-    name: str | None  # the constant file name joined on (dir style), e.g. "latest.pdparams"
+    # dir style: the constant path joined onto the folder, e.g. "latest.pdparams" or
+    # "models/model_best.pdparams"; the bare file name when a folder in between is not known statically
+    name: str | None
     line: int
     direct: bool  # True: the argument of a paddle.save/paddle.load call; False: a path expression elsewhere
 
@@ -69,7 +73,7 @@ def _unwrap(node: ast.expr) -> ast.expr:
 
 
 def _assignments(tree: ast.AST) -> dict[str, ast.expr]:
-    """name -> the last expression assigned to it anywhere in the file (one level of indirection)."""
+    """name -> the last expression assigned to it anywhere in the file."""
     out: dict[str, ast.expr] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -77,13 +81,31 @@ def _assignments(tree: ast.AST) -> dict[str, ast.expr]:
     return out
 
 
+_MAX_DEPTH = 4  # `model_dir = join(args.log_dir, "models")` then `join(model_dir, "x.pdparams")`, ...
+
+
+def _resolve(
+    node: ast.expr, assigned: dict[str, ast.expr], keep: set[str], seen: tuple[str, ...] = ()
+) -> ast.expr:
+    """`node` with the local names in it replaced by what was assigned to them (a few levels deep); names in
+    `keep` (the flags' dests, a helper's parameters named after them) stay."""
+
+    class _Substitute(ast.NodeTransformer):
+        def visit_Name(self, name: ast.Name) -> ast.expr:
+            if name.id in keep or name.id not in assigned or name.id in seen or len(seen) >= _MAX_DEPTH:
+                return name
+            return _resolve(assigned[name.id], assigned, keep, (*seen, name.id))
+
+    result = _Substitute().visit(copy.deepcopy(node))
+    return result if isinstance(result, ast.expr) else node
+
+
 def _classify(
     target: ast.expr, dests: set[str], assigned: dict[str, ast.expr]
 ) -> tuple[str, str, str | None]:
-    """(dest, style, file name) of one path expression, or ('', '', None) when no flag is behind it."""
-    target = _unwrap(target)
-    if isinstance(target, ast.Name) and target.id not in dests and target.id in assigned:
-        target = _unwrap(assigned[target.id])
+    """(dest, style, path under the folder) of one path expression, or ('', '', None) when no flag is behind
+    it."""
+    target = _unwrap(_resolve(_unwrap(target), assigned, dests))
     refs = _refs(target, dests)
     if not refs:
         return "", "", None
@@ -92,7 +114,107 @@ def _classify(
         return refs[0], "file", None
     if not (_weights_piece(target) or _joins_onto(target, refs[0])):
         return "", "", None  # a path built for something else (a log, a folder of images)
-    return refs[0], "dir", _file_name(target)
+    return refs[0], "dir", _sub_path(target, refs[0]) or _file_name(target)
+
+
+# Stands for the flag's value in a path spelled out by `_text`.
+_FLAG = "\x00"
+
+
+def _is_flag(node: ast.expr, dest: str) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == dest) or (
+        isinstance(node, ast.Name) and node.id == dest
+    )
+
+
+def _join_all(parts: list[str]) -> str:
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.rstrip("/") + "/" + part.lstrip("/") if out else part
+    return out
+
+
+def _format_pieces(template: str, values: list[str], style: str) -> str | None:
+    """`"%s/%s" % (a, b)` / `"{}/{}".format(a, b)` with the values known; None for any other placeholder."""
+    pattern = r"%s" if style == "%" else r"\{\d*\}"
+    pieces = re.split(pattern, template)
+    if len(pieces) != len(values) + 1 or re.search(r"%[^%]" if style == "%" else r"[{}]", "".join(pieces)):
+        return None
+    out = pieces[0]
+    for value, piece in zip(values, pieces[1:], strict=True):
+        out += value + piece
+    return out
+
+
+def _text(node: ast.expr, dest: str) -> str | None:
+    """The path `node` spells out, the flag `dest` written as `_FLAG`; None when a part of it is not known
+    statically (a loop variable, a call)."""
+    node = _unwrap(node)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if dest and _is_flag(node, dest):
+        return _FLAG
+    if isinstance(node, ast.JoinedStr):
+        parts = [
+            _text(v.value, dest) if isinstance(v, ast.FormattedValue) else _text(v, dest) for v in node.values
+        ]
+        return None if any(p is None for p in parts) else "".join(p for p in parts if p is not None)
+    if isinstance(node, ast.BinOp):
+        return _binop_text(node, dest)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords:
+        return _call_text(node, node.func, dest)
+    return None
+
+
+def _binop_text(node: ast.BinOp, dest: str) -> str | None:
+    """`a + "x"`, `Path(a) / "x"` and `"%s/x" % a` spelled out (see `_text`)."""
+    if isinstance(node.op, (ast.Add, ast.Div)):
+        left, right = _text(node.left, dest), _text(node.right, dest)
+        if left is None or right is None:
+            return None
+        return left + right if isinstance(node.op, ast.Add) else _join_all([left, right])
+    if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant):
+        items = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+        values = [_text(v, dest) for v in items]
+        if not isinstance(node.left.value, str) or any(v is None for v in values):
+            return None
+        return _format_pieces(node.left.value, [v for v in values if v is not None], "%")
+    return None
+
+
+def _all_known(values: list[str | None]) -> list[str] | None:
+    return None if any(v is None for v in values) else [v for v in values if v is not None]
+
+
+def _call_text(node: ast.Call, func: ast.Attribute, dest: str) -> str | None:
+    """`"{}/x".format(a)`, `os.path.join(a, "x")`, `"/".join([a, "x"])` spelled out (see `_text`)."""
+    owner = func.value
+    literal = owner.value if isinstance(owner, ast.Constant) and isinstance(owner.value, str) else None
+    if func.attr == "format" and literal is not None:
+        values = _all_known([_text(a, dest) for a in node.args])
+        return None if values is None else _format_pieces(literal, values, "{}")
+    if func.attr != "join" or not node.args:
+        return None
+    items = node.args
+    if literal is not None:  # "/".join([a, b]) joins with the string; os.path.join(a, b) with "/"
+        if len(node.args) != 1 or not isinstance(node.args[0], (ast.List, ast.Tuple)):
+            return None
+        items = list(node.args[0].elts)
+    values = _all_known([_text(a, dest) for a in items])
+    if values is None:
+        return None
+    return literal.join(values) if literal is not None else _join_all(values)
+
+
+def _sub_path(node: ast.expr, dest: str) -> str | None:
+    """The constant path joined onto a folder flag (`models/model_best.pdparams`), if all of it is known."""
+    text = _text(node, dest)
+    if text is None or not text.startswith(_FLAG) or text.count(_FLAG) != 1:
+        return None
+    rest = posixpath.normpath(text[1:].lstrip("/")) if text[1:].strip("/") else ""
+    if not rest.endswith(_WEIGHT_SUFFIX) or rest.startswith("..") or re.search(r"[{}%*]", rest):
+        return None
+    return rest
 
 
 def _joins_onto(node: ast.expr, dest: str) -> bool:
@@ -172,13 +294,45 @@ def weight_refs(script: Path, dests: set[str], verb: str) -> list[WeightRef]:
     return _ranked(out)
 
 
+def literal_save_paths(script: Path, dests: set[str]) -> list[tuple[str, int]]:
+    """(path, line) of every `.pdparams` file `script` saves to a path no flag is behind
+    (`os.path.join("output", "best_model", "model.pdparams")`), stable names first.
+
+    Training that writes there whatever it is given is read back by later stages from that very path.
+    """
+    tree = _parse(script)
+    if tree is None:
+        return []
+    assigned = _assignments(tree)
+    found: dict[str, int] = {}
+    for call in _calls(tree, "save"):
+        if len(call.args) < 2:
+            continue
+        target = _resolve(_unwrap(call.args[1]), assigned, dests)
+        if _refs(target, dests):
+            continue
+        text = _text(target, "")
+        if text is None or not text.endswith(_WEIGHT_SUFFIX) or text.startswith("/"):
+            continue
+        path = posixpath.normpath(text)
+        if not path.startswith("..") and not re.search(r"[{}%*]", path):
+            found.setdefault(path, call.lineno)
+
+    def rank(item: tuple[str, int]) -> tuple[int, int]:
+        tail = item[0].rsplit("/", 1)[-1]
+        return (next((i for i, w in enumerate(_STABLE_ORDER) if w in tail), len(_STABLE_ORDER)), item[1])
+
+    return sorted(found.items(), key=rank)
+
+
 def _ranked(refs: list[WeightRef]) -> list[WeightRef]:
     """Stable names first (final/latest/...), per-epoch and nameless ones last; duplicates dropped."""
 
     def rank(ref: WeightRef) -> tuple[int, int]:
         if ref.name is None:
             return (len(_STABLE_ORDER) + (0 if ref.style == "file" else 1), ref.line)
-        hit = next((i for i, word in enumerate(_STABLE_ORDER) if word in ref.name), len(_STABLE_ORDER))
+        tail = ref.name.rsplit("/", 1)[-1]
+        hit = next((i for i, word in enumerate(_STABLE_ORDER) if word in tail), len(_STABLE_ORDER))
         return (hit, ref.line)
 
     unique = {(r.dest, r.style, r.name): r for r in sorted(refs, key=rank, reverse=True)}

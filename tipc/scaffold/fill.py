@@ -1,4 +1,4 @@
-"""Fill the config slots from what `detect` and `infer_flags` found; list what could not be inferred.
+"""Fill the config slots from what `detect` and `script_flags` found; list what could not be inferred.
 
 Defaults are CPU-friendly (gpu_list -1, inference on CPU, 1 thread, fp32). Whatever cannot be inferred
 becomes a `Todo`; those go to the terminal, the generated README and docs, never into the positional config.
@@ -7,11 +7,18 @@ becomes a `Todo`; those go to the terminal, the generated README and docs, never
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tipc.config.script_flags import Flag, ScriptFlags, read_flags
-from tipc.scaffold.dataflow import WeightRef, literal_paths_under, model_dir_refs, weight_refs
+from tipc.scaffold.dataflow import (
+    WeightRef,
+    literal_paths_under,
+    literal_save_paths,
+    model_dir_refs,
+    weight_refs,
+)
 from tipc.scaffold.detect import LiteData, RepoScan, images_under, saved_checkpoint_names, train_samples
 from tipc.scaffold.evidence import Command, commands_for, mentions, read_commands
 from tipc.scaffold.filled import Filled, Todo
@@ -32,6 +39,24 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         "max_epoch",
         "n_epochs",
         "total_epochs",
+    ),
+    # Training counted in iterations (PaddleSeg's --iters, --max_iters): the epoch slot carries them.
+    "iters": (
+        "iters",
+        "iter",
+        "max_iters",
+        "max_iter",
+        "total_iters",
+        "num_iters",
+        "n_iters",
+        "iterations",
+        "num_iterations",
+        "max_iterations",
+        "train_iters",
+        "max_steps",
+        "num_steps",
+        "total_steps",
+        "train_steps",
     ),
     "batch": ("batch_size", "bs", "batch", "train_batch_size", "batch_size_per_card", "batchsize"),
     "save_model": (
@@ -89,7 +114,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "threads": ("cpu_threads", "cpu_num_threads", "num_threads", "threads", "cpu_math_library_num_threads"),
     "trt": ("use_tensorrt", "use_trt", "tensorrt", "trt"),
     "precision": ("precision", "run_mode"),
-    "benchmark": ("benchmark", "run_benchmark"),
+    "benchmark": ("benchmark", "run_benchmark", "enable_benchmark", "use_benchmark"),
     "save_log": ("save_log_path",),
 }
 
@@ -143,6 +168,9 @@ class _Ctx:
     mode_flag: Flag | None = None  # the train script's flag that selects evaluation (`--mode`, `--test-only`)
     pinned: str | None = None  # train's default save folder, used by later stages through literal paths
     export_on_default: bool = False  # export reads its weights from its own default (see `pinned`)
+    # Arguments a stage's script value carries itself (`--pretrained=./output/best/model.pdparams` when
+    # train writes to a constant path no slot can name).
+    fixed_args: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def s(self) -> dict[str, tuple[str, str]]:
@@ -241,6 +269,31 @@ def _read_scripts(c: _Ctx) -> None:
             c.todo(None, f"{rel}: {c.out.flags[role].error}")
     if "eval" not in c.out.scripts:
         _eval_from_train_docs(c)
+    if "eval" not in c.out.scripts:
+        _eval_from_docs(c)
+
+
+def _eval_from_docs(c: _Ctx) -> None:
+    """No eval script by name: the script the docs run with trained weights on the lite data
+    (`python predict.py --model_ckpt x.pdparams --data_path ./SIDD_patches/val_mini/` computes PSNR on it)."""
+    lite, root = c.scan.lite, c.scan.root
+    if lite is None or lite.dir is None:
+        return
+    taken = {c.script(role) for role in ("train", "export", "infer")}
+    for command in c.commands:
+        script = command.script
+        if script in taken or not script.endswith(".py") or not (root / script).is_file():
+            continue
+        weights = any(value and value.endswith(".pdparams") for _, value in command.options())
+        if not weights or not mentions(command, lite.dir):
+            continue
+        c.out.scripts["eval"] = script
+        c.out.flags["eval"] = read_flags(root / script, root)
+        c.note(
+            f"eval: {script}, which the repo runs with trained weights on the lite data ({command.where}) "
+            f"({len(c.out.flags['eval'].flags)} argparse flags read statically)"
+        )
+        return
 
 
 def _eval_from_train_docs(c: _Ctx) -> None:
@@ -303,7 +356,12 @@ def _lite_from_docs(c: _Ctx) -> LiteData | None:
             c.note(f"lite data: {rel}/ ({count} files), which the repo passes to {opt} ({where})")
             files = [p.relative_to(root).as_posix() for p in (root / rel).rglob("*") if p.is_file()]
             return LiteData(
-                rel, None, images=images_under(root / rel, root), train_samples=train_samples(files)
+                rel,
+                None,
+                images=images_under(root / rel, root),
+                train_samples=train_samples(files),
+                files=tuple(sorted(files)),
+                origin=f"{rel}/ (passed to {opt} at {where})",
             )
     slot = "train_param1" if c.dialect == "template" else "data_path"
     seen = [f"{rel}/ ({count} files, {opt} at {where})" for rel, opt, where, count in folders]
@@ -396,16 +454,28 @@ def _mode_keyed(c: _Ctx, flag: Flag, cap: int, fallback: int, doc_cap: int | Non
     return f"lite_train_lite_infer={lite}|lite_train_whole_infer={lite}{whole}", origin
 
 
+# A lite run: a few epochs, or as many iterations as a handful of batches takes.
+LITE_EPOCHS = 5
+LITE_ITERS = 10
+
+
 def _fill_epoch(c: _Ctx) -> None:
     flag = c.use("train", c.find("train", "epoch"))
+    cap, unit = LITE_EPOCHS, "epochs"
+    if flag is None:
+        flag = c.use("train", c.find("train", "iters"))
+        cap, unit = LITE_ITERS, "iterations"
     if flag is None:
         c.s["epoch"] = ("null", "null")
         if c.flags("train") is not None:
-            c.todo("epoch", "no epochs flag found in the training script; lite runs use its default epochs")
+            c.todo(
+                "epoch",
+                "no epochs or iterations flag found in the training script; lite runs use its default length",
+            )
         return
-    value, origin = _mode_keyed(c, flag, 5, 2)
+    value, origin = _mode_keyed(c, flag, cap, 2 if unit == "epochs" else cap)
     c.s["epoch"] = (flag.flag, value)
-    c.note(f"epoch: {flag.flag} from {_where(flag)} (script default {flag.default}){origin}")
+    c.note(f"epoch: {flag.flag} ({unit}) from {_where(flag)} (script default {flag.default}){origin}")
 
 
 def _fill_batch(c: _Ctx) -> None:
@@ -453,7 +523,9 @@ def _fill_save_model(c: _Ctx) -> None:
     c.use("train", flag)
     if flag is None:
         c.s["save_model"] = ("null", "null")
-        if c.flags("train") is not None:
+        train = c.flags("train")
+        dests = {f.dest for f in train.flags if f.options} if train else set()
+        if train is not None and not literal_save_paths(c.scan.root / train_script, dests):
             c.todo(
                 "save_model",
                 "no output-dir flag found: eval and export cannot find the trained weights",
@@ -504,6 +576,11 @@ def _fill_weights(c: _Ctx) -> None:
     if c.pinned is not None:
         _weights_on_defaults(c, c.pinned)
         return
+    if c.s["save_model"][0] == "null" and c.flags("train") is not None:
+        # The scripts would hand eval and export `<save_log>/<train_model_name>`, a folder train never
+        # wrote to (its save folder is not passed): give them where train does write, or nothing.
+        _weights_without_save_folder(c)
+        return
     eval_flag, eval_ref = _load_flag(c, "eval")
     export_flag, export_ref = _load_flag(c, "export")
     styles = {r.style for r in (eval_ref, export_ref) if r is not None}
@@ -543,6 +620,56 @@ def _weights_on_defaults(c: _Ctx, folder: str) -> None:
             )
     c.export_flag, c.export_ref = None, None
     c.export_on_default = True
+
+
+def _weights_flag(c: _Ctx, role: str) -> Flag | None:
+    """The flag `role` reads its weights from: its `paddle.load` target, else a weights flag by name."""
+    flag = _load_flag(c, role)[0]
+    if flag is None and c.flags(role) is not None:
+        found = c.find(role, "weights")
+        flag = found if found is not None and not found.is_switch else None
+    return flag
+
+
+def _weights_without_save_folder(c: _Ctx) -> None:
+    """Train gets no save-folder argument: eval and export read the constant path train saves to."""
+    c.s["pretrain"] = ("null", "null")
+    c.export_flag, c.export_ref = None, None
+    c.export_on_default = True
+    train_script = c.script("train") or ""
+    train = c.flags("train")
+    dests = {f.dest for f in train.flags if f.options} if train else set()
+    literal = literal_save_paths(c.scan.root / train_script, dests)
+    if not literal:
+        names = saved_checkpoint_names(c.scan.root / train_script)
+        c.s["train_model_name"] = ("train_model_name", names[0] if names else "")
+        c.todo(
+            "pretrain",
+            f"could not tell where {train_script} writes its weights (no output-dir flag, no constant path "
+            "in its paddle.save calls): eval and export are given no weights; set the save-dir key on line "
+            f"{'7' if c.dialect == 'compact' else '8'} and train_model_name",
+        )
+        return
+    path, line = literal[0]
+    c.s["train_model_name"] = ("train_model_name", posixpath.basename(path))
+    c.note(
+        f"weights: {train_script} saves {path} whatever it is given ({train_script}:{line}); "
+        "eval and export read that file"
+    )
+    for role in ("eval", "export"):
+        flag = _weights_flag(c, role)
+        script = c.script(role)
+        if flag is None or script is None or c.flags(role) is c.flags("train"):
+            if script is not None and c.flags(role) is not c.flags("train"):
+                slot = "pretrain" if role == "eval" else "export_weight"
+                c.todo(slot, f"{script}: no weights flag found to pass {path} to")
+            continue
+        c.use(role, flag)
+        if _same_path(path, flag.default):
+            c.note(f"{role} weights: {flag.flag} defaults to {flag.default!r}, where train writes")
+        else:
+            c.fixed_args.setdefault(role, []).append(f"{flag.flag}={_rel(path)}")
+            c.note(f"{role} weights: {flag.flag}={_rel(path)} ({_where(flag)})")
 
 
 def _train_model_name_dir(c: _Ctx, styles: set[str]) -> None:
@@ -619,17 +746,104 @@ def _pretrain_by_name(c: _Ctx) -> None:
             )
 
 
+# Split names in folder and flag names: `train_mini` is the training split, `--val_dir` the validation one.
+_SPLITS: dict[str, frozenset[str]] = {
+    "train": frozenset({"train", "training", "trainset"}),
+    "val": frozenset({"val", "valid", "validation", "eval", "dev", "valset"}),
+    "test": frozenset({"test", "testing", "testset"}),
+}
+# A flag naming data the script reads (`--val_dir`, `--dataset_root`); not a model, output or log path.
+_DATA_NAME = re.compile(r"data|dataset|train|val|eval|test|image|img")
+_PATH_END = re.compile(r"(?:^|_)(?:dir|path|root|folder)$")
+_NOT_DATA = re.compile(r"model|output|save|log|weight|pretrain|checkpoint|ckpt|infer|export|result")
+
+
+def _split_of(name: str) -> str | None:
+    tokens = {t for t in re.split(r"[^a-z]+", name.lower()) if t}
+    return next((split for split, words in _SPLITS.items() if tokens & words), None)
+
+
+def _lite_splits(c: _Ctx) -> dict[str, str]:
+    """split -> repo-relative folder of the lite data's split folders (`SIDD_patches/train_mini`)."""
+    lite = c.scan.lite
+    if lite is None or lite.dir is None:
+        return {}
+    prefix = lite.dir.rstrip("/") + "/"
+    out: dict[str, str] = {}
+    for f in lite.files:
+        rest = f[len(prefix) :] if f.startswith(prefix) else ""
+        if "/" not in rest:
+            continue
+        child = rest.split("/", 1)[0]
+        split = _split_of(child)
+        if split is not None:
+            out.setdefault(split, prefix + child)
+    return out
+
+
+def _is_data_flag(flag: Flag) -> bool:
+    name = flag.dest.lower()
+    return bool(_DATA_NAME.search(name) and _PATH_END.search(name) and not _NOT_DATA.search(name))
+
+
+def _lite_value(c: _Ctx, flag: Flag) -> str | None:
+    """What `flag` is given on the lite data: the lite split folder standing for the folder its default
+    names (`SIDD_patches/train/` -> `SIDD_patches/train_mini`) or its name names (`--val_dir`), else the lite
+    data folder itself (a data root the script splits)."""
+    lite_dir = c.lite_dir
+    if lite_dir is None:
+        return None
+    splits = _lite_splits(c)
+    default = flag.default if isinstance(flag.default, str) and flag.default.strip() else None
+    if default is not None:
+        base = posixpath.basename(posixpath.normpath(default))
+        split = _split_of(base) if not posixpath.splitext(base)[1] else None
+        if split in splits:
+            return splits[str(split)]
+    split = _split_of(flag.dest)
+    if split in splits and split != "train":
+        return splits[str(split)]
+    return lite_dir
+
+
 def _data_arg(c: _Ctx, role: str) -> tuple[str, str] | None:
     """The lite data for `role`'s data flag, unless the script's default already points there."""
-    flag, lite_dir = c.find(role, "data"), c.lite_dir
-    if flag is None or lite_dir is None:
+    flag = c.find(role, "data")
+    value = _lite_value(c, flag) if flag is not None else None
+    if flag is None or value is None:
         return None  # a required data flag nobody passes is reported with the other required flags
     c.use(role, flag)
-    if _same_path(lite_dir, flag.default):
+    if _same_path(value, flag.default):
         c.note(f"{role} data: {flag.flag} already defaults to {flag.default}")
         return None
-    c.note(f"{role} data: {flag.flag}={_rel(lite_dir)} ({_where(flag)}; lite data {_lite_origin(c)})")
-    return (flag.flag, _rel(lite_dir))
+    c.note(f"{role} data: {flag.flag}={_rel(value)} ({_where(flag)}; lite data {_lite_origin(c)})")
+    return (flag.flag, _rel(value))
+
+
+def _more_data_args(c: _Ctx, role: str) -> list[str]:
+    """The other data flags of `role`'s script pointed into the lite data (`--val_dir` by `--data_dir`)."""
+    script = c.flags(role)
+    if script is None or c.lite_dir is None:
+        return []
+    main = c.find(role, "data")
+    out: list[str] = []
+    for flag in script.flags:
+        if flag is main or not flag.options or flag.is_switch or not _is_data_flag(flag):
+            continue
+        if id(flag) in c.used.get(role, set()):
+            continue
+        value = _lite_value(c, flag)
+        if value is None or (value == c.lite_dir and _split_of(flag.dest) not in (None, "train")):
+            continue  # a validation flag with no validation split in the lite data: leave its default
+        unset = not isinstance(flag.default, str) or not flag.default.strip()
+        if unset and not flag.required:
+            continue  # an optional path left unset (`--test_dir None`) stays unset
+        c.use(role, flag)
+        if _same_path(value, flag.default):
+            continue
+        out.append(f"{flag.flag}={_rel(value)}")
+        c.note(f"{role} data: {flag.flag}={_rel(value)} ({_where(flag)}; lite data {_lite_origin(c)})")
+    return out
 
 
 def _lite_origin(c: _Ctx) -> str:
@@ -637,8 +851,8 @@ def _lite_origin(c: _Ctx) -> str:
     if lite is None:
         return ""
     return (
-        f"extracted from {lite.tar}"
-        if lite.tar and not (c.scan.root / (lite.dir or "")).is_dir()
+        f"extracted from {lite.archive}"
+        if lite.archive and not (c.scan.root / (lite.dir or "")).is_dir()
         else f"{lite.dir}/"
     )
 
@@ -647,6 +861,11 @@ def _fill_data(c: _Ctx) -> None:
     train_data = _data_arg(c, "train")
     eval_data = _data_arg(c, "eval") if c.flags("eval") is not c.flags("train") else train_data
     c.eval_data = eval_data
+    more = _more_data_args(c, "train")
+    if more and c.s["norm_train"][1] != "null":
+        c.s["norm_train"] = ("norm_train", " ".join([c.s["norm_train"][1], *more]))
+    if c.flags("eval") is not c.flags("train"):
+        c.fixed_args.setdefault("eval", []).extend(_more_data_args(c, "eval"))
     if c.dialect == "template":
         c.s["train_param1"] = train_data or ("null", "null")
         c.s["eval_param1"] = eval_data or ("null", "null")
@@ -669,6 +888,8 @@ def _fill_eval(c: _Ctx) -> None:
     eval_data = c.eval_data
     if c.dialect == "compact" and eval_data:
         value += f" {eval_data[0]}={eval_data[1]}"
+    for arg in c.fixed_args.get("eval", []):
+        value += f" {arg}"
     c.s["eval"] = ("eval", value)
 
 
@@ -714,7 +935,7 @@ def _fill_export(c: _Ctx) -> None:
             "without export, train modes run no inference",
         )
         return
-    c.s["norm_export"] = ("norm_export", export_script)
+    c.s["norm_export"] = ("norm_export", " ".join([export_script, *c.fixed_args.get("export", [])]))
     flag = c.use("export", c.find("export", "save_inference"))
     if flag is None:
         c.s["save_inference"] = ("null", "null")
@@ -829,13 +1050,38 @@ def _model_dir_flag(c: _Ctx) -> Flag | None:
             )
             return flag
     flag = c.find("infer", "model_dir")
+    if flag is not None and _file_style(flag):
+        return None
     if flag is not None:
         c.note(f"model dir: {flag.flag} from {_where(flag)}")
     return flag
 
 
+_MODEL_FILE_NAMES = frozenset({"model_file", "model_filename", "prog_file", "program_file", "pdmodel"})
+_PARAMS_FILE_NAMES = frozenset({"params_file", "params_filename", "param_file", "pdiparams"})
+
+
+def _file_style(flag: Flag) -> bool:
+    return bool(set(flag.names) & _MODEL_FILE_NAMES)
+
+
 def _fill_model_dir(c: _Ctx) -> None:
     flag = c.use("infer", _model_dir_flag(c))
+    infer = c.flags("infer")
+    file_names = _MODEL_FILE_NAMES | _PARAMS_FILE_NAMES
+    files = [f for f in infer.flags if set(f.names) & file_names] if infer is not None else []
+    if flag is None and files:
+        c.s["model_dir"] = ("null", "null")
+        for f in files:
+            c.use("infer", f)
+        c.todo(
+            "model_dir",
+            f"{c.script('infer')} takes the exported model as files ({', '.join(f.flag for f in files)}), "
+            "while the config's model-dir slot hands it the export folder: give the script a folder "
+            "flag (e.g. --model_dir that it joins model.pdmodel/model.pdiparams onto); until then "
+            "inference cannot run",
+        )
+        return
     if flag is None:
         c.s["model_dir"] = ("null", "null")
         if c.flags("infer") is not None:
@@ -874,6 +1120,11 @@ def _image_value(c: _Ctx, flag: Flag) -> str:
     if in_lite and posixpath.normpath(str(default)).startswith(posixpath.normpath(str(lite_dir)) + "/"):
         c.note(f"image: {flag.flag}={_rel(str(default))} (the script's default, inside the lite data)")
         return _rel(str(default))
+    arrays = lite.input_arrays if lite else ()
+    if arrays and not re.search(r"im(?:age|g)", flag.dest.lower()):
+        # `--input_file` beside a saved input array (`test_tipc/data/example.npy`): the preprocessed input.
+        c.note(f"image: {flag.flag}={_rel(arrays[0])} (an input array of the lite data)")
+        return _rel(arrays[0])
     if images:
         value = _rel(posixpath.dirname(images[0]) + "/") if wants_dir else _rel(images[0])
         c.note(f"image: {flag.flag}={value} (from the lite data)")
@@ -950,6 +1201,8 @@ def _extra_args(c: _Ctx, role: str, command: Command, script: ScriptFlags) -> li
         flag = by_option.get(opt)
         if flag is None or flag is c.mode_flag or id(flag) in c.used.get(role, set()):
             continue
+        if _WRITES_ONLY.search(flag.dest.lower()):
+            continue  # where to save results or pictures: not what the chain checks, and outside its folder
         if flag.flag in covered or opt in covered:
             continue
         if value is None:
@@ -961,6 +1214,10 @@ def _extra_args(c: _Ctx, role: str, command: Command, script: ScriptFlags) -> li
         c.use(role, flag)
         extra.append(f"{opt}={value}")
     return extra
+
+
+# Flags that only say what to write where (`--save_path results/`, `--save_images`, `--vis_dir`).
+_WRITES_ONLY = re.compile(r"^(?:save|output|out|result|vis|visual)(?:_|$)|_(?:save|output|vis)$")
 
 
 def _required_todos(c: _Ctx) -> None:

@@ -12,17 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tipc.judge.checks.accuracy import check_documented_accuracy
 from tipc.judge.checks.agreement import check_agreement
 from tipc.judge.checks.artefacts import check_artefacts, check_gpu_flag_on_cpu_build
+from tipc.judge.checks.backbones import check_backbones
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.convergence import check_convergence
 from tipc.judge.checks.crash import check_exit_after_crash
+from tipc.judge.checks.documented import check_documented_commands
+from tipc.judge.checks.documented_serving import check_documented_serving
 from tipc.judge.checks.eval_output import check_eval_output
 from tipc.judge.checks.ground_truth import check_ground_truth
 from tipc.judge.checks.lineage import check_lineage
 from tipc.judge.checks.lite_data import check_lite_data
 from tipc.judge.checks.log_fields import check_log_fields, check_throughput
 from tipc.judge.checks.predict_infer import check_predict_infer_agreement
+from tipc.judge.checks.pretrained import check_pretrained_predict_infer
 from tipc.judge.checks.registry import REGISTRY, RegisteredCheck
 from tipc.judge.checks.sandbox import check_sandbox_violations
 from tipc.judge.checks.serving import serving
@@ -44,6 +49,11 @@ _ALL = (
     check_eval_output,
     check_shipped_status_log,
     check_exit_after_crash,
+    check_documented_commands,
+    check_documented_accuracy,
+    check_pretrained_predict_infer,
+    check_documented_serving,
+    check_backbones,
     check_sandbox_violations,
 )
 assert set(REGISTRY) == {c.name for c in _ALL}  # every registered check is imported above
@@ -57,6 +67,7 @@ LANES: dict[str, str] = {
     "agreement": "engines",
     "serving": "engines",
     "predict_infer_agreement": "scripts",
+    "pretrained_predict_infer": "scripts",
 }
 
 __all__ = [

@@ -58,6 +58,11 @@ def chains_named(rulesets: Iterable[Ruleset]) -> set[str]:
         elif isinstance(value, tuple | list):
             for item in value:
                 walk(item)
+        elif isinstance(value, dict):  # a `check` operator's args: {name: ..., args: {chain: ...}}
+            for key, arg in value.items():
+                if key == "chain" and isinstance(arg, str):
+                    found.add(arg)
+                walk(arg)
 
     for rs in rulesets:
         for rule in rs.rules:

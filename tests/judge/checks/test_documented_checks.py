@@ -1,0 +1,209 @@
+"""The acceptance checks over documented, pretrained and backbone records (records made here, no process)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tipc.core.steps import Status
+from tipc.execute.record import RunRecord, StepResult
+from tipc.judge.causes import Cause
+from tipc.judge.checks import CHECKS
+from tipc.judge.checks.base import CheckContext, Verdict
+from tipc.judge.checks.documented_serving import _compare
+from tipc.planning.documented import plan_documented
+
+DEMO_CONFIG = (
+    Path(__file__).resolve().parents[3]
+    / "examples"
+    / "lenet_digits"
+    / "test_tipc"
+    / "configs"
+    / "lenet_digits"
+    / "train_infer_python.txt"
+)
+
+README = """\
+# m
+
+| model | top-1 acc | weights |
+|---|---|---|
+| m | {claim} | [w](w.pdparams) |
+
+```bash
+tar -xf data.tar
+python train.py --epochs=5
+python eval.py --pretrained=./w.pdparams
+python eval.py --data_dir=/datasets/full --pretrained=./w.pdparams
+```
+"""
+
+CONFIG = (
+    "===========================train_params===========================\nmodel_name:m\n--data_dir:./data\n"
+)
+
+
+def _repo(tmp_path: Path, claim: str = "0.9600") -> Path:
+    repo = tmp_path / "m"
+    files = {
+        "README.md": README.format(claim=claim),
+        "data.tar": "",
+        "w.pdparams": "",
+        "train.py": "",
+        "eval.py": "",
+        "test_tipc/configs/m/train_infer_python.txt": CONFIG,
+    }
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text, encoding="utf-8")
+    return repo
+
+
+def _record(repo: Path, outcomes: dict[str, tuple[Status, str]], **extra: Any) -> RunRecord:
+    """A documented record whose steps (by the start of their command) ended as given, their logs written."""
+    documented = plan_documented(
+        repo, model_name="m", config=repo / "test_tipc/configs/m/train_infer_python.txt"
+    )
+    results = []
+    for cmd in documented.commands:
+        if not cmd.step_id:
+            continue
+        status, log_text = next(
+            (v for k, v in outcomes.items() if cmd.text.startswith(k)), (Status.PASSED, "")
+        )
+        log = f"logs/{cmd.line}.log"
+        (repo / log).parent.mkdir(parents=True, exist_ok=True)
+        (repo / log).write_text(log_text, encoding="utf-8")
+        results.append(
+            StepResult(
+                cmd.step_id,
+                status,
+                exit_code=0 if status is Status.PASSED else 2,
+                started=1.0,
+                log=log,
+                **extra,
+            )
+        )
+    return RunRecord(plan=documented.plan, results=tuple(results), started=0.0)
+
+
+def _ctx(repo: Path, record: RunRecord, **records: Any) -> CheckContext:
+    return CheckContext(repo=repo, record=None, records={"documented": record, **records})
+
+
+def test_a_failing_documented_command_fails_with_its_place_and_its_error(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    usage = (
+        "usage: train.py [-h] [--epochs EPOCHS]\ntrain.py: error: unrecognized arguments: --epoch_count=5\n"
+    )
+    record = _record(
+        repo, {"python train.py": (Status.FAILED, usage), "python eval.py": (Status.PASSED, "acc: 0.96")}
+    )
+    got = CHECKS["documented_commands"](_ctx(repo, record))
+    assert got.verdict is Verdict.FAIL
+    assert got.summary.startswith(
+        "README.md:9: `python train.py --epochs=5` failed: train.py: error: unrecognized"
+    )
+    assert got.evidence[0].path == "logs/9.log" and got.evidence[0].line == 2
+
+
+def test_a_training_stopped_at_its_budget_ran_and_an_offline_download_is_not_a_failure(
+    tmp_path: Path,
+) -> None:
+    repo = _repo(tmp_path)
+    download = Cause("weights-download-failed", "the script downloads weights at run time", "offline")
+    record = _record(repo, {"python train.py": (Status.TIMEOUT, "[Epoch 1] loss 2.3")})
+    record = RunRecord(
+        plan=record.plan,
+        results=tuple(
+            StepResult(r.step_id, Status.FAILED, exit_code=1, started=1.0, log=r.log, causes=(download,))
+            if r.step_id.endswith(":11")
+            else r
+            for r in record.results
+        ),
+        started=0.0,
+    )
+    got = CHECKS["documented_commands"](_ctx(repo, record))
+    assert got.verdict is Verdict.PASS, got.summary
+    assert "1 stopped at the time budget" in got.summary and "1 not run here" in got.summary
+
+
+def test_the_documented_accuracy_fails_with_both_numbers(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, claim="0.9900")
+    record = _record(
+        repo, {"python eval.py --pretrained": (Status.PASSED, "loss: 0.16\n[Eval] acc: 0.9600\n")}
+    )
+    got = CHECKS["documented_accuracy"](_ctx(repo, record))
+    assert got.verdict is Verdict.FAIL
+    assert "claims top-1 accuracy 0.9900" in got.summary and "gives 0.9600" in got.summary
+    assert {n for e in got.evidence for n, _ in e.numbers} >= {"claimed", "measured", "diff"}
+
+
+def test_the_documented_accuracy_passes_within_tolerance(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, claim="96.0")
+    record = _record(repo, {"python eval.py --pretrained": (Status.PASSED, "[Eval] acc: 0.9580\n")})
+    got = CHECKS["documented_accuracy"](_ctx(repo, record))
+    assert got.verdict is Verdict.PASS, got.summary
+    assert "0.9580 vs claimed 0.9600" in got.summary
+
+
+def test_an_evaluation_on_substituted_lite_data_is_a_smoke_run(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "README.md").write_text(
+        README.format(claim="0.96").replace("python eval.py --pretrained=./w.pdparams\n", "")
+    )
+    record = _record(repo, {"python eval.py": (Status.PASSED, "acc: 0.31\n")})
+    got = CHECKS["documented_accuracy"](_ctx(repo, record))
+    assert got.verdict is Verdict.NA
+    assert "smoke run (top1 0.31)" in got.summary
+    assert any("/datasets/full is not in the repo" in e.text for e in got.evidence)
+
+
+def test_no_claim_and_no_record(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / "README.md").write_text("```bash\npython eval.py --pretrained=./w.pdparams\n```\n")
+    record = _record(repo, {})
+    assert CHECKS["documented_accuracy"](_ctx(repo, record)).verdict is Verdict.FAIL
+    empty = CheckContext(repo=repo, record=None, records={})
+    assert CHECKS["documented_commands"](empty).verdict is Verdict.SKIP
+    assert CHECKS["documented_accuracy"](empty).verdict is Verdict.SKIP
+
+
+def test_served_results_are_compared_per_image() -> None:
+    def res(image: str, cls: float, prob: float) -> dict[str, Any]:
+        return {"image": image, "class_id": cls, "prob": prob, "log": "l", "line": 1, "text": image}
+
+    served = [res("../../a/digit_0.png", 0.0, 0.99), res("../../a/digit_1.png", 1.0, 0.5)]
+    same = _compare(served, [res("./a/digit_0.png", 0.0, 0.99), res("./a/digit_1.png", 1.0, 0.5)], "x", 1e-5)
+    assert same.verdict is Verdict.PASS and same.data["compared"] == 2
+    other = _compare(served, [res("./a/digit_1.png", 7.0, 0.5)], "x", 1e-5)
+    assert other.verdict is Verdict.FAIL and "digit_1.png: class_id 1 served vs 7 inferred" in other.summary
+
+
+def test_backbones_table_log_and_chain(tmp_path: Path) -> None:
+    repo = tmp_path / "bb"
+    config = "test_tipc/configs/MobileNetV3_small_x1_0/train_infer_python.txt"
+    (repo / config).parent.mkdir(parents=True)
+    shutil.copy(DEMO_CONFIG, repo / config)
+    (repo / "README.md").write_text(
+        "| 骨干网络 | 模型指标 | 模型训练超参 |\n|:---:|:---:|:---:|\n"
+        "| MobileNetV3_small_x1_0 | 0.90 | batchsize=32 |\n"
+        "| ShuffleNetV2_x1_0 | `coming soon` | batchsize=32 |\n"
+    )
+    (repo / "logs").mkdir()
+    (repo / "logs/train_MobileNetV3_small_x1_0.log").write_text("[Eval] acc: 0.80\n[Eval] acc: 0.9010\n")
+    chain = RunRecord(
+        plan=plan_documented(repo, model_name="m").plan,
+        results=(StepResult("s", Status.PASSED, started=1.0),),
+        started=0.0,
+    )
+    ctx = CheckContext(repo=repo, record=None, records={f"backbone:{config}": chain})
+    got = CHECKS["backbones"](ctx)
+    assert got.verdict is Verdict.FAIL
+    problems = got.data["backbones"]
+    assert problems["MobileNetV3_small_x1_0"]["problems"] == []
+    assert "gives no metric" in problems["ShuffleNetV2_x1_0"]["problems"][0]
+    assert "1 of 2 backbone(s) not verified: ShuffleNetV2_x1_0" in got.summary
+    none = CHECKS["backbones"](CheckContext(repo=tmp_path / "m", record=None))
+    assert none.verdict is Verdict.NA
