@@ -103,7 +103,7 @@ def test_tipc_writes_nothing_through_the_links_a_step_planted(checked: Checked) 
     """A link a step leaves where tipc writes next (its own log of the next step, the status log) leads tipc
     only where the step itself could write: the reviewer's file behind it stays as it was."""
     lines = checked.repo.lines()
-    assert lines.get("link:results_python.log") == ["ok"], f"the hostile train.py planted no link: {lines}"
+    assert "ok" in lines.get("link:results_python.log", []), f"the hostile train.py planted no link: {lines}"
     contained(
         checked.victim.read_text() == checked.victim_text,
         f"tipc wrote through a planted link: {checked.victim.read_text()[:300]!r}",
