@@ -193,7 +193,7 @@ def _tipc(
             ph.child_line(line)  # the child's steps and checks, as they happen
 
         res = proc.run(
-            [sys.executable, "-m", "tipc", *argv],
+            proc.module_argv(sys.executable, "tipc", *argv),
             cwd=cwd,
             env=proc.build_env(None, {}),
             timeout_s=timeout_s,

@@ -66,7 +66,6 @@ GLOBAL_OPTIONS: tuple[tuple[str, str], ...] = (
 # This process is tipc's own (console entry point), so it may enter a sandbox's namespaces itself; the words
 # of the current invocation let a library caller's sandboxed command re-run as a child tipc.
 IS_CONSOLE = False
-INVOCATION: list[str] = []
 
 
 def _command(verb: str) -> ModuleType:
@@ -160,10 +159,8 @@ def _without_verb(words: list[str]) -> int | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    global INVOCATION
     _tolerant_output()
     words = join_option_values(list(sys.argv[1:] if argv is None else argv))
-    INVOCATION = words
     # the verb is the first word that is not an option (the global options take no value)
     verb = next((w for w in words if not w.startswith("-")), "")
     if not verb:
@@ -178,6 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.verb is None:
         parser.print_help()
         return EXIT_USAGE
+    # What a command that re-runs itself in a sandboxed child needs (tipc.execute.sandbox.SandboxOptions).
+    args.own_process = IS_CONSOLE
+    args.invocation = tuple(words)
     return _run(args)
 
 

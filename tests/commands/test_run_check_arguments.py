@@ -73,7 +73,7 @@ def _args(**more: object) -> argparse.Namespace:
 
 
 def test_one_plan_for_both_verbs_prepare_first_then_the_stage_args_and_limits(repo: Path) -> None:
-    from tipc.planning.observe import plan_for_run
+    from tipc.execute.observation import plan_for_run
 
     args = _args(stage_args=["prepare=--offline", "train=--epochs 1"])
     plan, notes = _sandboxed.plan_to_run(

@@ -21,8 +21,9 @@ import pytest
 
 from tests.planning.test_corpus import CORPUS
 from tipc.core.steps import Overrides, Stage
+from tipc.execute.observation import observe, plan_for_run
 from tipc.planning.corpus import compare, iter_cases
-from tipc.planning.observe import _prepare_tree, cross_check, observe, plan_for_run, script_identity
+from tipc.planning.observe import cross_check, script_identity
 from tipc.planning.planner import plan
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -300,29 +301,6 @@ def test_no_script_gives_the_profile_plan(tmp_path: Path) -> None:
     (repo / "test_tipc" / "test_train_inference_python.sh").unlink()
     config = repo / DEMO_CONFIG_REL
     assert plan_for_run(config, LITE, repo=repo) == plan(config, LITE, repo=repo)
-
-
-def test_prepare_tree_copies_cheaply_and_keeps_links_inside(tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
-    (repo / "sub").mkdir(parents=True)
-    (repo / "small.txt").write_text("hello")
-    (repo / "big.pdparams").write_bytes(b"x" * (300 * 1024))
-    (repo / "sub" / "run.sh").write_text("#!/bin/sh\n")
-    (repo / "sub" / "run.sh").chmod(0o755)
-    (repo / "inside").symlink_to("sub")
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret").write_text("no")
-    (repo / "escape").symlink_to(outside)
-    (repo / ".git").mkdir()
-    root = _prepare_tree(repo, tmp_path / "dest")
-    assert (root / "small.txt").read_text() == "hello"
-    assert (root / "big.pdparams").is_file() and (root / "big.pdparams").stat().st_size == 0
-    assert os.access(root / "sub" / "run.sh", os.X_OK)
-    assert (root / "inside").is_symlink() and (root / "inside").resolve() == (root / "sub").resolve()
-    assert (root / "escape").is_dir() and not (root / "escape").is_symlink()
-    assert not (root / "escape" / "secret").exists()
-    assert not (root / ".git").exists()
 
 
 def test_observing_is_cheap() -> None:

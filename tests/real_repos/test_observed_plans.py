@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tipc.core.steps import Stage
-from tipc.planning.observe import plan_for_run
+from tipc.execute.observation import plan_for_run
 from tipc.planning.planner import plan
 
 pytestmark = [pytest.mark.real_repos]

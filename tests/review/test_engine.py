@@ -99,7 +99,8 @@ def test_review_checks_each_submission_in_its_own_area(tmp_path: Path) -> None:
         ("bad", "FAIL", "r.one"),
     ]
     argv = fake.argvs[0]
-    assert argv[1:4] == ("-m", "tipc", "check")
+    # `python -c <run the module tipc>`, never `-m` (which would import a `tipc/` from the working folder)
+    assert argv[1] == "-c" and "run_module('tipc'" in argv[2] and argv[3] == "check"
     repo = Path(argv[4])
     assert repo.is_relative_to(tmp_path / "out" / "areas") and repo != good
     assert argv[argv.index("--report-dir") + 1] == str(repo.parent / "report")

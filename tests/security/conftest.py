@@ -218,6 +218,19 @@ def reviewer(request: pytest.FixtureRequest) -> Iterator[Reviewer]:
         yield made
 
 
+@pytest.fixture(scope="module", params=["root", "user"])
+def module_reviewer(request: pytest.FixtureRequest) -> Iterator[Reviewer]:
+    """A reviewer for the whole module: one hostile run that many tests read (the suite stays cheap)."""
+    with _reviewer(request.param) as made:
+        yield made
+
+
+@pytest.fixture(scope="module")
+def module_root_reviewer() -> Iterator[Reviewer]:
+    with _reviewer("root") as made:
+        yield made
+
+
 @pytest.fixture
 def root_reviewer() -> Iterator[Reviewer]:
     with _reviewer("root") as made:
@@ -365,6 +378,37 @@ def listener() -> Iterator[Listener]:
         yield made
     finally:
         made.close()
+
+
+@dataclass
+class Attacked:
+    """One hostile run that several tests read: the repo, what tipc printed, and the host's evidence gathered
+    right after the run (the listener, the processes left)."""
+
+    repo: HostileRepo
+    done: subprocess.CompletedProcess[str]
+    received: bytes  # what reached the host's loopback listener
+    left: list[int]  # processes still holding the sentinel some seconds after tipc ended
+    markers: dict[str, Path]  # name -> a host path the hostile code aimed at
+
+    @property
+    def reviewer(self) -> Reviewer:
+        return self.repo.reviewer
+
+    def lines(self) -> dict[str, list[str]]:
+        return self.repo.lines()
+
+
+def left_alive(sentinel: str, wait_s: float = 10.0) -> list[int]:
+    """The processes holding `sentinel` that are still alive after up to `wait_s`."""
+    import time
+
+    from tests.processes import alive_with
+
+    deadline = time.monotonic() + wait_s
+    while alive_with(sentinel) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return alive_with(sentinel)
 
 
 # --------------------------------------------------------------------------------------- the verdicts

@@ -29,6 +29,7 @@ ACTIONS = (
     "fork",  # start `forks` sleeping children
     "disk",  # write `disk_mb` MiB into the repo tree and into /tmp
     "longline",  # print `line_mb` MiB without a newline
+    "link",  # plant links at `links` (path -> target): where tipc itself writes next (a step's log...)
 )
 
 _BODY = r"""
@@ -264,6 +265,18 @@ def do_longline():
     report("longline:done", f"{CFG['line_mb']}MiB")
 
 
+def do_link():
+    for path, target in CFG["links"].items():
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            if os.path.lexists(path):
+                os.unlink(path)
+            os.symlink(target, path)
+            report(f"link:{os.path.basename(path)}", "ok")
+        except OSError as exc:
+            report(f"link:{os.path.basename(path)}", err(exc.errno))
+
+
 for action in CFG["actions"]:
     try:
         globals()["do_" + action]()
@@ -287,6 +300,7 @@ def payload(
     forks: int = 0,
     disk_mb: int = 0,
     line_mb: int = 0,
+    links: dict[str, str] | None = None,
 ) -> str:
     """The text of a hostile script that tries `actions` (names from ACTIONS) and prints its findings."""
     unknown = set(actions) - set(ACTIONS)
@@ -303,6 +317,7 @@ def payload(
         "forks": forks,
         "disk_mb": disk_mb,
         "line_mb": line_mb,
+        "links": links or {},
     }
     return '"""A hostile training script (tipc attack suite)."""\n' + _BODY.replace(
         "__CFG__", repr(json.dumps(cfg))

@@ -5,19 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.security.conftest import HostileRepo, Listener, Reviewer, contained, ended, hole
+from tests.security.conftest import HostileRepo, Listener, Reviewer, contained, ended
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize(
-    "reviewer",
-    [
-        pytest.param("root", marks=hole("--sandbox copy isolates nothing")),
-        pytest.param("user", marks=hole("--sandbox copy isolates nothing")),
-    ],
-    indirect=True,
-)
+@pytest.mark.parametrize("reviewer", ["root", "user"], indirect=True)
 def test_the_copy_backend_still_contains_a_hostile_step(
     hostile_demo: HostileRepo, reviewer: Reviewer, listener: Listener
 ) -> None:

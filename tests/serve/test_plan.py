@@ -10,7 +10,8 @@ import pytest
 from tests.helpers.trees import write_tree
 from tipc.core.errors import ConfigError, UserError
 from tipc.core.steps import Overrides, Plan, Stage, Step
-from tipc.planning.serving import PADDLE_SERVING_REASON, plan_serving, unmet_requirement
+from tipc.execute.serving.requirements import unmet_requirement
+from tipc.planning.serving import PADDLE_SERVING_REASON, plan_serving
 
 # PaddlePaddle/models tutorials/mobilenetv3_prod/Step6:
 # test_tipc/configs/mobilenet_v3_small/serving_infer_python.txt

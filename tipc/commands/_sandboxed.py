@@ -44,6 +44,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--network", action="store_true", help="let the chain reach the network")
     group.add_argument(
+        "--pass-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="give the chain this variable of tipc's environment (a name or a glob such as WANDB_*; "
+        "repeatable); by default it gets only what a Paddle chain needs (PATH, locale, CUDA_*, FLAGS_*, ...)",
+    )
+    group.add_argument(
+        "--disk-limit",
+        metavar="SIZE",
+        help="what the run may write in all: files in the repo's tree, /tmp, HOME and logs, e.g. 20G "
+        "(default: 8G); a step over it fails with that cause",
+    )
+    group.add_argument(
         "--memory-limit",
         metavar="SIZE",
         help="memory limit for the run, e.g. 8G (default: 85%% of the machine's memory)",
@@ -83,7 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def sandbox_options(args: argparse.Namespace, *, in_place: bool = False) -> SandboxOptions:
-    from tipc.execute.sandbox import SandboxOptions
+    from tipc.execute.sandbox import DEFAULT_DISK_LIMIT, SandboxOptions
     from tipc.execute.sandbox.limits import parse_size
 
     no_sandbox = in_place or getattr(args, "no_sandbox", False)
@@ -95,11 +109,25 @@ def sandbox_options(args: argparse.Namespace, *, in_place: bool = False) -> Sand
         raise UserError(f"--memory-limit {exc}") from None
     if tasks is not None and tasks <= 0:
         raise UserError("--max-processes must be a positive number")
+    disk = getattr(args, "disk_limit", None)
+    try:
+        disk_bytes = parse_size(disk) if disk is not None else DEFAULT_DISK_LIMIT
+    except ValueError as exc:
+        raise UserError(f"--disk-limit {exc}") from None
+    words = (n.strip() for item in getattr(args, "pass_env", ()) for n in item.split(","))
+    pass_env = tuple(n for n in words if n)
+    for name in pass_env:
+        if not re.fullmatch(r"[A-Za-z_*?][A-Za-z0-9_*?]*", name):
+            raise UserError(f"--pass-env {name!r}: expected a variable name or a glob such as WANDB_*")
     return SandboxOptions(
         backend="none" if no_sandbox else getattr(args, "sandbox", "auto"),
         network=bool(getattr(args, "network", False)),
         memory_bytes=memory_bytes,
         max_tasks=tasks,
+        disk_bytes=disk_bytes,
+        pass_env=pass_env,
+        own_process=bool(getattr(args, "own_process", False)),
+        invocation=tuple(getattr(args, "invocation", ())),
     )
 
 
@@ -292,13 +320,45 @@ def enter(
     fresh: bool,
     writable: tuple[Path, ...] = (),
     wait: bool = False,
+    python: str | None = None,
 ) -> Session:
     """Enter the sandbox of `plan`'s run: key (model, config stem, mode); `binds` maps a role (logs, serving,
-    report) to the repo-relative folder that must outlive the run."""
+    report) to the repo-relative folder that must outlive the run; `python`: the run's interpreter (its
+    folders stay reachable whatever the sandbox masks). A weak sandbox is said in one loud line."""
+    import sys
+
     from tipc.execute import sandbox
 
     key = sandbox.run_key(plan.model_name, plan.config_path, plan.mode)
-    return sandbox.enter(Path(plan.repo), key, binds, options, fresh=fresh, writable=writable, wait=wait)
+    session = sandbox.enter(
+        Path(plan.repo),
+        key,
+        binds,
+        options,
+        fresh=fresh,
+        writable=writable,
+        wait=wait,
+        keep=sandbox.python_prefixes(python),
+    )
+    if session.weaknesses and session.backend != "none":
+        sys.stderr.write(weak_line(session.weaknesses) + "\n")
+    return session
+
+
+def weak_line(weaknesses: list[str]) -> str:
+    """The one loud line of a run whose sandbox is weaker than tipc's full one."""
+    return "tipc: WARNING: WEAK SANDBOX: " + "; ".join(weaknesses)
+
+
+def check_output_links(repo: Path, output_dir: str) -> None:
+    """Refuse (exit 2) an output folder or run folder that a link leads out of the repo, before anything
+    is made there."""
+    from tipc.execute import sandbox
+
+    repo = repo.resolve()
+    for rel in (output_dir, sandbox.RUNS_DIR):
+        if rel.strip("/"):
+            sandbox.inside_repo(repo, repo / rel.strip("/"))
 
 
 # ---------------------------------------------------------------- signals

@@ -142,9 +142,9 @@ def default_seams() -> Seams:
     """The real collaborators. Imported here, not at module import, so `tipc --help` stays instant."""
     try:
         from tipc.config.discover import find_configs
+        from tipc.execute.observation import plan_for_run as plan
         from tipc.execute.runner import RunOptions, execute, find_record
         from tipc.planning.lint import lint_paths
-        from tipc.planning.observe import plan_for_run as plan
     except ImportError as exc:
         raise InfraError(f"this tipc build lacks a component `tipc check` needs: {exc}") from None
     from tipc.execute.record import load_record
@@ -342,6 +342,8 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     the_plan, prepare_notes = _sandboxed.plan_to_run(
         seams.plan, args, repo, config, overrides, sandbox_options, stage_timeouts
     )
+    if seams.sandboxed:
+        _sandboxed.check_output_links(repo, the_plan.output_dir)
     report_dir = (
         Path(args.report_dir).resolve() if args.report_dir else default_report_dir(repo, the_plan.model_name)
     )
@@ -361,7 +363,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
         from tipc.execute import proc
 
-        code = proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
+        code = proc.run_attached(sandbox.reexec_argv(sandbox_options), env=_sandboxed.child_env())
         # history and notification from outside the sandbox (it has no network, keeps no outside writes)
         return hooks.after_child(args, repo, the_plan, code, stderr) if hooks.wanted(args) else code
     stderr.write(f"tipc: {python_choice.why}\n")
@@ -386,7 +388,13 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
         try:
             # One check at a time per run folder (a second one waits): each report agrees with its exit code.
             session = _sandboxed.enter(
-                the_plan, sandbox_options, binds, fresh=not args.reuse_run, writable=outside, wait=True
+                the_plan,
+                sandbox_options,
+                binds,
+                fresh=not args.reuse_run,
+                writable=outside,
+                wait=True,
+                python=args.python,
             )
         except KeyboardInterrupt:
             stderr.write("tipc: interrupted before the chain started\n")
@@ -504,10 +512,12 @@ def _write_and_show(
 ) -> None:
     """Write the report files, print the report, and say where the reports and the logs are."""
     from tipc.core.console import use_color
+    from tipc.execute.sandbox import writing_outside
     from tipc.report import render, write_reports
 
     try:
-        written = write_reports(report, report_dir)
+        with writing_outside(report_dir):  # a --report-dir no command can reach: with tipc's own rights
+            written = write_reports(report, report_dir)
     except OSError as exc:
         raise UserError(f"{report_dir}: cannot write the reports: {exc.strerror or exc}") from None
     color = args.format == "text" and use_color(args.no_color) and stdout.isatty()

@@ -158,7 +158,8 @@ def _observe(args: argparse.Namespace, mode: str) -> int:
     from tipc.config.discover import find_repo_root
     from tipc.core.errors import UserError
     from tipc.core.steps import Overrides
-    from tipc.planning.observe import choose_plan, cross_check, observation_json, observe, script_identity
+    from tipc.execute.observation import observe
+    from tipc.planning.observe import choose_plan, cross_check, observation_json, script_identity
     from tipc.planning.planner import format_plan, isolate, plan
 
     config = Path(args.config)

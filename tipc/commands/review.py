@@ -109,6 +109,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cpus-per-submission on Ray; variables already set are kept; 0: leave them as they are)",
     )
     parser.add_argument("--force", action="store_true", help="check again submissions reviewed before")
+    parser.add_argument(
+        "--allow-weak-sandbox",
+        action="store_true",
+        help="review even where tipc's full sandbox cannot be built here (it then says what is missing); "
+        "without it such a review is refused: submissions are untrusted code",
+    )
     check = parser.add_argument_group("passed to every tipc check")
     add_mode(check, what="TIPC mode each check runs (default: its own)")
     check.add_argument("--python", help="interpreter to run in place of the configs' python")
@@ -147,6 +153,42 @@ def _check_args(args: argparse.Namespace) -> list[str]:
     return out
 
 
+# `tipc check` arguments that weaken its sandbox (--sandbox copy gives up the overlay, --pass-env hands the
+# reviewer's variables to strangers' code).
+_WEAKENING = ("--no-sandbox", "--network", "--sandbox", "--pass-env")
+
+
+def _full_sandbox(word: str, following: list[str]) -> bool:
+    """`--sandbox auto` or `--sandbox overlay`: naming the full sandbox weakens nothing."""
+    value = word.split("=", 1)[1] if "=" in word else (following[0] if following else "")
+    return word.startswith("--sandbox") and value in ("auto", "overlay")
+
+
+def _refuse_weak_sandbox(args: argparse.Namespace) -> None:
+    """A review runs strangers' code: refused (exit 2) where the full sandbox cannot be built, or where
+    --check-arg weakens it, unless --allow-weak-sandbox; allowed, it says so in one loud line."""
+    from tipc.commands._sandboxed import weak_line
+    from tipc.execute.sandbox.probe import weaknesses_here
+
+    words = list(args.check_arg)
+    weak = [
+        f"--check-arg {word}{'' if '=' in word or n + 1 >= len(words) else ' ' + words[n + 1]}"
+        for n, word in enumerate(words)
+        if word.split("=", 1)[0] in _WEAKENING and not _full_sandbox(word, words[n + 1 : n + 2])
+    ]
+    if args.executor == "local":  # Ray's nodes build their own; this machine says nothing about them
+        weak += weaknesses_here()
+    if not weak:
+        return
+    if not args.allow_weak_sandbox:
+        raise UserError(
+            "tipc review runs untrusted code and the sandbox here is weaker than tipc's full one: "
+            + "; ".join(weak)
+            + ". Fix that (docs/security.md), or pass --allow-weak-sandbox to review anyway"
+        )
+    sys.stderr.write(weak_line(weak) + "\n")
+
+
 def run(args: argparse.Namespace) -> int:
     from tipc.commands import _sandboxed, unwritable_dir
     from tipc.execute.sandbox.limits import parse_size
@@ -171,6 +213,7 @@ def run(args: argparse.Namespace) -> int:
     problem = unwritable_dir(out)
     if problem is not None:
         raise UserError(f"--out {out}: {problem}")
+    _refuse_weak_sandbox(args)
     options = ReviewOptions(
         submissions=list(args.submissions),
         out=out,

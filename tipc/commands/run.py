@@ -127,7 +127,7 @@ class _Target:
 
 
 def _replan_in_view(args: argparse.Namespace, target: _Target, view: Path) -> tuple[Plan, list[str]]:
-    from tipc.planning.observe import plan_for_run
+    from tipc.execute.observation import plan_for_run
 
     return _sandboxed.plan_to_run(
         plan_for_run,
@@ -158,7 +158,11 @@ def _execute(
     with _sandboxed.stop_signals():
         try:
             session = _sandboxed.enter(
-                the_plan, target.sandbox_options, {"logs": the_plan.output_dir}, fresh=fresh
+                the_plan,
+                target.sandbox_options,
+                {"logs": the_plan.output_dir},
+                fresh=fresh,
+                python=args.python,
             )
             if session.backend == "copy":
                 the_plan, prepare_notes = _replan_in_view(args, target, session.view)
@@ -208,7 +212,7 @@ def _show_record(args: argparse.Namespace, record: RunRecord, session: Session) 
 def run(args: argparse.Namespace) -> int:
     from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
     from tipc.core.steps import Overrides
-    from tipc.planning.observe import plan_for_run
+    from tipc.execute.observation import plan_for_run
     from tipc.planning.planner import default_mode
 
     only = _only_stages(args)
@@ -227,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         _print_plan(the_plan, only, args.format)
         return 0
+    _sandboxed.check_output_links(Path(the_plan.repo), the_plan.output_dir)
     from tipc.commands import _extras
 
     # tipc's own parts the run needs (exit 3, one line): Paddle for the chain, `tipc serve` for its server
@@ -246,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
     if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
         from tipc.execute import proc
 
-        code = proc.run_attached(sandbox.reexec_argv(), env=_sandboxed.child_env())
+        code = proc.run_attached(sandbox.reexec_argv(sandbox_options), env=_sandboxed.child_env())
         return (
             hooks.after_child(args, repo, the_plan, code, sys.stderr, kind="run")
             if hooks.wanted(args)

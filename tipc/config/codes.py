@@ -72,6 +72,11 @@ CODES: dict[str, Code] = {
         "and runs what it runs; the profile plan shown may differ (`tipc plan --observe` shows what run "
         "executes)",
     ),
+    "TIPC045": Code(
+        Level.ERROR,
+        "observed: the repo's script attempted system calls the sandbox denies (mount, unshare, ptrace...); "
+        "they failed and are named",
+    ),
     "TIPC100": Code(
         Level.WARNING,
         "the script runs nothing in this mode (info when linting all modes)",

@@ -49,6 +49,10 @@ class Placement:
     note: str = ""  # why it is not the repo's interpreter as it is
 
     def argv(self, module: str, *args: str) -> list[str]:
+        if self.prefix == ("-m",):  # never the module from the working folder (a repo's own `tipc/`)
+            from tipc.execute.proc import module_argv
+
+            return module_argv(self.python, module, *args)
         return [self.python, *self.prefix, module, *args]
 
 

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, Protocol
 
 from tipc.core.poll import poll
 
@@ -68,10 +68,100 @@ class ProcResult:
     ended: float
     pid: int
     log_dropped: int = 0  # bytes of output the capped log left out (0: the log holds all of it)
+    denied: tuple[str, ...] = ()  # system calls the sandbox denied it (tipc.execute.sandbox.seccomp)
 
     @property
     def duration_s(self) -> float:
         return self.ended - self.started
+
+
+# ---------------------------------------------------------------- the jail every child goes through
+
+
+class Launched(Protocol):
+    """One child as a launcher starts it (tipc.execute.sandbox.jail.Launch)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    popen: dict[str, Any]
+
+    def started(self) -> None: ...
+
+    def failed(self) -> None: ...
+
+    def denied(self) -> tuple[str, ...]: ...
+
+
+class Launcher(Protocol):
+    def launch(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, label: str) -> Launched: ...
+
+    def make_folder(self, path: Path) -> None:
+        """mkdir -p `path` so that the commands it launches may write there too."""
+
+
+_launcher: Launcher | None = None
+
+
+def set_launcher(launcher: Launcher | None) -> None:
+    """From now on every child is started by `launcher` (the sandbox's jail; None: as it is)."""
+    global _launcher
+    _launcher = launcher
+
+
+def launcher() -> Launcher | None:
+    return _launcher
+
+
+# `python -c` with this instead of `python -m MODULE`: -m puts the working directory first on sys.path, so a
+# folder named like the module there (a repo's own `tipc/`) would be imported in its place.
+_RUN_MODULE = (
+    "import sys; sys.path[:1] == [''] and sys.path.pop(0); import runpy; "
+    "runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"
+)
+
+
+def module_argv(python: str, module: str, *args: str) -> list[str]:
+    """The argv of `python -m module args...` that never imports the module from the working directory."""
+    return [python, "-c", _RUN_MODULE.format(module=module), *args]
+
+
+def _log_folder(log_path: str | Path) -> None:
+    """The folder of a log tipc writes for a child: the child may write beside it (its model, its own
+    logs), so in the sandbox it belongs to the child's uid."""
+    folder = Path(log_path).parent
+    if _launcher is not None:
+        _launcher.make_folder(folder)
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
+
+
+def _popen(
+    argv: Sequence[str],
+    *,
+    cwd: str | Path,
+    env: Mapping[str, str] | None,
+    label: str | None,
+    trusted: bool = False,
+    **kwargs: Any,
+) -> tuple[subprocess.Popen[bytes], Launched | None]:
+    """Popen in a new session, through the launcher when one is set (unless `trusted`: tipc's own helper,
+    which builds a sandbox of its own); call with _registry_lock held."""
+    if _launcher is None or trusted:
+        child = subprocess.Popen(
+            list(argv), cwd=str(cwd), env=_env_arg(env), start_new_session=True, **kwargs
+        )
+        return child, None
+    name = label or (os.path.basename(argv[0]) if argv else "command")
+    launch = _launcher.launch(argv, dict(env) if env is not None else base_env(), str(cwd), name)
+    try:
+        child = subprocess.Popen(
+            launch.argv, cwd=str(cwd), env=launch.env, start_new_session=True, **launch.popen, **kwargs
+        )
+    except BaseException:
+        launch.failed()
+        raise
+    launch.started()
+    return child, launch
 
 
 # Variables every child started here gets over this process's environment (`child_env`): the one place a
@@ -165,6 +255,7 @@ def capture(
     timeout_s: float | None = 60.0,
     on_start: Callable[[int], None] | None = None,
     limit: int = CAPTURE_LIMIT,
+    label: str | None = None,
 ) -> tuple[int | None, str]:
     """Run a short query command; (exit code or None if it could not run or timed out, stdout+stderr).
 
@@ -180,7 +271,9 @@ def capture(
         over += max(0, len(chunk) - room)
 
     try:
-        res = run(argv, cwd=cwd, env=env, timeout_s=timeout_s, on_chunk=collect, on_start=on_start)
+        res = run(
+            argv, cwd=cwd, env=env, timeout_s=timeout_s, on_chunk=collect, on_start=on_start, label=label
+        )
     except OSError as exc:
         return None, str(exc)
     if res.interrupted:
@@ -425,26 +518,31 @@ def run(
     stdin_data: bytes | None = None,
     log_limit: int = DEFAULT_LOG_LIMIT,
     on_chunk: Callable[[bytes], None] | None = None,
+    label: str | None = None,
+    trusted: bool = False,
 ) -> ProcResult:
     """Run `argv` to completion (or timeout/Ctrl-C), teeing stdout+stderr to `log_path` (capped at
-    `log_limit` bytes), `on_line` (line by line) and `on_chunk` (the raw chunks as read)."""
+    `log_limit` bytes), `on_line` (line by line) and `on_chunk` (the raw chunks as read). `label` names it
+    where the sandbox records the calls it denied (a step id); `trusted`: tipc's own helper with tipc's own
+    argv, started outside the sandbox's jail (it builds its own)."""
     _may_start()
     sink: CappedLog | None = None
     if log_path is not None:
-        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        _log_folder(log_path)
         sink = CappedLog(log_path, log_limit)
     started = time.time()
     dropped = 0
     try:
         with _registry_lock:
-            child = subprocess.Popen(
-                list(argv),
-                cwd=str(cwd),
-                env=_env_arg(env),
+            child, launch = _popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                label=label,
+                trusted=trusted,
                 stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
-                start_new_session=True,
             )
             _ours.add(child.pid)
         if on_start is not None:
@@ -478,7 +576,8 @@ def run(
         if sink is not None:
             dropped = sink.close()
         code = None if (timed_out or interrupted) else child.returncode
-        return ProcResult(code, timed_out, interrupted, started, time.time(), child.pid, dropped)
+        denied = launch.denied() if launch is not None else ()
+        return ProcResult(code, timed_out, interrupted, started, time.time(), child.pid, dropped, denied)
     finally:
         if sink is not None:
             sink.close()
@@ -585,6 +684,7 @@ _ours: set[int] = set()  # children started here and not yet reaped (not orphans
 _init = False  # this process is pid 1 of the run's own PID namespace
 _subreaper = False
 _NO_NAMESPACE = 121  # the forked init's exit status when it could not set its namespace up
+_parent_gone: int | None = None  # (the init) read end of a pipe the waiting parent holds open until it ends
 
 
 def _forget(pid: int) -> None:
@@ -611,9 +711,13 @@ def become_namespace_init(prepare: Callable[[], None]) -> bool:
     sys.stdout.flush()
     sys.stderr.flush()
     ready_r, ready_w = os.pipe()
+    alive_r, alive_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; the coverage of the rest of the run is measured in it
+        global _parent_gone
         os.close(ready_r)
+        os.close(alive_w)
+        _parent_gone = alive_r
         try:
             _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
             prepare()
@@ -626,6 +730,7 @@ def become_namespace_init(prepare: Callable[[], None]) -> bool:
         _init = True
         return True
     os.close(ready_w)
+    os.close(alive_r)  # alive_w stays open until this process ends, however it ends
     ok = os.read(ready_r, 1) == b"1"
     os.close(ready_r)
     if not ok:
@@ -641,6 +746,20 @@ def become_namespace_init(prepare: Callable[[], None]) -> bool:
             _pass_on(pid, signal.SIGINT)
     code = os.waitstatus_to_exitcode(status)
     os._exit(code if code >= 0 else 128 - code)
+
+
+def die_with_parent_again() -> None:
+    """After a change of this thread's credentials (setfsuid: the kernel then clears PR_SET_PDEATHSIG), the
+    init of the run's namespace dies with the parent that waits for it again; if that parent already ended
+    (its pipe's end is closed), now."""
+    if _parent_gone is None:
+        return
+    _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    import select
+
+    ready, _, _ = select.select([_parent_gone], [], [], 0)
+    if ready:  # end of file: nobody outside waits for this run any more
+        os._exit(128 + int(signal.SIGKILL))
 
 
 def succeeds_in_child(attempt: Callable[[], None]) -> bool:
@@ -769,6 +888,7 @@ class Background:
         env: Mapping[str, str] | None = None,
         log_path: str | Path | None = None,
         log_limit: int = DEFAULT_LOG_LIMIT,
+        label: str | None = None,
     ) -> None:
         _may_start()
         self._log: CappedLog | None = None
@@ -776,19 +896,19 @@ class Background:
         self._drained = False
         self.log_dropped = 0
         if log_path is not None:
-            Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+            _log_folder(log_path)
             self._log = CappedLog(log_path, log_limit)
         self.started = time.time()
         with _registry_lock:
             try:
-                self.child = subprocess.Popen(
-                    list(argv),
-                    cwd=str(cwd),
-                    env=_env_arg(env),
+                self.child, self._launch = _popen(
+                    argv,
+                    cwd=cwd,
+                    env=env,
+                    label=label,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL if self._log is None else subprocess.PIPE,
                     stderr=subprocess.STDOUT,
-                    start_new_session=True,
                 )
             except BaseException:
                 if self._log is not None:
@@ -834,6 +954,10 @@ class Background:
         """The pids of this server's process tree (its group, its session and their descendants)."""
         return process_tree(self.child.pid)
 
+    def denied(self) -> tuple[str, ...]:
+        """The system calls the sandbox denied this server so far."""
+        return self._launch.denied() if self._launch is not None else ()
+
 
 class Pipe:
     """A child this process talks to through its stdin and stdout (a `git cat-file --batch`), in its own
@@ -847,14 +971,14 @@ class Pipe:
     ) -> None:
         _may_start()
         with _registry_lock:
-            self.child = subprocess.Popen(
-                list(argv),
-                cwd=str(cwd),
-                env=_env_arg(env),
+            self.child, self._launch = _popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                label=None,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                start_new_session=True,
             )
             _ours.add(self.child.pid)
         assert self.child.stdin is not None and self.child.stdout is not None

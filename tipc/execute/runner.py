@@ -525,7 +525,12 @@ class _Execution:
             log_path=log_field(self.plan.status_format, self._status_log(step, result), str(self.repo)),
             color=not self.options.no_color,
         )
-        append_status_line(self.results_log, line)
+        try:
+            append_status_line(self.results_log, line)
+        except OSError as exc:  # the repo's code may have put a link or a folder there
+            self._note(
+                f"cannot write the status line of {step.id} to {self.results_log}: {exc.strerror or exc}"
+            )
 
     def _finish(self, index: int, step: Step, result: StepResult, status_command: str) -> None:
         result = self._explained(step, result)
@@ -747,6 +752,12 @@ class _Execution:
         def output(line: str) -> None:
             self.observer.step_output(step, line)
 
+        watch = _DiskWatch()
+
+        def begun(pid: int) -> None:
+            started(pid)
+            watch.start(pid)
+
         try:
             res = proc.run(
                 argv,
@@ -755,12 +766,14 @@ class _Execution:
                 timeout_s=timeout_s,
                 log_path=log,
                 on_line=output,
-                on_start=started,
+                on_start=begun,
+                label=step.id,
                 log_limit=self.options.log_limit_bytes,
             )
         except OSError as exc:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            log.write_text(f"tipc: cannot start {argv[0]!r}: {exc}\n", encoding="utf-8")
+            with contextlib.suppress(OSError):  # the log path itself may be what failed (a planted link)
+                log.parent.mkdir(parents=True, exist_ok=True)
+                log.write_text(f"tipc: cannot start {argv[0]!r}: {exc}\n", encoding="utf-8")
             return StepResult(
                 step.id,
                 Status.FAILED,
@@ -771,10 +784,12 @@ class _Execution:
                 env_delta=delta,
                 reason=f"cannot start {argv[0]!r}: {exc.strerror or exc}",
             )
+        finally:
+            watch.stop()
         resources = Resources()
         if monitors:
             resources = monitors[0].stop()
-        limits_hit = _limits_hit()
+        limits_hit = (*_limits_hit(), *_sandbox_causes(res.denied, watch.hit()))
         if res.interrupted:
             status, reason = Status.INTERRUPTED, "interrupted (Ctrl-C); its process group was stopped"
         elif res.timed_out:
@@ -782,6 +797,8 @@ class _Execution:
                 Status.TIMEOUT,
                 f"timed out after {timeout_s:g} s ({limit_why}); its process group was stopped",
             )
+        elif watch.hit() is not None:
+            status, reason = Status.FAILED, f"stopped at the disk limit: {watch.hit()}"
         elif res.exit_code == 0:
             status, reason = Status.PASSED, ""
         else:
@@ -824,7 +841,7 @@ class _Execution:
         started = time.time()
         try:
             handle = proc.Background(
-                argv, cwd=cwd, env=env, log_path=log, log_limit=self.options.log_limit_bytes
+                argv, cwd=cwd, env=env, log_path=log, log_limit=self.options.log_limit_bytes, label=step.id
             )
         except OSError as exc:
             return replace(
@@ -1109,6 +1126,69 @@ def _limits_hit() -> tuple[Cause, ...]:
         Cause("resource-limit", text, "raise the limit, or make the step use less", None, "")
         for text in limits.hit_since_last()
     )
+
+
+def _sandbox_causes(denied: Sequence[str], disk: str | None) -> tuple[Cause, ...]:
+    """The step attempted calls the sandbox denies (it keeps its status: the attempt is the finding), or
+    it went over the run's disk limit."""
+    out: list[Cause] = []
+    if denied:
+        out.append(
+            Cause(
+                "sandbox-violation",
+                f"attempted system calls the sandbox denies: {', '.join(denied)} (each answered EPERM)",
+                "a chain never needs them: read what the step runs (rule sandbox.violations)",
+                None,
+                ", ".join(denied),
+            )
+        )
+    if disk is not None:
+        out.append(Cause("disk-limit", disk, "write less, or raise --disk-limit", "--disk-limit", ""))
+    return tuple(out)
+
+
+class _DiskWatch:
+    """While a step runs: measure what the run wrote every `interval_s` and stop the step's process group
+    when it is over --disk-limit; after it: measure once more. `hit()` is the cause (None: within)."""
+
+    def __init__(self) -> None:
+        from tipc.execute import sandbox
+
+        session = sandbox.current()
+        self.disk = getattr(session, "disk", None)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._hit: str | None = None
+
+    def start(self, pid: int) -> None:
+        if self.disk is not None:
+            self._thread = threading.Thread(target=self._loop, args=(pid,), name="tipc-disk", daemon=True)
+            self._thread.start()
+
+    def _loop(self, pid: int) -> None:
+        assert self.disk is not None
+        while not self._stop.wait(self.disk.interval_s()):
+            if self._measure():
+                proc.kill_group(pid, grace_s=1.0)
+                return
+
+    def _measure(self) -> bool:
+        assert self.disk is not None
+        with contextlib.suppress(OSError):
+            used = self.disk.over()
+            if used is not None:
+                self._hit = self.disk.cause(used)
+        return self._hit is not None
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self.disk is not None and self._hit is None:
+            self._measure()
+
+    def hit(self) -> str | None:
+        return self._hit
 
 
 def _sandbox_layers() -> list[lineage.Layer]:

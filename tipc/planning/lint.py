@@ -26,9 +26,7 @@ def lint_file(path: Path, *, dialect: str | None = None, max_steps: int | None =
     return dedupe(findings)
 
 
-def _plan_findings(
-    read: ConfigRead, max_steps: int | None
-) -> tuple[list[Finding], list[str]]:
+def _plan_findings(read: ConfigRead, max_steps: int | None) -> tuple[list[Finding], list[str]]:
     """Findings of planning every mode, and the command of every planned inference step."""
     out: list[Finding] = []
     commands: list[str] = []

@@ -1,17 +1,20 @@
-"""Plans observed from the repo's own script.
+"""Plans observed from the repo's own script: the pure half (the effectful half, which runs the script in
+the sandbox, is tipc.execute.observation).
 
-    observe(config, mode, *, repo, overrides=Overrides(), script=None, timeout_s=60) -> Observation
+    prepare(config, mode, *, repo, overrides, script, dialect, tools) -> Prepared   what to run, how
+    stand_ins(tools, record, names, python) -> {path: (text, mode)}                  the recording stand-ins
+    interpret(prepared, ran) -> Observation                                          what it ran, as a plan
     cross_check(profile, observed) -> list[Finding]
-    plan_for_run(config, mode, *, repo, overrides, dialect) -> Plan   (what `tipc run` / `tipc check` execute)
+    plan_from(profile, obs, ...) -> Plan                  what `tipc run` / `tipc check` execute
 
-`observe` runs `bash test_tipc/test_train_inference_python.sh CONFIG MODE` from the root of a throw-away copy
-of the repo (these scripts `sed -i`, `mkdir` and append logs), with recording stand-ins first on PATH for
-every interpreter name the script may call, an instant `sleep`, and inert stand-ins for tools that must not
-run (`nvidia-smi`, `wget`, `pip`, `git`...). Each stand-in call appends its argv, working directory,
+The observation runs `bash test_tipc/test_train_inference_python.sh CONFIG MODE` in a copy-on-write view of
+the repo (these scripts `sed -i`, `mkdir` and append logs), inside the sandbox, with recording stand-ins first
+on PATH for every interpreter name the script may call, an instant `sleep`, and inert stand-ins for tools that
+must not run (`nvidia-smi`, `wget`, `pip`, `git`...). Each stand-in call appends its argv, working directory,
 environment and the files its stdout/stderr point at as one JSON line; the script's status lines give the
-command text it logs. The profiles (tipc.planning.planner) stay the fast path and the explanation of which
-slot feeds
-which flag; the observation is the truth about an edited or unknown script.
+command text it logs. Everything read back is data a hostile script may have forged: it only ever becomes a
+plan that runs in the same sandbox. The profiles (tipc.planning.planner) stay the fast path and the
+explanation of which slot feeds which flag; the observation is the truth about an edited or unknown script.
 """
 
 from __future__ import annotations
@@ -21,11 +24,6 @@ import hashlib
 import json
 import os
 import shlex
-import shutil
-import stat
-import sys
-import tempfile
-import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -42,19 +40,21 @@ from tipc.planning.corpus import status_text, tokens
 
 __all__ = [
     "Observation",
+    "Prepared",
+    "Ran",
     "choose_plan",
     "cross_check",
+    "interpret",
     "misplaced_keys_read_as_commands",
-    "observe",
-    "plan_for_run",
+    "plan_from",
+    "prepare",
     "script_identity",
     "stage_of_command",
+    "stand_ins",
     "tipc_wrapper",
+    "wants_observation",
 ]
 
-# Files larger than this are copied as empty files: scripts glob for them but never read model data.
-BIG_FILE = 256 * 1024
-_SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__"}
 # Tools a script may call that must not run for real (network, GPU, package or repo state); each is an inert
 # stand-in that exits 0 without output.
 INERT_TOOLS = (
@@ -152,92 +152,24 @@ class Observation:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# the throw-away copy
-
-
-def _prepare_tree(repo: Path, dest: Path) -> Path:
-    """A cheap copy of `repo` at `dest/<repo name>`: big files become empty files of the same name.
-
-    Symlinks inside the repo keep pointing inside the copy; links leading outside become empty stand-ins, so
-    nothing the script does through them reaches the user's files. The one place the lead can swap in the
-    sandbox's view.
-    """
-    repo = repo.resolve()
-    root = dest / (repo.name or "repo")
-    root.mkdir(parents=True)
-    for current, dirs, files in os.walk(repo):
-        here = Path(current)
-        out = root / here.relative_to(repo)
-        dirs[:] = [d for d in dirs if d not in _SKIP_DIRS]
-        for name in [*dirs, *files]:
-            src = here / name
-            dst = out / name
-            if src.is_symlink():
-                _copy_link(src, dst, repo, root)
-                if name in dirs:
-                    dirs.remove(name)
-            elif name in dirs:
-                dst.mkdir()
-            else:
-                _copy_file(src, dst)
-    return root
-
-
-def _copy_link(src: Path, dst: Path, repo: Path, root: Path) -> None:
-    try:
-        target = src.resolve()
-    except (OSError, RuntimeError):
-        return
-    if target == repo or repo in target.parents:
-        os.symlink(os.path.relpath(root / target.relative_to(repo), dst.parent), dst)
-    elif target.is_dir():
-        dst.mkdir()
-    else:
-        dst.touch()
-
-
-def _copy_file(src: Path, dst: Path) -> None:
-    try:
-        info = src.stat()
-    except OSError:
-        return
-    if not stat.S_ISREG(info.st_mode):
-        return
-    if info.st_size > BIG_FILE:
-        dst.touch()
-    else:
-        try:
-            shutil.copyfile(src, dst)
-        except OSError:
-            dst.touch()
-    os.chmod(dst, stat.S_IMODE(info.st_mode) | stat.S_IWUSR)
-
-
-# ---------------------------------------------------------------------------------------------------------
 # stand-ins
 
 
-def _write_exe(path: Path, text: str) -> None:
-    path.write_text(text, encoding="utf-8")
-    path.chmod(0o755)
-
-
-def _make_tools(tools: Path, record: Path, names: Iterable[str]) -> None:
-    tools.mkdir(parents=True, exist_ok=True)
-    recorder = tools / "_tipc_record.py"
-    recorder.write_text(_RECORDER, encoding="utf-8")
+def stand_ins(tools: str, record: str, names: Iterable[str], python: str) -> dict[str, tuple[str, int]]:
+    """The files of the stand-ins folder `tools` (path relative to it -> (text, mode)): one recording
+    stand-in per interpreter name in `names` (they exec `python -I -S` on the recorder, appending to
+    `record`), the sitecustomize that stops a real interpreter, an instant `sleep` and the inert tools."""
+    recorder = f"{tools}/_tipc_record.py"
     # -I -S: the stand-in starts fast and never imports anything from the repo or the user's site.
-    call = f"exec {shlex.quote(sys.executable)} -I -S {shlex.quote(str(recorder))} {shlex.quote(str(record))}"
+    call = f"exec {shlex.quote(python)} -I -S {shlex.quote(recorder)} {shlex.quote(record)}"
+    files: dict[str, tuple[str, int]] = {"_tipc_record.py": (_RECORDER, 0o644)}
     for name in names:
-        _write_exe(tools / name, f'#!/bin/sh\n{call} "$0" "$@"\n')
-    site = tools / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(
-        _SITECUSTOMIZE.format(tools=str(tools), record=str(record)), encoding="utf-8"
-    )
-    _write_exe(tools / "sleep", "#!/bin/sh\nexit 0\n")
+        files[name] = (f'#!/bin/sh\n{call} "$0" "$@"\n', 0o755)
+    files["site/sitecustomize.py"] = (_SITECUSTOMIZE.format(tools=tools, record=record), 0o644)
+    files["sleep"] = ("#!/bin/sh\nexit 0\n", 0o755)
     for name in INERT_TOOLS:
-        _write_exe(tools / name, "#!/bin/sh\nexit 0\n")
+        files[name] = ("#!/bin/sh\nexit 0\n", 0o755)
+    return files
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -281,41 +213,26 @@ class _Call:
     via: str = "stand-in"  # or "site": a real interpreter stopped by our sitecustomize
 
 
-def _read_calls(record: Path) -> list[_Call]:
+def parse_calls(text: str) -> list[_Call]:
+    """The calls of a record file's text (one JSON object a line; a line that is not one is left out)."""
     calls: list[_Call] = []
-    try:
-        lines = record.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return calls
-    for line in lines:
+    for line in text.splitlines():
         try:
             data = json.loads(line)
-        except ValueError:
-            continue  # a call cut short by the timeout
-        calls.append(
-            _Call(
-                str(data["name"]),
-                tuple(str(a) for a in data["argv"]),
-                str(data["cwd"]),
-                {str(k): str(v) for k, v in data["env"].items()},
-                data.get("stdout"),
-                data.get("stderr"),
-                str(data.get("via", "stand-in")),
+            calls.append(
+                _Call(
+                    str(data["name"]),
+                    tuple(str(a) for a in data["argv"]),
+                    str(data["cwd"]),
+                    {str(k): str(v) for k, v in data["env"].items()},
+                    data.get("stdout") if isinstance(data.get("stdout"), str) else None,
+                    data.get("stderr") if isinstance(data.get("stderr"), str) else None,
+                    str(data.get("via", "stand-in")),
+                )
             )
-        )
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue  # a call cut short by the timeout, or a line the script forged badly
     return calls
-
-
-def _results_logs(root: Path) -> dict[Path, int]:
-    """Every results*.log under `root` with its size (to read only what the script appends)."""
-    found: dict[Path, int] = {}
-    for path in root.rglob("results*.log"):
-        try:
-            if path.is_file():
-                found[path] = path.stat().st_size
-        except OSError:
-            continue
-    return found
 
 
 @dataclass(frozen=True)
@@ -326,21 +243,15 @@ class _Status:
     results_log: Path | None  # None: read from bash's output
 
 
-def _status_lines(root: Path, before: Mapping[Path, int]) -> list[_Status]:
+def status_lines(text: str, results_log: Path) -> list[_Status]:
+    """The status lines a script appended to `results_log` (`text`: what it appended)."""
     from tipc.core.results import parse_status_line
 
     out: list[_Status] = []
-    for path in sorted(_results_logs(root), key=lambda p: p.stat().st_mtime_ns):
-        try:
-            with path.open("rb") as handle:
-                handle.seek(before.get(path, 0))
-                text = handle.read().decode("utf-8", errors="replace")
-        except OSError:
-            continue
-        for line in text.splitlines():
-            parsed = parse_status_line(line)
-            if parsed is not None:
-                out.append(_Status(parsed.command, parsed.log_path, parsed.format, path))
+    for line in text.splitlines():
+        parsed = parse_status_line(line)
+        if parsed is not None:
+            out.append(_Status(parsed.command, parsed.log_path, parsed.format, results_log))
     return out
 
 
@@ -387,21 +298,44 @@ def _why_nothing(output: str, exit_code: int | None, timed_out: bool, mode: str,
     return f"the script ran to its end (exit {exit_code}) without calling {python} in mode {mode}{said}"
 
 
-def observe(
+@dataclass(frozen=True)
+class Prepared:
+    """What an observation runs and how its output is read back (`prepare`)."""
+
+    config: Path
+    mode: str
+    repo: Path  # resolved
+    parsed: ParsedFile
+    cfg: TipcConfig
+    new_cfg: TipcConfig  # with the overrides applied
+    notes: tuple[Finding, ...]  # what the overrides changed
+    overrides: Overrides
+    python_word: str  # the config's interpreter as written
+    abs_python: str | None  # the config's interpreter when it is an absolute path (replaced by a stand-in)
+    names: tuple[str, ...]  # interpreter names given a recording stand-in
+    script_arg: str  # bash's first argument (repo-relative, or where the script is placed when outside)
+    script_outside: Path | None  # a script outside the repo: placed at script_arg for the run
+    config_arg: str  # the script's first argument
+    config_rel: str | None  # the config's place in the repo (None: outside it, placed at config_arg)
+    config_text: str | None  # the config as the script must read it (None: the repo's own, unchanged)
+    script_given: bool  # the script was named by the caller (not the repo's own)
+
+
+def prepare(
     config: Path,
     mode: str,
     *,
     repo: Path,
+    tools: str,
+    outside: str,
     overrides: Overrides = Overrides(),  # noqa: B008 - frozen value
     script: Path | None = None,
-    timeout_s: float = 60,
     dialect: str | None = None,
-) -> Observation:
-    """Run the repo's own script on a throw-away copy with recording stand-ins; read back what it ran."""
-    from tipc.execute import proc
+) -> Prepared:
+    """What to run to observe `config` in `mode`: stand-ins will live in `tools`, files from outside the repo
+    (a config, a script) are placed in `outside` (both as the script sees them)."""
     from tipc.planning.planner import apply_overrides
 
-    started = time.monotonic()
     config = Path(config)
     repo_abs = Path(repo).resolve()
     parsed = parse_file(config)
@@ -413,89 +347,103 @@ def observe(
             changed[slot.line] = (slot, slot.value)
     python_value = cfg.python.value.strip() or "python"
     python_word = python_value.split()[0] if python_value.split() else "python"
+    names = set(_INTERPRETERS)
+    abs_python: str | None = None
+    if "/" in python_word:
+        # An absolute interpreter would bypass PATH: the config the script reads names a stand-in instead.
+        abs_python = python_word
+        names.add("_tipc_abs_python")
+        slot, value = changed.get(cfg.python.line, (cfg.python, cfg.python.value))
+        changed[cfg.python.line] = (slot, value.replace(python_word, f"{tools}/_tipc_abs_python", 1))
+    else:
+        names.add(python_word)
+    config_rel: str | None
+    try:
+        config_rel = config.resolve().relative_to(repo_abs).as_posix()
+        config_arg = config_rel
+    except ValueError:
+        config_rel, config_arg = None, f"{outside}/{config.name}"
+    text = _rewrite_lines(parsed, changed) if changed or config_rel is None else None
     script_path = Path(script) if script is not None else repo_abs / SCRIPT
-    with tempfile.TemporaryDirectory(prefix="tipc-observe-") as scratch_name:
-        scratch = Path(scratch_name).resolve()
-        root = _prepare_tree(repo_abs, scratch / "tree")
-        tools = scratch / "bin"
-        record = scratch / "calls.jsonl"
-        names = set(_INTERPRETERS)
-        abs_python: str | None = None
-        if "/" in python_word:
-            # An absolute interpreter would bypass PATH: the copied config names a stand-in instead.
-            abs_python = python_word
-            names.add("_tipc_abs_python")
-            slot, value = changed.get(cfg.python.line, (cfg.python, cfg.python.value))
-            changed[cfg.python.line] = (slot, value.replace(python_word, str(tools / "_tipc_abs_python"), 1))
-        else:
-            names.add(python_word)
-        _make_tools(tools, record, sorted(names))
-        try:
-            config_rel = config.resolve().relative_to(repo_abs).as_posix()
-            config_copy = root / config_rel
-            config_arg = config_rel
-        except ValueError:
-            config_copy = scratch / "config" / config.name
-            config_copy.parent.mkdir()
-            config_arg = str(config_copy)
-        if changed or not config_copy.exists():
-            config_copy.parent.mkdir(parents=True, exist_ok=True)
-            config_copy.write_text(_rewrite_lines(parsed, changed), encoding="utf-8")
-        try:
-            script_arg = script_path.resolve().relative_to(repo_abs).as_posix()
-        except ValueError:
-            script_arg = str(script_path.resolve())
-        home = scratch / "home"
-        home.mkdir()
-        (scratch / "tmp").mkdir()
-        start_env = {
-            "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
-            "HOME": str(home),
-            "TMPDIR": str(scratch / "tmp"),
-            "LANG": "C.UTF-8",
-            "LC_ALL": "C.UTF-8",
-            "TERM": "dumb",
-            "USER": os.environ.get("USER", "tipc"),
-            "PYTHONPATH": str(tools / "site"),
-        }
-        before = _results_logs(root)
-        output: list[str] = []
-        bash_started = time.monotonic()
-        try:
-            res = proc.run(
-                ["bash", script_arg, config_arg, mode],
-                cwd=root,
-                env=start_env,
-                timeout_s=timeout_s,
-                on_line=output.append,
-            )
-            exit_code, timed_out = res.exit_code, res.timed_out
-        except OSError as exc:
-            output.append(f"bash could not start: {exc}")
-            exit_code, timed_out = None, False
-        script_s = time.monotonic() - bash_started
-        calls = _read_calls(record)
-        statuses = _status_lines(root, before)
-        if not statuses:
-            statuses = _status_echoes(output)  # a script that only echoes its status lines
-        text = "\n".join(output)
-        built = _Builder(
-            config=config,
-            mode=mode,
-            repo=repo_abs,
-            root=root,
-            tools=tools,
-            cfg=new_cfg,
-            parsed=parsed,
-            start_env=start_env,
-            abs_python=abs_python,
-            overrides=overrides,
-        ).build(calls, statuses)
-    findings = list(notes)
+    script_outside: Path | None = None
+    try:
+        script_arg = script_path.resolve().relative_to(repo_abs).as_posix()
+    except ValueError:
+        script_outside = script_path.resolve()
+        script_arg = f"{outside}/script_{script_path.name}"
+    return Prepared(
+        config=config,
+        mode=mode,
+        repo=repo_abs,
+        parsed=parsed,
+        cfg=cfg,
+        new_cfg=new_cfg,
+        notes=tuple(notes),
+        overrides=overrides,
+        python_word=python_word,
+        abs_python=abs_python,
+        names=tuple(sorted(names)),
+        script_arg=script_arg,
+        script_outside=script_outside,
+        config_arg=config_arg,
+        config_rel=config_rel,
+        config_text=text,
+        script_given=script is not None,
+    )
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What the script did, as read back from the sandbox it ran in."""
+
+    calls: list[_Call]  # the stand-ins' records, in order
+    statuses: list[_Status]  # status lines appended to results logs, in the order the logs were written
+    output: list[str]  # bash's own stdout+stderr lines
+    exit_code: int | None  # None: bash could not start, or was stopped at the timeout
+    timed_out: bool
+    root: Path  # where the repo was as the script saw it
+    tools: Path  # the stand-ins' folder as the script saw it
+    start_env: dict[str, str]  # the environment bash started with
+    timeout_s: float
+    duration_s: float  # the whole observation
+    script_s: float  # bash alone
+    denied: tuple[str, ...] = ()  # system calls the sandbox denied the script
+
+
+def interpret(prepared: Prepared, ran: Ran) -> Observation:
+    """The plan of what the script ran, with findings on how the observation went."""
+    statuses = ran.statuses or _status_echoes(ran.output)  # a script that only echoes its status lines
+    text = "\n".join(ran.output)
+    built = _Builder(
+        config=prepared.config,
+        mode=prepared.mode,
+        repo=prepared.repo,
+        root=ran.root,
+        tools=ran.tools,
+        cfg=prepared.new_cfg,
+        parsed=prepared.parsed,
+        start_env=ran.start_env,
+        abs_python=prepared.abs_python,
+        overrides=prepared.overrides,
+    ).build(ran.calls, statuses)
+    findings = list(prepared.notes)
     steps_plan, ignored = built
     why: str | None = None
-    where = str(config)
-    if timed_out:
+    where = str(prepared.config)
+    script_arg = prepared.script_arg
+    if ran.denied:
+        findings.append(
+            Finding(
+                where,
+                0,
+                0,
+                Level.ERROR,
+                "TIPC045",
+                f"observing {script_arg}: the script attempted system calls the sandbox denies "
+                f"({', '.join(ran.denied)}); a test script never needs them",
+            )
+        )
+    if ran.timed_out:
         findings.append(
             Finding(
                 where,
@@ -503,17 +451,17 @@ def observe(
                 0,
                 Level.WARNING,
                 "TIPC043",
-                f"observing {script_arg}: the script was stopped after {timeout_s:g} s (a `read`, a loop "
+                f"observing {script_arg}: the script was stopped after {ran.timeout_s:g} s (a `read`, a loop "
                 f"or a command that waits); {len(steps_plan.steps)} command(s) recorded before that",
             )
         )
-    elif exit_code is None:
+    elif ran.exit_code is None:
         findings.append(
-            Finding(where, 0, 0, Level.WARNING, "TIPC043", f"observing {script_arg}: {text.strip()}")
+            Finding(where, 0, 0, Level.WARNING, "TIPC043", f"observing {script_arg}: {text.strip()[-500:]}")
         )
     if not steps_plan.steps:
-        why = _why_nothing(text, exit_code, timed_out, mode, python_word)
-        declared = tipc_wrapper(repo_abs) if script is None else None
+        why = _why_nothing(text, ran.exit_code, ran.timed_out, prepared.mode, prepared.python_word)
+        declared = tipc_wrapper(prepared.repo) if not prepared.script_given else None
         if declared is not None:
             why = (
                 f"{SCRIPT} is tipc's own wrapper (`# tipc-dialect: {declared}`): it hands the run to "
@@ -527,10 +475,10 @@ def observe(
         script_output=text,
         why_nothing=why,
         findings=tuple(findings),
-        exit_code=exit_code,
-        timed_out=timed_out,
-        duration_s=time.monotonic() - started,
-        script_s=script_s,
+        exit_code=ran.exit_code,
+        timed_out=ran.timed_out,
+        duration_s=ran.duration_s,
+        script_s=ran.script_s,
         ignored=ignored,
     )
 
@@ -954,36 +902,26 @@ def tipc_wrapper(repo: Path) -> str | None:
     return None
 
 
-def plan_for_run(
-    config: Path,
-    mode: str,
+def plan_from(
+    profile: Plan,
+    obs: Observation | None,
     *,
     repo: Path,
     overrides: Overrides = Overrides(),  # noqa: B008 - frozen value
-    dialect: str | None = None,
-    timeout_s: float = 60,
 ) -> Plan:
-    """The plan `tipc run` / `tipc check` should execute (before `tipc.planning.planner.isolate`).
+    """The plan `tipc run` / `tipc check` should execute (before `tipc.planning.planner.isolate`), from the
+    profile plan and the observation of the repo's script (None: it was not observed):
 
-    - no script in the repo (or a serving config, or a `tipc init` wrapper): the profile plan;
+    - no observation (no script in the repo, a serving config, a `tipc init` wrapper): the profile plan;
     - an observation that did not complete (timeout): the profile plan with the TIPC043 warning;
     - otherwise what the script was observed to run, whenever it differs from the profile plan, known
       script (fingerprint) or not: the observed plan, TIPC041 saying so and a TIPC040 per difference; a
       script that runs nothing gives a plan with no steps and a TIPC042 warning saying why. When the two
       agree, the profile plan (its steps are the script's, with the profile's names and slots).
+    A script that attempted denied system calls while observed (TIPC045) says so in every case.
     """
-    from tipc.planning.planner import plan
-
-    config = Path(config)
-    profile = plan(config, mode, repo=repo, overrides=overrides, dialect=dialect)
-    script = Path(repo) / SCRIPT
-    if profile.chain != "train_infer_python" or mode not in MODES or not script.is_file():
+    if obs is None:
         return profile
-    if tipc_wrapper(Path(repo)) is not None:
-        return profile  # the wrapper runs this very plan through `tipc run`; observing it shows nothing
-    obs = observe(
-        config, mode, repo=Path(repo), overrides=overrides, timeout_s=timeout_s, dialect=profile.dialect
-    )
     return choose_plan(profile, obs, known=script_identity(Path(repo)), overrides=overrides, repo=Path(repo))
 
 
@@ -991,7 +929,7 @@ def choose_plan(
     profile: Plan, obs: Observation, *, known: tuple[str, str] | None, overrides: Overrides, repo: Path
 ) -> Plan:
     """Between the profile plan and what the script was observed to run: the one `tipc run` executes, with
-    the differences as findings (see `plan_for_run`)."""
+    the differences as findings (see `plan_from`)."""
     where = str(profile.config_path)
     mine = tuple(f for f in obs.findings if f.code.startswith("TIPC04"))  # overrides are noted by `plan`
     if not obs.complete:
@@ -1000,7 +938,8 @@ def choose_plan(
         return replace(profile, steps=(), findings=profile.findings + mine)
     diffs = tuple(cross_check(profile, obs.steps))
     if not diffs:
-        return replace(profile, findings=profile.findings + tuple(f for f in mine if f.code == "TIPC042"))
+        said = ("TIPC042", "TIPC045")  # nothing run, calls denied: true of the profile plan too
+        return replace(profile, findings=profile.findings + tuple(f for f in mine if f.code in said))
     if known is not None:
         what = f"{SCRIPT} is the {known[0]} script ({known[1]}), but it runs other commands than its profile"
     else:
@@ -1056,6 +995,13 @@ def _runs_line(plan: Plan, lines: list[str], line: int) -> Step | None:
         if line in step.source_lines and _contains(list(step.argv[1:]), want):
             return step
     return None
+
+
+def wants_observation(profile: Plan, mode: str, repo: Path) -> bool:
+    """Whether `plan_from` needs the repo's script observed for this plan."""
+    if profile.chain != "train_infer_python" or mode not in MODES or not (Path(repo) / SCRIPT).is_file():
+        return False
+    return tipc_wrapper(Path(repo)) is None  # the wrapper runs this very plan through `tipc run`
 
 
 _LAUNCHERS = ("paddle.distributed.launch", "paddle.distributed.fleet.launch", "fleetrun")

@@ -626,34 +626,6 @@ def _plan_ocr(
     return steps, output_dir, f"{output_dir}/results_python_serving.log", "ocr_serving", findings
 
 
-# Standalone script: exits 1 when a named module cannot be found (any Python 3.7+; see tipc/execute/probes/).
-_PROBE = Path(__file__).resolve().parents[1] / "execute" / "probes" / "findmodules.py"
-
-
-def unmet_requirement(step: Step, repo: Path, *, python: str | None = None) -> str | None:
-    """The reason to record `step` SKIPPED, or None when its interpreter can import `requires_modules`.
-
-    Asks the step's own interpreter (`python` or argv[0]); if that cannot start, the current one answers.
-    """
-    if not step.requires_modules:
-        return None
-    import sys
-
-    from tipc.execute import proc
-
-    for interpreter in (python or step.argv[0], sys.executable):
-        try:
-            result = proc.run([interpreter, str(_PROBE), *step.requires_modules], cwd=repo, timeout_s=60)
-        except OSError:
-            continue
-        if result.exit_code == 0:
-            return None
-        if result.exit_code == 1:
-            missing = ", ".join(step.requires_modules)
-            return f"{step.requires_reason or 'missing Python modules'} [needs {missing}]"
-    return None
-
-
 # --- isolation: `tipc run` writes only under test_tipc/output -----------------------------------------------
 
 # Keys of conversion arguments that name a folder the conversion writes (Paddle Serving's converter, export

@@ -88,6 +88,9 @@ class RunSummary:
             f"sandbox: {backend}, network {net}; the run wrote {total} file(s) in the repo's tree{where}"
             + (" (the repo itself is unchanged)" if backend == "overlay" else "")
         ]
+        weak = [str(w) for w in box.get("weaknesses") or ()]
+        if weak:  # said first: a reviewer must know what this run's sandbox did not give
+            lines.insert(0, "WEAK SANDBOX: " + "; ".join(weak))
         lines += [f"  {c.get('kind', '?')}: {c.get('path', '?')}" for c in changes[:limit]]
         if total > min(limit, len(changes)):
             lines.append(f"  ... and {total - min(limit, len(changes))} more (report.json lists up to 5000)")

@@ -207,7 +207,11 @@ def plan(options: ReviewOptions, ruleset_digests: Sequence[str] = ()) -> list[Pl
 
 
 def check_argv(repo: Path, report_dir: Path, options: ReviewOptions, memory: int | None) -> tuple[str, ...]:
-    argv = [sys.executable, "-m", "tipc", "check", str(repo), "--report-dir", str(report_dir), "--no-color"]
+    from tipc.execute.proc import module_argv
+
+    argv = module_argv(
+        sys.executable, "tipc", "check", str(repo), "--report-dir", str(report_dir), "--no-color"
+    )
     for rs in options.rulesets:
         argv += ["--ruleset", rs]
     if memory is not None:

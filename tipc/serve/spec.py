@@ -50,7 +50,6 @@ class TensorSpec:
         return {"name": self.name, "datatype": self.datatype, "shape": list(self.shape)}
 
 
-
 def find_model_files(model_dir: Path) -> tuple[Path, Path]:
     """(model file, params file) of an exported model; .json (PIR) wins over .pdmodel, as in Paddle 3."""
     if not model_dir.is_dir():

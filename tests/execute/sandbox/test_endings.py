@@ -90,6 +90,7 @@ def _one(n: int, ending: Ending, root: Path, python: str) -> tuple[Ending, int |
         env["ORPHAN_EXIT"] = "1"
     argv = [sys.executable, "-m", "tipc", ending.verb, str(repo), "--python", python, "--no-color"]
     argv += ["--no-prepare"] + (["--only", "train"] if ending.verb == "run" else [])
+    argv += ["--pass-env", "ORPHAN_EXIT"]  # the sandbox gives steps only allowlisted variables
     argv += [] if ending.sandbox else ["--no-sandbox"]
     if ending.how == "timeout":
         argv += ["--step-timeout", "1"]

@@ -84,3 +84,44 @@ def test_missing_template_file_is_a_rule_error(tree: Callable[..., Path], tmp_pa
     rs = parse_ruleset(text, "t.yaml", checks=FAKES)
     with pytest.raises(RuleError, match="no template hashes named 'nope'"):
         evaluate([rs], CheckContext(repo=tree({})), checks={}, templates_dir=tmp_path)
+
+
+ORDERED = """\
+schema: tipc.ruleset/1
+name: o
+rules:
+  - id: o.violations
+    source: "tipc containment (issue 22)"
+    severity: error
+    description: d
+    check: {check: {name: sandbox_violations}}
+  - id: o.worker
+    source: "seed002 §3.2.1"
+    severity: error
+    description: d
+    check: {check: {name: worker}}
+"""
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_violations_rule_is_judged_after_every_other_and_reported_in_its_place(
+    tree: Callable[..., Path], jobs: int
+) -> None:
+    """A check that starts the submission's code (a worker) may make it attempt denied calls: the rule that
+    reads those attempts must see them, wherever it stands in the ruleset."""
+    calls: list[str] = []
+
+    def worker(ctx: CheckContext, **args: Any) -> CheckOutcome:
+        calls.append("worker")
+        return CheckOutcome(Verdict.PASS, "ran")
+
+    def violations(ctx: CheckContext, **args: Any) -> CheckOutcome:
+        calls.append("violations")
+        return CheckOutcome(Verdict.FAIL if "worker" in calls else Verdict.PASS, "read after the worker")
+
+    rs = parse_ruleset(ORDERED, "o.yaml", checks=with_fakes("worker"))
+    checks = {"worker": worker, "sandbox_violations": violations}
+    results = evaluate([rs], CheckContext(repo=tree({})), checks=checks, jobs=jobs, lanes={"worker": "w"})
+    assert calls == ["worker", "violations"]
+    assert [r.rule.id for r in results] == ["o.violations", "o.worker"]
+    assert results[0].verdict is Verdict.FAIL

@@ -120,6 +120,7 @@ def _passing_checks() -> dict[str, Callable[..., CheckOutcome]]:
         "pretrained_predict_infer",
         "documented_serving",
         "backbones",
+        "sandbox_violations",
     )
     return {n: _passing(n) for n in names}
 
@@ -150,7 +151,9 @@ def test_builtin_rulesets_load_and_cite_seed_sections() -> None:
         rs = resolve_ruleset(name)
         assert rs.name == name and rs.rules
         for rule in rs.rules:
-            assert re.match(r"^seed00[0-4] ", rule.source), rule.source
+            # the containment rule of every ruleset is no spec section: a precondition of trusting the others
+            containment = rule.id.endswith(".sandbox.violations") and "issue 22" in rule.source
+            assert re.match(r"^seed00[0-4] ", rule.source) or containment, rule.source
             assert defined.setdefault(rule.id, rule.path) == rule.path, rule.id
 
 

@@ -60,8 +60,9 @@ def step_env(lineage_dir: Path, step_id: str, base_pythonpath: str | None) -> di
 
 def start_step(lineage_dir: Path, step_id: str, base_pythonpath: str | None) -> dict[str, str]:
     """`step_env`, after removing what an earlier run of the same step left in the folder."""
-    lineage_dir = Path(lineage_dir)
-    lineage_dir.mkdir(parents=True, exist_ok=True)
+    from tipc.execute.sandbox import for_commands
+
+    lineage_dir = for_commands(Path(lineage_dir))  # the step's own processes write there
     for suffix in (".jsonl", ".files.json", LAYER_SUFFIX):
         (lineage_dir / f"{sanitise(step_id)}{suffix}").unlink(missing_ok=True)
     return step_env(lineage_dir, step_id, base_pythonpath)

@@ -15,7 +15,7 @@ import sys
 
 if __name__ == "__main__":
     tail = [p for p in os.environ.get("TIPC_TAIL_PATH", "").split(os.pathsep) if p and p not in sys.path]
-    sys.path[0] = ""  # the working folder, as under `python -m`; not this script's folder
+    del sys.path[0]  # neither this script's folder nor the working one (a repo's own `tipc/` folder)
     sys.path.extend(tail)
     module = sys.argv[1]
     sys.argv = [module, *sys.argv[2:]]

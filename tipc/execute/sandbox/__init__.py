@@ -7,12 +7,20 @@ committed tree is the read-only lower layer, a fresh upper layer lives in the ru
 starts from the committed tree (no stale artefacts from an earlier run), and the user's files stay
 byte-identical. The folders whose contents the user reads afterwards (the chain's output folders, the report
 folder) are bind-mounted from real folders of the run folder. Then `_restrict` makes the rest of the file
-system read-only, gives /tmp and $HOME copy-on-write layers and hides credentials; every command of the run
-inherits all of it, at no cost per command.
+system read-only, masks the homes, gives the run its own /tmp and HOME (`_restrict`); every command of the
+run inherits all of it, at no cost per command. That is layer A, built with tipc's privileges, once.
+
+Layer B is the jail (`tipc.execute.sandbox.jail`): every process the run starts goes through it
+(`tipc.execute.proc.set_launcher`), so no command keeps the power to undo layer A: no capabilities, its own
+user and PID namespaces, no_new_privs, a seccomp filter whose denied calls are recorded (the run record's
+`sandbox.violations`), an allowlisted environment. As root the commands run as a per-run uid, and the repo is
+an idmapped lower layer that this uid owns, so they can write the view but no root-only host file.
 
 The namespaces die with the tipc process, whatever ends it: nothing is left mounted anywhere.
 Backends: `overlay` (as root, or in a user namespace where the kernel allows it), `copy` (the portable
 fallback: a plain copy of the working tree, announced with its cost), `none` (`--no-sandbox`: in place).
+Whatever cannot be had here is a weakness the session lists (`Session.weaknesses`): commands print it as one
+loud line and reports in their header, and `tipc review` refuses to run with one unless told to.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import stat
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +47,22 @@ MAX_CHANGES_LISTED = 5000
 _UNSAFE_OPTION_CHARS = re.compile(r"[,:\\\s]")
 
 
+DEFAULT_DISK_LIMIT = 8 << 30  # what a run may write (upper layer, /tmp, HOME, logs)
+
+
 @dataclass(frozen=True)
 class SandboxOptions:
     backend: str = "auto"  # one of BACKENDS
     network: bool = False  # True: the chain may reach the network (no private network namespace)
     memory_bytes: int | None = None  # the run's memory limit (None: a share of the machine's memory)
     max_tasks: int | None = None  # processes and threads (None: limits.DEFAULT_MAX_TASKS)
+    disk_bytes: int = DEFAULT_DISK_LIMIT  # what the run may write in all
+    pass_env: tuple[str, ...] = ()  # variables (names or globs) the commands get from tipc's environment
+    # Whether this is tipc's own process (the console script, or a child tipc started): only such a process
+    # may enter namespaces; a library caller's re-runs the command as a child (`invocation`).
+    own_process: bool = False
+    invocation: tuple[str, ...] = ()  # the command's words, for that child
+    tmpfs: bool = True  # /tmp (and HOME) a tmpfs of disk_bytes; False: the run folder's tmp/ (observation)
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,16 @@ class Session:
     notes: list[str] = field(default_factory=list)
     binds: dict[str, str] = field(default_factory=dict)  # role -> repo-relative folder, bound from the run
     limits: Any = None  # tipc.execute.sandbox.limits.Limits of the run, when cgroups could be written
+    jail: Any = None  # tipc.execute.sandbox.jail.Jail every command goes through (None: none)
+    weaknesses: list[str] = field(default_factory=list)  # what this sandbox does not give, in words
+    disk: Any = None  # tipc.execute.sandbox.limits.DiskUsage of the run
+    pass_env: tuple[str, ...] = ()
+    _places: tuple[str, ...] = ()  # where the commands may write (bound writable into the jail)
+    _outside: tuple[str, ...] = ()  # folders outside the view tipc writes (a --report-dir), real paths
+    _home: str | None = None  # HOME of the commands
+    _tmpdir: str = "/tmp"  # TMPDIR of the commands
+    _owner: tuple[int, int] | None = None  # (uid, gid) of the commands (tipc as root), None: tipc's own
+    _fs_owner: tuple[int, int] | None = None  # the ids tipc's own file accesses use (tipc as root)
     _state: str | None = None  # the run folder as reachable from inside the namespaces
     _lower: str | None = None  # the real repo as reachable from inside the namespaces (overlay)
 
@@ -136,6 +164,7 @@ class Session:
                 folder = self.folder.relative_to(self.repo).as_posix()
             except ValueError:
                 folder = str(self.folder)
+        jail = self.jail
         return {
             "backend": self.backend,
             "network": self.network,
@@ -144,6 +173,11 @@ class Session:
             "binds": dict(self.binds),
             "setup_s": round(self.setup_s, 4),
             "notes": list(self.notes),
+            "weaknesses": list(self.weaknesses),
+            "jail": jail.to_json() if jail is not None else None,
+            "pass_env": list(self.pass_env),
+            "disk_limit_bytes": self.disk.limit if self.disk is not None else None,
+            "violations": [v.to_json() for v in jail.violations()] if jail is not None else [],
             "changes": [c.to_json() for c in listed[:MAX_CHANGES_LISTED]],
             "changes_total": len(listed),
         }
@@ -154,25 +188,100 @@ _current: Session | None = None
 CHILD_ENV = "TIPC_SANDBOX_CHILD"
 
 
+def _own_process(options: SandboxOptions) -> bool:
+    return options.own_process or os.environ.get(CHILD_ENV) == "1"
+
+
 def must_reexec(options: SandboxOptions) -> bool:
     """True when this process must not enter namespaces itself: it is not tipc's own process (a test, a
     library caller: `tipc.cli.main` called in-process) and the run is sandboxed. The command then runs as a
     child `python -m tipc ...` (`reexec_argv`), which enters them."""
-    from tipc import cli
-
     if options.backend == "none" or (_current is not None and _current.backend != "none"):
         return False  # in place, or already inside this process's sandbox
-    return not cli.IS_CONSOLE and os.environ.get(CHILD_ENV) != "1"
+    return not _own_process(options)
 
 
-def reexec_argv() -> list[str]:
-    from tipc import cli
+def reexec_argv(options: SandboxOptions) -> list[str]:
+    """`python -m tipc WORDS`, safe to start from a repo's own folder (its `tipc/` is never imported)."""
+    from tipc.execute.proc import module_argv
 
-    return [sys.executable, "-m", "tipc", *cli.INVOCATION]
+    return module_argv(sys.executable, "tipc", *options.invocation)
 
 
 def current() -> Session | None:
     return _current
+
+
+@contextlib.contextmanager
+def writing_outside(path: Path) -> Iterator[None]:
+    """tipc writes a file at `path`, in a folder asked to stay writable outside the view (a --report-dir
+    outside the repo) that no command can write to: with tipc's own file rights. Everywhere else tipc writes
+    as the commands' uid (see `_writes_as_commands`), so a link a command planted cannot make tipc write
+    what the command could not."""
+    session = _current
+    owner = session._fs_owner if session is not None else None
+    if session is None or owner is None or not _closed_to_commands(os.path.realpath(path), session, owner):
+        yield
+        return
+    _set_fs_ids(0, 0)
+    try:
+        yield
+    finally:
+        _set_fs_ids(*owner)
+
+
+def _closed_to_commands(real: str, session: Session, owner: tuple[int, int]) -> bool:
+    """`real` lies in one of the session's outside folders, and the commands cannot plant anything there:
+    the folder (from the outside folder down) is neither theirs nor writable by group or others (a folder
+    under /var/tmp stays visible to them: the jail binds /var/tmp with what is mounted on it)."""
+    for outside in session._outside:
+        if real != outside and not real.startswith(outside.rstrip("/") + "/"):
+            continue
+        folder = real
+        while True:
+            with contextlib.suppress(OSError):  # not made yet: the folders above decide
+                st = os.stat(folder)
+                if st.st_uid == owner[0] or st.st_mode & 0o022:
+                    return False
+            if folder == outside or folder == os.path.dirname(folder):
+                return True
+            folder = os.path.dirname(folder)
+    return False
+
+
+def _writes_as_commands(session: Session) -> None:
+    """As root, tipc's own file accesses from now on (this thread and every thread it starts) use the
+    commands' uid: the folders the commands write (logs, the view, the reports) are theirs, and a link
+    they leave there (`test_tipc/output/eval.log -> /proc/sys/kernel/core_pattern`) leads tipc nowhere they
+    could not write themselves. Signals, namespaces and cgroups keep tipc's rights."""
+    owner = session._owner
+    if owner is None or os.geteuid() != 0:
+        return
+    _set_fs_ids(*owner)
+    session._fs_owner = owner
+
+
+def _set_fs_ids(uid: int, gid: int) -> None:
+    """setfsuid/setfsgid for tipc's own file accesses, keeping tipc's death with its waiting parent (the
+    kernel forgets PR_SET_PDEATHSIG on any change of credentials)."""
+    from tipc.execute import proc
+    from tipc.execute.sandbox import _syscalls as sc
+
+    sc.set_fs_ids(uid, gid)
+    proc.die_with_parent_again()
+
+
+def for_commands(path: Path) -> Path:
+    """`mkdir -p path`, the folders made here belonging to the run's commands: where they run as a uid of
+    their own (tipc as root), a jailed command can then write where tipc asks it to (a worker's answer, the
+    lineage records). Outside such a sandbox, a plain mkdir."""
+    path = Path(path)
+    jail = _current.jail if _current is not None else None
+    if jail is not None:
+        jail.make_folder(path)
+    else:
+        path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _walk_files(top: Path) -> Iterator[Path]:
@@ -220,6 +329,7 @@ def enter(
     fresh: bool,
     writable: Sequence[Path] = (),
     wait: bool = False,
+    keep: Sequence[Path] = (),
 ) -> Session:
     """Put this process into the sandbox of the run `key` (model, config stem, mode).
 
@@ -228,8 +338,9 @@ def enter(
     in the view. With `fresh`,
     the run folder's layers are emptied first (a new run); without it they are reused (`--resume`,
     `check --reuse-run`). With `wait`, a run folder another tipc is using is waited for (`tipc check`:
-    one check at a time per run folder, its reports included), else refused. Call it before any thread is
-    started.
+    one check at a time per run folder, its reports included), else refused. `keep`: folders the commands
+    read that a mask would hide (an interpreter's prefix; this tipc's own are always kept). Call it before
+    any thread is started.
     """
     global _current
     if options.backend not in BACKENDS:
@@ -240,9 +351,8 @@ def enter(
             _hold(run_folder(repo, key), wait=True, in_place=True)
         _current = Session("none", repo, repo, None, network=True)
         _current.notes.append("no sandbox (--no-sandbox): the chain runs in place and may write anywhere")
-        from tipc import cli
-
-        if cli.IS_CONSOLE or os.environ.get(CHILD_ENV) == "1":  # never a library caller's process
+        _current.weaknesses.append("no sandbox at all (--no-sandbox): the chain runs in place, as tipc")
+        if _own_process(options):  # never a library caller's process
             _contain(_current, pid_namespace=False)
         return _current
     if must_reexec(options):
@@ -254,6 +364,9 @@ def enter(
             "tipc.execute.sandbox.enter called outside tipc's own process; run the command as a child"
         )
     folder = run_folder(repo, key)
+    inside_repo(repo, folder)
+    for extra in writable:  # made before the masks: a folder made after them would vanish with the run
+        Path(extra).mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     _hold(folder, wait=wait)
     problem = None
@@ -261,27 +374,76 @@ def enter(
         problem = _overlay_problem(repo)
         if problem is None:
             try:
-                session = _enter_overlay(repo, folder, binds, options, fresh=fresh, writable=writable)
+                session = _enter_overlay(
+                    repo, folder, binds, options, fresh=fresh, writable=writable, keep=keep
+                )
             except OSError as exc:
                 problem = f"the overlay could not be set up ({exc})"
             else:
                 _limit(session, options)
+                _arm(session, options)
                 session.setup_s = time.perf_counter() - started
                 _current = session
                 return session
         if options.backend == "overlay":
             raise UserError(f"--sandbox overlay: {problem}")
-    session = _enter_copy(repo, folder, options, fresh=fresh)
-    _contain(session, pid_namespace=True)
+    session = _enter_copy(repo, folder, options, fresh=fresh, writable=writable, keep=keep)
     _limit(session, options)
+    _arm(session, options)
     session.setup_s = time.perf_counter() - started
     session.notes.insert(
         0,
         f"sandbox: copy of the working tree ({problem or '--sandbox copy'}); "
         f"copying took {session.setup_s:.1f} s",
     )
+    if problem is not None:
+        session.weaknesses.insert(0, f"no copy-on-write overlay ({problem}): the chain runs on a copy")
     _current = session
     return session
+
+
+def enter_scratch(
+    repo: Path, scratch: Path, options: SandboxOptions, *, keep: Sequence[Path] = ()
+) -> Session:
+    """Layer A and the jail over `repo`, with the layers in `scratch` (a throw-away folder outside the repo):
+    what the observation of a repo's script runs in (tipc.execute.observation's helper, its own process)."""
+    global _current
+    repo = repo.resolve()
+    problem = _overlay_problem(repo)
+    session: Session | None = None
+    if problem is None:
+        try:
+            session = _enter_overlay(repo, scratch, {}, options, fresh=False, keep=keep)
+        except OSError as exc:
+            problem = f"the overlay could not be set up ({exc})"
+    if session is None:
+        session = _enter_copy(repo, scratch, options, fresh=False, keep=keep)
+        session.weaknesses.insert(0, f"no copy-on-write overlay ({problem}): the script ran on a copy")
+    _limit(session, options)
+    _arm(session, options)
+    _current = session
+    return session
+
+
+def inside_repo(repo: Path, path: Path) -> None:
+    """Refuse (exit 2) a folder tipc would write that a link leads out of the repo: `path` (inside `repo`
+    as written) must resolve inside the resolved repo, link by link, before anything is made there."""
+    repo = repo.resolve()
+    try:
+        parts = path.relative_to(repo).parts
+    except ValueError:
+        raise UserError(f"{path}: tipc writes only inside the repo {repo}") from None
+    here = repo
+    for part in parts:
+        here = here / part
+        if not here.is_symlink() and not here.exists():
+            return  # made by tipc itself, below a folder already checked
+        target = here.resolve()
+        if target != repo and repo not in target.parents:
+            raise UserError(
+                f"{here}: a link leading out of the repo (to {target}); tipc writes its run folder only "
+                "inside the repo: remove the link or point it inside"
+            )
 
 
 _held: list[int] = []  # lock files of the run folders this process uses, held until it ends
@@ -414,7 +576,13 @@ def _limit(session: Session, options: SandboxOptions) -> None:
         memory = int(total * limits_mod.DEFAULT_MEMORY_FRACTION) if total else None
     limits = limits_mod.Limits(memory, options.max_tasks or limits_mod.DEFAULT_MAX_TASKS)
     limits.apply()
-    atexit.register(limits.release)
+
+    def release() -> None:
+        if os.geteuid() == 0:
+            _set_fs_ids(0, 0)  # the cgroup files are root's
+        limits.release()
+
+    atexit.register(release)
     session.limits = limits
     session.notes.append(limits.note)
 
@@ -444,78 +612,219 @@ def _enter_overlay(
     *,
     fresh: bool,
     writable: Sequence[Path] = (),
+    keep: Sequence[Path] = (),
 ) -> Session:
     from tipc.execute.sandbox import _syscalls as sc
 
     # Make the run folder before the namespaces, then hold both it and the real repo by open folders:
     # once the overlay covers the repo path, /proc/self/fd/N still reaches them.
     roles = {role: rel.strip("/") for role, rel in binds.items() if rel.strip("/")}
+    owner = _run_folder(folder, repo, roles, fresh=fresh)
+    pid_namespace = _private_namespaces(options)
+    # Opened inside the new namespace (the overlay refuses layers reached through the old one's mounts).
+    folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    repo_fd = os.open(repo, os.O_RDONLY | os.O_DIRECTORY)
+    state = f"/proc/{os.getpid()}/fd/{folder_fd}"
+    lower = f"/proc/{os.getpid()}/fd/{repo_fd}"
+    layer, owner, weaknesses = _lower_layer(repo, folder, state, owner, roles)
+    sc.mount(
+        "overlay", str(repo), "overlay", 0, f"lowerdir={layer},upperdir={state}/upper,workdir={state}/work"
+    )
+    # tipc's own folders are not part of the view the chain sees.
+    tipc_dir = repo / RUNS_DIR
+    if tipc_dir.is_dir():
+        sc.mount("tmpfs", str(tipc_dir), "tmpfs", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY, "size=4k")
+    _bind_roles(repo, state, layer if layer != str(repo) else lower, roles)
+    from tipc.execute.sandbox import _restrict
+
+    view = _restrict.restrict(
+        str(repo),
+        state,
+        writable=[str(w) for w in writable],
+        keep=_kept(keep),
+        owner=owner,
+        tmp_size=options.disk_bytes if options.tmpfs else None,
+    )  # also re-enters the working directory
+    session = Session(
+        "overlay", repo, repo, folder, network=options.network, binds=roles, _state=state, _lower=lower
+    )
+    session.weaknesses.extend(weaknesses)
+    session._places, session._home, session._owner = view.writable, view.home, owner
+    session._outside = tuple(os.path.realpath(w) for w in writable)
+    if pid_namespace:
+        session.notes.append(_CONTAINED)
+    else:
+        _contain(session, pid_namespace=False)
+    shown = folder.relative_to(repo) if folder.is_relative_to(repo) else folder
+    session.notes.append(
+        "sandbox: overlay; the repo is the read-only lower layer, writes land in "
+        f"{shown}/upper; network: {'allowed (--network)' if options.network else 'none'}"
+    )
+    return session
+
+
+def _run_folder(folder: Path, repo: Path, roles: Mapping[str, str], *, fresh: bool) -> tuple[int, int] | None:
+    """The run folder's parts made (emptied first when `fresh`) and given to the steps' uid; that uid."""
     if fresh and folder.is_dir():
         for entry in folder.iterdir():
             if entry.name not in KEPT_ON_FRESH:
                 _reset(entry)
-    for part in ("upper", "work", *roles):
+    for part in ("upper", "work", "lower", "tmp", "home", *roles):
         (folder / part).mkdir(parents=True, exist_ok=True)
+    owner = _step_owner(folder, repo)
+    if owner is not None:
+        for part in ("upper", "tmp", "home", *roles):
+            _give(folder / part, owner)
+    return owner
+
+
+def _private_namespaces(options: SandboxOptions) -> bool:
+    """Private mount and network namespaces (in a user namespace of our own when not root), loopback up,
+    and, where the kernel allows, a PID namespace of which this process is init (True)."""
+    from tipc.execute.sandbox import _syscalls as sc
+
     if os.geteuid() != 0:
         sc.enter_user_namespace()
     sc.unshare(sc.CLONE_NEWNS | (0 if options.network else sc.CLONE_NEWNET))
     if not options.network:
         sc.loopback_up()
     sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
-    # Before the paths below name this process's /proc entry. In a user namespace of our own a failed try
-    # cannot be undone (setns back needs rights we gave up), so it is tried in a child first.
-    pid_namespace = _pid_namespace(probe_first=os.geteuid() != 0 or not _is_initial_user_namespace())
-    # Opened inside the new namespace (the overlay refuses layers reached through the old one's mounts).
-    folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    repo_fd = os.open(repo, os.O_RDONLY | os.O_DIRECTORY)
-    state = f"/proc/{os.getpid()}/fd/{folder_fd}"
-    lower = f"/proc/{os.getpid()}/fd/{repo_fd}"
-    sc.mount(
-        "overlay",
-        str(repo),
-        "overlay",
-        0,
-        f"lowerdir={repo},upperdir={state}/upper,workdir={state}/work",
-    )
-    # tipc's own folders are not part of the view the chain sees.
-    tipc_dir = repo / RUNS_DIR
-    if tipc_dir.is_dir():
-        sc.mount("tmpfs", str(tipc_dir), "tmpfs", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY, "size=4k")
+    # Before the paths of the caller name this process's /proc entry. In a user namespace of our own a failed
+    # try cannot be undone (setns back needs rights we gave up), so it is tried in a child first.
+    return _pid_namespace(probe_first=os.geteuid() != 0 or not _is_initial_user_namespace())
+
+
+def _lower_layer(
+    repo: Path, folder: Path, state: str, owner: tuple[int, int] | None, roles: Mapping[str, str]
+) -> tuple[str, tuple[int, int] | None, list[str]]:
+    """(the overlay's lower layer, the steps' uid, what is weaker): where the steps have a uid of their own,
+    an idmapped clone of the repo that this uid owns; without idmapped mounts, the repo itself and uid 0."""
+    if owner is None:
+        return str(repo), None, []
+    try:
+        _idmapped_lower(repo, f"{state}/lower", owner)
+    except OSError as exc:
+        for part in ("upper", "tmp", "home", *roles):
+            _give(folder / part, (os.geteuid(), os.getegid()))
+        return (
+            str(repo),
+            None,
+            [
+                "commands run as uid 0 without capabilities, not as a uid of their own (no idmapped mount "
+                f"of the repo here: {exc.strerror or exc}): root-only host files outside the masked homes "
+                "stay readable to them"
+            ],
+        )
+    return f"{state}/lower", owner, []
+
+
+def _bind_roles(repo: Path, state: str, committed_root: str, roles: Mapping[str, str]) -> None:
+    """Each role's folder of the run folder over its path in the view (an overlay where the repo ships files
+    there: the chain sees them, its writes go to the run folder's `<role>` layer)."""
+    from tipc.execute.sandbox import _syscalls as sc
+
     for role, rel in sorted(roles.items(), key=lambda item: item[1].count("/")):
         target = repo / rel
-        committed = Path(lower) / rel
+        committed = Path(committed_root) / rel
         target.mkdir(parents=True, exist_ok=True)
         if committed.is_dir() and not committed.is_symlink() and any(committed.iterdir()):
-            # The repo ships files there: the chain sees them (the committed tree), its writes go to the
-            # run folder's `<role>` layer.
             (Path(state) / f"{role}.work").mkdir(exist_ok=True)
-            sc.mount(
-                "overlay",
-                str(target),
-                "overlay",
-                0,
-                f"lowerdir={committed},upperdir={state}/{role},workdir={state}/{role}.work",
-            )
+            options = f"lowerdir={committed},upperdir={state}/{role},workdir={state}/{role}.work"
+            sc.mount("overlay", str(target), "overlay", 0, options)
         else:
             sc.mount(f"{state}/{role}", str(target), None, sc.MS_BIND)
-    from tipc.execute.sandbox import _restrict
-
-    _restrict.restrict(str(repo), [str(w) for w in writable])  # also re-enters the working directory
-    session = Session(
-        "overlay", repo, repo, folder, network=options.network, binds=roles, _state=state, _lower=lower
-    )
-    if pid_namespace:
-        session.notes.append(_CONTAINED)
-    else:
-        _contain(session, pid_namespace=False)
-    session.notes.append(
-        "sandbox: overlay; the repo is the read-only lower layer, writes land in "
-        f"{folder.relative_to(repo)}/upper; network: {'allowed (--network)' if options.network else 'none'}"
-    )
-    return session
 
 
-def _enter_copy(repo: Path, folder: Path, options: SandboxOptions, *, fresh: bool) -> Session:
+def _step_owner(folder: Path, repo: Path) -> tuple[int, int] | None:
+    """(uid, gid) the commands of this run folder's runs are started as: where tipc is root, one of their
+    own, fixed per run folder (a resumed run finds its files its own); None: tipc's own uid."""
+    if os.geteuid() != 0:
+        return None
+    import hashlib
+
+    from tipc.execute.sandbox.jail import UID_BASE, UID_SPAN
+
+    digest = int.from_bytes(hashlib.sha256(str(folder).encode()).digest()[:8], "little")
+    uid = UID_BASE + digest % UID_SPAN
+    return uid, uid
+
+
+def _give(path: Path, owner: tuple[int, int]) -> None:
+    """Make `path` and what it holds the steps' own (links are never followed)."""
+    os.lchown(path, *owner)
+    for root, dirs, files in os.walk(path):
+        for name in [*dirs, *files]:
+            with contextlib.suppress(OSError):
+                os.lchown(os.path.join(root, name), *owner)
+
+
+def _idmapped_lower(repo: Path, dest: str, owner: tuple[int, int]) -> None:
+    from tipc.execute.sandbox import _syscalls as sc
+
+    info = repo.stat()
+    userns = sc.user_namespace_fd(f"{info.st_uid} {owner[0]} 1\n", f"{info.st_gid} {owner[1]} 1\n")
+    try:
+        sc.idmapped_clone(str(repo), dest, userns)
+    finally:
+        os.close(userns)
+
+
+def _kept(extra: Sequence[Path]) -> list[str]:
+    """Folders the commands must reach wherever they lie: this interpreter's prefixes, tipc itself (the
+    jail's shim), the bubblewrap binary, and `extra` (the run's interpreters)."""
+    import site
+
+    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(sys.executable).resolve().parent.parent)}
+    found.add(str(Path(__file__).resolve().parents[3]))  # the folder tipc itself is in
+    with contextlib.suppress(Exception):
+        found.update(site.getsitepackages())
+    from tipc.execute.sandbox.jail import find_bwrap
+
+    bwrap, _ = find_bwrap()
+    if bwrap:
+        found.add(str(Path(bwrap).resolve().parent))
+    for path in extra:
+        found.add(str(path))
+    return sorted(p for p in found if p and os.path.isdir(p))
+
+
+def python_prefixes(python: str | None) -> tuple[Path, ...]:
+    """The folders an interpreter named on a command line needs: its own folder, its installation (when
+    it is one: a `lib/` beside its `bin/`), its venv and the venv's base. Never a mere parent folder: that
+    could be a private folder (mode 700) holding the repo too."""
+    if not python:
+        return ()
+    found = shutil.which(python) or python
+    if not os.path.exists(found):
+        return ()
+    named, real = Path(found).absolute(), Path(found).resolve()
+    out = {named.parent, real.parent}
+    for prefix in (real.parent.parent, named.parent.parent):
+        if (prefix / "lib").is_dir() and prefix != Path("/"):
+            out.add(prefix)
+    cfg = named.parent.parent / "pyvenv.cfg"
+    with contextlib.suppress(OSError):
+        for line in cfg.read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                out.add(Path(value.strip()).resolve().parent)
+    return tuple(sorted(p for p in out if p != Path("/")))
+
+
+def _enter_copy(
+    repo: Path,
+    folder: Path,
+    options: SandboxOptions,
+    *,
+    fresh: bool,
+    writable: Sequence[Path] = (),
+    keep: Sequence[Path] = (),
+) -> Session:
+    """A copy of the working tree as the view. As root or in a user namespace, the rest is layer A as over
+    the overlay (private mount and network namespaces, masks, per-run /tmp and HOME); where namespaces cannot
+    be had, only the jail is left, and that is said."""
+    from tipc.execute.sandbox import _syscalls as sc
+
     view = folder / "view"
     if fresh or not view.is_dir():
         _reset(view)
@@ -526,7 +835,86 @@ def _enter_copy(repo: Path, folder: Path, options: SandboxOptions, *, fresh: boo
             return [n for n in names if Path(directory, n).resolve() == skip]
 
         shutil.copytree(repo, view, symlinks=True, ignore=ignore)
+    for part in ("tmp", "home"):
+        (folder / part).mkdir(parents=True, exist_ok=True)
+    owner = _step_owner(folder, repo)
+    if owner is not None:
+        for part in ("view", "tmp", "home"):
+            _give(folder / part, owner)
     session = Session("copy", repo, view, folder, network=True)
-    if not options.network:
+    session._home, session._places = str(folder / "home"), (str(view), str(folder / "tmp"))
+    try:
+        if os.geteuid() != 0:
+            sc.enter_user_namespace()
+        sc.unshare(sc.CLONE_NEWNS | (0 if options.network else sc.CLONE_NEWNET))
+        if not options.network:
+            sc.loopback_up()
+        session.network = options.network
+        sc.mount(None, "/", None, sc.MS_REC | sc.MS_PRIVATE)
+    except OSError as exc:
+        session.weaknesses.append(
+            f"no mount or network namespace ({exc.strerror or exc}): the network is NOT isolated, the host's "
+            "files are only as safe as the commands' uid and the jail make them"
+        )
         session.notes.append("sandbox: copy backend: the network is NOT isolated (needs a network namespace)")
+        _contain(session, pid_namespace=False)
+        session._owner, session._tmpdir = owner, str(folder / "tmp")
+        return session
+    if _pid_namespace(probe_first=os.geteuid() != 0 or not _is_initial_user_namespace()):
+        session.notes.append(_CONTAINED)
+    else:
+        _contain(session, pid_namespace=False)
+    from tipc.execute.sandbox import _restrict
+
+    state = f"/proc/{os.getpid()}/fd/{os.open(folder, os.O_RDONLY | os.O_DIRECTORY)}"
+    session._state = state
+    made = _restrict.restrict(
+        str(view),
+        state,
+        writable=[str(w) for w in writable],
+        keep=_kept(keep),
+        owner=owner,
+        tmp_size=options.disk_bytes if options.tmpfs else None,
+    )
+    session._places, session._home, session._owner = made.writable, made.home, owner
+    session._outside = tuple(os.path.realpath(w) for w in writable)
     return session
+
+
+def _arm(session: Session, options: SandboxOptions) -> None:
+    """Every command of the run from now on goes through the jail (layer B)."""
+    from tipc.execute import proc
+    from tipc.execute.sandbox import jail as jail_mod
+    from tipc.execute.sandbox.limits import DiskUsage
+
+    bwrap, why = jail_mod.find_bwrap()
+    owner = session._owner
+    spec = jail_mod.JailSpec(
+        bwrap=bwrap,
+        writable=tuple(session._places),
+        home=session._home or "/tmp",
+        tmpdir=session._tmpdir,
+        uid=owner[0] if owner else None,
+        gid=owner[1] if owner else None,
+        fsize=options.disk_bytes,
+        pass_env=options.pass_env,
+        devices=jail_mod.gpu_devices(),
+    )
+    if bwrap is not None:
+        problem = jail_mod.probe(spec)
+        if problem is not None:
+            why = f"{why} cannot run here: {problem}"
+            spec = replace(spec, bwrap=None)
+    if spec.bwrap is None:
+        session.weaknesses.append(
+            f"no per-command jail ({why}): commands keep the run's namespaces; the shim still drops their "
+            "capabilities and installs the seccomp filter"
+        )
+    session.weaknesses.extend(spec.weaknesses()[1:] if spec.bwrap is None else spec.weaknesses())
+    session.jail = jail_mod.Jail(spec)
+    session.pass_env = options.pass_env
+    if session.folder is not None:
+        tmpfs = ("/tmp",) if options.tmpfs and session._state is not None else ()
+        session.disk = DiskUsage(session.folder, options.disk_bytes, root=session._state, mounts=tmpfs)
+    proc.set_launcher(session.jail)
+    _writes_as_commands(session)

@@ -176,3 +176,57 @@ class Limits:
             with contextlib.suppress(OSError):
                 group.rmdir()
         self.groups = {}
+
+
+class DiskUsage:
+    """What a run wrote, against its --disk-limit: the blocks of every file under the run folder (upper
+    layer, /tmp, HOME, logs, reports; the mount point of the lower layer excluded) beyond what was there when
+    the run started. A single file cannot outgrow the limit (each command's RLIMIT_FSIZE); the total is
+    measured after each step and, while a step runs, by `watch`."""
+
+    SKIP = frozenset({"lower", "work"})
+
+    def __init__(
+        self, folder: Path, limit: int, *, root: str | None = None, mounts: tuple[str, ...] = ()
+    ) -> None:
+        self.folder = folder
+        self.limit = limit
+        self._root = root or str(folder)
+        self._mounts = mounts  # file systems of the run's own (its /tmp tmpfs): their used blocks count
+        self.walk_s = 0.0
+        self.baseline = 0
+        self.baseline = self.used()
+
+    def used(self) -> int:
+        """Bytes written since the start (blocks actually allocated: sparse files count what they hold)."""
+        import time
+
+        started = time.monotonic()
+        total = 0
+        for top, dirs, files in os.walk(self._root):
+            if top == self._root:
+                dirs[:] = [d for d in dirs if d not in self.SKIP and not d.endswith(".work")]
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(top, name)).st_blocks * 512
+        for mount in self._mounts:
+            with contextlib.suppress(OSError):
+                info = os.statvfs(mount)
+                total += (info.f_blocks - info.f_bfree) * info.f_frsize
+        self.walk_s = time.monotonic() - started
+        return max(0, total - self.baseline)
+
+    def over(self) -> int | None:
+        """The bytes written when over the limit, else None."""
+        used = self.used()
+        return used if used > self.limit else None
+
+    def interval_s(self) -> float:
+        """How often a running step is measured: ten times a walk's cost, at least half a second."""
+        return max(0.2, 10 * self.walk_s)
+
+    def cause(self, used: int) -> str:
+        return (
+            f"hit the run's disk limit ({_size(self.limit)}): it had written {_size(used)} in the repo's "
+            "tree, /tmp, HOME and the logs (raise it with --disk-limit)"
+        )

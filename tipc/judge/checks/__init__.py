@@ -29,6 +29,7 @@ from tipc.judge.checks.log_fields import check_log_fields, check_throughput
 from tipc.judge.checks.predict_infer import check_predict_infer_agreement
 from tipc.judge.checks.pretrained import check_pretrained_predict_infer
 from tipc.judge.checks.registry import REGISTRY, RegisteredCheck
+from tipc.judge.checks.sandbox import check_sandbox_violations
 from tipc.judge.checks.serving import serving
 from tipc.judge.checks.settings import Settings, load_settings
 from tipc.judge.checks.status_log import check_shipped_status_log
@@ -53,6 +54,7 @@ _ALL = (
     check_pretrained_predict_infer,
     check_documented_serving,
     check_backbones,
+    check_sandbox_violations,
 )
 assert set(REGISTRY) == {c.name for c in _ALL}  # every registered check is imported above
 CHECKS: dict[str, Callable[..., CheckOutcome]] = {c.name: c for c in _ALL}

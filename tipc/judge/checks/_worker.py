@@ -112,8 +112,9 @@ def earlier_outputs(
 
 def run_worker(python: str, request: dict[str, Any], work_dir: Path, timeout_s: float) -> WorkerRun:
     from tipc.execute import proc
+    from tipc.execute.sandbox import for_commands
 
-    work_dir.mkdir(parents=True, exist_ok=True)
+    for_commands(work_dir)  # the worker writes its answer there
     req_path = work_dir / "request.json"
     resp_path = work_dir / "response.json"
     log_path = work_dir / "worker.log"

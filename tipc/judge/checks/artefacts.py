@@ -104,9 +104,11 @@ def _probe_wheel(python: str) -> bool | None:
     import tempfile
 
     from tipc.execute import proc
+    from tipc.execute.sandbox import for_commands
 
     answer: bool | None = None
     with tempfile.TemporaryDirectory() as tmp:
+        for_commands(Path(tmp))  # the probe's working folder
         lines: list[str] = []
         try:
             res = proc.run([python, str(_PROBE)], cwd=tmp, timeout_s=30, on_line=lines.append)

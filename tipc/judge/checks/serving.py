@@ -290,8 +290,9 @@ def _serving_plan(ctx: CheckContext, args: Mapping[str, Any]) -> _ServingPlan | 
     model_dir, how = find_model_dir(ctx, args.get("model_dir"))
     if model_dir is None:
         return CheckOutcome(Verdict.SKIP, f"serving not checked: {how}", (Evidence(how),))
-    out = work_dir_for(ctx, "serving_check").absolute()  # children run elsewhere: absolute paths
-    out.mkdir(parents=True, exist_ok=True)
+    from tipc.execute.sandbox import for_commands
+
+    out = for_commands(work_dir_for(ctx, "serving_check").absolute())  # children run elsewhere: absolute
     return _ServingPlan(
         settings=settings,
         repo=repo,

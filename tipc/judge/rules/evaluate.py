@@ -116,13 +116,35 @@ def evaluate(
     if jobs <= 1 or not lanes:
         env = make_env(ctx, checks, templates_dir)
         results = []
-        for rs in rulesets:
-            for rule in rs.rules:
-                started = time.perf_counter()
-                result = evaluate_rule(rule, env, rs.name)
-                results.append(replace(result, duration_s=time.perf_counter() - started))
-        return results
+        for rs, rule in _in_judging_order(rulesets):
+            started = time.perf_counter()
+            result = evaluate_rule(rule, env, rs.name)
+            results.append(replace(result, duration_s=time.perf_counter() - started))
+        return _in_rule_order(rulesets, results)
     return _evaluate_parallel(rulesets, ctx, checks, templates_dir, jobs, lanes)
+
+
+# Checks that judge what every other check did (the calls the sandbox denied the commands the checks
+# started): their rules are evaluated after all the others, and reported in their place.
+JUDGED_LAST = frozenset({"sandbox_violations"})
+
+
+def _judged_last(rule: Rule) -> bool:
+    return any(
+        leaf.op == "check" and leaf.arg_dict.get("name") in JUDGED_LAST for leaf in _certain_specs(rule.check)
+    )
+
+
+def _in_judging_order(rulesets: list[Ruleset]) -> list[tuple[Ruleset, Rule]]:
+    pairs = [(rs, rule) for rs in rulesets for rule in rs.rules]
+    return [p for p in pairs if not _judged_last(p[1])] + [p for p in pairs if _judged_last(p[1])]
+
+
+def _in_rule_order(rulesets: list[Ruleset], results: list[RuleResult]) -> list[RuleResult]:
+    place = {
+        (rs.name, rule.id): n for n, (rs, rule) in enumerate((rs, r) for rs in rulesets for r in rs.rules)
+    }
+    return sorted(results, key=lambda r: place.get((r.ruleset, r.rule.id), len(place)))
 
 
 # --- concurrent model-side checks ----------------------------------------------------------------------
@@ -280,14 +302,13 @@ def _evaluate_parallel(
     if len(by_lane) > 1:
         _run_lanes(memo, list(by_lane.values()), jobs)
     results = []
-    for rs in rulesets:
-        for rule in rs.rules:
-            memo.charged = 0.0
-            started = time.perf_counter()
-            result = evaluate_rule(rule, env, rs.name)
-            seconds = time.perf_counter() - started + memo.charged
-            results.append(replace(result, duration_s=seconds))
-    return results
+    for rs, rule in _in_judging_order(rulesets):
+        memo.charged = 0.0
+        started = time.perf_counter()
+        result = evaluate_rule(rule, env, rs.name)
+        seconds = time.perf_counter() - started + memo.charged
+        results.append(replace(result, duration_s=seconds))
+    return _in_rule_order(rulesets, results)
 
 
 def _run_lanes(memo: _Memo, lanes: list[list[tuple[str, dict[str, Any]]]], jobs: int) -> None:
