@@ -121,7 +121,12 @@ def test_removing_predict_py(mutant: Callable[..., Checked]) -> None:
     """No training-engine prediction script: the entry-point rule and the predict-vs-infer comparison fail."""
     checked = mutant(lambda repo: (repo / "predict.py").unlink(), reuse_run=True)
     assert checked.code == 1
-    assert checked.failed == {"basic.code.entrypoints", "competition.predict_infer.identical"}
+    # the provided weights' predict == infer (issue 26) needs predict.py too
+    assert checked.failed == {
+        "basic.code.entrypoints",
+        "competition.predict_infer.identical",
+        "competition.predict_infer.pretrained",
+    }
     assert "predict.py" in checked.evidence_text("basic.code.entrypoints")
     assert "predict.py" in checked.evidence_text("competition.predict_infer.identical")
 
@@ -187,7 +192,8 @@ def test_an_export_that_perturbs_a_weight(mutant: Callable[..., Checked]) -> Non
 
     checked = mutant(perturb, reuse_run=False)
     assert checked.code == 1
-    assert checked.failed == {"competition.predict_infer.identical"}
+    # the pretrained chain exports the provided weights through the same perturbing export (issue 26)
+    assert checked.failed == {"competition.predict_infer.identical", "competition.predict_infer.pretrained"}
     assert checked.verdicts["basic.infer.engines_agree"] == "PASS"
     text = checked.evidence_text("competition.predict_infer.identical")
     assert "(predict.py) vs" in text or "prob" in text, text

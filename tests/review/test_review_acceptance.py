@@ -4,7 +4,7 @@ outside its area; one that hangs; one that eats memory) reviewed by the real CLI
 Each gets the right verdict within its budget, nothing is left running, nothing lands outside the work
 areas, and a second run skips every unchanged submission.
 
-Bounded for the default suite (two rulesets, no serving chain, a 60 s budget); the full 12-submission batch
+Bounded for the default suite (two rulesets, no serving chain, a 150 s budget); the full 12-submission batch
 and the real repos are bench/review_batch.py.
 """
 
@@ -35,7 +35,9 @@ from tests.review import submissions as subs
 
 pytestmark = pytest.mark.integration
 
-BUDGET_S = 60
+# What the hanging submission costs; the demo's check must fit it on a shared 2-core CI machine (2 checks at
+# once beside the suite's other workers took over 60 s there: a budget judges the hang, not the machine).
+BUDGET_S = 150
 
 
 def _review(
