@@ -325,6 +325,24 @@ def test_prepare_tree_copies_cheaply_and_keeps_links_inside(tmp_path: Path) -> N
     assert not (root / ".git").exists()
 
 
+def test_the_observation_is_the_same_on_the_memory_file_system_and_in_tmpdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tipc.planning import observe as observe_mod
+
+    config = DEMO / DEMO_CONFIG_REL
+    monkeypatch.delenv("TMPDIR", raising=False)
+    memory = observe_mod._scratch_base()
+    if memory is None:
+        pytest.skip("no usable memory file system here (/dev/shm)")
+    on_memory = observe(config, LITE, repo=DEMO)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert observe_mod._scratch_base() is None
+    on_disk = observe(config, LITE, repo=DEMO)
+    assert on_memory.steps == on_disk.steps  # logs read from the stand-ins' stdout under /dev/shm too
+    assert all(s.log for s in on_memory.steps.steps if s.stage is not Stage.TRAIN)
+
+
 def test_observing_is_cheap() -> None:
     config = DEMO / DEMO_CONFIG_REL
     obs = observe(config, LITE, repo=DEMO)
