@@ -11,6 +11,10 @@ neither side runs a prepare step: each repetition copies that template afresh fo
   stub  the same copy with the config's entry scripts (train.py, tools/export_model.py,
         deploy/inference_python/infer.py) replaced by a no-op, so every step is a bare python start-up and
         what remains is mostly the driver's own cost (the multi-GPU launch step still imports Paddle).
+By default the template's config says `gpu_list:0` instead of `0|0,1`, for both sides: on a machine without
+two GPUs the `0,1` branch's launch fails, after which tipc blocks the eval, export and inference that depend
+on it while the script runs them anyway (they fail at once), so the sides would do different work; --as-is
+keeps the config as published.
 Sides, alternated in a rotating order so none always runs first:
   bash  `bash test_tipc/test_train_inference_python.sh CONFIG MODE` with `python3.7` (the config's python)
         on PATH as a two-line shim to the real-repo interpreter (.venv-repos, or --repos-python);
@@ -66,7 +70,7 @@ def _export(rev: str, into: Path) -> Path:
     return into
 
 
-def _template(tarball: Path, into: Path) -> Path:
+def _template(tarball: Path, into: Path, gpu_list: str | None) -> Path:
     """The repo unpacked, and what its prepare.sh does offline in lite mode: lite data extracted, linked."""
     with tarfile.open(tarball) as tar:
         tar.extractall(into, filter="tar")
@@ -74,6 +78,13 @@ def _template(tarball: Path, into: Path) -> Path:
     with tarfile.open(repo / "test_images" / "lite_data.tar") as tar:
         tar.extractall(repo, filter="tar")
     (repo / "data").symlink_to("./lite_data/")
+    if gpu_list is not None:
+        config = repo / CONFIG
+        lines = config.read_text(encoding="utf-8").split("\n")
+        config.write_text(
+            "\n".join(f"gpu_list:{gpu_list}" if ln.startswith("gpu_list:") else ln for ln in lines),
+            encoding="utf-8",
+        )
     return repo
 
 
@@ -172,6 +183,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--mode", default="lite_train_lite_infer")
     parser.add_argument("--chains", default="real,stub", help="comma-separated: real, stub")
+    parser.add_argument(
+        "--as-is",
+        action="store_true",
+        help="keep the config's gpu_list `0|0,1` (by default both sides get `0`: see above)",
+    )
     parser.add_argument("--before", help="a previous revision of tipc to run beside this checkout")
     parser.add_argument("--before-dir", type=Path, help="a folder holding the previous revision's tipc/")
     parser.add_argument(
@@ -211,7 +227,7 @@ def main() -> None:
         print(
             f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {load}; sides: {', '.join(sides)}"
         )
-        template = _template(args.tarball, tmp / "template")
+        template = _template(args.tarball, tmp / "template", None if args.as_is else "0")
         for env in sides.values():  # not timed: every side's bytecode cache filled alike
             if "PYTHONPATH" in env:
                 tipc_dir = Path(env["PYTHONPATH"]) / "tipc"
