@@ -545,8 +545,10 @@ class _Builder:
         return path
 
     def log_of(self, target: str | None) -> str | None:
-        if not target or not target.startswith("/") or target.startswith("/dev/"):
-            return None  # a pipe to bash's output (the console), /dev/null, a socket
+        if not target or not target.startswith("/"):
+            return None  # a pipe to bash's output (the console), a socket
+        if target.startswith("/dev/") and not target.startswith(str(self.tools.parent) + "/"):
+            return None  # /dev/null, a terminal (the scratch itself may be on /dev/shm)
         if target.endswith(" (deleted)"):
             target = target[: -len(" (deleted)")]
         return self.rel(target)

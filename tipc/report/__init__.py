@@ -7,9 +7,25 @@ junit (JUnit XML), html (self-contained page). Each reporter module is imported 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.fs import atomic_write_text
-from tipc.report.model import REPORT_SCHEMA, Report, build_report
+
+if TYPE_CHECKING:
+    from tipc.report.model import REPORT_SCHEMA, Report, build_report
+
+# The report model imports every check: loaded on first use, so `tipc run` (which needs only
+# tipc.report.progress) does not pay for them.
+_MODEL_NAMES = ("REPORT_SCHEMA", "Report", "build_report")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODEL_NAMES:
+        from tipc.report import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 FORMATS: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")
 # The files `tipc check` writes into the report folder, by format.

@@ -99,7 +99,7 @@ def summary_rows(
 
 
 def totals_line(record: RunRecord) -> str:
-    from tipc.report.model import step_totals
+    from tipc.report.totals import step_totals
 
     wall = None if record.ended is None else record.ended - record.started
     items = []
