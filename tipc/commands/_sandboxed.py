@@ -368,6 +368,13 @@ stop_signals = interrupts.stop_signals
 interrupted_exit = interrupts.interrupted_exit
 
 
+def in_child() -> bool:
+    """Whether this process is the sandboxed child a verb re-ran itself as (`child_env`)."""
+    from tipc.execute.sandbox import CHILD_ENV
+
+    return os.environ.get(CHILD_ENV) == "1"
+
+
 def child_env() -> dict[str, str]:
     from tipc.execute.sandbox import CHILD_ENV
 

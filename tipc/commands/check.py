@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from tipc.commands import _acceptance, _reports, _sandboxed, add_log_limit, add_mode, log_limit_of
+from tipc.commands import _acceptance, _modelci, _reports, _sandboxed, add_log_limit, add_mode, log_limit_of
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.core.errors import InfraError, TipcError, UserError
 
@@ -101,9 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_log_limit(parser)
     _sandboxed.add_arguments(parser)
     _acceptance.add_arguments(parser)
-    from tipc.modelci import hooks
-
-    hooks.add_arguments(parser)
+    _modelci.add_arguments(parser)
 
 
 # --- seams ----------------------------------------------------------------------------------------------
@@ -281,9 +279,7 @@ def _check_options(args: argparse.Namespace) -> None:
     if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
         raise UserError("--step-timeout must be a positive number of seconds")
     check_jobs(getattr(args, "jobs", None))
-    from tipc.modelci import hooks
-
-    hooks.check_arguments(args)  # --repeat without --baseline
+    _modelci.options(args).check()  # --repeat without --baseline
     _acceptance.check_arguments(args)
 
 
@@ -360,12 +356,16 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     from tipc.execute import sandbox
     from tipc.modelci import hooks
 
-    if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
+    model_ci = _modelci.options(args)
+    in_child = _sandboxed.in_child()
+    if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(
+        model_ci, sandbox_options, in_child=in_child
+    ):
         from tipc.execute import proc
 
         code = proc.run_attached(sandbox.reexec_argv(sandbox_options), env=_sandboxed.child_env())
         # history and notification from outside the sandbox (it has no network, keeps no outside writes)
-        return hooks.after_child(args, repo, the_plan, code, stderr) if hooks.wanted(args) else code
+        return hooks.after_child(model_ci, repo, the_plan, code, stderr) if model_ci.wanted else code
     stderr.write(f"tipc: {python_choice.why}\n")
     notes.append(python_choice.why)
     if seams.sandboxed:
@@ -548,7 +548,11 @@ def _judged_record(
 
         # --repeat N: the chain N times, the baseline rule judges the medians (model CI)
         record = hooks.repeat_chain(
-            args, repo, record, lambda: _execute(args, the_plan, seams, "the runner failed"), stderr
+            _modelci.options(args),
+            repo,
+            record,
+            lambda: _execute(args, the_plan, seams, "the runner failed"),
+            stderr,
         )
     return record, record_path, reused
 
@@ -659,8 +663,9 @@ def _checked(
     if session is None or session.backend == "none":  # in place: store and notify here (else the parent does)
         from tipc.modelci import hooks
 
-        if hooks.wanted(args):
-            hooks.after(args, repo, record, report.exit_code, stderr)
+        model_ci = _modelci.options(args)
+        if model_ci.wanted:
+            hooks.after(model_ci, repo, record, report.exit_code, stderr)
     return report.exit_code
 
 

@@ -247,14 +247,19 @@ def run(args: argparse.Namespace) -> int:
 
     from tipc.execute import sandbox
     from tipc.modelci import hooks
+    from tipc.modelci.hooks import ModelCiOptions
 
-    if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
+    model_ci = ModelCiOptions(history=args.history)
+    in_child = _sandboxed.in_child()
+    if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(
+        model_ci, sandbox_options, in_child=in_child
+    ):
         from tipc.execute import proc
 
         code = proc.run_attached(sandbox.reexec_argv(sandbox_options), env=_sandboxed.child_env())
         return (
-            hooks.after_child(args, repo, the_plan, code, sys.stderr, kind="run")
-            if hooks.wanted(args)
+            hooks.after_child(model_ci, repo, the_plan, code, sys.stderr, kind="run")
+            if model_ci.wanted
             else code
         )
     sys.stderr.write(f"tipc: {python_choice.why}\n")
@@ -276,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     _show_record(args, record, session)
     code = exit_code(record)
     if args.history is not None and sandbox_options.backend == "none":
-        hooks.after(args, repo, record, code, sys.stderr, kind="run")
+        hooks.after(model_ci, repo, record, code, sys.stderr, kind="run")
     if code == 130:
         sys.stderr.write("tipc: interrupted; the record is written, `tipc run --resume` continues the run\n")
         return _sandboxed.interrupted_exit()
