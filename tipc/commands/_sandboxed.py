@@ -9,7 +9,7 @@ import argparse
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -126,7 +126,8 @@ def sandbox_options(args: argparse.Namespace, *, in_place: bool = False) -> Sand
         max_tasks=tasks,
         disk_bytes=disk_bytes,
         pass_env=pass_env,
-        own_process=bool(getattr(args, "own_process", False)),
+        # tipc's console process, or the child it re-ran itself as: either may enter namespaces
+        own_process=bool(getattr(args, "own_process", False)) or in_child(),
         invocation=tuple(getattr(args, "invocation", ())),
     )
 
@@ -366,6 +367,52 @@ def check_output_links(repo: Path, output_dir: str) -> None:
 # SIGTERM/SIGHUP as Ctrl-C: one implementation for every verb (tipc.core.interrupts).
 stop_signals = interrupts.stop_signals
 interrupted_exit = interrupts.interrupted_exit
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How a verb runs the sandboxed child it re-runs itself as: by default on this terminal (the CLI);
+    a library caller (tipc.api) hears the child's output line by line (`on_line`), within `timeout_s`."""
+
+    on_line: Callable[[str], None] | None = None
+    timeout_s: float | None = None
+
+
+@dataclass(frozen=True)
+class ChildOutcome:
+    exit_code: int
+    document: dict[str, Any] | None  # what the child handed back (tipc.execute.handback); None: nothing
+
+
+def run_child(options: SandboxOptions, launch: Launch | None, *, wanted: bool) -> ChildOutcome:
+    """Re-run the command as a child tipc that enters the sandbox; with `wanted`, the child hands its
+    result back on a private channel (never its stdout)."""
+    from tipc.core.exit_codes import EXIT_INTERNAL
+    from tipc.execute import handback, proc, sandbox
+
+    argv = sandbox.reexec_argv(options)
+    channel = handback.Channel() if wanted else None
+    try:
+        env = {**child_env(), **(channel.env if channel is not None else {})}
+        fds = channel.fds if channel is not None else ()
+        if launch is None or launch.on_line is None:
+            code = proc.run_attached(argv, env=env, pass_fds=fds)
+        else:
+            res = proc.run(
+                argv,
+                cwd=Path.cwd(),
+                env=env,
+                timeout_s=launch.timeout_s,
+                on_line=launch.on_line,
+                pass_fds=fds,
+            )
+            if res.interrupted:
+                raise KeyboardInterrupt
+            code = res.exit_code if res.exit_code is not None else EXIT_INTERNAL
+        return ChildOutcome(code, channel.received() if channel is not None else None)
+    finally:
+        if channel is not None:
+            channel.close()
 
 
 def in_child() -> bool:

@@ -313,7 +313,18 @@ def _binds(
     return binds, (report_dir,)
 
 
-def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
+def check(
+    args: argparse.Namespace,
+    seams: Seams,
+    *,
+    stdout: IO[str],
+    stderr: IO[str],
+    launch: _sandboxed.Launch | None = None,
+    hand_back: Callable[[dict[str, Any]], None] | None = None,
+) -> int:
+    """`tipc check` in this process up to the sandbox: the chain and the rules run here (in place, or in
+    tipc's own process) or in a child tipc `launch` starts. `hand_back` hears the report as JSON
+    (tipc.report's "tipc.report/1"), wherever it was made (a child hands it back on a private channel)."""
     from tipc.core.steps import Overrides
 
     _check_options(args)
@@ -361,11 +372,15 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(
         model_ci, sandbox_options, in_child=in_child
     ):
-        from tipc.execute import proc
-
-        code = proc.run_attached(sandbox.reexec_argv(sandbox_options), env=_sandboxed.child_env())
+        child = _sandboxed.run_child(
+            sandbox_options, launch, wanted=hand_back is not None or launch is not None
+        )
+        if child.document is not None and hand_back is not None:
+            hand_back(child.document)
         # history and notification from outside the sandbox (it has no network, keeps no outside writes)
-        return hooks.after_child(model_ci, repo, the_plan, code, stderr) if model_ci.wanted else code
+        if model_ci.wanted:
+            return hooks.after_child(model_ci, repo, the_plan, child.exit_code, stderr)
+        return child.exit_code
     stderr.write(f"tipc: {python_choice.why}\n")
     notes.append(python_choice.why)
     if seams.sandboxed:
@@ -435,6 +450,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
                     role,
                     extra,
                     before_run=before_run,
+                    hand_back=hand_back,
                 )
         finally:
             sandbox.release()  # at once where this process goes on (a library caller)
@@ -610,6 +626,7 @@ def _checked(
     extra: _acceptance.Extra | None = None,
     *,
     before_run: dict[str, Any] | None = None,
+    hand_back: Callable[[dict[str, Any]], None] | None = None,
 ) -> int:
     from tipc.judge.checks.base import CheckContext
     from tipc.report import build_report
@@ -657,6 +674,12 @@ def _checked(
         rule_causes=_rule_causes(results, record, repo) if seams.sandboxed else None,
     )
     _write_and_show(args, report, report_dir, stdout, stderr, session, role)
+    if hand_back is not None:
+        import json
+
+        from tipc.report.json import render_json
+
+        hand_back(json.loads(render_json(report)))  # the JSON every report format is made from
     if _interrupted(record, *records.values()) or checks_stopped:
         stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
         return _sandboxed.interrupted_exit()
@@ -816,4 +839,7 @@ def _run_serving(args: argparse.Namespace, repo: Path, plan: Plan, seams: Seams,
 
 
 def run(args: argparse.Namespace) -> int:
-    return check(args, default_seams(), stdout=sys.stdout, stderr=sys.stderr)
+    from tipc.execute import handback
+
+    # A child check (re-run to enter the sandbox) hands its report back to its parent on a private channel.
+    return check(args, default_seams(), stdout=sys.stdout, stderr=sys.stderr, hand_back=handback.writer())
