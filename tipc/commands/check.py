@@ -328,9 +328,10 @@ def check(
     from tipc.core.steps import Overrides
 
     _check_options(args)
-    sandbox_options = _sandboxed.sandbox_options(args, in_place=not seams.sandboxed)
-    stage_timeouts = _sandboxed.stage_timeouts(args)
-    forced_env = _sandboxed.compat_env(args)
+    chain = _sandboxed.chain_options(args)
+    sandbox_options = _sandboxed.sandbox_options(chain, in_place=not seams.sandboxed)
+    stage_timeouts = _sandboxed.stage_timeouts(chain)
+    forced_env = _sandboxed.compat_env(chain)
     # Everything that can be wrong with the input is found before anything runs.
     rulesets = load_rulesets(list(args.ruleset), seams.checks)
     overrides = Overrides(device=args.device, sets=parse_sets(list(args.sets)), python=args.python)
@@ -340,6 +341,7 @@ def check(
     from tipc.planning.planner import default_mode
 
     args.mode = args.mode or default_mode(config)  # a serving config checks its serving_infer chain
+    chain = replace(chain, mode=args.mode)
     given_python = args.python
     python_choice = choose_python(args.python, config_pythons(config))  # ours (has paddle) over bare python
     args.python = python_choice.python
@@ -347,7 +349,7 @@ def check(
     settings = seams.load_settings(repo)
     findings = list(seams.lint_paths([config], dialect=args.dialect))
     the_plan, prepare_notes = _sandboxed.plan_to_run(
-        seams.plan, args, repo, config, overrides, sandbox_options, stage_timeouts
+        seams.plan, chain, repo, config, overrides, sandbox_options, stage_timeouts
     )
     if seams.sandboxed:
         _sandboxed.check_output_links(repo, the_plan.output_dir)
@@ -418,7 +420,7 @@ def check(
             view_config = session.view / config.relative_to(repo)
             repo, config = session.view, view_config
             the_plan, prepare_notes = _sandboxed.plan_to_run(
-                seams.plan, args, repo, config, overrides, sandbox_options, stage_timeouts
+                seams.plan, chain, repo, config, overrides, sandbox_options, stage_timeouts
             )
             if report_dir.is_relative_to(session.repo) and not args.report_dir and session.folder is not None:
                 report_dir = session.folder / role  # beside the copy, not in it: a fresh copy keeps it
@@ -744,7 +746,7 @@ def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
 def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str, **overrides: Any) -> Any:
     """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
     settings: dict[str, Any] = {
-        "step_timeout_s": _sandboxed.step_timeout(args, plan.mode),
+        "step_timeout_s": _sandboxed.step_timeout(_sandboxed.chain_options(args), plan.mode),
         "python": args.python,
         "no_color": args.no_color,
         "forced_env": tuple(sorted(getattr(args, "forced_env", {}).items())),

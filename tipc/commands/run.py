@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -125,14 +125,15 @@ class _Target:
     overrides: Overrides
     sandbox_options: SandboxOptions
     stage_timeouts: dict[str, float]
+    chain: _sandboxed.ChainOptions
 
 
-def _replan_in_view(args: argparse.Namespace, target: _Target, view: Path) -> tuple[Plan, list[str]]:
+def _replan_in_view(target: _Target, view: Path) -> tuple[Plan, list[str]]:
     from tipc.execute.observation import plan_for_run
 
     return _sandboxed.plan_to_run(
         plan_for_run,
-        args,
+        target.chain,
         view,
         _in_view(target.config, target.repo, view),
         target.overrides,
@@ -167,11 +168,11 @@ def _execute(
                 python=args.python,
             )
             if session.backend == "copy":
-                the_plan, prepare_notes = _replan_in_view(args, target, session.view)
+                the_plan, prepare_notes = _replan_in_view(target, session.view)
             for note in (*session.notes, *prepare_notes, *shipped):
                 stderr.write(f"tipc: {note}\n")
             options = RunOptions(
-                step_timeout_s=_sandboxed.step_timeout(args, args.mode),
+                step_timeout_s=_sandboxed.step_timeout(target.chain, the_plan.mode),
                 run_timeout_s=args.timeout,
                 python=args.python,
                 only_stages=only,
@@ -245,17 +246,19 @@ def run_chain(
     from tipc.planning.planner import default_mode
 
     only = _only_stages(args)
-    sandbox_options = _sandboxed.sandbox_options(args)
-    stage_timeouts = _sandboxed.stage_timeouts(args)
-    forced_env = _sandboxed.compat_env(args)
+    chain = _sandboxed.chain_options(args)
+    sandbox_options = _sandboxed.sandbox_options(chain)
+    stage_timeouts = _sandboxed.stage_timeouts(chain)
+    forced_env = _sandboxed.compat_env(chain)
     repo, config = resolve_target(args.repo, args.config)
     args.mode = args.mode or default_mode(config)
+    chain = replace(chain, mode=args.mode)
     given_python = args.python
     python_choice = choose_python(args.python, config_pythons(config))  # ours (has paddle) over bare python
     args.python = python_choice.python
     overrides = Overrides(device=args.device, sets=parse_sets(args.sets), python=args.python)
     the_plan, prepare_notes = _sandboxed.plan_to_run(
-        plan_for_run, args, repo, config, overrides, sandbox_options, stage_timeouts
+        plan_for_run, chain, repo, config, overrides, sandbox_options, stage_timeouts
     )
     if args.dry_run:
         _print_plan(the_plan, only, args.format, stdout)
@@ -302,7 +305,7 @@ def run_chain(
             f"{Path(the_plan.repo) / the_plan.output_dir}: {problem} for the run's logs and record"
         )
     _explain.readiness(the_plan, args.python, repo, stderr)
-    target = _Target(repo, config, overrides, sandbox_options, stage_timeouts)
+    target = _Target(repo, config, overrides, sandbox_options, stage_timeouts, chain)
     outcome = _execute(args, the_plan, prepare_notes, target, only, forced_env, stderr)
     if isinstance(outcome, int):
         return RunOutcome(outcome, None)
