@@ -230,7 +230,7 @@ for name, j in (("unchanged", unchanged), ("big", big)):
     for row in j["rows"]:
         if row["verdict"] != "PASS":
             print(f"   {row['verdict']:<12} {row['metric']}: {row['why'][:220]}")
-results["unchanged_no_fail"] = not [r for r in unchanged["rows"] if r["verdict"] == "FAIL"]
+results["unchanged_no_fail"] = bool(unchanged["rows"]) and not [r for r in unchanged["rows"] if r["verdict"] == "FAIL"]
 fails = {r["metric"] for r in big["rows"] if r["verdict"] == "FAIL"}
 results["big_fails_gpu_mem"] = "resources.peak_gpu_mem_mb" in fails
 results["big_no_other_fail"] = fails <= {"resources.peak_gpu_mem_mb"}
