@@ -98,6 +98,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "run side by side, at most N at once (default: min(2, cores); 1 runs them one after another)",
     )
     parser.add_argument("--no-color", action="store_true", help="no colour in the output")
+    parser.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="the text report lists every rule (by default PASS, SKIP and N/A rules fold into a count line)",
+    )
     add_log_limit(parser)
     _sandboxed.add_arguments(parser)
     _acceptance.add_arguments(parser)
@@ -533,7 +539,7 @@ def _write_and_show(
     except OSError as exc:
         raise UserError(f"{report_dir}: cannot write the reports: {exc.strerror or exc}") from None
     color = args.format == "text" and use_color(args.no_color) and stdout.isatty()
-    stdout.write(render(report, args.format, color=color))
+    stdout.write(render(report, args.format, color=color, verbose=getattr(args, "verbose", False)))
     stdout.flush()
     shown_dir = session.real(role) if session is not None and not args.report_dir else None
     stderr.write(

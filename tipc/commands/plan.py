@@ -108,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
     )
     result = _unobserved_note(result, Path(args.repo) if args.repo else None)
+    _say_upfront(result, Path(args.config), args.device)
     if args.isolated:
         result = isolate(result)
     if args.format == "json":
@@ -115,6 +116,22 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(format_plan(result))
     return 0
+
+
+def _say_upfront(result: Plan, config: Path, device: str | None) -> None:
+    """On stderr, before the plan: a missing interpreter, no Paddle, GPU steps without a GPU, as `tipc run`
+    would decide (with no --python: `tipc plan` has none)."""
+    import sys
+
+    from tipc.commands import _upfront
+    from tipc.commands._target import choose_python, config_pythons
+
+    if result.chain != "train_infer_python" and not result.steps:
+        return
+    written = config_pythons(config)
+    choice = choose_python(None, written)
+    found = _upfront.lines(result, python=choice.python, given=None, written=written, device=device)
+    _upfront.say(found, sys.stderr)
 
 
 def _unobserved_note(result: Plan, repo: Path | None) -> Plan:

@@ -229,6 +229,14 @@ def run(args: argparse.Namespace) -> int:
         plan_for_run, args, repo, config, overrides, sandbox_options, stage_timeouts
     )
     if args.dry_run:
+        from tipc.commands import _upfront
+        from tipc.planning.planner import select_stages
+
+        shown = select_stages(the_plan, only)
+        found = _upfront.lines(
+            shown, python=args.python, given=given_python, written=config_pythons(config), device=args.device
+        )
+        _upfront.say(found, sys.stderr)
         _print_plan(the_plan, only, args.format)
         return 0
     _sandboxed.check_output_links(Path(the_plan.repo), the_plan.output_dir)
