@@ -471,12 +471,6 @@ def lint_verdict(findings: Iterable[Finding]) -> tuple[RuleVerdict, ...]:
 # --- small formatting helpers shared by the reporters ---------------------------------------------------
 
 
-def fmt_seconds(s: float | None) -> str:
-    if s is None:
-        return "-"
-    return f"{s:.1f}s" if s < 600 else f"{s / 60:.1f}min"
-
-
 def fmt_number(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.6g}"

@@ -15,10 +15,11 @@ from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from tipc.core.causes import hide_own_frames
-from tipc.core.console import human_bytes, stream_console
+from tipc.core.console import stream_console
 from tipc.core.paths import PathMap
-from tipc.core.progress import Kind, ProgressEvent, human_seconds
+from tipc.core.progress import Kind, ProgressEvent
 from tipc.core.steps import Status
+from tipc.core.units import human_bytes, human_seconds
 from tipc.execute.record import record_location
 
 if TYPE_CHECKING:
