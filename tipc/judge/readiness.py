@@ -14,6 +14,7 @@ the repo is imported or run.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import shlex
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from tipc.config.imports import ImportScan, Use, entry_scripts, scan
+from tipc.core.fs import atomic_write_text
 
 MODULES_SCHEMA = "tipc.modules/1"
 _PROBES = Path(__file__).resolve().parents[1] / "execute" / "probes"
@@ -282,11 +284,8 @@ def paddle_apis(
             pass
     answer = _ask_paddle(python, names, timeout_s)
     if cache is not None and answer[0] is not None:
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            cache.write_text(json.dumps({"version": answer[0], "missing": answer[1]}), encoding="utf-8")
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            atomic_write_text(cache, json.dumps({"version": answer[0], "missing": answer[1]}))
     return answer
 
 

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tipc.core.fs import atomic_write_text
 from tipc.core.units import human_bytes, human_seconds
 from tipc.review import requirements as requirements_mod
 from tipc.review.executor import Outcome
@@ -648,6 +649,6 @@ def write_all(summary: Summary, folder: Path) -> dict[str, Path]:
     written = {}
     for fmt, ext in (("markdown", "md"), ("csv", "csv"), ("json", "json"), ("html", "html")):
         path = folder / f"summary.{ext}"
-        path.write_text(render(summary, fmt, folder), encoding="utf-8")
+        atomic_write_text(path, render(summary, fmt, folder))
         written[fmt] = path
     return written
