@@ -778,7 +778,7 @@ def _serving_plan(
     sandbox_options: Any = None,
 ) -> Plan | None:
     """The repo's serving chain, planned (and isolated) before anything runs, or None when not needed."""
-    from tipc.core.steps import Overrides
+    from tipc.core.steps import SERVING_MODE, Overrides
     from tipc.judge.rules.evaluate import chains_named
     from tipc.planning.planner import isolate
 
@@ -789,7 +789,7 @@ def _serving_plan(
         return None
     # --set names the train config's keys, so only --device and --python carry over.
     overrides = Overrides(device=args.device, python=args.python)
-    served = seams.plan(serving_config, "serving_infer", repo=repo, overrides=overrides)
+    served = seams.plan(serving_config, SERVING_MODE, repo=repo, overrides=overrides)
     in_place = sandbox_options is None or sandbox_options.backend == "none"
     return isolate(served) if in_place else served
 

@@ -109,7 +109,7 @@ class Baseline:
             "schema": SCHEMA,
             "model": self.model,
             "config": self.config,
-            "mode": self.mode,
+            "mode": str(self.mode),  # a plain str: YAML cannot dump a Mode
             "machine_class": self.machine_class,
             "tolerance_rule": (
                 "reference = median; identical runs: exact (effect) or 2% (others); else a one-sided "
