@@ -24,6 +24,7 @@ from tipc.judge.baseline.stats import DOCUMENTED_RUNS
 
 if TYPE_CHECKING:
     from tipc.core.progress import Progress
+    from tipc.execute.record import RunRecord
 
 EXIT_CHAIN_FAILED = 1
 
@@ -119,7 +120,7 @@ def _child_argv(args: argparse.Namespace, repo: str) -> list[str]:
     return argv + run_flags(args)
 
 
-def chain_problem(record: Any) -> str:
+def chain_problem(record: RunRecord) -> str:
     """Why a run cannot be measured ("" when it can): a step outside prepare.sh that did not pass (one
     skipped as not applicable on this machine is fine)."""
     bad = [

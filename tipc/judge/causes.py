@@ -25,10 +25,13 @@ import signal as _signal
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.causes import Cause, hide_own_frames
 from tipc.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 __all__ = [
     "OPERATORS",
@@ -1165,7 +1168,7 @@ _PIR_FLAG = "FLAGS_enable_pir_api"
 
 
 def context_for(
-    record: Any,
+    record: RunRecord,
     step: Any,
     result: Any,
     *,
@@ -1207,7 +1210,7 @@ def _pir(env: Mapping[str, str | None], paddle: str | None) -> bool | None:
     return _version_tuple(paddle)[:1] >= (3,)
 
 
-def _switches(record: Any, env: Mapping[str, str | None]) -> frozenset[str]:
+def _switches(record: RunRecord, env: Mapping[str, str | None]) -> frozenset[str]:
     from tipc.core.steps import Stage
 
     plan = record.plan
@@ -1237,7 +1240,7 @@ def _network_now() -> bool:
 
 
 def _earlier(
-    record: Any, step: Any, repo: Path, log_of: Callable[[Any], Path | None] | None = None
+    record: RunRecord, step: Any, repo: Path, log_of: Callable[[Any], Path | None] | None = None
 ) -> tuple[Earlier, ...]:
     out: list[Earlier] = []
     for other in record.plan.steps:
@@ -1319,7 +1322,7 @@ def _machine_load() -> tuple[float, int] | None:
 
 
 def explain_step(
-    record: Any,
+    record: RunRecord,
     step: Any,
     result: Any,
     log: Path | None,
@@ -1357,7 +1360,7 @@ def explain_step(
 
 
 def explain_record(
-    record: Any,
+    record: RunRecord,
     log_of: Callable[[Any], Path | None],
     *,
     repo: Path | None = None,

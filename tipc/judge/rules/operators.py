@@ -18,12 +18,15 @@ import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.rules import markdown
 from tipc.judge.rules.files import RepoFiles, glob_regex_ci
 from tipc.judge.rules.model import CheckSpec
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 MAX_LISTED = 10
@@ -434,7 +437,7 @@ def _unpassed_step(env: OpEnv, step: Any, result: Any) -> Evidence:
     )
 
 
-def _step_results(env: OpEnv, record: Any, selected: list[Any]) -> tuple[list[Evidence], int, float]:
+def _step_results(env: OpEnv, record: RunRecord, selected: list[Any]) -> tuple[list[Evidence], int, float]:
     """(evidence for each step that did not pass, how many were skipped, total seconds)."""
     bad: list[Evidence] = []
     skipped = 0
