@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tipc.execute.record import RunRecord
+    from tipc.core.steps import Step
+    from tipc.execute.record import RunRecord, StepResult
 
 
 def explainer() -> Any:
     """The runner's RunOptions.explain: the causes of a failed step as it ends, its log shown where it
     really is."""
 
-    def explain(record: RunRecord, step: Any, result: Any, log: Path) -> Sequence[Any]:
+    def explain(record: RunRecord, step: Step, result: StepResult, log: Path) -> Sequence[Any]:
         from tipc.execute.shown import path_map
         from tipc.judge.causes import explain_step
 

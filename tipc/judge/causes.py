@@ -31,7 +31,8 @@ from tipc.core.causes import Cause, hide_own_frames
 from tipc.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from tipc.execute.record import RunRecord
+    from tipc.core.steps import Step
+    from tipc.execute.record import RunRecord, StepResult
 
 __all__ = [
     "OPERATORS",
@@ -1169,8 +1170,8 @@ _PIR_FLAG = "FLAGS_enable_pir_api"
 
 def context_for(
     record: RunRecord,
-    step: Any,
-    result: Any,
+    step: Step,
+    result: StepResult,
     *,
     repo: Path,
     shown_log: str = "",
@@ -1323,8 +1324,8 @@ def _machine_load() -> tuple[float, int] | None:
 
 def explain_step(
     record: RunRecord,
-    step: Any,
-    result: Any,
+    step: Step,
+    result: StepResult,
     log: Path | None,
     *,
     repo: Path | None = None,

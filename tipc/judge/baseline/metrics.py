@@ -41,7 +41,8 @@ from tipc.judge.checks._common import argv_options, norm_key, physical_lines
 from tipc.judge.checks.logparse import METRIC_KEYS, ParsedLine, parse_line
 
 if TYPE_CHECKING:
-    from tipc.execute.record import RunRecord
+    from tipc.core.steps import Step
+    from tipc.execute.record import RunRecord, StepResult
 
 EFFECT, PERFORMANCE, RESOURCE = "effect", "performance", "resource"
 LOWER, HIGHER, NEITHER = "lower", "higher", "neither"  # which way is better
@@ -447,7 +448,7 @@ def extract(record: RunRecord, repo: Path) -> RunMetrics:
 
 
 def _step_log(
-    record: RunRecord, repo: Path, step: Any, result: Any, notes: list[str]
+    record: RunRecord, repo: Path, step: Step, result: StepResult, notes: list[str]
 ) -> tuple[str, list[ParsedLine]] | None:
     """The parsed log of a passed step, with its repo-relative path; None (and a note) when it is missing."""
     rel = result.log or step.log

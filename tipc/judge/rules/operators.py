@@ -26,7 +26,8 @@ from tipc.judge.rules.files import RepoFiles, glob_regex_ci
 from tipc.judge.rules.model import CheckSpec
 
 if TYPE_CHECKING:
-    from tipc.execute.record import RunRecord
+    from tipc.core.steps import Step
+    from tipc.execute.record import RunRecord, StepResult
 
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 MAX_LISTED = 10
@@ -424,7 +425,7 @@ def _unselected(plan: Any, selector: _StepSelector, not_applicable: list[str]) -
     return _out(Verdict.NA, f"no step planned for {what} in mode {plan.mode}")
 
 
-def _unpassed_step(env: OpEnv, step: Any, result: Any) -> Evidence:
+def _unpassed_step(env: OpEnv, step: Step, result: StepResult) -> Evidence:
     """Evidence for a step that did not pass, with its log's tail when it ran."""
     ran = result.status.value in ("failed", "timeout", "interrupted")
     log = (result.log or step.log) if ran else None
