@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tipc.core.steps import Step
+    from tipc.core.steps import Plan, Step
     from tipc.execute.record import RunRecord, StepResult
 
 
@@ -45,7 +45,7 @@ def explained(record: RunRecord, repo: Path) -> Any:
     return explain_record(record, log_of, repo=repo, shown_log=shown_log)
 
 
-def readiness(plan: Any, python: str | None, repo: Path, stderr: IO[str]) -> list[str]:
+def readiness(plan: Plan, python: str | None, repo: Path, stderr: IO[str]) -> list[str]:
     """The readiness report of the interpreter for the repo's entry scripts, printed before the chain runs
     (and returned, for the report's notes). Never fails the command: what cannot be learnt is said."""
     import shutil

@@ -31,7 +31,7 @@ from tipc.core.causes import Cause, hide_own_frames
 from tipc.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from tipc.core.steps import Step
+    from tipc.core.steps import Plan, Step
     from tipc.execute.record import RunRecord, StepResult
 
 __all__ = [
@@ -1280,7 +1280,7 @@ def _hidden_error(log: Path) -> str:
     return f"{found[0]}: {found[1]}".strip(": ") if found else ""
 
 
-def _consumed(plan: Any, step: Any) -> tuple[str, ...]:
+def _consumed(plan: Plan, step: Any) -> tuple[str, ...]:
     by_id = {s.id: s for s in plan.steps}
     out: list[str] = []
     todo = list(step.depends_on)

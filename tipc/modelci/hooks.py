@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tipc.core.steps import Plan
     from tipc.execute.record import RunRecord
 
 RULE_ID = "model-ci.baseline"
@@ -128,7 +129,7 @@ def outside_needed(args: Any, sandbox_options: Any) -> bool:
 
 
 def after_child(
-    args: Any, repo: Path, plan: Any, exit_code: int, stderr: IO[str], *, kind: str = "check"
+    args: Any, repo: Path, plan: Plan, exit_code: int, stderr: IO[str], *, kind: str = "check"
 ) -> int:
     """After a sandboxed child check: find its run record in the run folder, then store and notify."""
     from tipc.core.errors import ConfigError

@@ -26,7 +26,7 @@ from tipc.judge.rules.files import RepoFiles, glob_regex_ci
 from tipc.judge.rules.model import CheckSpec
 
 if TYPE_CHECKING:
-    from tipc.core.steps import Step
+    from tipc.core.steps import Plan, Step
     from tipc.execute.record import RunRecord, StepResult
 
 MAX_TEXT_BYTES = 4 * 1024 * 1024
@@ -414,7 +414,7 @@ class _StepSelector:
         return " ".join(x for x in parts if x) or "all steps"
 
 
-def _unselected(plan: Any, selector: _StepSelector, not_applicable: list[str]) -> CheckOutcome:
+def _unselected(plan: Plan, selector: _StepSelector, not_applicable: list[str]) -> CheckOutcome:
     """The outcome when no applicable step matches the selector."""
     what = selector.label()
     if not_applicable:
