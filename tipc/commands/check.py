@@ -312,6 +312,17 @@ def _require_extras(
         _extras.require_paddle(given_python, config_pythons(config))
 
 
+def _read_outside(args: argparse.Namespace, repo: Path) -> tuple[Path, ...]:
+    """Folders outside the repo the check reads inside the sandbox: the --baseline directory."""
+    given = getattr(args, "baseline", None)
+    if not given:
+        return ()
+    from tipc.judge.baseline.store import baseline_dir
+
+    where = baseline_dir(repo, given)
+    return () if where.is_relative_to(repo.resolve()) else (where,)
+
+
 def _binds(
     the_plan: Plan, serving_plan: Plan | None, report_dir: Path, repo: Path, role: str
 ) -> tuple[dict[str, str], tuple[Path, ...]]:
@@ -404,6 +415,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
                 writable=outside,
                 wait=True,
                 python=args.python,
+                read_only=_read_outside(args, repo),
             )
         except KeyboardInterrupt:
             stderr.write("tipc: interrupted before the chain started\n")
