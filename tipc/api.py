@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 from tipc.core.errors import EXIT_INTERNAL, TipcError
 from tipc.core.findings import Finding, Level
 from tipc.core.progress import Progress, ProgressEvent
+from tipc.core.steps import DEFAULT_MODE  # a mode: a tipc.core.steps.Mode or its text
 
 if TYPE_CHECKING:
     from tipc.core.steps import Plan
 
-DEFAULT_MODE = "lite_train_lite_infer"
 
 
 @dataclass(frozen=True)
@@ -305,6 +305,7 @@ def check(
 
 
 __all__ = [
+    "DEFAULT_MODE",
     "CheckResult",
     "CommandError",
     "LintResult",

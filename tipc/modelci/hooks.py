@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tipc.core.steps import Plan
+    from tipc.execute.record import RunRecord
 
 RULE_ID = "model-ci.baseline"
 
@@ -62,7 +66,7 @@ def check_arguments(args: Any) -> None:
         raise UserError("--repeat N judges the median of N runs against a baseline: give --baseline too")
 
 
-def repeat_chain(args: Any, repo: Path, record: Any, rerun: Callable[[], Any], stderr: IO[str]) -> Any:
+def repeat_chain(args: Any, repo: Path, record: RunRecord, rerun: Callable[[], Any], stderr: IO[str]) -> Any:
     """With --baseline and --repeat N > 1: N - 1 more runs of the chain after `record`, their metrics and
     its saved beside the last record (tipc.judge.baseline.judge.RUNS_FILE); the last record is returned.
     Stops early after an interrupted run."""
@@ -125,7 +129,7 @@ def outside_needed(args: Any, sandbox_options: Any) -> bool:
 
 
 def after_child(
-    args: Any, repo: Path, plan: Any, exit_code: int, stderr: IO[str], *, kind: str = "check"
+    args: Any, repo: Path, plan: Plan, exit_code: int, stderr: IO[str], *, kind: str = "check"
 ) -> int:
     """After a sandboxed child check: find its run record in the run folder, then store and notify."""
     from tipc.core.errors import ConfigError
@@ -144,7 +148,7 @@ def after_child(
 
 
 def after(
-    args: Any, repo: Path, record: Any, exit_code: int, stderr: IO[str], *, kind: str = "check"
+    args: Any, repo: Path, record: RunRecord, exit_code: int, stderr: IO[str], *, kind: str = "check"
 ) -> None:
     """History and notification. Neither changes the exit code; a failure of either is said on stderr."""
     from tipc.judge.baseline import judge as judging

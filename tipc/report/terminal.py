@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING, Any
 
-from tipc.core.console import human_bytes
+from tipc.core.units import human_bytes, human_seconds
 from tipc.judge.checks.base import Verdict
 from tipc.report.model import (
     NO_CAUSE,
@@ -24,7 +24,6 @@ from tipc.report.model import (
     agreement_caption,
     curve_points,
     evidence_text,
-    fmt_seconds,
     matrix_table,
     remedy_text,
     sparkline,
@@ -129,7 +128,7 @@ def _print_run(console: Any, report: Report) -> None:
             Text(s.id),
             Text(s.stage),
             status,
-            Text(fmt_seconds(s.duration_s)),
+            Text(human_seconds(s.duration_s)),
             Text(human_bytes(s.peak_rss_bytes)),
             Text(human_bytes(s.peak_gpu_mem_bytes)),
         )
