@@ -35,11 +35,11 @@ _CHECK = re.compile(r"^tipc: check (?P<name>\S+): (?P<verdict>\S+) \((?P<t>\S+)\
 
 
 def seconds(text: str) -> float:
-    """human_seconds back to seconds: `17.4s` or `1m02s`."""
-    m = re.fullmatch(r"(?:(\d+)m)?(\d+(?:\.\d+)?)s", text)
+    """human_seconds back to seconds: `17.4s`, `1m02s` or `1h01m02s`."""
+    m = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(\d+(?:\.\d+)?)s", text)
     if m is None:
         return 0.0
-    return 60 * int(m.group(1) or 0) + float(m.group(2))
+    return 3600 * int(m.group(1) or 0) + 60 * int(m.group(2) or 0) + float(m.group(3))
 
 
 def timed(argv: list[str], cwd: Path, tree: Path) -> tuple[float, str]:

@@ -24,7 +24,8 @@ mkdir -p "$OUT"
 export TIPC_HISTORY="$WORK/history.sqlite3"
 export PIP_NO_INDEX=1
 
-if ! "$PY" -c "import tipc" 2>/dev/null; then
+# from / : the checkout's root (the usual working folder here) would make tipc importable to this test only
+if ! (cd / && "$PY" -c "import tipc") 2>/dev/null; then
   "$PY" -m pip install -q --no-deps --no-build-isolation -e "$ROOT" >/dev/null 2>&1 || export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 fi
 "$PY" - <<'PY'
@@ -229,7 +230,7 @@ for name, j in (("unchanged", unchanged), ("big", big)):
     for row in j["rows"]:
         if row["verdict"] != "PASS":
             print(f"   {row['verdict']:<12} {row['metric']}: {row['why'][:220]}")
-results["unchanged_no_fail"] = not [r for r in unchanged["rows"] if r["verdict"] == "FAIL"]
+results["unchanged_no_fail"] = bool(unchanged["rows"]) and not [r for r in unchanged["rows"] if r["verdict"] == "FAIL"]
 fails = {r["metric"] for r in big["rows"] if r["verdict"] == "FAIL"}
 results["big_fails_gpu_mem"] = "resources.peak_gpu_mem_mb" in fails
 results["big_no_other_fail"] = fails <= {"resources.peak_gpu_mem_mb"}

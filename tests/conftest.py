@@ -45,8 +45,13 @@ def _guarded_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
         # Every model CI verb writes the default history database: the tests' go to a session temp file
         # (children inherit the variable), whatever XDG_DATA_HOME or TIPC_HISTORY the host set.
         patch.setenv("TIPC_HISTORY", str(tmp_path_factory.mktemp("history") / "history.sqlite3"))
+        # The matrix's Paddle environments (about 700 MB each): a session folder, removed at its end rather
+        # than kept with pytest's last temp folders, whatever TIPC_ENV_CACHE the host set.
+        envs = tmp_path_factory.mktemp("envs")
+        patch.setenv("TIPC_ENV_CACHE", str(envs))
         with guards.guarding(allowed=[tmp_path_factory.getbasetemp()]):
             yield
+        shutil.rmtree(envs, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 from tipc.core.errors import EXIT_INTERNAL, TipcError, UserError
 from tipc.core.findings import Finding, Level
 from tipc.core.progress import Progress, ProgressEvent
+from tipc.core.steps import DEFAULT_MODE  # a mode: a tipc.core.steps.Mode or its text
 
 if TYPE_CHECKING:
     import argparse
 
     from tipc.core.steps import Plan
 
-DEFAULT_MODE = "lite_train_lite_infer"
 
 
 @dataclass(frozen=True)
@@ -350,6 +350,7 @@ def check(
 
 
 __all__ = [
+    "DEFAULT_MODE",
     "CheckResult",
     "CommandError",
     "LintResult",

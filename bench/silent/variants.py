@@ -11,7 +11,9 @@ runs its chain afresh).
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -194,7 +196,9 @@ def build_variant(
     if dest.exists():
         shutil.rmtree(dest)
     if reuse:
-        shutil.copytree(facts.repo, dest, symlinks=True)
+        # the run folder comes along (the kind reuses the clean run), but not the overlay's whiteouts: device
+        # files in its work folder that no copy can make
+        shutil.copytree(facts.repo, dest, symlinks=True, ignore=_devices)
     else:
         fresh_copy(spec, repos_dir, parent)
     planted = injector(Context(kind.id, facts, dest, python))
@@ -211,3 +215,16 @@ def build_variant(
         if planted.rerun_serving:
             shutil.rmtree(folder / "serving", ignore_errors=True)
     return Variant(kind.id, dest, planted, reuse)
+
+
+def _devices(folder: str, names: list[str]) -> set[str]:
+    """The names in `folder` that are device files (an overlay's whiteouts)."""
+    out = set()
+    for name in names:
+        try:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+        except OSError:
+            continue
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+            out.add(name)
+    return out

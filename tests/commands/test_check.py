@@ -159,7 +159,9 @@ def test_all_error_rules_pass_exits_0_and_writes_only_the_report_dir(repo: Path,
         "mini.log": "PASS",
         "mini.serving": "SKIP",
     }
-    assert "mini.serving" in out and "Overall: PASS" in out
+    # a PASS folds the rules that need no attention into one line; -v lists them
+    assert "mini.serving" not in out and "Rules: 4 not listed (3 PASS, 1 SKIP)" in out
+    assert "Overall: PASS" in out
     assert "reports written to" in err
     # lite modes get a 10-minute step limit by default
 
@@ -172,6 +174,13 @@ def test_all_error_rules_pass_exits_0_and_writes_only_the_report_dir(repo: Path,
             "log_limit_bytes": DEFAULT_LOG_LIMIT,
         }
     ]
+
+
+def test_verbose_lists_every_rule(repo: Path, ruleset: Path) -> None:
+    code, out, _ = _run([str(repo), "--ruleset", str(ruleset), "--no-color", "-v"], Fakes(repo))
+    assert code == 0
+    assert all(rule in out for rule in ("mini.train_py", "mini.chain", "mini.log", "mini.serving"))
+    assert "not listed" not in out
 
 
 def test_a_failing_step_exits_1(repo: Path, ruleset: Path) -> None:

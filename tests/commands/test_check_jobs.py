@@ -114,9 +114,11 @@ def test_ctrl_c_while_lane_checks_run_stops_them_and_still_reports(repo: Path, t
     argv = [str(repo), "--ruleset", str(_rules(tmp_path)), "--jobs", "2", "--report-dir", str(report)]
     code, out, err = _run(argv, Sleepy(repo))
     assert "interrupted" in err
-    assert code == 130 and time.monotonic() - started < 15
+    # stopped, not waited out: each child sleeps 60 s (a bound well short of that, not a speed verdict)
+    assert code == 130 and time.monotonic() - started < 45
     assert len(leaders) == 2 and not set(leaders) & proc._ours
     for pid in leaders:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
-    assert "not checked" in out and (report / "report.json").is_file()
+    assert "interrupted while the checks ran" in out and "2 SKIP" in out  # the SKIP rules fold into a count
+    assert "not checked" in (report / "report.json").read_text(encoding="utf-8")

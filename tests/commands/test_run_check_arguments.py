@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -33,10 +32,8 @@ def repo(tmp_path: Path) -> Path:
 def test_a_step_timeout_that_is_no_positive_finite_number_is_a_usage_error(
     verb: str, value: str, repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    started = time.monotonic()
     assert main([verb, str(repo), f"--step-timeout={value}", "--no-sandbox"]) == 2
     assert "--step-timeout must be a positive number of seconds" in capsys.readouterr().err
-    assert time.monotonic() - started < 10  # refused, not spun on
     assert not (repo / "test_tipc" / "output").exists()
 
 

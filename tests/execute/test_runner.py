@@ -825,10 +825,9 @@ def test_the_environment_probe_is_stopped_on_cancel(tmp_path: Path) -> None:
         assert not facts.wait(0.01), "the probes ended before the environment probe could be cancelled"
     pid = facts._running
     assert facts.paddle_version == "3.3.1" and pid is not None
-    started = time.monotonic()
     facts.cancel()
     assert facts.wait(10) and gone(pid)
-    assert time.monotonic() - started < 5 and facts.environment is not None  # says it could not run
+    assert facts.environment is not None  # says it could not run
 
 
 def test_paddle_version_from_installed_folders(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,7 @@ def test_requirements_and_install_spec(tmp_path: Path) -> None:
 
 def test_environments_are_created_once_then_reused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("TIPC_ENV_CACHE")  # the session's (tests/conftest.py): this test reads the XDG default
     monkeypatch.setenv("PATH", "/nonexistent")  # no uv: venv + pip
     calls: list[list[str]] = []
 
@@ -204,13 +206,21 @@ def _matrix(repo: Path, python: str, cache: Path, *versions: str) -> tuple[int, 
     return done.returncode, json.loads(done.stdout), done.stderr
 
 
+@pytest.fixture
+def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """This test's Paddle environments (~1.4 GB): removed after it, not kept with pytest's temp folders."""
+    cache = tmp_path_factory.mktemp("envs")
+    yield cache
+    shutil.rmtree(cache, ignore_errors=True)
+
+
 @pytest.mark.integration
-def test_the_demo_over_two_paddle_versions(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+def test_the_demo_over_two_paddle_versions(env_cache: Path, tmp_path: Path) -> None:
     # The demo uses Python 3.10 syntax (zip(strict=...)), so Paddle 2.6.2 gets Python 3.10 here (its wheels
     # cover it); under the default Python 3.9 the matrix rightly shows 2.6.2 broken at the infer stage.
     # The environments go to a temp cache made for this test (pip's own cache makes the install quick).
     python = _python310()
-    cache = tmp_path_factory.mktemp("envs")
+    cache = env_cache
     plain = tmp_path / "plain"
     shutil.copytree(DEMO, plain, ignore=shutil.ignore_patterns("output", "__pycache__"))
     code, result, stderr = _matrix(plain, python, cache, "2.6.2", "3.3.1", "9.9.9")

@@ -176,9 +176,7 @@ def _shoot(page: Path, height: int, name: str, tmp_path: Path) -> Path:
     return png
 
 
-def _every_pair_compared(
-    matrix: dict[str, Any], not_run: frozenset[frozenset[str]] = frozenset()
-) -> None:
+def _every_pair_compared(matrix: dict[str, Any], not_run: frozenset[frozenset[str]] = frozenset()) -> None:
     """Every pair has figures, except the pairs in `not_run`, which must say so (not a blank)."""
     names, rows = matrix["names"], matrix["rows"]
     assert len(rows) == len(names) and all(len(row) == len(names) for row in rows)

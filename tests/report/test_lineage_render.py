@@ -58,3 +58,17 @@ def test_reports_carry_the_graph_once(tmp_path: Path) -> None:
     assert NASTY not in html  # still escaped
     assert json.loads(render(base, "json"))["lineage"] is None
     assert "Lineage" not in render(base, "text")
+
+
+def test_terminal_folds_a_lineage_with_nothing_odd_unless_verbose(tmp_path: Path) -> None:
+    record = chain(tmp_path)
+    write_access(record, "train", writes=[W])
+    write_access(record, "eval", reads=[W])
+    lineage = build_graph(record, load(dir_for(record.plan)), tmp_path, use_git=False).to_json()
+    report = dataclasses.replace(make_report(), lineage=lineage)
+    n = len(summary_lines(lineage))
+    text = render(report, "text", width=200)
+    assert f"Lineage: {n} step(s), each read only what this run wrote (-v lists them)" in text
+    assert f"eval: read {OUT}/train/latest.pdparams" not in text
+    full = render(report, "text", width=200, verbose=True)
+    assert f"eval: read {OUT}/train/latest.pdparams (from train)" in full

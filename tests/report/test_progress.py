@@ -15,8 +15,6 @@ from tipc.report.progress import (
     PlainProgress,
     RichObserver,
     RichProgress,
-    human_bytes,
-    human_seconds,
     log_tail,
     make_observer,
     make_progress,
@@ -79,8 +77,6 @@ def test_observer_choice(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_helpers(tmp_path: Path) -> None:
-    assert human_bytes(None) == "n/a" and human_bytes(512) == "512 B" and human_bytes(3 * 2**20) == "3.0 MiB"
-    assert human_seconds(None) == "-" and human_seconds(1.25) == "1.2s" and human_seconds(125) == "2m05s"
     (tmp_path / "x.log").write_text("".join(f"line {i}\n" for i in range(50)))
     assert log_tail(str(tmp_path), "x.log", 2) == ["line 48", "line 49"]
     assert log_tail(str(tmp_path), "missing.log") == []

@@ -29,8 +29,8 @@ def test_plain_lines() -> None:
     lines = out.getvalue().splitlines()
     assert lines[0] == "review: started good"
     assert lines[1] == "review: good: [2/5] eval/norm_train ..."  # the stage it is in
-    assert lines[2] == "review: [1/2] good PASS 12.0 s 300 MiB"
-    assert lines[3] == "review: [2/2] bad FAIL 3.0 s - artefacts.licence: no licence"
+    assert lines[2] == "review: [1/2] good PASS 12.0s 300.0 MiB"
+    assert lines[3] == "review: [2/2] bad FAIL 3.0s - artefacts.licence: no licence"
 
 
 def test_live_table() -> None:

@@ -108,7 +108,7 @@ def test_each_submission_gets_its_verdict(batch: dict[str, Any]) -> None:
 
     hang = rows["hangs"]
     assert hang["verdict"] == "TIMEOUT" and hang["first_failure"] == "review.budget"
-    assert BUDGET_S <= hang["wall_s"] < BUDGET_S + 20
+    assert BUDGET_S <= hang["wall_s"] < 2 * BUDGET_S  # stopped at its budget (the hang never ends)
 
     hostile = rows["hostile"]
     notes = json.loads(Path(hostile["report_json"]).read_text())["notes"]
@@ -157,9 +157,7 @@ def test_summary_files_and_parallel_budget(batch: dict[str, Any]) -> None:
 
 
 def test_a_second_review_skips_unchanged_submissions(batch: dict[str, Any]) -> None:
-    t0 = time.monotonic()
     res, summary = _review(batch["out"], *batch["args"], *batch["common"])
-    assert time.monotonic() - t0 < 30
     assert res.returncode == 1
     assert all(r["cached"] for r in summary["submissions"])
     assert [r["verdict"] for r in summary["submissions"]] == [r["verdict"] for r in batch["rows"].values()]

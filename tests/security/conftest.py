@@ -403,7 +403,7 @@ def left_alive(sentinel: str, wait_s: float = 10.0) -> list[int]:
     """The processes holding `sentinel` that are still alive after up to `wait_s`."""
     import time
 
-    from tests.processes import alive_with
+    from tests.helpers.processes import alive_with
 
     deadline = time.monotonic() + wait_s
     while alive_with(sentinel) and time.monotonic() < deadline:

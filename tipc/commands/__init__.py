@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tipc.core.steps import Mode
 
 
 def unwritable_dir(path: Path) -> str | None:
@@ -23,17 +26,17 @@ def unwritable_dir(path: Path) -> str | None:
     return None
 
 
-def mode_type(text: str) -> str:
+def mode_type(text: str) -> Mode:
     """argparse type of every verb's --mode: one of the TIPC modes (serving_infer included), with the closest
     one suggested for a misspelling (usage error, exit 2)."""
     import difflib
 
-    from tipc.core.steps import ALL_MODES
+    from tipc.core.steps import ALL_MODES, Mode
 
     mode = text.strip()
     if mode in ALL_MODES:
-        return mode
-    close = difflib.get_close_matches(mode, ALL_MODES, n=1, cutoff=0.5)
+        return Mode(mode)
+    close = difflib.get_close_matches(mode, [str(m) for m in ALL_MODES], n=1, cutoff=0.5)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise argparse.ArgumentTypeError(f"unknown mode {text!r}{hint} (one of: {', '.join(ALL_MODES)})")
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tipc.core.errors import UserError
+from tipc.core.steps import Mode
 
 if TYPE_CHECKING:
     from tipc.core.steps import Overrides, Plan
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 DOCUMENTED = "documented"
 PRETRAINED = "pretrained"
 BACKBONES = "backbones"  # one chain per backbone config, recorded as `backbone:<config>`
-PRETRAINED_MODE = "whole_infer"
+PRETRAINED_MODE = Mode.WHOLE_INFER
 DOCS_STEP_TIMEOUT_S = 300.0  # a documented training on the full recipe is stopped here; it ran meanwhile
 DOCS_TIMEOUT_S = 1200.0
 

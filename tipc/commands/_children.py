@@ -18,6 +18,7 @@ def run_child(
     """Run `argv` (a child tipc) to its end as the phase `label`; every output line goes to `tail`."""
     from tipc.core.progress import phase
     from tipc.execute import proc
+    from tipc.execute.own_parts import with_tipc
 
     with phase(progress, label) as ph:
 
@@ -26,7 +27,8 @@ def run_child(
                 tail.append(line)
             ph.child_line(line)
 
-        res = proc.run(argv, cwd=cwd, on_line=on_line)
+        # the child is this tipc, wherever it is imported from (an install, or a checkout on the path)
+        res = proc.run(argv, cwd=cwd, env=with_tipc(proc.base_env()), on_line=on_line)
         if res.interrupted:
             ph.outcome = "interrupted"
         else:

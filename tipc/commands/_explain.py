@@ -7,14 +7,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tipc.core.steps import Plan, Step
+    from tipc.execute.record import RunRecord, StepResult
 
 
 def explainer() -> Any:
     """The runner's RunOptions.explain: the causes of a failed step as it ends, its log shown where it
     really is."""
 
-    def explain(record: Any, step: Any, result: Any, log: Path) -> Sequence[Any]:
+    def explain(record: RunRecord, step: Step, result: StepResult, log: Path) -> Sequence[Any]:
         from tipc.execute.shown import path_map
         from tipc.judge.causes import explain_step
 
@@ -24,7 +28,7 @@ def explainer() -> Any:
     return explain
 
 
-def explained(record: Any, repo: Path) -> Any:
+def explained(record: RunRecord, repo: Path) -> Any:
     """A record read back (`--reuse-run`) with the causes of its failed steps found afresh (the catalogue
     may know more than when it ran); the logs are read where the chain wrote them (the view)."""
     from tipc.execute.shown import path_map
@@ -41,7 +45,7 @@ def explained(record: Any, repo: Path) -> Any:
     return explain_record(record, log_of, repo=repo, shown_log=shown_log)
 
 
-def readiness(plan: Any, python: str | None, repo: Path, stderr: IO[str]) -> list[str]:
+def readiness(plan: Plan, python: str | None, repo: Path, stderr: IO[str]) -> list[str]:
     """The readiness report of the interpreter for the repo's entry scripts, printed before the chain runs
     (and returned, for the report's notes). Never fails the command: what cannot be learnt is said."""
     import shutil
@@ -71,7 +75,7 @@ def readiness(plan: Any, python: str | None, repo: Path, stderr: IO[str]) -> lis
 _EXITED = re.compile(r"\bexited (-?\d+)\b")
 
 
-def rule_causes(results: Sequence[Any], record: Any, repo: Path) -> dict[str, tuple[Any, ...]]:
+def rule_causes(results: Sequence[Any], record: RunRecord, repo: Path) -> dict[str, tuple[Any, ...]]:
     """The causes of the commands a failing check ran itself (predict.py, infer.py: the logs its data names),
     found as for a chain step: {rule id: causes}. A check that says the command exited N or timed out names
     its log last in data['logs']."""

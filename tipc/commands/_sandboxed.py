@@ -372,10 +372,13 @@ def enter(
     writable: tuple[Path, ...] = (),
     wait: bool = False,
     python: str | None = None,
+    read_only: tuple[Path, ...] = (),
 ) -> Session:
     """Enter the sandbox of `plan`'s run: key (model, config stem, mode); `binds` maps a role (logs, serving,
     report) to the repo-relative folder that must outlive the run; `python`: the run's interpreter (its
-    folders stay reachable whatever the sandbox masks). A weak sandbox is said in one loud line."""
+    folders stay reachable whatever the sandbox masks); `read_only`: folders outside the repo tipc reads in
+    the sandbox (a --baseline DIR under /tmp or $HOME, which the sandbox covers). A weak sandbox is said in
+    one loud line."""
     import sys
 
     from tipc.execute import sandbox
@@ -389,7 +392,7 @@ def enter(
         fresh=fresh,
         writable=writable,
         wait=wait,
-        keep=sandbox.python_prefixes(python),
+        keep=(*sandbox.python_prefixes(python), *(p for p in read_only if p.is_dir())),
     )
     if session.weaknesses and session.backend != "none":
         sys.stderr.write(weak_line(session.weaknesses) + "\n")

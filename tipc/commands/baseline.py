@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from tipc.commands import _sandboxed, add_mode, non_negative_int, positive_int
 from tipc.core.errors import UserError
+from tipc.core.fs import atomic_write_text
 from tipc.judge.baseline.stats import DOCUMENTED_RUNS
 
 if TYPE_CHECKING:
     from tipc.core.progress import Progress
+    from tipc.execute.record import RunRecord
 
 EXIT_CHAIN_FAILED = 1
 
@@ -118,7 +120,7 @@ def _child_argv(args: argparse.Namespace, repo: str) -> list[str]:
     return argv + run_flags(args)
 
 
-def chain_problem(record: Any) -> str:
+def chain_problem(record: RunRecord) -> str:
     """Why a run cannot be measured ("" when it can): a step outside prepare.sh that did not pass (one
     skipped as not applicable on this machine is fine)."""
     bad = [
@@ -251,8 +253,7 @@ def _record(args: argparse.Namespace, update: bool) -> int:
     base = store.build(last, runs, [store.run_id(r) for r in records], previous, chain.load)
     text = base.dumps()
     old_text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    atomic_write_text(path, text)  # a baseline is committed: never half of one
     from tipc.modelci.identity import repo_identity
 
     bands = {n: (m.summary.reference, m.margin) for n, m in base.metrics.items()}

@@ -27,8 +27,17 @@ from tipc.core.errors import InfraError, TipcError, UserError
 
 if TYPE_CHECKING:
     from tipc.core.findings import Finding
-    from tipc.core.steps import Plan
+    from tipc.core.paths import PathMap
+    from tipc.core.steps import Overrides, Plan
+    from tipc.execute.observer import Observer
+    from tipc.execute.record import RunRecord
+    from tipc.execute.runner import RunOptions
+    from tipc.execute.sandbox import SandboxOptions, Session
+    from tipc.judge.checks.base import CheckContext, CheckOutcome
+    from tipc.judge.checks.settings import Settings
+    from tipc.judge.rules.evaluate import RuleResult
     from tipc.judge.rules.model import Ruleset
+    from tipc.report.model import Report
 
 DEFAULT_RULESETS: tuple[str, ...] = ("tipc-basic", "competition")
 FORMAT_CHOICES: tuple[str, ...] = ("text", "json", "markdown", "junit", "html")
@@ -98,6 +107,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "run side by side, at most N at once (default: min(2, cores); 1 runs them one after another)",
     )
     parser.add_argument("--no-color", action="store_true", help="no colour in the output")
+    parser.add_argument(
+        "--verbose",
+        "-v",
+        action="store_true",
+        help="the text report lists every rule (by default PASS, SKIP and N/A rules fold into a count line)",
+    )
     add_log_limit(parser)
     _sandboxed.add_arguments(parser)
     _acceptance.add_arguments(parser)
@@ -114,15 +129,15 @@ class Seams:
     find_configs: Callable[[Path], list[Path]]
     lint_paths: Callable[..., list[Finding]]
     plan: Callable[..., Plan]
-    execute: Callable[..., Any]  # (plan, options, observer) -> RunRecord
-    run_options: Callable[..., Any]  # RunOptions(**kwargs)
+    execute: Callable[[Plan, RunOptions, Observer], RunRecord]
+    run_options: Callable[..., RunOptions]  # RunOptions(**kwargs)
     find_record: Callable[[Path, Plan], Path | None]
-    load_record: Callable[[Path], Any]
-    load_settings: Callable[[Path], Any]
-    checks: Mapping[str, Callable[..., Any]]
+    load_record: Callable[[Path], RunRecord]
+    load_settings: Callable[[Path], Settings]
+    checks: Mapping[str, Callable[..., CheckOutcome]]
     # check name -> lane: the checks that may run beside each other with --jobs > 1 (tipc.judge.checks.LANES)
     lanes: Mapping[str, str] = field(default_factory=dict)
-    make_observer: Callable[[bool], Any] = field(default=lambda no_color: _null_observer())
+    make_observer: Callable[[bool], Observer] = field(default=lambda no_color: _null_observer())
     notes: list[str] = field(default_factory=list)  # problems found while wiring (shown in the report)
     # (repo, train config) -> the serving config to run after the train chain, or None (r2-serve).
     find_serving_config: Callable[[Path, Path], Path | None] = field(default=lambda repo, config: None)
@@ -130,7 +145,7 @@ class Seams:
     sandboxed: bool = False
 
 
-def _null_observer() -> Any:
+def _null_observer() -> Observer:
     from tipc.execute.observer import NullObserver
 
     return NullObserver()
@@ -151,7 +166,7 @@ def default_seams() -> Seams:
     try:
         import tipc.judge.checks as checks_pkg
 
-        checks: Mapping[str, Callable[..., Any]] = checks_pkg.CHECKS
+        checks: Mapping[str, Callable[..., CheckOutcome]] = checks_pkg.CHECKS
         lanes: Mapping[str, str] = getattr(checks_pkg, "LANES", {})
     except (ImportError, AttributeError):
         checks, lanes = {}, {}
@@ -160,7 +175,7 @@ def default_seams() -> Seams:
         )
     from tipc.judge.checks.settings import load_settings
 
-    def make_observer(no_color: bool) -> Any:
+    def make_observer(no_color: bool) -> Observer:
         try:
             from tipc.report.progress import make_observer
 
@@ -299,6 +314,17 @@ def _require_extras(
         _extras.require_paddle(given_python, config_pythons(config))
 
 
+def _read_outside(args: argparse.Namespace, repo: Path) -> tuple[Path, ...]:
+    """Folders outside the repo the check reads inside the sandbox: the --baseline directory."""
+    given = getattr(args, "baseline", None)
+    if not given:
+        return ()
+    from tipc.judge.baseline.store import baseline_dir
+
+    where = baseline_dir(repo, given)
+    return () if where.is_relative_to(repo.resolve()) else (where,)
+
+
 def _binds(
     the_plan: Plan, serving_plan: Plan | None, report_dir: Path, repo: Path, role: str
 ) -> tuple[dict[str, str], tuple[Path, ...]]:
@@ -412,6 +438,7 @@ def check(
                 writable=outside,
                 wait=True,
                 python=args.python,
+                read_only=_read_outside(args, repo),
             )
         except KeyboardInterrupt:
             stderr.write("tipc: interrupted before the chain started\n")
@@ -460,7 +487,7 @@ def check(
 
 def _train_record(
     args: argparse.Namespace, seams: Seams, repo: Path, the_plan: Plan, notes: list[str]
-) -> tuple[Any, str | None, bool]:
+) -> tuple[RunRecord, str | None, bool]:
     """The train chain's record: reused (--reuse-run, when one is found) or run now; (record, its path when
     reused, reused)."""
     if args.reuse_run:
@@ -473,7 +500,7 @@ def _train_record(
     return _execute(args, the_plan, seams, "the runner failed"), None, False
 
 
-def _interrupted(*records: Any) -> bool:
+def _interrupted(*records: RunRecord | None) -> bool:
     from tipc.core.steps import Status
 
     return any(r.status is Status.INTERRUPTED for rec in records if rec is not None for r in rec.results)
@@ -483,10 +510,10 @@ def _evaluate(
     args: argparse.Namespace,
     seams: Seams,
     rulesets: list[Ruleset],
-    ctx: Any,
+    ctx: CheckContext,
     after_interrupt: bool,
     notes: list[str],
-) -> tuple[list[Any], bool]:
+) -> tuple[list[RuleResult], bool]:
     """The rules' results, and whether Ctrl-C stopped the checks. After an interrupt nothing new starts:
     checks that would start a process (predict/infer, a server) are SKIP; those that only read the record
     and the logs still judge what ran."""
@@ -521,11 +548,11 @@ def _evaluate(
 
 def _write_and_show(
     args: argparse.Namespace,
-    report: Any,
+    report: Report,
     report_dir: Path,
     stdout: IO[str],
     stderr: IO[str],
-    session: Any,
+    session: Session | None,
     role: str = "report",
 ) -> None:
     """Write the report files, print the report, and say where the reports and the logs are."""
@@ -539,7 +566,7 @@ def _write_and_show(
     except OSError as exc:
         raise UserError(f"{report_dir}: cannot write the reports: {exc.strerror or exc}") from None
     color = args.format == "text" and use_color(args.no_color) and stdout.isatty()
-    stdout.write(render(report, args.format, color=color))
+    stdout.write(render(report, args.format, color=color, verbose=getattr(args, "verbose", False)))
     stdout.flush()
     shown_dir = session.real(role) if session is not None and not args.report_dir else None
     stderr.write(
@@ -553,7 +580,7 @@ def _write_and_show(
 
 def _judged_record(
     args: argparse.Namespace, seams: Seams, repo: Path, the_plan: Plan, notes: list[str], stderr: IO[str]
-) -> tuple[Any, str | None, bool]:
+) -> tuple[RunRecord, str | None, bool]:
     """The train chain's record the rules judge (as _train_record), a reused one's causes found anew, and
     with --baseline the chain run --repeat times; (record, its path when reused, reused)."""
     record, record_path, reused = _train_record(args, seams, repo, the_plan, notes)
@@ -583,9 +610,9 @@ def _serving_records(
     notes: list[str],
     *,
     stopped: bool,
-) -> dict[str, Any]:
+) -> dict[str, RunRecord]:
     """The serving chain's record (by chain name), run after the train chain unless Ctrl-C stopped it."""
-    records: dict[str, Any] = {}
+    records: dict[str, RunRecord] = {}
     if serving_plan is not None and stopped:
         notes.append("serving chain: not started, the run was interrupted")  # nothing new after Ctrl-C
     elif serving_plan is not None:
@@ -601,7 +628,7 @@ def _extra_records(
     notes: list[str],
     *,
     stopped: bool,
-) -> dict[str, Any]:
+) -> dict[str, RunRecord]:
     """The documented and pretrained chains' records, run after the others unless Ctrl-C stopped the run."""
     notes.extend(extra.notes)
     if stopped:
@@ -617,13 +644,13 @@ def _checked(
     stderr: IO[str],
     rulesets: list[Ruleset],
     repo: Path,
-    settings: Any,
+    settings: Settings,
     findings: list[Finding],
     the_plan: Plan,
     serving_plan: Plan | None,
     report_dir: Path,
     notes: list[str],
-    session: Any,
+    session: Session | None,
     role: str = "report",
     extra: _acceptance.Extra | None = None,
     *,
@@ -694,13 +721,13 @@ def _checked(
     return report.exit_code
 
 
-def _shown_paths(session: Any, repo: Path) -> Any:
+def _shown_paths(session: Session | None, repo: Path) -> PathMap:
     from tipc.execute.shown import path_map
 
     return path_map(session, repo)
 
 
-def _rule_causes(results: list[Any], record: Any, repo: Path) -> dict[str, Any] | None:
+def _rule_causes(results: list[RuleResult], record: RunRecord | None, repo: Path) -> dict[str, Any] | None:
     if record is None:
         return None
     from tipc.commands import _explain
@@ -708,7 +735,7 @@ def _rule_causes(results: list[Any], record: Any, repo: Path) -> dict[str, Any] 
     return _explain.rule_causes(results, record, repo)
 
 
-def _run_did(record: Any, repo: Path) -> list[str]:
+def _run_did(record: RunRecord, repo: Path) -> list[str]:
     from tipc.report.did import run_did
 
     try:
@@ -743,7 +770,7 @@ def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
     return checked
 
 
-def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str, **overrides: Any) -> Any:
+def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str, **overrides: Any) -> RunRecord:
     """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
     settings: dict[str, Any] = {
         "step_timeout_s": _sandboxed.step_timeout(_sandboxed.chain_options(args), plan.mode),
@@ -774,9 +801,9 @@ def _extra_plans(
     config: Path,
     rulesets: list[Ruleset],
     the_plan: Plan,
-    overrides: Any,
+    overrides: Overrides,
     seams: Seams,
-    sandbox_options: Any,
+    sandbox_options: SandboxOptions | None,
     timeouts: Mapping[str, float],
 ) -> _acceptance.Extra:
     from tipc.judge.rules.evaluate import chains_named
@@ -789,8 +816,8 @@ def _extra_plans(
 
 def _run_extra(
     args: argparse.Namespace, repo: Path, extra: _acceptance.Extra, seams: Seams, notes: list[str]
-) -> dict[str, Any]:
-    def run(plan: Plan, options: dict[str, Any]) -> Any:
+) -> dict[str, RunRecord]:
+    def run(plan: Plan, options: dict[str, Any]) -> RunRecord:
         return _execute(args, plan, seams, f"the runner failed on the {plan.mode} chain", **options)
 
     return _acceptance.run_extra(args, repo, extra, run, seams.find_record, seams.load_record, notes)
@@ -805,10 +832,10 @@ def _serving_plan(
     config: Path,
     rulesets: list[Ruleset],
     seams: Seams,
-    sandbox_options: Any = None,
+    sandbox_options: SandboxOptions | None = None,
 ) -> Plan | None:
     """The repo's serving chain, planned (and isolated) before anything runs, or None when not needed."""
-    from tipc.core.steps import Overrides
+    from tipc.core.steps import SERVING_MODE, Overrides
     from tipc.judge.rules.evaluate import chains_named
     from tipc.planning.planner import isolate
 
@@ -819,13 +846,15 @@ def _serving_plan(
         return None
     # --set names the train config's keys, so only --device and --python carry over.
     overrides = Overrides(device=args.device, python=args.python)
-    served = seams.plan(serving_config, "serving_infer", repo=repo, overrides=overrides)
+    served = seams.plan(serving_config, SERVING_MODE, repo=repo, overrides=overrides)
     in_place = sandbox_options is None or sandbox_options.backend == "none"
     return isolate(served) if in_place else served
 
 
-def _run_serving(args: argparse.Namespace, repo: Path, plan: Plan, seams: Seams, notes: list[str]) -> Any:
-    record = None
+def _run_serving(
+    args: argparse.Namespace, repo: Path, plan: Plan, seams: Seams, notes: list[str]
+) -> RunRecord:
+    record: RunRecord | None = None
     if args.reuse_run:
         found = seams.find_record(repo, plan)
         if found is not None:

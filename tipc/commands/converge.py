@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tipc.core.errors import EXIT_CHECK_FAILED, EXIT_OK, UserError
+from tipc.core.fs import atomic_write_text
 
 if TYPE_CHECKING:
     from tipc.convergence.result import ConvergeResult
@@ -104,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         proposal = propose(Path(args.repo), args.config, base)
         if args.out:
             try:
-                Path(args.out).write_text(proposal.yaml_text, encoding="utf-8")
+                atomic_write_text(args.out, proposal.yaml_text)
             except OSError as exc:
                 raise UserError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
         else:

@@ -16,6 +16,7 @@ from typing import Any
 
 from tipc.commands import add_mode
 from tipc.core.errors import UserError
+from tipc.core.fs import atomic_write_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,7 +92,6 @@ def run(args: argparse.Namespace) -> int:
         from tipc.modelci.history import html
 
         out = Path(args.html)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(html.render(runs, f"tipc history: {repo.name}", names, bands), encoding="utf-8")
+        atomic_write_text(out, html.render(runs, f"tipc history: {repo.name}", names, bands))
         sys.stderr.write(f"tipc: wrote {out}\n")
     return 0

@@ -20,6 +20,7 @@ from tipc.core.errors import UserError
 
 if TYPE_CHECKING:
     from tipc.core.progress import Progress
+    from tipc.execute.record import RunRecord
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,7 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _tail(record: Any, repo: Path) -> str:
+def _tail(record: RunRecord, repo: Path) -> str:
     from tipc.judge.baseline.metrics import log_file
 
     for r in record.results:
@@ -119,7 +120,7 @@ def _chain(
     return res.exit_code, (load_record(path) if path is not None else None)
 
 
-def _judged(args: argparse.Namespace, repo: Path, column: Any, record: Any, run: Any) -> None:
+def _judged(args: argparse.Namespace, repo: Path, column: Any, record: RunRecord, run: Any) -> None:
     from tipc.judge.baseline import judge, store
 
     directory = store.baseline_dir(repo, args.baseline)
@@ -170,7 +171,7 @@ def _run_version(
     return column
 
 
-def _store(args: argparse.Namespace, record: Any, run: Any, repo: Path) -> None:
+def _store(args: argparse.Namespace, record: RunRecord, run: Any, repo: Path) -> None:
     from tipc.modelci.history import open_history
 
     try:

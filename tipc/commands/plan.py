@@ -11,7 +11,7 @@ from tipc.commands import add_mode, positive_int
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from tipc.core.steps import Plan
+    from tipc.core.steps import Mode, Plan
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -89,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"{args.config}: --chain {args.chain}, but this config drives the {found} chain")
     if args.repo and not Path(args.repo).is_dir():
         raise UserError(f"{args.repo}: --repo must be a folder (the one the script runs from)")
+    from tipc.core.steps import DEFAULT_MODE, SERVING_MODE
+
+    mode: Mode
     if args.mode:
         mode = args.mode
     elif args.chain == "auto":
@@ -96,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
         mode = default_mode(Path(args.config))  # a serving config plans serving_infer
     else:
-        mode = "serving_infer" if args.chain == "serving" else "lite_train_lite_infer"
+        mode = SERVING_MODE if args.chain == "serving" else DEFAULT_MODE
     if args.observe:
         return _observe(args, mode)
     result = plan(
@@ -108,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
     )
     result = _unobserved_note(result, Path(args.repo) if args.repo else None)
+    _say_upfront(result, Path(args.config), args.device)
     if args.isolated:
         result = isolate(result)
     if args.format == "json":
@@ -115,6 +119,22 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(format_plan(result))
     return 0
+
+
+def _say_upfront(result: Plan, config: Path, device: str | None) -> None:
+    """On stderr, before the plan: a missing interpreter, no Paddle, GPU steps without a GPU, as `tipc run`
+    would decide (with no --python: `tipc plan` has none)."""
+    import sys
+
+    from tipc.commands import _upfront
+    from tipc.commands._target import choose_python, config_pythons
+
+    if result.chain != "train_infer_python" and not result.steps:
+        return
+    written = config_pythons(config)
+    choice = choose_python(None, written)
+    found = _upfront.lines(result, python=choice.python, given=None, written=written, device=device)
+    _upfront.say(found, sys.stderr)
 
 
 def _unobserved_note(result: Plan, repo: Path | None) -> Plan:
@@ -147,7 +167,7 @@ def _unobserved_note(result: Plan, repo: Path | None) -> Plan:
     return replace(result, findings=(*result.findings, note))
 
 
-def _observe(args: argparse.Namespace, mode: str) -> int:
+def _observe(args: argparse.Namespace, mode: Mode) -> int:
     import json
     import sys
     from dataclasses import replace

@@ -261,6 +261,14 @@ def run_chain(
         plan_for_run, chain, repo, config, overrides, sandbox_options, stage_timeouts
     )
     if args.dry_run:
+        from tipc.commands import _upfront
+        from tipc.planning.planner import select_stages
+
+        shown = select_stages(the_plan, only)
+        found = _upfront.lines(
+            shown, python=args.python, given=given_python, written=config_pythons(config), device=args.device
+        )
+        _upfront.say(found, stderr)
         _print_plan(the_plan, only, args.format, stdout)
         return RunOutcome(0, None)
     _sandboxed.check_output_links(Path(the_plan.repo), the_plan.output_dir)

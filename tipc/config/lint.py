@@ -24,7 +24,7 @@ from tipc.core.errors import ConfigError
 from tipc.core.findings import Finding, Level
 from tipc.core.steps import MODES
 
-KNOWN_MODES = (*MODES, "benchmark_train")
+KNOWN_MODES = (*MODES, "benchmark_train")  # benchmark_train: read by the benchmark script, not run by tipc
 
 # Slot name -> a pattern its key is expected to match (case-insensitive); None: any key.
 _KEY_EXPECT: dict[str, str] = {

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from tipc.config.script_flags import Flag, ScriptFlags, read_flags
 from tipc.core.errors import UserError
+from tipc.core.steps import DEFAULT_MODE
 
 if TYPE_CHECKING:
     from tipc.config import TipcConfig
@@ -161,7 +162,7 @@ def _slot_words(cfg: TipcConfig) -> list[str]:
     ):
         value = slot.value if slot.present else ""
         if is_mode_keyed(value):
-            value = slot.mode_value("lite_train_lite_infer")
+            value = slot.mode_value(DEFAULT_MODE)
         if slot is cfg.save_model and value and value != "null":
             value = "${WORK}/output"  # tipc expands it per run: the repo stays clean, segments stay apart
         if slot.key.startswith("-") and value and value != "null" and "|" not in value:

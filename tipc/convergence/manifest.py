@@ -12,12 +12,12 @@ block (envelope mode, seeds).
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tipc.core.errors import ConfigError
+from tipc.core.fs import atomic_write_text
 
 CKPTS = "ckpts"  # checkpoints live under <storage>/ckpts, as in the original
 
@@ -259,8 +259,4 @@ def to_json(manifest: Manifest) -> dict[str, Any]:
 
 
 def save(manifest: Manifest) -> None:
-    path = Path(manifest.path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(to_json(manifest), indent=4) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(manifest.path, json.dumps(to_json(manifest), indent=4) + "\n")

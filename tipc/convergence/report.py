@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tipc.convergence.result import FAIL, PASS, ConvergeResult, SegmentResult, fmt
+from tipc.core.fs import atomic_write_text
 
 FORMATS = ("text", "json", "junit", "markdown", "html")
 FILES = {
@@ -307,6 +308,6 @@ def write_all(result: ConvergeResult, directory: Path) -> dict[str, Path]:
     written = {}
     for name, filename in FILES.items():
         path = directory / filename
-        path.write_text(render(result, name), encoding="utf-8")
+        atomic_write_text(path, render(result, name))
         written[name] = path
     return written

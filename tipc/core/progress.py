@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from tipc.core.units import human_seconds
+
 
 class Kind(str, enum.Enum):
     STARTED = "started"
@@ -48,15 +50,6 @@ Progress = Callable[[ProgressEvent], None]
 
 def no_progress(event: ProgressEvent) -> None:
     """The Progress that shows nothing (library calls and tests that do not ask for any)."""
-
-
-def human_seconds(s: float | None) -> str:
-    if s is None:
-        return "-"
-    if s < 60:
-        return f"{s:.1f}s"
-    minutes, sec = divmod(round(s), 60)
-    return f"{minutes}m{sec:02d}s"
 
 
 class Phase:

@@ -12,15 +12,37 @@ from typing import Any
 
 from tipc.core.findings import Finding
 
-MODES: tuple[str, ...] = (
-    "lite_train_lite_infer",
-    "lite_train_whole_infer",
-    "whole_train_whole_infer",
-    "whole_infer",
-    "klquant_whole_infer",
+
+class Mode(str, Enum):
+    """A TIPC mode (the scripts' $MODE). A str enum (StrEnum needs Python 3.11): equal to its text and
+    printed as it, so paths, messages and records spell it as the scripts do."""
+
+    LITE_TRAIN_LITE_INFER = "lite_train_lite_infer"
+    LITE_TRAIN_WHOLE_INFER = "lite_train_whole_infer"
+    WHOLE_TRAIN_WHOLE_INFER = "whole_train_whole_infer"
+    WHOLE_INFER = "whole_infer"
+    KLQUANT_WHOLE_INFER = "klquant_whole_infer"
+    SERVING_INFER = "serving_infer"  # the serving chain's one mode (test_serving*.sh)
+    DOCUMENTED = "documented"  # the plan of what a repo documents (tipc.planning.documented); no --mode
+
+    def __str__(self) -> str:  # `lite_train_lite_infer`, not `Mode.LITE_TRAIN_LITE_INFER`, in f-strings too
+        return str.__str__(self)
+
+
+# The train/infer chain's modes (test_train_inference_python.sh), the first the default.
+MODES: tuple[Mode, ...] = (
+    Mode.LITE_TRAIN_LITE_INFER,
+    Mode.LITE_TRAIN_WHOLE_INFER,
+    Mode.WHOLE_TRAIN_WHOLE_INFER,
+    Mode.WHOLE_INFER,
+    Mode.KLQUANT_WHOLE_INFER,
 )
-SERVING_MODE = "serving_infer"  # the serving chain's one mode (test_serving*.sh)
-ALL_MODES: tuple[str, ...] = (*MODES, SERVING_MODE)  # what every verb's --mode accepts
+DEFAULT_MODE = Mode.LITE_TRAIN_LITE_INFER
+TRAIN_MODES: tuple[Mode, ...] = MODES[:3]  # the modes that train before they infer
+# The modes that infer with the repo's pretrained model (no training first).
+PRETRAINED_MODES: tuple[Mode, ...] = (Mode.WHOLE_INFER, Mode.KLQUANT_WHOLE_INFER)
+SERVING_MODE = Mode.SERVING_INFER
+ALL_MODES: tuple[Mode, ...] = (*MODES, SERVING_MODE)  # what every verb's --mode accepts
 
 
 class Stage(str, Enum):
@@ -165,7 +187,7 @@ class Overrides:
 class Plan:
     config_path: str  # as given by the user
     repo: str  # absolute repo root (the folder the script runs from)
-    mode: str
+    mode: Mode  # a plain str once read back from a record (equal to the Mode)
     dialect: str  # name of the dialect profile used
     model_name: str
     output_dir: str  # repo-relative LOG_PATH, e.g. test_tipc/output/<model>/<mode>

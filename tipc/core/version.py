@@ -4,4 +4,4 @@ Modules that print or record it import it from here, not from `tipc` itself: the
 re-exports the Python API (tipc.api, the top layer), so no lower layer may import it.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

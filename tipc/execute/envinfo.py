@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from tipc.core.units import human_bytes
 from tipc.execute import proc
 
 PROBE = Path(__file__).resolve().parent / "probes" / "envprobe.py"
@@ -126,7 +127,7 @@ class EnvInfo:
             cpu += f" ({self.cpu_count} cores)"
         parts = [f"CPU: {cpu}"]
         if self.memory_total_bytes is not None:
-            parts.append(f"{self.memory_total_bytes / 2**30:.1f} GiB RAM")
+            parts.append(f"{human_bytes(self.memory_total_bytes)} RAM")
         if self.gpus is None:
             parts.append("GPU: unknown")
         elif not self.gpus:

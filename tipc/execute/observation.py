@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tipc.core.steps import MODES, Overrides, Plan
+from tipc.core.steps import MODES, Mode, Overrides, Plan
 from tipc.planning import observe as pure
 from tipc.planning.observe import Observation, Prepared, Ran
 
@@ -41,7 +41,7 @@ _GRACE_S = 60.0  # the helper's own setup and tear-down, beyond the script's tim
 
 def observe(
     config: Path,
-    mode: str,
+    mode: Mode,
     *,
     repo: Path,
     overrides: Overrides = Overrides(),  # noqa: B008 - frozen value
@@ -71,7 +71,7 @@ def observe(
 
 def plan_for_run(
     config: Path,
-    mode: str,
+    mode: Mode,
     *,
     repo: Path,
     overrides: Overrides = Overrides(),  # noqa: B008 - frozen value

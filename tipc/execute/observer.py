@@ -3,11 +3,11 @@ whether) it is displayed (tipc.report.progress draws it)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from tipc.core.steps import Plan, Step
-    from tipc.execute.record import StepResult
+    from tipc.execute.record import RunRecord, StepResult
 
 
 class Observer(Protocol):
@@ -21,7 +21,7 @@ class Observer(Protocol):
 
     def step_finished(self, index: int, total: int, step: Step, result: StepResult) -> None: ...
 
-    def plan_finished(self, plan: Plan, results: Any) -> None: ...
+    def plan_finished(self, plan: Plan, record: RunRecord) -> None: ...
 
 
 class NullObserver:
@@ -37,5 +37,5 @@ class NullObserver:
     def step_finished(self, index: int, total: int, step: Step, result: StepResult) -> None:
         pass
 
-    def plan_finished(self, plan: Plan, results: Any) -> None:
+    def plan_finished(self, plan: Plan, record: RunRecord) -> None:
         pass

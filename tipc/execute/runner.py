@@ -173,6 +173,33 @@ def python_substitutions(plan: Plan, options: RunOptions) -> tuple[dict[str, str
     return mapping, notes
 
 
+def missing_interpreters(plan: Plan, python: str | None) -> list[str]:
+    """One line per interpreter the plan's commands name that cannot run here, saying what `tipc run` runs
+    in its place (as `python_substitutions` decides at run time), or that those steps cannot run."""
+    counts: dict[str, int] = {}
+    for step in plan.steps:
+        written = _interpreter_of(step)
+        if written is not None and not step.not_applicable:
+            counts[written] = counts.get(written, 0) + 1
+    lines: list[str] = []
+    for written, n in counts.items():
+        why = _unusable(written)
+        if why is None:
+            continue
+        instead = python or sys.executable
+        if _unusable(instead) is not None:
+            lines.append(
+                f"'{written}' (the interpreter of {n} step(s)) {why}: those steps cannot run here; "
+                "name one that runs with --python"
+            )
+            continue
+        lines.append(
+            f"'{written}' (the interpreter of {n} step(s)) {why}; tipc run runs {instead} in its place "
+            "(choose another with --python)"
+        )
+    return lines
+
+
 def _substituted(step: Step, mapping: Mapping[str, str]) -> tuple[tuple[str, ...], str]:
     """(argv to run, status command to print) after interpreter substitution."""
     status = step.status_command or shlex.join(step.argv)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tipc.core.paths import PathMap, in_place
 
+if TYPE_CHECKING:
+    from tipc.execute.sandbox import Session
 
-def path_map(session: Any = None, repo: Path | None = None) -> PathMap:
+
+def path_map(session: Session | None = None, repo: Path | None = None) -> PathMap:
     """The map of `session` (default: the sandbox this process is in); in place when there is none."""
     from tipc.execute import sandbox
 

@@ -25,10 +25,14 @@ import signal as _signal
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.causes import Cause, hide_own_frames
 from tipc.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tipc.core.steps import Plan, Step
+    from tipc.execute.record import RunRecord, StepResult
 
 __all__ = [
     "OPERATORS",
@@ -1165,9 +1169,9 @@ _PIR_FLAG = "FLAGS_enable_pir_api"
 
 
 def context_for(
-    record: Any,
-    step: Any,
-    result: Any,
+    record: RunRecord,
+    step: Step,
+    result: StepResult,
     *,
     repo: Path,
     shown_log: str = "",
@@ -1207,7 +1211,7 @@ def _pir(env: Mapping[str, str | None], paddle: str | None) -> bool | None:
     return _version_tuple(paddle)[:1] >= (3,)
 
 
-def _switches(record: Any, env: Mapping[str, str | None]) -> frozenset[str]:
+def _switches(record: RunRecord, env: Mapping[str, str | None]) -> frozenset[str]:
     from tipc.core.steps import Stage
 
     plan = record.plan
@@ -1237,7 +1241,7 @@ def _network_now() -> bool:
 
 
 def _earlier(
-    record: Any, step: Any, repo: Path, log_of: Callable[[Any], Path | None] | None = None
+    record: RunRecord, step: Any, repo: Path, log_of: Callable[[Any], Path | None] | None = None
 ) -> tuple[Earlier, ...]:
     out: list[Earlier] = []
     for other in record.plan.steps:
@@ -1276,7 +1280,7 @@ def _hidden_error(log: Path) -> str:
     return f"{found[0]}: {found[1]}".strip(": ") if found else ""
 
 
-def _consumed(plan: Any, step: Any) -> tuple[str, ...]:
+def _consumed(plan: Plan, step: Any) -> tuple[str, ...]:
     by_id = {s.id: s for s in plan.steps}
     out: list[str] = []
     todo = list(step.depends_on)
@@ -1319,9 +1323,9 @@ def _machine_load() -> tuple[float, int] | None:
 
 
 def explain_step(
-    record: Any,
-    step: Any,
-    result: Any,
+    record: RunRecord,
+    step: Step,
+    result: StepResult,
     log: Path | None,
     *,
     repo: Path | None = None,
@@ -1357,7 +1361,7 @@ def explain_step(
 
 
 def explain_record(
-    record: Any,
+    record: RunRecord,
     log_of: Callable[[Any], Path | None],
     *,
     repo: Path | None = None,

@@ -12,9 +12,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.execute.lineage import StepAccess, sanitise
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 WEIGHT_SUFFIXES = (".pdparams", ".pdopt", ".pdckpt", ".pdema", ".pth", ".pt", ".ckpt")
 MODEL_SUFFIXES = (".pdmodel", ".pdiparams", ".pdiparams.info", ".nb", ".onnx")
@@ -244,7 +247,7 @@ class _Seen:
 
 
 def _step_nodes(
-    record: Any, accesses: Mapping[str, StepAccess]
+    record: RunRecord, accesses: Mapping[str, StepAccess]
 ) -> tuple[list[StepNode], list[tuple[StepNode, StepAccess]]]:
     """Every planned step as a node, and the usable ones with their recorded access."""
     steps: list[StepNode] = []
@@ -324,7 +327,7 @@ class _Files:
 
 
 def build_graph(
-    record: Any,
+    record: RunRecord,
     accesses: Mapping[str, StepAccess],
     repo: Path,
     *,

@@ -14,6 +14,7 @@ the repo is imported or run.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import shlex
@@ -21,9 +22,13 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.config.imports import ImportScan, Use, entry_scripts, scan
+from tipc.core.fs import atomic_write_text
+
+if TYPE_CHECKING:
+    from tipc.core.steps import Plan
 
 MODULES_SCHEMA = "tipc.modules/1"
 _PROBES = Path(__file__).resolve().parents[1] / "execute" / "probes"
@@ -154,23 +159,23 @@ def removed_apis() -> tuple[RemovedApi, ...]:
 # --- the report --------------------------------------------------------------------------------------------
 
 
-def entries_of(plan: Any, repo: Path) -> list[Path]:
+def entries_of(plan: Plan, repo: Path) -> list[Path]:
     """The entry scripts of every step that runs the repo's Python code (not prepare.sh, not skipped)."""
     out: dict[Path, None] = {}
     for step in plan.steps:
-        if step.stage.value == "prepare" or getattr(step, "not_applicable", ""):
+        if step.stage.value == "prepare" or getattr(step, "not_applicable", False):
             continue
         for path in entry_scripts(step.argv, repo / step.cwd, repo):
             out.setdefault(path.resolve(), None)
     return list(out)
 
 
-def scan_plan(plan: Any, repo: Path) -> ImportScan:
+def scan_plan(plan: Plan, repo: Path) -> ImportScan:
     cwds = sorted({(repo / s.cwd).resolve() for s in plan.steps})
     return scan(repo, entries_of(plan, repo), cwds)
 
 
-def check(plan: Any, python: str, repo: Path | None = None, *, timeout_s: float = 180.0) -> Readiness:
+def check(plan: Plan, python: str, repo: Path | None = None, *, timeout_s: float = 180.0) -> Readiness:
     """The readiness report of `python` for the repo of `plan`."""
     root = (repo or Path(plan.repo)).resolve()
     found = scan_plan(plan, root)
@@ -282,11 +287,8 @@ def paddle_apis(
             pass
     answer = _ask_paddle(python, names, timeout_s)
     if cache is not None and answer[0] is not None:
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            cache.write_text(json.dumps({"version": answer[0], "missing": answer[1]}), encoding="utf-8")
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            atomic_write_text(cache, json.dumps({"version": answer[0], "missing": answer[1]}))
     return answer
 
 

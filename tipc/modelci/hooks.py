@@ -15,7 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tipc.core.steps import Plan
+    from tipc.execute.record import RunRecord
 
 RULE_ID = "model-ci.baseline"
 
@@ -44,7 +48,7 @@ class ModelCiOptions:
 
 
 def repeat_chain(
-    options: ModelCiOptions, repo: Path, record: Any, rerun: Callable[[], Any], stderr: IO[str]
+    options: ModelCiOptions, repo: Path, record: RunRecord, rerun: Callable[[], Any], stderr: IO[str]
 ) -> Any:
     """With --baseline and --repeat N > 1: N - 1 more runs of the chain after `record`, their metrics and
     its saved beside the last record (tipc.judge.baseline.judge.RUNS_FILE); the last record is returned.
@@ -99,7 +103,7 @@ def outside_needed(options: ModelCiOptions, sandbox_options: Any, *, in_child: b
 
 
 def after_child(
-    options: ModelCiOptions, repo: Path, plan: Any, exit_code: int, stderr: IO[str], *, kind: str = "check"
+    options: ModelCiOptions, repo: Path, plan: Plan, exit_code: int, stderr: IO[str], *, kind: str = "check"
 ) -> int:
     """After a sandboxed child check: find its run record in the run folder, then store and notify."""
     from tipc.core.errors import ConfigError
@@ -118,7 +122,13 @@ def after_child(
 
 
 def after(
-    options: ModelCiOptions, repo: Path, record: Any, exit_code: int, stderr: IO[str], *, kind: str = "check"
+    options: ModelCiOptions,
+    repo: Path,
+    record: RunRecord,
+    exit_code: int,
+    stderr: IO[str],
+    *,
+    kind: str = "check",
 ) -> None:
     """History and notification. Neither changes the exit code; a failure of either is said on stderr."""
     from tipc.judge.baseline import judge as judging

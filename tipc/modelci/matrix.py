@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tipc.core.errors import UserError
+from tipc.core.fs import atomic_write_text
 
 STAMP = "tipc-env.json"
 ENV_LAYOUT = 2  # bump when what ensure_env puts into an environment changes: older ones are rebuilt
@@ -207,7 +208,8 @@ def ensure_env(
     if paddle_major(version) < 3:
         for site in path.glob("lib/python*/site-packages"):
             (site / PILLOW_FIRST).write_text(PILLOW_FIRST_TEXT, encoding="utf-8")
-    stamp.write_text(json.dumps({"paddle": version, "python": py_version, "spec": spec}), encoding="utf-8")
+    # the stamp says the environment is whole: a half-written one must not pass for it
+    atomic_write_text(stamp, json.dumps({"paddle": version, "python": py_version, "spec": spec}))
     return Env(version, path, env_python, False)
 
 

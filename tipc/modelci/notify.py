@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 SCHEMA = "tipc.notify/1"
 TIMEOUT_S = 15.0
 
 
-def payload(judgement: Any, record: Any, *, repo: str, exit_code: int) -> dict[str, Any]:
+def payload(judgement: Any, record: RunRecord, *, repo: str, exit_code: int) -> dict[str, Any]:
     from tipc.core.version import __version__
     from tipc.judge.baseline import judge, store
 

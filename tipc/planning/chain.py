@@ -18,7 +18,7 @@ from tipc.config.dialects import Dialect
 from tipc.config.model import Slot, TipcConfig
 from tipc.config.reader import mode_slot_value
 from tipc.core.findings import Finding, Level
-from tipc.core.steps import Stage, Step
+from tipc.core.steps import Mode, Stage, Step
 
 CUDA = "CUDA_VISIBLE_DEVICES"
 # The `|` lists of a config multiply (gpu_list x autocast x trainer x use_gpu x threads x batch x precision):
@@ -45,7 +45,7 @@ def bash_dirname(path: str) -> str:
 class _Ctx:
     cfg: TipcConfig
     d: Dialect
-    mode: str
+    mode: Mode
     root: str  # absolute repo root (the folder the script runs from)
     log_root: str = ""
     steps: list[Step] = field(default_factory=list)
@@ -227,7 +227,7 @@ def _writes(slot: Slot, path: str, what: str) -> tuple[tuple[tuple[str, str], ..
 def build(
     cfg: TipcConfig,
     d: Dialect,
-    mode: str,
+    mode: Mode,
     root: str,
     *,
     device: str | None = None,
@@ -246,7 +246,7 @@ def build(
 
 
 def lint_build(
-    cfg: TipcConfig, d: Dialect, mode: str, root: str, *, max_steps: int = DEFAULT_MAX_STEPS
+    cfg: TipcConfig, d: Dialect, mode: Mode, root: str, *, max_steps: int = DEFAULT_MAX_STEPS
 ) -> tuple[list[Finding], int, list[str]]:
     """What lint needs of a plan: (findings, number of steps, command of every inference step).
 
@@ -256,7 +256,7 @@ def lint_build(
     return ctx.findings, ctx.count, ctx.infer_commands
 
 
-def _run(ctx: _Ctx, mode: str) -> None:
+def _run(ctx: _Ctx, mode: Mode) -> None:
     try:
         _build(ctx, mode)
     except _PlanTooLarge as exc:
@@ -271,12 +271,13 @@ def _run(ctx: _Ctx, mode: str) -> None:
         )
 
 
-def _build(ctx: _Ctx, mode: str) -> None:
+def _build(ctx: _Ctx, mode: Mode) -> None:
     cfg, d = ctx.cfg, ctx.d
     model_name = cfg.model_name.value
     ctx.log_root = d.log_root.format(model_name=model_name, mode=mode, root=ctx.root)
-    whole = mode == "whole_infer" or (mode == "klquant_whole_infer" and d.klquant_branch == "whole_infer")
-    if mode == "klquant_whole_infer" and not whole:
+    klquant_as_whole = mode == Mode.KLQUANT_WHOLE_INFER and d.klquant_branch == "whole_infer"
+    whole = mode == Mode.WHOLE_INFER or klquant_as_whole
+    if mode == Mode.KLQUANT_WHOLE_INFER and not whole:
         ctx.note(
             "TIPC206",
             Level.WARNING,
@@ -932,7 +933,7 @@ def _note_mode_values(ctx: _Ctx, epoch_num: str, batch_value: str) -> None:
                     "TIPC201",
                     Level.WARNING,
                     slot,
-                    f"mode {mode!r} is missing from the mode-keyed value of {slot.key!r}: the parameter is "
+                    f"mode '{mode}' is missing from the mode-keyed value of {slot.key!r}: the parameter is "
                     "omitted and the training script's default is used",
                 )
             else:
@@ -1202,7 +1203,7 @@ def _whole_infer_t51(ctx: _Ctx) -> None:
         else:
             save_dir = infer_model
         quant = quants[n] if n < len(quants) else ""
-        if ctx.mode == "klquant_whole_infer" and d.klquant_forces_quant:
+        if ctx.mode == Mode.KLQUANT_WHOLE_INFER and d.klquant_forces_quant:
             quant = "True"
         this_gpu = gpu
         if d.whole_infer == "gan":
@@ -1292,9 +1293,9 @@ def _whole_infer_det(ctx: _Ctx) -> None:
         ctx.tick()
         if test_eq(infer_mode, "null"):
             continue
-        if mode == "klquant_whole_infer" and infer_mode != "kl_quant":
+        if mode == Mode.KLQUANT_WHOLE_INFER and infer_mode != "kl_quant":
             continue
-        if mode == "whole_infer" and infer_mode == "kl_quant":
+        if mode == Mode.WHOLE_INFER and infer_mode == "kl_quant":
             continue
         export = exports.get(infer_mode)
         if export is None:

@@ -17,7 +17,7 @@ from tipc.config.script_flags import Flag, ScriptFlags, normalise, read_flags
 from tipc.core.findings import Finding, Level
 from tipc.core.steps import Stage, Step
 
-__all__ = ["DeviceEdit", "add_cpu_flags", "cpu_edit", "entry_script"]
+__all__ = ["DeviceEdit", "add_cpu_flags", "cpu_edit", "entry_script", "gpu_ask", "multi_gpu"]
 
 _STAGES = frozenset({Stage.TRAIN, Stage.EVAL, Stage.EXPORT, Stage.INFER, Stage.QUANT, Stage.OTHER})
 _LAUNCHERS = frozenset({"paddle.distributed.launch", "paddle.distributed.fleet.launch", "fleetrun"})
@@ -32,6 +32,39 @@ _TRUE = frozenset({"true", "1", "yes", "y", "t"})
 _FALSE = frozenset({"false", "0", "no", "n", "f", ""})
 _GPU_WORDS = frozenset({"gpu", "cuda", "gpu:0", "cuda:0"})
 _PY_OPTS_WITH_VALUE = frozenset({"-W", "-X", "-Q"})
+
+
+_GPU_OPTIONS = frozenset({"use_gpu", "usegpu", "use_cuda", "cuda", "gpu"})
+_DEVICE_OPTIONS = frozenset({"device", "place", "run_device"})
+
+
+def gpu_ask(step: Step) -> str | None:
+    """How a planned command asks for a GPU in its argv (`--gpus=0,1`, `--use-gpu=True`,
+    `-o Global.device=gpu`), or None. A launcher's `--gpus` list comes first: it says how many cards the
+    step needs.
+    CUDA_VISIBLE_DEVICES alone asks for nothing: it picks a card where there is one, and is moot without."""
+    words = step.argv[-1].split() if step.shell and step.argv else list(step.argv)
+    asks: list[str] = []
+    for i, word in enumerate(words):
+        if not word.startswith("-") and "=" not in word:
+            continue
+        key, sep, value = word.lstrip("-").partition("=")
+        if not sep and i + 1 < len(words) and not words[i + 1].startswith("-"):
+            value = words[i + 1]
+        k = key.replace("-", "_").lower().rsplit(".", 1)[-1]  # `-o Global.use_gpu=True` names use_gpu
+        v = value.strip().lower()
+        if k in ("gpus", "selected_gpus") and v and v != "-1" and word.startswith("-"):
+            return word if sep else f"{word} {value}"
+        if (k in _GPU_OPTIONS and v in _TRUE) or (
+            k in _DEVICE_OPTIONS and v.split(":")[0] in ("gpu", "cuda")
+        ):
+            asks.append(word if sep else f"{word} {value}")
+    return asks[0] if asks else None
+
+
+def multi_gpu(ask: str) -> bool:
+    """Whether a `gpu_ask` answer names more than one card (a distributed launch over `0,1`...)."""
+    return "," in ask.split("=", 1)[-1].split(" ", 1)[-1]
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from enum import Enum
 from pathlib import Path
 
 from tipc.core.errors import ConfigError
-from tipc.core.steps import Overrides, Plan, Stage, Step
+from tipc.core.steps import Mode, Overrides, Plan, Stage, Step
 from tipc.planning.docs_vocab import Vocabulary
 from tipc.planning.docs_vocab import load as load_vocabulary
 from tipc.planning.serving import PADDLE_SERVING_REASON, _module_requirements, _ready_url
@@ -44,7 +44,7 @@ from tipc.planning.serving import PADDLE_SERVING_REASON, _module_requirements, _
 DOC_LIMIT_BYTES = 2 * 1024 * 1024
 MAX_COMMANDS = 200
 CHAIN = "documented"
-MODE = "documented"
+MODE = Mode.DOCUMENTED
 ID_PREFIX = "doc/"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tipc.config.lint import ConfigRead, dedupe, lint_inputs, passed_as_parameter, static_lint
 from tipc.core.findings import Finding, Level
-from tipc.core.steps import MODES
+from tipc.core.steps import MODES, Mode
 from tipc.planning.planner import mode_findings, prepare
 
 
@@ -34,7 +34,7 @@ def _plan_findings(read: ConfigRead, max_steps: int | None) -> tuple[list[Findin
     out.extend(f for f in prepared.findings if f.code != "TIPC000")
     root_abs = str(read.root)  # find_repo_root's answer is already resolved
     # klquant_whole_infer is linted only for configs meant for it: for the others it replays another layout.
-    modes = [m for m in MODES if m != "klquant_whole_infer" or "kl" in read.path.name.lower()]
+    modes = [m for m in MODES if m is not Mode.KLQUANT_WHOLE_INFER or "kl" in read.path.name.lower()]
     for mode in modes:
         # Only what the findings need: the chain's findings and the inference commands, no Step objects.
         findings, infer_commands = mode_findings(prepared, mode, root_abs=root_abs, max_steps=max_steps)

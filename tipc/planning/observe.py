@@ -35,7 +35,7 @@ from tipc.config.model import Slot, TipcConfig
 from tipc.config.parse import ParsedFile, parse_file
 from tipc.core.errors import TipcError
 from tipc.core.findings import Finding, Level
-from tipc.core.steps import MODES, Overrides, Plan, Stage, Step
+from tipc.core.steps import MODES, Mode, Overrides, Plan, Stage, Step
 from tipc.planning.corpus import status_text, tokens
 
 __all__ = [
@@ -266,7 +266,7 @@ def _status_echoes(output: list[str]) -> list[_Status]:
     return out
 
 
-def _why_nothing(output: str, exit_code: int | None, timed_out: bool, mode: str, python: str) -> str:
+def _why_nothing(output: str, exit_code: int | None, timed_out: bool, mode: Mode, python: str) -> str:
     if timed_out:
         return "the script did not finish before the timeout and had run no python command by then"
     if exit_code is None:
@@ -303,7 +303,7 @@ class Prepared:
     """What an observation runs and how its output is read back (`prepare`)."""
 
     config: Path
-    mode: str
+    mode: Mode
     repo: Path  # resolved
     parsed: ParsedFile
     cfg: TipcConfig
@@ -323,7 +323,7 @@ class Prepared:
 
 def prepare(
     config: Path,
-    mode: str,
+    mode: Mode,
     *,
     repo: Path,
     tools: str,
@@ -516,7 +516,7 @@ class _BuildState:
 @dataclass
 class _Builder:
     config: Path
-    mode: str
+    mode: Mode
     repo: Path
     root: Path
     tools: Path
@@ -999,7 +999,7 @@ def _runs_line(plan: Plan, lines: list[str], line: int) -> Step | None:
     return None
 
 
-def wants_observation(profile: Plan, mode: str, repo: Path) -> bool:
+def wants_observation(profile: Plan, mode: Mode, repo: Path) -> bool:
     """Whether `plan_from` needs the repo's script observed for this plan."""
     if profile.chain != "train_infer_python" or mode not in MODES or not (Path(repo) / SCRIPT).is_file():
         return False

@@ -24,7 +24,7 @@ from tipc.config.model import SLOT_NAMES, Slot, TipcConfig
 from tipc.config.parse import ParsedFile, parse_file
 from tipc.core.errors import ConfigError, UserError
 from tipc.core.findings import Finding, Level
-from tipc.core.steps import MODES, SERVING_MODE, Overrides, Plan, Step
+from tipc.core.steps import ALL_MODES, DEFAULT_MODE, MODES, SERVING_MODE, Mode, Overrides, Plan, Step
 from tipc.planning import chain as chain_mod
 
 __all__ = [
@@ -45,11 +45,11 @@ __all__ = [
 ]
 
 
-def default_mode(config: Path) -> str:
+def default_mode(config: Path) -> Mode:
     """The mode a verb uses when none is given: serving_infer for a serving config, else
     lite_train_lite_infer. Raises ConfigError for a config that cannot be read."""
     return (
-        "serving_infer" if classify_chain(Path(config), parse_file(Path(config))) == "serving" else MODES[0]
+        SERVING_MODE if classify_chain(Path(config), parse_file(Path(config))) == "serving" else DEFAULT_MODE
     )
 
 
@@ -167,7 +167,9 @@ def plan(
     if chain_name == "serving":
         from tipc.planning.serving import plan_serving
 
-        return plan_serving(config, repo=repo, overrides=overrides, mode=mode)
+        if mode not in ALL_MODES:  # the verbs' --mode accepts no other; a Python caller learns it here
+            raise UserError(f"unknown mode {mode!r}; expected one of: {', '.join(ALL_MODES)}")
+        return plan_serving(config, repo=repo, overrides=overrides, mode=Mode(mode))
     if mode not in MODES:
         if mode == SERVING_MODE:
             raise UserError(
@@ -176,6 +178,7 @@ def plan(
                 + ", ".join(MODES)
             )
         raise UserError(f"unknown mode {mode!r}; expected one of: {', '.join(MODES)}")
+    mode = Mode(mode)
     # PTQ/KL-quant configs are what the template's klquant_whole_infer branch reads; unknown files are read
     # as the script would read them. Other chains have their own scripts.
     if chain_name not in ("train_infer_python", "ptq", "unknown"):
@@ -191,7 +194,7 @@ def plan(
 
 
 def mode_findings(
-    prepared: Prepared, mode: str, *, root_abs: str, max_steps: int | None = None
+    prepared: Prepared, mode: Mode, *, root_abs: str, max_steps: int | None = None
 ) -> tuple[list[Finding], list[str]]:
     """What lint needs of the plan of one mode, without building it: the findings `plan` would report
     (less the dialect and override notes) and the command of every inference step."""
@@ -215,11 +218,11 @@ def mode_findings(
 
 
 def _mode_slots(
-    prepared: Prepared, mode: str, findings: list[Finding]
+    prepared: Prepared, mode: Mode, findings: list[Finding]
 ) -> tuple[TipcConfig, dialects_mod.Dialect]:
     """The slots the script reads in `mode` (klquant_whole_infer re-reads a legacy layout in some scripts)."""
     config, parsed, profile, cfg = prepared.config, prepared.parsed, prepared.profile, prepared.cfg
-    if mode == "klquant_whole_infer" and profile.klquant_slots and profile.klquant_branch == "whole_infer":
+    if mode == Mode.KLQUANT_WHOLE_INFER and profile.klquant_slots and profile.klquant_branch == "whole_infer":
         legacy = load_mod.build(
             parsed, profile.with_(slots=profile.klquant_slots, read_limit=profile.klquant_read_limit)
         )
@@ -241,7 +244,7 @@ def _mode_slots(
 
 def plan_prepared(
     prepared: Prepared,
-    mode: str,
+    mode: Mode,
     *,
     overrides: Overrides = Overrides(),  # noqa: B008 - frozen value
     max_steps: int | None = None,
@@ -367,7 +370,7 @@ class _Changes:
         )
 
 
-def apply_overrides(cfg: TipcConfig, overrides: Overrides, mode: str) -> tuple[TipcConfig, list[Finding]]:
+def apply_overrides(cfg: TipcConfig, overrides: Overrides, mode: Mode) -> tuple[TipcConfig, list[Finding]]:
     """Apply --device / --set in memory; each change is reported as an info finding at its slot."""
     changes = _Changes(cfg)
     if overrides.device not in (None, "cpu", "gpu"):
@@ -397,7 +400,7 @@ def _cpu_changes(changes: _Changes) -> None:
             changes.change(name, new, "--device cpu")
 
 
-def _set_changes(changes: _Changes, sets: tuple[tuple[str, str], ...], mode: str) -> None:
+def _set_changes(changes: _Changes, sets: tuple[tuple[str, str], ...], mode: Mode) -> None:
     """The --set KEY=VALUE overrides; KEY is a slot name, a slot's key, or `epochs` / `batch_size`."""
     cfg = changes.cfg
     by_key: dict[str, str] = {}

@@ -26,13 +26,13 @@ from pathlib import Path
 
 from tipc.core.errors import ConfigError, UserError
 from tipc.core.findings import Finding, Level
-from tipc.core.steps import Overrides, Plan, Stage, Step
+from tipc.core.steps import Mode, Overrides, Plan, Stage, Step
 
 PADDLE_SERVING_REASON = (
     "Paddle Serving is not installable with Paddle >= 2.5 / Python >= 3.10 (needs paddle.fluid)"
 )
 CHAIN = "serving"
-DEFAULT_MODE = "serving_infer"
+DEFAULT_MODE = Mode.SERVING_INFER
 _SERVING_IMPORT = re.compile(r"^\s*(?:from|import)\s+(paddle_serving_\w+)", re.MULTILINE)
 _HTTP_PORT = re.compile(r"^http_port:\s*(\d+)", re.MULTILINE)
 TIPC_SERVE_DEFAULT_PORT = 9998
@@ -191,7 +191,7 @@ def _status(argv: list[str], log: str | None) -> str:
 
 
 def plan_serving(
-    config: Path, *, repo: Path | None = None, overrides: Overrides = _NO_OVERRIDES, mode: str = DEFAULT_MODE
+    config: Path, *, repo: Path | None = None, overrides: Overrides = _NO_OVERRIDES, mode: Mode = DEFAULT_MODE
 ) -> Plan:
     lines, findings = _read_lines(config, overrides)
     if not lines or "serving" not in lines[0].text or not lines[0].text.startswith("="):
@@ -380,7 +380,7 @@ class _ModelsChain:
 
 
 def _plan_models(
-    config: Path, lines: list[Line], root: Path, python: str, model: str, mode: str, overrides: Overrides
+    config: Path, lines: list[Line], root: Path, python: str, model: str, mode: Mode, overrides: Overrides
 ) -> _Built:
     output_dir = f"log/{model}/{mode}"
     trans_line = lines[3]
@@ -521,7 +521,7 @@ def _ocr_variants(
 
 
 def _plan_ocr(
-    config: Path, lines: list[Line], root: Path, python: str, model: str, mode: str, overrides: Overrides
+    config: Path, lines: list[Line], root: Path, python: str, model: str, mode: Mode, overrides: Overrides
 ) -> _Built:
     output_dir = f"test_tipc/output/{model}/{mode}/python"
     need = [_expect(config, lines, i, f"entry {i + 1} of the PaddleOCR serving layout") for i in range(23)]

@@ -37,8 +37,11 @@ REPORT_FILES: dict[str, str] = {
 }
 
 
-def render(report: Report, fmt: str, *, color: bool = False, width: int | None = None) -> str:
-    """`width`: of the terminal report; by default $COLUMNS, else 110."""
+def render(
+    report: Report, fmt: str, *, color: bool = False, width: int | None = None, verbose: bool = False
+) -> str:
+    """`width`: of the terminal report; by default $COLUMNS, else 110. `verbose`: the terminal report lists
+    every rule (by default those that need no attention fold into a count)."""
     if fmt == "text":
         import os
 
@@ -48,7 +51,7 @@ def render(report: Report, fmt: str, *, color: bool = False, width: int | None =
             columns = os.environ.get("COLUMNS", "")
             width = int(columns) if columns.isdigit() and int(columns) >= 40 else 110
 
-        return render_terminal(report, color=color, width=width)
+        return render_terminal(report, color=color, width=width, verbose=verbose)
     if fmt == "json":
         from tipc.report.json import render_json
 

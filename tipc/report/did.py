@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 _PIR_FLAG = "FLAGS_enable_pir_api"
 _FORMATS = {
@@ -32,7 +35,7 @@ def export_formats(paths: Iterable[str]) -> list[str]:
     return found
 
 
-def did_lines(record: Any, written: Mapping[str, Iterable[str]]) -> list[str]:
+def did_lines(record: RunRecord, written: Mapping[str, Iterable[str]]) -> list[str]:
     """One line about the export steps of `record` (written: step id -> files it wrote), or none when the
     run has no export step that passed."""
     exports = [s for s in record.plan.steps if s.stage.value == "export"]
@@ -57,7 +60,7 @@ def did_lines(record: Any, written: Mapping[str, Iterable[str]]) -> list[str]:
     return [f"this run: export wrote {wrote}; {', '.join(flags)}"]
 
 
-def written_by_step(record: Any, repo: Path | None = None) -> dict[str, list[str]]:
+def written_by_step(record: RunRecord, repo: Path | None = None) -> dict[str, list[str]]:
     """{step id: paths it wrote} from the run's lineage folder (tipc.execute.lineage), readable at `repo`."""
     from tipc.execute import lineage
 
@@ -68,5 +71,5 @@ def written_by_step(record: Any, repo: Path | None = None) -> dict[str, list[str
     return {sid: [a.path for a in access.writes] for sid, access in steps.items()}
 
 
-def run_did(record: Any, repo: Path | None = None) -> list[str]:
+def run_did(record: RunRecord, repo: Path | None = None) -> list[str]:
     return did_lines(record, written_by_step(record, repo))

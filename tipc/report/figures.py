@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tipc.core.units import human_bytes, human_seconds
 from tipc.report.lineage import ARTEFACT_KINDS
 
 BLUE, LIGHT_BLUE, ORANGE, GREEN, RED, GREY, PURPLE = (
@@ -214,11 +215,7 @@ def loss_chart_svg(
 
 
 def _bytes(v: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(v) < 1024 or unit == "TiB":
-            return f"{v:.0f} {unit}" if unit == "B" else f"{v:.3g} {unit}"
-        v /= 1024
-    return str(v)
+    return human_bytes(v, significant=3)
 
 
 _Series = tuple[str, str, Any, list[list[tuple[float, float]]]]
@@ -293,7 +290,7 @@ def _gantt_parts(
         parts.append(
             f'<rect class="bar {_esc(s.status)}" x="{gantt.x(a):.1f}" y="{y + (height - 13) / 2:.1f}" '
             f'width="{max(1.5, gantt.x(b) - gantt.x(a)):.1f}" height="13" fill="{colour}">'
-            f"<title>{_esc(s.id)}: {_esc(s.status)}, {s.duration_s:.1f}s</title></rect>"
+            f"<title>{_esc(s.id)}: {_esc(s.status)}, {human_seconds(s.duration_s)}</title></rect>"
         )
     xb = gantt_h - 30
     for t in nice_ticks(0.0, span, 8):

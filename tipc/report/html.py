@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from tipc.core.console import human_bytes
+from tipc.core.units import human_bytes, human_seconds
 from tipc.judge.checks.base import Evidence, Verdict
 from tipc.report.figures import lineage_svg, loss_chart_svg, timeline_svg
 from tipc.report.matrix import Matrix, engines_matrix, serving_data
@@ -24,7 +24,6 @@ from tipc.report.model import (
     agreement_caption,
     curve_points,
     evidence_text,
-    fmt_seconds,
     remedy_text,
 )
 
@@ -141,7 +140,7 @@ def _step_views(report: Report) -> tuple[list[dict[str, Any]], list[dict[str, An
     steps = [
         {
             "step": s,
-            "time": fmt_seconds(s.duration_s),
+            "time": human_seconds(s.duration_s),
             "rss": human_bytes(s.peak_rss_bytes),
             "gpu": human_bytes(s.peak_gpu_mem_bytes),
         }

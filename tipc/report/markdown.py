@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from tipc.core.console import human_bytes
+from tipc.core.units import human_bytes, human_seconds
 from tipc.judge.checks.base import Verdict
 from tipc.report.model import (
     NO_CAUSE,
@@ -19,7 +19,6 @@ from tipc.report.model import (
     agreement_caption,
     curve_points,
     evidence_text,
-    fmt_seconds,
     matrix_table,
     remedy_text,
 )
@@ -199,7 +198,7 @@ def _steps(report: Report) -> list[str]:
     for s in report.run.steps:
         status = s.status + (f" (exit {s.exit_code})" if s.exit_code not in (None, 0) else "")
         out.append(
-            f"| {cell(s.id)} | {cell(s.stage)} | {cell(status)} | {fmt_seconds(s.duration_s)} | "
+            f"| {cell(s.id)} | {cell(s.stage)} | {cell(status)} | {human_seconds(s.duration_s)} | "
             f"{human_bytes(s.peak_rss_bytes)} | {human_bytes(s.peak_gpu_mem_bytes)} |"
         )
     out.append("")

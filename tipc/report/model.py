@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.causes import Cause, hide_own_frames
 from tipc.core.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK
@@ -21,6 +21,9 @@ from tipc.core.findings import Finding, Level
 from tipc.core.paths import PathMap
 from tipc.judge.checks.base import Evidence, Verdict
 from tipc.report.totals import step_totals
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 REPORT_SCHEMA = "tipc.report/1"
 VERDICT_ORDER: tuple[Verdict, ...] = (Verdict.FAIL, Verdict.WARN, Verdict.PASS, Verdict.SKIP, Verdict.NA)
@@ -202,7 +205,7 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def steps_of(record: Any) -> tuple[StepSummary, ...]:
+def steps_of(record: RunRecord) -> tuple[StepSummary, ...]:
     steps = []
     for step in record.plan.steps:
         result = record.result(step.id)
@@ -261,7 +264,7 @@ def with_log_tails(run: RunSummary, rules: Iterable[RuleVerdict]) -> RunSummary:
 
 
 def run_summary(
-    record: Any, *, reused: bool = False, record_path: str | None = None, did: Sequence[str] = ()
+    record: RunRecord, *, reused: bool = False, record_path: str | None = None, did: Sequence[str] = ()
 ) -> RunSummary:
     plan = record.plan
     return RunSummary(
@@ -309,7 +312,7 @@ def build_report(
     repo: str,
     rulesets: Sequence[str],
     results: Iterable[Any],
-    record: Any = None,
+    record: RunRecord | None = None,
     findings: Iterable[Finding] = (),
     tool_version: str = "",
     reused: bool = False,
@@ -469,12 +472,6 @@ def lint_verdict(findings: Iterable[Finding]) -> tuple[RuleVerdict, ...]:
 
 
 # --- small formatting helpers shared by the reporters ---------------------------------------------------
-
-
-def fmt_seconds(s: float | None) -> str:
-    if s is None:
-        return "-"
-    return f"{s:.1f}s" if s < 600 else f"{s / 60:.1f}min"
 
 
 def fmt_number(v: Any) -> str:

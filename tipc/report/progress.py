@@ -15,10 +15,11 @@ from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from tipc.core.causes import hide_own_frames
-from tipc.core.console import human_bytes, stream_console
+from tipc.core.console import stream_console
 from tipc.core.paths import PathMap
-from tipc.core.progress import Kind, ProgressEvent, human_seconds
+from tipc.core.progress import Kind, ProgressEvent
 from tipc.core.steps import Status
+from tipc.core.units import human_bytes, human_seconds
 from tipc.execute.record import record_location
 
 if TYPE_CHECKING:
@@ -151,8 +152,8 @@ class PlainObserver:
             for line in log_tail(self.repo, result.log):
                 self._say(f"    | {line}")
 
-    def plan_finished(self, plan: Plan, results: Any) -> None:
-        self._say("tipc: " + totals_line(results))
+    def plan_finished(self, plan: Plan, record: RunRecord) -> None:
+        self._say("tipc: " + totals_line(record))
         self._say(f"tipc: run record {shown_record(plan)}")
 
     def check_started(self, name: str) -> None:
@@ -274,16 +275,16 @@ class RichObserver:
             if tail:
                 self.console.print(Text("\n".join(f"    | {t}" for t in tail), style="dim"))
 
-    def plan_finished(self, plan: Plan, results: Any) -> None:
+    def plan_finished(self, plan: Plan, record: RunRecord) -> None:
         from rich.table import Table
 
         if self.live is not None:
             self.live.stop()
             self.live = None
-        table = Table(title=totals_line(results), title_justify="left")
+        table = Table(title=totals_line(record), title_justify="left")
         for col in ("step", "status", "time", "peak memory", "log"):
             table.add_column(col, overflow="fold")
-        for step_id, status, took, mem, log, _reason in summary_rows(results, self.paths):
+        for step_id, status, took, mem, log, _reason in summary_rows(record, self.paths):
             style = next((v for k, v in _STYLE.items() if status.startswith(k.value)), "")
             table.add_row(step_id, f"[{style}]{status}[/]" if style else status, took, mem, log)
         self.console.print(table)
@@ -297,7 +298,9 @@ def wants_plain(stream: IO[str] | None = None) -> bool:
     return ci or isatty is None or not isatty()
 
 
-def make_observer(*, no_color: bool = False, plain: bool | None = None, stream: IO[str] | None = None) -> Any:
+def make_observer(
+    *, no_color: bool = False, plain: bool | None = None, stream: IO[str] | None = None
+) -> PlainObserver | RichObserver:
     """The rich observer on an interactive terminal, the plain one in CI (CI=true) or when output is piped;
     on stderr unless `stream` says otherwise."""
     stream = stream if stream is not None else sys.stderr
@@ -315,7 +318,7 @@ CHECK_QUIET_S = 0.5  # a check that ends sooner is not announced: most read a lo
 
 def announced_checks(
     checks: Mapping[str, Callable[..., Any]],
-    observer: Any,
+    observer: object,  # told only when it has check_started and check_finished (not the NullObserver)
     *,
     quiet_s: float = CHECK_QUIET_S,
     clock: Callable[[], float] = time.monotonic,

@@ -1,6 +1,9 @@
 """The terminal reporter: rich tables (steps, lint, rules) and the overall verdict, rendered to a string.
 
 Lines that carry paths (failed steps, logs, notes, lineage) are never wrapped, so a path can be copied whole.
+By default the rules that need no attention (PASS, SKIP, N/A, with no internal error) fold into one count
+line, their figures with them, and a lineage with nothing odd into one line, so a PASS fits a screen;
+`verbose` lists every rule (`tipc check -v`). The report files always hold every rule.
 
 rich is imported inside the function so importing tipc.report stays cheap. All user text goes through
 `rich.text.Text`, never markup, so a log line like "[red]" prints as itself.
@@ -11,7 +14,7 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING, Any
 
-from tipc.core.console import human_bytes
+from tipc.core.units import human_bytes, human_seconds
 from tipc.judge.checks.base import Verdict
 from tipc.report.model import (
     NO_CAUSE,
@@ -21,7 +24,6 @@ from tipc.report.model import (
     agreement_caption,
     curve_points,
     evidence_text,
-    fmt_seconds,
     matrix_table,
     remedy_text,
     sparkline,
@@ -45,11 +47,25 @@ STATUS_STYLE = {
     "interrupted": "red",
 }
 OVERALL_STYLE = {"PASS": "bold green", "FAIL": "bold red", "ERROR": "bold magenta"}
+QUIET = frozenset({Verdict.PASS, Verdict.SKIP, Verdict.NA})  # folded into a count unless verbose
 MAX_EVIDENCE = 3
 EXCERPT_LINES = 3  # the tail of a failing step's log
 
 
-def render_terminal(report: Report, *, color: bool = False, width: int = 110) -> str:
+def shown_rules(report: Report, *, verbose: bool) -> tuple[tuple[RuleVerdict, ...], dict[str, int]]:
+    """(the rules printed in full, {verdict: count} of those folded): FAIL, WARN and any rule whose check
+    had an internal error are always printed."""
+    if verbose:
+        return report.rules, {}
+    shown = tuple(r for r in report.rules if r.verdict not in QUIET or r.error)
+    folded: dict[str, int] = {}
+    for r in report.rules:
+        if r not in shown:
+            folded[r.verdict.value] = folded.get(r.verdict.value, 0) + 1
+    return shown, folded
+
+
+def render_terminal(report: Report, *, color: bool = False, width: int = 110, verbose: bool = False) -> str:
     from rich.console import Console
     from rich.text import Text
 
@@ -69,9 +85,10 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110) ->
     else:
         console.print(Text("no run: rules that need the chain are SKIP", style="dim"), soft_wrap=True)
     _print_lint(console, report)
-    _print_rules(console, report)
-    _print_figures(console, report)
-    _print_lineage(console, report)
+    shown, folded = shown_rules(report, verbose=verbose)
+    _print_rules(console, shown, folded)
+    _print_figures(console, shown)
+    _print_lineage(console, report, verbose=verbose)
     for note in report.notes:
         console.print(Text(f"note: {note}", style="dim"), soft_wrap=True)
     counts = ", ".join(f"{n} {v}" for v, n in report.counts().items() if n)
@@ -111,7 +128,7 @@ def _print_run(console: Any, report: Report) -> None:
             Text(s.id),
             Text(s.stage),
             status,
-            Text(fmt_seconds(s.duration_s)),
+            Text(human_seconds(s.duration_s)),
             Text(human_bytes(s.peak_rss_bytes)),
             Text(human_bytes(s.peak_gpu_mem_bytes)),
         )
@@ -153,31 +170,47 @@ def _evidence_cell(r: RuleVerdict) -> Text:
     return evidence
 
 
-def _print_rules(console: Any, report: Report) -> None:
+def _print_rules(console: Any, shown: tuple[RuleVerdict, ...], folded: dict[str, int]) -> None:
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
+    if folded:
+        counts = ", ".join(f"{n} {v}" for v, n in folded.items())
+        console.print(
+            Text(f"Rules: {sum(folded.values())} not listed ({counts}); -v lists every rule", style="dim"),
+            soft_wrap=True,
+        )
+    if not shown:
+        return
     rules = Table(title="Rules", box=box.SIMPLE, title_justify="left", expand=True)
-    id_width = min(max((len(r.id) for r in report.rules), default=10), 44)
+    id_width = min(max((len(r.id) for r in shown), default=10), 44)
     rules.add_column("rule", overflow="fold", min_width=id_width)
     rules.add_column("verdict", no_wrap=True)
     rules.add_column("evidence", overflow="fold", ratio=1)
-    for r in report.rules:
+    for r in shown:
         rule_cell = Text(r.id)
         rule_cell.append(f"\n{r.source}" + (" (warning)" if r.severity == "warning" else ""), style="dim")
         rules.add_row(rule_cell, Text(r.verdict.value, style=VERDICT_STYLE[r.verdict]), _evidence_cell(r))
     console.print(rules)
 
 
-def _print_lineage(console: Any, report: Report) -> None:
+def _print_lineage(console: Any, report: Report, *, verbose: bool) -> None:
     from rich.text import Text
 
     if report.lineage:
         from tipc.report.lineage import summary_lines
 
+        entries = summary_lines(report.lineage)
+        if not verbose and not any("! " in entry for entry in entries):  # nothing read from an odd origin
+            console.print(
+                Text(f"Lineage: {len(entries)} step(s), each read only what this run wrote (-v lists them)"),
+                style="dim",
+                soft_wrap=True,
+            )
+            return
         console.print(Text("Lineage (weights and model files each step read and wrote):"), soft_wrap=True)
-        for entry in summary_lines(report.lineage):
+        for entry in entries:
             console.print(Text("  " + entry, style="red" if "! " in entry else "dim"), soft_wrap=True)
 
 
@@ -210,13 +243,13 @@ def _print_failed_steps(console: Any, report: Report) -> None:
             console.print(Text(f"  log: {s.log}", style="dim"), soft_wrap=True)
 
 
-def _print_figures(console: Any, report: Report) -> None:
-    """The numbers behind the verdicts: engine x engine agreement matrices and loss curves."""
+def _print_figures(console: Any, shown: tuple[RuleVerdict, ...]) -> None:
+    """The numbers behind the verdicts of the rules shown: engine x engine agreement matrices, loss curves."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
 
-    for r in report.rules:
+    for r in shown:
         table = matrix_table(r.data)
         if table:
             header, rows = table

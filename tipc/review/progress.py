@@ -7,7 +7,8 @@ import threading
 import time
 from typing import IO, Any
 
-from tipc.review.summary import Row, human_bytes, human_s
+from tipc.core.units import human_bytes, human_seconds
+from tipc.review.summary import Row
 
 _MAX_WIDTH = {"state": 60, "first failing rule": 70}  # a running check's state is its current stage
 
@@ -40,10 +41,9 @@ class PlainReviewObserver:
         self.done += 1
         what = f"{row.first_failure}: {row.cause}" if row.first_failure else ""
         cached = " (cached)" if row.cached else ""
-        self._say(
-            f"review: [{self.done}/{self.total}] {row.name} {row.verdict}{cached} {human_s(row.wall_s)} "
-            f"{human_bytes(row.peak_rss_bytes)} {what}".rstrip()
-        )
+        took, peak = human_seconds(row.wall_s), human_bytes(row.peak_rss_bytes or None)
+        where = f"[{self.done}/{self.total}]"
+        self._say(f"review: {where} {row.name} {row.verdict}{cached} {took} {peak} {what}".rstrip())
 
     def close(self) -> None:
         pass
@@ -79,11 +79,10 @@ class RichReviewObserver:
                     colour = "green" if row.verdict == "PASS" else "red"
                     verdict = f"[{colour}]{row.verdict}[/]" + (" (cached)" if row.cached else "")
                     failing = f"{row.first_failure}: {row.cause}" if row.first_failure else ""
-                    table.add_row(
-                        name, verdict, human_s(row.wall_s), human_bytes(row.peak_rss_bytes), failing
-                    )
+                    took, peak = human_seconds(row.wall_s), human_bytes(row.peak_rss_bytes or None)
+                    table.add_row(name, verdict, took, peak, failing)
                 else:
-                    elapsed = human_s(now - since) if since is not None else ""
+                    elapsed = human_seconds(now - since) if since is not None else ""
                     table.add_row(name, state, elapsed, "", "")
         return table
 
@@ -106,6 +105,7 @@ class RichReviewObserver:
             _state, since, row = self.state.get(name, ("running", time.monotonic(), None))
             if row is None:
                 self.state[name] = (text, since, None)
+
     def finished(self, row: Row) -> None:
         with self._lock:
             if row.name not in self.state:

@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tipc.core.fs import atomic_write_text
+
 SCHEMA = "tipc.review-state/1"
 STATE_FILE = "review-state.json"
 
@@ -65,8 +67,6 @@ class Store:
             self._write()
 
     def _write(self) -> None:
-        # write-then-rename: a review killed mid-write keeps the previous state whole
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"schema": SCHEMA, "rows": self._rows}, indent=1, sort_keys=True), "utf-8")
-        os.replace(tmp, self.path)
+        # atomic: a review killed mid-write keeps the previous state whole
+        state = {"schema": SCHEMA, "rows": self._rows}
+        atomic_write_text(self.path, json.dumps(state, indent=1, sort_keys=True))

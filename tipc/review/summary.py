@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tipc.core.fs import atomic_write_text
+from tipc.core.units import human_bytes, human_seconds
 from tipc.review import requirements as requirements_mod
 from tipc.review.executor import Outcome
 
@@ -364,18 +366,6 @@ class Summary:
 # --- renderers -------------------------------------------------------------------------------------------
 
 
-def human_bytes(n: int | None) -> str:
-    if not n:
-        return "-"
-    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
-
-
-def human_s(s: float | None) -> str:
-    if s is None:
-        return "-"
-    return f"{s:.1f} s" if s < 120 else f"{int(s // 60)} min {int(s % 60)} s"
-
-
 def _ruleset_cell(row: Row, name: str) -> str:
     for rs in row.rulesets:
         if rs.name == name:
@@ -436,8 +426,8 @@ def table_rows(summary: Summary) -> tuple[list[str], list[list[str]]]:
                 *(_ruleset_cell(r, n) for n in names),
                 *(r.requirements.get(q, {}).get("verdict", "-") for q in reqs),
                 _failure_text(r),
-                human_s(r.wall_s),
-                human_bytes(r.peak_rss_bytes),
+                human_seconds(r.wall_s),
+                human_bytes(r.peak_rss_bytes or None),
             ]
         )
     return header, body
@@ -459,7 +449,7 @@ def _footer(summary: Summary) -> str:
     counts = ", ".join(f"{n} {v}" for v, n in summary.counts().items())
     return (
         f"{len(summary.rows)} submission(s): {counts}; {summary.executor} executor, {summary.jobs} job(s), "
-        f"{human_s(summary.wall_s)}"
+        f"{human_seconds(summary.wall_s)}"
     )
 
 
@@ -659,6 +649,6 @@ def write_all(summary: Summary, folder: Path) -> dict[str, Path]:
     written = {}
     for fmt, ext in (("markdown", "md"), ("csv", "csv"), ("json", "json"), ("html", "html")):
         path = folder / f"summary.{ext}"
-        path.write_text(render(summary, fmt, folder), encoding="utf-8")
+        atomic_write_text(path, render(summary, fmt, folder))
         written[fmt] = path
     return written

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from tipc.core.steps import Mode
 from tipc.scaffold.detect import scan
 from tipc.scaffold.fill import MODE_KEYS, apply_sets, choose_dialect, fill
 from tipc.scaffold.filled import Filled
@@ -71,7 +72,7 @@ def build_context(filled: Filled) -> dict[str, Any]:
         "notes": list(filled.notes),
         "paper": "-",
         "model_type": "-",
-        "modes": [*MODE_KEYS, "whole_infer"],
+        "modes": [str(m) for m in (*MODE_KEYS, Mode.WHOLE_INFER)],
         "gpu_list": filled.slots["gpu_list"][1],
         "has_mkldnn": filled.slots.get("mkldnn", ("null", "null"))[0] != "null",
         "has_threads": filled.slots.get("cpu_threads", ("null", "null"))[0] != "null",
@@ -186,7 +187,7 @@ def plan_modes(config_text: str, config_rel: str, repo: Path, dialect: str) -> l
         config = Path(tmp) / "test_tipc" / config_rel
         config.parent.mkdir(parents=True)
         config.write_text(config_text, encoding="utf-8")
-        for mode in (*MODE_KEYS, "whole_infer"):
+        for mode in (*MODE_KEYS, Mode.WHOLE_INFER):
             try:
                 planned = plan(config, mode, repo=repo, dialect=dialect)
             except TipcError:
@@ -195,7 +196,7 @@ def plan_modes(config_text: str, config_rel: str, repo: Path, dialect: str) -> l
             logs = [s.log or s.status_log for s in planned.steps]
             out.append(
                 {
-                    "mode": mode,
+                    "mode": str(mode),  # plain text for the templates and any YAML
                     "output_dir": planned.output_dir,
                     "results_log": planned.results_log,
                     "commands": [shlex.join(s.argv) for s in planned.steps],

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tipc.config.script_flags import Flag, ScriptFlags, read_flags
+from tipc.core.steps import TRAIN_MODES
 from tipc.scaffold.dataflow import (
     WeightRef,
     literal_paths_under,
@@ -25,7 +26,7 @@ from tipc.scaffold.filled import Filled, Todo
 from tipc.scaffold.render import check_model_name
 from tipc.scaffold.slots import slots_of
 
-MODE_KEYS = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer")
+MODE_KEYS = TRAIN_MODES  # the modes a filled config keys its values by
 
 # Synonyms per role, in preference order, normalised (no dashes, lower case, `-` -> `_`).
 SYNONYMS: dict[str, tuple[str, ...]] = {

@@ -254,7 +254,7 @@ def test_a_step_over_the_memory_limit_is_stopped_and_says_so(hostile_demo: Path,
     train_result = next(r for r in record["results"] if r["step_id"].startswith("train/"))
     assert train_result["status"] == "failed"
     assert train_result["causes"][0]["id"] == "resource-limit"
-    assert "memory limit (200 MiB)" in result.stdout + result.stderr
+    assert "memory limit (200.0 MiB)" in result.stdout + result.stderr
 
 
 @pytest.mark.integration

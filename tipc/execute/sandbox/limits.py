@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tipc.core.units import human_bytes
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 DEFAULT_MEMORY_FRACTION = 0.85  # of the machine's memory: a runaway step is stopped before the machine swaps
 DEFAULT_MAX_TASKS = 16384  # processes and threads (cgroup pids counts both)
@@ -30,10 +32,6 @@ def parse_size(text: str) -> int:
     if value <= 0:
         raise ValueError(f"{text!r}: must be positive")
     return value
-
-
-def _size(n: int) -> str:
-    return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n / (1 << 20):.0f} MiB"
 
 
 def machine_memory() -> int | None:
@@ -130,7 +128,7 @@ class Limits:
         else:
             parts = []
             if "memory" in self.groups and self.memory_bytes:
-                parts.append(f"memory {_size(self.memory_bytes)}")
+                parts.append(f"memory {human_bytes(self.memory_bytes)}")
             if "pids" in self.groups and self.max_tasks:
                 parts.append(f"{self.max_tasks} processes and threads")
             self.note = "limits for the run (cgroups): " + ", ".join(parts)
@@ -157,7 +155,7 @@ class Limits:
         hit = []
         if now.get("oom_kill", 0) > self._counters.get("oom_kill", 0):
             hit.append(
-                f"hit the run's memory limit ({_size(self.memory_bytes or 0)}): the kernel "
+                f"hit the run's memory limit ({human_bytes(self.memory_bytes or 0)}): the kernel "
                 "stopped a process of the step (raise it with --memory-limit)"
             )
         if now.get("pids", 0) > self._counters.get("pids", 0):
@@ -227,6 +225,6 @@ class DiskUsage:
 
     def cause(self, used: int) -> str:
         return (
-            f"hit the run's disk limit ({_size(self.limit)}): it had written {_size(used)} in the repo's "
-            "tree, /tmp, HOME and the logs (raise it with --disk-limit)"
+            f"hit the run's disk limit ({human_bytes(self.limit)}): it had written {human_bytes(used)} in "
+            "the repo's tree, /tmp, HOME and the logs (raise it with --disk-limit)"
         )

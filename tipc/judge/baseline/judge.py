@@ -26,10 +26,13 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.judge.baseline import store
 from tipc.judge.baseline.metrics import CPU, HIGHER, LOWER, WALL, RunMetrics, combine, extract
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 PASS, FAIL, IMPROVED, INFO, INCONCLUSIVE = "PASS", "FAIL", "IMPROVED", "INFO", "INCONCLUSIVE"
 VERDICTS = (PASS, FAIL, IMPROVED, INCONCLUSIVE, INFO)
@@ -337,7 +340,7 @@ def env_differences(prov: dict[str, Any], env: dict[str, Any] | None) -> tuple[s
     return tuple(out)
 
 
-def find_baseline(directory: Path, record: Any) -> tuple[Path, str]:
+def find_baseline(directory: Path, record: RunRecord) -> tuple[Path, str]:
     env = record.environment or {}
     machine = store.machine_class(env)
     plan = record.plan
@@ -347,7 +350,7 @@ def find_baseline(directory: Path, record: Any) -> tuple[Path, str]:
 # ---- the runs of a check: one, or the --repeat runs saved beside the record
 
 
-def runs_file(record: Any, repo: Path) -> Path:
+def runs_file(record: RunRecord, repo: Path) -> Path:
     from tipc.execute.record import record_location
     from tipc.judge.baseline.metrics import log_file
 
@@ -355,7 +358,7 @@ def runs_file(record: Any, repo: Path) -> Path:
     return log_file(record, repo, rel)
 
 
-def save_runs(path: Path, record: Any, runs: list[RunMetrics]) -> None:
+def save_runs(path: Path, record: RunRecord, runs: list[RunMetrics]) -> None:
     """The metrics of every run of a --repeat check, keyed by the last run's start."""
     from tipc.core.fs import atomic_write_text
 
@@ -363,7 +366,7 @@ def save_runs(path: Path, record: Any, runs: list[RunMetrics]) -> None:
     atomic_write_text(path, json.dumps(data))
 
 
-def check_runs(record: Any, repo: Path) -> list[RunMetrics]:
+def check_runs(record: RunRecord, repo: Path) -> list[RunMetrics]:
     """The metrics this check is judged on: every run of a --repeat check when the file beside the record
     belongs to this record, else this record's."""
     path = runs_file(record, repo)
@@ -376,7 +379,7 @@ def check_runs(record: Any, repo: Path) -> list[RunMetrics]:
     return [extract(record, repo)]
 
 
-def judge_record(record: Any, repo: Path, directory: Path) -> Judgement:
+def judge_record(record: RunRecord, repo: Path, directory: Path) -> Judgement:
     """`record` (a RunRecord) judged against the baseline under `directory` for its machine class."""
     path, machine = find_baseline(directory, record)
     if not path.is_file():
@@ -409,7 +412,7 @@ def judge_record(record: Any, repo: Path, directory: Path) -> Judgement:
     return judgement
 
 
-def _env_with_load(record: Any) -> dict[str, Any]:
+def _env_with_load(record: RunRecord) -> dict[str, Any]:
     return {**(record.environment or {}), "load_per_cpu": store.load_per_cpu()}
 
 

@@ -35,10 +35,14 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.judge.checks._common import argv_options, norm_key, physical_lines
 from tipc.judge.checks.logparse import METRIC_KEYS, ParsedLine, parse_line
+
+if TYPE_CHECKING:
+    from tipc.core.steps import Step
+    from tipc.execute.record import RunRecord, StepResult
 
 EFFECT, PERFORMANCE, RESOURCE = "effect", "performance", "resource"
 LOWER, HIGHER, NEITHER = "lower", "higher", "neither"  # which way is better
@@ -147,14 +151,15 @@ def combine(runs: list[RunMetrics]) -> RunMetrics:
     )
 
 
-def log_file(record: Any, repo: Path, rel: str) -> Path:
+def log_file(record: RunRecord, repo: Path, rel: str) -> Path:
     """Where a log the run wrote at repo-relative `rel` is now: in the sandbox run folder after a sandboxed
     run (logs/ for the output folder, upper/ for the rest), else in the repo (in place, or inside the
     sandbox's view while the check runs)."""
     path = Path(rel)
     if path.is_absolute():
         return path
-    sb = record.sandbox if isinstance(getattr(record, "sandbox", None), dict) else {}
+    raw = getattr(record, "sandbox", None)  # a fake record in a test may have none
+    sb: dict[str, Any] = raw if isinstance(raw, dict) else {}
     folder = sb.get("folder")
     if sb.get("backend") == "overlay" and isinstance(folder, str):
         out = str(record.plan.output_dir or "").strip("/").removeprefix("./")
@@ -388,7 +393,7 @@ def _stage_metrics(per_stage: dict[str, _Stage], out: dict[str, Metric]) -> dict
     return stages
 
 
-def extract(record: Any, repo: Path) -> RunMetrics:
+def extract(record: RunRecord, repo: Path) -> RunMetrics:
     """Every metric the run left. Never raises on a missing or unreadable log: that metric is just absent."""
     from tipc.execute.seeding import seed_of
 
@@ -443,7 +448,7 @@ def extract(record: Any, repo: Path) -> RunMetrics:
 
 
 def _step_log(
-    record: Any, repo: Path, step: Any, result: Any, notes: list[str]
+    record: RunRecord, repo: Path, step: Step, result: StepResult, notes: list[str]
 ) -> tuple[str, list[ParsedLine]] | None:
     """The parsed log of a passed step, with its repo-relative path; None (and a note) when it is missing."""
     rel = result.log or step.log

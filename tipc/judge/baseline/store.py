@@ -19,11 +19,14 @@ import socket
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.errors import ConfigError
 from tipc.judge.baseline import stats
 from tipc.judge.baseline.metrics import HIGHER, LOWER, Metric, RunMetrics
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 SCHEMA = "tipc.baseline/1"
 DEFAULT_DIR = "test_tipc/baselines"
@@ -109,7 +112,7 @@ class Baseline:
             "schema": SCHEMA,
             "model": self.model,
             "config": self.config,
-            "mode": self.mode,
+            "mode": str(self.mode),  # a plain str: YAML cannot dump a Mode
             "machine_class": self.machine_class,
             "tolerance_rule": (
                 "reference = median; identical runs: exact (effect) or 2% (others); else a one-sided "
@@ -151,7 +154,7 @@ def baseline_path(directory: Path, model: str, config: str, mode: str, machine: 
     return directory / _slug(model) / _slug(Path(config).stem) / _slug(mode) / f"{machine}.yaml"
 
 
-def run_id(record: Any) -> str:
+def run_id(record: RunRecord) -> str:
     """A short stable id of one run: when it started and what it ran."""
     when = _dt.datetime.fromtimestamp(record.started, _dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     digest = hashlib.sha1(
@@ -172,7 +175,7 @@ def load_per_cpu() -> float | None:
 
 
 def provenance(
-    record: Any, run_ids: list[str], load: float | None = None, run: RunMetrics | None = None
+    record: RunRecord, run_ids: list[str], load: float | None = None, run: RunMetrics | None = None
 ) -> dict[str, Any]:
     env = record.environment or {}
     raw = env.get("packages")
@@ -238,7 +241,7 @@ def _metric_baseline(name: str, runs: list[RunMetrics], old: MetricBaseline | No
 
 
 def build(
-    record: Any,
+    record: RunRecord,
     runs: list[RunMetrics],
     run_ids: list[str],
     previous: Baseline | None = None,

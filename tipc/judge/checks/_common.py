@@ -6,11 +6,14 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.errors import ConfigError
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.settings import Settings, as_settings
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 NO_RECORD = "no run record"
 
@@ -45,7 +48,7 @@ class StepRun:
         return self.result is not None and self.result.status is Status.PASSED
 
 
-def step_runs(record: Any, stage: str) -> list[StepRun]:
+def step_runs(record: RunRecord, stage: str) -> list[StepRun]:
     """Steps of `stage` (a Stage value string such as "train") in plan order, with their results."""
     out = []
     for step in record.plan.steps:

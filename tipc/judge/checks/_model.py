@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tipc.judge.checks._common import argv_options, norm_key, step_runs
 from tipc.judge.model_files import MODEL_STEMS, ModelFiles, find_model
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 __all__ = ["MODEL_STEMS", "ModelFiles", "find_model", "locate_model", "model_dir_candidates"]
 
@@ -20,7 +23,7 @@ _EXPORT_KEYS = re.compile(
 _INFER_KEYS = re.compile(r"model_dir|model_path|inference_model|model_file|^model$", re.IGNORECASE)
 
 
-def model_dir_candidates(record: Any, repo: Path) -> list[tuple[Path, str]]:
+def model_dir_candidates(record: RunRecord, repo: Path) -> list[tuple[Path, str]]:
     """Where the run's exported model should be: export steps' output flags, then infer steps' model flags."""
     out: list[tuple[Path, str]] = []
     seen: set[Path] = set()
@@ -38,7 +41,7 @@ def model_dir_candidates(record: Any, repo: Path) -> list[tuple[Path, str]]:
     return out
 
 
-def locate_model(record: Any, repo: Path) -> tuple[ModelFiles | None, list[tuple[Path, str]]]:
+def locate_model(record: RunRecord, repo: Path) -> tuple[ModelFiles | None, list[tuple[Path, str]]]:
     cands = model_dir_candidates(record, repo)
     for p, _ in cands:
         m = find_model(p)

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import excerpt, outcome, read_lines, resolve
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.documented import documented_of, error_line
 from tipc.judge.checks.registry import NON_NEGATIVE, registered
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 
 @dataclass(frozen=True)
@@ -32,7 +35,7 @@ class _Eval:
     substituted: tuple[str, ...]  # the substitutions of its command, in words
 
 
-def _evals(ctx: CheckContext, record: Any, documented: Any) -> list[_Eval]:
+def _evals(ctx: CheckContext, record: RunRecord, documented: Any) -> list[_Eval]:
     from tipc.core.steps import Stage
 
     stages = {s.id: s.stage for s in record.plan.steps}
@@ -99,7 +102,7 @@ def check_documented_accuracy(ctx: CheckContext, **args: Any) -> CheckOutcome:
 
 
 def _judge(
-    ctx: CheckContext, documented: Any, record: Any, readme: tuple[str, str], atol: float | None
+    ctx: CheckContext, documented: Any, record: RunRecord, readme: tuple[str, str], atol: float | None
 ) -> CheckOutcome:
     from tipc.judge.checks import claims as claims_mod
 

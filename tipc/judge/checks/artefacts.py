@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.yamlschema import Bool, Field, Map
 from tipc.judge.checks._common import (
@@ -34,6 +34,9 @@ from tipc.judge.checks._common import (
 from tipc.judge.checks._model import locate_model
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.registry import NON_NEGATIVE, registered
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 # Messages that mean "the weights you asked for were not loaded" (Paddle set_state_dict, common repo loaders).
 UNTRAINED_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
@@ -127,7 +130,7 @@ def _probe_wheel(python: str) -> bool | None:
     return answer
 
 
-def _paddle_has_cuda(record: Any) -> tuple[bool | None, str]:
+def _paddle_has_cuda(record: RunRecord) -> tuple[bool | None, str]:
     """Whether the run's Paddle has CUDA, and how we know: record.host first, else the installed wheel."""
     host = getattr(record, "host", {}) or {}
     for key in ("paddle_cuda", "paddle_compiled_with_cuda", "compiled_with_cuda", "paddle_with_cuda"):

@@ -13,12 +13,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import excerpt, outcome, read_lines, resolve
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.registry import registered
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 _ERROR_LINE = re.compile(
     r"(^\w*(Error|Exception|Interrupt)\b.*|: error: .*|^error: .*|^fatal: .*|No such file or directory|"
@@ -72,7 +75,7 @@ def error_line(repo: Any, log: str | None) -> tuple[str, int | None]:
     return (excerpt(tail[0], 240), tail[1]) if tail else ("", None)
 
 
-def documented_of(ctx: CheckContext, record: Any) -> Any:
+def documented_of(ctx: CheckContext, record: RunRecord) -> Any:
     """The documented commands the record's plan was made from (planned again from the repo: pure)."""
     from tipc.planning.documented import plan_documented
 
@@ -83,7 +86,7 @@ def documented_of(ctx: CheckContext, record: Any) -> Any:
     )
 
 
-def items_of(ctx: CheckContext, record: Any) -> tuple[list[Item], Any]:
+def items_of(ctx: CheckContext, record: RunRecord) -> tuple[list[Item], Any]:
     """An Item per step of the documented record, in doc order; and the Documented value."""
     from tipc.core.steps import Stage, Status
 
@@ -120,7 +123,7 @@ def items_of(ctx: CheckContext, record: Any) -> tuple[list[Item], Any]:
     return items, documented
 
 
-def _network(record: Any) -> bool:
+def _network(record: RunRecord) -> bool:
     sandbox = getattr(record, "sandbox", None)
     return bool(sandbox.get("network")) if isinstance(sandbox, dict) else False
 

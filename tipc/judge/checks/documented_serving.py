@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import excerpt, outcome, resolve, settings_of
@@ -22,8 +22,11 @@ from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.documented import error_line
 from tipc.judge.checks.registry import NON_NEGATIVE, registered
 
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
-def _runs(record: Any, stage: str) -> list[tuple[Any, Any]]:
+
+def _runs(record: RunRecord, stage: str) -> list[tuple[Any, Any]]:
     return [(s, record.result(s.id)) for s in record.plan.steps if s.stage.value == stage]
 
 
@@ -91,7 +94,7 @@ def check_documented_serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     return _clients(ctx, record, step, atol, args.get("reference", "pretrained"))
 
 
-def _clients(ctx: CheckContext, record: Any, server: Any, atol: float, reference: str) -> CheckOutcome:
+def _clients(ctx: CheckContext, record: RunRecord, server: Any, atol: float, reference: str) -> CheckOutcome:
     clients = [(s, r) for s, r in _runs(record, "client") if server.id in s.depends_on]
     if not clients:
         return outcome(

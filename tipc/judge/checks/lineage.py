@@ -20,13 +20,17 @@ import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.yamlschema import Enum, Field, Map
 from tipc.judge.checks._common import argv_options, no_record, outcome
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.registry import registered
 from tipc.judge.lineage_graph import describe_origin
+
+if TYPE_CHECKING:
+    from tipc.core.steps import Step
+    from tipc.execute.record import StepResult
 
 ASPECTS = ("weights", "inference_model", "cmdline_paths")
 # Command-line keys whose value names weights or a model to load (compared without dashes/underscores/case,
@@ -79,7 +83,7 @@ def _graph(ctx: CheckContext) -> tuple[Any, str | None]:
     return graph, None
 
 
-def _argv(step: Any, result: Any) -> list[str]:
+def _argv(step: Step, result: StepResult) -> list[str]:
     argv: list[str] = [str(a) for a in (result.argv if result is not None and result.argv else step.argv)]
     if len(argv) >= 3 and argv[-2] == "-c" and os.path.basename(argv[0]) in ("sh", "bash", "dash"):
         try:
@@ -102,7 +106,7 @@ def weight_options(argv: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _named_paths(ctx: CheckContext, step: Any, result: Any) -> list[tuple[str, str, str]]:
+def _named_paths(ctx: CheckContext, step: Step, result: StepResult) -> list[tuple[str, str, str]]:
     """(option, value, absolute real path) of the weights paths on a step's command line."""
     cwd = Path(ctx.repo) / step.cwd
     return [(k, v, os.path.realpath(cwd / v)) for k, v in weight_options(_argv(step, result))]
@@ -187,7 +191,9 @@ def _train_output(graph: Any) -> tuple[set[str], list[Any]]:
     return train_ids, train_wrote
 
 
-def _weight_reads(ctx: CheckContext, graph: Any, step: Any, result: Any, train_ids: set[str]) -> _WeightReads:
+def _weight_reads(
+    ctx: CheckContext, graph: Any, step: Step, result: StepResult, train_ids: set[str]
+) -> _WeightReads:
     named = [p for _, _, p in _named_paths(ctx, step, result)]
     reads = _WeightReads([], [], [])
     for edge in graph.reads(step.id):

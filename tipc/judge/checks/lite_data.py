@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tipc.core.steps import DEFAULT_MODE
 from tipc.core.yamlschema import Field, Map
 from tipc.judge.checks._common import argv_options, norm_key, outcome
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
@@ -38,7 +39,7 @@ _PATH_END = re.compile(
 )
 _NOT_DATA = re.compile(r"model|output|save|log|weight|pretrain|checkpoint|ckpt|infer|export|result")
 _COMMAND_KEYS = re.compile(r"^(?:norm_train|pact_train|fpgm_train|distill_train|trainer\d|eval)$")
-_MODE = "lite_train_lite_infer"
+_MODE = DEFAULT_MODE
 _ARCHIVES = (".tar", ".tar.gz", ".tgz", ".zip")
 _MAX_ARCHIVE_BYTES = 2 * 1024**3
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import (
@@ -48,6 +48,9 @@ from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.predictions import Prediction, compare, parse_predictions, unreadable_line
 from tipc.judge.checks.registry import ARGV, NON_NEGATIVE, PATHS, POSITIVE, registered
 from tipc.judge.checks.settings import AgreementSettings
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 _IMAGE_KEY = re.compile(r"image|img", re.IGNORECASE)
 _WEIGHTS_KEY = re.compile(r"pretrain|weights?$|checkpoint|resume|model_path|params$", re.IGNORECASE)
@@ -87,7 +90,7 @@ def _image_option(run: StepRun) -> tuple[str, str] | None:
     return None
 
 
-def weights_option(record: Any) -> list[str]:
+def weights_option(record: RunRecord) -> list[str]:
     """The weights option of the export step that made the model (first passed export), as argv tokens."""
     exports = step_runs(record, "export")
     for run in sorted(exports, key=lambda r: not r.passed):
@@ -376,7 +379,7 @@ def _image_like(accepted: set[str] | None) -> str | None:
 
 
 def _predict_weights(
-    record: Any, repo: Path, script: str, predict_args: tuple[str, ...] | None
+    record: RunRecord, repo: Path, script: str, predict_args: tuple[str, ...] | None
 ) -> tuple[list[str], list[Evidence]]:
     """The export's weights option for predict.py (none with predict_args), and a note when it is left out."""
     if predict_args is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import argv_options, outcome, step_runs
@@ -22,8 +22,11 @@ from tipc.judge.checks.documented import error_line
 from tipc.judge.checks.predict_infer import check_predict_infer_agreement
 from tipc.judge.checks.registry import registered
 
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
-def provided_weights(record: Any, repo: Path) -> tuple[str, bool] | None:
+
+def provided_weights(record: RunRecord, repo: Path) -> tuple[str, bool] | None:
     """(the weights the export step loads, whether they are in the repo), None when it names none."""
     from tipc.judge.checks.predict_infer import weights_option
 
@@ -84,7 +87,7 @@ def check_pretrained_predict_infer(ctx: CheckContext, **args: Any) -> CheckOutco
     return replace(inner, summary=f"with {named}{where}: {inner.summary}")
 
 
-def _images(record: Any) -> str:
+def _images(record: RunRecord) -> str:
     for run in step_runs(record, "infer"):
         for key, value in argv_options(run.argv):
             if "img" in key.lower() or "image" in key.lower():

@@ -37,6 +37,7 @@ from tipc.judge.checks.registry import COUNT, NON_NEGATIVE, registered
 from tipc.judge.checks.settings import Settings
 
 if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
     from tipc.execute.serving.client import Reply
     from tipc.execute.serving.launcher import Launched
     from tipc.execute.serving.load import LoadResult
@@ -64,7 +65,7 @@ def _records(ctx: CheckContext) -> list[Any]:
     return out
 
 
-def _candidates_from_plan(record: Any) -> list[tuple[str, str]]:
+def _candidates_from_plan(record: RunRecord) -> list[tuple[str, str]]:
     """(step id, path) of each model-folder-looking `key=value`: export steps first, then inference."""
     if record is None:
         return []

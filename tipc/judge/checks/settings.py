@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from tipc.core.errors import ConfigError
+from tipc.core.steps import PRETRAINED_MODES
 
 SETTINGS_PATH = "test_tipc/tipc.yaml"
 
@@ -89,7 +90,7 @@ class ConvergenceSettings:
 
 
 # Ground truth is made from the repo's pretrained model; modes that train first infer with other weights.
-GROUND_TRUTH_MODES: tuple[str, ...] = ("whole_infer", "klquant_whole_infer")
+GROUND_TRUTH_MODES: tuple[str, ...] = PRETRAINED_MODES
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,16 @@ import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.rules import markdown
 from tipc.judge.rules.files import RepoFiles, glob_regex_ci
 from tipc.judge.rules.model import CheckSpec
+
+if TYPE_CHECKING:
+    from tipc.core.steps import Plan, Step
+    from tipc.execute.record import RunRecord, StepResult
 
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 MAX_LISTED = 10
@@ -410,7 +414,7 @@ class _StepSelector:
         return " ".join(x for x in parts if x) or "all steps"
 
 
-def _unselected(plan: Any, selector: _StepSelector, not_applicable: list[str]) -> CheckOutcome:
+def _unselected(plan: Plan, selector: _StepSelector, not_applicable: list[str]) -> CheckOutcome:
     """The outcome when no applicable step matches the selector."""
     what = selector.label()
     if not_applicable:
@@ -421,7 +425,7 @@ def _unselected(plan: Any, selector: _StepSelector, not_applicable: list[str]) -
     return _out(Verdict.NA, f"no step planned for {what} in mode {plan.mode}")
 
 
-def _unpassed_step(env: OpEnv, step: Any, result: Any) -> Evidence:
+def _unpassed_step(env: OpEnv, step: Step, result: StepResult) -> Evidence:
     """Evidence for a step that did not pass, with its log's tail when it ran."""
     ran = result.status.value in ("failed", "timeout", "interrupted")
     log = (result.log or step.log) if ran else None
@@ -434,7 +438,7 @@ def _unpassed_step(env: OpEnv, step: Any, result: Any) -> Evidence:
     )
 
 
-def _step_results(env: OpEnv, record: Any, selected: list[Any]) -> tuple[list[Evidence], int, float]:
+def _step_results(env: OpEnv, record: RunRecord, selected: list[Any]) -> tuple[list[Evidence], int, float]:
     """(evidence for each step that did not pass, how many were skipped, total seconds)."""
     bad: list[Evidence] = []
     skipped = 0

@@ -15,9 +15,12 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.errors import UserError
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
 
 SQLITE, POSTGRES = "sqlite", "postgresql"
 _ADVISORY_KEY = 73119  # any constant: serialises migrations between PostgreSQL clients
@@ -284,7 +287,7 @@ class History:
 
     def store_run(
         self,
-        record: Any,
+        record: RunRecord,
         run: Any,
         *,
         kind: str,
