@@ -468,6 +468,17 @@ def run_child(options: SandboxOptions, launch: Launch | None, *, wanted: bool) -
             channel.close()
 
 
+def rerun_as_child(
+    options: SandboxOptions, launch: Launch | None, hand_back: Callable[[dict[str, Any]], None] | None
+) -> ChildOutcome:
+    """`run_child`, its document passed on to `hand_back` (this process being a child itself, or a library
+    caller's); a channel is opened only where someone reads it."""
+    child = run_child(options, launch, wanted=hand_back is not None or launch is not None)
+    if child.document is not None and hand_back is not None:
+        hand_back(child.document)
+    return child
+
+
 def in_child() -> bool:
     """Whether this process is the sandboxed child a verb re-ran itself as (`child_env`)."""
     from tipc.execute.sandbox import CHILD_ENV

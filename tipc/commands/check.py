@@ -400,15 +400,9 @@ def check(
     if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(
         model_ci, sandbox_options, in_child=in_child
     ):
-        child = _sandboxed.run_child(
-            sandbox_options, launch, wanted=hand_back is not None or launch is not None
-        )
-        if child.document is not None and hand_back is not None:
-            hand_back(child.document)
+        code = _sandboxed.rerun_as_child(sandbox_options, launch, hand_back).exit_code
         # history and notification from outside the sandbox (it has no network, keeps no outside writes)
-        if model_ci.wanted:
-            return hooks.after_child(model_ci, repo, the_plan, child.exit_code, stderr)
-        return child.exit_code
+        return hooks.after_child(model_ci, repo, the_plan, code, stderr) if model_ci.wanted else code
     stderr.write(f"tipc: {python_choice.why}\n")
     notes.append(python_choice.why)
     if seams.sandboxed:
@@ -703,12 +697,7 @@ def _checked(
         rule_causes=_rule_causes(results, record, repo) if seams.sandboxed else None,
     )
     _write_and_show(args, report, report_dir, stdout, stderr, session, role)
-    if hand_back is not None:
-        import json
-
-        from tipc.report.json import render_json
-
-        hand_back(json.loads(render_json(report)))  # the JSON every report format is made from
+    _hand_back(report, hand_back)
     if _interrupted(record, *records.values()) or checks_stopped:
         stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
         return _sandboxed.interrupted_exit()
@@ -719,6 +708,17 @@ def _checked(
         if model_ci.wanted:
             hooks.after(model_ci, repo, record, report.exit_code, stderr)
     return report.exit_code
+
+
+def _hand_back(report: Report, hand_back: Callable[[dict[str, Any]], None] | None) -> None:
+    """The report as JSON (what every report format is made from) to whoever asked for it."""
+    if hand_back is None:
+        return
+    import json
+
+    from tipc.report.json import render_json
+
+    hand_back(json.loads(render_json(report)))
 
 
 def _shown_paths(session: Session | None, repo: Path) -> PathMap:

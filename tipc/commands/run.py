@@ -294,11 +294,7 @@ def run_chain(
     if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(
         model_ci, sandbox_options, in_child=in_child
     ):
-        child = _sandboxed.run_child(
-            sandbox_options, launch, wanted=hand_back is not None or launch is not None
-        )
-        if child.document is not None and hand_back is not None:
-            hand_back(child.document)
+        child = _sandboxed.rerun_as_child(sandbox_options, launch, hand_back)
         if model_ci.wanted:
             hooks.after_child(model_ci, repo, the_plan, child.exit_code, stderr, kind="run")
         return RunOutcome(child.exit_code, child.document)
