@@ -288,7 +288,8 @@ def run(
 ) -> RunResult:
     """Run the repo's chain (as `tipc run`); returns the steps' outcomes and the run record. `progress`
     (any callable) hears tipc.core.progress.ProgressEvent values as the run goes: each step started and
-    finished."""
+    finished. `timeout_s` bounds the sandboxed child (an in-place run, `extra_args=["--no-sandbox"]`, runs
+    in this process: `--timeout` bounds it)."""
     words = [str(repo), *_options(config, mode, device, sets, python, dialect), "--no-color"]
     for stage in only:
         words += ["--only", stage]
