@@ -636,7 +636,7 @@ def _enter_overlay(
     tipc_dir = repo / RUNS_DIR
     if tipc_dir.is_dir():
         sc.mount("tmpfs", str(tipc_dir), "tmpfs", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_RDONLY, "size=4k")
-    _bind_roles(repo, state, layer if layer != str(repo) else lower, roles)
+    _bind_roles(repo, state, layer if layer != str(repo) else lower, roles, owner)
     from tipc.execute.sandbox import _restrict
 
     view = _restrict.restrict(
@@ -720,15 +720,28 @@ def _lower_layer(
     return f"{state}/lower", owner, []
 
 
-def _bind_roles(repo: Path, state: str, committed_root: str, roles: Mapping[str, str]) -> None:
+def _bind_roles(
+    repo: Path,
+    state: str,
+    committed_root: str,
+    roles: Mapping[str, str],
+    owner: tuple[int, int] | None = None,
+) -> None:
     """Each role's folder of the run folder over its path in the view (an overlay where the repo ships files
-    there: the chain sees them, its writes go to the run folder's `<role>` layer)."""
+    there: the chain sees them, its writes go to the run folder's `<role>` layer). The folders made on the
+    way are the commands' own (`owner`): a step may make siblings beside a role's folder (another mode's
+    output folder under test_tipc/output/<model>/)."""
     from tipc.execute.sandbox import _syscalls as sc
 
     for role, rel in sorted(roles.items(), key=lambda item: item[1].count("/")):
         target = repo / rel
         committed = Path(committed_root) / rel
+        made = [p for p in (target, *target.parents) if repo in p.parents and not p.exists()]
         target.mkdir(parents=True, exist_ok=True)
+        if owner is not None:
+            for folder in made:
+                with contextlib.suppress(OSError):
+                    os.lchown(folder, *owner)
         if committed.is_dir() and not committed.is_symlink() and any(committed.iterdir()):
             (Path(state) / f"{role}.work").mkdir(exist_ok=True)
             options = f"lowerdir={committed},upperdir={state}/{role},workdir={state}/{role}.work"
