@@ -9,8 +9,8 @@ import pytest
 
 import tipc
 from tests.helpers.demo import DEMO, DemoRun
-from tipc.api import CheckResult, LintResult, RunResult, json_document
-from tipc.core.errors import ConfigError
+from tipc.api import CheckResult, LintResult, RunResult
+from tipc.core.errors import ConfigError, UserError
 from tipc.core.findings import Level
 from tipc.core.steps import Plan
 
@@ -62,10 +62,15 @@ def test_plan_is_a_plan_with_overrides() -> None:
     assert "train" not in {s.stage.value for s in cpu.steps}
 
 
-def test_json_document_finds_the_object_among_progress_lines() -> None:
-    out = 'tipc: starting\n[1/2] train: PASSED\n{\n  "a": {\n    "b": 1\n  }\n}\ntipc: done'
-    assert json_document(out) == {"a": {"b": 1}}
-    assert json_document("tipc: error: no such repo") is None
+def test_run_and_check_find_bad_input_in_this_process(tmp_path: Path) -> None:
+    # The verb's own argparse and target checks run in the caller's process: the exceptions themselves,
+    # raised before any child starts.
+    with pytest.raises(UserError, match="--only 'nonsense'"):
+        tipc.run(DEMO, only=["nonsense"])
+    with pytest.raises(UserError, match="unrecognized arguments: --no-such-flag"):
+        tipc.check(DEMO, extra_args=["--no-such-flag"])
+    with pytest.raises(UserError):
+        tipc.run(tmp_path / "missing")
 
 
 @pytest.mark.integration

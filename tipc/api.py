@@ -1,27 +1,30 @@
 """tipc as a Python library: `tipc.lint`, `tipc.plan`, `tipc.run`, `tipc.check`, returning typed values.
 
-`lint` and `plan` work in-process (they only read files). `run` and `check` start a child `python -m tipc`
-through tipc.execute.proc (the chain runs in a sandbox of its own, model work never enters the caller's
-process) and
-return what the command wrote as JSON: the run record, the check report. Bad input raises tipc.core.errors'
-exceptions (UserError, ConfigError) with the same located message the CLI prints.
+All four call the core in this process: the functions the commands call (`tipc.commands.run.run_chain`,
+`tipc.commands.check.check`), given the verb's own argparse reading of the same words. Only the sandboxed
+chain runs in a child `python -m tipc` (namespaces are entered before any thread starts, and never by a
+caller's process): it hands its result (the run record, the check report) back on a private channel
+(tipc.execute.handback: an unnamed file the child inherits), never through its stdout; its output lines
+are the result's `output` and the `progress` news. Model work never enters the caller's process. Bad input
+raises tipc.core.errors' exceptions (UserError, ConfigError) with the same located message the CLI prints.
 """
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Iterable, Mapping, Sequence
+import io
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tipc.core.errors import EXIT_INTERNAL, TipcError
+from tipc.core.errors import EXIT_INTERNAL, TipcError, UserError
 from tipc.core.findings import Finding, Level
 from tipc.core.progress import Progress, ProgressEvent
 from tipc.core.steps import DEFAULT_MODE  # a mode: a tipc.core.steps.Mode or its text
 
 if TYPE_CHECKING:
+    import argparse
+
     from tipc.core.steps import Plan
 
 
@@ -59,7 +62,7 @@ class RunResult:
     exit_code: int
     steps: tuple[StepOutcome, ...]
     record: dict[str, Any]  # the run record ("tipc.run/..." JSON) as `tipc run --format json` prints it
-    output: str  # the child's progress and messages
+    output: str  # the command's progress and messages (a sandboxed child's included)
 
     @property
     def ok(self) -> bool:
@@ -94,7 +97,8 @@ class CheckResult:
 
 
 class CommandError(TipcError):
-    """The child tipc stopped without a result (bad input, internal error); its message is the text."""
+    """The command stopped without a result (a sandboxed child that failed or ran out of time, a mode
+    without steps); its message is the output's tail."""
 
     def __init__(self, message: str, exit_code: int) -> None:
         super().__init__(message)
@@ -163,52 +167,109 @@ def _options(
     return argv
 
 
-def json_document(output: str) -> dict[str, Any] | None:
-    """The one top-level JSON object a `--format json` command printed, among its progress lines: from the
-    line that is exactly `{` to the last line that is exactly `}` (the object is indented inside)."""
-    lines = output.splitlines()
-    try:
-        start = lines.index("{")
-        end = len(lines) - 1 - lines[::-1].index("}")
-    except ValueError:
-        return None
-    try:
-        value = json.loads("\n".join(lines[start : end + 1]))
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
+class _Lines(io.TextIOBase):
+    """A text stream that hands each complete line to `on_line` (the command's messages, as a child's
+    output lines are handed over)."""
+
+    def __init__(self, on_line: Callable[[str], None]) -> None:
+        self._on_line = on_line
+        self._pending = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        *complete, self._pending = (self._pending + text).split("\n")
+        for line in complete:
+            self._on_line(line)
+        return len(text)
+
+    def close(self) -> None:
+        if self._pending:
+            self._on_line(self._pending)
+            self._pending = ""
+        super().close()
 
 
-def _tipc(
-    argv: Sequence[str], cwd: Path, timeout_s: float | None, progress: Progress | None = None
-) -> tuple[int, str, dict[str, Any] | None]:
+def _parsed(verb: str, words: Sequence[str]) -> argparse.Namespace:
+    """The verb's own argparse reading of `words` (as `tipc VERB WORDS` would); a bad word is a UserError.
+    A sandboxed command re-runs itself as a child `python -m tipc VERB WORDS` (this process is the caller's,
+    not tipc's own: it never enters namespaces)."""
+    import contextlib
+
+    from tipc.cli import build_parser, join_option_values
+
+    argv = join_option_values([verb, *words])
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            args = build_parser(only=verb).parse_args(argv)
+    except SystemExit:
+        lines = [line for line in said.getvalue().splitlines() if line.strip()]
+        raise UserError(
+            lines[-1].removeprefix("tipc: error: ") if lines else f"bad arguments: {argv}"
+        ) from None
+    args.own_process = False
+    args.invocation = tuple(argv)
+    return args
+
+
+def _call(
+    verb: str,
+    words: Sequence[str],
+    timeout_s: float | None,
+    progress: Progress | None,
+    core: Callable[..., int],
+) -> tuple[int, str, dict[str, Any]]:
+    """Run the verb's core in this process (`core(args, stdout=, stderr=, launch=, hand_back=)`); its
+    messages and a sandboxed child's output go to `progress` and the result's `output`, its document comes
+    back as a value (from a child: on tipc.execute.handback's private channel)."""
+    from tipc.commands._sandboxed import Launch
     from tipc.core.progress import no_progress, phase
-    from tipc.execute import proc
 
+    args = _parsed(verb, words)
     lines: list[str] = []
-    with phase(progress or no_progress, f"tipc {argv[0]} {argv[1]}") as ph:
+    documents: list[dict[str, Any]] = []
+    with phase(progress or no_progress, f"tipc {verb} {words[0]}") as ph:
 
         def on_line(line: str) -> None:
             lines.append(line)
-            ph.child_line(line)  # the child's steps and checks, as they happen
+            ph.child_line(line)  # the steps and checks, as they happen
 
-        res = proc.run(
-            proc.module_argv(sys.executable, "tipc", *argv),
-            cwd=cwd,
-            env=proc.build_env(None, {}),
-            timeout_s=timeout_s,
-            on_line=on_line,
-        )
-        ph.outcome = "interrupted" if res.interrupted else f"exit {res.exit_code}"
-    if res.interrupted:
-        raise KeyboardInterrupt
-    output = "\n".join(lines)
-    code = res.exit_code if res.exit_code is not None else EXIT_INTERNAL
-    document = json_document(output)
-    if document is None:
+        stream = _Lines(on_line)
+        try:
+            code = core(
+                args,
+                stdout=stream,
+                stderr=stream,
+                launch=Launch(on_line=on_line, timeout_s=timeout_s),
+                hand_back=documents.append,
+            )
+        except KeyboardInterrupt:
+            ph.outcome = "interrupted"
+            raise
+        finally:
+            stream.close()
+        ph.outcome = f"exit {code}"
+    if not documents:
         tail = "\n".join(line for line in lines[-20:] if line.strip())
-        raise CommandError(f"tipc {argv[0]} gave no result (exit {code}):\n{tail}", code if code else 3)
-    return code, output, document
+        raise CommandError(f"tipc {verb} gave no result (exit {code}):\n{tail}", code or EXIT_INTERNAL)
+    return code, "\n".join(lines), documents[-1]
+
+
+def _run_core(args: argparse.Namespace, **io_: Any) -> int:
+    from tipc.commands.run import run_chain
+
+    return run_chain(args, **io_).exit_code
+
+
+def _check_core(args: argparse.Namespace, **io_: Any) -> int:
+    from tipc.commands.check import check, default_seams
+
+    return check(args, default_seams(), **io_)
 
 
 def run(
@@ -227,19 +288,12 @@ def run(
 ) -> RunResult:
     """Run the repo's chain (as `tipc run`); returns the steps' outcomes and the run record. `progress`
     (any callable) hears tipc.core.progress.ProgressEvent values as the run goes: each step started and
-    finished."""
-    argv = [
-        "run",
-        str(repo),
-        *_options(config, mode, device, sets, python, dialect),
-        "--format",
-        "json",
-        "--no-color",
-    ]
+    finished. `timeout_s` bounds the sandboxed child (an in-place run, `extra_args=["--no-sandbox"]`, runs
+    in this process: `--timeout` bounds it)."""
+    words = [str(repo), *_options(config, mode, device, sets, python, dialect), "--no-color"]
     for stage in only:
-        argv += ["--only", stage]
-    code, output, record = _tipc([*argv, *extra_args], Path.cwd(), timeout_s, progress)
-    assert record is not None
+        words += ["--only", stage]
+    code, output, record = _call("run", [*words, *extra_args], timeout_s, progress, _run_core)
     stages = {s.get("id"): s.get("stage") for s in record.get("plan", {}).get("steps", [])}
     steps = tuple(
         StepOutcome(
@@ -274,22 +328,14 @@ def check(
     """Check the repo against the rulesets (as `tipc check`); returns the verdicts and the report.
     `progress` (any callable) hears tipc.core.progress.ProgressEvent values as the check goes: each step
     of the chain and each check that takes a while (`tipc.check(repo, progress=print)` prints them)."""
-    argv = [
-        "check",
-        str(repo),
-        *_options(config, mode, device, sets, python, dialect),
-        "--format",
-        "json",
-        "--no-color",
-    ]
+    words = [str(repo), *_options(config, mode, device, sets, python, dialect), "--no-color"]
     for name in rulesets:
-        argv += ["--ruleset", name]
+        words += ["--ruleset", name]
     if reuse_run:
-        argv.append("--reuse-run")
+        words.append("--reuse-run")
     if report_dir is not None:
-        argv += ["--report-dir", str(report_dir)]
-    code, output, report = _tipc([*argv, *extra_args], Path.cwd(), timeout_s, progress)
-    assert report is not None
+        words += ["--report-dir", str(report_dir)]
+    code, output, report = _call("check", [*words, *extra_args], timeout_s, progress, _check_core)
     rules = tuple(
         RuleOutcome(
             id=str(r.get("id")),

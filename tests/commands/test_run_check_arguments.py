@@ -4,6 +4,7 @@ plan both verbs execute (`_sandboxed.plan_to_run`)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 
@@ -57,16 +58,11 @@ def test_an_unwritable_report_dir_is_refused_before_anything_runs(
     assert "running" not in err and not (repo / "test_tipc" / "output").exists()
 
 
-def _args(**more: object) -> argparse.Namespace:
-    values: dict[str, object] = {
-        "mode": "lite_train_lite_infer",
-        "dialect": None,
-        "no_prepare": False,
-        "network": False,
-        "stage_args": [],
-    }
+def _args(**more: object) -> _sandboxed.ChainOptions:
+    """What `tipc run` / `tipc check` build from their arguments (tipc.commands._sandboxed.chain_options)."""
+    values: dict[str, object] = {"mode": "lite_train_lite_infer", "stage_args": []}
     values.update(more)
-    return argparse.Namespace(**values)
+    return _sandboxed.chain_options(argparse.Namespace(**values))
 
 
 def test_one_plan_for_both_verbs_prepare_first_then_the_stage_args_and_limits(repo: Path) -> None:
@@ -100,3 +96,33 @@ def test_run_shows_the_same_plan(repo: Path, capsys: pytest.CaptureFixture[str])
     steps = json.loads(capsys.readouterr().out)["steps"]
     assert steps[0]["stage"] == "prepare" and steps[0]["argv"][-1] == "--offline"
     assert next(s for s in steps if s["stage"] == "train")["timeout_s"] == 7.0
+
+
+def test_chain_options_are_one_typed_value_with_defaults() -> None:
+    words = argparse.Namespace(
+        mode="whole_infer",
+        pass_env=["WANDB_*"],
+        stage_timeout=["train=5"],
+        baseline="",
+        no_seed=True,
+        own_process=True,
+        invocation=["check", "."],
+    )
+    opts = _sandboxed.chain_options(words)
+    assert opts == _sandboxed.ChainOptions(
+        mode="whole_infer",
+        pass_env=("WANDB_*",),
+        stage_timeout=("train=5",),
+        model_ci=True,
+        no_seed=True,
+        own_process=True,
+        invocation=("check", "."),
+    )
+    unseeded = _sandboxed.seed_env(_sandboxed.ChainOptions())
+    assert _sandboxed.seed_env(opts) == unseeded  # --no-seed beats the baseline's default seed
+    assert _sandboxed.seed_env(dataclasses.replace(opts, no_seed=False)) != unseeded
+    assert _sandboxed.stage_timeouts(opts) == {"train": 5.0}
+    assert _sandboxed.sandbox_options(opts).own_process
+    assert _sandboxed.sandbox_options(opts, in_place=True).backend == "none"
+    with pytest.raises(AttributeError):
+        opts.mode = "x"  # type: ignore[misc]  # frozen

@@ -13,9 +13,8 @@ A rule asks for a chain with a `chain:` argument (tipc.judge.rules.evaluate.chai
 from __future__ import annotations
 
 import argparse
-import copy
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -159,9 +158,9 @@ def _backbone_plans(
         if any(out == u or out.startswith(u + "/") or u.startswith(out + "/") for u in used):
             plan = relocate_output(plan, f"{the_plan.output_dir.strip('/')}/tipc_backbone_{i}")
         used.add(plan.output_dir.strip("/"))
-        plan, more = _sandboxed.with_prepare(plan, args)
+        plan, more = _sandboxed.with_prepare(plan, _sandboxed.chain_options(args))
         notes.extend(more)
-        plan = _sandboxed.with_stage_args(plan, _sandboxed.stage_args(args))
+        plan = _sandboxed.with_stage_args(plan, _sandboxed.stage_args(_sandboxed.chain_options(args)))
         plans[f"backbone:{rel}"] = _sandboxed.with_stage_timeouts(plan, timeouts)
     return plans, notes
 
@@ -186,10 +185,9 @@ def _pretrained_plan(
     out, basic = plan.output_dir.strip("/"), the_plan.output_dir.strip("/")
     if out == basic or out.startswith(basic + "/") or basic.startswith(out + "/"):
         plan = relocate_output(plan, f"{basic}/tipc_{PRETRAINED}")
-    mode_args = copy.copy(args)
-    mode_args.mode = PRETRAINED_MODE
-    plan, notes = _sandboxed.with_prepare(plan, mode_args)
-    plan = _sandboxed.with_stage_args(plan, _sandboxed.stage_args(args))
+    chain = replace(_sandboxed.chain_options(args), mode=PRETRAINED_MODE)
+    plan, notes = _sandboxed.with_prepare(plan, chain)
+    plan = _sandboxed.with_stage_args(plan, _sandboxed.stage_args(chain))
     return _sandboxed.with_stage_timeouts(plan, timeouts), notes
 
 

@@ -9,7 +9,7 @@ import argparse
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,38 +96,94 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def sandbox_options(args: argparse.Namespace, *, in_place: bool = False) -> SandboxOptions:
+@dataclass(frozen=True)
+class ChainOptions:
+    """How `tipc run` and `tipc check` run a chain: one typed value built from argparse (`chain_options`);
+    the helpers below read it, never a Namespace."""
+
+    mode: str | None = None  # None until the verb picks the config's default mode
+    dialect: str | None = None
+    step_timeout: float | None = None
+    stage_timeout: tuple[str, ...] = ()  # STAGE=S words
+    stage_args: tuple[str, ...] = ()  # STAGE=ARGS words
+    sandbox: str = "auto"
+    no_sandbox: bool = False
+    network: bool = False
+    pass_env: tuple[str, ...] = ()
+    disk_limit: str | None = None
+    memory_limit: str | None = None
+    max_processes: int | None = None
+    no_prepare: bool = False
+    paddle_compat: tuple[str, ...] = ()
+    seed: int | None = None
+    no_seed: bool = False
+    model_ci: bool = False  # judged against a baseline: seeded unless --no-seed
+    own_process: bool = False  # tipc's console process (tipc.cli): it may enter namespaces itself
+    invocation: tuple[str, ...] = ()  # the command's words, for a child that enters them
+
+
+def chain_options(args: argparse.Namespace) -> ChainOptions:
+    """The chain switches of a verb's arguments (a verb without some of them: their defaults)."""
+
+    def words(name: str) -> tuple[str, ...]:
+        return tuple(getattr(args, name, None) or ())
+
+    return ChainOptions(
+        mode=getattr(args, "mode", None),
+        dialect=getattr(args, "dialect", None),
+        step_timeout=getattr(args, "step_timeout", None),
+        stage_timeout=words("stage_timeout"),
+        stage_args=words("stage_args"),
+        sandbox=getattr(args, "sandbox", None) or "auto",
+        no_sandbox=bool(getattr(args, "no_sandbox", False)),
+        network=bool(getattr(args, "network", False)),
+        pass_env=words("pass_env"),
+        disk_limit=getattr(args, "disk_limit", None),
+        memory_limit=getattr(args, "memory_limit", None),
+        max_processes=getattr(args, "max_processes", None),
+        no_prepare=bool(getattr(args, "no_prepare", False)),
+        paddle_compat=words("paddle_compat"),
+        seed=getattr(args, "seed", None),
+        no_seed=bool(getattr(args, "no_seed", False)),
+        model_ci=getattr(args, "baseline", None) is not None,
+        own_process=bool(getattr(args, "own_process", False)),
+        invocation=words("invocation"),
+    )
+
+
+def sandbox_options(opts: ChainOptions, *, in_place: bool = False) -> SandboxOptions:
     from tipc.execute.sandbox import DEFAULT_DISK_LIMIT, SandboxOptions
     from tipc.execute.sandbox.limits import parse_size
 
-    no_sandbox = in_place or getattr(args, "no_sandbox", False)
-    memory = getattr(args, "memory_limit", None)
-    tasks = getattr(args, "max_processes", None)
+    no_sandbox = in_place or opts.no_sandbox
+    memory = opts.memory_limit
+    tasks = opts.max_processes
     try:
         memory_bytes = parse_size(memory) if memory is not None else None
     except ValueError as exc:
         raise UserError(f"--memory-limit {exc}") from None
     if tasks is not None and tasks <= 0:
         raise UserError("--max-processes must be a positive number")
-    disk = getattr(args, "disk_limit", None)
+    disk = opts.disk_limit
     try:
         disk_bytes = parse_size(disk) if disk is not None else DEFAULT_DISK_LIMIT
     except ValueError as exc:
         raise UserError(f"--disk-limit {exc}") from None
-    words = (n.strip() for item in getattr(args, "pass_env", ()) for n in item.split(","))
+    words = (n.strip() for item in opts.pass_env for n in item.split(","))
     pass_env = tuple(n for n in words if n)
     for name in pass_env:
         if not re.fullmatch(r"[A-Za-z_*?][A-Za-z0-9_*?]*", name):
             raise UserError(f"--pass-env {name!r}: expected a variable name or a glob such as WANDB_*")
     return SandboxOptions(
-        backend="none" if no_sandbox else getattr(args, "sandbox", "auto"),
-        network=bool(getattr(args, "network", False)),
+        backend="none" if no_sandbox else opts.sandbox,
+        network=opts.network,
         memory_bytes=memory_bytes,
         max_tasks=tasks,
         disk_bytes=disk_bytes,
         pass_env=pass_env,
-        own_process=bool(getattr(args, "own_process", False)),
-        invocation=tuple(getattr(args, "invocation", ())),
+        # tipc's console process, or the child it re-ran itself as: either may enter namespaces
+        own_process=opts.own_process or in_child(),
+        invocation=opts.invocation,
     )
 
 
@@ -143,20 +199,18 @@ def add_seed_arguments(parser: Any, default_text: str) -> None:
     parser.add_argument("--no-seed", action="store_true", help="do not seed the steps")
 
 
-def seed_env(args: argparse.Namespace) -> dict[str, str]:
+def seed_env(opts: ChainOptions) -> dict[str, str]:
     """The steps' seeding variables --seed / --no-seed ask for (default: seeded for a --baseline check)."""
     from tipc.execute.seeding import chosen_seed
     from tipc.execute.seeding import seed_env as variables
 
-    model_ci = getattr(args, "baseline", None) is not None
-    no_seed = bool(getattr(args, "no_seed", False))
-    return variables(chosen_seed(getattr(args, "seed", None), no_seed, model_ci))
+    return variables(chosen_seed(opts.seed, opts.no_seed, opts.model_ci))
 
 
-def compat_env(args: argparse.Namespace) -> dict[str, str]:
+def compat_env(opts: ChainOptions) -> dict[str, str]:
     """What every step gets over its environment: the --paddle-compat switches and the seeding variables."""
-    names = [n.strip() for item in getattr(args, "paddle_compat", ()) for n in item.split(",") if n.strip()]
-    seeded = seed_env(args)
+    names = [n.strip() for item in opts.paddle_compat for n in item.split(",") if n.strip()]
+    seeded = seed_env(opts)
     if not names:
         return seeded
     from tipc.execute.compat import compat_env as switches_env
@@ -164,20 +218,19 @@ def compat_env(args: argparse.Namespace) -> dict[str, str]:
     return {**switches_env(names), **seeded}
 
 
-def step_timeout(args: argparse.Namespace, mode: str) -> float:
+def step_timeout(opts: ChainOptions, mode: str) -> float:
     """--step-timeout, else a default that fits the mode's data (lite modes: 10 minutes)."""
-    if getattr(args, "step_timeout", None) is not None:
-        value: float = args.step_timeout
-        return value
+    if opts.step_timeout is not None:
+        return opts.step_timeout
     return LITE_STEP_TIMEOUT_S if mode.startswith("lite_") else WHOLE_STEP_TIMEOUT_S
 
 
-def stage_timeouts(args: argparse.Namespace) -> dict[str, float]:
+def stage_timeouts(opts: ChainOptions) -> dict[str, float]:
     from tipc.core.steps import Stage
 
     stages = {s.value for s in Stage}
     out: dict[str, float] = {}
-    for item in getattr(args, "stage_timeout", ()):
+    for item in opts.stage_timeout:
         name, sep, value = item.partition("=")
         try:
             seconds = float(value)
@@ -191,7 +244,7 @@ def stage_timeouts(args: argparse.Namespace) -> dict[str, float]:
     return out
 
 
-def stage_args(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
+def stage_args(opts: ChainOptions) -> dict[str, tuple[str, ...]]:
     """--args STAGE=ARGS, parsed (ARGS split as a POSIX shell splits words)."""
     import shlex
 
@@ -199,7 +252,7 @@ def stage_args(args: argparse.Namespace) -> dict[str, tuple[str, ...]]:
 
     stages = {s.value for s in Stage}
     out: dict[str, tuple[str, ...]] = {}
-    for item in getattr(args, "stage_args", ()):
+    for item in opts.stage_args:
         name, sep, value = item.partition("=")
         try:
             words = tuple(shlex.split(value))
@@ -242,7 +295,7 @@ def with_stage_timeouts(plan: Plan, timeouts: Mapping[str, float]) -> Plan:
     return replace(plan, steps=steps)
 
 
-def with_prepare(plan: Plan, args: argparse.Namespace) -> tuple[Plan, list[str]]:
+def with_prepare(plan: Plan, opts: ChainOptions) -> tuple[Plan, list[str]]:
     """The plan with the repo's `test_tipc/prepare.sh CONFIG MODE` as its first step (stage prepare), and
     notes listing what prepare.sh would fetch or install. Its failure blocks nothing by itself: what it
     failed to make is named as the cause of the step that fails next."""
@@ -250,7 +303,7 @@ def with_prepare(plan: Plan, args: argparse.Namespace) -> tuple[Plan, list[str]]
 
     repo = Path(plan.repo)
     script = repo / PREPARE_SCRIPT
-    if getattr(args, "no_prepare", False) or plan.chain != "train_infer_python" or not script.is_file():
+    if opts.no_prepare or plan.chain != "train_infer_python" or not script.is_file():
         return plan, []
     try:
         config = Path(plan.config_path).resolve().relative_to(repo.resolve()).as_posix()
@@ -268,9 +321,7 @@ def with_prepare(plan: Plan, args: argparse.Namespace) -> tuple[Plan, list[str]]
     ]
     if actions:
         where = (
-            "allowed (--network)"
-            if getattr(args, "network", False)
-            else "not reachable in the sandbox (--network allows it)"
+            "allowed (--network)" if opts.network else "not reachable in the sandbox (--network allows it)"
         )
         notes.append(
             f"prepare.sh fetches or installs (network {where}):\n  "
@@ -278,7 +329,7 @@ def with_prepare(plan: Plan, args: argparse.Namespace) -> tuple[Plan, list[str]]
             + (f"\n  ... and {len(actions) - 12} more" if len(actions) > 12 else "")
         )
     env: tuple[tuple[str, str], ...] = ()
-    if not getattr(args, "network", False):
+    if not opts.network:
         env = (("PIP_NO_INDEX", "1"), ("PIP_DISABLE_PIP_VERSION_CHECK", "1"))
     step = Step(
         id="prepare",
@@ -371,6 +422,70 @@ stop_signals = interrupts.stop_signals
 interrupted_exit = interrupts.interrupted_exit
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How a verb runs the sandboxed child it re-runs itself as: by default on this terminal (the CLI);
+    a library caller (tipc.api) hears the child's output line by line (`on_line`), within `timeout_s`."""
+
+    on_line: Callable[[str], None] | None = None
+    timeout_s: float | None = None
+
+
+@dataclass(frozen=True)
+class ChildOutcome:
+    exit_code: int
+    document: dict[str, Any] | None  # what the child handed back (tipc.execute.handback); None: nothing
+
+
+def run_child(options: SandboxOptions, launch: Launch | None, *, wanted: bool) -> ChildOutcome:
+    """Re-run the command as a child tipc that enters the sandbox; with `wanted`, the child hands its
+    result back on a private channel (never its stdout)."""
+    from tipc.core.exit_codes import EXIT_INTERNAL
+    from tipc.execute import handback, proc, sandbox
+
+    argv = sandbox.reexec_argv(options)
+    channel = handback.Channel() if wanted else None
+    try:
+        env = {**child_env(), **(channel.env if channel is not None else {})}
+        fds = channel.fds if channel is not None else ()
+        if launch is None or launch.on_line is None:
+            code = proc.run_attached(argv, env=env, pass_fds=fds)
+        else:
+            res = proc.run(
+                argv,
+                cwd=Path.cwd(),
+                env=env,
+                timeout_s=launch.timeout_s,
+                on_line=launch.on_line,
+                pass_fds=fds,
+            )
+            if res.interrupted:
+                raise KeyboardInterrupt
+            code = res.exit_code if res.exit_code is not None else EXIT_INTERNAL
+        return ChildOutcome(code, channel.received() if channel is not None else None)
+    finally:
+        if channel is not None:
+            channel.close()
+
+
+def rerun_as_child(
+    options: SandboxOptions, launch: Launch | None, hand_back: Callable[[dict[str, Any]], None] | None
+) -> ChildOutcome:
+    """`run_child`, its document passed on to `hand_back` (this process being a child itself, or a library
+    caller's); a channel is opened only where someone reads it."""
+    child = run_child(options, launch, wanted=hand_back is not None or launch is not None)
+    if child.document is not None and hand_back is not None:
+        hand_back(child.document)
+    return child
+
+
+def in_child() -> bool:
+    """Whether this process is the sandboxed child a verb re-ran itself as (`child_env`)."""
+    from tipc.execute.sandbox import CHILD_ENV
+
+    return os.environ.get(CHILD_ENV) == "1"
+
+
 def child_env() -> dict[str, str]:
     from tipc.execute.sandbox import CHILD_ENV
 
@@ -390,7 +505,7 @@ def child_defaults(forced_env: Mapping[str, str]) -> dict[str, str]:
 
 def plan_to_run(
     planner: Callable[..., Plan],
-    args: argparse.Namespace,
+    opts: ChainOptions,
     repo: Path,
     config: Path,
     overrides: Any,
@@ -403,9 +518,11 @@ def plan_to_run(
     prepare.sh too) and the --stage-timeout limits."""
     from tipc.planning.planner import isolate
 
-    the_plan = planner(config, args.mode, repo=repo, overrides=overrides, dialect=args.dialect)
+    if opts.mode is None:
+        raise ValueError("plan_to_run: the verb picks the mode first")
+    the_plan = planner(config, opts.mode, repo=repo, overrides=overrides, dialect=opts.dialect)
     if options.backend == "none":
         the_plan = isolate(the_plan)
-    the_plan, notes = with_prepare(the_plan, args)
-    the_plan = with_stage_args(the_plan, stage_args(args))
+    the_plan, notes = with_prepare(the_plan, opts)
+    the_plan = with_stage_args(the_plan, stage_args(opts))
     return with_stage_timeouts(the_plan, timeouts), notes

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from tipc.commands import _acceptance, _reports, _sandboxed, add_log_limit, add_mode, log_limit_of
+from tipc.commands import _acceptance, _modelci, _reports, _sandboxed, add_log_limit, add_mode, log_limit_of
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
 from tipc.core.errors import InfraError, TipcError, UserError
 
@@ -116,9 +116,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_log_limit(parser)
     _sandboxed.add_arguments(parser)
     _acceptance.add_arguments(parser)
-    from tipc.modelci import hooks
-
-    hooks.add_arguments(parser)
+    _modelci.add_arguments(parser)
 
 
 # --- seams ----------------------------------------------------------------------------------------------
@@ -296,9 +294,7 @@ def _check_options(args: argparse.Namespace) -> None:
     if args.step_timeout is not None and not 0 < args.step_timeout < float("inf"):
         raise UserError("--step-timeout must be a positive number of seconds")
     check_jobs(getattr(args, "jobs", None))
-    from tipc.modelci import hooks
-
-    hooks.check_arguments(args)  # --repeat without --baseline
+    _modelci.options(args).check()  # --repeat without --baseline
     _acceptance.check_arguments(args)
 
 
@@ -343,13 +339,25 @@ def _binds(
     return binds, (report_dir,)
 
 
-def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO[str]) -> int:
+def check(
+    args: argparse.Namespace,
+    seams: Seams,
+    *,
+    stdout: IO[str],
+    stderr: IO[str],
+    launch: _sandboxed.Launch | None = None,
+    hand_back: Callable[[dict[str, Any]], None] | None = None,
+) -> int:
+    """`tipc check` in this process up to the sandbox: the chain and the rules run here (in place, or in
+    tipc's own process) or in a child tipc `launch` starts. `hand_back` hears the report as JSON
+    (tipc.report's "tipc.report/1"), wherever it was made (a child hands it back on a private channel)."""
     from tipc.core.steps import Overrides
 
     _check_options(args)
-    sandbox_options = _sandboxed.sandbox_options(args, in_place=not seams.sandboxed)
-    stage_timeouts = _sandboxed.stage_timeouts(args)
-    forced_env = _sandboxed.compat_env(args)
+    chain = _sandboxed.chain_options(args)
+    sandbox_options = _sandboxed.sandbox_options(chain, in_place=not seams.sandboxed)
+    stage_timeouts = _sandboxed.stage_timeouts(chain)
+    forced_env = _sandboxed.compat_env(chain)
     # Everything that can be wrong with the input is found before anything runs.
     rulesets = load_rulesets(list(args.ruleset), seams.checks)
     overrides = Overrides(device=args.device, sets=parse_sets(list(args.sets)), python=args.python)
@@ -359,6 +367,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     from tipc.planning.planner import default_mode
 
     args.mode = args.mode or default_mode(config)  # a serving config checks its serving_infer chain
+    chain = replace(chain, mode=args.mode)
     given_python = args.python
     python_choice = choose_python(args.python, config_pythons(config))  # ours (has paddle) over bare python
     args.python = python_choice.python
@@ -366,7 +375,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     settings = seams.load_settings(repo)
     findings = list(seams.lint_paths([config], dialect=args.dialect))
     the_plan, prepare_notes = _sandboxed.plan_to_run(
-        seams.plan, args, repo, config, overrides, sandbox_options, stage_timeouts
+        seams.plan, chain, repo, config, overrides, sandbox_options, stage_timeouts
     )
     if seams.sandboxed:
         _sandboxed.check_output_links(repo, the_plan.output_dir)
@@ -386,12 +395,14 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
     from tipc.execute import sandbox
     from tipc.modelci import hooks
 
-    if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
-        from tipc.execute import proc
-
-        code = proc.run_attached(sandbox.reexec_argv(sandbox_options), env=_sandboxed.child_env())
+    model_ci = _modelci.options(args)
+    in_child = _sandboxed.in_child()
+    if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(
+        model_ci, sandbox_options, in_child=in_child
+    ):
+        code = _sandboxed.rerun_as_child(sandbox_options, launch, hand_back).exit_code
         # history and notification from outside the sandbox (it has no network, keeps no outside writes)
-        return hooks.after_child(args, repo, the_plan, code, stderr) if hooks.wanted(args) else code
+        return hooks.after_child(model_ci, repo, the_plan, code, stderr) if model_ci.wanted else code
     stderr.write(f"tipc: {python_choice.why}\n")
     notes.append(python_choice.why)
     if seams.sandboxed:
@@ -430,7 +441,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
             view_config = session.view / config.relative_to(repo)
             repo, config = session.view, view_config
             the_plan, prepare_notes = _sandboxed.plan_to_run(
-                seams.plan, args, repo, config, overrides, sandbox_options, stage_timeouts
+                seams.plan, chain, repo, config, overrides, sandbox_options, stage_timeouts
             )
             if report_dir.is_relative_to(session.repo) and not args.report_dir and session.folder is not None:
                 report_dir = session.folder / role  # beside the copy, not in it: a fresh copy keeps it
@@ -462,6 +473,7 @@ def check(args: argparse.Namespace, seams: Seams, *, stdout: IO[str], stderr: IO
                     role,
                     extra,
                     before_run=before_run,
+                    hand_back=hand_back,
                 )
         finally:
             sandbox.release()  # at once where this process goes on (a library caller)
@@ -575,7 +587,11 @@ def _judged_record(
 
         # --repeat N: the chain N times, the baseline rule judges the medians (model CI)
         record = hooks.repeat_chain(
-            args, repo, record, lambda: _execute(args, the_plan, seams, "the runner failed"), stderr
+            _modelci.options(args),
+            repo,
+            record,
+            lambda: _execute(args, the_plan, seams, "the runner failed"),
+            stderr,
         )
     return record, record_path, reused
 
@@ -633,6 +649,7 @@ def _checked(
     extra: _acceptance.Extra | None = None,
     *,
     before_run: dict[str, Any] | None = None,
+    hand_back: Callable[[dict[str, Any]], None] | None = None,
 ) -> int:
     from tipc.judge.checks.base import CheckContext
     from tipc.report import build_report
@@ -680,15 +697,28 @@ def _checked(
         rule_causes=_rule_causes(results, record, repo) if seams.sandboxed else None,
     )
     _write_and_show(args, report, report_dir, stdout, stderr, session, role)
+    _hand_back(report, hand_back)
     if _interrupted(record, *records.values()) or checks_stopped:
         stderr.write("tipc: the run was interrupted; the verdict covers only what ran\n")
         return _sandboxed.interrupted_exit()
     if session is None or session.backend == "none":  # in place: store and notify here (else the parent does)
         from tipc.modelci import hooks
 
-        if hooks.wanted(args):
-            hooks.after(args, repo, record, report.exit_code, stderr)
+        model_ci = _modelci.options(args)
+        if model_ci.wanted:
+            hooks.after(model_ci, repo, record, report.exit_code, stderr)
     return report.exit_code
+
+
+def _hand_back(report: Report, hand_back: Callable[[dict[str, Any]], None] | None) -> None:
+    """The report as JSON (what every report format is made from) to whoever asked for it."""
+    if hand_back is None:
+        return
+    import json
+
+    from tipc.report.json import render_json
+
+    hand_back(json.loads(render_json(report)))
 
 
 def _shown_paths(session: Session | None, repo: Path) -> PathMap:
@@ -743,7 +773,7 @@ def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
 def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str, **overrides: Any) -> RunRecord:
     """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
     settings: dict[str, Any] = {
-        "step_timeout_s": _sandboxed.step_timeout(args, plan.mode),
+        "step_timeout_s": _sandboxed.step_timeout(_sandboxed.chain_options(args), plan.mode),
         "python": args.python,
         "no_color": args.no_color,
         "forced_env": tuple(sorted(getattr(args, "forced_env", {}).items())),
@@ -840,4 +870,7 @@ def _run_serving(
 
 
 def run(args: argparse.Namespace) -> int:
-    return check(args, default_seams(), stdout=sys.stdout, stderr=sys.stderr)
+    from tipc.execute import handback
+
+    # A child check (re-run to enter the sandbox) hands its report back to its parent on a private channel.
+    return check(args, default_seams(), stdout=sys.stdout, stderr=sys.stderr, hand_back=handback.writer())

@@ -243,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("give the Paddle versions to run (--paddle VERSION, repeatable) or --bisect FROM TO")
     if args.paddle and args.bisect:
         raise UserError("--paddle and --bisect: give one or the other")
-    _sandboxed.seed_env(args)  # a bad --seed is a usage error before anything runs
+    _sandboxed.seed_env(_sandboxed.chain_options(args))  # a bad --seed is a usage error before anything runs
     repo, _config = resolve_target(args.repo, args.config)
     repo = repo.resolve()
     reqs = matrix.requirements(repo)

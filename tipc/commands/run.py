@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any
 
 # Only what building the parser needs at module level: `tipc run --help` must not import the planner and the
 # config stack (they load where a run needs them).
@@ -74,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 MAX_FINDINGS_SHOWN = 10
 
 
-def _show_findings(the_plan: Any, stream: TextIO) -> None:
+def _show_findings(the_plan: Any, stream: IO[str]) -> None:
     """Warnings and errors the planner found in the config (the full list is `tipc lint`'s job)."""
     from tipc.core.findings import Level
 
@@ -102,17 +103,17 @@ def _only_stages(args: argparse.Namespace) -> tuple[str, ...]:
     return only
 
 
-def _print_plan(the_plan: Plan, only: tuple[str, ...], output_format: str) -> None:
+def _print_plan(the_plan: Plan, only: tuple[str, ...], output_format: str, stdout: IO[str]) -> None:
     """--dry-run: the plan of the selected stages, as JSON or text."""
     from tipc.planning.planner import select_stages
 
     the_plan = select_stages(the_plan, only)
     if output_format == "json":
-        print(json.dumps(the_plan.to_json(), indent=2))
+        stdout.write(json.dumps(the_plan.to_json(), indent=2) + "\n")
     else:
         from tipc.planning.planner import format_plan
 
-        print(format_plan(the_plan))
+        stdout.write(format_plan(the_plan) + "\n")
 
 
 @dataclass(frozen=True)
@@ -124,14 +125,15 @@ class _Target:
     overrides: Overrides
     sandbox_options: SandboxOptions
     stage_timeouts: dict[str, float]
+    chain: _sandboxed.ChainOptions
 
 
-def _replan_in_view(args: argparse.Namespace, target: _Target, view: Path) -> tuple[Plan, list[str]]:
+def _replan_in_view(target: _Target, view: Path) -> tuple[Plan, list[str]]:
     from tipc.execute.observation import plan_for_run
 
     return _sandboxed.plan_to_run(
         plan_for_run,
-        args,
+        target.chain,
         view,
         _in_view(target.config, target.repo, view),
         target.overrides,
@@ -147,6 +149,7 @@ def _execute(
     target: _Target,
     only: tuple[str, ...],
     forced_env: dict[str, str],
+    stderr: IO[str],
 ) -> tuple[RunRecord, Session] | int:
     """Enter the sandbox and run the chain: (record, session), or the exit code of an early Ctrl-C."""
     from tipc.execute.runner import RunOptions, execute
@@ -165,11 +168,11 @@ def _execute(
                 python=args.python,
             )
             if session.backend == "copy":
-                the_plan, prepare_notes = _replan_in_view(args, target, session.view)
+                the_plan, prepare_notes = _replan_in_view(target, session.view)
             for note in (*session.notes, *prepare_notes, *shipped):
-                sys.stderr.write(f"tipc: {note}\n")
+                stderr.write(f"tipc: {note}\n")
             options = RunOptions(
-                step_timeout_s=_sandboxed.step_timeout(args, args.mode),
+                step_timeout_s=_sandboxed.step_timeout(target.chain, the_plan.mode),
                 run_timeout_s=args.timeout,
                 python=args.python,
                 only_stages=only,
@@ -181,52 +184,81 @@ def _execute(
                 explain=_explain.explainer(),
             )
             observer = (
-                PlainObserver(sys.stderr) if args.format == "json" else make_observer(no_color=args.no_color)
+                PlainObserver(stderr)
+                if args.format == "json"
+                else make_observer(no_color=args.no_color, stream=stderr)
             )
             record = execute(the_plan, options, observer)
         except KeyboardInterrupt:
-            sys.stderr.write("tipc: interrupted before the chain started\n")
+            stderr.write("tipc: interrupted before the chain started\n")
             return _sandboxed.interrupted_exit()
     return record, session
 
 
-def _show_record(args: argparse.Namespace, record: RunRecord, session: Session) -> None:
+def _show_record(
+    args: argparse.Namespace, record: RunRecord, session: Session, stdout: IO[str], stderr: IO[str]
+) -> None:
     """The record as JSON, or the environment header and where the logs and the changed files are."""
     if args.format == "json":
-        print(json.dumps(record.to_json(), indent=2))  # environment, sandbox and paths are all in it
+        stdout.write(json.dumps(record.to_json(), indent=2) + "\n")  # environment, sandbox, paths: all in it
     elif record.environment:
         from tipc.execute.envinfo import EnvInfo
         from tipc.report.did import run_did
 
         for line in [*EnvInfo.from_json(record.environment).header_lines(), *run_did(record)]:
-            sys.stderr.write(f"tipc: {line}\n")
+            stderr.write(f"tipc: {line}\n")
     logs = session.real("logs")
     if logs is not None and args.format != "json":
         changed = (record.sandbox or {}).get("changes_total", 0)
-        sys.stderr.write(
+        stderr.write(
             f"tipc: logs and run record in {logs}; the run wrote {changed} file(s) in the repo's tree "
             f"(kept in {session.folder}/upper, the repo is unchanged)\n"
         )
 
 
+@dataclass(frozen=True)
+class RunOutcome:
+    exit_code: int
+    record: dict[str, Any] | None  # the run record as JSON (what `--format json` prints); None: nothing ran
+
+
 def run(args: argparse.Namespace) -> int:
+    from tipc.execute import handback
+
+    # A child run (re-run to enter the sandbox) hands its record back to its parent on a private channel.
+    return run_chain(args, stdout=sys.stdout, stderr=sys.stderr, hand_back=handback.writer()).exit_code
+
+
+def run_chain(
+    args: argparse.Namespace,
+    *,
+    stdout: IO[str],
+    stderr: IO[str],
+    launch: _sandboxed.Launch | None = None,
+    hand_back: Callable[[dict[str, Any]], None] | None = None,
+) -> RunOutcome:
+    """`tipc run` in this process up to the sandbox: the chain runs here (--no-sandbox, or in tipc's own
+    process) or in a child tipc `launch` starts, which hands its record back. The outcome carries the
+    record; `hand_back` hears it too (this process being such a child)."""
     from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
     from tipc.core.steps import Overrides
     from tipc.execute.observation import plan_for_run
     from tipc.planning.planner import default_mode
 
     only = _only_stages(args)
-    sandbox_options = _sandboxed.sandbox_options(args)
-    stage_timeouts = _sandboxed.stage_timeouts(args)
-    forced_env = _sandboxed.compat_env(args)
+    chain = _sandboxed.chain_options(args)
+    sandbox_options = _sandboxed.sandbox_options(chain)
+    stage_timeouts = _sandboxed.stage_timeouts(chain)
+    forced_env = _sandboxed.compat_env(chain)
     repo, config = resolve_target(args.repo, args.config)
     args.mode = args.mode or default_mode(config)
+    chain = replace(chain, mode=args.mode)
     given_python = args.python
     python_choice = choose_python(args.python, config_pythons(config))  # ours (has paddle) over bare python
     args.python = python_choice.python
     overrides = Overrides(device=args.device, sets=parse_sets(args.sets), python=args.python)
     the_plan, prepare_notes = _sandboxed.plan_to_run(
-        plan_for_run, args, repo, config, overrides, sandbox_options, stage_timeouts
+        plan_for_run, chain, repo, config, overrides, sandbox_options, stage_timeouts
     )
     if args.dry_run:
         from tipc.commands import _upfront
@@ -236,9 +268,9 @@ def run(args: argparse.Namespace) -> int:
         found = _upfront.lines(
             shown, python=args.python, given=given_python, written=config_pythons(config), device=args.device
         )
-        _upfront.say(found, sys.stderr)
-        _print_plan(the_plan, only, args.format)
-        return 0
+        _upfront.say(found, stderr)
+        _print_plan(the_plan, only, args.format, stdout)
+        return RunOutcome(0, None)
     _sandboxed.check_output_links(Path(the_plan.repo), the_plan.output_dir)
     from tipc.commands import _extras
 
@@ -246,26 +278,27 @@ def run(args: argparse.Namespace) -> int:
     _extras.require_paddle(given_python, config_pythons(config))
     if _extras.runs_tipc_serve(the_plan):
         _extras.require_serve(f"the serving chain of {config} (its server is `tipc serve`)")
-    _show_findings(the_plan, sys.stderr)
+    _show_findings(the_plan, stderr)
     if not any(s.stage.value != "prepare" for s in the_plan.steps):
-        sys.stderr.write(
+        stderr.write(
             f"tipc: {config}: mode {args.mode} yields no steps; nothing was run, so nothing is verified\n"
         )
-        return 1
+        return RunOutcome(1, None)
 
     from tipc.execute import sandbox
     from tipc.modelci import hooks
+    from tipc.modelci.hooks import ModelCiOptions
 
-    if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(args, sandbox_options):
-        from tipc.execute import proc
-
-        code = proc.run_attached(sandbox.reexec_argv(sandbox_options), env=_sandboxed.child_env())
-        return (
-            hooks.after_child(args, repo, the_plan, code, sys.stderr, kind="run")
-            if hooks.wanted(args)
-            else code
-        )
-    sys.stderr.write(f"tipc: {python_choice.why}\n")
+    model_ci = ModelCiOptions(history=args.history)
+    in_child = _sandboxed.in_child()
+    if sandbox.must_reexec(sandbox_options) or hooks.outside_needed(
+        model_ci, sandbox_options, in_child=in_child
+    ):
+        child = _sandboxed.rerun_as_child(sandbox_options, launch, hand_back)
+        if model_ci.wanted:
+            hooks.after_child(model_ci, repo, the_plan, child.exit_code, stderr, kind="run")
+        return RunOutcome(child.exit_code, child.document)
+    stderr.write(f"tipc: {python_choice.why}\n")
 
     from tipc.commands import unwritable_dir
     from tipc.execute.runner import exit_code
@@ -275,20 +308,23 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(
             f"{Path(the_plan.repo) / the_plan.output_dir}: {problem} for the run's logs and record"
         )
-    _explain.readiness(the_plan, args.python, repo, sys.stderr)
-    target = _Target(repo, config, overrides, sandbox_options, stage_timeouts)
-    outcome = _execute(args, the_plan, prepare_notes, target, only, forced_env)
+    _explain.readiness(the_plan, args.python, repo, stderr)
+    target = _Target(repo, config, overrides, sandbox_options, stage_timeouts, chain)
+    outcome = _execute(args, the_plan, prepare_notes, target, only, forced_env, stderr)
     if isinstance(outcome, int):
-        return outcome
+        return RunOutcome(outcome, None)
     record, session = outcome
-    _show_record(args, record, session)
+    _show_record(args, record, session, stdout, stderr)
+    document = record.to_json()
+    if hand_back is not None:
+        hand_back(document)
     code = exit_code(record)
     if args.history is not None and sandbox_options.backend == "none":
-        hooks.after(args, repo, record, code, sys.stderr, kind="run")
+        hooks.after(model_ci, repo, record, code, stderr, kind="run")
     if code == 130:
-        sys.stderr.write("tipc: interrupted; the record is written, `tipc run --resume` continues the run\n")
-        return _sandboxed.interrupted_exit()
-    return code
+        stderr.write("tipc: interrupted; the record is written, `tipc run --resume` continues the run\n")
+        return RunOutcome(_sandboxed.interrupted_exit(), document)
+    return RunOutcome(code, document)
 
 
 def _in_view(path: Path, repo: Path, view: Path) -> Path:

@@ -154,8 +154,11 @@ def _popen(
     name = label or (os.path.basename(argv[0]) if argv else "command")
     launch = _launcher.launch(argv, dict(env) if env is not None else base_env(), str(cwd), name)
     try:
+        # descriptors the jail passes (its seccomp socket) and those the caller passes, together
+        fds = (*launch.popen.get("pass_fds", ()), *kwargs.pop("pass_fds", ()))
+        popen = {**launch.popen, "pass_fds": fds}
         child = subprocess.Popen(
-            launch.argv, cwd=str(cwd), env=launch.env, start_new_session=True, **launch.popen, **kwargs
+            launch.argv, cwd=str(cwd), env=launch.env, start_new_session=True, **popen, **kwargs
         )
     except BaseException:
         launch.failed()
@@ -520,11 +523,13 @@ def run(
     on_chunk: Callable[[bytes], None] | None = None,
     label: str | None = None,
     trusted: bool = False,
+    pass_fds: Sequence[int] = (),
 ) -> ProcResult:
     """Run `argv` to completion (or timeout/Ctrl-C), teeing stdout+stderr to `log_path` (capped at
     `log_limit` bytes), `on_line` (line by line) and `on_chunk` (the raw chunks as read). `label` names it
     where the sandbox records the calls it denied (a step id); `trusted`: tipc's own helper with tipc's own
-    argv, started outside the sandbox's jail (it builds its own)."""
+    argv, started outside the sandbox's jail (it builds its own). `pass_fds`: descriptors the child
+    inherits (tipc.execute.handback's channel)."""
     _may_start()
     sink: CappedLog | None = None
     if log_path is not None:
@@ -543,6 +548,7 @@ def run(
                 stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
+                pass_fds=tuple(pass_fds),
             )
             _ours.add(child.pid)
         if on_start is not None:
@@ -583,7 +589,9 @@ def run(
             sink.close()
 
 
-def run_attached(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:
+def run_attached(
+    argv: Sequence[str], *, env: Mapping[str, str] | None = None, pass_fds: Sequence[int] = ()
+) -> int:
     """Run a child tipc on this terminal (stdin, stdout and stderr shared) and return its exit code.
 
     Used only to re-run tipc itself in a fresh process (the sandbox must be entered before any thread
@@ -602,6 +610,7 @@ def run_attached(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -
             preexec_fn=_die_with_parent,
             stdout=subprocess.PIPE if piped else None,
             stderr=subprocess.PIPE if piped else None,
+            pass_fds=tuple(pass_fds),
         )
         _ours.add(child.pid)
     pumps = []

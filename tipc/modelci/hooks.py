@@ -13,6 +13,7 @@ report
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -23,50 +24,32 @@ if TYPE_CHECKING:
 RULE_ID = "model-ci.baseline"
 
 
-def add_arguments(parser: Any) -> None:
-    parser.add_argument(
-        "--baseline",
-        nargs="?",
-        const="",
-        default=None,
-        metavar="DIR",
-        help="judge the run against its baseline (default DIR: REPO/test_tipc/baselines): "
-        "PASS/FAIL/IMPROVED per metric; a regression exits 1",
-    )
-    parser.add_argument(
-        "--history",
-        metavar="PATH|URL",
-        help="store this check in a history database (SQLite file or postgresql:// URL); with --baseline "
-        "it is stored in the default one ($TIPC_HISTORY or ~/.local/share/tipc/history.sqlite3)",
-    )
-    parser.add_argument("--notify", metavar="URL", help="POST the baseline verdict as JSON to this webhook")
-    parser.add_argument(
-        "--repeat",
-        type=_positive,
-        default=1,
-        metavar="N",
-        help="with --baseline: run the chain N times and judge the median of each metric (a narrower "
-        "prediction interval; timings survive a transient load); default: %(default)s",
-    )
+@dataclass(frozen=True)
+class ModelCiOptions:
+    """The model CI switches of `tipc check` / `tipc run` (built from argparse in tipc.commands._modelci)."""
+
+    baseline: str | None = None  # the baseline folder ("" the default one); None: no baseline judgement
+    history: str | None = None  # a history database (path or URL); None: the default one with --baseline
+    notify: str | None = None  # a webhook URL
+    repeat: int = 1  # with a baseline: runs of the chain whose medians are judged
+
+    def check(self) -> None:
+        """Usage errors of the model CI switches, found before anything runs."""
+        from tipc.core.errors import UserError
+
+        if self.repeat > 1 and self.baseline is None:
+            raise UserError("--repeat N judges the median of N runs against a baseline: give --baseline too")
+
+    @property
+    def wanted(self) -> bool:
+        """Whether this check stores history or notifies: work done outside the sandbox (which has no
+        network and keeps writes outside the repo's output folder from lasting)."""
+        return any(v is not None for v in (self.baseline, self.history, self.notify))
 
 
-def _positive(text: str) -> int:
-    import argparse
-
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
-    return int(text)
-
-
-def check_arguments(args: Any) -> None:
-    """Usage errors of the model CI switches, found before anything runs."""
-    from tipc.core.errors import UserError
-
-    if getattr(args, "repeat", 1) > 1 and getattr(args, "baseline", None) is None:
-        raise UserError("--repeat N judges the median of N runs against a baseline: give --baseline too")
-
-
-def repeat_chain(args: Any, repo: Path, record: RunRecord, rerun: Callable[[], Any], stderr: IO[str]) -> Any:
+def repeat_chain(
+    options: ModelCiOptions, repo: Path, record: RunRecord, rerun: Callable[[], Any], stderr: IO[str]
+) -> Any:
     """With --baseline and --repeat N > 1: N - 1 more runs of the chain after `record`, their metrics and
     its saved beside the last record (tipc.judge.baseline.judge.RUNS_FILE); the last record is returned.
     Stops early after an interrupted run."""
@@ -74,8 +57,8 @@ def repeat_chain(args: Any, repo: Path, record: RunRecord, rerun: Callable[[], A
     from tipc.judge.baseline import judge
     from tipc.judge.baseline.metrics import extract
 
-    times = getattr(args, "repeat", 1) or 1
-    if getattr(args, "baseline", None) is None or times <= 1 or record is None:
+    times = options.repeat or 1
+    if options.baseline is None or times <= 1 or record is None:
         return record
     runs = [extract(record, repo)]
     for k in range(2, times + 1):
@@ -113,23 +96,14 @@ def rule_result(ctx: Any, directory: str) -> Any:
     return RuleResult(ruleset="model-ci", rule=rule, verdict=verdict, outcome=outcome)
 
 
-def wanted(args: Any) -> bool:
-    """Whether this check stores history or notifies: work done outside the sandbox (which has no network
-    and keeps writes outside the repo's output folder from lasting)."""
-    return any(getattr(args, name, None) is not None for name in ("baseline", "history", "notify"))
-
-
-def outside_needed(args: Any, sandbox_options: Any) -> bool:
-    """True when the check must run as a sandboxed child so that this process can store and notify after."""
-    import os
-
-    from tipc.execute.sandbox import CHILD_ENV
-
-    return wanted(args) and sandbox_options.backend != "none" and os.environ.get(CHILD_ENV) != "1"
+def outside_needed(options: ModelCiOptions, sandbox_options: Any, *, in_child: bool) -> bool:
+    """True when the check must run as a sandboxed child so that this process can store and notify after
+    (`in_child`: this process is already that child)."""
+    return options.wanted and sandbox_options.backend != "none" and not in_child
 
 
 def after_child(
-    args: Any, repo: Path, plan: Plan, exit_code: int, stderr: IO[str], *, kind: str = "check"
+    options: ModelCiOptions, repo: Path, plan: Plan, exit_code: int, stderr: IO[str], *, kind: str = "check"
 ) -> int:
     """After a sandboxed child check: find its run record in the run folder, then store and notify."""
     from tipc.core.errors import ConfigError
@@ -143,12 +117,18 @@ def after_child(
     except ConfigError as exc:
         stderr.write(f"tipc: warning: no run record to store or notify about: {exc.render()}\n")
         return exit_code
-    after(args, repo, record, exit_code, stderr, kind=kind)
+    after(options, repo, record, exit_code, stderr, kind=kind)
     return exit_code
 
 
 def after(
-    args: Any, repo: Path, record: RunRecord, exit_code: int, stderr: IO[str], *, kind: str = "check"
+    options: ModelCiOptions,
+    repo: Path,
+    record: RunRecord,
+    exit_code: int,
+    stderr: IO[str],
+    *,
+    kind: str = "check",
 ) -> None:
     """History and notification. Neither changes the exit code; a failure of either is said on stderr."""
     from tipc.judge.baseline import judge as judging
@@ -156,9 +136,9 @@ def after(
     from tipc.judge.baseline.store import baseline_dir
 
     judgement = None
-    if getattr(args, "baseline", None) is not None:
-        judgement = judging.judge_record(record, repo, baseline_dir(repo, args.baseline))
-    history = getattr(args, "history", None)
+    if options.baseline is not None:
+        judgement = judging.judge_record(record, repo, baseline_dir(repo, options.baseline))
+    history = options.history
     if history is not None or judgement is not None:
         from tipc.core.errors import UserError
         from tipc.modelci.history import open_history
@@ -178,7 +158,7 @@ def after(
             stderr.write(f"tipc: stored in the history {where}\n")
         except UserError as exc:
             stderr.write(f"tipc: warning: history not stored: {exc.render()}\n")
-    url = getattr(args, "notify", None)
+    url = options.notify
     if url and judgement is not None:
         from tipc.modelci import notify
 

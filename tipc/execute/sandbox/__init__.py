@@ -185,11 +185,13 @@ class Session:
 
 # The session this process is in, if any.
 _current: Session | None = None
+# Set in the environment of the child a verb re-runs itself as; the verb reads it into its options
+# (`SandboxOptions.own_process`): the sandbox itself decides from its options only.
 CHILD_ENV = "TIPC_SANDBOX_CHILD"
 
 
 def _own_process(options: SandboxOptions) -> bool:
-    return options.own_process or os.environ.get(CHILD_ENV) == "1"
+    return options.own_process
 
 
 def must_reexec(options: SandboxOptions) -> bool:
