@@ -187,6 +187,34 @@ def sandbox_options(opts: ChainOptions, *, in_place: bool = False) -> SandboxOpt
     )
 
 
+def add_repeated_run_arguments(parser: Any, *, seed_default: str, history_for: str) -> None:
+    """The switches of the verbs that run the chain for model CI (baseline record, matrix): what every run
+    gets as `tipc run` would (--paddle-compat, --args, --no-prepare, the seed) and the history database."""
+    parser.add_argument(
+        "--paddle-compat",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a compatibility switch for every run, as for `tipc run` (e.g. export); repeatable",
+    )
+    parser.add_argument(
+        "--args",
+        dest="stage_args",
+        action="append",
+        default=[],
+        metavar="STAGE=ARGS",
+        help="extra arguments for every command of a stage, as for `tipc run`; repeatable",
+    )
+    parser.add_argument("--no-prepare", action="store_true", help="do not run test_tipc/prepare.sh first")
+    add_seed_arguments(parser, seed_default)
+    parser.add_argument(
+        "--history",
+        metavar="PATH|URL",
+        help=f"the history database for {history_for} (default: $TIPC_HISTORY or "
+        "~/.local/share/tipc/history.sqlite3, the one every model CI verb uses)",
+    )
+
+
 def add_seed_arguments(parser: Any, default_text: str) -> None:
     """--seed N / --no-seed (model CI: tipc.execute.seeding), for every verb that runs a chain."""
     parser.add_argument(

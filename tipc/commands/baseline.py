@@ -53,28 +53,8 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--python", help="interpreter to run in place of the config's python")
     p.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument(
-        "--paddle-compat",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a compatibility switch for every run, as for `tipc run` (e.g. export); repeatable",
-    )
-    p.add_argument(
-        "--args",
-        dest="stage_args",
-        action="append",
-        default=[],
-        metavar="STAGE=ARGS",
-        help="extra arguments for every command of a stage, as for `tipc run`; repeatable",
-    )
-    p.add_argument("--no-prepare", action="store_true", help="do not run test_tipc/prepare.sh first")
-    _sandboxed.add_seed_arguments(p, "default: seed 0, recorded in the baseline")
-    p.add_argument(
-        "--history",
-        metavar="PATH|URL",
-        help="the history database for each run and the bands (default: $TIPC_HISTORY or "
-        "~/.local/share/tipc/history.sqlite3, the one every model CI verb uses)",
+    _sandboxed.add_repeated_run_arguments(
+        p, seed_default="default: seed 0, recorded in the baseline", history_for="each run and the bands"
     )
 
 

@@ -61,28 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_mode(parser, default="lite_train_lite_infer")
     parser.add_argument("--device", choices=("cpu",), help="rewrite the device slots to run on CPU")
-    parser.add_argument(
-        "--paddle-compat",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a compatibility switch for every run, as for `tipc run` (e.g. export); repeatable",
-    )
-    parser.add_argument(
-        "--args",
-        dest="stage_args",
-        action="append",
-        default=[],
-        metavar="STAGE=ARGS",
-        help="extra arguments for every command of a stage, as for `tipc run`; repeatable",
-    )
-    parser.add_argument("--no-prepare", action="store_true", help="do not run test_tipc/prepare.sh first")
-    _sandboxed.add_seed_arguments(parser, "default: seed 0, as baselines are recorded")
-    parser.add_argument(
-        "--history",
-        metavar="PATH|URL",
-        help="the history database for each version's run (default: $TIPC_HISTORY or "
-        "~/.local/share/tipc/history.sqlite3, the one every model CI verb uses)",
+    _sandboxed.add_repeated_run_arguments(
+        parser, seed_default="default: seed 0, as baselines are recorded", history_for="each version's run"
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
