@@ -21,21 +21,10 @@ import yaml
 from tests.helpers.children import tipc
 from tests.helpers.demo import copy_demo
 from tests.helpers.git import git
+from tests.helpers.rulesets import CHAIN_ONLY
 
 pytestmark = pytest.mark.integration
-RULESET = """\
-schema: tipc.ruleset/1
-name: chain-only
-title: the chain runs
-description: one rule, so the check costs the chain and the baseline judgement only
-rules:
-  - id: chain.train_passed
-    source: test
-    severity: error
-    description: the train step passed
-    check:
-      step_passed: {stage: train}
-"""
+RULESET = CHAIN_ONLY
 
 
 def test_a_repeated_check_judges_medians_and_the_history_follows_the_repo(tmp_path: Path) -> None:

@@ -23,23 +23,12 @@ import pytest
 import yaml
 
 from tests.helpers.children import tipc
+from tests.helpers.rulesets import CHAIN_ONLY
 
 pytestmark = [pytest.mark.integration, pytest.mark.timing]
 
 DEMO = Path(__file__).resolve().parents[3] / "examples" / "lenet_digits"
-RULESET = """\
-schema: tipc.ruleset/1
-name: chain-only
-title: the chain runs
-description: one rule, so the check costs the chain and the baseline judgement only
-rules:
-  - id: chain.train_passed
-    source: test
-    severity: error
-    description: the train step passed
-    check:
-      step_passed: {stage: train}
-"""
+RULESET = CHAIN_ONLY
 
 
 TIMING = ("stage.", "infer.", "train.avg_ips", "resources.")
