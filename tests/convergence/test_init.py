@@ -105,7 +105,10 @@ def test_real_repos(name: str, resumes: bool, missing: set[str], tmp_path: Path)
 
 
 def test_unwritable_output_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["converge", "init", str(DEMO), "-o", str(tmp_path / "missing" / "c.yaml")]) == 2
+    # a missing folder is made (atomic writes make their folder); a file in the way is no folder
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    assert main(["converge", "init", str(DEMO), "-o", str(blocker / "c.yaml")]) == 2
     assert "cannot write" in capsys.readouterr().err
 
 

@@ -61,10 +61,15 @@ def _pointers(text: str) -> Iterator[str]:
 
 
 def _json_strings(
-    data: object, skip: frozenset[str] = frozenset({"excerpt", "log_tail", "evidence", "binds", "lineage"})
+    data: object,
+    skip: frozenset[str] = frozenset(
+        {"excerpt", "log_tail", "evidence", "binds", "jail", "lineage", "description", "commands"}
+    ),
 ) -> Iterator[str]:
-    """Every string of a report.json but quoted log text, the sandbox's binds (the folders as the chain saw
-    them, mapped to the run folder's: the mapping itself) and the lineage graph (read apart)."""
+    """Every string of a report.json but quoted text (log excerpts and tails, the documented commands as the
+    docs spell them, globs included), the sandbox's binds and jail (the folders as the chain saw them inside
+    the sandbox: the mapping itself), the lineage graph (read apart) and the rules' descriptions (prose that
+    may name tipc's own spec files)."""
     if isinstance(data, dict):
         for key, value in data.items():
             if key not in skip:

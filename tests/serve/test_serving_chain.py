@@ -135,6 +135,8 @@ def test_a_server_killed_mid_run_fails_the_chain_and_tipc_check_reports_it(
         "competition.serving.test_script": "PASS",
         "competition.serving.documented": "PASS",
         "competition.serving.equals_inference": "FAIL",
+        # the documented service (issue 26) is not judged from these serving rules alone
+        "competition.serving.documented_equals_inference": "N-A",
     }
     equals = rules["competition.serving.equals_inference"]
     assert "serving" in equals["summary"] and "failed" in equals["summary"], equals["summary"]
