@@ -6,10 +6,9 @@ written under `<model_dir>/<kind>/final.pdparams`, an eval run as `train.py --te
 
 from __future__ import annotations
 
-import io
-import tarfile
 from pathlib import Path
 
+from tests.helpers.trees import tar_bytes
 from tests.scaffold.scaffold_fixtures import build_tree
 from tipc.scaffold import infer_slots, render_test_tipc
 
@@ -66,13 +65,7 @@ def test_weights_follow_paddle_save_and_doc_lite_commands(tmp_path: Path) -> Non
 
 
 def _tar(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as archive:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    return tar_bytes(files)
 
 
 def test_eval_by_switch_lite_archive_one_folder_down_and_no_null_tokens(tmp_path: Path) -> None:
