@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.demo import copy_demo
-from tests.real_repos.conftest import REPOS_PYTHON
+from tests.real_repos.conftest import DOCS_BOUND, REPOS_PYTHON
 
 pytestmark = [pytest.mark.integration, pytest.mark.real_repos]
 
@@ -32,7 +32,18 @@ def test_the_demo_checked_under_the_repos_interpreter_passes_its_serving_and_eng
     repo = copy_demo(tmp_path / "lenet_digits")
     env = {k: v for k, v in os.environ.items() if k != "FLAGS_enable_pir_api"}
     done = subprocess.run(
-        [sys.executable, "-m", "tipc", "check", str(repo), "--python", str(REPOS_PYTHON), "--format", "json"],
+        [
+            sys.executable,
+            "-m",
+            "tipc",
+            "check",
+            str(repo),
+            "--python",
+            str(REPOS_PYTHON),
+            "--format",
+            "json",
+            *DOCS_BOUND,
+        ],
         capture_output=True,
         text=True,
         env=env,

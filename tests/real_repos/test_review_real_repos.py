@@ -23,7 +23,15 @@ from typing import Any
 
 import pytest
 
-from tests.real_repos.conftest import CHECK_RULESETS, CPU_EXPORT, REAL_REPOS, SharedChain, tree_hashes
+from tests.real_repos.conftest import (
+    CHECK_RULESETS,
+    CPU_EXPORT,
+    DOCS_BOUND,
+    REAL_REPOS,
+    REVIEW_DOCS_BOUND,
+    SharedChain,
+    tree_hashes,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.real_repos]
 
@@ -67,7 +75,12 @@ def reviewed(tmp_path_factory: pytest.TempPathFactory, repos_python: Path) -> di
     argv = [sys.executable, "-m", "tipc", "review", *map(str, archives), "--out", str(out), "--jobs", "2"]
     argv += ["--budget", str(BUDGET_S), "--python", str(repos_python), "--format", "json", "--no-color"]
     res = subprocess.run(
-        [*argv, *OPTIONS], capture_output=True, text=True, env=_env(), timeout=BUDGET_S + 120, check=False
+        [*argv, *OPTIONS, *REVIEW_DOCS_BOUND],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=BUDGET_S + 120,
+        check=False,
     )
     assert res.stdout.strip(), res.stderr[-3000:]
     summary = json.loads(res.stdout)
@@ -95,7 +108,7 @@ def alone(
         repo = root / name
         before = tree_hashes(repo)
         argv = [sys.executable, "-m", "tipc", "check", str(repo), "--python", str(repos_python), "--no-color"]
-        argv += ["--format", "json", "--report-dir", str(root / "report"), *OPTIONS]
+        argv += ["--format", "json", "--report-dir", str(root / "report"), *OPTIONS, *DOCS_BOUND]
         res = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=BUDGET_S, check=False)
         assert res.stdout.strip(), res.stderr[-3000:]
         assert tree_hashes(repo) == before  # the check alone changes nothing in the repo either
@@ -163,7 +176,7 @@ def test_step6_reviewed_twice_gives_the_same_rule_verdicts(
         argv = [sys.executable, "-m", "tipc", "review", str(archive), "--out", str(out), "--jobs", "1"]
         argv += ["--budget", str(BUDGET_S), "--python", str(repos_python), "--format", "json", "--no-color"]
         res = subprocess.run(
-            [*argv, *CPU_EXPORT],
+            [*argv, *CPU_EXPORT, *REVIEW_DOCS_BOUND],
             capture_output=True,
             text=True,
             env=_env(),

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from tipc.core.errors import UserError
 from tipc.core.steps import Mode
+from tipc.planning import DOCS_STEP_TIMEOUT_S, DOCS_TIMEOUT_S
 
 if TYPE_CHECKING:
     from tipc.core.steps import Overrides, Plan
@@ -29,8 +30,6 @@ DOCUMENTED = "documented"
 PRETRAINED = "pretrained"
 BACKBONES = "backbones"  # one chain per backbone config, recorded as `backbone:<config>`
 PRETRAINED_MODE = Mode.WHOLE_INFER
-DOCS_STEP_TIMEOUT_S = 300.0  # a documented training on the full recipe is stopped here; it ran meanwhile
-DOCS_TIMEOUT_S = 1200.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -62,7 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=3600.0,
         metavar="S",
-        help="wall-clock budget of each submission's check, in seconds (default: %(default)g)",
+        help="wall-clock budget of each submission's check, in seconds (default: %(default)g); a short one "
+        "also bounds the documented commands (40%% of it in all, 15%% each if check's defaults exceed it)",
     )
     parser.add_argument(
         "--memory-limit",

@@ -218,9 +218,32 @@ def check_argv(repo: Path, report_dir: Path, options: ReviewOptions, memory: int
         argv += ["--memory-limit", str(memory)]
     if options.max_processes is not None:
         argv += ["--max-processes", str(options.max_processes)]
-    # Submissions already run side by side (review --jobs): one lane each inside, unless --check-arg says.
-    argv += ["--jobs", "1", *options.check_args]
+    # Submissions already run side by side (review --jobs): one lane each inside, and a documented chain
+    # within the budget; a later --check-arg wins (argparse keeps the last value).
+    argv += ["--jobs", "1", *docs_budget(options.budget_s), *options.check_args]
     return tuple(argv)
+
+
+# Shares of a submission's budget its documented chain may take: the full-recipe trainings docs give run
+# until stopped, and with check's own defaults (1200 s in all) a 600 s budget stopped every such submission
+# as TIMEOUT, a verdict on the budget rather than on the submission.
+DOCS_SHARE = 0.4
+DOCS_STEP_SHARE = 0.15
+
+
+def docs_budget(budget_s: float) -> list[str]:
+    """`--docs-timeout`/`--docs-step-timeout` for a check of `budget_s`, each where check's default would not
+    fit in its share of the budget."""
+    from tipc.planning import DOCS_STEP_TIMEOUT_S, DOCS_TIMEOUT_S
+
+    out: list[str] = []
+    for flag, default, share in (
+        ("--docs-timeout", DOCS_TIMEOUT_S, DOCS_SHARE),
+        ("--docs-step-timeout", DOCS_STEP_TIMEOUT_S, DOCS_STEP_SHARE),
+    ):
+        if default > budget_s * share:
+            out += [flag, f"{budget_s * share:g}"]
+    return out
 
 
 class Observer:
