@@ -303,6 +303,7 @@ def test_no_script_gives_the_profile_plan(tmp_path: Path) -> None:
     assert plan_for_run(config, LITE, repo=repo) == plan(config, LITE, repo=repo)
 
 
+@pytest.mark.timing  # a wall-time limit: judged in the timing tier, alone on the machine
 def test_observing_is_cheap() -> None:
     config = DEMO / DEMO_CONFIG_REL
     obs = observe(config, LITE, repo=DEMO)

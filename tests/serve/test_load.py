@@ -46,13 +46,11 @@ SAMPLES = [{"x": np.zeros((1, 2), dtype=np.float32)}]
 
 
 def test_time_budget_stops_handing_out_requests(slow_url: str) -> None:
-    started = time.perf_counter()
     load = run_load(slow_url, "m", SAMPLES, requests=10_000, concurrency=4, time_budget_s=0.4)
-    took = time.perf_counter() - started
-    # ~0.4 s of 4 clients at 50 ms a request: tens of requests, far from the 10,000 asked for.
+    # ~0.4 s of 4 clients at 50 ms a request: tens of requests, far from the 10,000 asked for (the count says
+    # the budget stopped it; the wall time is the timing tier's to judge, on a machine nothing else shares).
     assert 4 <= load.requests < 200, load.to_json()
     assert (load.ok, load.errors) == (load.requests, 0), load.first_errors
-    assert took < 2.0
     assert load.to_json()["planned"] == 10_000 and load.to_json()["time_budget_s"] == 0.4
 
 
