@@ -203,6 +203,20 @@ def test_what_needs_an_offline_download_is_not_applicable_with_the_reason(shaped
     assert not any(c.text.startswith(("|--", "[Epoch")) for c in documented.commands)
 
 
+def test_a_multi_device_launch_is_not_run_on_a_machine_without_a_gpu(shaped: Path) -> None:
+    """The docs are right for a GPU machine: a launch that aborts for want of GPUs is not the repo's
+    failure (on DnCNN_paddle `paddle.distributed.launch --selected_gpus '0,1'` failed its docs)."""
+
+    def launch(gpus: bool | None) -> str:
+        documented = plan_documented(shaped, model_name="m", gpus=gpus)
+        step = documented.plan.step(_by_text(documented, "python -m paddle.distributed.launch").step_id)
+        return step.not_applicable
+
+    assert "on a machine without a GPU" in launch(False)
+    for known in (True, None):  # with a GPU, or not known: planned as written (its data is another matter)
+        assert "GPU" not in launch(known) and "multi-device" not in launch(known)
+
+
 def test_a_missing_weights_file_after_a_documented_download_is_not_applicable(tmp_path: Path) -> None:
     repo = _write(
         tmp_path / "r",

@@ -101,6 +101,7 @@ def plan_extra(
     extra = Extra()
     in_place = sandbox_options is None or sandbox_options.backend == "none"
     if DOCUMENTED in chains:
+        from tipc.commands._upfront import gpu_present
         from tipc.planning.documented import plan_documented
 
         extra.documented = plan_documented(
@@ -110,6 +111,7 @@ def plan_extra(
             overrides=overrides,
             sandboxed=not in_place,
             network=bool(getattr(args, "network", False)),
+            gpus=gpu_present(),
         )
     if PRETRAINED in chains and the_plan.mode != PRETRAINED_MODE:
         extra.pretrained, notes = _pretrained_plan(

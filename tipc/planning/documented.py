@@ -526,6 +526,7 @@ class _Planner:
     config_rel: str
     sandboxed: bool
     network: bool
+    gpus: bool | None = None  # whether this machine has a GPU (None: not known, as if it had)
     commands: list[DocCommand] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     substitutions: list[Substitution] = field(default_factory=list)
@@ -953,8 +954,11 @@ class _Planner:
         """Why a command cannot run in this sandbox at all ("" when it can)."""
         if _PYTHON.match(argv[0]):
             _, module, _ = _python_parts(argv)
-            if module is not None and self.vocab.is_launcher(module) and self.overrides.device == "cpu":
-                return f"a multi-device launch ({module}) under --device cpu"
+            if module is not None and self.vocab.is_launcher(module):
+                if self.overrides.device == "cpu":
+                    return f"a multi-device launch ({module}) under --device cpu"
+                if self.gpus is False:  # the docs are right for a GPU machine: not the repo's failure
+                    return f"a multi-device launch ({module}) on a machine without a GPU"
         if purpose == "data":
             outside = next((w for w in argv[1:] if w.startswith(("/", "~")) and w != "/dev/null"), None)
             if outside is not None:
@@ -1232,10 +1236,12 @@ def plan_documented(
     overrides: Overrides = Overrides(),  # noqa: B008 - frozen value
     sandboxed: bool = True,
     network: bool = False,
+    gpus: bool | None = None,
     vocab: Vocabulary | None = None,
 ) -> Documented:
     """The documented commands of `repo` as a plan (chain "documented"); `config` is the TIPC config whose
-    lite data stands in for a full dataset the repo does not ship."""
+    lite data stands in for a full dataset the repo does not ship; `gpus`: whether this machine has a GPU
+    (False: a multi-device launch is not run here; None: not known)."""
     repo = Path(repo).resolve()
     vocab = vocab or load_vocabulary()
     config_rel = ""
@@ -1252,6 +1258,7 @@ def plan_documented(
         config_rel=config_rel,
         sandboxed=sandboxed,
         network=network,
+        gpus=gpus,
     )
     docs = doc_paths(repo, vocab)
     planner._readme = docs[0] if docs and "/" not in docs[0] else ""
