@@ -129,6 +129,25 @@ def test_a_training_stopped_at_its_budget_ran_and_an_offline_download_is_not_a_f
     assert "1 stopped at the time budget" in got.summary and "1 not run here" in got.summary
 
 
+def test_an_evaluation_still_running_at_its_budget_is_slow_here_not_wrong(tmp_path: Path) -> None:
+    """DnCNN_paddle's documented val.py over BSD68 prints a PSNR per image on a CPU for longer than the
+    budget: both rules FAILed it as a failed command; it was only stopped."""
+    repo = _repo(tmp_path)
+    progress = "data/BSD68/test019.png PSNR 30.815724\n"
+    record = _record(repo, {"python eval.py": (Status.TIMEOUT, progress)})
+    commands = CHECKS["documented_commands"](_ctx(repo, record))
+    assert commands.verdict is Verdict.PASS, commands.summary
+    assert "2 stopped at the time budget" in commands.summary
+    accuracy = CHECKS["documented_accuracy"](_ctx(repo, record))
+    assert accuracy.verdict is Verdict.NA, accuracy.summary
+    assert "did not finish within its time budget" in accuracy.summary
+    assert "--docs-step-timeout" in accuracy.summary
+    # a command that ended with an error is still a FAIL of both
+    record = _record(repo, {"python eval.py": (Status.FAILED, "ValueError: no such file\n")})
+    assert CHECKS["documented_commands"](_ctx(repo, record)).verdict is Verdict.FAIL
+    assert CHECKS["documented_accuracy"](_ctx(repo, record)).verdict is Verdict.FAIL
+
+
 def test_the_documented_accuracy_fails_with_both_numbers(tmp_path: Path) -> None:
     repo = _repo(tmp_path, claim="0.9900")
     record = _record(

@@ -169,6 +169,14 @@ def _not_run(
             Evidence(where),
             *claim_evidence,
         )
+    if result.status is Status.TIMEOUT:  # slow here (a full test set on a CPU), not shown wrong
+        return outcome(
+            Verdict.NA,
+            f"the documented evaluation of the provided model ({chosen.location}) did not finish within its "
+            f"time budget here ({result.reason}); give it more with --docs-step-timeout",
+            Evidence(where, path=result.log),
+            *claim_evidence,
+        )
     if result.status is not Status.PASSED:
         line, number = error_line(ctx.repo, result.log)
         return outcome(
