@@ -40,6 +40,18 @@ def test_an_unnamed_metric_column_counts_when_it_is_the_only_metric_measured() -
     assert _best(text, "exprate", only=True) == (51.72, 3)
 
 
+def test_a_table_under_a_heading_that_names_the_accuracy_states_it() -> None:
+    """cutpaste_paddle's per-class table sits under `# 复现精度` and names no metric in its columns: tipc said
+    its README "states no accuracy"."""
+    table = (
+        "| defect_type | CutPaste (3-way) | Li et al. CutPaste (3-way) |\n|:--|--:|--:|\n"
+        "| bottle | 90.7 | 98.3 |\n| average | 96.7 | 95.2 |\n"
+    )
+    assert _best("# 复现精度（Comparison to Li et al.）\n" + table, "auc", only=True) == (96.7, 5)
+    # the same table under a heading that names no accuracy is not a claim
+    assert claims("## 数据集\n" + table) == []
+
+
 def test_numbers_in_code_blocks_are_not_claims() -> None:
     text = "```\n[Eval] acc: 0.6400\n```\n"
     assert claims(text) == []

@@ -41,7 +41,7 @@ def _table_rows(text: str, vocab: Any, metrics: Any) -> dict[str, _Backbone]:
     from tipc.judge.checks.claims import _numbers, _prose, _tables
 
     found: dict[str, _Backbone] = {}
-    for header, rows in _tables(_prose(text)):
+    for _heading, header, rows in _tables(_prose(text)):
         metric_col = next(
             (i for i, h in enumerate(header) if i and (metrics.named(h) or metrics.unnamed.search(h))), 1
         )

@@ -197,8 +197,13 @@ def _score(metrics: Metrics, *texts: str) -> int:
     return score
 
 
-def _tables(lines: list[tuple[int, str]]) -> Iterable[tuple[list[str], list[tuple[int, list[str]]]]]:
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*)$")
+
+
+def _tables(lines: list[tuple[int, str]]) -> Iterable[tuple[str, list[str], list[tuple[int, list[str]]]]]:
+    """(the heading the table sits under, its header cells, its rows)."""
     i = 0
+    heading = ""
     while i + 1 < len(lines):
         (_, head), (_, rule) = lines[i], lines[i + 1]
         if "|" in head and _TABLE_RULE.match(rule) and "-" in rule:
@@ -208,19 +213,26 @@ def _tables(lines: list[tuple[int, str]]) -> Iterable[tuple[list[str], list[tupl
             while j < len(lines) and "|" in lines[j][1] and lines[j][1].strip():
                 rows.append((lines[j][0], _cells(lines[j][1])))
                 j += 1
-            yield header, rows
+            yield heading, header, rows
             i = j
         else:
+            m = _HEADING.match(head)
+            heading = m.group(1) if m else heading
             i += 1
 
 
-def _table_claims(metrics: Metrics, header: list[str], rows: list[tuple[int, list[str]]]) -> list[Claim]:
+def _table_claims(
+    metrics: Metrics, header: list[str], rows: list[tuple[int, list[str]]], heading: str = ""
+) -> list[Claim]:
+    # A table under a heading that names the accuracy ("# 复现精度", "## Results") without its columns naming
+    # the metric (cutpaste_paddle's per-class AUC table) states it as a column named so would.
+    section = heading if metrics.unnamed.search(heading) else ""
     out: list[Claim] = []
     for col, name in enumerate(header):
         if col == 0:
             continue
         column = _Column(
-            name,
+            f"{name} ({section})" if section and not metrics.named(name) else name,
             metrics.named(name),
             next((fams for pat, fams in metrics.composite if pat.search(name)), None),
         )
@@ -288,8 +300,8 @@ def claims(text: str, metrics: Metrics | None = None) -> list[Claim]:
     metrics = metrics or load()
     lines = _prose(text)
     found: list[Claim] = []
-    for header, rows in _tables(lines):
-        found.extend(_table_claims(metrics, header, rows))
+    for heading, header, rows in _tables(lines):
+        found.extend(_table_claims(metrics, header, rows, heading))
     found.extend(_sentence_claims(metrics, lines))
     return found
 
