@@ -224,15 +224,17 @@ def _tables(lines: list[tuple[int, str]]) -> Iterable[tuple[str, list[str], list
 def _table_claims(
     metrics: Metrics, header: list[str], rows: list[tuple[int, list[str]]], heading: str = ""
 ) -> list[Claim]:
-    # A table under a heading that names the accuracy ("# 复现精度", "## Results") without its columns naming
-    # the metric (cutpaste_paddle's per-class AUC table) states it as a column named so would.
-    section = heading if metrics.unnamed.search(heading) else ""
+    # A table under a heading that names the accuracy ("# 复现精度", "## Results") none of whose columns names
+    # a metric (cutpaste_paddle's per-class AUC table) states it as columns named so would; where a column
+    # names one, that column is the claim and the others (epochs, batch size) are not.
+    named_any = any(metrics.named(name) or metrics.unnamed.search(name) for name in header[1:])
+    section = heading if metrics.unnamed.search(heading) and not named_any else ""
     out: list[Claim] = []
     for col, name in enumerate(header):
         if col == 0:
             continue
         column = _Column(
-            f"{name} ({section})" if section and not metrics.named(name) else name,
+            f"{name} ({section})" if section else name,
             metrics.named(name),
             next((fams for pat, fams in metrics.composite if pat.search(name)), None),
         )

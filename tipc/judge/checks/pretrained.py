@@ -26,8 +26,14 @@ if TYPE_CHECKING:
     from tipc.execute.record import RunRecord
 
 
-def provided_weights(record: RunRecord, repo: Path) -> tuple[str, bool] | None:
-    """(the weights the export step loads, whether they are in the repo), None when it names none."""
+def provided_weights(
+    record: RunRecord, repo: Path, others: tuple[RunRecord | None, ...] = ()
+) -> tuple[str, bool] | None:
+    """(the weights the export step loads, whether the repo provides them), None when it names none. A file
+    one of the check's runs created (`others`: the basic chain's record) is that run's output, not provided,
+    however it is seen now: cutpaste_paddle's infer_model slot names the weights its training writes."""
+    import posixpath
+
     from tipc.judge.checks.predict_infer import weights_option
 
     for run in step_runs(record, "export"):
@@ -35,8 +41,21 @@ def provided_weights(record: RunRecord, repo: Path) -> tuple[str, bool] | None:
         if not words:
             return None
         value = words[-1].split("=", 1)[1]
-        return value, (repo / run.step.cwd / value).exists()
+        rel = posixpath.normpath(posixpath.join(run.step.cwd or ".", value))
+        made = any(rel in _created(r) for r in (record, *others) if r is not None)
+        return value, (repo / run.step.cwd / value).exists() and not made
     return None
+
+
+def _created(record: RunRecord) -> set[str]:
+    """Repo-relative paths the record's sandbox saw the run create."""
+    sandbox = getattr(record, "sandbox", None)
+    changes = sandbox.get("changes") if isinstance(sandbox, dict) else None
+    return {
+        str(c["path"])
+        for c in changes or ()
+        if isinstance(c, dict) and c.get("kind") == "created" and isinstance(c.get("path"), str)
+    }
 
 
 @registered(
@@ -63,8 +82,16 @@ def check_pretrained_predict_infer(ctx: CheckContext, **args: Any) -> CheckOutco
             "the config names no provided weights to export and infer (its whole_infer mode plans no export "
             "and inference: the infer_model slot)",
         )
-    weights = provided_weights(record, Path(ctx.repo))
+    weights = provided_weights(record, Path(ctx.repo), (ctx.record,))
     export = next((r for r in exports if r.passed), exports[0])
+    if weights is not None and not weights[1] and export.passed:
+        return outcome(
+            Verdict.NA,
+            f"the provided weights {weights[0]} are not in the repo: the file the export read is what this "
+            "check's own training wrote (the repo's docs or prepare.sh download the provided ones; the "
+            "sandbox has no network, --network allows it)",
+            Evidence(" ".join(export.argv), path=export.log),
+        )
     if not export.passed:
         if weights is not None and not weights[1]:
             return outcome(
