@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,6 +36,15 @@ from tests.helpers.children import tipc
 from tests.helpers.demo import MODE, DemoCheck, DemoRun, copy_demo
 from tests.helpers.once import once, shared_dir
 from tests.helpers.trees import tree_hashes
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the children the tests start, however the suite was launched: a background job
+    (`bash scripts/test.sh &`, nohup) inherits SIGINT and SIGQUIT ignored, its children too, and every
+    interrupt test then waited out its timeout. A handler here is reset to the default at exec."""
+    for sig, handler in ((signal.SIGINT, signal.default_int_handler), (signal.SIGQUIT, signal.SIG_DFL)):
+        if signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, handler)
 
 
 @pytest.fixture(scope="session", autouse=True)
