@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the checked copies")
     args = parser.parse_args(argv)
     try:
-        kinds = model.load_catalogue()
+        kinds = catalogue = model.load_catalogue()
         repos = model.load_repos(kinds=kinds)
     except model.DataError as exc:
         print(f"silent_failures: {exc}", file=sys.stderr)
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             print(f"silent_failures: unknown kind(s) {unknown}", file=sys.stderr)
             return 2
-        kinds = tuple(k for k in kinds if k.id in args.kinds)
+        kinds = tuple(k for k in catalogue if k.id in args.kinds)
     names = {r.name for r in repos} | {"lenet_digits"}
     if set(args.repo) - names:
         print(f"silent_failures: unknown repo(s) {sorted(set(args.repo) - names)}", file=sys.stderr)
@@ -75,7 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     results: list[RepoResult] = []
     for spec in chosen:
-        results.append(run_repo(spec, kinds, work, args.repos, resume=args.resume, keep=args.keep))
+        results.append(
+            run_repo(spec, kinds, work, args.repos, resume=args.resume, keep=args.keep, catalogue=catalogue)
+        )
     text = render.markdown(kinds, results)
     print(text)
     if args.markdown:
