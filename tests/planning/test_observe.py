@@ -424,6 +424,24 @@ def test_the_observed_plan_runs_when_a_known_script_runs_other_commands(tmp_path
     assert agreeing.steps == profile.steps
 
 
+def test_agreeing_commands_keep_what_the_script_exported_for_them(tmp_path: Path) -> None:
+    """CAN_Paddle's script exports PYTHONPATH=<repo> before its commands: its whole_infer commands match the
+    profile's, and the profile plan chosen then lost the variable (the export failed: no module 'models')."""
+    from tipc.planning.observe import choose_plan
+
+    repo = _demo_copy(tmp_path, "env")
+    config = repo / DEMO_CONFIG_REL
+    profile = plan(config, LITE, repo=repo)
+    obs = observe(config, LITE, repo=repo)
+    exported = replace(
+        profile,
+        steps=tuple(replace(s, env=(*s.env, ("PYTHONPATH", str(repo)))) for s in profile.steps),
+    )
+    chosen = choose_plan(profile, replace(obs, steps=exported), known=None, overrides=Overrides(), repo=repo)
+    assert [s.id for s in chosen.steps] == [s.id for s in profile.steps]  # still the profile's steps
+    assert all(dict(s.env)["PYTHONPATH"] == str(repo) for s in chosen.steps)
+
+
 def test_a_command_is_labelled_by_its_entry_script_or_its_log() -> None:
     from tipc.planning.observe import stage_of_command
 

@@ -941,7 +941,10 @@ def choose_plan(
     diffs = tuple(cross_check(profile, obs.steps))
     if not diffs:
         said = ("TIPC042", "TIPC045")  # nothing run, calls denied: true of the profile plan too
-        return replace(profile, findings=profile.findings + tuple(f for f in mine if f.code in said))
+        return replace(
+            _with_script_env(profile, obs.steps),
+            findings=profile.findings + tuple(f for f in mine if f.code in said),
+        )
     if known is not None:
         what = f"{SCRIPT} is the {known[0]} script ({known[1]}), but it runs other commands than its profile"
     else:
@@ -954,6 +957,21 @@ def choose_plan(
     keep = tuple(f for f in profile.findings if f.code != "TIPC100")
     observed = replace(obs.steps, findings=(*keep, note, *diffs, *mine))
     return _on_cpu(observed, repo) if overrides.device == "cpu" else observed
+
+
+def _with_script_env(profile: Plan, observed: Plan) -> Plan:
+    """The profile plan with the variables the script exported for each of its commands (CAN_Paddle's
+    `export PYTHONPATH=$PYTHONPATH:$CAN_DIR`), where the two plans run the same commands in the same order:
+    without them the whole_infer export, whose commands matched the profile's, could not import the repo's
+    own package, while the lite chain, observed, could."""
+    if len(profile.steps) != len(observed.steps):
+        return profile
+    steps = []
+    for mine, seen in zip(profile.steps, observed.steps, strict=True):
+        have = {k for k, _ in mine.env} | set(mine.unset_env)
+        added = tuple((k, v) for k, v in seen.env if k not in have)
+        steps.append(replace(mine, env=(*mine.env, *added)) if added else mine)
+    return replace(profile, steps=tuple(steps))
 
 
 def misplaced_keys_read_as_commands(findings: Iterable[Finding], plan: Plan) -> list[Finding]:
