@@ -159,6 +159,31 @@ def test_the_documented_accuracy_fails_with_both_numbers(tmp_path: Path) -> None
     assert {n for e in got.evidence for n, _ in e.numbers} >= {"claimed", "measured", "diff"}
 
 
+def test_an_evaluation_of_weights_this_check_trained_is_not_the_provided_model(tmp_path: Path) -> None:
+    """cutpaste_paddle's documented eval reads logs/bottle/final.pdparams, which the lite chain had just
+    written in the same sandbox: its AUC is no measure of the weights the README's table is about."""
+    import json
+    from dataclasses import replace
+
+    from tipc.core.steps import Stage
+    from tipc.execute.lineage import dir_for, sanitise
+
+    repo = _repo(tmp_path, claim="0.9900")
+    record = _record(repo, {"python eval.py": (Status.PASSED, "[Eval] acc: 0.9600\n")})
+    lineage = dir_for(record.plan, repo)
+    lineage.mkdir(parents=True)
+    read = {"path": str(repo / "w.pdparams"), "mode": "read", "pid": 1, "time": 1.0, "via": "paddle.load"}
+    for step in record.plan.steps:
+        if step.stage is Stage.EVAL:
+            (lineage / f"{sanitise(step.id)}.jsonl").write_text(json.dumps(read) + "\n")
+    shipped = CHECKS["documented_accuracy"](_ctx(repo, record))
+    assert shipped.verdict is Verdict.FAIL, shipped.summary  # the repo's own w.pdparams: judged
+    made = replace(record, sandbox={"changes": [{"path": "w.pdparams", "kind": "created", "size": 1}]})
+    got = CHECKS["documented_accuracy"](_ctx(repo, made))
+    assert got.verdict is Verdict.NA, got.summary
+    assert "read w.pdparams, weights this check's own training wrote" in got.summary
+
+
 def test_the_documented_accuracy_passes_within_tolerance(tmp_path: Path) -> None:
     repo = _repo(tmp_path, claim="96.0")
     record = _record(repo, {"python eval.py --pretrained": (Status.PASSED, "[Eval] acc: 0.9580\n")})

@@ -231,3 +231,42 @@ def shipped_logs(ctx: CheckContext, check: str, pattern: Any) -> list[str] | Che
             Evidence(f"expected a training log at {pattern}"),
         )
     return shipped
+
+
+def created_paths(record: Any) -> set[str]:
+    """Repo-relative paths the record's sandbox saw its run create (empty without a sandbox record)."""
+    sandbox = getattr(record, "sandbox", None)
+    changes = sandbox.get("changes") if isinstance(sandbox, dict) else None
+    return {
+        str(c["path"])
+        for c in changes or ()
+        if isinstance(c, dict) and c.get("kind") == "created" and isinstance(c.get("path"), str)
+    }
+
+
+WEIGHT_SUFFIXES = (".pdparams", ".pdiparams", ".pdopt", ".pth", ".pt", ".ckpt")
+
+
+def weights_made_here(ctx: CheckContext, record: RunRecord, step_id: str) -> str:
+    """A weights file step `step_id` of `record` read that one of this check's runs (`record`, the basic
+    chain's `ctx.record`) created, repo-relative; "" when none (or no lineage was recorded)."""
+    from tipc.execute.lineage import dir_for, load, sanitise
+
+    accesses = load(dir_for(record.plan, ctx.repo))
+    access = accesses.get(step_id) or accesses.get(sanitise(step_id))
+    if access is None:
+        return ""
+    made = created_paths(record) | created_paths(ctx.record)
+    roots = [Path(str(record.plan.repo)), Path(str(ctx.repo))]
+    for read in access.reads:
+        if not read.path.endswith(WEIGHT_SUFFIXES):
+            continue
+        for root in roots:
+            try:
+                rel = Path(read.path).relative_to(root).as_posix()
+            except ValueError:
+                continue
+            if rel in made:
+                return rel
+    return ""
+

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tipc.core.yamlschema import Field, Map, Str
-from tipc.judge.checks._common import excerpt, outcome, read_lines, resolve
+from tipc.judge.checks._common import excerpt, outcome, read_lines, resolve, weights_made_here
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.documented import documented_of, error_line
 from tipc.judge.checks.registry import NON_NEGATIVE, registered
@@ -134,6 +134,15 @@ def _judge(
     not_run = _not_run(ctx, chosen, where, claim_evidence)
     if not_run is not None:
         return not_run
+    made = weights_made_here(ctx, record, chosen.step.id)
+    if made:  # cutpaste_paddle's documented eval reads logs/bottle/final.pdparams, which the lite chain wrote
+        return outcome(
+            Verdict.NA,
+            f"the documented evaluation ({chosen.location}) read {made}, weights this check's own training "
+            "wrote, not the provided model (the repo does not ship it: its docs or prepare.sh download it)",
+            Evidence(where, path=chosen.result.log),
+            *claim_evidence,
+        )
     lines = read_lines(resolve(ctx.repo, chosen.result.log)) or []
     got = claims_mod.measured(lines)
     if not got:

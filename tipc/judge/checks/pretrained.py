@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tipc.core.yamlschema import Field, Map, Str
-from tipc.judge.checks._common import argv_options, outcome, step_runs
+from tipc.judge.checks._common import argv_options, created_paths, outcome, step_runs
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.documented import error_line
 from tipc.judge.checks.predict_infer import check_predict_infer_agreement
@@ -42,20 +42,9 @@ def provided_weights(
             return None
         value = words[-1].split("=", 1)[1]
         rel = posixpath.normpath(posixpath.join(run.step.cwd or ".", value))
-        made = any(rel in _created(r) for r in (record, *others) if r is not None)
+        made = any(rel in created_paths(r) for r in (record, *others) if r is not None)
         return value, (repo / run.step.cwd / value).exists() and not made
     return None
-
-
-def _created(record: RunRecord) -> set[str]:
-    """Repo-relative paths the record's sandbox saw the run create."""
-    sandbox = getattr(record, "sandbox", None)
-    changes = sandbox.get("changes") if isinstance(sandbox, dict) else None
-    return {
-        str(c["path"])
-        for c in changes or ()
-        if isinstance(c, dict) and c.get("kind") == "created" and isinstance(c.get("path"), str)
-    }
 
 
 @registered(
