@@ -56,6 +56,25 @@ def test_changes_reads_created_changed_and_deleted_files_from_the_upper_layer(tm
     assert listed["changes_total"] == 3 and listed["backend"] == "overlay"
 
 
+def test_a_repo_in_a_folder_others_may_not_enter_is_named_with_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As root the commands run as a uid of their own: a repo under a mode-700 folder outside /tmp and the
+    homes fell back to the weak sandbox, then failed with an internal PermissionError (exit 3)."""
+    from tipc.execute import sandbox
+
+    private = tmp_path / "private"
+    repo = private / "work" / "repo"
+    repo.mkdir(parents=True)
+    private.chmod(0o700)
+    assert sandbox.unreachable(repo) == ""  # under /tmp: the sandbox rebuilds the folders it covers
+    monkeypatch.setattr(sandbox, "REBUILT", ())
+    why = sandbox.unreachable(repo)
+    assert f"it lies under {private} (mode 700)" in why and f"chmod o+x {private}" in why
+    private.chmod(0o701)  # enterable now (what blocks next is pytest's own 0700 folder above it)
+    assert f"under {private} " not in sandbox.unreachable(repo)
+
+
 def test_unknown_backend_is_a_usage_error(tmp_path: Path) -> None:
     from tipc.core.errors import UserError
 

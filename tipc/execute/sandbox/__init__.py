@@ -322,6 +322,31 @@ def stored_path(repo: Path, key: Sequence[str], output_dir: str, rel: str) -> Pa
     return folder / "upper" / rel
 
 
+REBUILT = ("/tmp", "/var/tmp", "/home", "/root")  # covered in the sandbox, the repo's folders rebuilt in them
+
+
+def unreachable(repo: Path) -> str:
+    """Why the commands may not reach `repo` ("" when nothing says so): a folder above it, outside /tmp and
+    the homes (which the sandbox covers and rebuilds), that others may not enter. As root, the commands run
+    as an unprivileged uid of their own (where the kernel has idmapped mounts), which cannot pass it."""
+    covered = [os.path.realpath(t) for t in REBUILT]
+    for folder in Path(os.path.realpath(repo)).parents:
+        if any(str(folder) == c or str(folder).startswith(c + "/") for c in covered):
+            return ""
+        try:
+            mode = folder.stat().st_mode
+        except OSError:
+            continue
+        if not mode & 0o001:
+            return (
+                f"{repo}: it lies under {folder} (mode {mode & 0o777:o}), which the sandbox's commands "
+                "cannot enter: as root, tipc runs them as an unprivileged user of their own. Let others "
+                f"enter it (chmod o+x {folder}), move the repo (under /tmp, for instance), or run "
+                "--no-sandbox on a repo you trust"
+            )
+    return ""
+
+
 def enter(
     repo: Path,
     key: Sequence[str],
@@ -622,6 +647,9 @@ def _enter_overlay(
     # once the overlay covers the repo path, /proc/self/fd/N still reaches them.
     roles = {role: rel.strip("/") for role, rel in binds.items() if rel.strip("/")}
     owner = _run_folder(folder, repo, roles, fresh=fresh)
+    why = unreachable(repo) if owner is not None else ""
+    if why:  # said before anything runs (it was a weak-sandbox line, then an internal PermissionError)
+        raise UserError(why)
     pid_namespace = _private_namespaces(options)
     # Opened inside the new namespace (the overlay refuses layers reached through the old one's mounts).
     folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
