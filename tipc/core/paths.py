@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 RUNS_DIR = "test_tipc/output/tipc"  # tipc's own folder in the repo: paths there are already real
+_SHIPS = "ships "  # "the repo ships PATH": a committed file, where the repo has it
 # A path-looking token in free text: absolute, or relative with at least one folder.
 _TOKEN = re.compile(r"""(?<![\w@:/.-])(?:\.{1,2}/|/)?(?:[\w.+-]+/)+[\w.+,-]*[\w+-]|(?<![\w@:/.-])/[\w.+-]+""")
 
@@ -65,12 +66,15 @@ class PathMap:
 
     def text(self, text: str) -> str:
         """`text` with every path token the chain saw (one that exists in the view) shown where it really
-        is."""
+        is; a token right after "ships " names a file as the repo ships it (a committed results_python.log
+        in the output folder the run's own logs are bound over), shown as it is."""
         if self.backend == "none" or not text:
             return text
 
         def swap(m: re.Match[str]) -> str:
             token = m.group(0)
+            if text[: m.start()].endswith(_SHIPS):
+                return token
             rel = self._view_relative(token)
             if rel is None or _is_own(rel) or not self.exists(self.view / rel):
                 return token

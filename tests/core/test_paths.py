@@ -1,0 +1,29 @@
+"""Where a path the chain saw is once the run has ended (tipc.core.paths.PathMap), on a run folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tipc.core.paths import PathMap
+
+
+def _map(tmp_path: Path) -> PathMap:
+    repo = tmp_path / "repo"
+    folder = repo / "test_tipc" / "output" / "tipc" / "m" / "lite"
+    (repo / "test_tipc" / "output").mkdir(parents=True)
+    (repo / "test_tipc" / "output" / "results_python.log").write_text("Run successfully\n")  # committed
+    (folder / "logs").mkdir(parents=True)
+    (folder / "logs" / "results_python.log").write_text("this run's\n")
+    return PathMap("overlay", repo, repo, folder, {"logs": "test_tipc/output"}, upper_now=folder / "upper")
+
+
+def test_a_bound_output_path_is_shown_in_the_run_folder(tmp_path: Path) -> None:
+    shown = _map(tmp_path).text("status lines in test_tipc/output/results_python.log")
+    assert shown == "status lines in test_tipc/output/tipc/m/lite/logs/results_python.log"
+
+
+def test_a_file_the_repo_ships_is_shown_where_the_repo_has_it(tmp_path: Path) -> None:
+    """CAN_Paddle ships test_tipc/output/results_python.log: the note about it named the run's own fresh
+    file in the run folder, which is not the committed one."""
+    note = "the repo ships test_tipc/output/results_python.log (10 line(s)): it is not this run's result"
+    assert _map(tmp_path).text(note) == note
