@@ -103,7 +103,8 @@ def test_dncnn_committed_weights_stale_model_gpu_fallback_and_no_loss(
     weights = _summary(rules, "basic.lineage.weights")
     assert _verdict(rules, "basic.lineage.weights") == "FAIL", out.stderr[-3000:]
     assert "read logs/net.pdparams (committed 2023-11-14T22:13:00+00:00)" in weights, weights
-    assert "its train wrote test_tipc/output/DnCNN/" in weights, weights
+    # where this run's training wrote its weights: the output folder, shown in the run folder it is bound from
+    assert "its train wrote test_tipc/output/tipc/DnCNN/" in weights and "/net.pdparams" in weights, weights
     model = _summary(rules, "basic.lineage.inference_model")
     assert _verdict(rules, "basic.lineage.inference_model") == "FAIL"
     output = "test_tipc/output/DnCNN/norm_train_gpus_0"
