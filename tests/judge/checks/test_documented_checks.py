@@ -184,6 +184,21 @@ def test_an_evaluation_of_weights_this_check_trained_is_not_the_provided_model(t
     assert "read w.pdparams, weights this check's own training wrote" in got.summary
 
 
+def test_an_evaluation_given_only_in_inline_code_is_not_reproduced_here_not_missing(tmp_path: Path) -> None:
+    """Lieberk's Paddle-Cutpaste lists `python eval.py ...` as inline code: tipc, which runs code blocks,
+    FAILed it for giving "no evaluation command"."""
+    repo = _repo(tmp_path)
+    readme = repo / "README.md"
+    text = readme.read_text(encoding="utf-8").replace("python eval.py --pretrained=./w.pdparams\n", "")
+    text = text.replace("python eval.py --data_dir=/datasets/full --pretrained=./w.pdparams\n", "")
+    readme.write_text(text + "\n- evaluate: `python eval.py --pretrained=./w.pdparams`\n", encoding="utf-8")
+    got = CHECKS["documented_accuracy"](_ctx(repo, _record(repo, {})))
+    assert got.verdict is Verdict.NA, got.summary
+    assert "only in inline code (README.md:12: `python eval.py --pretrained=./w.pdparams`)" in got.summary
+    readme.write_text(text, encoding="utf-8")  # no evaluation anywhere: the docs lack it
+    assert CHECKS["documented_accuracy"](_ctx(repo, _record(repo, {}))).verdict is Verdict.FAIL
+
+
 def test_the_documented_accuracy_passes_within_tolerance(tmp_path: Path) -> None:
     repo = _repo(tmp_path, claim="96.0")
     record = _record(repo, {"python eval.py --pretrained": (Status.PASSED, "[Eval] acc: 0.9580\n")})

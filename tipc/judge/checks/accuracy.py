@@ -11,6 +11,7 @@ substitution): that is a smoke run, reported as one, and the rule is N-A. Args: 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -115,6 +116,15 @@ def _judge(
         for c in sorted(found, key=lambda c: -c.score)[:3]
     ]
     evals = _evals(ctx, record, documented)
+    inline = _inline_eval(text) if not evals else None
+    if inline is not None:  # Lieberk's Paddle-Cutpaste: `python eval.py --data_dir lite_data ...` in a list
+        return outcome(
+            Verdict.NA,
+            f"the docs give the evaluation only in inline code ({doc}:{inline[0]}: "
+            f"`{excerpt(inline[1], 120)}`), and tipc runs the commands of code blocks: the accuracy is not "
+            "reproduced here",
+            *claim_evidence,
+        )
     if not evals:
         return outcome(
             Verdict.FAIL,
@@ -153,6 +163,25 @@ def _judge(
             *claim_evidence,
         )
     return _compare(found, got, chosen, where, doc, atol)
+
+
+_INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+_EVAL_COMMAND = re.compile(
+    r"^python[\d.]*\s.*(?:(?<![A-Za-z_])(?:eval|val|evaluate)\.py"
+    r"|--test[-_]only|--eval[-_]only|--mode[= ]eval)"
+)
+
+
+def _inline_eval(text: str) -> tuple[int, str] | None:
+    """(line, command) of the first evaluation command the README gives in inline code outside code blocks."""
+    from tipc.judge.checks.claims import prose_lines
+
+    for number, line in prose_lines(text):
+        for m in _INLINE.finditer(line):
+            command = m.group(1).strip()
+            if _EVAL_COMMAND.search(command):
+                return number, command
+    return None
 
 
 def _not_run(

@@ -158,6 +158,11 @@ def _load(path: Path) -> Metrics:
 # ------------------------------------------------------------------------------------------- claims
 
 
+def prose_lines(text: str) -> list[tuple[int, str]]:
+    """(line, text) of a Markdown document's lines outside fenced code blocks."""
+    return _prose(text)
+
+
 def _prose(text: str) -> list[tuple[int, str]]:
     """(line, text) of the lines outside fenced code blocks."""
     out: list[tuple[int, str]] = []
