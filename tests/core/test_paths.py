@@ -27,3 +27,11 @@ def test_a_file_the_repo_ships_is_shown_where_the_repo_has_it(tmp_path: Path) ->
     file in the run folder, which is not the committed one."""
     note = "the repo ships test_tipc/output/results_python.log (10 line(s)): it is not this run's result"
     assert _map(tmp_path).text(note) == note
+
+
+def test_a_committed_model_the_run_read_is_named_where_the_repo_has_it(tmp_path: Path) -> None:
+    """DnCNN_paddle's inference opens the model.pdmodel committed in its output folder: the lineage rule's
+    evidence named the run folder's copy instead."""
+    paths = _map(tmp_path)
+    evidence = "infer read test_tipc/output/results_python.log (committed 2023-11-14T22:13:00+00:00)"
+    assert paths.text(evidence) == evidence

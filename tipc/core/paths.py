@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 RUNS_DIR = "test_tipc/output/tipc"  # tipc's own folder in the repo: paths there are already real
-_SHIPS = "ships "  # "the repo ships PATH": a committed file, where the repo has it
+# "the repo ships PATH", "PATH (committed DATE)": a file as the repo has it, where it has it (a committed
+# file under the output folder the run's own is bound over is shown there, not in the run folder)
+_SHIPS = "ships "
+_COMMITTED = " (committed"
 # A path-looking token in free text: absolute, or relative with at least one folder.
 _TOKEN = re.compile(r"""(?<![\w@:/.-])(?:\.{1,2}/|/)?(?:[\w.+-]+/)+[\w.+,-]*[\w+-]|(?<![\w@:/.-])/[\w.+-]+""")
 
@@ -66,14 +69,14 @@ class PathMap:
 
     def text(self, text: str) -> str:
         """`text` with every path token the chain saw (one that exists in the view) shown where it really
-        is; a token right after "ships " names a file as the repo ships it (a committed results_python.log
-        in the output folder the run's own logs are bound over), shown as it is."""
+        is; a token right after "ships " or right before " (committed" names a file as the repo ships it (a
+        committed results log or model in the output folder the run's logs are bound over): as it is."""
         if self.backend == "none" or not text:
             return text
 
         def swap(m: re.Match[str]) -> str:
             token = m.group(0)
-            if text[: m.start()].endswith(_SHIPS):
+            if text[: m.start()].endswith(_SHIPS) or text[m.end() :].startswith(_COMMITTED):
                 return token
             rel = self._view_relative(token)
             if rel is None or _is_own(rel) or not self.exists(self.view / rel):
