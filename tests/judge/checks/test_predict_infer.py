@@ -360,3 +360,17 @@ print(f"image_name: {a.noisy_dir}, score: {len(a.noisy_dir) + len(a.clean_dir)}"
     (tmp_path / "predict.py").write_text("import argparse\np = argparse.ArgumentParser()\np.parse_args()\n")
     out = CHECKS["predict_infer_agreement"](ctx_for(tmp_path, rec))
     assert out.verdict is Verdict.NA and "takes none of the inference step's input options" in out.summary
+
+
+def test_a_failed_or_blocked_inference_step_fails_the_agreement(tmp_path: Path) -> None:
+    """Lieberk's Paddle-Cutpaste: its infer.py fails on Paddle >= 2.5, and the rule went N-A over how its
+    predict.py spells the image option; with no inference, prediction and inference cannot agree."""
+    r = repo(tmp_path)
+    argv = [sys.executable, "infer.py", "--model_dir=./out", "--img_path=lite_data/test"]
+    for status in (Status.FAILED, Status.BLOCKED):
+        rec = make_record(r, [("infer/cpu", Stage.INFER, argv, INFER_LOG, status)])
+        out = CHECKS["predict_infer_agreement"](ctx_for(r, rec))
+        assert out.verdict is Verdict.FAIL, out.summary
+        assert f"the chain's inference did not pass (infer/cpu: {status.value}" in out.summary
+    skipped = make_record(r, [("infer/cpu", Stage.INFER, argv, INFER_LOG, Status.SKIPPED)])
+    assert CHECKS["predict_infer_agreement"](ctx_for(r, skipped)).verdict is not Verdict.FAIL

@@ -272,6 +272,24 @@ def _inference_step(ctx: CheckContext, infer_args: tuple[str, ...] | None) -> St
     return base
 
 
+def _inference_broken(base: StepRun | None) -> CheckOutcome | None:
+    """FAIL where the chain's own inference failed, timed out or was blocked: whatever predict.py would say,
+    the two cannot agree (Lieberk's Paddle-Cutpaste: infer.py fails on Paddle >= 2.5, and the rule went N-A
+    over predict.py's image option)."""
+    from tipc.core.steps import Status
+
+    result = base.result if base is not None else None
+    if base is None or result is None or result.status not in (Status.FAILED, Status.TIMEOUT, Status.BLOCKED):
+        return None
+    return outcome(
+        Verdict.FAIL,
+        f"the chain's inference did not pass ({base.step.id}: {result.status.value}"
+        f"{'; ' + excerpt(result.reason, 160) if result.reason else ''}): prediction and inference cannot be "
+        "shown to agree",
+        Evidence(base.step.status_command or " ".join(base.argv), path=base.log),
+    )
+
+
 @dataclass(frozen=True)
 class _ImageSlot:
     """How the input reaches the scripts: the inference step's image option (or one it never passes), or
@@ -660,6 +678,9 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
     base = _inference_step(ctx, parsed.infer_args)
     if isinstance(base, CheckOutcome):
         return base
+    broken = _inference_broken(base) if parsed.infer_args is None else None
+    if broken is not None:
+        return broken
     slot = _image_slot(ctx, base, parsed, script)
     if isinstance(slot, CheckOutcome):
         return slot
