@@ -281,12 +281,17 @@ def _inference_broken(base: StepRun | None) -> CheckOutcome | None:
     result = base.result if base is not None else None
     if base is None or result is None or result.status not in (Status.FAILED, Status.TIMEOUT, Status.BLOCKED):
         return None
+    if result.status is Status.FAILED and result.exit_code is not None:
+        state = f"exited {result.exit_code}"  # the words tipc's cause finder reads the log for
+    elif result.status is Status.TIMEOUT:
+        state = "timed out"
+    else:
+        state = f"{result.status.value}{': ' + excerpt(result.reason, 160) if result.reason else ''}"
     return outcome(
         Verdict.FAIL,
-        f"the chain's inference did not pass ({base.step.id}: {result.status.value}"
-        f"{'; ' + excerpt(result.reason, 160) if result.reason else ''}): prediction and inference cannot be "
-        "shown to agree",
+        f"the chain's inference {base.step.id} {state}: prediction and inference cannot be shown to agree",
         Evidence(base.step.status_command or " ".join(base.argv), path=base.log),
+        **({"logs": [base.log]} if base.log and result.status is not Status.BLOCKED else {}),
     )
 
 
