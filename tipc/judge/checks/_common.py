@@ -244,13 +244,11 @@ def created_paths(record: Any) -> set[str]:
     }
 
 
-WEIGHT_SUFFIXES = (".pdparams", ".pdiparams", ".pdopt", ".pth", ".pt", ".ckpt")
-
-
 def weights_made_here(ctx: CheckContext, record: RunRecord, step_id: str) -> str:
     """A weights file step `step_id` of `record` read that one of this check's runs (`record`, the basic
     chain's `ctx.record`) created, repo-relative; "" when none (or no lineage was recorded)."""
     from tipc.execute.lineage import dir_for, load, sanitise
+    from tipc.judge.lineage_graph import WEIGHT_SUFFIXES
 
     accesses = load(dir_for(record.plan, ctx.repo))
     access = accesses.get(step_id) or accesses.get(sanitise(step_id))
