@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 import tarfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,23 @@ def _archives() -> list[Path]:
     return archives
 
 
+def _review(
+    archives: list[Path], out: Path, jobs: int, python: Path, options: Sequence[str]
+) -> subprocess.CompletedProcess[str]:
+    """`tipc review` of `archives` into `out` as JSON, with the tier's budget and documented-chain bounds."""
+    argv = [sys.executable, "-m", "tipc", "review", *map(str, archives), "--out", str(out)]
+    argv += ["--jobs", str(jobs), "--budget", str(BUDGET_S), "--python", str(python)]
+    argv += ["--format", "json", "--no-color"]
+    return subprocess.run(
+        [*argv, *options, *REVIEW_DOCS_BOUND],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=BUDGET_S + 120,
+        check=False,
+    )
+
+
 def _rules(report: dict[str, Any]) -> dict[str, str]:
     return {r["id"]: r["verdict"] for r in report.get("rules", [])}
 
@@ -72,16 +89,7 @@ def reviewed(tmp_path_factory: pytest.TempPathFactory, repos_python: Path) -> di
     """The repos' archives reviewed together, two at once: {name: summary row}."""
     archives = _archives()
     out = tmp_path_factory.mktemp("review") / "out"
-    argv = [sys.executable, "-m", "tipc", "review", *map(str, archives), "--out", str(out), "--jobs", "2"]
-    argv += ["--budget", str(BUDGET_S), "--python", str(repos_python), "--format", "json", "--no-color"]
-    res = subprocess.run(
-        [*argv, *OPTIONS, *REVIEW_DOCS_BOUND],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=BUDGET_S + 120,
-        check=False,
-    )
+    res = _review(archives, out, 2, repos_python, OPTIONS)
     assert res.stdout.strip(), res.stderr[-3000:]
     summary = json.loads(res.stdout)
     assert res.returncode == (0 if summary["passed"] else 1), res.stderr[-3000:]
@@ -173,16 +181,7 @@ def test_step6_reviewed_twice_gives_the_same_rule_verdicts(
     verdicts = []
     for n in (1, 2):
         out = tmp_path_factory.mktemp(f"step6-review-{n}") / "out"
-        argv = [sys.executable, "-m", "tipc", "review", str(archive), "--out", str(out), "--jobs", "1"]
-        argv += ["--budget", str(BUDGET_S), "--python", str(repos_python), "--format", "json", "--no-color"]
-        res = subprocess.run(
-            [*argv, *CPU_EXPORT, *REVIEW_DOCS_BOUND],
-            capture_output=True,
-            text=True,
-            env=_env(),
-            timeout=BUDGET_S + 120,
-            check=False,
-        )
+        res = _review([archive], out, 1, repos_python, CPU_EXPORT)
         assert res.stdout.strip(), res.stderr[-3000:]
         (row,) = json.loads(res.stdout)["submissions"]
         report = json.loads(Path(row["report_json"]).read_text())
