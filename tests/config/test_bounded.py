@@ -17,7 +17,7 @@ import pytest
 from tests.config.fixtures import OCR_DET, make_repo
 from tipc.config import parse
 from tipc.core.errors import ConfigError
-from tipc.planning import chain
+from tipc.planning.chain import context as chain
 from tipc.planning.lint import lint_paths
 from tipc.planning.planner import plan
 

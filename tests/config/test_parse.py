@@ -59,7 +59,7 @@ def test_missing_file_raises_config_error(tmp_path: Path) -> None:
 @given(st.text(alphabet=st.sampled_from(list("ab:|=\n\r #-*?null01 ")), max_size=400))
 def test_parser_and_planner_never_crash(text: str) -> None:
     from tipc.config.lint import _slot_checks, _structure_checks
-    from tipc.planning.chain import build as build_chain
+    from tipc.planning.chain.builder import build as build_chain
 
     parsed = parse_text(text, "fuzz.txt")
     for name in ("ocr", "clas", "det", "seg", "compact", "template"):

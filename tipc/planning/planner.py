@@ -25,7 +25,9 @@ from tipc.config.parse import ParsedFile, parse_file
 from tipc.core.errors import ConfigError, UserError
 from tipc.core.findings import Finding, Level
 from tipc.core.steps import ALL_MODES, DEFAULT_MODE, MODES, SERVING_MODE, Mode, Overrides, Plan, Step
-from tipc.planning import chain as chain_mod
+from tipc.planning.chain.builder import build as build_chain
+from tipc.planning.chain.builder import lint_build
+from tipc.planning.chain.context import DEFAULT_MAX_STEPS
 
 __all__ = [
     "Overrides",
@@ -83,11 +85,11 @@ def select_stages(plan: Plan, only: tuple[str, ...]) -> Plan:
 
 
 def max_steps_default() -> int:
-    """The step cap: TIPC_MAX_STEPS when set to a positive integer, else chain.DEFAULT_MAX_STEPS."""
+    """The step cap: TIPC_MAX_STEPS when set to a positive integer, else chain.context.DEFAULT_MAX_STEPS."""
     raw = os.environ.get("TIPC_MAX_STEPS", "")
     if raw.strip().isdigit() and int(raw) > 0:
         return int(raw)
-    return chain_mod.DEFAULT_MAX_STEPS
+    return DEFAULT_MAX_STEPS
 
 
 @dataclass(frozen=True)
@@ -201,7 +203,7 @@ def mode_findings(
     findings: list[Finding] = []
     cfg, profile = _mode_slots(prepared, mode, findings)
     cap = max_steps if max_steps is not None else max_steps_default()
-    chain_findings, count, infer_commands = chain_mod.lint_build(cfg, profile, mode, root_abs, max_steps=cap)
+    chain_findings, count, infer_commands = lint_build(cfg, profile, mode, root_abs, max_steps=cap)
     findings.extend(chain_findings)
     if count == 0:
         findings.append(
@@ -260,7 +262,7 @@ def plan_prepared(
     if root_abs is None:
         root_abs = str(prepared.root.resolve())
     cap = max_steps if max_steps is not None else max_steps_default()
-    steps, chain_findings, log_root = chain_mod.build(
+    steps, chain_findings, log_root = build_chain(
         cfg, profile, mode, root_abs, device=overrides.device, max_steps=cap
     )
     findings.extend(chain_findings)
@@ -384,7 +386,7 @@ def apply_overrides(cfg: TipcConfig, overrides: Overrides, mode: Mode) -> tuple[
 
 
 def _cpu_changes(changes: _Changes) -> None:
-    # gpu_list keeps its items, so folders and logs keep their names (tipc.planning.chain.build(device=)):
+    # gpu_list keeps its items, so folders and logs keep their names (chain.builder.build(device=)):
     # the use_gpu values, one per item, all take their CPU form.
     cfg = changes.cfg
     if cfg.train_use_gpu.present and cfg.train_use_gpu.value not in ("", "null", "##"):
