@@ -23,7 +23,8 @@ from tests.planning.test_corpus import CORPUS
 from tipc.core.steps import Overrides, Stage
 from tipc.execute.observation import observe, plan_for_run
 from tipc.planning.corpus import compare, iter_cases
-from tipc.planning.observe import cross_check, script_identity
+from tipc.planning.observe.crosscheck import cross_check
+from tipc.planning.observe.identity import script_identity
 from tipc.planning.planner import plan
 
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -371,7 +372,8 @@ def test_an_absolute_interpreter_in_the_config_need_not_exist_here(tmp_path: Pat
 
 
 def test_a_status_line_log_is_kept_only_where_it_is_not_the_stdout_log(tmp_path: Path) -> None:
-    from tipc.planning.observe import _Builder, _Status
+    from tipc.planning.observe.builder import _Builder
+    from tipc.planning.observe.trace import _Status
 
     root, repo = tmp_path / "copy", tmp_path / "repo"
     # Only the path spelling is exercised: the config objects are not read by status_log_of.
@@ -402,7 +404,7 @@ def test_a_status_line_log_is_kept_only_where_it_is_not_the_stdout_log(tmp_path:
 def test_the_observed_plan_runs_when_a_known_script_runs_other_commands(tmp_path: Path) -> None:
     """A known script (by fingerprint) whose run differs from its profile's plan (a Paddle3D config, a
     PaddleSeg fleet config) runs what the script runs, the differences listed; agreeing, the profile plan."""
-    from tipc.planning.observe import choose_plan
+    from tipc.planning.observe.choose import choose_plan
 
     repo = _demo_copy(tmp_path, "known")
     (repo / "deploy").mkdir()
@@ -427,7 +429,7 @@ def test_the_observed_plan_runs_when_a_known_script_runs_other_commands(tmp_path
 def test_agreeing_commands_keep_what_the_script_exported_for_them(tmp_path: Path) -> None:
     """CAN_Paddle's script exports PYTHONPATH=<repo> before its commands: its whole_infer commands match the
     profile's, and the profile plan chosen then lost the variable (the export failed: no module 'models')."""
-    from tipc.planning.observe import choose_plan
+    from tipc.planning.observe.choose import choose_plan
 
     repo = _demo_copy(tmp_path, "env")
     config = repo / DEMO_CONFIG_REL
@@ -443,7 +445,7 @@ def test_agreeing_commands_keep_what_the_script_exported_for_them(tmp_path: Path
 
 
 def test_a_command_is_labelled_by_its_entry_script_or_its_log() -> None:
-    from tipc.planning.observe import stage_of_command
+    from tipc.planning.observe.stages import stage_of_command
 
     cases = {
         ("python", "../infer.py", "--model_dir=x"): Stage.INFER,
@@ -463,7 +465,7 @@ def test_a_command_is_labelled_by_its_entry_script_or_its_log() -> None:
 def test_a_misplaced_key_on_a_line_the_script_runs_as_its_command_is_a_warning(tmp_path: Path) -> None:
     from tipc.core.findings import Level
     from tipc.planning.lint import lint_paths
-    from tipc.planning.observe import misplaced_keys_read_as_commands
+    from tipc.planning.observe.choose import misplaced_keys_read_as_commands
 
     repo = _demo_copy(tmp_path, "key")
     config = repo / DEMO_CONFIG_REL

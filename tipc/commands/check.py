@@ -268,8 +268,8 @@ def _before_run(repo: Path) -> dict[str, Any]:
 
 
 def _judged_against(findings: list[Finding], plan: Plan) -> list[Finding]:
-    """Lint findings in the light of the plan that ran (tipc.planning.observe)."""
-    from tipc.planning.observe import misplaced_keys_read_as_commands
+    """Lint findings in the light of the plan that ran (tipc.planning.observe.choose)."""
+    from tipc.planning.observe.choose import misplaced_keys_read_as_commands
 
     return misplaced_keys_read_as_commands(findings, plan)
 

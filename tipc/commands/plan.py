@@ -147,7 +147,7 @@ def _unobserved_note(result: Plan, repo: Path | None) -> Plan:
     from tipc.config.detect import SCRIPT
     from tipc.config.discover import find_repo_root
     from tipc.core.findings import Finding, Level
-    from tipc.planning.observe import script_identity, tipc_wrapper
+    from tipc.planning.observe.identity import script_identity, tipc_wrapper
 
     root = repo or find_repo_root(Path(result.config_path))
     if result.chain != "train_infer_python" or not (root / SCRIPT).is_file():
@@ -179,7 +179,10 @@ def _observe(args: argparse.Namespace, mode: Mode) -> int:
     from tipc.core.errors import UserError
     from tipc.core.steps import Overrides
     from tipc.execute.observation import observe
-    from tipc.planning.observe import choose_plan, cross_check, observation_json, script_identity
+    from tipc.planning.observe.choose import choose_plan
+    from tipc.planning.observe.crosscheck import cross_check
+    from tipc.planning.observe.identity import script_identity
+    from tipc.planning.observe.interpret import observation_json
     from tipc.planning.planner import format_plan, isolate, plan
 
     config = Path(args.config)

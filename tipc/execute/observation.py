@@ -1,4 +1,4 @@
-"""Observing a repo's own script: its effectful half (the pure half is tipc.planning.observe).
+"""Observing a repo's own script: its effectful half (the pure half is the tipc.planning.observe package).
 
     observe(config, mode, *, repo, overrides=Overrides(), script=None, timeout_s=60) -> Observation
     plan_for_run(config, mode, *, repo, overrides, dialect) -> Plan   (what `tipc run` / `tipc check` execute)
@@ -26,8 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from tipc.core.steps import MODES, Mode, Overrides, Plan
-from tipc.planning import observe as pure
-from tipc.planning.observe import Observation, Prepared, Ran
+from tipc.planning.observe.choose import plan_from
+from tipc.planning.observe.identity import wants_observation
+from tipc.planning.observe.interpret import Observation, interpret
+from tipc.planning.observe.prepare import Prepared, prepare
+from tipc.planning.observe.standins import stand_ins
+from tipc.planning.observe.trace import Ran, _Status, parse_calls, status_lines
 
 __all__ = ["Observation", "observe", "plan_for_run"]
 
@@ -51,7 +55,7 @@ def observe(
 ) -> Observation:
     """Run the repo's own script in the sandbox with recording stand-ins; read back what it ran."""
     started = time.monotonic()
-    prepared = pure.prepare(
+    prepared = prepare(
         Path(config),
         mode,
         repo=Path(repo),
@@ -66,7 +70,7 @@ def observe(
         ran = _run(prepared, scratch, timeout_s, started)
     finally:
         _remove(scratch)
-    return pure.interpret(prepared, ran)
+    return interpret(prepared, ran)
 
 
 def plan_for_run(
@@ -78,17 +82,18 @@ def plan_for_run(
     dialect: str | None = None,
     timeout_s: float = 60,
 ) -> Plan:
-    """The plan `tipc run` / `tipc check` should execute (tipc.planning.observe.plan_from says which)."""
+    """The plan `tipc run` / `tipc check` should execute (tipc.planning.observe.choose.plan_from says
+    which)."""
     from tipc.planning.planner import plan
 
     config = Path(config)
     profile = plan(config, mode, repo=repo, overrides=overrides, dialect=dialect)
     obs = None
-    if mode in MODES and pure.wants_observation(profile, mode, Path(repo)):
+    if mode in MODES and wants_observation(profile, mode, Path(repo)):
         obs = observe(
             config, mode, repo=Path(repo), overrides=overrides, timeout_s=timeout_s, dialect=profile.dialect
         )
-    return pure.plan_from(profile, obs, repo=Path(repo), overrides=overrides)
+    return plan_from(profile, obs, repo=Path(repo), overrides=overrides)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -142,7 +147,7 @@ def _run(prepared: Prepared, scratch: Path, timeout_s: float, started: float) ->
             time.monotonic() - started,
             0.0,
         )
-    calls = pure.parse_calls(_read_text(tmp / RECORD.removeprefix("/tmp/")))
+    calls = parse_calls(_read_text(tmp / RECORD.removeprefix("/tmp/")))
     written = scratch / ("view" if result.get("backend") == "copy" else "upper")
     return Ran(
         calls=calls,
@@ -163,7 +168,7 @@ def _run(prepared: Prepared, scratch: Path, timeout_s: float, started: float) ->
 def _place(prepared: Prepared, tmp: Path) -> None:
     """The stand-ins and what comes from outside the repo, in the folder that is the script's /tmp."""
     tools = tmp / TOOLS.removeprefix("/tmp/")
-    for rel, (text, mode) in pure.stand_ins(TOOLS, RECORD, prepared.names, sys.executable).items():
+    for rel, (text, mode) in stand_ins(TOOLS, RECORD, prepared.names, sys.executable).items():
         path = tools / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -194,7 +199,7 @@ def _results_logs(root: Path) -> dict[str, int]:
     return found
 
 
-def _statuses(repo: Path, upper: Path, before: dict[str, int]) -> list[pure._Status]:
+def _statuses(repo: Path, upper: Path, before: dict[str, int]) -> list[_Status]:
     """The status lines appended to results logs, from the upper layer (what the script wrote)."""
     found: list[tuple[int, Path, str]] = []
     if not upper.is_dir():
@@ -204,10 +209,10 @@ def _statuses(repo: Path, upper: Path, before: dict[str, int]) -> list[pure._Sta
             info = path.lstat()
             if stat.S_ISREG(info.st_mode):
                 found.append((info.st_mtime_ns, path, path.relative_to(upper).as_posix()))
-    out: list[pure._Status] = []
+    out: list[_Status] = []
     for _, path, rel in sorted(found):
         text = _read_text(path, skip=before.get(rel, 0))
-        out.extend(pure.status_lines(text, repo / rel))
+        out.extend(status_lines(text, repo / rel))
     return out
 
 
