@@ -9,15 +9,10 @@ import pytest
 from tipc.core.errors import ConfigError
 from tipc.core.steps import Overrides, Stage
 from tipc.planning import docs_vocab
-from tipc.planning.documented import (
-    DocCommand,
-    Documented,
-    Kind,
-    code_blocks,
-    logical_lines,
-    plan_documented,
-    split_segments,
-)
+from tipc.planning.documented.model import DocCommand, Documented, Kind
+from tipc.planning.documented.plan import plan_documented
+from tipc.planning.documented.reading import code_blocks, logical_lines
+from tipc.planning.documented.words import split_segments
 
 DEMO = Path(__file__).resolve().parents[2] / "examples" / "lenet_digits"
 DEMO_CONFIG = DEMO / "test_tipc" / "configs" / "lenet_digits" / "train_infer_python.txt"

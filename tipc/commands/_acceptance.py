@@ -24,7 +24,7 @@ from tipc.planning import DOCS_STEP_TIMEOUT_S, DOCS_TIMEOUT_S
 
 if TYPE_CHECKING:
     from tipc.core.steps import Overrides, Plan
-    from tipc.planning.documented import Documented
+    from tipc.planning.documented.model import Documented
 
 DOCUMENTED = "documented"
 PRETRAINED = "pretrained"
@@ -102,7 +102,7 @@ def plan_extra(
     in_place = sandbox_options is None or sandbox_options.backend == "none"
     if DOCUMENTED in chains:
         from tipc.commands._upfront import gpu_present
-        from tipc.planning.documented import plan_documented
+        from tipc.planning.documented.plan import plan_documented
 
         extra.documented = plan_documented(
             repo,
@@ -144,7 +144,7 @@ def _backbone_plans(
     plans: dict[str, Plan] = {}
     notes: list[str] = []
     used = {the_plan.output_dir.strip("/")}
-    from tipc.planning.documented import backbone_configs
+    from tipc.planning.documented.configs import backbone_configs
 
     for i, (name, path) in enumerate(c for c in backbone_configs(repo) if c[1].resolve() != config.resolve()):
         rel = path.relative_to(repo).as_posix()

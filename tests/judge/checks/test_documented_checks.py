@@ -12,7 +12,7 @@ from tipc.judge.causes import Cause
 from tipc.judge.checks import CHECKS
 from tipc.judge.checks.base import CheckContext, Verdict
 from tipc.judge.checks.documented_serving import _compare
-from tipc.planning.documented import plan_documented
+from tipc.planning.documented.plan import plan_documented
 
 DEMO_CONFIG = (
     Path(__file__).resolve().parents[3]

@@ -67,7 +67,7 @@ def _passed(e: _Eval) -> bool:
 
 
 def _readme(ctx: CheckContext, documented: Any) -> tuple[str, str] | None:
-    from tipc.planning.documented import read_doc
+    from tipc.planning.documented.reading import read_doc
 
     docs = [d for d in documented.docs if "/" not in d]
     if not docs:

@@ -141,7 +141,8 @@ def _check_chain(ctx: CheckContext, b: _Backbone, chain_records: dict[str, Any])
 def check_backbones(ctx: CheckContext, **args: Any) -> CheckOutcome:
     from tipc.judge.checks import claims as claims_mod
     from tipc.planning.docs_vocab import load
-    from tipc.planning.documented import backbone_configs, read_doc
+    from tipc.planning.documented.configs import backbone_configs
+    from tipc.planning.documented.reading import read_doc
 
     repo = Path(ctx.repo)
     vocab, metrics = load(), claims_mod.load()

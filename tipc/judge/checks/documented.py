@@ -78,7 +78,7 @@ def error_line(repo: Any, log: str | None) -> tuple[str, int | None]:
 
 def documented_of(ctx: CheckContext, record: RunRecord) -> Any:
     """The documented commands the record's plan was made from (planned again from the repo: pure)."""
-    from tipc.planning.documented import plan_documented
+    from tipc.planning.documented.plan import plan_documented
 
     plan = record.plan
     config = Path(plan.config_path) if plan.config_path else None
