@@ -15,7 +15,7 @@ import tipc.commands.check as check_cmd
 from tipc.cli import build_parser, main
 from tipc.commands.check import Seams, check, default_report_dir
 from tipc.core.findings import Finding, Level
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.proc import DEFAULT_LOG_LIMIT
 from tipc.execute.record import RunRecord, StepResult
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
@@ -59,7 +59,7 @@ class Fakes:
         self.check_verdict = Verdict.PASS
         self.planned: list[tuple[Any, ...]] = []
 
-    def plan(self, config: Path, mode: str, *, repo: Path, overrides: Any, dialect: str | None) -> Plan:
+    def plan(self, config: Path, mode: Mode, *, repo: Path, overrides: Any, dialect: str | None) -> Plan:
         self.planned.append((config, mode, repo, overrides, dialect))
         steps = (
             Step(
@@ -287,7 +287,7 @@ def test_internal_errors_exit_3(repo: Path, ruleset: Path, monkeypatch: pytest.M
 
 def test_reuse_run_skips_execution(repo: Path, ruleset: Path) -> None:
     fakes = Fakes(repo)
-    plan = fakes.plan(repo / CONFIG, "lite_train_lite_infer", repo=repo, overrides=None, dialect=None)
+    plan = fakes.plan(repo / CONFIG, Mode.LITE_TRAIN_LITE_INFER, repo=repo, overrides=None, dialect=None)
     fakes.record_on_disk = RunRecord(
         plan, tuple(StepResult(s.id, Status.PASSED, 0, 1.0, 2.0) for s in plan.steps), 1.0, 2.0
     )
@@ -382,7 +382,7 @@ def test_rulesets_can_be_comma_separated(repo: Path) -> None:
 
 def test_check_executes_the_isolated_plan(repo: Path, ruleset: Path) -> None:
     class Writing(Fakes):
-        def plan(self, config: Path, mode: str, **kw: Any) -> Plan:
+        def plan(self, config: Path, mode: Mode, **kw: Any) -> Plan:
             base = super().plan(config, mode, **kw)
             export = Step(
                 id="export",

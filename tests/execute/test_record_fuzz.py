@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tipc.core.errors import ConfigError
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.record import RECORD_SCHEMA, RunRecord, StepResult, load_record
 
 json_values = st.recursive(
@@ -39,7 +39,7 @@ def _plan(steps: tuple[Step, ...]) -> Plan:
     return Plan(
         config_path="c.txt",
         repo="/r",
-        mode="lite_train_lite_infer",
+        mode=Mode.LITE_TRAIN_LITE_INFER,
         dialect="template",
         model_name="m",
         output_dir="test_tipc/output",

@@ -7,7 +7,7 @@ import pytest
 
 from tests.config.fixtures import COMPACT, OCR_DET, make_repo
 from tipc.core.errors import ConfigError, UserError
-from tipc.core.steps import Overrides, Plan, Stage
+from tipc.core.steps import Mode, Overrides, Plan, Stage
 from tipc.planning.planner import format_plan, plan, status_line
 
 CONFIG = "test_tipc/configs/demo/train_infer_python.txt"
@@ -177,7 +177,7 @@ def test_select_stages_keeps_the_selected_steps_and_the_servers_they_need() -> N
     base = Plan(
         config_path="c.txt",
         repo="/r",
-        mode="lite_train_lite_infer",
+        mode=Mode.LITE_TRAIN_LITE_INFER,
         dialect="ocr",
         model_name="m",
         output_dir="out",

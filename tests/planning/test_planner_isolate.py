@@ -12,7 +12,7 @@ import pytest
 
 from tests.planning.test_corpus import CORPUS
 from tipc.core.findings import Level
-from tipc.core.steps import Plan, Stage, Step
+from tipc.core.steps import Mode, Plan, Stage, Step
 from tipc.planning.corpus import Case, compare, iter_cases
 from tipc.planning.planner import ISOLATED_DIR, isolate, plan
 
@@ -138,7 +138,7 @@ def _plan(*steps: Step, output_dir: str = "test_tipc/output/m/whole_infer") -> P
     return Plan(
         config_path="c.txt",
         repo="/r",
-        mode="whole_infer",
+        mode=Mode.WHOLE_INFER,
         dialect="x",
         model_name="m",
         output_dir=output_dir,

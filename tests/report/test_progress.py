@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from tipc.core.progress import Kind, ProgressEvent
-from tipc.core.steps import Plan, Stage, Step
+from tipc.core.steps import Mode, Plan, Stage, Step
 from tipc.execute.runner import RunOptions, execute
 from tipc.report.progress import (
     PlainObserver,
@@ -35,7 +35,15 @@ def _plan(repo: Path) -> Plan:
         Step("infer", Stage.INFER, (sys.executable, "-c", "print(1)"), depends_on=("eval",)),
     )
     return Plan(
-        "cfg.txt", str(repo), "lite_train_lite_infer", "template", "m", OUT, f"{OUT}/r.log", "template", steps
+        "cfg.txt",
+        str(repo),
+        Mode.LITE_TRAIN_LITE_INFER,
+        "template",
+        "m",
+        OUT,
+        f"{OUT}/r.log",
+        "template",
+        steps,
     )
 
 

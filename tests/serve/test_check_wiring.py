@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tipc.commands import check as check_cmd
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.record import RunRecord, StepResult, record_location
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
 from tipc.judge.rules.evaluate import chains_named, make_env
@@ -30,7 +30,7 @@ def record(chain: str, statuses: dict[str, Status], repo: Path) -> RunRecord:
     plan = Plan(
         config_path="c.txt",
         repo=str(repo),
-        mode="serving_infer" if chain == "serving" else "lite_train_lite_infer",
+        mode=Mode.SERVING_INFER if chain == "serving" else Mode.LITE_TRAIN_LITE_INFER,
         dialect="d",
         model_name="m",
         output_dir="out",
