@@ -22,11 +22,11 @@ from tipc.core.results import parse_results_log, status_line
 from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute import runner as runner_mod
 from tipc.execute.observer import NullObserver
+from tipc.execute.own_parts import paddle_version_on_path as _paddle_version_on_path
 from tipc.execute.record import RECORD_FILENAME, StepResult, load_record, record_location
 from tipc.execute.runner import (
     RunOptions,
     _Facts,
-    _paddle_version_on_path,
     execute,
     exit_code,
     find_record,
@@ -516,7 +516,7 @@ def test_server_that_cannot_start_fails_without_a_process(
     def refused(argv: Any, **kw: Any) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(runner_mod.proc, "Background", refused)
+    monkeypatch.setattr("tipc.execute.runner.proc.Background", refused)
     missing = Step("nodir", Stage.SERVE, (PY, "-c", "print(1)"), background=True, cwd="no/such/dir")
     absent = Step("noexe", Stage.SERVE, (str(repo / "server"),), background=True)
     record = execute(make_plan(repo, [missing, absent]), FAST)
@@ -733,7 +733,7 @@ def test_changed_command_is_rerun_on_resume(repo: Path) -> None:
 
 
 def test_probe_without_a_listener_is_not_ready_and_a_bad_scheme_is_refused(repo: Path) -> None:
-    from tipc.execute.runner import probe
+    from tipc.execute.serving.ready import probe
 
     port = free_port()
     assert not probe(f"http://127.0.0.1:{port}/", 0.5)

@@ -30,7 +30,8 @@ def test_ocr_plan_steps_and_dependencies(ocr_repo: Path) -> None:
     train = result.steps[0]
     assert train.argv[0] == "python3.7"
     assert "Global.epoch_num=1" in train.argv and "Train.loader.batch_size_per_card=2" in train.argv
-    assert train.log is None and train.status_log.endswith("norm_train_gpus_0_autocast_null.log")
+    assert train.log is None and train.status_log is not None
+    assert train.status_log.endswith("norm_train_gpus_0_autocast_null.log")
     export = result.steps[1]
     assert export.depends_on == (train.id,)
     infers = [s for s in result.steps if s.stage is Stage.INFER]

@@ -59,10 +59,10 @@ def _check_isolated(faithful: Plan, iso: Plan) -> Counter[str]:
     # every rewritten argument lives under <output_dir>/tipc_isolated and nothing else changed shape
     for before, after in zip(faithful.steps, iso.steps, strict=True):
         assert len(before.argv) == len(after.argv)
-        for old, new in zip(before.argv, after.argv, strict=True):
-            if old != new:
-                assert f"/{ISOLATED_DIR}/" in new, (after.id, old, new)
-                assert f"{faithful.output_dir}/{ISOLATED_DIR}/" in new
+        for old, rewritten in zip(before.argv, after.argv, strict=True):
+            if old != rewritten:
+                assert f"/{ISOLATED_DIR}/" in rewritten, (after.id, old, rewritten)
+                assert f"{faithful.output_dir}/{ISOLATED_DIR}/" in rewritten
     return counts
 
 

@@ -106,10 +106,12 @@ def test_slow_checks_are_announced_and_fast_ones_stay_quiet() -> None:
     from tipc.report.progress import announced_checks
 
     stream = io.StringIO()
-    checks = {
-        "quick": lambda ctx, **args: _Outcome("PASS"),
-        "slow": lambda ctx, **args: (time.sleep(0.3), _Outcome("FAIL"))[1],
-    }
+
+    def slow(ctx: object, **args: object) -> _Outcome:
+        time.sleep(0.3)
+        return _Outcome("FAIL")
+
+    checks = {"quick": lambda ctx, **args: _Outcome("PASS"), "slow": slow}
     wrapped = announced_checks(checks, PlainObserver(stream), quiet_s=0.1)
     assert wrapped["quick"](None).verdict.value == "PASS"
     assert wrapped["slow"](None, x=1).verdict.value == "FAIL"
