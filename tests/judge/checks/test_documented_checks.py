@@ -172,6 +172,21 @@ def test_a_command_stopped_at_the_disk_limit_ran_until_a_limit_of_this_run(tmp_p
     # the same command failing on an error of its own, with no limit hit, is a FAIL
     failed = _record(repo, {"python train.py": (Status.FAILED, "ValueError: bad shape\n")})
     assert CHECKS["documented_commands"](_ctx(repo, failed)).verdict is Verdict.FAIL
+    # an evaluation of the provided weights stopped there gives no accuracy: N-A, not a FAIL
+    evaluation = _record(repo, {"python eval.py": (Status.FAILED, "[Eval] 12/500\n")})
+    evaluation = RunRecord(
+        plan=evaluation.plan,
+        results=tuple(
+            StepResult(r.step_id, r.status, exit_code=-9, started=1.0, log=r.log, causes=(disk,))
+            if r.status is Status.FAILED
+            else r
+            for r in evaluation.results
+        ),
+        started=0.0,
+    )
+    accuracy = CHECKS["documented_accuracy"](_ctx(repo, evaluation))
+    assert accuracy.verdict is Verdict.NA, accuracy.summary
+    assert "this run's limits" in accuracy.summary and "disk limit" in accuracy.summary
 
 
 def test_the_documented_accuracy_fails_with_both_numbers(tmp_path: Path) -> None:
