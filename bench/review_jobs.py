@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -63,7 +64,7 @@ def _children_cpu() -> float:
 
 def _review(
     paths: list[str], out: Path, extra: list[str], tree: Path = ROOT
-) -> tuple[float, dict[str, object], int]:
+) -> tuple[float, dict[str, Any], int]:
     argv = [sys.executable, "-m", "tipc", "review", *paths, "--out", str(out), "--format", "json", *extra]
     t0 = time.monotonic()
     # run from the tree: `python -m` puts the working folder first on sys.path
@@ -141,7 +142,7 @@ def main() -> int:
                 f"exit {code}  load {load:.1f}",
                 flush=True,
             )
-            for note in summary.get("notes", []):  # type: ignore[union-attr]
+            for note in summary.get("notes", []):
                 if str(note).startswith("threads:"):
                     print(f"  {note}")
             if code != 0:

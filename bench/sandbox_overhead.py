@@ -108,7 +108,8 @@ def _jail_cost(repeat: int = 15) -> float:
     bwrap, why = jail.find_bwrap()
     if bwrap is None:
         raise SystemExit(f"no jail to measure: {why}")
-    plain, jailed = [], []
+    plain: list[float] = []
+    jailed: list[float] = []
     launcher = jail.Jail(jail.JailSpec(bwrap=bwrap, writable=("/tmp",), home="/tmp"))
     for _ in range(repeat):
         for into, use in ((plain, None), (jailed, launcher)):

@@ -90,6 +90,7 @@ def hostile(url: str, pid: int) -> None:
         f"after {after / MB:.0f} MB"
     )
     parts = urlsplit(url)
+    assert parts.port is not None, url  # the server this script started, on its own port
     slow = [socket.create_connection((parts.hostname, parts.port), timeout=5) for _ in range(80)]
     for sock in slow:
         sock.sendall(b"POST /v2/models/bench/infer HTTP/1.1\r\nHost: x\r\n")

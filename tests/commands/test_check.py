@@ -7,7 +7,7 @@ import json
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -15,10 +15,14 @@ import tipc.commands.check as check_cmd
 from tipc.cli import build_parser, main
 from tipc.commands.check import Seams, check, default_report_dir
 from tipc.core.findings import Finding, Level
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.proc import DEFAULT_LOG_LIMIT
 from tipc.execute.record import RunRecord, StepResult
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
+
+if TYPE_CHECKING:
+    from tipc.execute.runner import RunOptions
+    from tipc.judge.checks.settings import Settings
 
 CONFIG = "test_tipc/configs/lenet/train_infer_python.txt"
 RULESET = """\
@@ -59,7 +63,7 @@ class Fakes:
         self.check_verdict = Verdict.PASS
         self.planned: list[tuple[Any, ...]] = []
 
-    def plan(self, config: Path, mode: str, *, repo: Path, overrides: Any, dialect: str | None) -> Plan:
+    def plan(self, config: Path, mode: Mode, *, repo: Path, overrides: Any, dialect: str | None) -> Plan:
         self.planned.append((config, mode, repo, overrides, dialect))
         steps = (
             Step(
@@ -95,16 +99,24 @@ class Fakes:
         assert ctx.record is not None and ctx.settings == {"agreement": {}}
         return CheckOutcome(self.check_verdict, "fields present")
 
+    def run_options(self, **kw: Any) -> RunOptions:
+        self.options.append(kw)
+        return cast("RunOptions", kw)  # a stand-in: the fake execute reads the keywords
+
+    def load_record(self, path: Path) -> RunRecord:
+        assert self.record_on_disk is not None  # find_record names a path only when there is one
+        return self.record_on_disk
+
     def seams(self) -> Seams:
         return Seams(
             find_configs=lambda repo: [repo / CONFIG],
             lint_paths=lambda paths, dialect=None: list(self.findings),
             plan=self.plan,
             execute=self.execute,
-            run_options=lambda **kw: self.options.append(kw) or kw,
+            run_options=self.run_options,
             find_record=lambda repo, plan: Path("rec.json") if self.record_on_disk else None,
-            load_record=lambda path: self.record_on_disk,
-            load_settings=lambda repo: {"agreement": {}},
+            load_record=self.load_record,
+            load_settings=lambda repo: cast("Settings", {"agreement": {}}),  # a stand-in the checks see
             checks={"log_fields": self.log_fields},
         )
 
@@ -272,7 +284,11 @@ def test_no_config_and_not_a_folder_exit_2(
 def test_internal_errors_exit_3(repo: Path, ruleset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fakes = Fakes(repo)
     seams = fakes.seams()
-    seams.checks = {"log_fields": lambda ctx, **a: 1 / 0}
+
+    def crashing(ctx: CheckContext, **args: Any) -> CheckOutcome:
+        raise ZeroDivisionError("division by zero")  # a check that crashes
+
+    seams.checks = {"log_fields": crashing}
     args = build_parser().parse_args(["check", str(repo), "--ruleset", str(ruleset)])
     assert check(args, seams, stdout=io.StringIO(), stderr=io.StringIO()) == 3
 
@@ -287,7 +303,7 @@ def test_internal_errors_exit_3(repo: Path, ruleset: Path, monkeypatch: pytest.M
 
 def test_reuse_run_skips_execution(repo: Path, ruleset: Path) -> None:
     fakes = Fakes(repo)
-    plan = fakes.plan(repo / CONFIG, "lite_train_lite_infer", repo=repo, overrides=None, dialect=None)
+    plan = fakes.plan(repo / CONFIG, Mode.LITE_TRAIN_LITE_INFER, repo=repo, overrides=None, dialect=None)
     fakes.record_on_disk = RunRecord(
         plan, tuple(StepResult(s.id, Status.PASSED, 0, 1.0, 2.0) for s in plan.steps), 1.0, 2.0
     )
@@ -382,7 +398,7 @@ def test_rulesets_can_be_comma_separated(repo: Path) -> None:
 
 def test_check_executes_the_isolated_plan(repo: Path, ruleset: Path) -> None:
     class Writing(Fakes):
-        def plan(self, config: Path, mode: str, **kw: Any) -> Plan:
+        def plan(self, config: Path, mode: Mode, **kw: Any) -> Plan:
             base = super().plan(config, mode, **kw)
             export = Step(
                 id="export",
@@ -464,7 +480,7 @@ def test_the_interpreter_with_paddle_is_chosen_and_said(
     import tipc.commands._target as target
 
     (repo / CONFIG).write_text("model_name:lenet\npython:python\n", encoding="utf-8")
-    monkeypatch.setattr(target.shutil, "which", lambda word: "/nowhere/python")
+    monkeypatch.setattr("tipc.commands._target.shutil.which", lambda word: "/nowhere/python")
     monkeypatch.setattr(target, "paddle_findable", lambda: has_paddle)
     fakes = Fakes(repo)
     argv = [str(repo), "--ruleset", str(ruleset)] + (["--python", given] if given else [])

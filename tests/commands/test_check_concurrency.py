@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,8 +44,8 @@ def _err(report: Path) -> str:
     return Path(f"{report}.err").read_text(encoding="utf-8")
 
 
-def _verdicts(report: dict[str, object]) -> dict[str, str]:
-    return {r["id"]: r["verdict"] for r in report["rules"]}  # type: ignore[attr-defined, index]
+def _verdicts(report: dict[str, Any]) -> dict[str, str]:
+    return {r["id"]: r["verdict"] for r in report["rules"]}
 
 
 def test_two_checks_with_reuse_run_at_once_each_report_agrees_with_its_exit_code(tmp_path: Path) -> None:

@@ -25,4 +25,6 @@ def test_a_child_tipc_imports_the_parents_tipc_from_any_folder(tmp_path: Path) -
     res = run_child([sys.executable, "-S", "-c", probe], tmp_path, "probe", no_progress, lines)
     assert res.exit_code == 0, lines
     assert lines[-1] == tipc_root()
-    assert tipc_root() == os.path.dirname(os.path.dirname(__import__("tipc").__file__))
+    tipc_init = __import__("tipc").__file__
+    assert tipc_init is not None
+    assert tipc_root() == os.path.dirname(os.path.dirname(tipc_init))

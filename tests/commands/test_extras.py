@@ -14,7 +14,7 @@ from tipc.cli import main
 from tipc.commands import _extras
 from tipc.commands.check import load_rulesets
 from tipc.core.errors import MissingExtra
-from tipc.core.steps import Plan, Stage, Step
+from tipc.core.steps import Mode, Plan, Stage, Step
 
 SERVING_CONFIG = DEMO / "test_tipc" / "configs" / "lenet_digits" / "serving_infer_python.txt"
 
@@ -25,7 +25,7 @@ def _no_serve(name: str) -> bool:
 
 def _plan(*argvs: tuple[str, ...]) -> Plan:
     steps = tuple(Step(f"s{i}", Stage.SERVE, argv) for i, argv in enumerate(argvs))
-    return Plan("serving.txt", ".", "serving_infer", "models_serving", "m", "log", "log/r.log", "x", steps)
+    return Plan("serving.txt", ".", Mode.SERVING_INFER, "models_serving", "m", "log", "log/r.log", "x", steps)
 
 
 def test_the_serve_extra_is_named_with_its_pip_command() -> None:
@@ -120,7 +120,7 @@ def test_serve_and_a_serving_run_without_the_extra_exit_3(
     (model / "inference.json").write_text("{}")
     (model / "inference.pdiparams").write_bytes(b"")
     assert main(["serve", str(model)]) == 3
-    assert 'tipc serve needs tipc\'s serve extra' in capsys.readouterr().err
+    assert "tipc serve needs tipc's serve extra" in capsys.readouterr().err
     config = repo / SERVING_CONFIG.relative_to(DEMO)
     assert main(["run", str(repo), "--config", str(config)]) == 3
     assert 'pip install "tipc[serve]"' in capsys.readouterr().err

@@ -18,7 +18,7 @@ from tipc.cli import main
 from tipc.commands._target import resolve_target
 from tipc.config.discover import find_repo_root
 from tipc.core.errors import UserError
-from tipc.core.steps import Overrides, Plan, Stage, Step
+from tipc.core.steps import Mode, Overrides, Plan, Stage, Step
 from tipc.planning.planner import default_mode, isolate, select_stages
 
 OUT = "test_tipc/output/m/lite_train_lite_infer"
@@ -37,7 +37,7 @@ class FakePlanner:
         self.steps = steps
         self.calls: list[dict[str, Any]] = []
 
-    def plan(self, config: Path, mode: str, **kw: Any) -> Plan:
+    def plan(self, config: Path, mode: Mode, **kw: Any) -> Plan:
         self.calls.append({"config": config, "mode": mode, **kw})
         return Plan(
             config_path=str(config),
@@ -180,7 +180,7 @@ def test_config_warnings_are_shown_before_running(
     warning = Finding("cfg.txt", 14, 0, Level.WARNING, "TIPC201", "blank line shifts every later slot")
     info = Finding("cfg.txt", 0, 0, Level.INFO, "TIPC000", "dialect template")
 
-    def with_findings(config: Path, mode: str, **kw: Any) -> Plan:
+    def with_findings(config: Path, mode: Mode, **kw: Any) -> Plan:
         p = original(config, mode, **kw)
         return Plan(**{**p.__dict__, "findings": (warning, info)})
 

@@ -11,7 +11,7 @@ import pytest
 from tests.config.fixtures import COMPACT, make_repo
 from tipc.cli import main
 from tipc.commands import _upfront
-from tipc.core.steps import Plan, Stage, Step
+from tipc.core.steps import Mode, Plan, Stage, Step
 from tipc.planning.device_flags import gpu_ask, multi_gpu
 
 CONFIG = "test_tipc/configs/mnv3/train_infer_python.txt"
@@ -81,7 +81,17 @@ def test_plan_says_the_same_on_stderr(
 
 def test_a_gpu_machine_gets_no_gpu_line(tmp_path: Path) -> None:
     steps = (Step("infer", Stage.INFER, ("python", "infer.py", "--use_gpu=True")),)
-    plan = Plan("c.txt", str(tmp_path), "m", "d", "model", "out", "out/results.log", "python", steps)
+    plan = Plan(
+        "c.txt",
+        str(tmp_path),
+        Mode.LITE_TRAIN_LITE_INFER,
+        "d",
+        "model",
+        "out",
+        "out/results.log",
+        "python",
+        steps,
+    )
     assert _upfront.gpu_lines(plan, has_gpu=True, device=None) == []
     assert len(_upfront.gpu_lines(plan, has_gpu=False, device=None)) == 1
 

@@ -8,6 +8,7 @@ A failure prints the seed and mutant number; `TIPC_FUZZ_N` raises the count for 
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import time
@@ -146,5 +147,5 @@ def test_every_mutant_of_the_corpus_lints_and_plans_within_the_bound(tmp_path: P
         config.write_text("\n".join(lines), encoding="utf-8", newline="")
         what = f"seed {SEED} mutant {n} of {case.name}"
         dialect, mode = case.dialect, rng.choice(MODES)
-        _bounded(f"{what}: lint", lambda c=config, d=dialect: lint_paths([c], dialect=d))
-        _bounded(f"{what}: plan {mode}", lambda c=config, m=mode, d=dialect: plan(c, m, dialect=d))
+        _bounded(f"{what}: lint", functools.partial(lint_paths, [config], dialect=dialect))
+        _bounded(f"{what}: plan {mode}", functools.partial(plan, config, mode, dialect=dialect))

@@ -10,6 +10,7 @@ from tipc.config import dialects
 from tipc.config.parse import array_lines, parse_file, parse_text
 from tipc.config.reader import build
 from tipc.core.errors import ConfigError
+from tipc.core.steps import Mode
 
 
 def test_blank_lines_vanish_from_the_array_and_keep_their_physical_numbers() -> None:
@@ -67,7 +68,7 @@ def test_parser_and_planner_never_crash(text: str) -> None:
         cfg = build(parsed, profile)
         _slot_checks(cfg, profile.splitter)
         _structure_checks(cfg)
-        for mode in ("lite_train_lite_infer", "whole_infer"):
+        for mode in (Mode.LITE_TRAIN_LITE_INFER, Mode.WHOLE_INFER):
             steps, findings, _ = build_chain(cfg, profile, mode, "/repo")
             assert all(f.line >= 0 for f in findings)
             assert len({s.id for s in steps}) == len(steps)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
@@ -77,7 +78,7 @@ demo:
 """
 
 # Seed 003's example manifest, verbatim.
-SEED_MANIFEST = {
+SEED_MANIFEST: dict[str, Any] = {
     "ckpt_logs": {
         "0": {
             "checkpoint": "ckpts/20-04-11-14-23-13/model_0.onnx",

@@ -344,4 +344,5 @@ def test_the_original_margin_semantics_are_an_option(
     worse = run(cfg, Options(storage=seed_storage, python=PYTHON, margins="original"))
     assert tipc_way.status == PASS and original.status == PASS and worse.status == FAIL
     failed = worse.segments[0].failed_checks[0]
+    assert failed.expected is not None
     assert failed.metric == "loss" and failed.hi == pytest.approx(failed.expected / 0.8)

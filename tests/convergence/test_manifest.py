@@ -67,6 +67,7 @@ def test_non_numeric_value_is_located() -> None:
         parse(text, "m.json")
     assert "'n/a' is not a number" in info.value.message
     lines = text.splitlines()
+    assert info.value.line is not None
     assert '"NSP": "n/a"' in lines[info.value.line - 1]
 
 

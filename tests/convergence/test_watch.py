@@ -12,7 +12,12 @@ def _line(step: int, mlm: str, nsp: str) -> str:
 def test_recorder_reproduces_the_seed_manifest_from_its_log() -> None:
     cfg = load_text(seed_config_text(), "c.yml")["demo"]
     saved: list[tuple[str, int]] = []
-    rec = Recorder(cfg, lambda path, step: saved.append((path, step)) or f"ckpts/{path}")
+
+    def on_save(path: str, step: int) -> str:
+        saved.append((path, step))
+        return f"ckpts/{path}"
+
+    rec = Recorder(cfg, on_save)
     values = {
         step: entry["loss"]
         for seg in SEED_MANIFEST["ckpt_logs"].values()

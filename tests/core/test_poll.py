@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tipc.core.poll import poll
+from tipc.core.poll import Polled, poll
 
 
 class FakeClock:
@@ -19,14 +19,18 @@ class FakeClock:
 def test_returns_the_first_answer() -> None:
     clock = FakeClock()
     answers = iter([None, None, "ready"])
-    got = poll(lambda left: next(answers), 10.0, clock=clock, sleep=clock.sleep, interval_s=0.1, growth=2)
+    got: Polled[str] = poll(
+        lambda left: next(answers), 10.0, clock=clock, sleep=clock.sleep, interval_s=0.1, growth=2
+    )
     assert got.value == "ready" and got.attempts == 3 and not got.timed_out
     assert clock.sleeps == [0.1, 0.2]  # pauses grow
 
 
 def test_times_out_without_sleeping_past_the_deadline() -> None:
     clock = FakeClock()
-    got = poll(lambda left: None, 1.0, clock=clock, sleep=clock.sleep, interval_s=0.3, max_interval_s=0.4)
+    got: Polled[object] = poll(
+        lambda left: None, 1.0, clock=clock, sleep=clock.sleep, interval_s=0.3, max_interval_s=0.4
+    )
     assert got.value is None and got.timed_out and not got.stopped
     assert abs(clock.now - 1.0) < 1e-9 and max(clock.sleeps) <= 0.4
 
@@ -38,6 +42,8 @@ def test_stop_gives_up_early_and_the_probe_sees_the_time_left() -> None:
     def probe(left: float) -> None:
         lefts.append(left)
 
-    got = poll(probe, 5.0, stop=lambda: clock.now >= 0.25, clock=clock, sleep=clock.sleep, interval_s=0.1)
+    got: Polled[object] = poll(
+        probe, 5.0, stop=lambda: clock.now >= 0.25, clock=clock, sleep=clock.sleep, interval_s=0.1
+    )
     assert got.stopped and not got.timed_out and got.attempts == len(lefts) >= 2
     assert lefts[0] == 5.0 and lefts == sorted(lefts, reverse=True)

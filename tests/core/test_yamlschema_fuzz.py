@@ -244,7 +244,7 @@ def test_the_harness_can_fail(folder: Path) -> None:
         prop()
 
 
-SINGLE = (None, "x", -1, [], {})
+SINGLE: tuple[object, ...] = (None, "x", -1, [], {})
 
 
 def _all_keys(node: Any) -> set[str]:

@@ -4,6 +4,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,7 +63,7 @@ def test_gpu_build_and_gpus() -> None:
 
 
 def test_no_paddle_and_unknowns() -> None:
-    data = {
+    data: dict[str, Any] = {
         "python_version": "3.6.15",
         "python_executable": "/usr/bin/python3.6",
         "paddle_version": None,

@@ -75,7 +75,7 @@ def test_interval_backs_off_when_sampling_is_expensive(
     no_nvml: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ticks = iter([0.0, 0.5, 1.0, 1.02, 2.0, 2.02])  # the first sample (psutil import) is ignored
-    monkeypatch.setattr(monitor.time, "thread_time", lambda: next(ticks))
+    monkeypatch.setattr("tipc.execute.monitor.time.thread_time", lambda: next(ticks))
     mon = Monitor(os.getpid())
     mon.sample()
     assert mon.interval_s == monitor.BASE_INTERVAL_S

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.record import (
     RecordWriter,
     Resources,
@@ -27,7 +27,7 @@ def _plan() -> Plan:
     return Plan(
         config_path="c.txt",
         repo="/r",
-        mode="lite_train_lite_infer",
+        mode=Mode.LITE_TRAIN_LITE_INFER,
         dialect="template",
         model_name="m",
         output_dir="out",
@@ -64,7 +64,7 @@ def test_writer_output_is_exactly_the_plain_encoding(tmp_path: Path) -> None:
         versions.append(record)
     versions.append(record.with_result(_result(1, Status.FAILED)))  # a result replaced
     versions.append(replace(versions[-1], ended=9.0, paddle_version="3.3.1", notes=("n1", "n2")))
-    versions.append(replace(versions[-1], plan=replace(_plan(), mode="whole_infer")))  # another plan
+    versions.append(replace(versions[-1], plan=replace(_plan(), mode=Mode.WHOLE_INFER)))  # another plan
     for version in versions:
         writer.write(version)
         assert path.read_text(encoding="utf-8") == json.dumps(version.to_json(), indent=2)
@@ -82,7 +82,9 @@ def test_monitor_cpu_round_trips_and_older_records_still_load() -> None:
     assert Resources.from_json(older).monitor_cpu_s is None
 
 
-def _located(output_dir: str, model: str = "m", mode: str = "lite_train_lite_infer", config: str = "") -> str:
+def _located(
+    output_dir: str, model: str = "m", mode: Mode = Mode.LITE_TRAIN_LITE_INFER, config: str = ""
+) -> str:
     plan = replace(
         _plan(),
         output_dir=output_dir,
@@ -111,11 +113,11 @@ def test_shared_output_dir_gets_a_folder_per_model_config_and_mode() -> None:
     )
     seen = {
         _located("test_tipc/output"),
-        _located("test_tipc/output", mode="whole_infer"),
+        _located("test_tipc/output", mode=Mode.WHOLE_INFER),
         _located("test_tipc/output", model="n"),
         _located("test_tipc/output", config="test_tipc/configs/m/train_amp_infer_python.txt"),
         _located("test_tipc/output/m"),  # LOG_PATH without the mode (DnCNN_paddle)
-        _located("test_tipc/output/m", mode="whole_infer"),
+        _located("test_tipc/output/m", mode=Mode.WHOLE_INFER),
         _located(
             "test_tipc/output/lite_train_lite_infer/m"
         ),  # mode before model does not name "<model>/<mode>"

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tipc.core.errors import ConfigError
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.record import RECORD_SCHEMA, RunRecord, StepResult, load_record
 
 json_values = st.recursive(
@@ -39,7 +39,7 @@ def _plan(steps: tuple[Step, ...]) -> Plan:
     return Plan(
         config_path="c.txt",
         repo="/r",
-        mode="lite_train_lite_infer",
+        mode=Mode.LITE_TRAIN_LITE_INFER,
         dialect="template",
         model_name="m",
         output_dir="test_tipc/output",
@@ -127,7 +127,7 @@ def test_truncated_records_name_the_line(cut: int) -> None:
 
 # A valid record of any shape the runner writes loads back as the very same record (the fuzz tests above
 # only prove that nothing crashes; this one fails on any field the writer and the reader disagree on).
-_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+_text = st.text(st.characters(blacklist_categories=["Cs"]), max_size=12)
 _times = st.one_of(st.none(), st.floats(min_value=0, max_value=2e9, allow_nan=False))
 _steps = st.builds(
     Step,

@@ -19,8 +19,9 @@ from tests.helpers.ports import free_port
 from tests.helpers.trees import tree_hashes, write_tree
 from tipc.core.errors import UserError
 from tipc.core.results import parse_results_log, status_line
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.observer import NullObserver
+from tipc.execute.own_parts import paddle_version_on_path as _paddle_version_on_path
 from tipc.execute.record import RECORD_FILENAME, StepResult, load_record, record_location
 from tipc.execute.runner import (
     RunOptions,
@@ -33,7 +34,7 @@ from tipc.execute.runner import (
 )
 from tipc.execute.runner import interpreters as interpreters_mod
 from tipc.execute.runner import servers as servers_mod
-from tipc.execute.runner.facts import _Facts, _paddle_version_on_path
+from tipc.execute.runner.facts import _Facts
 
 PY = sys.executable
 OUT = "test_tipc/output/m/lite_train_lite_infer"
@@ -55,7 +56,7 @@ def make_plan(repo: Path, steps: list[Step], fmt: str = "template") -> Plan:
     return Plan(
         config_path="test_tipc/configs/m/train_infer_python.txt",
         repo=str(repo),
-        mode="lite_train_lite_infer",
+        mode=Mode.LITE_TRAIN_LITE_INFER,
         dialect="template",
         model_name="m",
         output_dir=OUT,
@@ -516,7 +517,7 @@ def test_server_that_cannot_start_fails_without_a_process(
     def refused(argv: Any, **kw: Any) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(servers_mod.proc, "Background", refused)
+    monkeypatch.setattr("tipc.execute.proc.Background", refused)
     missing = Step("nodir", Stage.SERVE, (PY, "-c", "print(1)"), background=True, cwd="no/such/dir")
     absent = Step("noexe", Stage.SERVE, (str(repo / "server"),), background=True)
     record = execute(make_plan(repo, [missing, absent]), FAST)
@@ -673,7 +674,7 @@ SHARED = "test_tipc/output"  # the template dialect's LOG_PATH: every model and 
 
 
 def shared_plan(
-    repo: Path, steps: list[Step], mode: str = "lite_train_lite_infer", model: str = "m", config: str = ""
+    repo: Path, steps: list[Step], mode: Mode = Mode.LITE_TRAIN_LITE_INFER, model: str = "m", config: str = ""
 ) -> Plan:
     return Plan(
         config_path=config or f"test_tipc/configs/{model}/train_infer_python.txt",
@@ -691,7 +692,7 @@ def shared_plan(
 def test_shared_output_dir_keeps_a_record_per_mode_and_config(repo: Path) -> None:
     plans = [
         shared_plan(repo, [step("a", "print('lite')")]),
-        shared_plan(repo, [step("a", "print('whole')")], mode="whole_infer"),
+        shared_plan(repo, [step("a", "print('whole')")], mode=Mode.WHOLE_INFER),
         shared_plan(repo, [step("a", "print('n')")], model="n"),
         shared_plan(
             repo, [step("a", "print('amp')")], config="test_tipc/configs/m/train_amp_infer_python.txt"
@@ -719,7 +720,7 @@ def test_resume_in_shared_output_dir_survives_another_mode(repo: Path) -> None:
     record = execute(lite, FAST, _InterruptAt("b"))
     assert statuses(record) == {"a": Status.PASSED, "b": Status.INTERRUPTED}
     # another mode runs in between: it used to overwrite the one shared record
-    execute(shared_plan(repo, [step("a", "print(1)")], mode="whole_infer"), FAST)
+    execute(shared_plan(repo, [step("a", "print(1)")], mode=Mode.WHOLE_INFER), FAST)
     resumed = execute(lite, RunOptions(probe_versions=False, resume=True))
     assert statuses(resumed) == {"a": Status.PASSED, "b": Status.PASSED, "c": Status.PASSED}
     assert [r.reused for r in resumed.results] == [True, False, False]

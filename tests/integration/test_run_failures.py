@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.execute.sandbox.test_endings import _settled
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.record import RECORD_FILENAME, load_record
 from tipc.execute.sandbox import run_key, stored_path
 
@@ -96,7 +96,7 @@ def _setup(tmp_path: Path) -> tuple[Path, Path, Path]:
     plan = Plan(
         config_path=str(cfg),
         repo=str(repo),
-        mode="lite_train_lite_infer",
+        mode=Mode.LITE_TRAIN_LITE_INFER,
         dialect="template",
         model_name="m",
         output_dir=OUT,

@@ -7,7 +7,7 @@ import pytest
 
 from tipc.core.causes import hide_own_frames
 from tipc.core.errors import ConfigError
-from tipc.core.steps import Overrides, Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Overrides, Plan, Stage, Status, Step
 from tipc.execute.record import RunRecord, StepResult
 from tipc.judge.causes import (
     OPERATORS,
@@ -628,7 +628,7 @@ def _plan(repo: Path, steps: tuple[Step, ...], device: str | None = None) -> Pla
     return Plan(
         config_path="test_tipc/configs/m/train_infer_python.txt",
         repo=str(repo),
-        mode="lite_train_lite_infer",
+        mode=Mode.LITE_TRAIN_LITE_INFER,
         dialect="template",
         model_name="m",
         output_dir="test_tipc/output",

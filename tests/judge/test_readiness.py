@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tipc.core.steps import Plan, Stage, Step
+from tipc.core.steps import Mode, Plan, Stage, Step
 from tipc.judge import readiness
 
 
 def _plan(repo: Path, *argvs: tuple[str, ...]) -> Plan:
     steps = tuple(Step(f"s{i}", Stage.TRAIN, argv) for i, argv in enumerate(argvs))
     return Plan(
-        "c.txt", str(repo), "lite_train_lite_infer", "template", "m", "out", "out/r.log", "template", steps
+        "c.txt", str(repo), Mode.LITE_TRAIN_LITE_INFER, "template", "m", "out", "out/r.log", "template", steps
     )
 
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,7 +187,7 @@ def _python310() -> str:
     return str(found[-1]) if found else str(which)
 
 
-def _matrix(repo: Path, python: str, cache: Path, *versions: str) -> tuple[int, dict[str, object], str]:
+def _matrix(repo: Path, python: str, cache: Path, *versions: str) -> tuple[int, dict[str, Any], str]:
     env = tipc_env(TIPC_ENV_CACHE=str(cache))  # never ~/.cache/tipc/envs
     argv = [
         sys.executable,
@@ -224,13 +225,13 @@ def test_the_demo_over_two_paddle_versions(env_cache: Path, tmp_path: Path) -> N
     plain = tmp_path / "plain"
     shutil.copytree(DEMO, plain, ignore=shutil.ignore_patterns("output", "__pycache__"))
     code, result, stderr = _matrix(plain, python, cache, "2.6.2", "3.3.1", "9.9.9")
-    versions = {v["paddle"]: v for v in result["versions"]}  # type: ignore[union-attr]
+    versions = {v["paddle"]: v for v in result["versions"]}
     assert result["first_broken"] is None, stderr[-2000:]
     assert code == 2  # 9.9.9 could not be installed, and nothing broke
     for version in ("2.6.2", "3.3.1"):
         v = versions[version]
-        assert set(v["stages"].values()) == {"passed"}, v  # type: ignore[index]
-        assert v["metrics"]["eval.acc"] > 0.5 and "train.avg_ips" in v["metrics"]  # type: ignore[index,operator]
+        assert set(v["stages"].values()) == {"passed"}, v
+        assert v["metrics"]["eval.acc"] > 0.5 and "train.avg_ips" in v["metrics"]
         assert str(v["env"]).startswith(str(cache)) and f"paddle-{version}-" in str(v["env"])
     assert (
         "paddlepaddle==9.9.9" in str(versions["9.9.9"]["not_installable"])
@@ -246,8 +247,8 @@ def test_the_demo_over_two_paddle_versions(env_cache: Path, tmp_path: Path) -> N
     assert text.count(marker) == 1
     train.write_text(text.replace(marker, marker + "    paddle.linalg.matrix_exp(paddle.eye(2))\n"))
     code, result, _ = _matrix(variant, python, cache, "2.6.2", "3.3.1")
-    versions = {v["paddle"]: v for v in result["versions"]}  # type: ignore[union-attr]
+    versions = {v["paddle"]: v for v in result["versions"]}
     assert code == 1 and result["first_broken"] == "2.6.2"
-    assert versions["2.6.2"]["stages"]["train"] == "failed"  # type: ignore[index]
-    assert "stage train failed" in versions["2.6.2"]["broken"]  # type: ignore[operator]
+    assert versions["2.6.2"]["stages"]["train"] == "failed"
+    assert "stage train failed" in versions["2.6.2"]["broken"]
     assert versions["2.6.2"]["env_reused"] is True and versions["3.3.1"]["broken"] == []

@@ -20,7 +20,10 @@ REPO_ROOT = Path(__file__).parents[2]
 
 
 def _corpus() -> Path | None:
-    candidates = [os.environ.get("TIPC_CORPUS", ""), (REPO_ROOT.parent / "shared" / "tipc-corpus").resolve()]
+    candidates: list[str | Path] = [
+        os.environ.get("TIPC_CORPUS", ""),
+        (REPO_ROOT.parent / "shared" / "tipc-corpus").resolve(),
+    ]
     for candidate in candidates:
         if candidate and Path(candidate).is_dir():
             return Path(candidate)

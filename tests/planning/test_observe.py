@@ -20,18 +20,23 @@ from pathlib import Path
 import pytest
 
 from tests.planning.test_corpus import CORPUS
-from tipc.core.steps import Overrides, Stage
+from tipc.core.steps import Mode, Overrides, Stage
 from tipc.execute.observation import observe, plan_for_run
-from tipc.planning.corpus import compare, iter_cases
+from tipc.planning.corpus import Case, compare, iter_cases
 from tipc.planning.observe import cross_check, script_identity
 from tipc.planning.planner import plan
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 DEMO = CHECKOUT / "examples" / "lenet_digits"
 DEMO_CONFIG_REL = "test_tipc/configs/lenet_digits/train_infer_python.txt"
-LITE = "lite_train_lite_infer"
+LITE = Mode.LITE_TRAIN_LITE_INFER
 # The modes the demo's own script documents in its header (it has no legacy klquant branch).
-DEMO_MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer", "whole_infer")
+DEMO_MODES = (
+    Mode.LITE_TRAIN_LITE_INFER,
+    Mode.LITE_TRAIN_WHOLE_INFER,
+    Mode.WHOLE_TRAIN_WHOLE_INFER,
+    Mode.WHOLE_INFER,
+)
 
 
 def _real_repos_dir() -> Path:
@@ -126,10 +131,10 @@ def test_real_repos_observed_in_lite_mode_and_left_byte_identical(real_repos: di
                 assert result.step(step.depends_on[0]).stage is Stage.EXPORT
 
 
-def _corpus_cases_in_real_repos(repos: dict[str, Path]) -> list[tuple[object, Path, str]]:
+def _corpus_cases_in_real_repos(repos: dict[str, Path]) -> list[tuple[Case, Path, Mode]]:
     """(case, real repo, mode) for each corpus config recorded from one of the real repos' scripts."""
     assert CORPUS is not None
-    out: list[tuple[object, Path, str]] = []
+    out: list[tuple[Case, Path, Mode]] = []
     for case in iter_cases(CORPUS):
         top = case.config.relative_to(CORPUS).parts[0]
         root = case.repo.relative_to((CORPUS / top).resolve())
@@ -140,7 +145,7 @@ def _corpus_cases_in_real_repos(repos: dict[str, Path]) -> list[tuple[object, Pa
         script = (real / "test_tipc" / "test_train_inference_python.sh").read_bytes()
         if hashlib.sha256(script).hexdigest() != case.script_sha256:
             continue  # recorded from another version of the script
-        out.extend((case, real, mode) for mode in case.expected)
+        out.extend((case, real, Mode(mode)) for mode in case.expected)
     return out
 
 
@@ -151,10 +156,10 @@ def test_observed_plan_equals_the_corpus_recording_of_the_same_script(real_repos
     cases = _corpus_cases_in_real_repos(real_repos)
     assert len({id(c) for c, _, _ in cases}) >= 3  # Step6's configs, Lieberk, DnCNN
     for case, real, mode in cases:
-        rel = case.config.relative_to(case.repo)  # type: ignore[attr-defined]
-        config = real / rel if (real / rel).is_file() else case.config  # type: ignore[attr-defined]
+        rel = case.config.relative_to(case.repo)
+        config = real / rel if (real / rel).is_file() else case.config
         obs = observe(config, mode, repo=real)
-        result = compare(obs.steps, case.expected[mode])  # type: ignore[attr-defined]
+        result = compare(obs.steps, case.expected[mode])
         assert result.ok, (real.name, str(rel), mode, result.detail)
 
 
@@ -176,7 +181,7 @@ def test_demo_observed_plan_equals_the_profile_plan_in_every_mode() -> None:
 def test_demo_klquant_mode_difference_is_a_finding() -> None:
     """The demo's script has no legacy klquant branch: it runs its chain, which the profile does not plan."""
     config = DEMO / DEMO_CONFIG_REL
-    mode = "klquant_whole_infer"
+    mode = Mode.KLQUANT_WHOLE_INFER
     diffs = cross_check(plan(config, mode, repo=DEMO), observe(config, mode, repo=DEMO).steps)
     assert diffs and {f.code for f in diffs} == {"TIPC040"}
     assert any(f.message.startswith("extra:") for f in diffs)

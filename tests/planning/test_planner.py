@@ -7,7 +7,7 @@ import pytest
 
 from tests.config.fixtures import COMPACT, OCR_DET, make_repo
 from tipc.core.errors import ConfigError, UserError
-from tipc.core.steps import Overrides, Plan, Stage
+from tipc.core.steps import Mode, Overrides, Plan, Stage
 from tipc.planning.planner import format_plan, plan, status_line
 
 CONFIG = "test_tipc/configs/demo/train_infer_python.txt"
@@ -30,7 +30,8 @@ def test_ocr_plan_steps_and_dependencies(ocr_repo: Path) -> None:
     train = result.steps[0]
     assert train.argv[0] == "python3.7"
     assert "Global.epoch_num=1" in train.argv and "Train.loader.batch_size_per_card=2" in train.argv
-    assert train.log is None and train.status_log.endswith("norm_train_gpus_0_autocast_null.log")
+    assert train.log is None and train.status_log is not None
+    assert train.status_log.endswith("norm_train_gpus_0_autocast_null.log")
     export = result.steps[1]
     assert export.depends_on == (train.id,)
     infers = [s for s in result.steps if s.stage is Stage.INFER]
@@ -177,7 +178,7 @@ def test_select_stages_keeps_the_selected_steps_and_the_servers_they_need() -> N
     base = Plan(
         config_path="c.txt",
         repo="/r",
-        mode="lite_train_lite_infer",
+        mode=Mode.LITE_TRAIN_LITE_INFER,
         dialect="ocr",
         model_name="m",
         output_dir="out",

@@ -12,7 +12,7 @@ import pytest
 
 from tests.planning.test_corpus import CORPUS
 from tipc.core.findings import Level
-from tipc.core.steps import Plan, Stage, Step
+from tipc.core.steps import Mode, Plan, Stage, Step
 from tipc.planning.corpus import Case, compare, iter_cases
 from tipc.planning.planner import ISOLATED_DIR, isolate, plan
 
@@ -59,10 +59,10 @@ def _check_isolated(faithful: Plan, iso: Plan) -> Counter[str]:
     # every rewritten argument lives under <output_dir>/tipc_isolated and nothing else changed shape
     for before, after in zip(faithful.steps, iso.steps, strict=True):
         assert len(before.argv) == len(after.argv)
-        for old, new in zip(before.argv, after.argv, strict=True):
-            if old != new:
-                assert f"/{ISOLATED_DIR}/" in new, (after.id, old, new)
-                assert f"{faithful.output_dir}/{ISOLATED_DIR}/" in new
+        for old, rewritten in zip(before.argv, after.argv, strict=True):
+            if old != rewritten:
+                assert f"/{ISOLATED_DIR}/" in rewritten, (after.id, old, rewritten)
+                assert f"{faithful.output_dir}/{ISOLATED_DIR}/" in rewritten
     return counts
 
 
@@ -138,7 +138,7 @@ def _plan(*steps: Step, output_dir: str = "test_tipc/output/m/whole_infer") -> P
     return Plan(
         config_path="c.txt",
         repo="/r",
-        mode="whole_infer",
+        mode=Mode.WHOLE_INFER,
         dialect="x",
         model_name="m",
         output_dir=output_dir,

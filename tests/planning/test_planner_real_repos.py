@@ -54,7 +54,7 @@ def _plan_cpu(repo: Path, config: str, capsys: pytest.CaptureFixture[str]) -> di
 
 
 def _step(data: dict[str, Any], step_id: str) -> dict[str, Any]:
-    found = [s for s in data["steps"] if s["id"] == step_id]
+    found: list[dict[str, Any]] = [s for s in data["steps"] if s["id"] == step_id]
     assert found, [s["id"] for s in data["steps"]]
     return found[0]
 

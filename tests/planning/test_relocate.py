@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tipc.core.steps import Plan, Stage, Step
+from tipc.core.steps import Mode, Plan, Stage, Step
 from tipc.planning.relocate import relocate_output
 
 
@@ -23,7 +23,7 @@ def test_paths_under_the_output_folder_move_and_nothing_else() -> None:
     plan = Plan(
         "c.txt",
         "/r",
-        "whole_infer",
+        Mode.WHOLE_INFER,
         "template",
         "m",
         "test_tipc/output",

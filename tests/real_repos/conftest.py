@@ -78,21 +78,21 @@ class Outcome:
 
     def untouched(self) -> None:
         """A shared outcome left the repo byte-identical and no process behind."""
-        assert self.changed == [], f"the repo must stay byte-identical: {self.changed[:10]}"
+        assert self.changed == [], f"the repo must stay byte-identical: {(self.changed or [])[:10]}"
         assert self.left_running == [], f"no process of the run may outlive it: {self.left_running}"
 
     def statuses(self) -> dict[str, str]:
         return {r["step_id"]: r["status"] for r in self.record["results"]}
 
     def log(self, step_prefix: str) -> str:
-        rel = self.result(step_prefix)["log"]
+        rel: str = self.result(step_prefix)["log"]
         logs = self.run_folder() / "logs"
-        out_dir = self.record["plan"]["output_dir"].strip("/")
+        out_dir: str = self.record["plan"]["output_dir"].strip("/")
         inner = rel[len(out_dir) :].lstrip("/") if rel.startswith(out_dir) else rel
         return (logs / inner).read_text(errors="replace")
 
     def run_folder(self) -> Path:
-        folder = self.record["sandbox"]["folder"]
+        folder: str = self.record["sandbox"]["folder"]
         return self.repo / folder
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tipc.core.steps import Stage
+from tipc.core.steps import Mode, Stage
 from tipc.execute.observation import plan_for_run
 from tipc.planning.planner import plan
 
 pytestmark = [pytest.mark.real_repos]
-LITE = "lite_train_lite_infer"
+LITE = Mode.LITE_TRAIN_LITE_INFER
 
 
 def test_a_known_script_whose_run_differs_from_its_profile_runs_what_it_observes(

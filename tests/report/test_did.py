@@ -3,7 +3,7 @@ wrote and the PIR flag in force."""
 
 from __future__ import annotations
 
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.record import RunRecord, StepResult
 from tipc.report.did import did_lines, export_formats
 
@@ -14,7 +14,7 @@ def _record(*, flag: str | None) -> RunRecord:
         Step("export", Stage.EXPORT, ("python", "export.py")),
     )
     plan = Plan(
-        "c.txt", "/r", "lite_train_lite_infer", "template", "m", "out", "out/r.log", "template", steps
+        "c.txt", "/r", Mode.LITE_TRAIN_LITE_INFER, "template", "m", "out", "out/r.log", "template", steps
     )
     delta = (("FLAGS_enable_pir_api", flag),) if flag is not None else ()
     results = (

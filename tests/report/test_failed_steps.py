@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.record import RunRecord, StepResult
 from tipc.judge.causes import Context, Earlier, diagnose
 from tipc.judge.checks.base import Evidence, Verdict
@@ -49,7 +49,7 @@ def _report(environment: dict[str, object] | None = ENVIRONMENT) -> Report:
     plan = Plan(
         config_path="c.txt",
         repo="/r",
-        mode="lite_train_lite_infer",
+        mode=Mode.LITE_TRAIN_LITE_INFER,
         dialect="template",
         model_name="m",
         output_dir="out",

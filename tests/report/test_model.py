@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.record import Resources, RunRecord, StepResult
 from tipc.judge.checks.base import CheckOutcome, Evidence, Verdict
 from tipc.judge.rules.evaluate import RuleResult
@@ -42,7 +42,7 @@ def test_build_report_from_rule_results_and_record(tmp_path: Path) -> None:
     plan = Plan(
         "c.txt",
         str(tmp_path),
-        "lite_train_lite_infer",
+        Mode.LITE_TRAIN_LITE_INFER,
         "template",
         "m",
         "out",

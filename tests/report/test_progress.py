@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from tipc.core.progress import Kind, ProgressEvent
-from tipc.core.steps import Plan, Stage, Step
+from tipc.core.steps import Mode, Plan, Stage, Step
 from tipc.execute.runner import RunOptions, execute
 from tipc.report.progress import (
     PlainObserver,
@@ -35,7 +35,15 @@ def _plan(repo: Path) -> Plan:
         Step("infer", Stage.INFER, (sys.executable, "-c", "print(1)"), depends_on=("eval",)),
     )
     return Plan(
-        "cfg.txt", str(repo), "lite_train_lite_infer", "template", "m", OUT, f"{OUT}/r.log", "template", steps
+        "cfg.txt",
+        str(repo),
+        Mode.LITE_TRAIN_LITE_INFER,
+        "template",
+        "m",
+        OUT,
+        f"{OUT}/r.log",
+        "template",
+        steps,
     )
 
 
@@ -98,10 +106,12 @@ def test_slow_checks_are_announced_and_fast_ones_stay_quiet() -> None:
     from tipc.report.progress import announced_checks
 
     stream = io.StringIO()
-    checks = {
-        "quick": lambda ctx, **args: _Outcome("PASS"),
-        "slow": lambda ctx, **args: (time.sleep(0.3), _Outcome("FAIL"))[1],
-    }
+
+    def slow(ctx: object, **args: object) -> _Outcome:
+        time.sleep(0.3)
+        return _Outcome("FAIL")
+
+    checks = {"quick": lambda ctx, **args: _Outcome("PASS"), "slow": slow}
     wrapped = announced_checks(checks, PlainObserver(stream), quiet_s=0.1)
     assert wrapped["quick"](None).verdict.value == "PASS"
     assert wrapped["slow"](None, x=1).verdict.value == "FAIL"

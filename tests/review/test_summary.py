@@ -74,6 +74,19 @@ def test_verdicts_from_outcomes(tmp_path: Path) -> None:
     )
     assert (row.explains, row.failing_rules) == (0, 2)
 
+    # prepare.sh failing offline on a download no failing rule is about (Step6: "explains 0 of 3") is not
+    # the root cause: the first failing rule is shown, as without a failed step
+    failing["run"]["steps"] = [
+        {"id": "prepare", "stage": "prepare", "status": "failed", "causes": [{"cause": "download failed"}]},
+        {"id": "train/x", "stage": "train", "status": "passed", "causes": []},
+    ]
+    row = _row(Outcome("k", 1, False, False, 3.0, None, failing), tmp_path, "p2")
+    assert (row.first_failure, row.cause, row.root_step) == ("x", "x says FAIL", None)
+    # ... and it is, where a failing rule is about it
+    failing["rules"][2]["summary"] = "blocked: its input step prepare failed"
+    row = _row(Outcome("k", 1, False, False, 3.0, None, failing), tmp_path, "p3")
+    assert (row.root_step, row.explains) == ("prepare", 1)
+
     row = _row(Outcome("k", None, True, False, 60.2, None, None), tmp_path, "t")
     assert (row.verdict, row.first_failure) == ("TIMEOUT", "review.budget")
     assert "budget of 60 s" in (row.cause or "")

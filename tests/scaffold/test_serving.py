@@ -15,7 +15,8 @@ from tipc.core.steps import Stage
 from tipc.planning.serving import plan_serving
 from tipc.scaffold import infer_slots, render_test_tipc
 from tipc.scaffold.detect import scan
-from tipc.scaffold.serving import ServingDeploy, client_url, fill_serving, find_serving
+from tipc.scaffold.filled import ServingDeploy
+from tipc.scaffold.serving import client_url, fill_serving, find_serving
 
 SERVING_CONFIG = "configs/lenet_digits/serving_infer_python.txt"
 SERVING_FILES_OUT = {SERVING_CONFIG, "test_serving_infer_python.sh", "docs/test_serving_infer_python.md"}

@@ -5,14 +5,18 @@ from __future__ import annotations
 import argparse
 import io
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tipc.commands import check as check_cmd
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.record import RunRecord, StepResult, record_location
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
 from tipc.judge.rules.evaluate import chains_named, make_env
 from tipc.judge.rules.schema import parse_ruleset, resolve_ruleset
+
+if TYPE_CHECKING:
+    from tipc.execute.runner import RunOptions
+    from tipc.judge.checks.settings import Settings
 
 HEAD = "schema: tipc.ruleset/1\nname: {name}\nrules:\n"
 RULE = "  - id: {id}\n    source: s\n    severity: error\n    description: d\n    check:\n      {check}\n"
@@ -30,7 +34,7 @@ def record(chain: str, statuses: dict[str, Status], repo: Path) -> RunRecord:
     plan = Plan(
         config_path="c.txt",
         repo=str(repo),
-        mode="serving_infer" if chain == "serving" else "lite_train_lite_infer",
+        mode=Mode.SERVING_INFER if chain == "serving" else Mode.LITE_TRAIN_LITE_INFER,
         dialect="d",
         model_name="m",
         output_dir="out",
@@ -117,10 +121,10 @@ class Fakes:
             lint_paths=lambda paths, dialect=None: [],
             plan=self.plan,
             execute=self.execute,
-            run_options=lambda **kw: kw,
+            run_options=lambda **kw: cast("RunOptions", kw),  # a stand-in the fake execute ignores
             find_record=lambda repo, plan: None,
-            load_record=lambda path: None,
-            load_settings=lambda repo: {},
+            load_record=lambda path: cast("RunRecord", None),  # never called: find_record finds none
+            load_settings=lambda repo: cast("Settings", {}),
             checks={"probe": self.step_check},
             find_serving_config=(lambda repo, config: self.serving_config)
             if serving

@@ -20,7 +20,7 @@ from tests.helpers.processes import our_children
 from tests.helpers.trees import tree_hashes
 from tests.serve.conftest import REPO_ROOT
 from tipc.cli import main
-from tipc.execute.record import load_record
+from tipc.execute.record import RunRecord, StepResult, load_record
 
 pytestmark = [
     pytest.mark.integration,
@@ -31,6 +31,13 @@ pytestmark = [
 
 CONFIG = "test_tipc/configs/lenet_digits/serving_infer_python.txt"
 OUT = "test_tipc/output/lenet_digits/serving_infer"
+
+
+def _result(record: RunRecord, step_id: str) -> StepResult:
+    found = record.result(step_id)
+    assert found is not None, f"no result for {step_id}"
+    return found
+
 
 # Stands in for the demo's client: kills its sibling server (a child of the same runner, found in our own
 # process tree, never by name system-wide), then runs the real client, which can no longer connect.
@@ -94,7 +101,7 @@ def test_tipc_run_passes_the_serving_chain_and_touches_only_the_output_dir(
         ("client", "passed"),
         ("server", "passed"),  # recorded when tipc stopped it, after its client
     ]
-    assert "stopped by tipc" in (record.result("serving/server/default").reason or "")
+    assert "stopped by tipc" in (_result(record, "serving/server/default").reason or "")
     client_log = (repo / OUT / "server_infer_gpu_batchsize_1.log").read_text(encoding="utf-8")
     assert client_log.count("image_name: ") == len(list((repo / "lite_data/infer").glob("*.png")))
     assert (repo / OUT / "inference/lenet_digits_infer/inference.pdiparams").is_file()
@@ -143,7 +150,7 @@ def test_a_server_killed_mid_run_fails_the_chain_and_tipc_check_reports_it(
     for name in ("report.md", "report.html"):  # the verdict and its reason reach every report format
         assert "competition.serving.equals_inference" in (report_dir / name).read_text(encoding="utf-8")
     record = load_record(repo / OUT / "tipc_run.json")
-    assert record.result("serving/server/default").status.value == "failed"
+    assert _result(record, "serving/server/default").status.value == "failed"
     no_server_left(repo)
 
 
@@ -169,15 +176,17 @@ def test_a_foreign_server_on_the_serving_port_fails_the_server_step_and_the_chec
     # The control: the repo's own server on a free port passes, so the failure below is the port's doing.
     code = main([*_serving_argv(repo, python), "--no-sandbox", "--no-color"])
     assert code == 0, capsys.readouterr().err[-2000:]
-    assert load_record(repo / out / "tipc_run.json").result("serving/server/default").status.value == "passed"
+    assert (
+        _result(load_record(repo / out / "tipc_run.json"), "serving/server/default").status.value == "passed"
+    )
     with foreign_server(port):
         code = main([*_serving_argv(repo, python), "--no-sandbox", "--no-color"])
         record = load_record(repo / out / "tipc_run.json")
-        server = record.result("serving/server/default")
+        server = _result(record, "serving/server/default")
         assert code == 1, capsys.readouterr().err[-2000:]
         assert server.status.value == "failed", server
         assert f"port {port} was already in use before the server started" in server.reason, server.reason
-        assert record.result("serving/client/default/pipeline_http_client.py").status.value == "blocked"
+        assert _result(record, "serving/client/default/pipeline_http_client.py").status.value == "blocked"
 
         capsys.readouterr()
         report_dir = tmp_path / "report"

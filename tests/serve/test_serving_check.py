@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 import tipc.execute.serving.load
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.record import RunRecord, StepResult
 from tipc.judge.checks.base import CheckContext, Verdict
 from tipc.judge.checks.serving import find_model_dir, serving
@@ -41,7 +41,7 @@ def record_for(repo: Path) -> RunRecord:
     plan = Plan(
         config_path="test_tipc/configs/tiny/train_infer_python.txt",
         repo=str(repo),
-        mode="lite_train_lite_infer",
+        mode=Mode.LITE_TRAIN_LITE_INFER,
         dialect="template",
         model_name="tiny",
         output_dir="test_tipc/output/tiny/lite_train_lite_infer",
@@ -59,7 +59,7 @@ def serving_record(repo: Path) -> RunRecord:
         Step(id="serving/server", stage=Stage.SERVE, argv=("python", "web_service.py")),
         Step(id="serving/client", stage=Stage.CLIENT, argv=("python", "pipeline_http_client.py")),
     )
-    plan = replace(record_for(repo).plan, steps=steps, chain="serving", mode="serving_infer")
+    plan = replace(record_for(repo).plan, steps=steps, chain="serving", mode=Mode.SERVING_INFER)
     results = tuple(StepResult(s.id, Status.PASSED, exit_code=0, started=1.0, ended=2.0) for s in steps)
     return RunRecord(plan=plan, results=results, started=0.0)
 

@@ -174,6 +174,8 @@ def root_cause(report: dict[str, Any]) -> RootCause | None:
     affected = _affected(steps, sid)
     seen = str((cause or {}).get("evidence") or "").strip()
     explained = tuple(str(r.get("id")) for r in failing if _explains(r, affected, seen))
+    if step.get("stage") == "prepare" and failing and not explained:
+        return None  # a prepare.sh download nothing needed: the first failing rule says more
     return RootCause(sid, text, explained, len(failing))
 
 

@@ -33,7 +33,7 @@ def run_bpf(program: bytes, nr: int, arch: int, arg0: int = 0) -> int:
             acc = struct.unpack_from("<I", data, k)[0]
             pc += 1
         elif op == 0x06:  # ret k
-            return k
+            return int(k)
         elif op == 0x05:  # ja
             pc += 1 + k
         else:

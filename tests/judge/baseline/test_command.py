@@ -126,9 +126,12 @@ def test_warm_up_runs_go_first_and_their_numbers_are_discarded(
     records = [Record(p) for p in paths]
     monkeypatch.setattr(proc, "run", fake_run)
     monkeypatch.setattr(command, "_newest_record", lambda repo, since, mode: paths[len(started) - 1])
-    monkeypatch.setattr(
-        "tipc.execute.record.load_record", lambda path: loaded.append(path) or records[paths.index(path)]
-    )
+
+    def load_record(path: Path) -> Record:
+        loaded.append(path)
+        return records[paths.index(path)]
+
+    monkeypatch.setattr("tipc.execute.record.load_record", load_record)
     monkeypatch.setattr("tipc.judge.baseline.metrics.extract", lambda record, repo: record)
     monkeypatch.setattr(command, "_store", lambda args, write: None)
     args = argparse.Namespace(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tipc.core.errors import ConfigError
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.record import Resources, RunRecord, StepResult
 from tipc.judge.baseline import diff, store
 from tipc.judge.baseline.metrics import extract
@@ -69,7 +69,7 @@ def _record(
     plan = Plan(
         str(repo / "test_tipc/configs/m/train_infer_python.txt"),
         str(repo),
-        "lite_train_lite_infer",
+        Mode.LITE_TRAIN_LITE_INFER,
         "template",
         "m",
         "out",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tests.helpers.trees import write_tree as write_tree  # re-exported: the check tests import it from here
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.execute.record import RunRecord, StepResult
 from tipc.judge.checks.base import CheckContext
 
@@ -17,12 +18,12 @@ OUTPUT_DIR = "test_tipc/output/demo/lite_train_lite_infer"
 
 def make_record(
     repo: Path,
-    steps: list[tuple[str, Stage, list[str], str | None, Status | None]],
+    steps: Sequence[tuple[str, Stage, list[str], str | None, Status | None]],
     *,
     started: float | None = None,
     host: dict[str, Any] | None = None,
     model_name: str = "demo",
-    mode: str = "lite_train_lite_infer",
+    mode: Mode = Mode.LITE_TRAIN_LITE_INFER,
 ) -> RunRecord:
     """steps: (id, stage, argv, log, status or None for "no result")."""
     t0 = started if started is not None else time.time()

@@ -9,6 +9,7 @@ import pytest
 from tests.judge.checks.checks_fixtures import OUTPUT_DIR, ctx_for, make_record
 from tipc.core.steps import Stage, Status
 from tipc.execute import proc
+from tipc.execute.record import RunRecord
 from tipc.judge.checks import CHECKS
 from tipc.judge.checks.base import Verdict
 
@@ -74,7 +75,7 @@ def build_repo(tmp_path: Path, pir: bool) -> Path:
     return repo
 
 
-def record(repo: Path) -> object:
+def record(repo: Path) -> RunRecord:
     return make_record(
         repo,
         [

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from tests.judge.checks.checks_fixtures import OUTPUT_DIR, ctx_for, make_record, write_tree
 from tipc.core.steps import Stage, Status
+from tipc.execute.record import RunRecord
 from tipc.judge.checks import CHECKS
 from tipc.judge.checks.base import Verdict
 
@@ -18,7 +19,7 @@ def record(
     infer_argv: list[str] | None = None,
     started: float | None = None,
     host: dict[str, object] | None = None,
-) -> object:
+) -> RunRecord:
     return make_record(
         tmp_path,
         [
@@ -136,7 +137,7 @@ def test_cpu_wheel_detected_from_package_metadata(tmp_path: Path) -> None:
     fake.chmod(0o755)
     write_tree(tmp_path, {EXPORT_LOG: "ok\n", INFER_LOG: "class_id: 1\n", **model_files()})
     rec = record(tmp_path, infer_argv=["python", "infer.py", "--use_gpu=True"])
-    rec = dataclasses.replace(rec, python=str(fake))  # type: ignore[type-var]
+    rec = dataclasses.replace(rec, python=str(fake))
     artefacts._probe_cache.clear()
     out = CHECKS["gpu_flag_on_cpu_build"](ctx_for(tmp_path, rec))
     assert out.verdict is Verdict.FAIL, out.summary

@@ -5,7 +5,7 @@ from pathlib import Path
 from tests.judge.checks.checks_fixtures import OUTPUT_DIR, ctx_for, make_record, write_tree
 from tipc.core.steps import Stage, Status
 from tipc.judge.checks import CHECKS
-from tipc.judge.checks.base import Verdict
+from tipc.judge.checks.base import CheckOutcome, Verdict
 from tipc.judge.checks.convergence import analyse_curve
 
 LOG = f"{OUTPUT_DIR}/tipc_logs/train.log"
@@ -64,7 +64,7 @@ def log_of(losses: list[float], every: int = 1) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(tmp_path: Path, text: str, **args: object) -> object:
+def run(tmp_path: Path, text: str, **args: object) -> CheckOutcome:
     write_tree(tmp_path, {LOG: text})
     rec = make_record(
         tmp_path, [("train/norm_train", Stage.TRAIN, ["python", "train.py"], LOG, Status.PASSED)]

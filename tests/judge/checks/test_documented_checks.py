@@ -126,7 +126,7 @@ def test_a_training_stopped_at_its_budget_ran_and_an_offline_download_is_not_a_f
     )
     got = CHECKS["documented_commands"](_ctx(repo, record))
     assert got.verdict is Verdict.PASS, got.summary
-    assert "1 stopped at the time budget" in got.summary and "1 not run here" in got.summary
+    assert "1 stopped at a limit of this run" in got.summary and "1 not run here" in got.summary
 
 
 def test_an_evaluation_still_running_at_its_budget_is_slow_here_not_wrong(tmp_path: Path) -> None:
@@ -137,7 +137,7 @@ def test_an_evaluation_still_running_at_its_budget_is_slow_here_not_wrong(tmp_pa
     record = _record(repo, {"python eval.py": (Status.TIMEOUT, progress)})
     commands = CHECKS["documented_commands"](_ctx(repo, record))
     assert commands.verdict is Verdict.PASS, commands.summary
-    assert "2 stopped at the time budget" in commands.summary
+    assert "2 stopped at a limit of this run" in commands.summary
     accuracy = CHECKS["documented_accuracy"](_ctx(repo, record))
     assert accuracy.verdict is Verdict.NA, accuracy.summary
     assert "did not finish within its time budget" in accuracy.summary
@@ -146,6 +146,47 @@ def test_an_evaluation_still_running_at_its_budget_is_slow_here_not_wrong(tmp_pa
     record = _record(repo, {"python eval.py": (Status.FAILED, "ValueError: no such file\n")})
     assert CHECKS["documented_commands"](_ctx(repo, record)).verdict is Verdict.FAIL
     assert CHECKS["documented_accuracy"](_ctx(repo, record)).verdict is Verdict.FAIL
+
+
+def test_a_command_stopped_at_the_disk_limit_ran_until_a_limit_of_this_run(tmp_path: Path) -> None:
+    """Step6's documented training (a checkpoint per epoch on the lite data) filled the real-repo tier's
+    1 GiB --disk-limit in one review and not in the next: a limit of this run, like its time budget, is
+    no failure of the command."""
+    repo = _repo(tmp_path)
+    disk = Cause("disk-limit", "hit the run's disk limit (1.0 GiB)", "write less, or raise --disk-limit")
+    documented = _record(repo, {"python train.py": (Status.FAILED, "Epoch 40 Acc@1 0.06\n")})
+    record = RunRecord(
+        plan=documented.plan,
+        results=tuple(
+            StepResult(r.step_id, r.status, exit_code=-9, started=1.0, log=r.log, causes=(disk,))
+            if r.status is Status.FAILED
+            else r
+            for r in documented.results
+        ),
+        started=0.0,
+    )
+    got = CHECKS["documented_commands"](_ctx(repo, record))
+    assert got.verdict is Verdict.PASS, got.summary
+    assert "1 stopped at a limit of this run" in got.summary
+    assert any("disk limit" in e.text and "--disk-limit" in e.text for e in got.evidence), got.evidence
+    # the same command failing on an error of its own, with no limit hit, is a FAIL
+    failed = _record(repo, {"python train.py": (Status.FAILED, "ValueError: bad shape\n")})
+    assert CHECKS["documented_commands"](_ctx(repo, failed)).verdict is Verdict.FAIL
+    # an evaluation of the provided weights stopped there gives no accuracy: N-A, not a FAIL
+    evaluation = _record(repo, {"python eval.py": (Status.FAILED, "[Eval] 12/500\n")})
+    evaluation = RunRecord(
+        plan=evaluation.plan,
+        results=tuple(
+            StepResult(r.step_id, r.status, exit_code=-9, started=1.0, log=r.log, causes=(disk,))
+            if r.status is Status.FAILED
+            else r
+            for r in evaluation.results
+        ),
+        started=0.0,
+    )
+    accuracy = CHECKS["documented_accuracy"](_ctx(repo, evaluation))
+    assert accuracy.verdict is Verdict.NA, accuracy.summary
+    assert "this run's limits" in accuracy.summary and "disk limit" in accuracy.summary
 
 
 def test_the_documented_accuracy_fails_with_both_numbers(tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
+from collections.abc import Mapping
 from pathlib import Path
 
 from tests.judge.checks.checks_fixtures import OUTPUT_DIR, ctx_for, make_record, write_tree
-from tipc.core.steps import Stage, Status
+from tipc.core.steps import Mode, Stage, Status
 from tipc.judge.checks import CHECKS
-from tipc.judge.checks.base import Verdict
+from tipc.judge.checks.base import CheckOutcome, Verdict
 from tipc.judge.checks.ground_truth import compare_results, parse_result
 
 FP32_LOG = f"{OUTPUT_DIR}/python_infer_cpu_usemkldnn_False_threads_1_precision_fp32_batchsize_1.log"
@@ -18,8 +19,12 @@ def infer_log(probs: dict[str, tuple[int, float]]) -> str:
 
 
 def run(
-    tmp_path: Path, files: dict[str, str | bytes], logs: list[str], mode: str = "whole_infer", **args: object
-) -> object:
+    tmp_path: Path,
+    files: Mapping[str, str | bytes],
+    logs: list[str],
+    mode: Mode = Mode.WHOLE_INFER,
+    **args: object,
+) -> CheckOutcome:
     write_tree(tmp_path, files)
     rec = make_record(
         tmp_path,
@@ -119,10 +124,12 @@ def test_ground_truth_named_after_the_log(tmp_path: Path) -> None:
 
 def test_only_modes_that_infer_with_the_pretrained_model(tmp_path: Path) -> None:
     files = {GT32: GT, FP32_LOG: infer_log({"0.png": (3, 0.5), "10.png": (7, 0.51)})}
-    out = run(tmp_path, files, [FP32_LOG], mode="lite_train_lite_infer")
+    out = run(tmp_path, files, [FP32_LOG], mode=Mode.LITE_TRAIN_LITE_INFER)
     assert out.verdict is Verdict.NA and "weights trained during the run" in out.summary
-    assert run(tmp_path, files, [FP32_LOG], mode="lite_train_lite_infer", modes="all").verdict is Verdict.FAIL
-    assert run(tmp_path, files, [FP32_LOG], mode="whole_infer").verdict is Verdict.FAIL
+    assert (
+        run(tmp_path, files, [FP32_LOG], mode=Mode.LITE_TRAIN_LITE_INFER, modes="all").verdict is Verdict.FAIL
+    )
+    assert run(tmp_path, files, [FP32_LOG], mode=Mode.WHOLE_INFER).verdict is Verdict.FAIL
 
 
 def test_bad_arguments_are_named(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 from tests.judge.checks.checks_fixtures import ctx_for, make_record
 from tests.judge.lineage.lineage_fixtures import OUT, W, chain, committed_file, write_access
 from tipc.core.steps import Stage, Status
+from tipc.execute.record import RunRecord
 from tipc.judge.checks import CHECKS
 from tipc.judge.checks.base import Verdict
 from tipc.judge.checks.lineage import check_lineage, weight_options
@@ -27,7 +28,7 @@ def clean(repo: Path, eval_reads: list[str] | None = None, infer_reads: list[str
     write_access(record, "infer", reads=infer_reads if infer_reads is not None else EXPORTED)
 
 
-def verdict(repo: Path, aspect: str, record: object = None) -> tuple[Verdict, str, str]:
+def verdict(repo: Path, aspect: str, record: RunRecord | None = None) -> tuple[Verdict, str, str]:
     out = check_lineage(ctx_for(repo, record if record is not None else chain(repo)), aspect=aspect)
     return out.verdict, out.summary, " | ".join(e.text + f" @{e.path}" for e in out.evidence)
 

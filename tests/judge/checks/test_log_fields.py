@@ -3,7 +3,7 @@ from pathlib import Path
 from tests.judge.checks.checks_fixtures import OUTPUT_DIR, ctx_for, make_record, write_tree
 from tipc.core.steps import Stage, Status
 from tipc.judge.checks import CHECKS
-from tipc.judge.checks.base import Verdict
+from tipc.judge.checks.base import CheckOutcome, Verdict
 
 LOG = f"{OUTPUT_DIR}/tipc_logs/train.log"
 
@@ -16,7 +16,7 @@ def demo_line(e: int, i: int, loss: float = 2.0, tail: str = "avg_ips: 1296.5 im
     )
 
 
-def run(tmp_path: Path, log_text: str, **args: object) -> object:
+def run(tmp_path: Path, log_text: str, **args: object) -> CheckOutcome:
     write_tree(tmp_path, {LOG: log_text})
     rec = make_record(
         tmp_path, [("train/norm_train", Stage.TRAIN, ["python", "train.py"], LOG, Status.PASSED)]
@@ -136,13 +136,14 @@ def test_path_judges_a_shipped_log_without_a_run(tmp_path: Path) -> None:
     assert "missing avg_ips" in located.text
     missing = check(ctx_for(tmp_path, None), path="nope/log_train.txt")
     assert missing.verdict is Verdict.FAIL and "no log file matches" in missing.summary
+    bad_path: object  # hostile values for `path`: a climb out of the repo, not a string
     for bad_path in ("../x.txt", 3, []):
         assert check(ctx_for(tmp_path, None), path=bad_path).verdict is Verdict.FAIL
 
 
 def run_check(
     tmp_path: Path, name: str, log_text: str, argv: list[str] | None = None, **args: object
-) -> object:
+) -> CheckOutcome:
     write_tree(tmp_path, {LOG: log_text})
     rec = make_record(
         tmp_path, [("train/norm_train", Stage.TRAIN, argv or ["python", "train.py"], LOG, Status.PASSED)]

@@ -3,9 +3,10 @@ from pathlib import Path
 
 from tests.judge.checks.checks_fixtures import OUTPUT_DIR, ctx_for, make_record, write_tree
 from tipc.core.steps import Stage, Status
+from tipc.execute.record import RunRecord
 from tipc.judge.checks import CHECKS
 from tipc.judge.checks.base import Verdict
-from tipc.judge.checks.predict_infer import parse_predictions
+from tipc.judge.checks.predictions import parse_predictions
 
 # Stand-ins for a repo's scripts (real processes, no paddle): the "model" is a digit sum of the file name.
 SCRIPT = """\
@@ -36,7 +37,7 @@ def repo(tmp_path: Path, infer_offset: str = "0.0", with_predict: bool = True) -
     return tmp_path
 
 
-def record(tmp_path: Path) -> object:
+def record(tmp_path: Path) -> RunRecord:
     argv = [sys.executable, "infer.py", "--model_dir=./out", "--img_path=lite_data/test"]
     return make_record(tmp_path, [("infer/cpu", Stage.INFER, argv, INFER_LOG, Status.PASSED)])
 
@@ -284,7 +285,7 @@ def _score_repo(tmp_path: Path, predict_line: str, infer_line: str) -> Path:
     return tmp_path
 
 
-def _score_record(r: Path) -> object:
+def _score_record(r: Path) -> RunRecord:
     argv = [sys.executable, "deploy/infer.py", "--model_dir=deploy", "--img-path=images/demo0.png"]
     return make_record(r, [("infer/cpu", Stage.INFER, argv, INFER_LOG, Status.PASSED)])
 

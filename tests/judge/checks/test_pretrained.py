@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tests.judge.checks.checks_fixtures import make_record
-from tipc.core.steps import Stage, Status
+from tipc.core.steps import Mode, Stage, Status
 from tipc.execute.record import RunRecord
 from tipc.judge.checks import CHECKS
 from tipc.judge.checks.base import CheckContext, Verdict
@@ -23,7 +23,7 @@ def _pretrained(repo: Path) -> RunRecord:
             ("export/whole_infer/0", Stage.EXPORT, EXPORT, "logs/export.log", Status.PASSED),
             ("infer/whole_infer/0", Stage.INFER, INFER, "logs/infer.log", Status.PASSED),
         ],
-        mode="whole_infer",
+        mode=Mode.WHOLE_INFER,
     )
 
 

@@ -1,6 +1,7 @@
 """Output spread across inputs, read from a worker's .npz without numpy on the CLI side."""
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -12,7 +13,10 @@ from tipc.judge.checks.spread import output_spreads, spread_from_values
 
 def save(work: Path, engine: str, *arrays: np.ndarray) -> None:
     work.mkdir(parents=True, exist_ok=True)
-    np.savez(work / f"outputs_{engine}.npz", **{f"out{i}": a for i, a in enumerate(arrays)})
+    named: dict[str, Any] = {
+        f"out{i}": a for i, a in enumerate(arrays)
+    }  # Any: savez also takes allow_pickle=
+    np.savez(work / f"outputs_{engine}.npz", **named)
 
 
 def test_spread_matches_numpy(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tipc.core.steps import Plan, Stage, Status, Step
+from tipc.core.steps import Mode, Plan, Stage, Status, Step
 from tipc.core.yamlschema import Map, Schema
 from tipc.execute.record import RunRecord, StepResult
 from tipc.judge.checks.base import CheckContext
@@ -51,7 +51,7 @@ def make_record(
     repo: Path,
     steps: list[tuple[str, Stage, Status | None]],
     *,
-    mode: str = "lite_train_lite_infer",
+    mode: Mode = Mode.LITE_TRAIN_LITE_INFER,
     logs: dict[str, str] | None = None,
 ) -> RunRecord:
     """A run record: (step id, stage, status or None for 'no result')."""

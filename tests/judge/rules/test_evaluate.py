@@ -72,7 +72,7 @@ def test_gated_rule_without_its_check_is_skip_not_pass(tree: Callable[..., Path]
 
 def test_check_returning_a_non_outcome_is_an_internal_error(tree: Callable[..., Path]) -> None:
     rs = parse_ruleset(RULESET, "t.yaml", checks=FAKES)
-    results = evaluate([rs], CheckContext(repo=tree({})), checks={"explodes": lambda ctx, **a: "PASS"})
+    results = evaluate([rs], CheckContext(repo=tree({})), checks={"explodes": lambda ctx, **a: "PASS"})  # type: ignore[dict-item]
     broken = next(r for r in results if r.rule.id == "broken")
     assert broken.error is not None and "not CheckOutcome" in broken.error
 

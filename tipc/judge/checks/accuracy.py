@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import excerpt, outcome, read_lines, resolve, weights_made_here
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
-from tipc.judge.checks.documented import documented_of, error_line
+from tipc.judge.checks.documented import documented_of, error_line, stopped_by_limit
 from tipc.judge.checks.registry import NON_NEGATIVE, registered
 
 if TYPE_CHECKING:
@@ -207,11 +207,15 @@ def _not_run(
             Evidence(where),
             *claim_evidence,
         )
-    if result.status is Status.TIMEOUT:  # slow here (a full test set on a CPU), not shown wrong
+    limit = stopped_by_limit(result)
+    if limit is not None:  # slow here (a full test set on a CPU), or over the disk limit: not shown wrong
+        timed_out = result.status is Status.TIMEOUT
+        within = "its time budget" if timed_out else "this run's limits"
+        more = "give it more with --docs-step-timeout" if timed_out else "raise the limit it hit"
         return outcome(
             Verdict.NA,
-            f"the documented evaluation of the provided model ({chosen.location}) did not finish within its "
-            f"time budget here ({result.reason}); give it more with --docs-step-timeout",
+            f"the documented evaluation of the provided model ({chosen.location}) did not finish within "
+            f"{within} here ({limit}); {more}",
             Evidence(where, path=result.log),
             *claim_evidence,
         )

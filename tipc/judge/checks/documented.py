@@ -30,6 +30,9 @@ _ERROR_LINE = re.compile(
     re.IGNORECASE,
 )
 _OFFLINE_CAUSES = frozenset({"weights-download-failed", "pip-install-failed"})
+# limits of this run (--disk-limit, --memory-limit), not faults of the command: a full-recipe training that
+# writes a checkpoint per epoch fills a 1 GiB disk limit as surely as it outlasts a time budget
+_LIMIT_CAUSES = frozenset({"disk-limit", "resource-limit"})
 MAX_LISTED = 12
 
 
@@ -49,7 +52,7 @@ class Item:
         what = {
             "passed": "ran",
             "failed": "failed",
-            "budget": "ran until its time budget",
+            "budget": "ran until a limit of this run",
             "na": "not run",
             "skip": "not checked",
         }[self.state]
@@ -74,6 +77,20 @@ def error_line(repo: Any, log: str | None) -> tuple[str, int | None]:
         return excerpt(found[0], 240), found[1]
     tail = next(((ln.strip(), n) for n, ln in reversed(list(enumerate(lines, start=1))) if ln.strip()), None)
     return (excerpt(tail[0], 240), tail[1]) if tail else ("", None)
+
+
+def stopped_by_limit(result: Any) -> str | None:
+    """Why `result` was stopped by a limit of this run (its time budget, the disk or memory limit), not by
+    an error of its own; None when it was not."""
+    from tipc.core.steps import Status
+
+    if result.status is Status.TIMEOUT:
+        return str(result.reason)
+    if result.status is Status.FAILED:
+        hit = next((c for c in getattr(result, "causes", ()) or () if c.id in _LIMIT_CAUSES), None)
+        if hit is not None:
+            return f"{hit.cause} ({hit.remedy})" if hit.remedy else str(hit.cause)
+    return None
 
 
 def documented_of(ctx: CheckContext, record: RunRecord) -> Any:
@@ -103,12 +120,13 @@ def items_of(ctx: CheckContext, record: RunRecord) -> tuple[list[Item], Any]:
             continue
         status = result.status
         causes = tuple(getattr(result, "causes", ()) or ())
+        limit = stopped_by_limit(result)
         if status is Status.PASSED:
             items.append(Item(step.id, location, text, "passed", "", result.log))
-        elif status is Status.TIMEOUT:
+        elif limit is not None:
             # a full-recipe training, or an evaluation over a full test set on a CPU, is still running
-            # at the budget: it ran as far as it got, shown wrong by nothing
-            items.append(Item(step.id, location, text, "budget", result.reason, result.log))
+            # at the budget (or has filled the disk limit): it ran as far as it got, shown wrong by nothing
+            items.append(Item(step.id, location, text, "budget", limit, result.log))
         elif status is Status.FAILED:
             offline = next((c for c in causes if c.id in _OFFLINE_CAUSES), None)
             if offline is not None and not _network(record):
@@ -160,8 +178,8 @@ def check_documented_commands(ctx: CheckContext, **args: Any) -> CheckOutcome:
 def _verdict(items: list[Item], documented: Any, data: dict[str, Any]) -> CheckOutcome:
     counts = {s: sum(1 for i in items if i.state == s) for s in ("passed", "failed", "budget", "na")}
     tally = (
-        f"{counts['passed']} ran, {counts['failed']} failed, {counts['budget']} stopped at the time budget, "
-        f"{counts['na']} not run here"
+        f"{counts['passed']} ran, {counts['failed']} failed, "
+        f"{counts['budget']} stopped at a limit of this run, {counts['na']} not run here"
     )
     subs = [Evidence(f"substitution: {s.text()}") for s in documented.substitutions]
     failed = [i for i in items if i.state == "failed"]

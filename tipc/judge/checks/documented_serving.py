@@ -16,10 +16,11 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tipc.core.steps import Status
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import excerpt, outcome, resolve, settings_of
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
-from tipc.judge.checks.documented import error_line
+from tipc.judge.checks.documented import error_line, stopped_by_limit
 from tipc.judge.checks.registry import NON_NEGATIVE, registered
 
 if TYPE_CHECKING:
@@ -64,7 +65,6 @@ def _reference(ctx: CheckContext, documented: Any, reference: str) -> tuple[list
     ),
 )
 def check_documented_serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
-    from tipc.core.steps import Status
 
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
@@ -84,6 +84,12 @@ def check_documented_serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     if result is None or result.status in (Status.SKIPPED, Status.BLOCKED):
         why = result.reason.removeprefix("not applicable: ") if result is not None else "it did not run"
         return outcome(Verdict.NA, f"the documented service did not start here: {why}", Evidence(where))
+    if result.status is Status.FAILED and stopped_by_limit(result):
+        return outcome(
+            Verdict.NA,
+            f"the documented service was stopped by a limit of this run: {stopped_by_limit(result)}",
+            Evidence(where, path=result.log),
+        )
     if not result.status.ok:
         line, number = error_line(ctx.repo, result.log)
         return outcome(
@@ -106,6 +112,12 @@ def _clients(ctx: CheckContext, record: RunRecord, server: Any, atol: float, ref
         if result is None or not result.status.ok:
             if result is not None and result.started is None:
                 continue
+            if result is not None and result.status is Status.FAILED and stopped_by_limit(result):
+                return outcome(
+                    Verdict.NA,
+                    f"the documented request was stopped by a limit of this run: {stopped_by_limit(result)}",
+                    Evidence(where, path=result.log),
+                )
             line, number = error_line(ctx.repo, result.log if result is not None else None)
             return outcome(
                 Verdict.FAIL,

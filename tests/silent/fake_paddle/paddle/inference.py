@@ -1,6 +1,6 @@
 class Config:
-    def __init__(self, *args):
+    def __init__(self, *args: str) -> None:
         self.args = args
 
-    def set_model(self, *args):
+    def set_model(self, *args: str) -> None:
         self.args = args

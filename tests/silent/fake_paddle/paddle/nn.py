@@ -1,3 +1,9 @@
+from collections.abc import Callable
+from typing import Any
+
+
 class Layer:
-    def __call__(self, *args, **kwargs):
+    forward: Callable[..., Any]  # defined by each subclass, as with paddle's own Layer
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.forward(*args, **kwargs)
