@@ -70,7 +70,7 @@ def test_unusable_yaml_is_located(
 
     if not hasattr(yaml, loader):
         pytest.skip(f"PyYAML built without {loader}")
-    monkeypatch.setattr("tipc.core.yamlschema._Loader", getattr(yaml, loader))
+    monkeypatch.setattr("tipc.core.yamlschema.reading._Loader", getattr(yaml, loader))
     with pytest.raises(YamlShapeError) as caught:
         load_located(text)
     assert caught.value.line == line and words in caught.value.message, caught.value.message

@@ -20,13 +20,11 @@ from tests.helpers.trees import tree_hashes, write_tree
 from tipc.core.errors import UserError
 from tipc.core.results import parse_results_log, status_line
 from tipc.core.steps import Mode, Plan, Stage, Status, Step
-from tipc.execute import runner as runner_mod
 from tipc.execute.observer import NullObserver
 from tipc.execute.own_parts import paddle_version_on_path as _paddle_version_on_path
 from tipc.execute.record import RECORD_FILENAME, StepResult, load_record, record_location
 from tipc.execute.runner import (
     RunOptions,
-    _Facts,
     execute,
     exit_code,
     find_record,
@@ -34,6 +32,9 @@ from tipc.execute.runner import (
     python_substitutions,
     record_path,
 )
+from tipc.execute.runner import interpreters as interpreters_mod
+from tipc.execute.runner import servers as servers_mod
+from tipc.execute.runner.facts import _Facts
 
 PY = sys.executable
 OUT = "test_tipc/output/m/lite_train_lite_infer"
@@ -516,7 +517,7 @@ def test_server_that_cannot_start_fails_without_a_process(
     def refused(argv: Any, **kw: Any) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("tipc.execute.runner.proc.Background", refused)
+    monkeypatch.setattr("tipc.execute.proc.Background", refused)
     missing = Step("nodir", Stage.SERVE, (PY, "-c", "print(1)"), background=True, cwd="no/such/dir")
     absent = Step("noexe", Stage.SERVE, (str(repo / "server"),), background=True)
     record = execute(make_plan(repo, [missing, absent]), FAST)
@@ -644,7 +645,7 @@ def test_interrupt_while_a_server_is_polled_stops_it(repo: Path, monkeypatch: py
     def ctrl_c(url: str, timeout_s: float) -> bool:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(runner_mod, "probe", ctrl_c)
+    monkeypatch.setattr(servers_mod, "probe", ctrl_c)
     port = free_port()
     record = execute(_server_plan(repo, port), FAST)
     assert statuses(record) == {"serve": Status.INTERRUPTED}
@@ -750,7 +751,8 @@ def test_bad_ready_url_fails_the_step_without_starting_it(repo: Path) -> None:
 
 
 def test_a_second_run_on_the_same_output_dir_is_refused(repo: Path) -> None:
-    from tipc.execute.runner import LOCK_FILENAME, _exclusive
+    from tipc.execute.runner import LOCK_FILENAME
+    from tipc.execute.runner.execution import _exclusive
 
     (repo / OUT).mkdir(parents=True)
     with _exclusive(repo / OUT / LOCK_FILENAME), pytest.raises(UserError, match="another tipc run"):
@@ -760,7 +762,7 @@ def test_a_second_run_on_the_same_output_dir_is_refused(repo: Path) -> None:
 
 
 def test_shell_step_interpreter_is_substituted(repo: Path) -> None:
-    from tipc.execute.runner import _substituted
+    from tipc.execute.runner.interpreters import _substituted
 
     s = Step("s", Stage.OTHER, ("bash", "-c", "python3.0 x.py | tee y.log"), shell=True,
              status_command="python3.0 x.py | tee y.log")  # fmt: skip
@@ -852,7 +854,7 @@ def test_tipcs_own_python_needs_no_process_to_answer(tmp_path: Path, monkeypatch
 
     monkeypatch.setattr("tipc.execute.proc.capture", no_process)
     assert paddle_version(PY, tmp_path) == "9.8.7"
-    assert runner_mod._unusable(PY) is None
+    assert interpreters_mod._unusable(PY) is None
     monkeypatch.setattr(sys, "path", [str(tmp_path / "nothing here")])
     with pytest.raises(AssertionError, match="started a process"):
         paddle_version(PY, tmp_path)  # not on the path: the interpreter is asked after all

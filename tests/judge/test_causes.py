@@ -939,7 +939,7 @@ def test_output_absent_holds_only_when_no_line_matches(tmp_path: Path) -> None:
 
 
 def test_every_operator_has_a_matcher() -> None:
-    from tipc.judge.causes import _MATCHERS
+    from tipc.judge.causes.matching import _MATCHERS
 
     assert set(_MATCHERS) == set(OPERATORS)
 

@@ -1,7 +1,7 @@
 """`tipc init`: scaffold a conformant test_tipc/ folder from test_tipc_template/ (jinja2, sandboxed).
 
 detect.py finds entry scripts and lite data, config/script_flags.py reads argparse flags statically,
-dataflow.py where weights are saved and loaded, fill.py maps them onto config slots (and lists TODOs),
+dataflow.py where weights are saved and loaded, fill/ maps them onto config slots (and lists TODOs),
 render.py renders and writes safely, fix_config.py cleans up an existing hand-edited config. No module
 here imports jinja2 at import time except inside functions.
 """
@@ -15,7 +15,8 @@ from typing import Any
 
 from tipc.core.steps import Mode
 from tipc.scaffold.detect import scan
-from tipc.scaffold.fill import MODE_KEYS, apply_sets, choose_dialect, fill
+from tipc.scaffold.fill.context import MODE_KEYS
+from tipc.scaffold.fill.whole import apply_sets, choose_dialect, fill
 from tipc.scaffold.filled import Filled
 from tipc.scaffold.render import check_model_name, render_files
 from tipc.scaffold.serving import CONFIG_NAME as SERVING_CONFIG_NAME

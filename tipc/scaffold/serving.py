@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tipc.config.script_flags import Flag, ScriptFlags, read_flags
 from tipc.scaffold.detect import RepoScan
-from tipc.scaffold.fill import SYNONYMS
+from tipc.scaffold.fill.context import SYNONYMS
 from tipc.scaffold.filled import DEFAULT_PORT, Filled, ServingDeploy, ServingFilled
 
 CONFIG_NAME = "serving_infer_python.txt"

@@ -14,6 +14,7 @@ from tipc.core.errors import UserError
 from tipc.execute import proc, sandbox
 from tipc.execute.sandbox import jail
 from tipc.execute.sandbox.limits import DiskUsage
+from tipc.execute.sandbox.native import shim_program
 
 
 def test_the_environment_keeps_what_a_chain_needs_and_no_secret() -> None:
@@ -52,8 +53,21 @@ def test_what_tipc_or_the_plan_sets_for_a_command_is_kept() -> None:
     assert kept == {"PATH": "/usr/bin", "PYTHONPATH": "/lineage", "MY_STEP_VAR": "1"}
 
 
+@pytest.fixture(params=["native", "python"])
+def shim(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each shim in turn (the compiled shim.c where a compiler is, else skipped; the Python one): its argv."""
+    if request.param == "python":
+        monkeypatch.setenv("TIPC_SHIM", "python")
+        return [sys.executable, "-I", "-S", str(jail.SHIM)]
+    monkeypatch.delenv("TIPC_SHIM", raising=False)
+    native = shim_program()
+    if native is None:
+        pytest.skip("no C compiler here: the Python shim runs")
+    return [native]
+
+
 def test_a_command_starts_through_bwrap_and_the_shim_with_the_clean_environment(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, shim: list[str]
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "x")  # tipc's own: what a command would inherit
     spec = jail.JailSpec(
@@ -67,9 +81,9 @@ def test_a_command_starts_through_bwrap_and_the_shim_with_the_clean_environment(
     assert argv[argv.index("/repo") - 1 : argv.index("/repo") + 2] == ["--bind", "/repo", "/repo"]
     for flag in ("--unshare-user", "--unshare-pid", "--disable-userns", "--die-with-parent", "--cap-drop"):
         assert flag in argv
-    shim = argv.index("--", argv.index("--chdir")) + 1
-    assert argv[shim + 1 : shim + 4] == ["-I", "-S", str(jail.SHIM)]
-    assert argv[-3:] == ["--", "python", "train.py"] and argv[shim + 7] == "5"  # RLIMIT_FSIZE
+    start = argv.index("--", argv.index("--chdir")) + 1
+    assert argv[start : start + len(shim)] == shim
+    assert argv[-3:] == ["--", "python", "train.py"] and argv[start + len(shim) + 3] == "5"  # RLIMIT_FSIZE
     assert launch.env == {
         "PATH": "/usr/bin",
         "HOME": "/home/tipc",
@@ -81,9 +95,9 @@ def test_a_command_starts_through_bwrap_and_the_shim_with_the_clean_environment(
     launch.failed()
 
 
-def test_without_bwrap_the_shim_alone_drops_the_capabilities() -> None:
+def test_without_bwrap_the_shim_alone_drops_the_capabilities(shim: list[str]) -> None:
     launch = jail.Jail(jail.JailSpec(bwrap=None, writable=(), home="/h")).launch(["true"], {}, "/", "t")
-    assert launch.argv[0] == sys.executable and launch.argv[launch.argv.index("--") - 1] == "1"
+    assert launch.argv[: len(shim)] == shim and launch.argv[launch.argv.index("--") - 1] == "1"
     launch.failed()
 
 
@@ -151,3 +165,17 @@ def test_tipc_writes_with_its_own_rights_only_where_no_command_can_plant_a_link(
     if os.geteuid() == 0:
         os.chown(reports, *commands)
         assert not closed(str(reports / "report.json"), session, commands)
+
+
+@pytest.mark.integration
+def test_a_command_that_cannot_start_ends_127_with_the_shims_word(shim: list[str]) -> None:
+    """Both shims say why, in the same words, and exit as a shell would (127: not found)."""
+    launcher = jail.Jail(jail.JailSpec(bwrap=None, writable=(), home="/tmp"))
+    proc.set_launcher(launcher)
+    lines: list[str] = []
+    try:
+        res = proc.run(["/nonexistent/train"], cwd="/", on_line=lines.append, label="missing")
+    finally:
+        proc.set_launcher(None)
+    assert res.exit_code == 127, lines
+    assert any(line.startswith("tipc sandbox: cannot run '/nonexistent/train': ") for line in lines), lines

