@@ -100,25 +100,38 @@ def _observe_s(tipc_root: Path, repo: Path) -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
-def _jail_cost(repeat: int = 15) -> float:
-    """Seconds a command's start costs through the jail, beyond a plain start (both on `true`)."""
-    from tipc.execute import proc
-    from tipc.execute.sandbox import jail
+# Seconds a command's start costs through the jail of the tipc found first on sys.path, beyond a plain start
+# (both on `true`, medians); run in a child per tipc, so each column pays its own jail's price.
+_JAIL = """
+import statistics, sys, time
+from tipc.execute import proc
+from tipc.execute.sandbox import jail
+bwrap, why = jail.find_bwrap()
+if bwrap is None:
+    raise SystemExit(f"no jail to measure: {why}")
+launcher = jail.Jail(jail.JailSpec(bwrap=bwrap, writable=("/tmp",), home="/tmp"))
+plain, jailed = [], []
+for _ in range(int(sys.argv[1])):
+    for into, use in ((plain, None), (jailed, launcher)):
+        proc.set_launcher(use)
+        started = time.perf_counter()
+        proc.run(["true"], cwd="/")
+        into.append(time.perf_counter() - started)
+proc.set_launcher(None)
+print(max(0.0, statistics.median(jailed) - statistics.median(plain)))
+"""
 
-    bwrap, why = jail.find_bwrap()
-    if bwrap is None:
-        raise SystemExit(f"no jail to measure: {why}")
-    plain: list[float] = []
-    jailed: list[float] = []
-    launcher = jail.Jail(jail.JailSpec(bwrap=bwrap, writable=("/tmp",), home="/tmp"))
-    for _ in range(repeat):
-        for into, use in ((plain, None), (jailed, launcher)):
-            proc.set_launcher(use)
-            started = time.perf_counter()
-            proc.run(["true"], cwd="/")
-            into.append(time.perf_counter() - started)
-    proc.set_launcher(None)
-    return max(0.0, statistics.median(jailed) - statistics.median(plain))
+
+def _jail_cost(tipc_root: Path, repeat: int = 15) -> float:
+    done = subprocess.run(
+        [sys.executable, "-c", _JAIL, str(repeat)],
+        env=_env(tipc_root),
+        cwd="/",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(done.stdout.strip().splitlines()[-1])
 
 
 def _measure(label: str, tipc_root: Path, tmp: Path, i: int, out: dict[str, dict[str, list[float]]]) -> None:
@@ -153,10 +166,9 @@ def main() -> int:
         for i in range(args.repeat):
             for label, root in tipcs if i % 2 == 0 else tipcs[::-1]:
                 _measure(label, root, tmp, i, figures)
-    per_launch = _jail_cost()
-    print(
-        f"demo chain, {args.repeat} repetitions each; one jailed start costs {per_launch * 1000:.1f} ms more"
-    )
+    per_launch = {label: _jail_cost(root) for label, root in tipcs}
+    costs = ", ".join(f"{label} {cost * 1000:.1f} ms" for label, cost in per_launch.items())
+    print(f"demo chain, {args.repeat} repetitions each; a jailed start costs more than a plain one: {costs}")
     print(f"{'':24}" + "".join(f"{label:>22}" for label, _ in tipcs))
     rows: list[tuple[str, list[str]]] = []
     shares: dict[str, float] = {}
@@ -164,7 +176,7 @@ def main() -> int:
         f = figures[label]
         chain = statistics.median(f["in place"])
         launches = statistics.median(f["launches"])
-        jail_s = launches * per_launch
+        jail_s = launches * per_launch[label]
         observe_s = statistics.median(f["observe"])
         total = statistics.median(f["setup"]) + jail_s
         shares[label] = total / chain
