@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -94,3 +96,27 @@ def test_check_the_demo_end_to_end(
     assert data["run"]["reused"] is True
     assert (report_dir / "report.html").is_file() and (report_dir / "report.md").is_file()
     assert _snapshot(repo) == before  # only test_tipc/output changed in the demo repo
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(bool(_missing()), reason=f"needs {', '.join(_missing())}")
+def test_a_report_dir_on_a_mount_the_sandbox_turns_read_only_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], demo_run: DemoRun
+) -> None:
+    """A --report-dir (a review's work area) outside the repo and outside /tmp and the homes, which the
+    sandbox rebuilds: every check of a `tipc review --out /work/reviews` ended "cannot write the reports:
+    Read-only file system" (exit 2), since the mount it lies on turns read-only with the rest of the host."""
+    repo = demo_run.copy(tmp_path / "lenet_digits")
+    build = DEMO.parents[1] / "build"  # the checkout's (ignored) build folder: a mount /tmp covers nothing of
+    build.mkdir(exist_ok=True)
+    outside = Path(tempfile.mkdtemp(prefix="report-dir-", dir=build))
+    try:
+        report_dir = outside / "report"
+        argv = ["check", str(repo), "--reuse-run", "--device", "cpu", "--python", sys.executable]
+        code = main([*argv, "--ruleset", "tipc-basic", "--report-dir", str(report_dir), "--no-color"])
+        err = capsys.readouterr().err
+        assert code in (0, 1), err[-2000:]
+        assert "Read-only file system" not in err
+        assert json.loads((report_dir / "report.json").read_text(encoding="utf-8"))["exit_code"] == code
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)

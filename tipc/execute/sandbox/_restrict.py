@@ -118,6 +118,7 @@ def restrict(
     held = _hold([(p, True) for p in [view, *writable]] + [(p, False) for p in keep], points)
     _cover(covers)
     _bring_back(held)
+    _own_mounts([w for w in writable if os.path.realpath(w) not in {real for _, real, _ in held}])
     if (
         home
         and home != "/"
@@ -187,6 +188,15 @@ def _bring_back(held: list[tuple[str, str, bool]]) -> None:
         sc.mount(hold, real, None, sc.MS_BIND | sc.MS_REC)
         if not rw:
             sc.mount(None, real, None, sc.MS_REMOUNT | sc.MS_BIND | sc.MS_RDONLY)
+
+
+def _own_mounts(folders: Sequence[str]) -> None:
+    """Each folder bound onto itself: a mount of its own stays writable when the one it lies on (/, /work)
+    turns read-only (a --report-dir or a review's work area outside the repo and /tmp)."""
+    for folder in folders:
+        real = os.path.realpath(folder)
+        if os.path.isdir(real):
+            sc.mount(real, real, None, sc.MS_BIND | sc.MS_REC)
 
 
 def _read_only_but(keep_rw: list[str]) -> None:
