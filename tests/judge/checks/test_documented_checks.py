@@ -189,6 +189,48 @@ def test_a_command_stopped_at_the_disk_limit_ran_until_a_limit_of_this_run(tmp_p
     assert "this run's limits" in accuracy.summary and "disk limit" in accuracy.summary
 
 
+def test_weights_made_outside_the_code_blocks_are_not_the_commands_failure(tmp_path: Path) -> None:
+    """Paddle-Cutpaste's README trains in inline code (or has models/ downloaded by hand) and exports in a
+    code block: the export fails offline on the missing weights, which following the code blocks cannot
+    make. After a documented training that ran to its end, the same error is the docs' fault."""
+    repo = _repo(tmp_path)
+    missing = "ValueError: The ``path`` (models/m.pdparams) to load model not exists.\n"
+    (repo / "README.md").write_text("# m\n\nTrain: `python train.py`\n\n```bash\npython export.py\n```\n")
+    export = {"python export.py": (Status.FAILED, missing)}
+    alone = CHECKS["documented_commands"](_ctx(repo, _record(repo, export)))
+    assert alone.verdict is Verdict.NA, alone.summary
+    assert "needs the weights models/m.pdparams, which the repo does not ship" in alone.summary
+    (repo / "README.md").write_text("# m\n\n```bash\npython train.py --epochs=5\npython export.py\n```\n")
+    trained = CHECKS["documented_commands"](_ctx(repo, _record(repo, export)))
+    assert trained.verdict is Verdict.FAIL and "python export.py" in trained.summary, trained.summary
+    stopped = {**export, "python train.py": (Status.TIMEOUT, "epoch 3\n")}
+    budget = CHECKS["documented_commands"](_ctx(repo, _record(repo, stopped)))
+    assert budget.verdict is Verdict.PASS, budget.summary
+    assert any("stopped at a limit of this run" in e.text for e in budget.evidence if "export" in e.text)
+    # the inference after it, failing on the model the export should have made, follows from it
+    (repo / "README.md").write_text("# m\n\n```bash\npython export.py\npython infer.py\n```\n")
+    chain = _record(repo, {**export, "python infer.py": (Status.FAILED, "Cannot open file m.pdmodel\n")})
+    export_id = next(r.step_id for r in chain.results if r.step_id.endswith(":4"))
+    lacks = Cause("upstream-failed", "m.pdmodel is what the export should have made", "", upstream=export_id)
+    chain = RunRecord(
+        plan=chain.plan,
+        results=tuple(
+            StepResult(r.step_id, r.status, exit_code=1, started=1.0, log=r.log, causes=(lacks,))
+            if r.step_id.endswith(":5")
+            else r
+            for r in chain.results
+        ),
+        started=0.0,
+    )
+    followed = CHECKS["documented_commands"](_ctx(repo, chain))
+    assert followed.verdict is Verdict.NA, followed.summary
+    assert any("its input comes from README.md:4, which could not" in e.text for e in followed.evidence)
+    # a missing file that is not weights stays the command's failure
+    data = {"python export.py": (Status.FAILED, "FileNotFoundError: No such file or directory: 'cfg.yml'\n")}
+    (repo / "README.md").write_text("# m\n\n```bash\npython export.py\n```\n")
+    assert CHECKS["documented_commands"](_ctx(repo, _record(repo, data))).verdict is Verdict.FAIL
+
+
 def test_the_documented_accuracy_fails_with_both_numbers(tmp_path: Path) -> None:
     repo = _repo(tmp_path, claim="0.9900")
     record = _record(
