@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,22 @@ def _record(repo: Path, outcomes: dict[str, tuple[Status, str]], **extra: Any) -
     return RunRecord(plan=documented.plan, results=tuple(results), started=0.0)
 
 
+def _with_cause(
+    record: RunRecord, cause: Cause, which: Callable[[StepResult], bool], exit_code: int = 1
+) -> RunRecord:
+    """`record` with `cause` given to the results `which` picks (their status kept)."""
+    return RunRecord(
+        plan=record.plan,
+        results=tuple(
+            StepResult(r.step_id, r.status, exit_code=exit_code, started=1.0, log=r.log, causes=(cause,))
+            if which(r)
+            else r
+            for r in record.results
+        ),
+        started=0.0,
+    )
+
+
 def _ctx(repo: Path, record: RunRecord, **records: Any) -> CheckContext:
     return CheckContext(repo=repo, record=None, records={"documented": record, **records})
 
@@ -154,17 +171,8 @@ def test_a_command_stopped_at_the_disk_limit_ran_until_a_limit_of_this_run(tmp_p
     no failure of the command."""
     repo = _repo(tmp_path)
     disk = Cause("disk-limit", "hit the run's disk limit (1.0 GiB)", "write less, or raise --disk-limit")
-    documented = _record(repo, {"python train.py": (Status.FAILED, "Epoch 40 Acc@1 0.06\n")})
-    record = RunRecord(
-        plan=documented.plan,
-        results=tuple(
-            StepResult(r.step_id, r.status, exit_code=-9, started=1.0, log=r.log, causes=(disk,))
-            if r.status is Status.FAILED
-            else r
-            for r in documented.results
-        ),
-        started=0.0,
-    )
+    stopped = _record(repo, {"python train.py": (Status.FAILED, "Epoch 40 Acc@1 0.06\n")})
+    record = _with_cause(stopped, disk, lambda r: r.status is Status.FAILED, exit_code=-9)
     got = CHECKS["documented_commands"](_ctx(repo, record))
     assert got.verdict is Verdict.PASS, got.summary
     assert "1 stopped at a limit of this run" in got.summary
@@ -174,16 +182,7 @@ def test_a_command_stopped_at_the_disk_limit_ran_until_a_limit_of_this_run(tmp_p
     assert CHECKS["documented_commands"](_ctx(repo, failed)).verdict is Verdict.FAIL
     # an evaluation of the provided weights stopped there gives no accuracy: N-A, not a FAIL
     evaluation = _record(repo, {"python eval.py": (Status.FAILED, "[Eval] 12/500\n")})
-    evaluation = RunRecord(
-        plan=evaluation.plan,
-        results=tuple(
-            StepResult(r.step_id, r.status, exit_code=-9, started=1.0, log=r.log, causes=(disk,))
-            if r.status is Status.FAILED
-            else r
-            for r in evaluation.results
-        ),
-        started=0.0,
-    )
+    evaluation = _with_cause(evaluation, disk, lambda r: r.status is Status.FAILED, exit_code=-9)
     accuracy = CHECKS["documented_accuracy"](_ctx(repo, evaluation))
     assert accuracy.verdict is Verdict.NA, accuracy.summary
     assert "this run's limits" in accuracy.summary and "disk limit" in accuracy.summary
@@ -212,16 +211,7 @@ def test_weights_made_outside_the_code_blocks_are_not_the_commands_failure(tmp_p
     chain = _record(repo, {**export, "python infer.py": (Status.FAILED, "Cannot open file m.pdmodel\n")})
     export_id = next(r.step_id for r in chain.results if r.step_id.endswith(":4"))
     lacks = Cause("upstream-failed", "m.pdmodel is what the export should have made", "", upstream=export_id)
-    chain = RunRecord(
-        plan=chain.plan,
-        results=tuple(
-            StepResult(r.step_id, r.status, exit_code=1, started=1.0, log=r.log, causes=(lacks,))
-            if r.step_id.endswith(":5")
-            else r
-            for r in chain.results
-        ),
-        started=0.0,
-    )
+    chain = _with_cause(chain, lacks, lambda r: r.step_id.endswith(":5"))
     followed = CHECKS["documented_commands"](_ctx(repo, chain))
     assert followed.verdict is Verdict.NA, followed.summary
     assert any("its input comes from README.md:4, which could not" in e.text for e in followed.evidence)
