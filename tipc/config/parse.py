@@ -263,8 +263,11 @@ def parse_file(path: Path) -> ParsedFile:
     return parse_text(read_text(path), str(path))
 
 
+@functools.lru_cache(maxsize=8192)
 def split_key_value(line: str, splitter: str) -> tuple[str, str]:
-    """(key, value) of one array line with the dialect's splitter ("every_colon" or "first_colon")."""
+    """(key, value) of one array line with the dialect's splitter ("every_colon" or "first_colon").
+
+    Cached on the line's text: the configs of a repo share most of their lines."""
     if splitter == "first_colon":
         return bash.first_colon_key(line), bash.first_colon_value(line)
     return bash.common_key(line), bash.common_value(line)
