@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tipc.config.parse import ParsedFile
@@ -35,10 +36,13 @@ _NAME_CHAINS: tuple[tuple[str, str], ...] = (
 
 def find_repo_root(config: Path) -> Path:
     """The folder the script runs from: the parent of the nearest `test_tipc` above the config."""
-    for parent in Path(config).resolve().parents:
-        if parent.name == "test_tipc":
-            return parent.parent
-    return Path(config).resolve().parent
+    # One realpath, then string work (Path.parents builds a Path per folder).
+    real = os.path.realpath(config)
+    folders = real.split("/")[:-1]
+    for i in range(len(folders) - 1, 0, -1):
+        if folders[i] == "test_tipc":
+            return Path("/".join(folders[:i]) or "/")
+    return Path(real).parent
 
 
 def classify_chain(path: Path, parsed: ParsedFile) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,8 +29,15 @@ SECTION_HEADERS: tuple[str, ...] = (
 def _slot(line: ArrayLine | None, splitter: str) -> Slot:
     if line is None:
         return EMPTY
-    key, value = split_key_value(line.text, splitter)
-    return Slot(key, value, line.number, value_col(line.text), line.text, line.index)
+    return _slot_of(line.text, line.number, line.index, splitter)
+
+
+@functools.lru_cache(maxsize=8192)
+def _slot_of(text: str, number: int, index: int, splitter: str) -> Slot:
+    # Cached on all it is made of (a Slot is a frozen value): the configs of a repo share most lines at the
+    # same places.
+    key, value = split_key_value(text, splitter)
+    return Slot(key, value, number, value_col(text), text, index)
 
 
 def _is_header(text: str) -> bool:
