@@ -36,8 +36,12 @@ _NAME_CHAINS: tuple[tuple[str, str], ...] = (
 
 def find_repo_root(config: Path) -> Path:
     """The folder the script runs from: the parent of the nearest `test_tipc` above the config."""
-    # One realpath, then string work (Path.parents builds a Path per folder).
-    real = os.path.realpath(config)
+    return repo_root_of_real(os.path.realpath(config))
+
+
+def repo_root_of_real(real: str) -> Path:
+    """`find_repo_root` of a config whose realpath is `real` (string work: Path.parents builds a Path per
+    folder)."""
     folders = real.split("/")[:-1]
     for i in range(len(folders) - 1, 0, -1):
         if folders[i] == "test_tipc":

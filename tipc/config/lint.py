@@ -17,9 +17,9 @@ from pathlib import Path
 
 from tipc.config import bash, detect, dialects
 from tipc.config import reader as load_mod
-from tipc.config.discover import classify_chain, find_repo_root
+from tipc.config.discover import classify_chain, repo_root_of_real
 from tipc.config.model import Slot, TipcConfig
-from tipc.config.parse import ParsedFile, parse_text, read_text
+from tipc.config.parse import ParsedFile, parse_text, read_text_real
 from tipc.core.errors import ConfigError
 from tipc.core.findings import Finding, Level
 from tipc.core.steps import MODES
@@ -565,7 +565,7 @@ def static_lint(path: Path, *, dialect: str | None = None) -> StaticLint:
         return StaticLint(
             (Finding(str(path), 0, 0, Level.INFO, "TIPC032", "not a .txt TIPC config: skipped"),), None
         )
-    text = read_text(path)
+    text, real = read_text_real(path)
     parsed = parse_text(text, str(path))
     findings: list[Finding] = list(parsed.issues)
     if not parsed.physical:
@@ -586,7 +586,7 @@ def static_lint(path: Path, *, dialect: str | None = None) -> StaticLint:
             )
         )
         return StaticLint(tuple(findings), None)
-    root = find_repo_root(path)
+    root = repo_root_of_real(str(real))  # find_repo_root's answer, from the realpath read_text took
     name = dialect or detect.detect(parsed, path, root).dialect
     profile = dialects.get(name)
     cfg = load_mod.build(parsed, profile)

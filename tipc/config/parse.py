@@ -153,26 +153,36 @@ def contained(path: Path, root: Path, what: str = "a config file") -> Path:
     """Where `path` really lies; OutsideRepo (exit 2, located at `path`) when it, or a folder on its way, is
     a link leading out of `root`: a hostile repo's `config.txt -> /root/.ssh/id_rsa` is never read, so
     no finding or plan can print a line of it."""
-    real = Path(os.path.realpath(path))
-    if not real.is_relative_to(Path(os.path.realpath(root))):
+    real = os.path.realpath(path)
+    real_root = os.path.realpath(root)
+    # Both are normalised absolute paths: a string prefix test is `is_relative_to`, without the Path parsing.
+    if real != real_root and not real.startswith(real_root.rstrip("/") + "/"):
         raise OutsideRepo(
             str(path),
             None,
             f"is a link leading outside the repo {root}: not read (tipc reads {what} of a "
             "repo only inside it)",
         )
-    return real
+    return Path(real)
 
 
 def read_bytes_bounded(
     path: Path, limit: int = MAX_CONFIG_BYTES, what: str = "a config file", *, within: Path | None = None
 ) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (see `read_bytes_real`)."""
+    return read_bytes_real(path, limit, what, within=within)[0]
+
+
+def read_bytes_real(
+    path: Path, limit: int = MAX_CONFIG_BYTES, what: str = "a config file", *, within: Path | None = None
+) -> tuple[bytes, Path]:
     """The bytes of a regular file of at most `limit` bytes, or a ConfigError (exit 2) naming the path.
 
     Special files are refused before reading: the file is opened non-blocking (a FIFO without a writer
     would block forever otherwise) and checked with fstat; `/dev/zero` and friends are character devices.
     With `within`, a file whose real place is outside that folder is refused (`contained`) and the real
     path is opened without following a link, so a link swapped in meanwhile is not followed either.
+    Returns the bytes and the path opened (the real one with `within`).
     """
     where = str(path)
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
@@ -209,14 +219,19 @@ def read_bytes_bounded(
         os.close(fd)
     if len(data) > limit:  # grew while we read it
         raise ConfigError(where, None, f"larger than the {limit} bytes tipc reads as {what}")
-    return data
+    return data, path
 
 
 def read_text(path: Path) -> str:
     """Read a config as UTF-8, raising ConfigError for what no script could read either, and for a file or
     a line past tipc's size limits (MAX_CONFIG_BYTES, MAX_LINE_CHARS), and for a config that is a link leading
     out of its repo (`contained`, the repo being `repo_root_of(path)`)."""
-    data = read_bytes_bounded(path, within=repo_root_of(path))
+    return read_text_real(path)[0]
+
+
+def read_text_real(path: Path) -> tuple[str, Path]:
+    """`read_text`, and where the file really lies (its realpath: what `find_repo_root` resolves)."""
+    data, real = read_bytes_real(path, within=repo_root_of(path))
     if b"\x00" in data:
         line = data[: data.index(b"\x00")].count(b"\n") + 1
         raise ConfigError(str(path), line, "binary file (NUL byte), expected a text config")
@@ -226,7 +241,7 @@ def read_text(path: Path) -> str:
         line = data[: exc.start].count(b"\n") + 1
         raise ConfigError(str(path), line, f"not UTF-8 text (byte 0x{data[exc.start]:02x})") from None
     check_line_lengths(text, str(path))
-    return text
+    return text, real
 
 
 def check_line_lengths(text: str, path: str, limit: int = MAX_LINE_CHARS) -> None:
