@@ -81,10 +81,13 @@ class ParsedFile:
 
     def find_header(self, name: str) -> int | None:
         """1-based physical line of the first line containing the header word `name` (like `grep -n -w`)."""
-        if name not in self.text:
+        pos = self.text.find(name)
+        if pos < 0:
             return None
-        for number, line in enumerate(self.physical, 1):
-            if _has_word(line, name):
+        # `physical` is `text` split at "\n" (parse_text): no line above the first occurrence holds the word.
+        physical = self.physical
+        for number in range(self.text.count("\n", 0, pos) + 1, len(physical) + 1):
+            if _has_word(physical[number - 1], name):
                 return number
         return None
 
