@@ -150,8 +150,15 @@ def _infer_cpu(ctx: _Ctx, run: _InferRun, names: dict[str, str], use_gpu_param: 
     """The CPU inference loops: mkldnn x threads x batch (x precision where the dialect loops it)."""
     cfg, d, quant = ctx.cfg, ctx.d, run.quant
     # The lists the loops walk do not change inside them (the script reads them once).
-    threads_list, batches = _infer_loop(ctx, "infer_threads"), ifs_split(cfg.infer_batch.value, "|")
-    precisions = _infer_loop(ctx, "infer_precision") if d.cpu_precision_loop else [""]
+    threads_list = _infer_loop(ctx, "infer_threads")
+    # Each item's parameter is the same in every iteration: made once (the loops multiply).
+    batches = [
+        (batch, set_param(cfg.infer_batch.key, batch)) for batch in ifs_split(cfg.infer_batch.value, "|")
+    ]
+    precisions = [
+        (precision, set_param(cfg.infer_precision.key, precision))
+        for precision in (_infer_loop(ctx, "infer_precision") if d.cpu_precision_loop else [""])
+    ]
     for mkldnn in _infer_loop(ctx, "infer_mkldnn"):
         ctx.tick()
         if "C3" in d.cpu_skip and test_eq(mkldnn, "False") and test_eq(quant, "True"):
@@ -162,10 +169,9 @@ def _infer_cpu(ctx: _Ctx, run: _InferRun, names: dict[str, str], use_gpu_param: 
         for threads in threads_list:
             ctx.tick()
             threads_param = set_param(cfg.infer_threads.key, threads)
-            for batch in batches:
+            for batch, batch_param in batches:
                 ctx.tick()
-                batch_param = set_param(cfg.infer_batch.key, batch)
-                for precision in precisions:
+                for precision, precision_param in precisions:
                     ctx.tick()
                     if d.cpu_skip and any(_cpu_skip(r, quant, precision, mkldnn) for r in d.cpu_skip):
                         continue
@@ -177,7 +183,7 @@ def _infer_cpu(ctx: _Ctx, run: _InferRun, names: dict[str, str], use_gpu_param: 
                         "mkldnn": mkldnn_param,
                         "threads": threads_param,
                         "batch": batch_param,
-                        "precision": set_param(cfg.infer_precision.key, precision),
+                        "precision": precision_param,
                     }
                     _infer_emit(ctx, run, d.cpu_shape, log, values)
 
@@ -186,20 +192,29 @@ def _infer_gpu(ctx: _Ctx, run: _InferRun, names: dict[str, str], use_gpu_param: 
     """The GPU inference loops: trt x precision x batch."""
     cfg, d = ctx.cfg, ctx.d
     trts = [""] if d.whole_infer == "det" else _infer_loop(ctx, "infer_trt")
+    # Each item's parameter is the same in every iteration: made once (the loops multiply).
+    batches = [
+        (batch, set_param(cfg.infer_batch.key, batch)) for batch in ifs_split(cfg.infer_batch.value, "|")
+    ]
+    precisions = [
+        (precision, set_param(cfg.infer_precision.key, precision))
+        for precision in _infer_loop(ctx, "infer_precision")
+    ]
     for trt in trts:
         ctx.tick()
-        for precision in _infer_loop(ctx, "infer_precision"):
+        trt_param = set_param(cfg.infer_trt.key, trt)
+        for precision, precision_param in precisions:
             ctx.tick()
             if any(_gpu_skip(r, run.quant, precision, trt) for r in d.gpu_skip):
                 continue
-            for batch in ifs_split(cfg.infer_batch.value, "|"):
+            for batch, batch_param in batches:
                 ctx.tick()
                 log = d.gpu_log.format(**names, trt=trt, precision=precision, batch=batch)
                 values = {
                     "use_gpu": use_gpu_param,
-                    "trt": set_param(cfg.infer_trt.key, trt),
-                    "precision": set_param(cfg.infer_precision.key, precision),
-                    "batch": set_param(cfg.infer_batch.key, batch),
+                    "trt": trt_param,
+                    "precision": precision_param,
+                    "batch": batch_param,
                 }
                 _infer_emit(ctx, run, d.gpu_shape, log, values)
 
@@ -210,7 +225,7 @@ def _infer_emit(ctx: _Ctx, run: _InferRun, shape: str, log: str, values: dict[st
     results_dir = log[: -len(".log")] + "_results"
     if d.param1_results:
         values = {**values, "param1": set_param(cfg.infer_param1.key, results_dir)}
-    command = shape.format(**{**run.common, **values, "log": log})
+    command = shape.format_map({**run.common, **values, "log": log})
     if ctx.light:  # lint: the command is all it needs
         ctx.add("", Stage.INFER, command, log=log, status_log=log, trainer=run.trainer)
         return
