@@ -157,9 +157,15 @@ def contained(path: Path, root: Path, what: str = "a config file") -> Path:
     a link leading out of `root`: a hostile repo's `config.txt -> /root/.ssh/id_rsa` is never read, so
     no finding or plan can print a line of it."""
     real = os.path.realpath(path)
-    real_root = os.path.realpath(root)
-    # Both are normalised absolute paths: a string prefix test is `is_relative_to`, without the Path parsing.
-    if real != real_root and not real.startswith(real_root.rstrip("/") + "/"):
+    if (
+        real == os.path.abspath(path)
+        and ".." not in str(root).split("/")
+        and _within(real, os.path.abspath(root))
+    ):
+        # No link on the way to `path`: every folder above its real path is real too, `root` among them
+        # (written without `..`, its absolute form is its realpath), so the second realpath would agree.
+        return Path(real)
+    if not _within(real, os.path.realpath(root)):
         raise OutsideRepo(
             str(path),
             None,
@@ -167,6 +173,11 @@ def contained(path: Path, root: Path, what: str = "a config file") -> Path:
             "repo only inside it)",
         )
     return Path(real)
+
+
+def _within(real: str, real_root: str) -> bool:
+    """`is_relative_to` on normalised absolute paths, as strings (no Path parsing)."""
+    return real == real_root or real.startswith(real_root.rstrip("/") + "/")
 
 
 def read_bytes_bounded(
