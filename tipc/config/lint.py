@@ -61,6 +61,12 @@ def _key_pattern(expect: str) -> re.Pattern[str]:
     return re.compile(expect, re.I)
 
 
+@functools.lru_cache(maxsize=4096)
+def _key_fits(expect: str, key: str) -> bool:
+    """Whether `key` matches the expected-key pattern (cached: the configs of a repo share their keys)."""
+    return _key_pattern(expect).search(key) is not None
+
+
 _URL_KEYS = re.compile(r"_url$")
 _SlotCheck = Callable[[TipcConfig, str, Slot], list[Finding]]
 
@@ -134,13 +140,16 @@ def _physical_checks(parsed: ParsedFile, limit: int | None, last_used_line: int)
 
 def _slot_checks(cfg: TipcConfig, splitter: str) -> list[Finding]:
     out: list[Finding] = []
+    every_colon = splitter == "every_colon"
     for name, slot in cfg.slots().items():
-        if not slot.present:
+        if slot.line <= 0:  # not present
             continue
-        if splitter == "every_colon":
+        if every_colon and slot.raw.count(":") > 1:  # _second_colon's first test, without the call
             out.extend(_second_colon(cfg, slot))
         for check in _checks_for(name):
-            out.extend(check(cfg, name, slot))
+            found = check(cfg, name, slot)
+            if found:
+                out.extend(found)
     return out
 
 
@@ -187,7 +196,7 @@ def _glob_value(cfg: TipcConfig, name: str, slot: Slot) -> list[Finding]:
 def _misplaced_key(cfg: TipcConfig, name: str, slot: Slot) -> list[Finding]:
     """TIPC105: a key that does not match its slot's expected key (a line missing or extra above it)."""
     expect = _KEY_EXPECT.get(name)
-    misplaced = expect and slot.key.strip() and not _key_pattern(expect).search(slot.key.strip())
+    misplaced = expect and slot.key.strip() and not _key_fits(expect, slot.key.strip())
     if not misplaced or (name == "infer_use_gpu" and slot.key.strip() == "null"):
         return []
     return [
