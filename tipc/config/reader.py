@@ -175,11 +175,16 @@ def build(
     parsed: ParsedFile, dialect: Dialect, chain: str = "train_infer_python", root: Path | None = None
 ) -> TipcConfig:
     array = parsed.array(dialect.read_limit)
+    size, splitter = len(array), dialect.splitter
     slots: dict[str, Slot] = {}
     for name, index in dialect.slots.items():
         if name not in SLOT_NAMES:
             continue
-        slots[name] = _slot(array[index] if 0 <= index < len(array) else None, dialect.splitter)
+        if 0 <= index < size:
+            line = array[index]
+            slots[name] = _slot_of(line.text, line.number, line.index, splitter)
+        else:
+            slots[name] = EMPTY
     whole = parsed.array(None)
     sections: list[Section] = []
     for header in SECTION_HEADERS:
