@@ -166,26 +166,30 @@ def _infer_cpu(ctx: _Ctx, run: _InferRun, names: dict[str, str], use_gpu_param: 
         mkldnn_param = (
             f"{cfg.infer_mkldnn.key}={mkldnn}" if d.mkldnn_raw else set_param(cfg.infer_mkldnn.key, mkldnn)
         )
+        # The skip rules read quant, precision and mkldnn only: decided once per precision here.
+        ruled = [
+            (precision, param, any(_cpu_skip(r, quant, precision, mkldnn) for r in d.cpu_skip))
+            for precision, param in precisions
+        ]
         for threads in threads_list:
             ctx.tick()
-            threads_param = set_param(cfg.infer_threads.key, threads)
+            outer = {
+                **run.common,
+                "use_gpu": use_gpu_param,
+                "mkldnn": mkldnn_param,
+                "threads": set_param(cfg.infer_threads.key, threads),
+            }
             for batch, batch_param in batches:
                 ctx.tick()
-                for precision, precision_param in precisions:
+                for precision, precision_param, skipped in ruled:
                     ctx.tick()
-                    if d.cpu_skip and any(_cpu_skip(r, quant, precision, mkldnn) for r in d.cpu_skip):
+                    if skipped:
                         continue
                     log = d.cpu_log.format(
                         **names, mkldnn=mkldnn, threads=threads, precision=precision, batch=batch
                     )
-                    values = {
-                        "use_gpu": use_gpu_param,
-                        "mkldnn": mkldnn_param,
-                        "threads": threads_param,
-                        "batch": batch_param,
-                        "precision": precision_param,
-                    }
-                    _infer_emit(ctx, run, d.cpu_shape, log, values)
+                    fields = {**outer, "batch": batch_param, "precision": precision_param}
+                    _infer_emit(ctx, run, d.cpu_shape, log, fields)
 
 
 def _infer_gpu(ctx: _Ctx, run: _InferRun, names: dict[str, str], use_gpu_param: str) -> None:
@@ -207,25 +211,23 @@ def _infer_gpu(ctx: _Ctx, run: _InferRun, names: dict[str, str], use_gpu_param: 
             ctx.tick()
             if any(_gpu_skip(r, run.quant, precision, trt) for r in d.gpu_skip):
                 continue
+            outer = {**run.common, "use_gpu": use_gpu_param, "trt": trt_param, "precision": precision_param}
             for batch, batch_param in batches:
                 ctx.tick()
                 log = d.gpu_log.format(**names, trt=trt, precision=precision, batch=batch)
-                values = {
-                    "use_gpu": use_gpu_param,
-                    "trt": trt_param,
-                    "precision": precision_param,
-                    "batch": batch_param,
-                }
-                _infer_emit(ctx, run, d.gpu_shape, log, values)
+                _infer_emit(ctx, run, d.gpu_shape, log, {**outer, "batch": batch_param})
 
 
-def _infer_emit(ctx: _Ctx, run: _InferRun, shape: str, log: str, values: dict[str, str]) -> None:
-    """Add one inference step: the command of `shape`, its log, and the output folder it may write."""
+def _infer_emit(ctx: _Ctx, run: _InferRun, shape: str, log: str, fields: dict[str, str]) -> None:
+    """Add one inference step: the command of `shape`, its log, and the output folder it may write.
+
+    `fields`: `run.common` updated with this step's loop parameters (a fresh dict: the log is added to it)."""
     cfg, d = ctx.cfg, ctx.d
     results_dir = log[: -len(".log")] + "_results"
     if d.param1_results:
-        values = {**values, "param1": set_param(cfg.infer_param1.key, results_dir)}
-    command = shape.format_map({**run.common, **values, "log": log})
+        fields["param1"] = set_param(cfg.infer_param1.key, results_dir)
+    fields["log"] = log
+    command = shape.format_map(fields)
     if ctx.light:  # lint: the command is all it needs
         ctx.add("", Stage.INFER, command, log=log, status_log=log, trainer=run.trainer)
         return
