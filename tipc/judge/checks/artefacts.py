@@ -161,7 +161,7 @@ def gpu_findings(ctx: CheckContext) -> tuple[list[Evidence], int]:
     has_cuda: bool | None = None
     how = ""
     probed = False
-    for run in (r for stage in _GPU_STAGES for r in step_runs(ctx.record, stage)):
+    for run in (r for stage in _GPU_STAGES for r in step_runs(ctx.run_record, stage)):
         if not run.ran:
             continue
         flag = _gpu_flag(run)
@@ -186,7 +186,7 @@ def gpu_findings(ctx: CheckContext) -> tuple[list[Evidence], int]:
         if flag is None:
             continue
         if not probed:  # only when a GPU flag shows no fall-back message in its log
-            has_cuda, how = _paddle_has_cuda(ctx.record)
+            has_cuda, how = _paddle_has_cuda(ctx.run_record)
             probed = True
         if has_cuda is False:
             evidence.append(
@@ -307,7 +307,7 @@ def _model_findings(
     ran_exports = [r for r in exports if r.ran]
     if not ran_exports and not infers:
         return {}
-    model, cands = locate_model(ctx.record, Path(ctx.repo))
+    model, cands = locate_model(ctx.run_record, Path(ctx.repo))
     if model is None:
         if any(r.passed for r in ran_exports) or any(r.ran for r in infers):
             problems.append(

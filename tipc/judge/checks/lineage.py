@@ -64,7 +64,7 @@ def _graph(ctx: CheckContext) -> tuple[LineageGraph | None, str | None]:
     from tipc.execute.lineage import dir_for, load
     from tipc.judge.lineage_graph import build_graph
 
-    record = ctx.record
+    record = ctx.run_record
     key = (id(record), str(ctx.repo))
     if key in _cache and _cache[key][0] is record:
         return _cache[key][1], None
@@ -119,7 +119,7 @@ def _covers(named: str, path: str) -> bool:
 
 def _runs(ctx: CheckContext, stages: tuple[str, ...], predict: bool = False) -> list[Step]:
     out = []
-    for step in ctx.record.plan.steps:
+    for step in ctx.run_record.plan.steps:
         stage = getattr(step.stage, "value", step.stage)
         # a training-engine predict.py (PaddleOCR's Paddle Inference scripts are predict_*.py: stage infer)
         is_predict = (
@@ -138,7 +138,7 @@ def _fmt(node: FileNode) -> str:
 
 def _in_output(ctx: CheckContext, node: FileNode) -> bool:
     """A file in the run's output folder is meant to be produced by the run, never named as an input."""
-    out = os.path.realpath(str(Path(ctx.repo) / ctx.record.plan.output_dir))
+    out = os.path.realpath(str(Path(ctx.repo) / ctx.run_record.plan.output_dir))
     return bool(node.abspath.startswith(out.rstrip(os.sep) + os.sep))
 
 
@@ -303,7 +303,7 @@ def _weights(ctx: CheckContext, graph: LineageGraph) -> CheckOutcome:
     checked = 0
     for step in _recorded(graph, steps):
         checked += 1
-        result = ctx.record.result(step.id)
+        result = ctx.run_record.result(step.id)
         reads = _weight_reads(ctx, graph, step, result, train_ids)
         _judge_weight_reads(step, result, reads, train_wrote, found, bad)
     if not checked:
@@ -371,7 +371,7 @@ def _judge_inference_step(
     found: _Findings,
     bad: dict[str, tuple[FileNode, list[str], str]],
 ) -> None:
-    result = ctx.record.result(step.id)
+    result = ctx.run_record.result(step.id)
     named = [p for _, _, p in _named_paths(ctx, step, result)]
     model_reads = [
         (e, f) for e in graph.reads(step.id) if (f := graph.file(e.file)) is not None and f.kind == "model"
@@ -446,8 +446,8 @@ def _cmdline_paths(ctx: CheckContext, graph: LineageGraph) -> CheckOutcome:
     failing: dict[str, dict[str, list[str]]] = {"missing": {}, "unopened": {}}
     repo = os.path.realpath(str(ctx.repo))
     given = 0
-    for step in _recorded(graph, ctx.record.plan.steps):
-        result = ctx.record.result(step.id)
+    for step in _recorded(graph, ctx.run_record.plan.steps):
+        result = ctx.run_record.result(step.id)
         if result is None or getattr(result.status, "value", "") != "passed":
             continue  # a step that failed is reported as such; what it never got to open says nothing
         opened = [f.abspath for f in graph.files if step.id in f.read_by or step.id in f.written_by]
@@ -485,7 +485,7 @@ def _not_applicable(ctx: CheckContext, aspect: str) -> str | None:
     if aspect == "inference_model" and not _runs(ctx, ("infer",)):
         return "no inference step in the plan"
     if aspect == "cmdline_paths" and not any(
-        weight_options(_argv(s, ctx.record.result(s.id))) for s in ctx.record.plan.steps
+        weight_options(_argv(s, ctx.run_record.result(s.id))) for s in ctx.run_record.plan.steps
     ):
         return "no step was given a weights or model path on its command line"
     return None
