@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tipc.execute.record import RunRecord
+    from tipc.judge.checks.settings import Settings
 
 
 class Verdict(str, Enum):
@@ -79,7 +80,7 @@ class CheckContext:
 
     repo: Path
     record: RunRecord | None = None
-    settings: Any = field(default_factory=dict)
+    settings: Settings | Mapping[str, object] = field(default_factory=dict)
     # Records of the other chains run for this check, by Plan.chain (e.g. "serving"); `record` stays the
     # train chain's.
     records: Mapping[str, RunRecord] = field(default_factory=dict)
