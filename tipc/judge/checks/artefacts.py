@@ -31,7 +31,7 @@ from tipc.judge.checks._common import (
     resolve,
     step_runs,
 )
-from tipc.judge.checks._model import locate_model
+from tipc.judge.checks._model import ModelFiles, locate_model
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.registry import NON_NEGATIVE, registered
 
@@ -220,7 +220,7 @@ def check_gpu_flag_on_cpu_build(ctx: CheckContext) -> CheckOutcome:
     return outcome(Verdict.PASS, f"{flagged} GPU step(s) ran with no sign of a CPU fall-back")
 
 
-def _stale_siblings(repo: Any, model: Any, before: float) -> list[Evidence]:
+def _stale_siblings(repo: Path, model: ModelFiles, before: float) -> list[Evidence]:
     """Older model files beside this run's export: Paddle 3 writes `<stem>.json`, and an infer.py that opens
     `<stem>.pdmodel` then runs a committed or stale program with the fresh weights (sldyns/DnCNN_paddle)."""
     out: list[Evidence] = []
@@ -275,7 +275,7 @@ def untrained_exports(ctx: CheckContext, exports: list[StepRun]) -> list[Evidenc
     return problems
 
 
-def _stale_model_files(repo: Any, model: Any, start: float, slack: float) -> list[Evidence]:
+def _stale_model_files(repo: Path, model: ModelFiles, start: float, slack: float) -> list[Evidence]:
     """The located model's files last written before the export started, and stale files beside them."""
     problems: list[Evidence] = []
     for f in model.files:
@@ -317,7 +317,7 @@ def _model_findings(
                 )
             )
         return {}
-    starts = [r.result.started for r in ran_exports if r.result.started is not None]
+    starts = [r.result.started for r in ran_exports if r.result is not None and r.result.started is not None]
     if starts:
         problems.extend(_stale_model_files(ctx.repo, model, min(starts), slack))
         if not any(p.text.startswith("stale") for p in problems):
