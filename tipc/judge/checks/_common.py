@@ -79,7 +79,7 @@ def ran_train_runs(
     return ran
 
 
-def outcome(verdict: Verdict, summary: str, *evidence: Evidence, **data: Any) -> CheckOutcome:
+def outcome(verdict: Verdict, summary: str, *evidence: Evidence, **data: object) -> CheckOutcome:
     return CheckOutcome(verdict, summary, tuple(evidence), dict(data))
 
 
