@@ -30,7 +30,7 @@ def context_for(
     repo: Path,
     shown_log: str = "",
     load: tuple[float, int] | None = None,
-    log_of: Callable[[Any], Path | None] | None = None,
+    log_of: Callable[[StepResult], Path | None] | None = None,
 ) -> Context:
     """The Context of one step of `record` (a tipc.execute.record.RunRecord), the repo's code read at
     `repo`; `log_of(result)` says where an earlier step's log is readable (default: under `repo`)."""
@@ -95,7 +95,7 @@ def _network_now() -> bool:
 
 
 def _earlier(
-    record: RunRecord, step: Any, repo: Path, log_of: Callable[[Any], Path | None] | None = None
+    record: RunRecord, step: Step, repo: Path, log_of: Callable[[StepResult], Path | None] | None = None
 ) -> tuple[Earlier, ...]:
     out: list[Earlier] = []
     for other in record.plan.steps:
