@@ -1,5 +1,5 @@
 """What parsed JSON (or YAML) holds, as types: values read from a report, a record or a worker's reply are
-narrowed (isinstance, or the helpers here) before use, never trusted as `Any`."""
+narrowed (isinstance, or the helpers here) before use, never trusted unchecked."""
 
 from __future__ import annotations
 
