@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 
 from tipc.report.figures import CHAR_W, lineage_svg, timeline_svg, wrap
+from tipc.report.model import StepSummary
 
 INFER = (
     "infer/norm_train/gpus_-1/autocast_null/"
@@ -60,8 +60,20 @@ def test_lineage_names_are_whole_and_fit_their_boxes() -> None:
 
 
 def test_the_timeline_names_every_step_whole() -> None:
-    def step(sid: str, started: float) -> SimpleNamespace:
-        return SimpleNamespace(id=sid, status="passed", started=started, duration_s=3.0, samples=())
+    def step(sid: str, started: float) -> StepSummary:
+        return StepSummary(
+            id=sid,
+            stage=sid.split("/")[0],
+            trainer=None,
+            status="passed",
+            exit_code=0,
+            duration_s=3.0,
+            peak_rss_bytes=None,
+            peak_gpu_mem_bytes=None,
+            log=None,
+            reason="",
+            started=started,
+        )
 
     svg = timeline_svg([step("train/norm_train/gpus_-1/autocast_null", 0.0), step(INFER, 3.0)])
     assert _spans(svg, "label step-name") == ["train/norm_train/gpus_-1/autocast_null", INFER]

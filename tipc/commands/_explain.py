@@ -5,20 +5,22 @@ runs, and where each printed path really is."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tipc.core.causes import Cause
     from tipc.core.steps import Plan, Step
     from tipc.execute.record import RunRecord, StepResult
+    from tipc.judge.rules.evaluate import RuleResult
 
 
-def explainer() -> Any:
+def explainer() -> Callable[[RunRecord, Step, StepResult, Path], Sequence[Cause]]:
     """The runner's RunOptions.explain: the causes of a failed step as it ends, its log shown where it
     really is."""
 
-    def explain(record: RunRecord, step: Step, result: StepResult, log: Path) -> Sequence[Any]:
+    def explain(record: RunRecord, step: Step, result: StepResult, log: Path) -> Sequence[Cause]:
         from tipc.execute.shown import path_map
         from tipc.judge.causes import explain_step
 
@@ -28,7 +30,7 @@ def explainer() -> Any:
     return explain
 
 
-def explained(record: RunRecord, repo: Path) -> Any:
+def explained(record: RunRecord, repo: Path) -> RunRecord:
     """A record read back (`--reuse-run`) with the causes of its failed steps found afresh (the catalogue
     may know more than when it ran); the logs are read where the chain wrote them (the view)."""
     from tipc.execute.shown import path_map
@@ -36,10 +38,10 @@ def explained(record: RunRecord, repo: Path) -> Any:
 
     paths = path_map(repo=repo)
 
-    def log_of(result: Any) -> Path | None:
+    def log_of(result: StepResult) -> Path | None:
         return repo / result.log if result.log else None
 
-    def shown_log(result: Any) -> str:
+    def shown_log(result: StepResult) -> str:
         return paths.shown(result.log)
 
     return explain_record(record, log_of, repo=repo, shown_log=shown_log)
@@ -75,7 +77,7 @@ def readiness(plan: Plan, python: str | None, repo: Path, stderr: IO[str]) -> li
 _EXITED = re.compile(r"\bexited (-?\d+)\b")
 
 
-def rule_causes(results: Sequence[Any], record: RunRecord, repo: Path) -> dict[str, tuple[Any, ...]]:
+def rule_causes(results: Sequence[RuleResult], record: RunRecord, repo: Path) -> dict[str, tuple[Cause, ...]]:
     """The causes of the commands a failing check ran itself (predict.py, infer.py: the logs its data names),
     found as for a chain step: {rule id: causes}. A check that says the command exited N or timed out names
     its log last in data['logs']."""
@@ -85,7 +87,7 @@ def rule_causes(results: Sequence[Any], record: RunRecord, repo: Path) -> dict[s
     from tipc.judge.causes import explain_step
 
     paths = path_map(repo=repo)
-    out: dict[str, tuple[Any, ...]] = {}
+    out: dict[str, tuple[Cause, ...]] = {}
     for result in results:
         outcome = getattr(result, "outcome", None)
         if outcome is None or getattr(outcome.verdict, "value", "") != "FAIL":

@@ -26,6 +26,7 @@ from tipc.commands._target import choose_python, config_pythons, parse_sets, res
 from tipc.core.errors import InfraError, TipcError, UserError
 
 if TYPE_CHECKING:
+    from tipc.core.causes import Cause
     from tipc.core.findings import Finding
     from tipc.core.paths import PathMap
     from tipc.core.steps import Overrides, Plan
@@ -254,13 +255,15 @@ def default_report_dir(repo: Path, model_name: str) -> Path:
     return repo / "test_tipc" / "output" / safe_dirname(model_name) / "tipc_report"
 
 
-def load_rulesets(names: list[str], checks: Mapping[str, Callable[..., Any]] | None = None) -> list[Ruleset]:
+def load_rulesets(
+    names: list[str], checks: Mapping[str, Callable[..., CheckOutcome]] | None = None
+) -> list[Ruleset]:
     from tipc.judge.rules.schema import load_rulesets as load
 
     return load(names, DEFAULT_RULESETS, checks=checks)
 
 
-def _before_run(repo: Path) -> dict[str, Any]:
+def _before_run(repo: Path) -> dict[str, object]:
     """What checks must read of the repo as its author left it, before the sandbox hides it."""
     from tipc.judge.checks.status_log import shipped_status_logs
 
@@ -278,7 +281,7 @@ def _lint_findings(findings: list[Finding], plan_findings: tuple[Finding, ...]) 
     from tipc.core.findings import Level
 
     out: list[Finding] = []
-    seen: set[tuple[Any, ...]] = set()
+    seen: set[tuple[object, ...]] = set()
     for f in [*findings, *plan_findings]:
         key = (f.path, f.line, f.col, f.code, f.message)
         if f.level is Level.INFO or key in seen:
@@ -727,7 +730,9 @@ def _shown_paths(session: Session | None, repo: Path) -> PathMap:
     return path_map(session, repo)
 
 
-def _rule_causes(results: list[RuleResult], record: RunRecord | None, repo: Path) -> dict[str, Any] | None:
+def _rule_causes(
+    results: list[RuleResult], record: RunRecord | None, repo: Path
+) -> dict[str, tuple[Cause, ...]] | None:
     if record is None:
         return None
     from tipc.commands import _explain
@@ -756,10 +761,10 @@ def check_jobs(jobs: int | None) -> int:
     return jobs
 
 
-def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
+def _not_after_interrupt(check: Callable[..., CheckOutcome]) -> Callable[..., CheckOutcome]:
     from tipc.execute import proc
 
-    def checked(*args: Any, **kwargs: Any) -> Any:
+    def checked(*args: object, **kwargs: object) -> CheckOutcome:
         try:
             return check(*args, **kwargs)
         except proc.Refused as exc:
@@ -772,7 +777,7 @@ def _not_after_interrupt(check: Callable[..., Any]) -> Callable[..., Any]:
 
 def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str, **overrides: Any) -> RunRecord:
     """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
-    settings: dict[str, Any] = {
+    settings: dict[str, object] = {
         "step_timeout_s": _sandboxed.step_timeout(_sandboxed.chain_options(args), plan.mode),
         "python": args.python,
         "no_color": args.no_color,
@@ -817,7 +822,7 @@ def _extra_plans(
 def _run_extra(
     args: argparse.Namespace, repo: Path, extra: _acceptance.Extra, seams: Seams, notes: list[str]
 ) -> dict[str, RunRecord]:
-    def run(plan: Plan, options: dict[str, Any]) -> RunRecord:
+    def run(plan: Plan, options: dict[str, object]) -> RunRecord:
         return _execute(args, plan, seams, f"the runner failed on the {plan.mode} chain", **options)
 
     return _acceptance.run_extra(args, repo, extra, run, seams.find_record, seams.load_record, notes)

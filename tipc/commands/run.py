@@ -75,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 MAX_FINDINGS_SHOWN = 10
 
 
-def _show_findings(the_plan: Any, stream: IO[str]) -> None:
+def _show_findings(the_plan: Plan, stream: IO[str]) -> None:
     """Warnings and errors the planner found in the config (the full list is `tipc lint`'s job)."""
     from tipc.core.findings import Level
 

@@ -42,9 +42,12 @@ import resource
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.execute.record import Resources, ResourceSample
+
+if TYPE_CHECKING:
+    import psutil
 
 BASE_INTERVAL_S = 0.5
 MAX_OVERHEAD = 0.01  # fraction of one core the sampler may use
@@ -188,7 +191,7 @@ def sched_times(pid: int) -> tuple[int, int] | None:
         return None
 
 
-def process_memory(p: Any) -> int:
+def process_memory(p: psutil.Process) -> int:
     """A process's own share of memory: PSS, else USS, else RSS (bytes). Raises psutil errors as they come."""
     import psutil
 
@@ -224,7 +227,7 @@ class Monitor:
         self.peak_gpu: int | None = None
         self.gpu_utils: list[float] = []
         self._cpu_by_pid: dict[int, float] = {}
-        self._procs: dict[int, Any] = {}
+        self._procs: dict[int, psutil.Process] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._t0 = time.monotonic()
@@ -249,10 +252,10 @@ class Monitor:
         self._thread.start()
         return self
 
-    def _tree(self) -> list[Any]:
+    def _tree(self) -> list[psutil.Process]:
         import psutil
 
-        procs: list[Any] = []
+        procs: list[psutil.Process] = []
         root = self._procs.get(self.pid)
         if root is None:
             root = psutil.Process(self.pid)
@@ -269,7 +272,7 @@ class Monitor:
             procs.append(known)
         return procs
 
-    def processes(self) -> list[Any]:
+    def processes(self) -> list[psutil.Process]:
         """Every member of the tree the sampler has seen, as psutil.Process objects (safe against pid reuse):
         what a caller checks for processes left alive once the root has exited."""
         with self._lock:

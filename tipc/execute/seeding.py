@@ -4,9 +4,14 @@ and the seed a finished run was given, read back from its record."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tipc.core.errors import UserError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from tipc.execute.record import StepResult
 
 ENV_SEED = "TIPC_SEED"  # read by tipc/execute/lineage/inject/_tipc_seed.py
 DEFAULT_SEED = 0  # model CI's default: `tipc baseline record`, `tipc check --baseline`, `tipc matrix`
@@ -35,10 +40,11 @@ def chosen_seed(seed: int | None, no_seed: bool, model_ci: bool) -> int | None:
     return DEFAULT_SEED if model_ci else None
 
 
-def seed_of(record: Any) -> int | None:
-    """The seed the steps of a run record were given (None: not seeded, or steps seeded differently)."""
+def seed_of(results: Iterable[StepResult]) -> int | None:
+    """The seed the steps of a run record were given, from their results (None: not seeded, or steps seeded
+    differently)."""
     seen: set[str | None] = set()
-    for result in getattr(record, "results", ()):
+    for result in results:
         if result.started is None:
             continue  # never ran: no environment
         seen.add(dict(result.env_delta).get(ENV_SEED))

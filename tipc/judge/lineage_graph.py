@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from tipc.execute.lineage import StepAccess, sanitise
 
 if TYPE_CHECKING:
-    from tipc.execute.record import RunRecord
+    from tipc.execute.record import RunRecord, StepResult
 
 WEIGHT_SUFFIXES = (".pdparams", ".pdopt", ".pdckpt", ".pdema", ".pth", ".pt", ".ckpt")
 MODEL_SUFFIXES = (".pdmodel", ".pdiparams", ".pdiparams.info", ".nb", ".onnx")
@@ -185,7 +185,7 @@ def _relocated(access: StepAccess, old: str, new: str) -> StepAccess:
     )
 
 
-def usable(result: Any, access: StepAccess | None) -> bool:
+def usable(result: StepResult | None, access: StepAccess | None) -> bool:
     """Whether a step's recorded access belongs to this record: the step ran (or was skipped, its outputs
     being an earlier run's), and the log is not older than the step's start."""
     if access is None or result is None:

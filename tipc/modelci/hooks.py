@@ -15,11 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tipc.core.steps import Plan
     from tipc.execute.record import RunRecord
+    from tipc.execute.sandbox import SandboxOptions
+    from tipc.judge.checks.base import CheckContext
+    from tipc.judge.rules.evaluate import RuleResult
 
 RULE_ID = "model-ci.baseline"
 
@@ -48,8 +51,8 @@ class ModelCiOptions:
 
 
 def repeat_chain(
-    options: ModelCiOptions, repo: Path, record: RunRecord, rerun: Callable[[], Any], stderr: IO[str]
-) -> Any:
+    options: ModelCiOptions, repo: Path, record: RunRecord, rerun: Callable[[], RunRecord], stderr: IO[str]
+) -> RunRecord:
     """With --baseline and --repeat N > 1: N - 1 more runs of the chain after `record`, their metrics and
     its saved beside the last record (tipc.judge.baseline.judge.RUNS_FILE); the last record is returned.
     Stops early after an interrupted run."""
@@ -74,7 +77,7 @@ def repeat_chain(
     return record
 
 
-def rule_result(ctx: Any, directory: str) -> Any:
+def rule_result(ctx: CheckContext, directory: str) -> RuleResult:
     from tipc.judge.baseline.store import DEFAULT_DIR, baseline_dir
     from tipc.judge.checks.base import Verdict
     from tipc.judge.rules.evaluate import RuleResult
@@ -96,7 +99,7 @@ def rule_result(ctx: Any, directory: str) -> Any:
     return RuleResult(ruleset="model-ci", rule=rule, verdict=verdict, outcome=outcome)
 
 
-def outside_needed(options: ModelCiOptions, sandbox_options: Any, *, in_child: bool) -> bool:
+def outside_needed(options: ModelCiOptions, sandbox_options: SandboxOptions, *, in_child: bool) -> bool:
     """True when the check must run as a sandboxed child so that this process can store and notify after
     (`in_child`: this process is already that child)."""
     return options.wanted and sandbox_options.backend != "none" and not in_child

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
+from tipc.core.jsontypes import JSONObject, objects
 from tipc.core.units import human_bytes, human_seconds
 from tipc.report.lineage import ARTEFACT_KINDS
+
+if TYPE_CHECKING:
+    from tipc.report.model import StepSummary
 
 BLUE, LIGHT_BLUE, ORANGE, GREEN, RED, GREY, PURPLE = (
     "#0969da",
@@ -108,7 +112,14 @@ class _Frame:
             - (v - self.y0) / (self.y1 - self.y0) * (self.height - self.top - self.bottom)
         )
 
-    def axes(self, xlabel: str, ylabel: str, *, yfmt: Any = _fmt, xfmt: Any = _fmt) -> list[str]:
+    def axes(
+        self,
+        xlabel: str,
+        ylabel: str,
+        *,
+        yfmt: Callable[[float], str] = _fmt,
+        xfmt: Callable[[float], str] = _fmt,
+    ) -> list[str]:
         parts = []
         xb, yl = self.height - self.bottom, self.left
         for t in nice_ticks(self.y0, self.y1, 4):
@@ -160,7 +171,7 @@ def _thin(points: list[tuple[float, float]], limit: int = 800) -> list[tuple[flo
 
 
 def loss_chart_svg(
-    points: list[tuple[float, float]], data: dict[str, Any], *, width: int = 640, height: int = 240
+    points: list[tuple[float, float]], data: Mapping[str, object], *, width: int = 640, height: int = 240
 ) -> str:
     """Raw loss (light), its moving average (bold), and the trend the convergence check tested: the first and
     last window means joined by the trend line, with the Mann-Kendall statistic printed. Empty below 2 points.
@@ -218,10 +229,21 @@ def _bytes(v: float) -> str:
     return human_bytes(v, significant=3)
 
 
-_Series = tuple[str, str, Any, list[list[tuple[float, float]]]]
+@dataclass(frozen=True)
+class _Timed:
+    """A step with a start time and a duration: what the timeline draws."""
+
+    id: str
+    status: str
+    started: float
+    duration_s: float
+    samples: tuple[tuple[float, int, float, int | None], ...]
 
 
-def _timeline_series(timed: Sequence[Any], t0: float) -> list[_Series]:
+_Series = tuple[str, str, Callable[[float], str], list[list[tuple[float, float]]]]
+
+
+def _timeline_series(timed: Sequence[_Timed], t0: float) -> list[_Series]:
     """The monitor's series measured in any step, on the run's clock: (label, colour, formatter, lines)."""
     series: list[_Series] = []
     cpu = [[(s.started - t0 + x[0], x[2]) for x in s.samples] for s in timed]
@@ -267,7 +289,7 @@ def _label(lines: list[str], x: float, y: float, *, anchor: str = "start", cls: 
 
 
 def _gantt_parts(
-    timed: Sequence[Any], t0: float, span: float, width: int, left: int
+    timed: Sequence[_Timed], t0: float, span: float, width: int, left: int
 ) -> tuple[list[str], int]:
     """The steps' bars with their names (wrapped, never cut), and the seconds axis under them; the height."""
     rows = []
@@ -336,10 +358,14 @@ def _series_panel(
     )
 
 
-def timeline_svg(steps: Sequence[Any], *, width: int = 1240) -> str:
+def timeline_svg(steps: Sequence[StepSummary], *, width: int = 1240) -> str:
     """A Gantt chart of the steps on one wall-clock axis, then the monitor's CPU %, memory and (when any was
     measured) GPU memory series on the same axis. Empty when no step has a start time and a duration."""
-    timed = [s for s in steps if s.started is not None and s.duration_s is not None]
+    timed = [
+        _Timed(s.id, s.status, s.started, s.duration_s, s.samples)
+        for s in steps
+        if s.started is not None and s.duration_s is not None
+    ]
     if not timed:
         return ""
     t0 = min(s.started for s in timed)
@@ -354,7 +380,7 @@ def timeline_svg(steps: Sequence[Any], *, width: int = 1240) -> str:
     return _svg(width, height, "stage timeline", parts)
 
 
-def _file_anchor(path: str, edges: list[dict[str, Any]], col: dict[str, int]) -> int:
+def _file_anchor(path: str, edges: list[JSONObject], col: dict[str, int]) -> int:
     """The step row a file sits beside: the first step that wrote it, else its first reader."""
     touching = [
         col[str(e["step"])] for e in edges if str(e.get("file")) == path and str(e.get("step")) in col
@@ -379,19 +405,21 @@ class _Box:
         return (self.x + (self.w if side == "right" else 0.0), self.y + self.h * (k + 1) / (n + 1))
 
 
-def _lineage_graph(lineage: dict[str, Any]) -> tuple[list[str], dict[str, Any], list[dict[str, Any]]]:
+def _lineage_graph(
+    lineage: Mapping[str, object],
+) -> tuple[list[str], dict[str, JSONObject], list[JSONObject]]:
     """The recorded steps' ids, the files by path, and the edges that touch a weights or model file."""
-    steps = [s for s in lineage.get("steps", []) if isinstance(s, dict) and s.get("recorded")]
-    files = {f["path"]: f for f in lineage.get("files", []) if isinstance(f, dict) and "path" in f}
+    steps = [s for s in objects(lineage.get("steps")) if s.get("recorded")]
+    files = {str(f["path"]): f for f in objects(lineage.get("files")) if "path" in f}
     edges = [
         e
-        for e in lineage.get("edges", [])
-        if isinstance(e, dict) and files.get(str(e.get("file")), {}).get("kind") in ARTEFACT_KINDS
+        for e in objects(lineage.get("edges"))
+        if files.get(str(e.get("file")), {}).get("kind") in ARTEFACT_KINDS
     ]
     return [str(s.get("id")) for s in steps], files, edges
 
 
-def _files_in_order(edges: list[dict[str, Any]], col: dict[str, int]) -> list[str]:
+def _files_in_order(edges: list[JSONObject], col: dict[str, int]) -> list[str]:
     """The files a drawn step touched, ordered by the row they sit beside (stable: first seen first)."""
     used: list[str] = []
     for e in edges:
@@ -428,7 +456,7 @@ class _LineageLayout:
 
 
 def _lineage_layout(
-    step_ids: list[str], used: list[str], edges: list[dict[str, Any]], fresh: set[str], width: int
+    step_ids: list[str], used: list[str], edges: list[JSONObject], fresh: set[str], width: int
 ) -> _LineageLayout:
     col = {sid: i for i, sid in enumerate(step_ids)}
     step_w, file_w = width * 0.44, width * 0.32
@@ -452,7 +480,7 @@ def _lineage_layout(
     return _LineageLayout(steps, files, int(y))
 
 
-def _lineage_edges(edges: list[dict[str, Any]], at: _LineageLayout) -> list[str]:
+def _lineage_edges(edges: list[JSONObject], at: _LineageLayout) -> list[str]:
     """One curve per read or write: step -> file it wrote, file -> step that read it; a read of a file this
     run did not write is red and dashed. Edges meet a box at points spread down its side."""
     drawn = [e for e in edges if str(e.get("step")) in at.steps and str(e.get("file")) in at.files]
@@ -498,7 +526,7 @@ def _lineage_node(cls: str, box: _Box, lines: list[str], title: str, fill: str, 
     )
 
 
-def lineage_svg(lineage: dict[str, Any], *, width: int = 1240) -> str:
+def lineage_svg(lineage: Mapping[str, object], *, width: int = 1240) -> str:
     """The run's lineage as a graph: the steps down the left in run order, the weights and model files they
     wrote or read on the right, beside the step that wrote them; an arrow from a step to a file it wrote, from
     a file to a step that read it. A read of a file this run did not write is red and dashed, its file red

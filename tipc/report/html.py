@@ -9,8 +9,9 @@ built in Python is the SVG of tipc.report.figures, made from numbers and escaped
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tipc.core.units import human_bytes, human_seconds
 from tipc.judge.checks.base import Evidence, Verdict
@@ -27,11 +28,14 @@ from tipc.report.model import (
     remedy_text,
 )
 
+if TYPE_CHECKING:
+    import jinja2
+
 ATTENTION = (Verdict.FAIL, Verdict.WARN)  # verdicts shown in full at the top
 _MAX_LOCATIONS = 12  # locations named on a collapsed evidence line before "+N more"
 
 
-def loss_curve_svg(points: list[tuple[float, float]], data: dict[str, Any] | None = None) -> str:
+def loss_curve_svg(points: list[tuple[float, float]], data: Mapping[str, object] | None = None) -> str:
     """The loss chart (axes, smoothing, trend); built from numbers and escaped text only."""
     return loss_chart_svg(points, data or {})
 
@@ -111,7 +115,7 @@ class RuleView:
         return bool(self.svg or self.matrix)
 
 
-def _rule_view(r: RuleVerdict, serving: dict[str, Any] | None) -> RuleView:
+def _rule_view(r: RuleVerdict, serving: Mapping[str, object] | None) -> RuleView:
     from markupsafe import Markup
 
     svg = loss_curve_svg(curve_points(r.data), r.data)
@@ -127,7 +131,7 @@ def _rule_view(r: RuleVerdict, serving: dict[str, Any] | None) -> RuleView:
     )
 
 
-def _with_served_figure(rules: list[RuleView], serving: dict[str, Any] | None) -> list[RuleView]:
+def _with_served_figure(rules: list[RuleView], serving: Mapping[str, object] | None) -> list[RuleView]:
     """The serving rule points at the engines' matrix its protocols joined."""
     grown = next((r for r in rules if r.matrix is not None and r.matrix.served), None)
     if grown is None or serving is None:
@@ -135,7 +139,7 @@ def _with_served_figure(rules: list[RuleView], serving: dict[str, Any] | None) -
     return [replace(r, figure=grown.figure) if r.rule.data is serving and not r.figure else r for r in rules]
 
 
-def _step_views(report: Report) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _step_views(report: Report) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     """The steps table's rows and the failed steps with their causes and log tails."""
     steps = [
         {
@@ -160,7 +164,7 @@ def _step_views(report: Report) -> tuple[list[dict[str, Any]], list[dict[str, An
     return steps, failed_steps
 
 
-def _run_context(report: Report) -> dict[str, Any]:
+def _run_context(report: Report) -> dict[str, object]:
     """The template's values read from the run record (empty without one) and the lineage."""
     from markupsafe import Markup
 
@@ -180,7 +184,7 @@ def _run_context(report: Report) -> dict[str, Any]:
     }
 
 
-def _template() -> Any:
+def _template() -> jinja2.Template:
     import jinja2
 
     env = jinja2.Environment(

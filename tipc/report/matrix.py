@@ -10,9 +10,8 @@ marked as such, so every cell of the square is drawn.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from tipc.report.model import matrix_cell
 
@@ -40,14 +39,14 @@ def served_name(protocol: str) -> str:
     return f"served ({protocol})"
 
 
-def _figure_cell(value: Any) -> Cell:
+def _figure_cell(value: object) -> Cell:
     cls = ""
     if isinstance(value, dict) and "within" in value:
         cls = "agree" if value["within"] else "differ"
     return Cell(matrix_cell(value), cls)
 
 
-def _nested(value: Any, *keys: str) -> Any:
+def _nested(value: object, *keys: str) -> object:
     for key in keys:
         if not isinstance(value, dict):
             return None
@@ -55,7 +54,7 @@ def _nested(value: Any, *keys: str) -> Any:
     return value
 
 
-def worst_figures(per_output: Any, tolerances: Any) -> dict[str, Any] | None:
+def worst_figures(per_output: object, tolerances: object) -> dict[str, float | bool | None] | None:
     """One cell from {output: {max_abs, max_rel, cosine[, within]}}: the worst figure over the outputs.
     `within` is the checks' own per-output verdict when recorded; for records without it, the tolerances
     applied to the worst figures (cosine >= cosine_min, and max_abs <= atol or max_rel <= rtol)."""
@@ -65,7 +64,7 @@ def worst_figures(per_output: Any, tolerances: Any) -> dict[str, Any] | None:
     if not figs:
         return None
 
-    def worst(key: str, pick: Any) -> float | None:
+    def worst(key: str, pick: Callable[[list[float]], float]) -> float | None:
         vals = [float(f[key]) for f in figs if isinstance(f.get(key), (int, float))]
         return pick(vals) if vals else None
 
@@ -84,7 +83,7 @@ def worst_figures(per_output: Any, tolerances: Any) -> dict[str, Any] | None:
     return {"within": within, "max_abs": max_abs, "max_rel": max_rel, "cosine": cosine}
 
 
-def _columns(m: dict[str, Any]) -> list[str]:
+def _columns(m: Mapping[str, Mapping[str, object]]) -> list[str]:
     names = [str(a) for a in m]
     for row in m.values():
         names += [str(b) for b in row if str(b) not in names]
@@ -94,7 +93,7 @@ def _columns(m: dict[str, Any]) -> list[str]:
 class _Pairs:
     """Looks a pair up in the engines' matrix and the serving check's figures."""
 
-    def __init__(self, matrix: dict[str, Any], serving: dict[str, Any]) -> None:
+    def __init__(self, matrix: Mapping[str, object], serving: Mapping[str, object]) -> None:
         self.matrix = matrix
         self.serving = serving
         self.tol = serving.get("tolerances")
@@ -138,20 +137,20 @@ class _Pairs:
         return Cell("not compared", "none", "the serving check recorded no comparison of these protocols")
 
 
-def _protocols(serving: dict[str, Any]) -> list[str]:
+def _protocols(serving: Mapping[str, object]) -> list[str]:
     raw = serving.get("agreement")
     if not isinstance(raw, dict):
         return []
     return [str(p) for p, per in raw.items() if isinstance(per, dict) and per]
 
 
-def engines_matrix(data: dict[str, Any], serving: dict[str, Any] | None = None) -> Matrix | None:
+def engines_matrix(data: Mapping[str, object], serving: Mapping[str, object] | None = None) -> Matrix | None:
     """The square matrix of one rule's data["matrix"] ({a: {b: cell}} or {engines, values}); the served
     model's protocols join it when this is the agreement check's matrix (data["engines"], Paddle Inference
     among them) and `serving` (the serving check's data) compared any. None when the rule has no matrix."""
     m = data.get("matrix")
     if isinstance(m, dict) and isinstance(m.get("engines"), list) and isinstance(m.get("values"), list):
-        return _listed(m)
+        return _listed(m["engines"], m["values"])
     if not (isinstance(m, dict) and m and all(isinstance(v, dict) for v in m.values())):
         return None
     engines = _columns(m)
@@ -165,11 +164,11 @@ def engines_matrix(data: dict[str, Any], serving: dict[str, Any] | None = None) 
     return Matrix(tuple(names), rows, bool(protos))
 
 
-def _listed(m: dict[str, Any]) -> Matrix | None:
+def _listed(engines: list[object], values: list[object]) -> Matrix | None:
     """The {engines: [...], values: [[...]]} shape: the values as given (None: not compared)."""
-    names = tuple(str(x) for x in m["engines"])
+    names = tuple(str(x) for x in engines)
     rows = []
-    for i, row in enumerate(m["values"]):
+    for i, row in enumerate(values):
         if not isinstance(row, list):
             return None
         cells = [
@@ -182,7 +181,7 @@ def _listed(m: dict[str, Any]) -> Matrix | None:
     return Matrix(names, tuple(rows), False)
 
 
-def serving_data(datas: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+def serving_data(datas: Iterable[Mapping[str, object]]) -> Mapping[str, object] | None:
     """The serving check's data among the rules' (the one that recorded per-protocol figures)."""
     for data in datas:
         if _protocols(data):

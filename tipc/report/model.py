@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ from tipc.report.totals import step_totals
 
 if TYPE_CHECKING:
     from tipc.execute.record import RunRecord
+    from tipc.judge.rules.evaluate import RuleResult
 
 REPORT_SCHEMA = "tipc.report/1"
 VERDICT_ORDER: tuple[Verdict, ...] = (Verdict.FAIL, Verdict.WARN, Verdict.PASS, Verdict.SKIP, Verdict.NA)
@@ -238,7 +239,7 @@ def steps_of(record: RunRecord) -> tuple[StepSummary, ...]:
     return tuple(steps)
 
 
-def _causes(raw: Iterable[Any]) -> list[Cause]:
+def _causes(raw: Iterable[object]) -> list[Cause]:
     """Cause values, or their JSON dicts (a record read back), as Causes."""
     out = []
     for c in raw:
@@ -287,7 +288,7 @@ def run_summary(
     )
 
 
-def rule_verdicts(results: Iterable[Any]) -> tuple[RuleVerdict, ...]:
+def rule_verdicts(results: Iterable[RuleResult]) -> tuple[RuleVerdict, ...]:
     """From tipc.judge.rules.RuleResult values."""
     return tuple(
         RuleVerdict(
@@ -311,7 +312,7 @@ def build_report(
     *,
     repo: str,
     rulesets: Sequence[str],
-    results: Iterable[Any],
+    results: Iterable[RuleResult],
     record: RunRecord | None = None,
     findings: Iterable[Finding] = (),
     tool_version: str = "",
@@ -357,7 +358,7 @@ def build_report(
     return shown(report, paths)
 
 
-def _file_shown(f: dict[str, Any], paths: PathMap) -> dict[str, Any]:
+def _file_shown(f: Mapping[str, object], paths: PathMap) -> dict[str, object]:
     seen = str(f["path"])
     where = paths.shown(seen)
     return {**f, "path": where} if where == seen else {**f, "path": where, "seen_as": seen}
@@ -474,7 +475,7 @@ def lint_verdict(findings: Iterable[Finding]) -> tuple[RuleVerdict, ...]:
 # --- small formatting helpers shared by the reporters ---------------------------------------------------
 
 
-def fmt_number(v: Any) -> str:
+def fmt_number(v: object) -> str:
     if isinstance(v, float):
         return f"{v:.6g}"
     return "n/a" if v is None else str(v)
@@ -492,7 +493,7 @@ def evidence_text(e: Evidence) -> str:
     return " ".join(parts)
 
 
-def curve_points(data: dict[str, Any]) -> list[tuple[float, float]]:
+def curve_points(data: Mapping[str, object]) -> list[tuple[float, float]]:
     """The loss curve in CheckOutcome.data["curve"] ([[iter, loss], ...]), finite points only."""
     raw = data.get("curve")
     points: list[tuple[float, float]] = []
@@ -513,7 +514,7 @@ def curve_points(data: dict[str, Any]) -> list[tuple[float, float]]:
     return points
 
 
-def matrix_cell(value: Any) -> str:
+def matrix_cell(value: object) -> str:
     """One engine-pair cell: a number, or the agreement check's {within, max_abs, max_rel, cosine} dict."""
     if value is None:
         return "—"
@@ -532,7 +533,7 @@ def matrix_cell(value: Any) -> str:
     return fmt_number(value)
 
 
-def matrix_table(data: dict[str, Any]) -> tuple[list[str], list[list[str]]] | None:
+def matrix_table(data: Mapping[str, object]) -> tuple[list[str], list[list[str]]] | None:
     """An agreement matrix as (header, rows), from data["matrix"] in one of two shapes:
     {"engines": [a, b], "values": [[...], [...]]} or {a: {b: value}} (tipc.judge.checks.agreement's shape,
     cells
@@ -557,7 +558,7 @@ def matrix_table(data: dict[str, Any]) -> tuple[list[str], list[list[str]]] | No
     return None
 
 
-def agreement_caption(data: dict[str, Any]) -> str:
+def agreement_caption(data: Mapping[str, object]) -> str:
     """What an agreement matrix was measured on: inputs, model and tolerances (empty when unknown)."""
     parts = []
     inputs = data.get("inputs")

@@ -12,7 +12,7 @@ rich is imported inside the function so importing tipc.report stays cheap. All u
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.core.units import human_bytes, human_seconds
 from tipc.judge.checks.base import Verdict
@@ -30,6 +30,7 @@ from tipc.report.model import (
 )
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.text import Text
 
 VERDICT_STYLE = {
@@ -101,7 +102,7 @@ def render_terminal(report: Report, *, color: bool = False, width: int = 110, ve
     return buffer.getvalue()
 
 
-def _print_run(console: Any, report: Report) -> None:
+def _print_run(console: Console, report: Report) -> None:
     """The run's config and environment, the steps table, then the failed steps."""
     from rich import box
     from rich.table import Table
@@ -136,7 +137,7 @@ def _print_run(console: Any, report: Report) -> None:
     _print_failed_steps(console, report)
 
 
-def _print_lint(console: Any, report: Report) -> None:
+def _print_lint(console: Console, report: Report) -> None:
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -170,7 +171,7 @@ def _evidence_cell(r: RuleVerdict) -> Text:
     return evidence
 
 
-def _print_rules(console: Any, shown: tuple[RuleVerdict, ...], folded: dict[str, int]) -> None:
+def _print_rules(console: Console, shown: tuple[RuleVerdict, ...], folded: dict[str, int]) -> None:
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -195,7 +196,7 @@ def _print_rules(console: Any, shown: tuple[RuleVerdict, ...], folded: dict[str,
     console.print(rules)
 
 
-def _print_lineage(console: Any, report: Report, *, verbose: bool) -> None:
+def _print_lineage(console: Console, report: Report, *, verbose: bool) -> None:
     from rich.text import Text
 
     if report.lineage:
@@ -214,7 +215,7 @@ def _print_lineage(console: Any, report: Report, *, verbose: bool) -> None:
             console.print(Text("  " + entry, style="red" if "! " in entry else "dim"), soft_wrap=True)
 
 
-def _print_failed_steps(console: Any, report: Report) -> None:
+def _print_failed_steps(console: Console, report: Report) -> None:
     """Each failed step: its cause and remedy first, then the end of its log."""
     from rich.text import Text
 
@@ -243,7 +244,7 @@ def _print_failed_steps(console: Any, report: Report) -> None:
             console.print(Text(f"  log: {s.log}", style="dim"), soft_wrap=True)
 
 
-def _print_figures(console: Any, shown: tuple[RuleVerdict, ...]) -> None:
+def _print_figures(console: Console, shown: tuple[RuleVerdict, ...]) -> None:
     """The numbers behind the verdicts of the rules shown: engine x engine agreement matrices, loss curves."""
     from rich import box
     from rich.table import Table

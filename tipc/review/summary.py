@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tipc.core.fs import atomic_write_text
+from tipc.core.jsontypes import JSONObject, as_list, as_object, objects
 from tipc.core.units import human_bytes, human_seconds
 from tipc.review import requirements as requirements_mod
 from tipc.review.executor import Outcome
@@ -88,10 +89,10 @@ def _short(text: str | None) -> str | None:
     return text if len(text) <= CAUSE_CHARS else text[: CAUSE_CHARS - 1] + "…"
 
 
-def _counts(report: dict[str, Any]) -> list[RulesetCounts]:
-    names = [str(n) for n in report.get("rulesets", [])]
+def _counts(report: JSONObject) -> list[RulesetCounts]:
+    names = [str(n) for n in as_list(report.get("rulesets"))]
     table: dict[str, dict[str, int]] = {n: {} for n in names}
-    for rule in report.get("rules", []):
+    for rule in objects(report.get("rules")):
         rs = str(rule.get("ruleset", "?"))
         verdict = str(rule.get("verdict", "?"))
         table.setdefault(rs, {})
@@ -104,29 +105,28 @@ def _counts(report: dict[str, Any]) -> list[RulesetCounts]:
 _RULE_STAGES = {"data": ("prepare",), "lite_data": ("prepare",), "prepare": ("prepare",)}
 
 
-def _failed_step(report: dict[str, Any], rule_id: str) -> str | None:
+def _failed_step(report: JSONObject, rule_id: str) -> str | None:
     """The chain's first failed step that the rule `rule_id` is about, with its plain cause, or None."""
-    run = report.get("run")
-    steps = run.get("steps", []) if isinstance(run, dict) else []
+    steps = _steps(report)
     parts = set(rule_id.split("."))
     chain_wide = "chain" in rule_id or "chain_passes" in parts
     stages = set(parts) | {s for p in parts for s in _RULE_STAGES.get(p, ())}
     for step in steps:
-        if not isinstance(step, dict) or step.get("status") not in ("failed", "timeout"):
+        if step.get("status") not in ("failed", "timeout"):
             continue
         stage = str(step.get("stage") or str(step.get("id", "")).split("/")[0])
         if not chain_wide and stage not in stages:
             continue
-        causes = step.get("causes") or []
-        first = causes[0].get("cause") if causes and isinstance(causes[0], dict) else None
+        cause = _first_cause(step)
+        first = cause.get("cause") if cause is not None else None
         what = first or step.get("reason") or step.get("status")
         return f"step {step.get('id')} {step.get('status')}: {what}"
     return None
 
 
-def _first_failure(report: dict[str, Any]) -> tuple[str | None, str | None]:
+def _first_failure(report: JSONObject) -> tuple[str | None, str | None]:
     """The first error-severity FAIL; its cause is led by the failed step it is about, if one failed."""
-    for rule in report.get("rules", []):
+    for rule in objects(report.get("rules")):
         if rule.get("verdict") == "FAIL" and rule.get("severity", "error") == "error":
             rule_id = str(rule.get("id"))
             summary = str(rule.get("summary") or rule.get("error") or "")
@@ -143,18 +143,16 @@ class RootCause:
     failing: int  # error-severity FAIL rules in all
 
 
-def _steps(report: dict[str, Any]) -> list[dict[str, Any]]:
-    run = report.get("run")
-    steps = run.get("steps", []) if isinstance(run, dict) else []
-    return [s for s in steps if isinstance(s, dict)]
+def _steps(report: JSONObject) -> list[JSONObject]:
+    return objects(as_object(report.get("run")).get("steps"))
 
 
-def _first_cause(step: dict[str, Any]) -> dict[str, Any] | None:
-    causes = step.get("causes") or []
+def _first_cause(step: JSONObject) -> JSONObject | None:
+    causes = as_list(step.get("causes"))
     return causes[0] if causes and isinstance(causes[0], dict) else None
 
 
-def root_cause(report: dict[str, Any]) -> RootCause | None:
+def root_cause(report: JSONObject) -> RootCause | None:
     """The earliest failed step's own cause (the root: an earlier step it follows from takes its place),
     and the failing rules it explains; None when no step failed. prepare.sh counts only when a later
     failure follows from it (offline it often fails on a download nothing needs)."""
@@ -168,7 +166,7 @@ def root_cause(report: dict[str, Any]) -> RootCause | None:
     text = f"step {sid} {step.get('status')}: {what}"
     failing = [
         r
-        for r in report.get("rules", [])
+        for r in objects(report.get("rules"))
         if r.get("verdict") == "FAIL" and r.get("severity", "error") == "error"
     ]
     affected = _affected(steps, sid)
@@ -179,7 +177,7 @@ def root_cause(report: dict[str, Any]) -> RootCause | None:
     return RootCause(sid, text, explained, len(failing))
 
 
-def _root_step(steps: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+def _root_step(steps: list[JSONObject]) -> tuple[JSONObject, JSONObject | None] | None:
     """The earliest failed step (prepare.sh only when nothing else failed), or the earlier step its cause
     names upstream, with that step's first cause (the later one's where it has none)."""
     failed = [s for s in steps if s.get("status") in ("failed", "timeout")]
@@ -196,7 +194,7 @@ def _root_step(steps: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, A
     return step, cause
 
 
-def _affected(steps: list[dict[str, Any]], root: str) -> set[str]:
+def _affected(steps: list[JSONObject], root: str) -> set[str]:
     """The root step, the steps blocked because of it, and the failed steps whose cause follows from it."""
     out = {root}
     for s in steps:
@@ -205,7 +203,7 @@ def _affected(steps: list[dict[str, Any]], root: str) -> set[str]:
         if (
             s.get("status") == "blocked"
             and (f"root cause: {root} " in reason or reason.endswith(f"root cause: {root}"))
-        ) or any(isinstance(c, dict) and c.get("upstream") == root for c in s.get("causes") or []):
+        ) or any(c.get("upstream") == root for c in objects(s.get("causes"))):
             out.add(sid)
     # blocked behind a blocked step: follow the chain
     changed = True
@@ -223,13 +221,12 @@ def _affected(steps: list[dict[str, Any]], root: str) -> set[str]:
     return out
 
 
-def _explains(rule: dict[str, Any], affected: set[str], seen: str) -> bool:
+def _explains(rule: JSONObject, affected: set[str], seen: str) -> bool:
     """A failing rule is explained by the root cause when its evidence is about an affected step or quotes
     the root cause's own line (predict.py failing on the same missing module)."""
     texts = [str(rule.get("summary") or "")]
-    for e in rule.get("evidence") or []:
-        if isinstance(e, dict):
-            texts += [str(e.get("text") or ""), str(e.get("excerpt") or "")]
+    for e in objects(rule.get("evidence")):
+        texts += [str(e.get("text") or ""), str(e.get("excerpt") or "")]
     blob = "\n".join(texts)
     if any(step in blob for step in affected):
         return True
@@ -306,7 +303,7 @@ def row_from_outcome(
     return row
 
 
-def _judge_requirements(row: Row, report: dict[str, Any] | None) -> None:
+def _judge_requirements(row: Row, report: JSONObject | None) -> None:
     reqs = requirements_mod.load()
     row.requirements = requirements_mod.cells(report) if report is not None else {}
     row.distance = requirements_mod.distance(row.requirements, row.verdict, len(reqs))
@@ -543,7 +540,7 @@ def render_csv(summary: Summary) -> str:
     writer.writerow(header)
     for r in summary.ranked():
         by_name = {rs.name: rs.counts for rs in r.rulesets}
-        cells: list[Any] = [r.name, r.source, r.content_hash, r.verdict, str(r.cached).lower()]
+        cells: list[object] = [r.name, r.source, r.content_hash, r.verdict, str(r.cached).lower()]
         for n in names:
             cells += [by_name.get(n, {}).get(v, 0) if n in by_name else "" for v in COUNTED]
         cells.append("" if r.distance is None else r.distance)

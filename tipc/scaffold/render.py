@@ -17,10 +17,13 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.errors import UserError
 from tipc.core.resources import data_dir
+
+if TYPE_CHECKING:
+    from jinja2.sandbox import SandboxedEnvironment
 
 # template file (relative to test_tipc_template/) -> output path pattern (relative to test_tipc/)
 MANIFEST: dict[str, tuple[tuple[str, str], ...]] = {
@@ -51,7 +54,7 @@ def check_model_name(model: str) -> None:
         )
 
 
-def _environment(template_root: Path) -> Any:
+def _environment(template_root: Path) -> SandboxedEnvironment:
     from jinja2 import FileSystemLoader, StrictUndefined
     from jinja2.sandbox import SandboxedEnvironment
 

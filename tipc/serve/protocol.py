@@ -18,10 +18,11 @@ import binascii
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
+from tipc.core.jsontypes import JSONValue
 from tipc.serve.spec import (
     NUMPY_TO_V2,
     PIPELINE_INFER_ERROR,
@@ -51,15 +52,16 @@ __all__ = [
 MAX_RANK = 32
 
 
-def _no_constants(token: str) -> Any:
+def _no_constants(token: str) -> NoReturn:
     raise ValueError(f"{token} is not a number JSON allows")
 
 
-def parse_json(body: bytes | bytearray) -> Any:
+def parse_json(body: bytes | bytearray) -> JSONValue:
     """JSON -> value; any malformed body (bad syntax, NaN/Infinity, 5,000-digit integers, 100k-deep nesting)
     is a RequestError(400), never an internal error."""
     try:
-        return json.loads(body, parse_constant=_no_constants)
+        value: JSONValue = json.loads(body, parse_constant=_no_constants)
+        return value
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, int digit limit
         text = str(exc) or type(exc).__name__
         if isinstance(exc, RecursionError):
@@ -67,7 +69,7 @@ def parse_json(body: bytes | bytearray) -> Any:
         raise RequestError(400, f"request body is not valid JSON: {text[:200]}") from None
 
 
-def check_shape(shape: Any, what: str) -> list[int]:
+def check_shape(shape: object, what: str) -> list[int]:
     """A list of non-negative ints (booleans are not integers here), at most MAX_RANK long."""
     if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape):
         raise RequestError(400, f"{what}: 'shape' must be a list of non-negative integers")
@@ -91,7 +93,7 @@ def _finite(array: np.ndarray, what: str) -> np.ndarray:
     return array
 
 
-def _array(data: Any, dtype: str, what: str) -> np.ndarray:
+def _array(data: object, dtype: str, what: str) -> np.ndarray:
     try:
         with np.errstate(over="ignore", invalid="ignore"):  # overflow becomes inf, refused just below
             array = np.asarray(data, dtype=dtype)
@@ -132,7 +134,7 @@ def _decode_b64(text: str, what: str) -> bytes:
         raise RequestError(400, f"{what}: neither a JSON array nor valid base64") from None
 
 
-def decode_pipeline_value(value: Any, spec: TensorSpec) -> np.ndarray:
+def decode_pipeline_value(value: object, spec: TensorSpec) -> np.ndarray:
     what = f"value for {spec.name!r}"
     if isinstance(value, list):  # a client that skipped the string encoding
         return _array(value, spec.dtype, what)
@@ -155,11 +157,11 @@ def decode_pipeline_value(value: Any, spec: TensorSpec) -> np.ndarray:
     return _finite(array.reshape(shape), what)
 
 
-def _decode_tensor_object(obj: Mapping[str, Any], spec: TensorSpec, what: str) -> np.ndarray:
+def _decode_tensor_object(obj: Mapping[str, object], spec: TensorSpec, what: str) -> np.ndarray:
     dtype = spec.dtype
     if "datatype" in obj:
         datatype = obj["datatype"]
-        if datatype not in V2_TO_NUMPY:
+        if not isinstance(datatype, str) or datatype not in V2_TO_NUMPY:
             raise RequestError(400, f"{what}: unknown datatype {datatype!r}")
         dtype = V2_TO_NUMPY[datatype]
     shape = obj.get("shape")
@@ -182,7 +184,7 @@ def _decode_tensor_object(obj: Mapping[str, Any], spec: TensorSpec, what: str) -
     return array
 
 
-def decode_pipeline_request(body: Any, inputs: Sequence[TensorSpec]) -> dict[str, np.ndarray]:
+def decode_pipeline_request(body: object, inputs: Sequence[TensorSpec]) -> dict[str, np.ndarray]:
     if not isinstance(body, dict):
         raise RequestError(400, "request must be a JSON object with 'key' and 'value' lists")
     keys, values = body.get("key"), body.get("value")
@@ -219,7 +221,7 @@ def encode_pipeline_response(outputs: Mapping[str, np.ndarray]) -> dict[str, Any
 
 
 def decode_v2_request(
-    body: Any, inputs: Sequence[TensorSpec]
+    body: object, inputs: Sequence[TensorSpec]
 ) -> tuple[dict[str, np.ndarray], list[str] | None]:
     """(feeds, requested output names or None for all)."""
     if not isinstance(body, dict) or not isinstance(body.get("inputs"), list) or not body["inputs"]:

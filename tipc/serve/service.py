@@ -70,9 +70,8 @@ def handle(
             known = [s.name for s in model.outputs]
             if wanted is not None and (unknown := sorted(set(wanted) - set(known))):
                 raise RequestError(400, f"unknown output(s) {unknown}; the model has {known}")
-        request_id = (
-            parsed.get("id") if isinstance(parsed, dict) and isinstance(parsed.get("id"), str) else None
-        )
+        raw_id = parsed.get("id") if isinstance(parsed, dict) else None
+        request_id = raw_id if isinstance(raw_id, str) else None
         del parsed
         _check_batch(model, feeds, max_batch)
         checked = model.validate(feeds)

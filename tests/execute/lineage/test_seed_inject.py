@@ -68,9 +68,10 @@ def test_which_seed() -> None:
         seed_env(-1)
     with pytest.raises(UserError, match="contradict"):
         chosen_seed(1, True, model_ci=True)
-    from types import SimpleNamespace
+    from tipc.core.steps import Status
+    from tipc.execute.record import StepResult
 
-    ran = SimpleNamespace(started=1.0, env_delta=(("TIPC_SEED", "3"),))
-    never = SimpleNamespace(started=None, env_delta=())
-    assert seed_of(SimpleNamespace(results=(ran, never))) == 3
-    assert seed_of(SimpleNamespace(results=(ran, SimpleNamespace(started=1.0, env_delta=())))) is None
+    ran = StepResult("a", Status.PASSED, started=1.0, env_delta=(("TIPC_SEED", "3"),))
+    never = StepResult("b", Status.BLOCKED)
+    assert seed_of((ran, never)) == 3
+    assert seed_of((ran, StepResult("c", Status.PASSED, started=1.0))) is None

@@ -98,7 +98,7 @@ def test_locate_model_and_export_weights_from_ocr_style_argv(tmp_path: Path) -> 
             ),
         ],
     )
-    model, _ = locate_model(ctx_for(tmp_path, rec).record, tmp_path)
+    model, _ = locate_model(ctx_for(tmp_path, rec).run_record, tmp_path)
     assert model is not None and model.model_dir == (tmp_path / "out/det").resolve()
     assert weights_option(rec) == ["-o", "Global.pretrained_model=./output/best_accuracy"]
 

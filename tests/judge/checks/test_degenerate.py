@@ -5,7 +5,7 @@ from pathlib import Path
 from tests.judge.checks.checks_fixtures import OUTPUT_DIR, ctx_for, make_record, write_tree
 from tipc.core.steps import Stage, Status
 from tipc.judge.checks.agreement import with_eval_level
-from tipc.judge.checks.base import CheckOutcome, Verdict
+from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
 from tipc.judge.checks.degenerate import chance_level_eval
 
 EVAL_LOG = f"{OUTPUT_DIR}/tipc_logs/eval.log"
@@ -17,7 +17,7 @@ Test: Total time: 0:00:02
 """
 
 
-def ctx(tmp_path: Path, text: str) -> object:
+def ctx(tmp_path: Path, text: str) -> CheckContext:
     write_tree(tmp_path, {EVAL_LOG: text})
     rec = make_record(
         tmp_path, [("eval", Stage.EVAL, ["python", "train.py", "--test-only"], EVAL_LOG, Status.PASSED)]
@@ -29,7 +29,7 @@ def test_accuracy_zero_is_named_beside_a_pass(tmp_path: Path) -> None:
     c = ctx(tmp_path, STEP6_EVAL)
     ev = chance_level_eval(c)
     assert ev is not None and (ev.path, ev.line) == (EVAL_LOG, 3)
-    out = with_eval_level(c, CheckOutcome(Verdict.PASS, "2 engines agree on every output"))  # type: ignore[arg-type]
+    out = with_eval_level(c, CheckOutcome(Verdict.PASS, "2 engines agree on every output"))
     # the tutorial's lite eval reads 0 in one run and 0.062 in the next: a verdict on it would flip
     assert out.verdict is Verdict.PASS and "; note: " in out.summary and "eval accuracy is 0" in out.summary
     assert out.data["eval_level"] == ev.text
@@ -39,4 +39,4 @@ def test_a_learning_model_is_left_alone(tmp_path: Path) -> None:
     c = ctx(tmp_path, STEP6_EVAL.replace("Acc@1 0.000", "Acc@1 41.250"))
     assert chance_level_eval(c) is None
     passed = CheckOutcome(Verdict.PASS, "ok")
-    assert with_eval_level(c, passed) is passed  # type: ignore[arg-type]
+    assert with_eval_level(c, passed) is passed

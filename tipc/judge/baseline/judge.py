@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tipc.core.jsontypes import as_list
 from tipc.judge.baseline import store
-from tipc.judge.baseline.metrics import CPU, HIGHER, LOWER, WALL, RunMetrics, combine, extract
+from tipc.judge.baseline.metrics import CPU, HIGHER, LOWER, WALL, Metric, RunMetrics, combine, extract
 
 if TYPE_CHECKING:
     from tipc.execute.record import RunRecord
+    from tipc.judge.checks.base import CheckOutcome
 
 PASS, FAIL, IMPROVED, INFO, INCONCLUSIVE = "PASS", "FAIL", "IMPROVED", "INFO", "INCONCLUSIVE"
 VERDICTS = (PASS, FAIL, IMPROVED, INCONCLUSIVE, INFO)
@@ -143,10 +146,10 @@ class Load:
     text: str
 
 
-def load_shift(prov: dict[str, Any], run: RunMetrics, env: dict[str, Any] | None) -> Load:
+def load_shift(prov: Mapping[str, object], run: RunMetrics, env: Mapping[str, object] | None) -> Load:
     base, now = prov.get("contention"), run.contention
     if isinstance(base, int | float) and now is not None:
-        runs = [float(c) for c in prov.get("contention_runs") or [] if isinstance(c, int | float)]
+        runs = [float(c) for c in as_list(prov.get("contention_runs")) if isinstance(c, int | float)]
         spread = (max(runs) - min(runs)) / (1.0 + float(base)) if len(runs) > 1 else 0.0
         tolerance = max(LOAD_TOLERANCE, spread)
         change = (now - float(base)) / (1.0 + float(base))
@@ -201,7 +204,7 @@ def _missing_row(name: str, mb: store.MetricBaseline) -> Row:
 
 
 def _metric_row(
-    name: str, mb: store.MetricBaseline, got: Any, load: Load, seeds: tuple[Any, Any], repeats: int
+    name: str, mb: store.MetricBaseline, got: Metric, load: Load, seeds: tuple[object, object], repeats: int
 ) -> Row:
     ref = mb.summary.reference
     margin, origin = mb.margin_for(repeats)
@@ -280,7 +283,7 @@ def _baseline_sign_kinds(base: store.Baseline) -> set[str]:
 
 
 def judge_metrics(
-    base: store.Baseline, run: RunMetrics, env: dict[str, Any] | None, *, repeats: int = 1
+    base: store.Baseline, run: RunMetrics, env: Mapping[str, object] | None, *, repeats: int = 1
 ) -> Judgement:
     rows: list[Row] = []
     for stage in base.stages:
@@ -314,10 +317,10 @@ def judge_metrics(
     )
 
 
-def hyper_differences(prov: dict[str, Any], run: RunMetrics) -> tuple[str, ...]:
+def hyper_differences(prov: Mapping[str, object], run: RunMetrics) -> tuple[str, ...]:
     """The training hyper-parameters that differ from the baseline's, each with where it was read."""
     raw = prov.get("hyperparameters")
-    old: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    old: Mapping[str, object] = raw if isinstance(raw, dict) else {}
     out: list[str] = []
     for name in sorted(set(old) | set(run.hyper)):
         before = old.get(name)
@@ -329,7 +332,7 @@ def hyper_differences(prov: dict[str, Any], run: RunMetrics) -> tuple[str, ...]:
     return tuple(out)
 
 
-def env_differences(prov: dict[str, Any], env: dict[str, Any] | None) -> tuple[str, ...]:
+def env_differences(prov: Mapping[str, object], env: Mapping[str, object] | None) -> tuple[str, ...]:
     """What differs between the baseline's provenance and this run's environment, one line each."""
     env = env or {}
     out: list[str] = []
@@ -340,8 +343,8 @@ def env_differences(prov: dict[str, Any], env: dict[str, Any] | None) -> tuple[s
         if old != new and not (old in (None, []) and new in (None, [])):
             out.append(f"{key}: {old} -> {new}")
     old_raw, new_raw = prov.get("packages"), env.get("packages")
-    old_pk: dict[str, Any] = old_raw if isinstance(old_raw, dict) else {}
-    new_pk: dict[str, Any] = new_raw if isinstance(new_raw, dict) else {}
+    old_pk: Mapping[str, object] = old_raw if isinstance(old_raw, dict) else {}
+    new_pk: Mapping[str, object] = new_raw if isinstance(new_raw, dict) else {}
     for name in sorted(set(old_pk) | set(new_pk)):
         if old_pk.get(name) != new_pk.get(name):
             out.append(f"package {name}: {old_pk.get(name)} -> {new_pk.get(name)}")
@@ -420,7 +423,7 @@ def judge_record(record: RunRecord, repo: Path, directory: Path) -> Judgement:
     return judgement
 
 
-def _env_with_load(record: RunRecord) -> dict[str, Any]:
+def _env_with_load(record: RunRecord) -> dict[str, object]:
     return {**(record.environment or {}), "load_per_cpu": store.load_per_cpu()}
 
 
@@ -446,7 +449,7 @@ def render_text(j: Judgement) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_outcome(j: Judgement) -> Any:
+def to_outcome(j: Judgement) -> CheckOutcome:
     """The judgement as a CheckOutcome for tipc's rule reports (the `baseline` operator): FAIL on a
     regression, WARN when only INCONCLUSIVE rows stand in the way of a PASS."""
     from tipc.judge.checks.base import CheckOutcome, Evidence, Verdict

@@ -177,7 +177,7 @@ def _parsed(path: Path) -> list[ParsedLine]:
     return [parse_line(text, no) for no, text in physical_lines(path)]
 
 
-def _stage_of(step: Any) -> str:
+def _stage_of(step: Step) -> str:
     return str(getattr(step.stage, "value", step.stage))
 
 
@@ -323,10 +323,10 @@ class _Stage:
     cpu: float | None = 0.0  # None once a step's CPU time is unknown
     ran: int = 0
 
-    def add(self, status: str, result: Any) -> None:
+    def add(self, status: str, result: StepResult | None) -> None:
         if not self.status or self.status == "skipped" or _RANK.get(status, 6) > _RANK.get(self.status, 6):
             self.status = status
-        if status != "passed":
+        if status != "passed" or result is None:
             return
         self.ran += 1
         self.wall += result.duration_s or 0.0
@@ -347,7 +347,7 @@ class _Resources:
     sched_run: float = 0.0
     sched_wait: float = 0.0
 
-    def add(self, result: Any) -> None:
+    def add(self, result: StepResult) -> None:
         res = result.resources
         if res.peak_rss_bytes:
             self.rss.append(res.peak_rss_bytes)
@@ -372,7 +372,7 @@ class _Resources:
 _RANK = {"passed": 0, "skipped": 1, "not run": 2, "blocked": 3, "interrupted": 4, "timeout": 5, "failed": 6}
 
 
-def _not_applicable(result: Any) -> bool:
+def _not_applicable(result: StepResult) -> bool:
     """A step skipped because it does not apply on this machine (or to this run): it says nothing about the
     stage (a 2-GPU launch on a CPU run)."""
     return str(result.status.value) == "skipped" and bool(result.reason)
@@ -443,7 +443,7 @@ def extract(record: RunRecord, repo: Path) -> RunMetrics:
         contention=r.contention,
         hyper=hyperparameters(train_argv, train_logs),
         degenerate=tuple(dict.fromkeys(degenerate)),
-        seed=seed_of(record),
+        seed=seed_of(record.results),
     )
 
 

@@ -26,6 +26,7 @@ from tipc.judge.baseline import stats
 from tipc.judge.baseline.metrics import HIGHER, LOWER, Metric, RunMetrics
 
 if TYPE_CHECKING:
+    from tipc.core.yamlschema import Map
     from tipc.execute.record import RunRecord
 
 SCHEMA = "tipc.baseline/1"
@@ -278,7 +279,7 @@ def repo_relative(path: str, repo: str) -> str:
 
 
 @functools.cache
-def _schema() -> Any:
+def _schema() -> Map:
     # tipc.core.yamlschema is imported on first use: `tipc --help` never reads a baseline.
     from tipc.core.yamlschema import Anything, Bool, Enum, Field, Int, Map, Num, Scalar, Seq
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.core.causes import hide_own_frames
 from tipc.judge.causes.logs import _last_exception, _lines, _version_tuple, read_tail
@@ -30,7 +30,7 @@ def context_for(
     repo: Path,
     shown_log: str = "",
     load: tuple[float, int] | None = None,
-    log_of: Callable[[Any], Path | None] | None = None,
+    log_of: Callable[[StepResult], Path | None] | None = None,
 ) -> Context:
     """The Context of one step of `record` (a tipc.execute.record.RunRecord), the repo's code read at
     `repo`; `log_of(result)` says where an earlier step's log is readable (default: under `repo`)."""
@@ -95,7 +95,7 @@ def _network_now() -> bool:
 
 
 def _earlier(
-    record: RunRecord, step: Any, repo: Path, log_of: Callable[[Any], Path | None] | None = None
+    record: RunRecord, step: Step, repo: Path, log_of: Callable[[StepResult], Path | None] | None = None
 ) -> tuple[Earlier, ...]:
     out: list[Earlier] = []
     for other in record.plan.steps:
@@ -134,7 +134,7 @@ def _hidden_error(log: Path) -> str:
     return f"{found[0]}: {found[1]}".strip(": ") if found else ""
 
 
-def _consumed(plan: Plan, step: Any) -> tuple[str, ...]:
+def _consumed(plan: Plan, step: Step) -> tuple[str, ...]:
     by_id = {s.id: s for s in plan.steps}
     out: list[str] = []
     todo = list(step.depends_on)
@@ -149,7 +149,7 @@ def _consumed(plan: Plan, step: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _code_files(repo: Path, step: Any) -> tuple[str, ...]:
+def _code_files(repo: Path, step: Step) -> tuple[str, ...]:
     from tipc.config.imports import entry_scripts
 
     cwd = repo / step.cwd

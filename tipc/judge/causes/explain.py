@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.core.causes import Cause
 from tipc.judge.causes.catalogue import Catalogue
@@ -82,7 +82,7 @@ def explain_step(
     repo: Path | None = None,
     shown_log: str = "",
     catalogue: Catalogue | None = None,
-    log_of: Callable[[Any], Path | None] | None = None,
+    log_of: Callable[[StepResult], Path | None] | None = None,
 ) -> tuple[Cause, ...]:
     """The causes of one failed step of a run: what tipc.execute.runner.RunOptions.explain is given. `log`
     is where the step's log is readable now; `repo` where the repo's code is (the plan's repo by default)."""
@@ -113,13 +113,13 @@ def explain_step(
 
 def explain_record(
     record: RunRecord,
-    log_of: Callable[[Any], Path | None],
+    log_of: Callable[[StepResult], Path | None],
     *,
     repo: Path | None = None,
     catalogue: Catalogue | None = None,
     keep: Iterable[str] = ("resource-limit",),
-    shown_log: Callable[[Any], str] | None = None,
-) -> Any:
+    shown_log: Callable[[StepResult], str] | None = None,
+) -> RunRecord:
     """`record` with the causes of every failed step found afresh from its log (`log_of(result)` says where
     it is readable), in plan order so that a later step sees its upstream's causes. Causes the runner found
     itself (`keep`: sandbox limits) stay first."""

@@ -11,7 +11,7 @@ import re
 import signal as _signal
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.errors import ConfigError
 from tipc.judge.causes.catalogue import Catalogue
@@ -33,6 +33,9 @@ from tipc.judge.causes.model import (
     Condition,
     Entry,
 )
+
+if TYPE_CHECKING:
+    from tipc.core.yamlschema import Document, Map, OneOf, Schema
 
 
 def default_path() -> Path:
@@ -68,18 +71,18 @@ def _spec_problem(text: str) -> str | None:
 
 
 @functools.cache
-def _schema() -> Any:
+def _schema() -> Map:
     from tipc.core.yamlschema import Bool, Enum, Field, Int, Lazy, Map, OneOf, Seq, Str, Tagged, regex_problem
 
     regex = Str(check=regex_problem, what="a Python regex")
     signal = Str(check=_signal_problem, what="a signal name such as SIGSEGV")
     path = Str(check=_path_problem, what="a relative path inside the step's working directory")
 
-    def listed(values: tuple[str, ...], what: str) -> Any:
+    def listed(values: tuple[str, ...], what: str) -> OneOf:
         one = Enum(values, what=f"{what} ({', '.join(values)})")
         return OneOf((one, Seq(one, min_items=1)))
 
-    kinds: dict[str, Any] = {
+    kinds: dict[str, Schema] = {
         "regex list": OneOf((regex, Seq(regex, min_items=1))),
         "regex": OneOf((regex, Seq(regex, min_items=1, max_items=1))),
         "int list": OneOf((Int(), Seq(Int(), min_items=1))),
@@ -162,7 +165,7 @@ def _pip_names() -> dict[str, str]:
     return dict(pip_names())
 
 
-def _entry(doc: Any, raw: dict[str, Any], keys: tuple[str | int, ...]) -> Entry:
+def _entry(doc: Document, raw: dict[str, Any], keys: tuple[str | int, ...]) -> Entry:
     texts = {key: " ".join(raw[key].split()) for key in ("cause", "remedy")}
     conditions = tuple(_condition(doc, c, (*keys, "when", i), 0) for i, c in enumerate(raw["when"]))
     if not any(_observes(c) for c in conditions):
@@ -218,7 +221,7 @@ def _group_names(conditions: Sequence[Condition]) -> set[str]:
     return names or set()
 
 
-def _condition(doc: Any, raw: dict[str, Any], keys: tuple[str | int, ...], depth: int) -> Condition:
+def _condition(doc: Document, raw: dict[str, Any], keys: tuple[str | int, ...], depth: int) -> Condition:
     if depth > 4:
         raise doc.error(keys, "conditions nest at most 4 levels deep")
     ((op, value),) = raw.items()

@@ -13,7 +13,8 @@ from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.settings import Settings, as_settings
 
 if TYPE_CHECKING:
-    from tipc.execute.record import RunRecord
+    from tipc.core.steps import Step
+    from tipc.execute.record import RunRecord, StepResult
 
 NO_RECORD = "no run record"
 
@@ -22,8 +23,8 @@ NO_RECORD = "no run record"
 class StepRun:
     """A planned step paired with its result (None when the record has no result for it)."""
 
-    step: Any  # tipc.core.steps.Step
-    result: Any  # tipc.execute.record.StepResult | None
+    step: Step
+    result: StepResult | None
 
     @property
     def log(self) -> str | None:
@@ -78,7 +79,7 @@ def ran_train_runs(
     return ran
 
 
-def outcome(verdict: Verdict, summary: str, *evidence: Evidence, **data: Any) -> CheckOutcome:
+def outcome(verdict: Verdict, summary: str, *evidence: Evidence, **data: object) -> CheckOutcome:
     return CheckOutcome(verdict, summary, tuple(evidence), dict(data))
 
 
@@ -102,7 +103,7 @@ def settings_of(ctx: CheckContext) -> Settings | CheckOutcome:
         )
 
 
-def resolve(repo: Any, rel: str) -> Path:
+def resolve(repo: Path | str, rel: str) -> Path:
     p = Path(rel)
     return p if p.is_absolute() else Path(repo) / p
 
@@ -113,7 +114,7 @@ def work_dir_for(ctx: CheckContext, name: str) -> Path:
     return resolve(ctx.repo, out) / name
 
 
-def repo_relative(repo: Any, path: Path) -> str:
+def repo_relative(repo: Path | str, path: Path) -> str:
     """`path` relative to the repo for evidence locations; as given when it lies outside the repo."""
     try:
         return str(Path(path).resolve().relative_to(Path(repo).resolve()))
@@ -201,7 +202,7 @@ def run_python(ctx: CheckContext, settings: Settings, override: Any = None) -> s
     return str(rec_python) if rec_python else sys.executable
 
 
-def shipped_files(repo: Any, pattern: Any) -> list[str] | str:
+def shipped_files(repo: Path | str, pattern: object) -> list[str] | str:
     """Repo-relative files a `path` arg names: a path or glob (`**/`, `{a,b}`), or a list of them.
 
     Uses the rules' repo walk, so tipc's own output (test_tipc/output) and VCS folders never match: a log
@@ -219,7 +220,7 @@ def shipped_files(repo: Any, pattern: Any) -> list[str] | str:
     return sorted(RepoFiles(Path(repo)).glob(tuple(patterns)))
 
 
-def shipped_logs(ctx: CheckContext, check: str, pattern: Any) -> list[str] | CheckOutcome:
+def shipped_logs(ctx: CheckContext, check: str, pattern: object) -> list[str] | CheckOutcome:
     """The training logs a `path` arg names, or the FAIL when it is bad or matches no file."""
     shipped = shipped_files(ctx.repo, pattern)
     if isinstance(shipped, str):
@@ -233,7 +234,7 @@ def shipped_logs(ctx: CheckContext, check: str, pattern: Any) -> list[str] | Che
     return shipped
 
 
-def created_paths(record: Any) -> set[str]:
+def created_paths(record: RunRecord | None) -> set[str]:
     """Repo-relative paths the record's sandbox saw its run create (empty without a sandbox record)."""
     sandbox = getattr(record, "sandbox", None)
     changes = sandbox.get("changes") if isinstance(sandbox, dict) else None

@@ -23,20 +23,22 @@ from tipc.judge.checks.documented import documented_of, error_line, stopped_by_l
 from tipc.judge.checks.registry import NON_NEGATIVE, registered
 
 if TYPE_CHECKING:
-    from tipc.execute.record import RunRecord
+    from tipc.core.steps import Step
+    from tipc.execute.record import RunRecord, StepResult
+    from tipc.planning.documented.model import Documented
 
 
 @dataclass(frozen=True)
 class _Eval:
-    step: Any
-    result: Any
+    step: Step
+    result: StepResult | None
     location: str
     text: str
     trained: str  # the documented training step whose output it evaluates ("" when none)
     substituted: tuple[str, ...]  # the substitutions of its command, in words
 
 
-def _evals(ctx: CheckContext, record: RunRecord, documented: Any) -> list[_Eval]:
+def _evals(ctx: CheckContext, record: RunRecord, documented: Documented) -> list[_Eval]:
     from tipc.core.steps import Stage
 
     stages = {s.id: s.stage for s in record.plan.steps}
@@ -66,7 +68,7 @@ def _passed(e: _Eval) -> bool:
     return e.result is not None and e.result.status is Status.PASSED
 
 
-def _readme(ctx: CheckContext, documented: Any) -> tuple[str, str] | None:
+def _readme(ctx: CheckContext, documented: Documented) -> tuple[str, str] | None:
     from tipc.planning.documented.reading import read_doc
 
     docs = [d for d in documented.docs if "/" not in d]
@@ -103,7 +105,7 @@ def check_documented_accuracy(ctx: CheckContext, **args: Any) -> CheckOutcome:
 
 
 def _judge(
-    ctx: CheckContext, documented: Any, record: RunRecord, readme: tuple[str, str], atol: float | None
+    ctx: CheckContext, documented: Documented, record: RunRecord, readme: tuple[str, str], atol: float | None
 ) -> CheckOutcome:
     from tipc.judge.checks import claims as claims_mod
 
@@ -141,28 +143,28 @@ def _judge(
         )
     chosen = evals[0]
     where = f"{chosen.location}: `{excerpt(chosen.text, 160)}`"
-    not_run = _not_run(ctx, chosen, where, claim_evidence)
-    if not_run is not None:
-        return not_run
+    result = _not_run(ctx, chosen, where, claim_evidence)
+    if isinstance(result, CheckOutcome):
+        return result
     made = weights_made_here(ctx, record, chosen.step.id)
     if made:  # cutpaste_paddle's documented eval reads logs/bottle/final.pdparams, which the lite chain wrote
         return outcome(
             Verdict.NA,
             f"the documented evaluation ({chosen.location}) read {made}, weights this check's own training "
             "wrote, not the provided model (the repo does not ship it: its docs or prepare.sh download it)",
-            Evidence(where, path=chosen.result.log),
+            Evidence(where, path=result.log),
             *claim_evidence,
         )
-    lines = read_lines(resolve(ctx.repo, chosen.result.log)) or []
+    lines = (read_lines(resolve(ctx.repo, result.log)) if result.log else None) or []
     got = claims_mod.measured(lines)
     if not got:
         return outcome(
             Verdict.SKIP,
             f"the documented evaluation ({chosen.location}) printed no metric tipc can read",
-            Evidence(where, path=chosen.result.log),
+            Evidence(where, path=result.log),
             *claim_evidence,
         )
-    return _compare(found, got, chosen, where, doc, atol)
+    return _compare(found, got, chosen, result.log, where, doc, atol)
 
 
 _INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
@@ -186,8 +188,9 @@ def _inline_eval(text: str) -> tuple[int, str] | None:
 
 def _not_run(
     ctx: CheckContext, chosen: _Eval, where: str, claim_evidence: list[Evidence]
-) -> CheckOutcome | None:
-    """The outcome when the chosen evaluation did not give a measurement of the provided model."""
+) -> CheckOutcome | StepResult:
+    """The outcome when the chosen evaluation did not give a measurement of the provided model; else its
+    result (it passed)."""
     from tipc.core.steps import Status
 
     result = chosen.result
@@ -228,16 +231,21 @@ def _not_run(
             Evidence(where, path=result.log, line=number),
             *claim_evidence,
         )
-    return None
+    return result
 
 
 def _compare(
-    found: list[Any], got: dict[str, Any], chosen: _Eval, where: str, doc: str, atol: float | None
+    found: list[Any],
+    got: dict[str, Any],
+    chosen: _Eval,
+    log: str | None,
+    where: str,
+    doc: str,
+    atol: float | None,
 ) -> CheckOutcome:
     from tipc.judge.checks import claims as claims_mod
 
     metrics = claims_mod.load()
-    log = chosen.result.log
     rows: list[dict[str, Any]] = []
     evidence: list[Evidence] = []
     for family_id, metric in got.items():

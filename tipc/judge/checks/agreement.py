@@ -287,14 +287,14 @@ def _model_to_check(ctx: CheckContext, model_arg: str | None) -> ModelFiles | Ch
                 Verdict.FAIL, f"no inference model in {model_arg}", Evidence(_EXPECTED_MODEL, path=model_arg)
             )
         return model
-    exports = step_runs(ctx.record, "export")
-    if not exports and not step_runs(ctx.record, "infer"):
+    exports = step_runs(ctx.run_record, "export")
+    if not exports and not step_runs(ctx.run_record, "infer"):
         return outcome(Verdict.NA, "no export or inference step in the plan")
     if exports and not any(r.passed for r in exports):
         return outcome(
             Verdict.SKIP, "the export step did not pass", data={"steps": [r.step.id for r in exports]}
         )
-    model, cands = locate_model(ctx.record, Path(ctx.repo))
+    model, cands = locate_model(ctx.run_record, Path(ctx.repo))
     if model is None:
         return outcome(
             Verdict.FAIL,

@@ -31,7 +31,7 @@ from tipc.judge.checks._common import (
     resolve,
     step_runs,
 )
-from tipc.judge.checks._model import locate_model
+from tipc.judge.checks._model import ModelFiles, locate_model
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.registry import NON_NEGATIVE, registered
 
@@ -161,7 +161,7 @@ def gpu_findings(ctx: CheckContext) -> tuple[list[Evidence], int]:
     has_cuda: bool | None = None
     how = ""
     probed = False
-    for run in (r for stage in _GPU_STAGES for r in step_runs(ctx.record, stage)):
+    for run in (r for stage in _GPU_STAGES for r in step_runs(ctx.run_record, stage)):
         if not run.ran:
             continue
         flag = _gpu_flag(run)
@@ -186,7 +186,7 @@ def gpu_findings(ctx: CheckContext) -> tuple[list[Evidence], int]:
         if flag is None:
             continue
         if not probed:  # only when a GPU flag shows no fall-back message in its log
-            has_cuda, how = _paddle_has_cuda(ctx.record)
+            has_cuda, how = _paddle_has_cuda(ctx.run_record)
             probed = True
         if has_cuda is False:
             evidence.append(
@@ -220,7 +220,7 @@ def check_gpu_flag_on_cpu_build(ctx: CheckContext) -> CheckOutcome:
     return outcome(Verdict.PASS, f"{flagged} GPU step(s) ran with no sign of a CPU fall-back")
 
 
-def _stale_siblings(repo: Any, model: Any, before: float) -> list[Evidence]:
+def _stale_siblings(repo: Path, model: ModelFiles, before: float) -> list[Evidence]:
     """Older model files beside this run's export: Paddle 3 writes `<stem>.json`, and an infer.py that opens
     `<stem>.pdmodel` then runs a committed or stale program with the fresh weights (sldyns/DnCNN_paddle)."""
     out: list[Evidence] = []
@@ -275,7 +275,7 @@ def untrained_exports(ctx: CheckContext, exports: list[StepRun]) -> list[Evidenc
     return problems
 
 
-def _stale_model_files(repo: Any, model: Any, start: float, slack: float) -> list[Evidence]:
+def _stale_model_files(repo: Path, model: ModelFiles, start: float, slack: float) -> list[Evidence]:
     """The located model's files last written before the export started, and stale files beside them."""
     problems: list[Evidence] = []
     for f in model.files:
@@ -307,7 +307,7 @@ def _model_findings(
     ran_exports = [r for r in exports if r.ran]
     if not ran_exports and not infers:
         return {}
-    model, cands = locate_model(ctx.record, Path(ctx.repo))
+    model, cands = locate_model(ctx.run_record, Path(ctx.repo))
     if model is None:
         if any(r.passed for r in ran_exports) or any(r.ran for r in infers):
             problems.append(
@@ -317,7 +317,7 @@ def _model_findings(
                 )
             )
         return {}
-    starts = [r.result.started for r in ran_exports if r.result.started is not None]
+    starts = [r.result.started for r in ran_exports if r.result is not None and r.result.started is not None]
     if starts:
         problems.extend(_stale_model_files(ctx.repo, model, min(starts), slack))
         if not any(p.text.startswith("stale") for p in problems):

@@ -6,9 +6,15 @@ repos: a missing log or a crashed worker is an outcome (FAIL or NA with a reason
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
+    from tipc.judge.checks.settings import Settings
 
 
 class Verdict(str, Enum):
@@ -72,12 +78,19 @@ class CheckContext:
     mapping then gives a FAIL outcome naming the problem).
     """
 
-    repo: Any  # pathlib.Path; Any keeps this module free of imports
-    record: Any = None  # tipc.execute.record.RunRecord | None
-    settings: Any = field(default_factory=dict)
+    repo: Path
+    record: RunRecord | None = None
+    settings: Settings | Mapping[str, object] = field(default_factory=dict)
     # Records of the other chains run for this check, by Plan.chain (e.g. "serving"); `record` stays the
-    # train chain's. Mapping[str, tipc.execute.record.RunRecord].
-    records: Any = field(default_factory=dict)
+    # train chain's.
+    records: Mapping[str, RunRecord] = field(default_factory=dict)
     # What the repo held before the sandbox hid it behind the run's fresh output folder (gathered by `tipc
     # check` before the run): {"status_logs": [...]} (tipc.judge.checks.status_log).
-    before_run: Any = field(default_factory=dict)
+    before_run: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def run_record(self) -> RunRecord:
+        """The run record, for a check that has returned its no-record outcome when there is none."""
+        if self.record is None:
+            raise RuntimeError("a check read the run record without first checking that there is one")
+        return self.record

@@ -24,6 +24,7 @@ judged and the worst verdict wins; none matching is a FAIL; no run record is nee
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 from tipc.core.yamlschema import Field, Int, Map, Num
@@ -247,7 +248,7 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
     return _judge_log(ctx.repo, run.step.id, str(run.log), judge_args)
 
 
-def _judge_log(repo: Any, label: str, rel: str, judge_args: dict[str, Any]) -> CheckOutcome:
+def _judge_log(repo: Path | str, label: str, rel: str, judge_args: dict[str, Any]) -> CheckOutcome:
     """The convergence verdict of one training log (`label` names it: a step id or the file)."""
     path = resolve(repo, rel)
     if not path.is_file():

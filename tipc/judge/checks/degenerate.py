@@ -8,10 +8,9 @@ proves little, so those checks WARN instead of PASS and say why.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from tipc.judge.checks._common import excerpt, physical_lines, resolve, step_runs
-from tipc.judge.checks.base import Evidence
+from tipc.judge.checks.base import CheckContext, Evidence
 
 _ACCURACY = re.compile(
     r"(?<![A-Za-z0-9_])(?P<key>acc(?:uracy)?(?:@1|1)?|top-?1(?:_acc)?|top1_err)"
@@ -20,7 +19,7 @@ _ACCURACY = re.compile(
 )
 
 
-def chance_level_eval(ctx: Any) -> Evidence | None:
+def chance_level_eval(ctx: CheckContext) -> Evidence | None:
     """Evidence when every accuracy the eval steps logged is 0 (the last value of each log), else None."""
     if ctx.record is None:
         return None

@@ -22,7 +22,9 @@ from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.registry import registered
 
 if TYPE_CHECKING:
-    from tipc.execute.record import RunRecord
+    from tipc.core.causes import Cause
+    from tipc.execute.record import RunRecord, StepResult
+    from tipc.planning.documented.model import DocCommand, Documented
 
 _ERROR_LINE = re.compile(
     r"(^\w*(Error|Exception|Interrupt)\b.*|: error: .*|^error: .*|^fatal: .*|No such file or directory|"
@@ -66,7 +68,7 @@ class Item:
         return Evidence(text, path=self.log, line=self.line)
 
 
-def error_line(repo: Any, log: str | None) -> tuple[str, int | None]:
+def error_line(repo: Path | str, log: str | None) -> tuple[str, int | None]:
     """The line of a failed command's log that says why (a Python exception, argparse's `error:`), else its
     last line."""
     if not log:
@@ -83,7 +85,7 @@ def error_line(repo: Any, log: str | None) -> tuple[str, int | None]:
     return (excerpt(tail[0], 240), tail[1]) if tail else ("", None)
 
 
-def stopped_by_limit(result: Any) -> str | None:
+def stopped_by_limit(result: StepResult) -> str | None:
     """Why `result` was stopped by a limit of this run (its time budget, the disk or memory limit), not by
     an error of its own; None when it was not."""
     from tipc.core.steps import Status
@@ -97,7 +99,7 @@ def stopped_by_limit(result: Any) -> str | None:
     return None
 
 
-def documented_of(ctx: CheckContext, record: RunRecord) -> Any:
+def documented_of(ctx: CheckContext, record: RunRecord) -> Documented:
     """The documented commands the record's plan was made from (planned again from the repo: pure)."""
     from tipc.planning.documented.plan import plan_documented
 
@@ -108,7 +110,7 @@ def documented_of(ctx: CheckContext, record: RunRecord) -> Any:
     )
 
 
-def items_of(ctx: CheckContext, record: RunRecord) -> tuple[list[Item], Any]:
+def items_of(ctx: CheckContext, record: RunRecord) -> tuple[list[Item], Documented]:
     """An Item per step of the documented record, in doc order; and the Documented value."""
     from tipc.core.steps import Status
 
@@ -153,7 +155,9 @@ def items_of(ctx: CheckContext, record: RunRecord) -> tuple[list[Item], Any]:
     return items, documented
 
 
-def _weights_never_made(repo: Any, error: str, command: Any, earlier: list[Item], documented: Any) -> str:
+def _weights_never_made(
+    repo: Path | str, error: str, command: DocCommand | None, earlier: list[Item], documented: Documented
+) -> str:
     """Why a command that failed on missing weights could not run here ("" when it failed otherwise): the
     weights are not in the repo and no documented training ran to its end before it. The docs then make
     them outside their shell code blocks (a training in inline code, a download link), which tipc cannot
@@ -182,7 +186,7 @@ def _weights_never_made(repo: Any, error: str, command: Any, earlier: list[Item]
     return f"needs the weights {path}, which the repo does not ship; {why}"
 
 
-def _follows(causes: tuple[Any, ...], earlier: list[Item]) -> tuple[str, str] | None:
+def _follows(causes: tuple[Cause, ...], earlier: list[Item]) -> tuple[str, str] | None:
     """(state, why) for a command whose failure follows from an earlier one that could not run here or was
     stopped at a limit (its cause names that step upstream: the file it lacks is what that step makes)."""
     upstream = next((c.upstream for c in causes if getattr(c, "upstream", None)), None)
@@ -192,7 +196,7 @@ def _follows(causes: tuple[Any, ...], earlier: list[Item]) -> tuple[str, str] | 
     return before.state, f"its input comes from {before.location}, which {Item.WHAT[before.state]}"
 
 
-def _purpose(documented: Any, step_id: str) -> str:
+def _purpose(documented: Documented, step_id: str) -> str:
     command = documented.command(step_id)
     return str(getattr(command, "purpose", "")) if command is not None else ""
 
@@ -228,7 +232,7 @@ def check_documented_commands(ctx: CheckContext, **args: Any) -> CheckOutcome:
     return _verdict(items, documented, data)
 
 
-def _verdict(items: list[Item], documented: Any, data: dict[str, Any]) -> CheckOutcome:
+def _verdict(items: list[Item], documented: Documented, data: dict[str, Any]) -> CheckOutcome:
     counts = {s: sum(1 for i in items if i.state == s) for s in ("passed", "failed", "budget", "na")}
     tally = (
         f"{counts['passed']} ran, {counts['failed']} failed, "

@@ -24,10 +24,11 @@ from tipc.judge.checks.documented import error_line, stopped_by_limit
 from tipc.judge.checks.registry import NON_NEGATIVE, registered
 
 if TYPE_CHECKING:
-    from tipc.execute.record import RunRecord
+    from tipc.core.steps import Step
+    from tipc.execute.record import RunRecord, StepResult
 
 
-def _runs(record: RunRecord, stage: str) -> list[tuple[Any, Any]]:
+def _runs(record: RunRecord, stage: str) -> list[tuple[Step, StepResult | None]]:
     return [(s, record.result(s.id)) for s in record.plan.steps if s.stage.value == stage]
 
 
@@ -100,7 +101,7 @@ def check_documented_serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
     return _clients(ctx, record, step, atol, args.get("reference", "pretrained"))
 
 
-def _clients(ctx: CheckContext, record: RunRecord, server: Any, atol: float, reference: str) -> CheckOutcome:
+def _clients(ctx: CheckContext, record: RunRecord, server: Step, atol: float, reference: str) -> CheckOutcome:
     clients = [(s, r) for s, r in _runs(record, "client") if server.id in s.depends_on]
     if not clients:
         return outcome(
@@ -191,5 +192,5 @@ def _compare(
     )
 
 
-def _num(value: Any) -> str:
+def _num(value: float | None) -> str:
     return "none" if value is None else f"{value:g}"

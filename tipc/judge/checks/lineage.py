@@ -20,17 +20,17 @@ import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.core.yamlschema import Enum, Field, Map
 from tipc.judge.checks._common import argv_options, no_record, outcome
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.registry import registered
-from tipc.judge.lineage_graph import describe_origin
+from tipc.judge.lineage_graph import FileNode, LineageGraph, describe_origin
 
 if TYPE_CHECKING:
     from tipc.core.steps import Step
-    from tipc.execute.record import StepResult
+    from tipc.execute.record import RunRecord, StepResult
 
 ASPECTS = ("weights", "inference_model", "cmdline_paths")
 # Command-line keys whose value names weights or a model to load (compared without dashes/underscores/case,
@@ -56,15 +56,15 @@ WEIGHT_KEYS = frozenset(
 )
 _NOT_PATHS = frozenset({"", "null", "none", "true", "false", "0", "1", "yes", "no"})
 _PATH_SUFFIXES = (".pdparams", ".pdopt", ".pdmodel", ".pdiparams", ".json", ".pth", ".pt", ".ckpt", ".onnx")
-_cache: dict[tuple[int, str], Any] = {}
+_cache: dict[tuple[int, str], tuple[RunRecord, LineageGraph]] = {}
 
 
-def _graph(ctx: CheckContext) -> tuple[Any, str | None]:
+def _graph(ctx: CheckContext) -> tuple[LineageGraph | None, str | None]:
     """(LineageGraph, None) or (None, why there is none)."""
     from tipc.execute.lineage import dir_for, load
     from tipc.judge.lineage_graph import build_graph
 
-    record = ctx.record
+    record = ctx.run_record
     key = (id(record), str(ctx.repo))
     if key in _cache and _cache[key][0] is record:
         return _cache[key][1], None
@@ -83,7 +83,7 @@ def _graph(ctx: CheckContext) -> tuple[Any, str | None]:
     return graph, None
 
 
-def _argv(step: Step, result: StepResult) -> list[str]:
+def _argv(step: Step, result: StepResult | None) -> list[str]:
     argv: list[str] = [str(a) for a in (result.argv if result is not None and result.argv else step.argv)]
     if len(argv) >= 3 and argv[-2] == "-c" and os.path.basename(argv[0]) in ("sh", "bash", "dash"):
         try:
@@ -106,7 +106,7 @@ def weight_options(argv: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def _named_paths(ctx: CheckContext, step: Step, result: StepResult) -> list[tuple[str, str, str]]:
+def _named_paths(ctx: CheckContext, step: Step, result: StepResult | None) -> list[tuple[str, str, str]]:
     """(option, value, absolute real path) of the weights paths on a step's command line."""
     cwd = Path(ctx.repo) / step.cwd
     return [(k, v, os.path.realpath(cwd / v)) for k, v in weight_options(_argv(step, result))]
@@ -117,9 +117,9 @@ def _covers(named: str, path: str) -> bool:
     return path == named or path.startswith(named.rstrip(os.sep) + os.sep) or path.startswith(named + ".")
 
 
-def _runs(ctx: CheckContext, stages: tuple[str, ...], predict: bool = False) -> list[Any]:
+def _runs(ctx: CheckContext, stages: tuple[str, ...], predict: bool = False) -> list[Step]:
     out = []
-    for step in ctx.record.plan.steps:
+    for step in ctx.run_record.plan.steps:
         stage = getattr(step.stage, "value", step.stage)
         # a training-engine predict.py (PaddleOCR's Paddle Inference scripts are predict_*.py: stage infer)
         is_predict = (
@@ -132,22 +132,22 @@ def _runs(ctx: CheckContext, stages: tuple[str, ...], predict: bool = False) -> 
     return out
 
 
-def _fmt(node: Any) -> str:
+def _fmt(node: FileNode) -> str:
     return f"{node.path} ({describe_origin(node)})"
 
 
-def _in_output(ctx: CheckContext, node: Any) -> bool:
+def _in_output(ctx: CheckContext, node: FileNode) -> bool:
     """A file in the run's output folder is meant to be produced by the run, never named as an input."""
-    out = os.path.realpath(str(Path(ctx.repo) / ctx.record.plan.output_dir))
+    out = os.path.realpath(str(Path(ctx.repo) / ctx.run_record.plan.output_dir))
     return bool(node.abspath.startswith(out.rstrip(os.sep) + os.sep))
 
 
-def _names(files: list[Any], limit: int = 2) -> str:
+def _names(files: list[FileNode], limit: int = 2) -> str:
     more = f" and {len(files) - limit} more" if len(files) > limit else ""
     return ", ".join(f.path for f in files[:limit]) + more
 
 
-def _recorded(graph: Any, steps: Iterable[Any]) -> Iterator[Any]:
+def _recorded(graph: LineageGraph, steps: Iterable[Step]) -> Iterator[Step]:
     """The steps the lineage graph holds recorded file access for (the others cannot be judged)."""
     for step in steps:
         node = graph.step(step.id)
@@ -155,12 +155,12 @@ def _recorded(graph: Any, steps: Iterable[Any]) -> Iterator[Any]:
             yield step
 
 
-def _fail(graph: Any, summary: str, problems: list[Evidence], notes: list[Evidence]) -> CheckOutcome:
+def _fail(graph: LineageGraph, summary: str, problems: list[Evidence], notes: list[Evidence]) -> CheckOutcome:
     # Every aspect's outcome carries the graph, so a report can show where each file came from.
     return CheckOutcome(Verdict.FAIL, summary, tuple(problems + notes), {"lineage": graph.to_json()})
 
 
-def _pass(graph: Any, summary: str, notes: list[Evidence]) -> CheckOutcome:
+def _pass(graph: LineageGraph, summary: str, notes: list[Evidence]) -> CheckOutcome:
     return CheckOutcome(Verdict.PASS, summary, tuple(notes), {"lineage": graph.to_json()})
 
 
@@ -176,12 +176,12 @@ class _Findings:
 class _WeightReads:
     """The weights a step read, by where they came from."""
 
-    fresh: list[Any]  # written by this run (its train, or any fresh weights file)
-    stale: list[Any]  # committed or pre-run weights nobody named
-    pretrained: list[Any]  # weights the command line names, or outside the repo
+    fresh: list[FileNode]  # written by this run (its train, or any fresh weights file)
+    stale: list[FileNode]  # committed or pre-run weights nobody named
+    pretrained: list[FileNode]  # weights the command line names, or outside the repo
 
 
-def _train_output(graph: Any) -> tuple[set[str], list[Any]]:
+def _train_output(graph: LineageGraph) -> tuple[set[str], list[FileNode]]:
     """(train step ids, the weights files they wrote, weights before optimizer state)."""
     train_ids = {s.id for s in graph.steps if s.stage == "train"}
     train_wrote = sorted(
@@ -192,7 +192,7 @@ def _train_output(graph: Any) -> tuple[set[str], list[Any]]:
 
 
 def _weight_reads(
-    ctx: CheckContext, graph: Any, step: Step, result: StepResult, train_ids: set[str]
+    ctx: CheckContext, graph: LineageGraph, step: Step, result: StepResult | None, train_ids: set[str]
 ) -> _WeightReads:
     named = [p for _, _, p in _named_paths(ctx, step, result)]
     reads = _WeightReads([], [], [])
@@ -212,18 +212,18 @@ def _weight_reads(
     return reads
 
 
-def _in_repo(files: list[Any]) -> list[Any]:
+def _in_repo(files: list[FileNode]) -> list[FileNode]:
     """The weights files that lie in the repo: committed, or there before the run."""
     return [f for f in files if f.origin in ("committed", "preexisting")]
 
 
 def _judge_weight_reads(
-    step: Any,
-    result: Any,
+    step: Step,
+    result: StepResult | None,
     reads: _WeightReads,
-    train_wrote: list[Any],
+    train_wrote: list[FileNode],
     found: _Findings,
-    bad: dict[str, tuple[Any, list[str]]],
+    bad: dict[str, tuple[FileNode, list[str]]],
 ) -> None:
     if reads.fresh:
         found.notes.append(Evidence(f"read by {step.id}: written by this run", path=reads.fresh[0].path))
@@ -271,7 +271,7 @@ def _judge_weight_reads(
 
 
 def _weights_summary(
-    first: str, bad: dict[str, tuple[Any, list[str]]], train_wrote: list[Any], graph: Any
+    first: str, bad: dict[str, tuple[FileNode, list[str]]], train_wrote: list[FileNode], graph: LineageGraph
 ) -> str:
     if not bad:
         return first
@@ -287,23 +287,23 @@ def _weights_summary(
     return summary
 
 
-def _read_after_train(graph: Any, f: Any) -> bool:
+def _read_after_train(graph: LineageGraph, f: FileNode) -> bool:
     """Whether a step other than a train step read the file."""
     stages = {s.id: s.stage for s in graph.steps}
     return any(stages.get(r) != "train" for r in f.read_by)
 
 
-def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
+def _weights(ctx: CheckContext, graph: LineageGraph) -> CheckOutcome:
     steps = _runs(ctx, ("eval", "export"), predict=True)
     if not steps:
         return outcome(Verdict.NA, "no eval, export or predict step in the plan")
     train_ids, train_wrote = _train_output(graph)
     found = _Findings()
-    bad: dict[str, tuple[Any, list[str]]] = {}
+    bad: dict[str, tuple[FileNode, list[str]]] = {}
     checked = 0
     for step in _recorded(graph, steps):
         checked += 1
-        result = ctx.record.result(step.id)
+        result = ctx.run_record.result(step.id)
         reads = _weight_reads(ctx, graph, step, result, train_ids)
         _judge_weight_reads(step, result, reads, train_wrote, found, bad)
     if not checked:
@@ -316,12 +316,12 @@ def _weights(ctx: CheckContext, graph: Any) -> CheckOutcome:
 
 def _judge_model_read(
     ctx: CheckContext,
-    step: Any,
-    f: Any,
+    step: Step,
+    f: FileNode,
     named: list[str],
-    exported: list[Any],
+    exported: list[FileNode],
     found: _Findings,
-    bad: dict[str, tuple[Any, list[str], str]],
+    bad: dict[str, tuple[FileNode, list[str], str]],
 ) -> None:
     """Judge a model file an inference step read that this run did not just write."""
     beside = [
@@ -352,7 +352,7 @@ def _judge_model_read(
     )
 
 
-def _inference_summary(first: str, bad: dict[str, tuple[Any, list[str], str]]) -> str:
+def _inference_summary(first: str, bad: dict[str, tuple[FileNode, list[str], str]]) -> str:
     if not bad:
         return first
     return "; ".join(
@@ -365,16 +365,17 @@ def _inference_summary(first: str, bad: dict[str, tuple[Any, list[str], str]]) -
 
 def _judge_inference_step(
     ctx: CheckContext,
-    graph: Any,
-    step: Any,
-    exported: list[Any],
+    graph: LineageGraph,
+    step: Step,
+    exported: list[FileNode],
     found: _Findings,
-    bad: dict[str, tuple[Any, list[str], str]],
+    bad: dict[str, tuple[FileNode, list[str], str]],
 ) -> None:
-    result = ctx.record.result(step.id)
+    result = ctx.run_record.result(step.id)
     named = [p for _, _, p in _named_paths(ctx, step, result)]
-    model_reads = [(e, graph.file(e.file)) for e in graph.reads(step.id)]
-    model_reads = [(e, f) for e, f in model_reads if f is not None and f.kind == "model"]
+    model_reads = [
+        (e, f) for e in graph.reads(step.id) if (f := graph.file(e.file)) is not None and f.kind == "model"
+    ]
     good = [f for e, f in model_reads if e.fresh]
     for edge, f in model_reads:
         if not edge.fresh:
@@ -389,14 +390,14 @@ def _judge_inference_step(
         )
 
 
-def _inference_model(ctx: CheckContext, graph: Any) -> CheckOutcome:
+def _inference_model(ctx: CheckContext, graph: LineageGraph) -> CheckOutcome:
     steps = _runs(ctx, ("infer",))
     if not steps:
         return outcome(Verdict.NA, "no inference step in the plan")
     export_ids = {s.id for s in graph.steps if s.stage == "export"}
     exported = [f for f in graph.files if f.kind == "model" and any(w in export_ids for w in f.written_by)]
     found = _Findings()
-    bad: dict[str, tuple[Any, list[str], str]] = {}
+    bad: dict[str, tuple[FileNode, list[str], str]] = {}
     checked = 0
     for step in _recorded(graph, steps):
         checked += 1
@@ -424,7 +425,7 @@ def _exists(path: str) -> bool:
 
 
 def _named_path_finding(
-    graph: Any, step_id: str, option: str, path: str, where: str, opened: list[str]
+    graph: LineageGraph, step_id: str, option: str, path: str, where: str, opened: list[str]
 ) -> tuple[str | None, Evidence]:
     """("missing" / "unopened" / None when opened, the evidence) for a path given on a step's command line."""
     if any(_covers(path, p) for p in opened):
@@ -439,14 +440,14 @@ def _named_path_finding(
     return "unopened", Evidence(f"given to {step_id} as {option}: never opened by the step{tail}", path=where)
 
 
-def _cmdline_paths(ctx: CheckContext, graph: Any) -> CheckOutcome:
+def _cmdline_paths(ctx: CheckContext, graph: LineageGraph) -> CheckOutcome:
     found = _Findings()
     # "missing" / "unopened" -> option as written -> steps given it
     failing: dict[str, dict[str, list[str]]] = {"missing": {}, "unopened": {}}
     repo = os.path.realpath(str(ctx.repo))
     given = 0
-    for step in _recorded(graph, ctx.record.plan.steps):
-        result = ctx.record.result(step.id)
+    for step in _recorded(graph, ctx.run_record.plan.steps):
+        result = ctx.run_record.result(step.id)
         if result is None or getattr(result.status, "value", "") != "passed":
             continue  # a step that failed is reported as such; what it never got to open says nothing
         opened = [f.abspath for f in graph.files if step.id in f.read_by or step.id in f.written_by]
@@ -484,7 +485,7 @@ def _not_applicable(ctx: CheckContext, aspect: str) -> str | None:
     if aspect == "inference_model" and not _runs(ctx, ("infer",)):
         return "no inference step in the plan"
     if aspect == "cmdline_paths" and not any(
-        weight_options(_argv(s, ctx.record.result(s.id))) for s in ctx.record.plan.steps
+        weight_options(_argv(s, ctx.run_record.result(s.id))) for s in ctx.run_record.plan.steps
     ):
         return "no step was given a weights or model path on its command line"
     return None

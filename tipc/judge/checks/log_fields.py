@@ -31,6 +31,7 @@ from tipc.judge.checks._common import (
     shipped_logs,
 )
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.judge.checks.logparse import Field as LogField
 from tipc.judge.checks.logparse import ParsedLine, mentions_eval_run, parse_line
 from tipc.judge.checks.registry import REPO_GLOBS, STEP, registered
 
@@ -46,7 +47,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {"avg_ips": ("ips",)}
 UNIT_FIELDS = ("avg_ips", "ips")
 
 
-def _lookup(p: ParsedLine, name: str, aliases: bool) -> Any:
+def _lookup(p: ParsedLine, name: str, aliases: bool) -> LogField | None:
     if name == "loss":
         return p.loss()
     f = p.get(name)
@@ -291,7 +292,7 @@ _Numbers = tuple[tuple[str, float | int | str | None], ...]
 _Problem = tuple[ParsedLine, str, _Numbers]
 
 
-def _judged_pair(p: ParsedLine) -> tuple[Any, Any] | None:
+def _judged_pair(p: ParsedLine) -> tuple[LogField, LogField] | None:
     """(avg_ips, avg_batch_cost) fields when the line can be judged: both finite, the cost positive."""
     if not p.is_iteration:
         return None
@@ -317,7 +318,7 @@ def _line_batch(p: ParsedLine, argv_batch: float | None) -> tuple[float | None, 
 
 
 def _throughput_problem(
-    p: ParsedLine, ips: Any, cost: Any, argv_batch: float | None, factor: float, cards: int
+    p: ParsedLine, ips: LogField, cost: LogField, argv_batch: float | None, factor: float, cards: int
 ) -> _Problem | None:
     batch, where = _line_batch(p, argv_batch)
     tol = 0.5 * 10 ** -min(_decimals(ips.raw), _decimals(cost.raw))

@@ -104,7 +104,7 @@ def config_image(ctx: CheckContext) -> tuple[str, str] | None:
     """(key without dashes, value) of the config's infer-block image slot, e.g. `--img-path:images/x`."""
     import os
 
-    cfg = Path(str(ctx.record.plan.config_path))
+    cfg = Path(str(ctx.run_record.plan.config_path))
     cfg = cfg if cfg.is_absolute() else Path(ctx.repo) / cfg
     try:
         lines = cfg.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -257,7 +257,7 @@ def _predict_script(repo: Path, predict_args: tuple[str, ...] | None) -> str | C
 
 def _inference_step(ctx: CheckContext, infer_args: tuple[str, ...] | None) -> StepRun | CheckOutcome | None:
     """The inference step whose command infer.py runs with (first passed one); None with infer_args."""
-    infers = step_runs(ctx.record, "infer")
+    infers = step_runs(ctx.run_record, "infer")
     base = next((r for r in infers if r.passed), infers[0] if infers else None)
     if infer_args is not None:
         return base
@@ -625,7 +625,7 @@ def _run_and_compare(
     from tipc.execute import proc
 
     repo = Path(ctx.repo)
-    weights, notes = _predict_weights(ctx.record, repo, script, parsed.predict_args)
+    weights, notes = _predict_weights(ctx.run_record, repo, script, parsed.predict_args)
     commands = _Commands(python, script, parsed, base, slot, weights)
     runner = _Runner(
         repo=repo,

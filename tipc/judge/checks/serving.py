@@ -54,11 +54,11 @@ def _has_model(folder: Path) -> bool:
     )
 
 
-def _records(ctx: CheckContext) -> list[Any]:
+def _records(ctx: CheckContext) -> list[RunRecord]:
     """The serving chain's record first (the model it converted is the one the repo serves), then the train
     chain's, then every other chain's (CheckContext.records), each once."""
-    records = dict(getattr(ctx, "records", None) or {})
-    out: list[Any] = []
+    records = dict(ctx.records)
+    out: list[RunRecord] = []
     for record in (records.get("serving"), ctx.record, *records.values()):
         if record is not None and all(record is not r for r in out):
             out.append(record)
@@ -117,9 +117,9 @@ def find_model_dir(ctx: CheckContext, explicit: str | None = None) -> tuple[Path
     return None, why
 
 
-def _serving_record(ctx: CheckContext) -> Any:
+def _serving_record(ctx: CheckContext) -> RunRecord | None:
     """The repo's serving chain's run record (None when it was not run)."""
-    record = dict(getattr(ctx, "records", None) or {}).get("serving")
+    record = ctx.records.get("serving")
     if record is None and ctx.record is not None and getattr(ctx.record.plan, "chain", None) == "serving":
         record = ctx.record
     return record
@@ -207,7 +207,7 @@ def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
             {"repo_serving": "untrained"},
         )
     result = _serve_and_compare(ctx, **args)
-    if ctx.record is None and not dict(getattr(ctx, "records", None) or {}):
+    if ctx.record is None and not ctx.records:
         return result
     if result.verdict in (Verdict.NA, Verdict.SKIP):
         return result  # nothing was served: the reason stands as it is
@@ -268,7 +268,7 @@ class _ServingPlan:
     load_s: float
 
 
-def _nothing_to_serve(records: list[Any], args: Mapping[str, Any], settings: Settings) -> bool:
+def _nothing_to_serve(records: list[RunRecord], args: Mapping[str, Any], settings: Settings) -> bool:
     """Run records whose plans have no export or inference step, and no model folder given."""
     return bool(
         records

@@ -41,10 +41,13 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.errors import ConfigError
 from tipc.core.steps import PRETRAINED_MODES
+
+if TYPE_CHECKING:
+    from tipc.core.yamlschema import Map
 
 SETTINGS_PATH = "test_tipc/tipc.yaml"
 
@@ -120,7 +123,7 @@ class Settings:
 
 
 @functools.cache
-def _schema() -> Any:
+def _schema() -> Map:
     # tipc.core.yamlschema is imported here, not at the top: the check modules import this one and stay cheap.
     from tipc.core.yamlschema import Bool, Field, Int, Map, Num, OneOf, Seq, Str
 
@@ -251,7 +254,7 @@ def _argv(value: str | list[str] | None, keys: tuple[str | int, ...], fail: Fail
     return parts
 
 
-def validate_settings(data: Any, path: str = SETTINGS_PATH) -> Settings:
+def validate_settings(data: object, path: str = SETTINGS_PATH) -> Settings:
     """Settings from plain data (a mapping without positions); ConfigError naming the path on any problem."""
     from tipc.core.yamlschema import dotted, validate
 
@@ -282,7 +285,7 @@ def load_settings(repo: Path) -> Settings:
     return parse_settings(decode(data, SETTINGS_PATH), SETTINGS_PATH)
 
 
-def as_settings(value: Any) -> Settings:
+def as_settings(value: object) -> Settings:
     """Accept what CheckContext.settings holds: a Settings, a raw mapping (validated) or None."""
     if isinstance(value, Settings):
         return value

@@ -29,21 +29,27 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.fs import atomic_write_text
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tipc.judge.engines.base import Engine, InputSpec, ModelFiles
 
 PROTOCOL = "tipc.engines/1"
 
 
-def _make_engine(name: str, options: dict[str, Any] | None = None) -> Any:
+def _make_engine(name: str, options: dict[str, Any] | None = None) -> Engine:
     from tipc.judge.engines import engine_factory
 
     target = engine_factory(name)
     if target is None:
         raise KeyError(f"unknown engine {name!r}")
     module, attr = target.split(":", 1)
-    return getattr(importlib.import_module(module), attr)(**(options or {}))
+    engine: Engine = getattr(importlib.import_module(module), attr)(**(options or {}))
+    return engine
 
 
 IMAGE_SIDE = 224
@@ -66,10 +72,10 @@ def _concrete(shape: tuple[int | None, ...], dtype: str) -> tuple[int, ...]:
     return tuple(d if d is not None else size(i) for i, d in enumerate(shape))
 
 
-def _input_specs(engines: dict[str, Any]) -> list[Any]:
+def _input_specs(engines: dict[str, Engine]) -> list[InputSpec]:
     """The model's inputs as the engines report them: the first engine's, unless a later one knows every
     shape where it did not."""
-    specs: list[Any] = []
+    specs: list[InputSpec] = []
     for eng in engines.values():
         s = eng.input_specs()
         if s and (not specs or (all(x.shape is not None for x in s) and any(x.shape is None for x in specs))):
@@ -77,11 +83,11 @@ def _input_specs(engines: dict[str, Any]) -> list[Any]:
     return specs
 
 
-def _file_feeds(path: str, names: list[str]) -> dict[str, Any]:
+def _file_feeds(path: str, names: list[str]) -> dict[str, np.ndarray]:
     """Inputs from an .npy (one input) or an .npz (by input name, else by position)."""
     import numpy as np
 
-    arrays: dict[str, Any] = {}
+    arrays: dict[str, np.ndarray] = {}
     loaded = np.load(path, allow_pickle=False)
     if isinstance(loaded, np.ndarray):
         if len(names) > 1:
@@ -94,14 +100,14 @@ def _file_feeds(path: str, names: list[str]) -> dict[str, Any]:
     return arrays
 
 
-def _random_feeds(specs: list[Any], seed: int) -> dict[str, Any]:
+def _random_feeds(specs: list[InputSpec], seed: int) -> dict[str, np.ndarray]:
     """Seeded standard-normal floats (0/1 integers) in each input's concrete shape."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     if not specs or any(s.shape is None for s in specs):
         raise ValueError("no engine reports the model's input shapes; set agreement.inputs to an .npy file")
-    arrays: dict[str, Any] = {}
+    arrays: dict[str, np.ndarray] = {}
     for s in specs:
         shape = _concrete(s.shape or (), s.dtype)
         if s.dtype.startswith("float"):
@@ -111,9 +117,11 @@ def _random_feeds(specs: list[Any], seed: int) -> dict[str, Any]:
     return arrays
 
 
-def _feeds(request: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _feeds(
+    request: dict[str, Any], engines: dict[str, Engine]
+) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     specs = _input_specs(engines)
-    info: dict[str, Any] = {"seed": request.get("seed", 0)}
+    info: dict[str, object] = {"seed": request.get("seed", 0)}
     path = request.get("inputs")
     if path:
         info.update({"source": "file", "path": path})
@@ -136,12 +144,12 @@ def _feeds(request: dict[str, Any], engines: dict[str, Any]) -> tuple[dict[str, 
 
 
 def _load_engines(
-    request: dict[str, Any], model: Any, work_dir: Path, entries: dict[str, Any]
-) -> dict[str, Any]:
+    request: dict[str, Any], model: ModelFiles, work_dir: Path, entries: dict[str, dict[str, object]]
+) -> dict[str, Engine]:
     """Load the model in each requested engine; an entry per engine says how that went."""
-    loaded: dict[str, Any] = {}
+    loaded: dict[str, Engine] = {}
     for name in request["engines"]:
-        entry: dict[str, Any] = {"ok": False, "error": None, "outputs": []}
+        entry: dict[str, object] = {"ok": False, "error": None, "outputs": []}
         entries[name] = entry
         t0 = time.perf_counter()
         try:
@@ -159,12 +167,15 @@ def _load_engines(
 
 
 def _run_engines(
-    loaded: dict[str, Any], feeds: dict[str, Any], work_dir: Path, entries: dict[str, Any]
-) -> dict[str, list[tuple[str, Any]]]:
+    loaded: dict[str, Engine],
+    feeds: dict[str, np.ndarray],
+    work_dir: Path,
+    entries: dict[str, dict[str, object]],
+) -> dict[str, list[tuple[str, np.ndarray]]]:
     """Each loaded engine's (name, array) outputs on the feeds, also saved to outputs_<engine>.npz."""
     import numpy as np
 
-    results: dict[str, list[tuple[str, Any]]] = {}
+    results: dict[str, list[tuple[str, np.ndarray]]] = {}
     for name, eng in loaded.items():
         entry = entries[name]
         t0 = time.perf_counter()
@@ -173,7 +184,9 @@ def _run_engines(
             results[name] = outs
             entry["ok"] = True
             entry["outputs"] = [{"name": n, "shape": list(a.shape), "dtype": str(a.dtype)} for n, a in outs]
-            np.savez(work_dir / f"outputs_{name}.npz", **{f"out{i}": a for i, (_, a) in enumerate(outs)})
+            # numpy's stubs read a ** mapping as its allow_pickle flag too: the arrays are passed untyped
+            saved: dict[str, Any] = {f"out{i}": a for i, (_, a) in enumerate(outs)}
+            np.savez(work_dir / f"outputs_{name}.npz", **saved)
         except Exception as exc:
             entry["error"] = f"run failed: {type(exc).__name__}: {exc}"[:2000]
         entry["run_seconds"] = time.perf_counter() - t0
@@ -181,7 +194,7 @@ def _run_engines(
 
 
 def _compare_outputs(
-    oa: list[tuple[str, Any]], ob: list[tuple[str, Any]], atol: float, rtol: float
+    oa: list[tuple[str, np.ndarray]], ob: list[tuple[str, np.ndarray]], atol: float, rtol: float
 ) -> list[dict[str, Any]]:
     """Two engines' outputs compared by position; an output only one of them has is missing."""
     from tipc.judge.engines.compare import compare_arrays

@@ -152,7 +152,7 @@ def _in_rule_order(rulesets: list[Ruleset], results: list[RuleResult]) -> list[R
 _Key = tuple[str, str]
 
 
-def _key(name: str, args: Mapping[str, Any]) -> _Key | None:
+def _key(name: str, args: Mapping[str, object]) -> _Key | None:
     try:
         return name, json.dumps(args, sort_keys=True, default=repr)
     except (TypeError, ValueError):

@@ -41,7 +41,7 @@ class Param:
 
     kind: str
     required: bool = False
-    default: Any = None
+    default: object = None
     doc: str = ""
 
 
@@ -367,17 +367,17 @@ def _tail(path: Path, repo: Path, lines: int = 15) -> str | None:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def _record_of_chain(ctx: CheckContext, chain: str | None) -> Any:
+def _record_of_chain(ctx: CheckContext, chain: str | None) -> RunRecord | None:
     """The run record of `chain` (CheckContext.records, or the main record when it is that chain)."""
     if chain is None:
         return ctx.record
-    found = dict(getattr(ctx, "records", None) or {}).get(chain)
+    found = ctx.records.get(chain)
     if found is None and ctx.record is not None and getattr(ctx.record.plan, "chain", None) == chain:
         found = ctx.record
     return found
 
 
-def _not_applicable(result: Any) -> bool:
+def _not_applicable(result: StepResult | None) -> bool:
     return (
         result is not None and result.status.value == "skipped" and "not applicable" in (result.reason or "")
     )
@@ -392,7 +392,7 @@ class _StepSelector:
     trainer: str | None
     step: str | None
 
-    def selects(self, step: Any) -> bool:
+    def selects(self, step: Step) -> bool:
         return (
             (self.stage is None or step.stage.value == self.stage)
             and (self.trainer is None or step.trainer == self.trainer)
@@ -438,7 +438,7 @@ def _unpassed_step(env: OpEnv, step: Step, result: StepResult) -> Evidence:
     )
 
 
-def _step_results(env: OpEnv, record: RunRecord, selected: list[Any]) -> tuple[list[Evidence], int, float]:
+def _step_results(env: OpEnv, record: RunRecord, selected: list[Step]) -> tuple[list[Evidence], int, float]:
     """(evidence for each step that did not pass, how many were skipped, total seconds)."""
     bad: list[Evidence] = []
     skipped = 0

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tipc.core.errors import RuleError, UserError
 from tipc.core.fs import is_safe_relative
@@ -51,6 +51,9 @@ from tipc.core.yamlschema import (
 )
 from tipc.judge.rules.model import RULESET_SCHEMA, CheckSpec, Rule, Ruleset, Severity
 from tipc.judge.rules.operators import LIST_OPERATORS, OPERATORS, Param
+
+if TYPE_CHECKING:
+    from tipc.judge.checks.base import CheckOutcome
 
 RULE_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,99}$")
 MAX_CHECK_DEPTH = 8
@@ -344,7 +347,7 @@ def load_rulesets(
     names: Sequence[str],
     default: Sequence[str],
     *,
-    checks: Mapping[str, Callable[..., Any]] | None = None,
+    checks: Mapping[str, Callable[..., CheckOutcome]] | None = None,
 ) -> list[Ruleset]:
     """The rulesets `--ruleset` names (`a,b` is `a` then `b`, unless the text names a file), else `default`.
 
@@ -370,7 +373,7 @@ def load_rulesets(
     return out
 
 
-def schemas_of(checks: Mapping[str, Callable[..., Any]]) -> dict[str, Schema]:
+def schemas_of(checks: Mapping[str, Callable[..., CheckOutcome]]) -> dict[str, Schema]:
     """The argument schemas a ruleset is validated with when `checks` evaluates it: the registered checks',
     and those of the registry's own checks (one without a schema, a test's fake, takes any arguments)."""
     from tipc.judge.checks.registry import RegisteredCheck

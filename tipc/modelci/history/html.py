@@ -16,10 +16,14 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tipc.modelci.history.db import StoredRun, iter_metric_names
 from tipc.modelci.history.trend import series
+
+if TYPE_CHECKING:
+    import jinja2
+    from markupsafe import Markup
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 W, H, PAD_L, PAD_R, PAD_T, PAD_B = 440, 220, 58, 14, 12, 52
@@ -187,10 +191,10 @@ class _Chart:
     unit: str
     count: int
     caption: str
-    svg: Any  # markupsafe.Markup: numbers and escaped text only
+    svg: Markup  # numbers and escaped text only
 
 
-def _template() -> Any:
+def _template() -> jinja2.Template:
     import jinja2
 
     env = jinja2.Environment(
