@@ -144,3 +144,12 @@ def test_background_that_cannot_start_closes_its_log(tmp_path: Path) -> None:
     # the traceback keeps the half-made object alive: its log must be closed all the same
     assert failed.traceback
     assert str(log) not in [f.path for f in psutil.Process().open_files()]
+
+
+def test_a_child_that_exits_without_reading_its_input_is_still_waited_for(tmp_path: Path) -> None:
+    # More input than a pipe holds, to a program that never reads it: the write breaks the pipe. The
+    # run still returns the child's own exit status and reaps it (a failed compiler in native.py once
+    # left an unreaped child and an open pipe behind, which a later test saw as a ResourceWarning).
+    done = proc.run(["false"], cwd=tmp_path, stdin_data=b"x" * (4 << 20), timeout_s=30, trusted=True)
+    assert done.exit_code == 1
+    assert not psutil.Process().children(recursive=True)

@@ -509,6 +509,15 @@ def _pump(
     stream.close()
 
 
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    """Write `data` to a child's stdin and close it; a child that exits without reading it all (a failed
+    compiler) is judged by its exit status, never by the broken pipe, and is still waited for."""
+    with contextlib.suppress(BrokenPipeError):
+        pipe.write(data)
+    with contextlib.suppress(BrokenPipeError):
+        pipe.close()
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -553,12 +562,11 @@ def run(
             _ours.add(child.pid)
         if on_start is not None:
             on_start(child.pid)
-        if stdin_data is not None and child.stdin is not None:
-            child.stdin.write(stdin_data)
-            child.stdin.close()
         assert child.stdout is not None
         pump = threading.Thread(target=_pump, args=(child.stdout, sink, on_line, on_chunk), daemon=True)
-        pump.start()
+        pump.start()  # before stdin: a child that prints before it reads must not block the write
+        if stdin_data is not None and child.stdin is not None:
+            _feed(child.stdin, stdin_data)
         timed_out = interrupted = False
         try:
             _wait(child, timeout_s)
