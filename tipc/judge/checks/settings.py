@@ -261,6 +261,8 @@ def validate_settings(data: object, path: str = SETTINGS_PATH) -> Settings:
     value, issues = validate(data, _schema())
     if issues:
         raise ConfigError(path, None, issues[0].text())
+    if not isinstance(value, dict):  # the schema is a mapping: what it accepts is one
+        raise ConfigError(path, None, "expected a mapping")
     return _build(value, path, lambda keys, message: ConfigError(path, None, f"{dotted(keys)}: {message}"))
 
 
