@@ -108,6 +108,19 @@ def arg_int(args: Args, key: str, default: int) -> int:
     return int(value)
 
 
+def arg_opt_int(args: Args, key: str) -> int | None:
+    """An integer argument, or None when absent or null."""
+    return None if args.get(key) is None else arg_int(args, key, 0)
+
+
+def arg_text(args: Args, key: str) -> str:
+    """A required string argument."""
+    value = args.get(key)
+    if isinstance(value, str):
+        return value
+    raise _wrong(key, "a string", value)
+
+
 def arg_str(args: Args, key: str) -> str | None:
     """A string argument, or None when absent or null."""
     value = args.get(key)
