@@ -32,7 +32,16 @@ from tipc.judge.checks._common import (
 from tipc.judge.checks._model import ModelFiles, find_model, locate_model
 from tipc.judge.checks._worker import run_worker
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
-from tipc.judge.checks.registry import NON_NEGATIVE, POSITIVE, registered
+from tipc.judge.checks.registry import (
+    NON_NEGATIVE,
+    POSITIVE,
+    Args,
+    arg_int,
+    arg_num,
+    arg_str,
+    arg_strs,
+    registered,
+)
 from tipc.judge.checks.settings import AgreementSettings
 
 
@@ -251,7 +260,7 @@ class _AgreementArgs:
     seed: int
     inputs: str | None
     plugins: list[str]
-    engine_options: dict[str, dict[str, Any]]
+    engine_options: dict[str, dict[str, object]]
     model_dir: str | None
 
     @property
@@ -259,19 +268,29 @@ class _AgreementArgs:
         return {"atol": self.atol, "rtol": self.rtol, "cosine_min": self.cosine_min}
 
 
-def _agreement_args(args: dict[str, Any], a: AgreementSettings) -> _AgreementArgs:
+def _engine_options(args: Args, default: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:
+    """`engine_options` (engine -> its factory's keyword arguments), else tipc.yaml's."""
+    value = args.get("engine_options")
+    if value is None:
+        return dict(default)
+    if isinstance(value, dict) and all(isinstance(o, dict) for o in value.values()):
+        return {str(k): {str(n): v for n, v in o.items()} for k, o in value.items() if isinstance(o, dict)}
+    raise TypeError(f"check argument 'engine_options': expected a mapping of mappings, got {value!r}")
+
+
+def _agreement_args(args: Args, a: AgreementSettings) -> _AgreementArgs:
     """The rule's arguments over test_tipc/tipc.yaml `agreement`."""
     return _AgreementArgs(
-        list(args.get("engines", a.engines)),
-        float(args.get("atol", a.tolerances.atol)),
-        float(args.get("rtol", a.tolerances.rtol)),
-        float(args.get("cosine_min", a.tolerances.cosine_min)),
-        float(args.get("timeout_s", a.timeout_s)),
-        int(args.get("seed", a.seed)),
-        args.get("inputs", a.inputs),
-        list(args.get("plugins", a.plugins)),
-        dict(args.get("engine_options", a.engine_options)),
-        args.get("model_dir"),
+        arg_strs(args, "engines") or list(a.engines),
+        arg_num(args, "atol", a.tolerances.atol),
+        arg_num(args, "rtol", a.tolerances.rtol),
+        arg_num(args, "cosine_min", a.tolerances.cosine_min),
+        arg_num(args, "timeout_s", a.timeout_s),
+        arg_int(args, "seed", a.seed),
+        arg_str(args, "inputs") if "inputs" in args else a.inputs,
+        (arg_strs(args, "plugins") or []) if "plugins" in args else list(a.plugins),
+        _engine_options(args, a.engine_options),
+        arg_str(args, "model_dir"),
     )
 
 
@@ -370,7 +389,7 @@ def _judge_worker_run(
         }
     ),
 )
-def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_agreement(ctx: CheckContext, **args: object) -> CheckOutcome:
     """The exported model's outputs agree across inference engines (Paddle Inference, ONNX Runtime)."""
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
@@ -386,7 +405,7 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return inputs_path
 
     work = work_dir_for(ctx, "tipc_agreement")
-    python = run_python(ctx, settings, args.get("python"))
+    python = run_python(ctx, settings, arg_str(args, "python"))
     request = {
         "op": "agreement",
         "model_dir": str(model.model_dir),

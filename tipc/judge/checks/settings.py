@@ -75,7 +75,7 @@ class AgreementSettings:
     prob_atol: float = 1e-5
     prob_rtol: float = 1e-4
     plugins: tuple[str, ...] = ()  # modules the worker imports to register extra engines (e.g. serving)
-    engine_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # engine -> factory kwargs
+    engine_options: dict[str, dict[str, object]] = field(default_factory=dict)  # engine -> factory kwargs
 
 
 @dataclass(frozen=True)
