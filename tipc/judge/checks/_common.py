@@ -268,4 +268,3 @@ def weights_made_here(ctx: CheckContext, record: RunRecord, step_id: str) -> str
             if rel in made:
                 return rel
     return ""
-

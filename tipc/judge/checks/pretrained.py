@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import argv_options, created_paths, outcome, step_runs
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.documented import error_line
 from tipc.judge.checks.predict_infer import check_predict_infer_agreement
-from tipc.judge.checks.registry import registered
+from tipc.judge.checks.registry import arg_str, registered
 
 if TYPE_CHECKING:
     from tipc.execute.record import RunRecord
@@ -56,10 +56,11 @@ def provided_weights(
         }
     ),
 )
-def check_pretrained_predict_infer(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_pretrained_predict_infer(ctx: CheckContext, **args: object) -> CheckOutcome:
     """predict == infer on the weights the repo provides (the pretrained chain's export)."""
-    chain = args.pop("chain", "pretrained")
-    record = (ctx.records or {}).get(chain)
+    chain = arg_str(args, "chain")
+    args.pop("chain", None)
+    record = (ctx.records or {}).get(chain if chain is not None else "pretrained")
     if record is None:
         return outcome(
             Verdict.SKIP, "the provided model was not exported (no record of the pretrained chain)"
