@@ -20,7 +20,7 @@ from tipc.judge.checks._common import argv_options, created_paths, outcome, step
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.documented import error_line
 from tipc.judge.checks.predict_infer import check_predict_infer_agreement
-from tipc.judge.checks.registry import arg_str, registered
+from tipc.judge.checks.registry import arg_str_or, registered
 
 if TYPE_CHECKING:
     from tipc.execute.record import RunRecord
@@ -58,9 +58,9 @@ def provided_weights(
 )
 def check_pretrained_predict_infer(ctx: CheckContext, **args: object) -> CheckOutcome:
     """predict == infer on the weights the repo provides (the pretrained chain's export)."""
-    chain = arg_str(args, "chain")
+    chain = arg_str_or(args, "chain", "pretrained")
     args.pop("chain", None)
-    record = (ctx.records or {}).get(chain if chain is not None else "pretrained")
+    record = (ctx.records or {}).get(chain)
     if record is None:
         return outcome(
             Verdict.SKIP, "the provided model was not exported (no record of the pretrained chain)"

@@ -129,6 +129,12 @@ def arg_str(args: Args, key: str) -> str | None:
     raise _wrong(key, "a string", value)
 
 
+def arg_str_or(args: Args, key: str, default: str) -> str:
+    """A string argument, or `default` when absent or null."""
+    value = arg_str(args, key)
+    return default if value is None else value
+
+
 def arg_bool(args: Args, key: str, default: bool) -> bool:
     """A boolean argument, or `default` when absent or null."""
     value = args.get(key)
