@@ -89,7 +89,7 @@ def _patterns(args: Args, key: str) -> tuple[str, ...]:
     return tuple(arg_strs(args, key) or ())
 
 
-def _specs(args: Args) -> list[CheckSpec]:
+def child_specs(args: Args) -> list[CheckSpec]:
     """A combinator's `checks` (the loader built them)."""
     value = args.get("checks")
     if isinstance(value, list | tuple) and all(isinstance(s, CheckSpec) for s in value):
@@ -553,7 +553,7 @@ def _combined(outcomes: list[CheckOutcome]) -> tuple[tuple[Evidence, ...], dict[
 
 
 def op_all_of(env: OpEnv, args: Args) -> CheckOutcome:
-    outcomes = [env.evaluate(spec) for spec in _specs(args)]
+    outcomes = [env.evaluate(spec) for spec in child_specs(args)]
     verdicts = [o.verdict for o in outcomes]
     failing = [o for o in outcomes if o.verdict is Verdict.FAIL]
     if failing:
@@ -572,7 +572,7 @@ def op_all_of(env: OpEnv, args: Args) -> CheckOutcome:
 
 def op_any_of(env: OpEnv, args: Args) -> CheckOutcome:
     outcomes = []
-    for spec in _specs(args):
+    for spec in child_specs(args):
         outcome = env.evaluate(spec)
         if outcome.verdict is Verdict.PASS:
             return outcome
