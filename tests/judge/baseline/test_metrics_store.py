@@ -77,7 +77,7 @@ def _record(
         "template",
         steps,
     )
-    env = {
+    env: dict[str, object] = {
         "paddle_version": "3.3.1",
         "python_version": "3.11.7",
         "packages": {"numpy": "2.4.6"},

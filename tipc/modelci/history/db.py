@@ -311,8 +311,8 @@ class History:
             config=record.plan.config_path,
             mode=record.plan.mode,
             machine_class=store.machine_class(env),
-            paddle_version=env.get("paddle_version") or record.paddle_version,
-            paddle_commit=env.get("paddle_commit"),
+            paddle_version=_text(env.get("paddle_version")) or record.paddle_version,
+            paddle_commit=_text(env.get("paddle_commit")),
             repo_commit=record.git_commit,
             started=record.started,
             verdict=verdict or ("passed" if ok else "failed"),
@@ -465,3 +465,8 @@ def iter_metric_names(runs: Sequence[StoredRun]) -> Iterator[str]:
         for name in r.metrics:
             seen.setdefault(name, None)
     yield from seen
+
+
+def _text(value: object) -> str | None:
+    """A string field of a record's environment (None when absent or not a string)."""
+    return value if isinstance(value, str) else None
