@@ -80,7 +80,7 @@ class Access:
     via: str  # open, rename, copyfile, paddle.load, paddle.inference.Config, ...
     exists: bool | None = None  # reads: whether the file existed when it was opened
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "path": self.path,
             "mode": self.mode,
@@ -99,7 +99,7 @@ class Fingerprint:
     mtime: float | None = None
     sha256: str | None = None  # None when the file is too large to hash (size + mtime identify it)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "path": self.path,
             "exists": self.exists,

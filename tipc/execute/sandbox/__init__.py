@@ -73,7 +73,7 @@ class Change:
     kind: str  # created | changed | deleted
     size: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"path": self.path, "kind": self.kind, "size": self.size}
 
 

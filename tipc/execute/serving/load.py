@@ -37,7 +37,7 @@ class LoadResult:
     def throughput_rps(self) -> float:
         return self.ok / self.wall_s if self.wall_s > 0 else 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         p50, p99 = self.percentile_ms(50), self.percentile_ms(99)
         return {
             "requests": self.requests,

@@ -69,7 +69,7 @@ class MetricBaseline:
             return self.margin, self.margin_from
         return stats.derive_margin(self.summary, self.kind, self.unit, repeats)
 
-    def to_yaml(self) -> dict[str, Any]:
+    def to_yaml(self) -> dict[str, object]:
         s = self.summary
         out: dict[str, Any] = {
             "kind": self.kind,
@@ -108,7 +108,7 @@ class Baseline:
     not_available: list[str] = field(default_factory=list)
     path: Path | None = None
 
-    def to_yaml(self) -> dict[str, Any]:
+    def to_yaml(self) -> dict[str, object]:
         return {
             "schema": SCHEMA,
             "model": self.model,
