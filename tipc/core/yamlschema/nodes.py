@@ -7,7 +7,6 @@ tipc.core.yamlschema.validation's.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 # Plain classes, not dataclasses: a dozen frozen dataclasses cost ~5 ms of `tipc lint` start-up to create.
 
