@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tipc.core.fs import atomic_write_text
 
@@ -71,10 +71,14 @@ def start_step(lineage_dir: Path, step_id: str, base_pythonpath: str | None) -> 
     return step_env(lineage_dir, step_id, base_pythonpath)
 
 
+AccessMode = Literal["read", "write", "delete"]
+_ACCESS_MODES: dict[str, AccessMode] = {"read": "read", "write": "write", "delete": "delete"}
+
+
 @dataclass(frozen=True)
 class Access:
     path: str  # absolute, symlinks resolved
-    mode: str  # read | write | delete
+    mode: AccessMode
     time: float
     pid: int
     via: str  # open, rename, copyfile, paddle.load, paddle.inference.Config, ...
@@ -187,8 +191,8 @@ def parse_lines(lines: Iterable[str], step_id: str) -> StepAccess:
                     )
                 )
                 continue
-            mode = str(item["mode"])
-            if mode not in ("read", "write", "delete"):
+            mode = _ACCESS_MODES.get(str(item["mode"]))
+            if mode is None:
                 continue
             exists = item.get("exists")
             access = Access(
@@ -277,7 +281,7 @@ class LayerWatch:
                 path == i or path.startswith(i + os.sep) for i in self.ignore
             ):
                 continue
-            mode = "delete" if state[1] < 0 else "write"
+            mode: AccessMode = "delete" if state[1] < 0 else "write"
             # Timed at the step's start: the write happened while it ran, so no read of this step came
             # before it (what its own reads of the file saw is this run's, not an earlier version).
             found.append(Access(_canonical(path), mode, self.started, 0, "layer"))
