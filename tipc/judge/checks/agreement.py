@@ -378,8 +378,9 @@ def _judge_worker_run(
         return outcome(
             Verdict.FAIL, f"agreement worker failed: {run.error}", Evidence("worker log", path=rel_log)
         )
-    if parsed.inputs is not None and isinstance(run.response.get("inputs"), dict):
-        run.response["inputs"]["path"] = parsed.inputs  # as the user wrote it (repo-relative)
+    inputs = run.response.get("inputs")
+    if parsed.inputs is not None and isinstance(inputs, dict):
+        inputs["path"] = parsed.inputs  # as the user wrote it (repo-relative)
     summary = summarise_response(run.response, list(parsed.engines), parsed.cosine_min)
     result = with_eval_level(ctx, with_spread(summary, run.response, work))
     result.data.update({"tolerances": parsed.tolerances, "worker_log": rel_log})

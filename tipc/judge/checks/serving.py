@@ -429,7 +429,7 @@ def _paddle_reference(
     }
     ref = run_worker(python, request, work, 300)
     response = ref.response or {}
-    engine = (response.get("engines") or {}).get("paddle_inference") or {}
+    engine = as_object(as_object(response.get("engines")).get("paddle_inference"))
     if not engine.get("ok"):
         why = ref.error or engine.get("error") or response.get("error") or "no outputs"
         return CheckOutcome(
