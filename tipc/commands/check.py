@@ -775,7 +775,9 @@ def _not_after_interrupt(check: Callable[..., CheckOutcome]) -> Callable[..., Ch
     return checked
 
 
-def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str, **overrides: object) -> RunRecord:
+def _execute(
+    args: argparse.Namespace, plan: Plan, seams: Seams, failure: str, **overrides: object
+) -> RunRecord:
     """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
     settings: dict[str, object] = {
         "step_timeout_s": _sandboxed.step_timeout(_sandboxed.chain_options(args), plan.mode),
