@@ -12,7 +12,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import IO, TYPE_CHECKING, TypeVar
+from typing import IO, TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from tipc.core.causes import hide_own_frames
 from tipc.core.console import stream_console
@@ -317,9 +317,19 @@ _Outcome = TypeVar("_Outcome")  # what a check returns (a CheckOutcome), passed 
 CHECK_QUIET_S = 0.5  # a check that ends sooner is not announced: most read a log and take milliseconds
 
 
+@runtime_checkable
+class CheckObserver(Protocol):
+    """An observer told of the checks that take long (the terminal views); one without these methods (the
+    NullObserver) is told nothing."""
+
+    def check_started(self, name: str) -> None: ...
+
+    def check_finished(self, name: str, verdict: str, seconds: float) -> None: ...
+
+
 def announced_checks(
     checks: Mapping[str, Callable[..., _Outcome]],
-    observer: object,  # told only when it has check_started and check_finished (not the NullObserver)
+    observer: object,  # told only when it is a CheckObserver
     *,
     quiet_s: float = CHECK_QUIET_S,
     clock: Callable[[], float] = time.monotonic,
@@ -327,10 +337,9 @@ def announced_checks(
     """The check registry with each call that runs past `quiet_s` told to the observer (`check_started`
     when it passes `quiet_s`, `check_finished` with its verdict and seconds), so the terminal is never silent
     while a check works. An observer without those methods (NullObserver) is told nothing."""
-    started_fn = getattr(observer, "check_started", None)
-    finished_fn = getattr(observer, "check_finished", None)
-    if started_fn is None or finished_fn is None:
+    if not isinstance(observer, CheckObserver):
         return dict(checks)
+    started_fn, finished_fn = observer.check_started, observer.check_finished
 
     def announced(name: str, fn: Callable[..., _Outcome]) -> Callable[..., _Outcome]:
         def call(ctx: object, **args: object) -> _Outcome:
