@@ -7,6 +7,7 @@ blank lines shifted everything up), are present but empty with `line == 0`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 
 from tipc.config import bash
@@ -188,8 +189,14 @@ class TipcConfig:
         assert isinstance(value, Slot)
         return value
 
-    def slots(self) -> dict[str, Slot]:
-        return {name: getattr(self, name) for name in _slot_fields()}
+    def slots(self) -> Mapping[str, Slot]:
+        """Every slot by name, in declaration order; built once per config (lint and planning ask often).
+        Kept beside the fields, not as one: equality, `replace` and the JSON form never see it."""
+        found: dict[str, Slot] | None = self.__dict__.get("_slot_map")
+        if found is None:
+            found = {name: getattr(self, name) for name in _slot_fields()}
+            self.__dict__["_slot_map"] = found
+        return found
 
     def section(self, name: str) -> Section | None:
         for section in self.sections:

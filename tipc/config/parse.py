@@ -285,7 +285,7 @@ def parse_text(text: str, path: str = "<config>") -> ParsedFile:
     # A final newline does not start a new line.
     if physical and physical[-1] == "":
         physical = physical[:-1]
-    crlf = any(line.endswith("\r") for line in physical)
+    crlf = "\r" in text and any(line.endswith("\r") for line in physical)  # most configs: no CR at all
     issues: list[Finding] = []
     if not physical:
         issues.append(Finding(path, 0, 0, Level.ERROR, "TIPC001", "empty config: no lines to read"))
