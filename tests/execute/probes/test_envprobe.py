@@ -94,6 +94,37 @@ def test_a_paddle_that_is_not_there_is_named(tmp_path: Path) -> None:
     assert "No module named 'paddle'" in facts["paddle_error"]
 
 
+def _dist_info(folder: Path, name: str, version: str) -> None:
+    info = folder / f"{name}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+
+
+def test_the_metadata_version_is_the_one_paddleversion_prints(tmp_path: Path) -> None:
+    """paddle_dist_version: what probes/paddleversion.py prints from metadata, the working folder first."""
+    site, cwd = tmp_path / "site", tmp_path / "repo"
+    cwd.mkdir()
+    _dist_info(site, "paddlepaddle", "9.1.0")
+    assert _probe(site, cwd)["paddle_dist_version"] == "9.1.0"
+    _dist_info(site, "paddlepaddle_gpu", "9.2.0")  # the GPU build first, as that probe asks
+    assert _probe(site, cwd)["paddle_dist_version"] == "9.2.0"
+    _dist_info(cwd, "paddlepaddle_gpu", "0.0.1")  # the working folder is searched first there too
+    assert _probe(site, cwd)["paddle_dist_version"] == "0.0.1"
+    version_probe = PROBE.parent / "paddleversion.py"
+    printed = subprocess.run(
+        [sys.executable, str(version_probe)],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert printed.stdout.strip().splitlines()[-1] == "0.0.1"
+    (tmp_path / "empty").mkdir()
+    no_paddle = _probe(tmp_path / "empty", tmp_path / "empty", "-S")
+    assert no_paddle["paddle_dist_version"] is None  # where that probe would import paddle
+
+
 def _interpreters() -> list[str]:
     root = Path(__file__).resolve().parents[3]
     candidates = [sys.executable, str(root / ".venv-repos" / "bin" / "python")]

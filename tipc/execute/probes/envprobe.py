@@ -77,6 +77,22 @@ def dist_version(names):  # type: (tuple[str, ...]) -> object
     return None
 
 
+def paddle_dist_version():  # type: () -> object
+    """Paddle's version from its installed metadata, looked up as paddleversion.py looks it up (the working
+    folder first, as under `python -c`), so that a run asks its interpreter once for both: that probe's
+    answer, or None where it would import paddle (no metadata, or Python < 3.8)."""
+    try:
+        from importlib import metadata  # Python >= 3.8
+    except ImportError:
+        return None
+    path = list(sys.path)
+    path[0] = ""
+    for dist in ("paddlepaddle-gpu", "paddlepaddle"):
+        for found in metadata.distributions(name=dist, path=path):
+            return str(found.version)
+    return None
+
+
 def _flag_on(value):  # type: (object) -> object
     if value is None:
         return None
@@ -218,6 +234,7 @@ def main():  # type: () -> None
     facts["python_executable"] = _safe(lambda: sys.executable)
     facts["platform"] = _safe(lambda: platform.platform())
     facts.update(paddle_facts())
+    facts["paddle_dist_version"] = _safe(paddle_dist_version)
     facts["packages"] = {key: _safe(dist_version, names) for key, names in PACKAGES.items()}
     facts["cpu_model"] = _safe(cpu_model)
     facts["cpu_count"] = _safe(os.cpu_count)
