@@ -202,3 +202,32 @@ def test_module_attribute_helpers_and_parser_classes_are_followed(tmp_path: Path
         },
     )
     assert set(_by_flag(tmp_path, "tools/train.py")) == {"--config", "--opt"}
+
+
+def test_a_flag_the_script_refuses_to_run_without_is_required(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "train.py": """
+            import argparse, sys
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--config", dest="cfg", default=None, type=str)
+            parser.add_argument("--resume", default=None)
+            parser.add_argument("--out", default=None)
+            parser.add_argument("--seed", type=int, default=None)
+            parser.add_argument("--iters", type=int, default=10)
+            args = parser.parse_args()
+            if not args.cfg:
+                raise RuntimeError("No configuration file specified.")
+            if args.out is None:
+                sys.exit("give --out")
+            if args.resume:
+                print("resuming")
+            if not args.iters:
+                raise ValueError("iters must be positive")
+            """
+        },
+    )
+    required = {f.flag for f in read_flags(tmp_path / "train.py", tmp_path).flags if f.required}
+    # --resume is only tested, --iters has a value of its own: neither is needed to run
+    assert required == {"--config", "--out"}

@@ -9,7 +9,7 @@ imports), flag names held in module constants (also `*NAMES` tuples), `dest=`, `
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tipc.config.parse import read_repo_text
@@ -262,7 +262,11 @@ def read_flags(script: Path, repo: Path | None = None) -> ScriptFlags:
     except (OSError, SyntaxError, ValueError) as exc:
         return ScriptFlags(rel, (), False, error=f"cannot parse: {exc}")
     consts = _Constants(tree)
-    flags = _flags_in(tree, consts, source, rel)
+    guarded = _guarded_dests(tree)
+    flags = [
+        replace(f, required=True) if f.dest in guarded and _valueless_default(f) else f
+        for f in _flags_in(tree, consts, source, rel)
+    ]
     uses_argparse = "argparse" in source or bool(flags)
 
     # Helpers from repo-local modules called here: `add_common_args(parser)`, `program.preprocess()`, ...
@@ -272,6 +276,45 @@ def read_flags(script: Path, repo: Path | None = None) -> ScriptFlags:
     for flag in flags:
         unique.setdefault((*flag.options, flag.dest, flag.subcommand or ""), flag)
     return ScriptFlags(rel, tuple(unique.values()), uses_argparse)
+
+
+def _valueless_default(flag: Flag) -> bool:
+    return not flag.positional and not flag.is_switch and flag.default is None and flag.default_text is None
+
+
+def _guarded_dests(tree: ast.AST) -> set[str]:
+    """Attributes a script refuses to run without, though argparse does not require them:
+    `if not args.cfg: raise ...` or `if args.cfg is None: sys.exit(...)` (PaddleSeg's train.py and its
+    forks check their `--config` so)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or not any(_stops(s) for s in node.body):
+            continue
+        test, attr = node.test, None
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            attr = test.operand
+        elif (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+        ):
+            attr = test.left
+        if isinstance(attr, ast.Attribute) and isinstance(attr.value, ast.Name):
+            found.add(attr.attr)
+    return found
+
+
+def _stops(statement: ast.stmt) -> bool:
+    """A `raise`, or a call of `exit`/`sys.exit`/`quit`."""
+    if isinstance(statement, ast.Raise):
+        return True
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and _dotted(statement.value.func) in ("exit", "sys.exit", "quit")
+    )
 
 
 def _dotted(node: ast.expr) -> str | None:
