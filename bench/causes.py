@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,12 @@ class Row:
     @property
     def right(self) -> bool:
         return bool(self.got) and self.got[0] in self.expected
+
+
+def _binds(box: Mapping[str, object]) -> dict[str, str]:
+    """The record's sandbox binds (outside path -> path the steps saw)."""
+    binds = box.get("binds")
+    return {str(k): str(v) for k, v in binds.items()} if isinstance(binds, dict) else {}
 
 
 def load_labels(path: Path = LABELS) -> tuple[list[Case], list[Stored]]:
@@ -206,7 +212,7 @@ def explained(record_path: Path, repo: Path) -> Any:
     box = record.sandbox or {}
     folder = box.get("folder")
     run_folder = repo / folder if isinstance(folder, str) else record_path.parent
-    paths = stored_map(repo, run_folder, dict(box.get("binds") or {}), str(box.get("backend") or "overlay"))
+    paths = stored_map(repo, run_folder, _binds(box), str(box.get("backend") or "overlay"))
 
     def log_of(result: Any) -> Path | None:
         return paths.real(result.log) if result.log else None
@@ -311,9 +317,7 @@ def snapshot(record_path: Path, repo: Path, dest: Path) -> None:
     record = load_record(record_path)
     box = record.sandbox or {}
     folder = box.get("folder")
-    paths = stored_map(
-        repo, repo / folder if isinstance(folder, str) else record_path.parent, dict(box.get("binds") or {})
-    )
+    paths = stored_map(repo, repo / folder if isinstance(folder, str) else record_path.parent, _binds(box))
     for result in record.results:
         if not result.log or result.status.value in ("skipped", "blocked"):
             continue

@@ -13,9 +13,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from tipc.api import CheckResult
+    from tipc.report.progress import PlainProgress, RichProgress
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,7 +56,7 @@ class TipcRepo(pytest.Collector):
     ) -> None:
         super().__init__(**kw)
         self.repo, self.rulesets, self.reuse_run, self.extra = repo, rulesets, reuse_run, extra
-        self._result: Any = None
+        self._result: CheckResult | None = None
 
     def collect(self) -> Iterator[pytest.Item]:
         from tipc.commands.check import load_rulesets
@@ -61,7 +65,7 @@ class TipcRepo(pytest.Collector):
             for rule in ruleset.rules:
                 yield TipcRuleItem.from_parent(self, name=rule.id, ruleset=ruleset.name)
 
-    def result(self) -> Any:
+    def result(self) -> CheckResult:
         if self._result is None:
             from tipc.api import check
 
@@ -77,7 +81,7 @@ class TipcRepo(pytest.Collector):
 
 
 @contextlib.contextmanager
-def _progress_on_terminal(config: pytest.Config) -> Iterator[Any]:
+def _progress_on_terminal(config: pytest.Config) -> Iterator[PlainProgress | RichProgress]:
     """The check's progress where the user sees it while the first item waits for it (a minute or more):
     pytest's capture is suspended meanwhile, so a live view on a terminal, plain lines in a CI log."""
     import sys
@@ -109,11 +113,11 @@ class TipcRuleItem(pytest.Item):
         if rule.error is not None:
             raise RuntimeError(f"internal error while checking {self.name}: {rule.error}")
         if rule.verdict == "FAIL":
-            raw: dict[str, Any] = next(
-                (r for r in result.report.get("rules", []) if r.get("id") == self.name), {}
-            )
+            from tipc.core.jsontypes import objects
+
+            raw = next((r for r in objects(result.report.get("rules")) if r.get("id") == self.name), {})
             lines = [rule.summary]
-            for e in raw.get("evidence", [])[:10]:
+            for e in objects(raw.get("evidence"))[:10]:
                 where = (
                     f"{e.get('path')}:{e.get('line')}" if e.get("line") is not None else e.get("path") or ""
                 )

@@ -1,9 +1,11 @@
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from tipc.core.results import (
     STATUS_FORMATS,
+    StatusFormatName,
     append_status_line,
     echo_e,
     parse_results_log,
@@ -27,7 +29,7 @@ EXPECTED_OK = {
 
 
 def test_every_format_is_covered() -> None:
-    assert set(EXPECTED_OK) == set(STATUS_FORMATS)
+    assert set(EXPECTED_OK) == set(STATUS_FORMATS) == set(get_args(StatusFormatName))
 
 
 @pytest.mark.parametrize("fmt", sorted(EXPECTED_OK))

@@ -246,6 +246,7 @@ def test_a_foreign_file_is_read_as_pyyaml_reads_it_with_positions() -> None:
     )
     tree = load_located(text, foreign=True)
     data = plain(tree)
+    assert isinstance(data, dict)
     assert data["Global"] == {"lr": 0.2, "use_gpu": True}
     assert pos_at(tree, ("Global", "use_gpu")) == (1, 20)  # where the merged key is written
     assert data["opt"] == {"gamma": 0.1} and data["tag"] == "text" and data["3"] == "int key"

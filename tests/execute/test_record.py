@@ -147,7 +147,9 @@ def test_causes_and_environment_round_trip_and_older_records_still_load(tmp_path
     assert loaded.results[0].causes == (cause,)
     data = record.to_json()
     del data["environment"]
-    del data["results"][0]["causes"]
+    results = data["results"]
+    assert isinstance(results, list) and isinstance(results[0], dict)
+    del results[0]["causes"]
     older = RunRecord.from_json(data)
     assert older.environment is None and older.results[0].causes == ()
     data["environment"] = "garbage"

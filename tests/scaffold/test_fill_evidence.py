@@ -101,7 +101,9 @@ def test_eval_by_switch_lite_archive_one_folder_down_and_no_null_tokens(tmp_path
     plans = plan_modes(
         files["configs/m/train_infer_python.txt"], "configs/m/train_infer_python.txt", repo, "compact"
     )
-    commands = [c for p in plans for c in p["commands"]]
+    command_lists = [p["commands"] for p in plans]
+    assert all(isinstance(cs, list) for cs in command_lists)
+    commands = [str(c) for cs in command_lists if isinstance(cs, list) for c in cs]
     assert commands and not any("null=null" in c or " null " in c for c in commands)
 
 

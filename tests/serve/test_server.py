@@ -13,6 +13,7 @@ import psutil
 import pytest
 
 from tests.serve.conftest import RunningServer, build_model, child_env, start_server
+from tipc.core.jsontypes import as_object, objects
 from tipc.execute import proc
 from tipc.execute.serving.client import Client, tensor_value
 from tipc.execute.serving.load import run_load
@@ -33,10 +34,11 @@ def paddle_inference(model_dir: Path, batch: np.ndarray, work: Path) -> dict[str
         "inputs": str(work / "in.npy"),
     }
     run = run_worker(sys.executable, request, work, timeout_s=300)
-    assert run.response is not None and run.response["engines"]["paddle_inference"]["ok"], run.log.read_text()
+    assert run.response is not None, run.log.read_text()
+    engine = as_object(as_object(run.response.get("engines")).get("paddle_inference"))
+    assert engine.get("ok"), run.log.read_text()
     saved = np.load(work / "outputs_paddle_inference.npz")
-    outputs = run.response["engines"]["paddle_inference"]["outputs"]
-    return {o["name"]: saved[f"out{i}"] for i, o in enumerate(outputs)}
+    return {str(o["name"]): saved[f"out{i}"] for i, o in enumerate(objects(engine.get("outputs")))}
 
 
 def batch_of(n: int, seed: int = 0) -> np.ndarray:

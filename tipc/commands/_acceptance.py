@@ -16,7 +16,7 @@ import argparse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.core.errors import UserError
 from tipc.core.steps import Mode
@@ -24,6 +24,8 @@ from tipc.planning import DOCS_STEP_TIMEOUT_S, DOCS_TIMEOUT_S
 
 if TYPE_CHECKING:
     from tipc.core.steps import Overrides, Plan
+    from tipc.execute.record import RunRecord
+    from tipc.execute.sandbox import SandboxOptions
     from tipc.planning.documented.model import Documented
 
 DOCUMENTED = "documented"
@@ -95,7 +97,7 @@ def plan_extra(
     the_plan: Plan,
     overrides: Overrides,
     planner: Callable[..., Plan],
-    sandbox_options: Any,
+    sandbox_options: SandboxOptions | None,
     timeouts: Mapping[str, float],
 ) -> Extra:
     extra = Extra()
@@ -196,13 +198,13 @@ def run_extra(
     args: argparse.Namespace,
     repo: Path,
     extra: Extra,
-    run: Callable[[Plan, dict[str, Any]], Any],
+    run: Callable[[Plan, dict[str, object]], RunRecord],
     find: Callable[[Path, Plan], Path | None],
-    load: Callable[[Path], Any],
+    load: Callable[[Path], RunRecord],
     notes: list[str],
-) -> dict[str, Any]:
+) -> dict[str, RunRecord]:
     """The records of the extra chains (reused with --reuse-run when one is found), by chain name."""
-    records: dict[str, Any] = {}
+    records: dict[str, RunRecord] = {}
     for name, plan in (
         (DOCUMENTED, extra.documented.plan if extra.documented else None),
         (PRETRAINED, extra.pretrained),
@@ -216,7 +218,7 @@ def run_extra(
                 record = load(found)
                 notes.append(f"{name} chain: reused the run record {found}")
         if record is None:
-            options: dict[str, Any] = {}
+            options: dict[str, object] = {}
             if name == DOCUMENTED:
                 options = {"step_timeout_s": args.docs_step_timeout, "run_timeout_s": args.docs_timeout}
             record = run(plan, options)

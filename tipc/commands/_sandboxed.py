@@ -17,7 +17,7 @@ from tipc.core import interrupts
 from tipc.core.errors import UserError
 
 if TYPE_CHECKING:
-    from tipc.core.steps import Plan
+    from tipc.core.steps import Overrides, Plan
     from tipc.execute.sandbox import SandboxOptions, Session
 
 LITE_STEP_TIMEOUT_S = 600.0  # lite data: a step that needs longer is stuck
@@ -462,7 +462,7 @@ class Launch:
 @dataclass(frozen=True)
 class ChildOutcome:
     exit_code: int
-    document: dict[str, Any] | None  # what the child handed back (tipc.execute.handback); None: nothing
+    document: dict[str, object] | None  # what the child handed back (tipc.execute.handback); None: nothing
 
 
 def run_child(options: SandboxOptions, launch: Launch | None, *, wanted: bool) -> ChildOutcome:
@@ -497,7 +497,7 @@ def run_child(options: SandboxOptions, launch: Launch | None, *, wanted: bool) -
 
 
 def rerun_as_child(
-    options: SandboxOptions, launch: Launch | None, hand_back: Callable[[dict[str, Any]], None] | None
+    options: SandboxOptions, launch: Launch | None, hand_back: Callable[[dict[str, object]], None] | None
 ) -> ChildOutcome:
     """`run_child`, its document passed on to `hand_back` (this process being a child itself, or a library
     caller's); a channel is opened only where someone reads it."""
@@ -536,7 +536,7 @@ def plan_to_run(
     opts: ChainOptions,
     repo: Path,
     config: Path,
-    overrides: Any,
+    overrides: Overrides,
     options: SandboxOptions,
     timeouts: Mapping[str, float],
 ) -> tuple[Plan, list[str]]:

@@ -15,7 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.commands import _sandboxed, add_mode, non_negative_int, positive_int
 from tipc.core.errors import UserError
@@ -23,8 +23,13 @@ from tipc.core.fs import atomic_write_text
 from tipc.judge.baseline.stats import DOCUMENTED_RUNS
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tipc.core.progress import Progress
     from tipc.execute.record import RunRecord
+    from tipc.judge.baseline.metrics import RunMetrics
+    from tipc.judge.baseline.store import Baseline
+    from tipc.modelci.history.db import History
 
 EXIT_CHAIN_FAILED = 1
 
@@ -123,8 +128,8 @@ def _newest_record(repo: Path, since: float, mode: str) -> Path | None:
 
 @dataclass(frozen=True)
 class ChainRuns:
-    records: list[Any]  # the run record of each measured run
-    runs: list[Any]  # the metrics of each (tipc.judge.baseline.metrics.RunMetrics)
+    records: list[RunRecord]  # the run record of each measured run
+    runs: list[RunMetrics]  # the metrics of each
     load: float | None  # the machine's median load per CPU after the measured runs (None where unknown)
 
 
@@ -149,8 +154,8 @@ def _chain_times(
     from tipc.judge.baseline import store
     from tipc.judge.baseline.metrics import extract
 
-    records: list[Any] = []
-    runs: list[Any] = []
+    records: list[RunRecord] = []
+    runs: list[RunMetrics] = []
     loads: list[float] = []
     for label, measured in planned:
         started = time.time()
@@ -182,11 +187,15 @@ def _chain_times(
             loads.append(load)
         records.append(record)
         runs.append(extract(record, repo))
-        _store(args, lambda db, r=record, m=runs[-1]: db.store_run(r, m, kind="baseline-run", repo=repo))
+
+        def write(db: History, r: RunRecord = record, m: RunMetrics = runs[-1]) -> object:
+            return db.store_run(r, m, kind="baseline-run", repo=repo)
+
+        _store(args, write)
     return ChainRuns(records, runs, round(statistics.median(loads), 2) if loads else None)
 
 
-def _store(args: argparse.Namespace, write: Any) -> None:
+def _store(args: argparse.Namespace, write: Callable[[History], object]) -> None:
     """Into the history (--history, else the default one every model CI verb shares); a history that
     cannot be written is said on stderr and changes nothing else."""
     from tipc.modelci.history import open_history
@@ -251,7 +260,7 @@ def _record(args: argparse.Namespace, update: bool) -> int:
     return 0
 
 
-def _warnings(base: Any, runs: int) -> None:
+def _warnings(base: Baseline, runs: int) -> None:
     """What the reviewer of a new baseline must know: unstable metrics (not judged), too few runs, and how
     many effect metrics are judged exactly."""
     from tipc.judge.baseline import stats

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 from tipc.commands import _acceptance, _modelci, _reports, _sandboxed, add_log_limit, add_mode, log_limit_of
 from tipc.commands._target import choose_python, config_pythons, parse_sets, resolve_target
@@ -349,7 +349,7 @@ def check(
     stdout: IO[str],
     stderr: IO[str],
     launch: _sandboxed.Launch | None = None,
-    hand_back: Callable[[dict[str, Any]], None] | None = None,
+    hand_back: Callable[[dict[str, object]], None] | None = None,
 ) -> int:
     """`tipc check` in this process up to the sandbox: the chain and the rules run here (in place, or in
     tipc's own process) or in a child tipc `launch` starts. `hand_back` hears the report as JSON
@@ -651,8 +651,8 @@ def _checked(
     role: str = "report",
     extra: _acceptance.Extra | None = None,
     *,
-    before_run: dict[str, Any] | None = None,
-    hand_back: Callable[[dict[str, Any]], None] | None = None,
+    before_run: dict[str, object] | None = None,
+    hand_back: Callable[[dict[str, object]], None] | None = None,
 ) -> int:
     from tipc.judge.checks.base import CheckContext
     from tipc.report import build_report
@@ -713,7 +713,7 @@ def _checked(
     return report.exit_code
 
 
-def _hand_back(report: Report, hand_back: Callable[[dict[str, Any]], None] | None) -> None:
+def _hand_back(report: Report, hand_back: Callable[[dict[str, object]], None] | None) -> None:
     """The report as JSON (what every report format is made from) to whoever asked for it."""
     if hand_back is None:
         return
@@ -775,7 +775,9 @@ def _not_after_interrupt(check: Callable[..., CheckOutcome]) -> Callable[..., Ch
     return checked
 
 
-def _execute(args: argparse.Namespace, plan: Plan, seams: Seams, failure: str, **overrides: Any) -> RunRecord:
+def _execute(
+    args: argparse.Namespace, plan: Plan, seams: Seams, failure: str, **overrides: object
+) -> RunRecord:
     """Run a plan through the runner seam; a runner that breaks is an internal error (exit 3)."""
     settings: dict[str, object] = {
         "step_timeout_s": _sandboxed.step_timeout(_sandboxed.chain_options(args), plan.mode),

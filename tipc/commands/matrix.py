@@ -13,7 +13,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.commands import _sandboxed, add_mode
 from tipc.core.errors import UserError
@@ -21,6 +21,8 @@ from tipc.core.errors import UserError
 if TYPE_CHECKING:
     from tipc.core.progress import Progress
     from tipc.execute.record import RunRecord
+    from tipc.judge.baseline.metrics import RunMetrics
+    from tipc.modelci.matrix import Column, Env
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,8 +84,8 @@ def _tail(record: RunRecord, repo: Path) -> str:
 
 
 def _chain(
-    args: argparse.Namespace, repo: Path, env: Any, version: str, progress: Progress
-) -> tuple[int | None, Any]:
+    args: argparse.Namespace, repo: Path, env: Env, version: str, progress: Progress
+) -> tuple[int | None, RunRecord | None]:
     """`tipc run` of the repo under the environment's interpreter, as a phase of the progress: (exit code,
     its record or None)."""
     from tipc.commands._children import run_child
@@ -100,7 +102,7 @@ def _chain(
     return res.exit_code, (load_record(path) if path is not None else None)
 
 
-def _judged(args: argparse.Namespace, repo: Path, column: Any, record: RunRecord, run: Any) -> None:
+def _judged(args: argparse.Namespace, repo: Path, column: Column, record: RunRecord, run: RunMetrics) -> None:
     from tipc.judge.baseline import judge, store
 
     directory = store.baseline_dir(repo, args.baseline)
@@ -117,7 +119,7 @@ def _judged(args: argparse.Namespace, repo: Path, column: Any, record: RunRecord
 
 def _run_version(
     args: argparse.Namespace, repo: Path, version: str, python: str, reqs: list[str], progress: Progress
-) -> Any:
+) -> Column:
     from tipc.core.progress import phase
     from tipc.judge.baseline.metrics import extract
     from tipc.modelci import matrix
@@ -151,7 +153,7 @@ def _run_version(
     return column
 
 
-def _store(args: argparse.Namespace, record: RunRecord, run: Any, repo: Path) -> None:
+def _store(args: argparse.Namespace, record: RunRecord, run: RunMetrics, repo: Path) -> None:
     from tipc.modelci.history import open_history
 
     try:
@@ -161,7 +163,7 @@ def _store(args: argparse.Namespace, record: RunRecord, run: Any, repo: Path) ->
         sys.stderr.write(f"tipc: warning: history not stored: {exc.render()}\n")
 
 
-def _text(repo: Path, columns: list[Any], first: Any, bisected: bool) -> str:
+def _text(repo: Path, columns: list[Column], first: Column | None, bisected: bool) -> str:
     from tipc.modelci import matrix
 
     commits = sorted({c.repo_commit for c in columns if c.repo_commit})
@@ -197,7 +199,7 @@ def _text(repo: Path, columns: list[Any], first: Any, bisected: bool) -> str:
 
 def _bisected(
     args: argparse.Namespace, repo: Path, reqs: list[str], progress: Progress
-) -> tuple[Any, list[Any]]:
+) -> tuple[Column | None, list[Column]]:
     """--bisect FROM TO: the first broken release between the two (or None) and the columns probed, oldest
     first."""
     from tipc.modelci import matrix

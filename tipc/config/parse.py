@@ -15,6 +15,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from tipc.config import bash
 from tipc.core.errors import ConfigError
@@ -30,12 +31,15 @@ class ArrayLine:
     text: str  # the line as bash holds it (\r kept)
 
 
+EntryKind = Literal["header", "separator", "kv", "bare", "blank"]
+
+
 @dataclass(frozen=True)
 class Entry:
     """One physical line, classified (what a reader sees before any positional meaning is applied)."""
 
     line: int  # 1-based physical line
-    kind: str  # "header" | "separator" | "kv" | "bare" (no colon) | "blank"
+    kind: EntryKind  # "bare": no colon
     key: str
     value: str
     col: int  # 1-based column of the value (0 without a colon)
@@ -75,7 +79,7 @@ class ParsedFile:
                 out.append(Entry(number, "separator", bare, "", 0, text))
             else:
                 key, value = split_key_value(text, splitter)
-                kind = "kv" if ":" in text else "bare"
+                kind: EntryKind = "kv" if ":" in text else "bare"
                 out.append(Entry(number, kind, key, value, value_col(text), text))
         return tuple(out)
 

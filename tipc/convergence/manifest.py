@@ -228,10 +228,10 @@ def load(path: str | Path) -> Manifest:
     return parse(read_text_bounded(p, MAX_MANIFEST_BYTES, "a convergence manifest"), str(p))
 
 
-def to_json(manifest: Manifest) -> dict[str, Any]:
-    logs: dict[str, Any] = {}
+def to_json(manifest: Manifest) -> dict[str, object]:
+    logs: dict[str, object] = {}
     for seg in manifest.segments:
-        entry: dict[str, Any] = {
+        entry: dict[str, object] = {
             "checkpoint": seg.checkpoint,
             "start_step": seg.start_step,
             "results": {str(step): metrics for step, metrics in sorted(seg.results.items())},
@@ -248,7 +248,7 @@ def to_json(manifest: Manifest) -> dict[str, Any]:
                 for step, metrics in sorted(seg.envelope.items())
             }
         logs[str(seg.start_step)] = entry
-    doc: dict[str, Any] = {"ckpt_logs": logs}
+    doc: dict[str, object] = {"ckpt_logs": logs}
     if manifest.seeds > 1:
         doc["tipc"] = {
             "seeds": manifest.seeds,

@@ -23,7 +23,7 @@ class Cause:
     # None when the failure is the step's own.
     upstream: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         data: dict[str, Any] = {
             "id": self.id,
             "cause": self.cause,

@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 YELLOW = "\x1b[33m"
 RESET = "\x1b[0m"
@@ -36,6 +37,9 @@ class StatusFormat:
     # LOG_PATH is "$(pwd)/test_tipc/output/..." (absolute, because inference runs after `cd deploy`).
     absolute_log: bool = False
 
+
+# The status-line formats by name (a dialect names one); STATUS_FORMATS holds exactly these.
+StatusFormatName = Literal["template", "compact", "ocr", "seg_det", "clas", "rec"]
 
 STATUS_FORMATS: dict[str, StatusFormat] = {
     "template": StatusFormat("template", has_model=False, has_log=False, suffix="!  "),

@@ -111,7 +111,7 @@ class Step:
     def env_dict(self) -> dict[str, str]:
         return dict(self.env)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "id": self.id,
             "stage": self.stage.value,
@@ -171,7 +171,7 @@ class Overrides:
     sets: tuple[tuple[str, str], ...] = ()  # --set KEY=VALUE, by slot key or field name, in order
     python: str | None = None  # interpreter to run instead of the config's `python:` value
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"device": self.device, "sets": [list(kv) for kv in self.sets], "python": self.python}
 
     @classmethod
@@ -207,7 +207,7 @@ class Plan:
                 return s
         raise KeyError(step_id)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "config_path": self.config_path,
             "repo": self.repo,

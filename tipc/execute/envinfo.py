@@ -44,7 +44,7 @@ class EnvInfo:
     gpus: tuple[str, ...] | None = None  # () when there is no NVIDIA GPU; None when unknown
     error: str | None = None  # why the probe gave nothing
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         out: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
         out["packages"] = dict(self.packages)
         out["gpus"] = None if self.gpus is None else list(self.gpus)

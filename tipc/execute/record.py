@@ -86,7 +86,7 @@ class Resources:
     # cannot miss or blur (tipc.execute.monitor).
     peak_process_rss_bytes: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "peak_rss_bytes": self.peak_rss_bytes,
             "cpu_time_s": self.cpu_time_s,
@@ -144,7 +144,7 @@ class StepResult:
             return None
         return self.ended - self.started
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "step_id": self.step_id,
             "status": self.status.value,
@@ -193,15 +193,15 @@ class RunRecord:
     paddle_version: str | None = None  # None when paddle is not importable by the run's python
     git_commit: str | None = None  # of the user's repo
     python: str = ""  # the interpreter that ran the steps
-    host: dict[str, Any] = field(default_factory=dict)
+    host: dict[str, object] = field(default_factory=dict)
     schema: str = RECORD_SCHEMA
     notes: tuple[str, ...] = ()  # things the user must know about this run (interpreter substituted, ...)
     # tipc.execute.envinfo.EnvInfo.to_json() of the run's interpreter
-    environment: dict[str, Any] | None = None
+    environment: dict[str, object] | None = None
     # How the run was kept off the user's repo (tipc.execute.sandbox.Session.to_json), with every file it
     # created,
     # changed or deleted in the repo's tree; None for runs made before the sandbox existed.
-    sandbox: dict[str, Any] | None = None
+    sandbox: dict[str, object] | None = None
 
     def result(self, step_id: str) -> StepResult | None:
         for r in self.results:
@@ -217,14 +217,14 @@ class RunRecord:
         kept = tuple(r for r in self.results if r.step_id != result.step_id)
         return replace(self, results=(*kept, result))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             **self._head_json(),
             "plan": self.plan.to_json(),
             "results": [r.to_json() for r in self.results],
         }
 
-    def _head_json(self) -> dict[str, Any]:
+    def _head_json(self) -> dict[str, object]:
         """Everything but the plan and the results (which RecordWriter encodes once and reuses)."""
         return {
             "schema": self.schema,

@@ -49,7 +49,7 @@ class StepNode:
     recorded: bool  # file access was recorded for it
     index: int  # position in the plan
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"id": self.id, "stage": self.stage, "status": self.status, "recorded": self.recorded}
 
 
@@ -67,7 +67,7 @@ class FileNode:
     sha256: str | None = None  # as its last writer left it
     commit_date: str | None = None  # committed weights/model files that a step read
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "path": self.path,
             "kind": self.kind,
@@ -90,7 +90,7 @@ class Edge:
     fresh: bool = True  # reads: a step at or before the reader wrote the file in this run
     via: str = "open"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"step": self.step, "file": self.file, "kind": self.kind, "fresh": self.fresh, "via": self.via}
 
 

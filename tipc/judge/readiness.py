@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.config.imports import ImportScan, Use, entry_scripts, scan
 from tipc.core.fs import atomic_write_text
@@ -99,7 +99,7 @@ class Readiness:
             out.append(f"readiness: {self.python} can import every module {names} import{paddle}")
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "python": self.python,
             "entries": list(self.entries),

@@ -12,7 +12,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from tipc.core.causes import hide_own_frames
 from tipc.core.console import stream_console
@@ -23,7 +23,7 @@ from tipc.core.units import human_bytes, human_seconds
 from tipc.execute.record import record_location
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, RenderableType
     from rich.live import Live
 
     from tipc.core.steps import Plan, Step
@@ -206,7 +206,7 @@ class RichObserver:
         self.phases = RichProgress(console)
         self.paths: PathMap | None = None
 
-    def __rich__(self) -> Any:
+    def __rich__(self) -> RenderableType:
         from rich.console import Group
         from rich.panel import Panel
         from rich.text import Text
@@ -313,26 +313,36 @@ def make_observer(
 
 # --- checks: the model-side work after the chain (ONNX, agreement, predict/infer, a server under load) ---
 
+_Outcome = TypeVar("_Outcome")  # what a check returns (a CheckOutcome), passed through untouched
 CHECK_QUIET_S = 0.5  # a check that ends sooner is not announced: most read a log and take milliseconds
 
 
+@runtime_checkable
+class CheckObserver(Protocol):
+    """An observer told of the checks that take long (the terminal views); one without these methods (the
+    NullObserver) is told nothing."""
+
+    def check_started(self, name: str) -> None: ...
+
+    def check_finished(self, name: str, verdict: str, seconds: float) -> None: ...
+
+
 def announced_checks(
-    checks: Mapping[str, Callable[..., Any]],
-    observer: object,  # told only when it has check_started and check_finished (not the NullObserver)
+    checks: Mapping[str, Callable[..., _Outcome]],
+    observer: object,  # told only when it is a CheckObserver
     *,
     quiet_s: float = CHECK_QUIET_S,
     clock: Callable[[], float] = time.monotonic,
-) -> dict[str, Callable[..., Any]]:
+) -> dict[str, Callable[..., _Outcome]]:
     """The check registry with each call that runs past `quiet_s` told to the observer (`check_started`
     when it passes `quiet_s`, `check_finished` with its verdict and seconds), so the terminal is never silent
     while a check works. An observer without those methods (NullObserver) is told nothing."""
-    started_fn = getattr(observer, "check_started", None)
-    finished_fn = getattr(observer, "check_finished", None)
-    if started_fn is None or finished_fn is None:
+    if not isinstance(observer, CheckObserver):
         return dict(checks)
+    started_fn, finished_fn = observer.check_started, observer.check_finished
 
-    def announced(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def call(ctx: Any, **args: Any) -> Any:
+    def announced(name: str, fn: Callable[..., _Outcome]) -> Callable[..., _Outcome]:
+        def call(ctx: object, **args: object) -> _Outcome:
             t0 = clock()
             lock = threading.Lock()
             state = {"done": False, "told": False}
@@ -476,7 +486,7 @@ class RichProgress:
         self._active: dict[str, _Active] = {}
         self.live: Live | None = None
 
-    def __rich__(self) -> Any:
+    def __rich__(self) -> RenderableType:
         from rich.spinner import Spinner
         from rich.table import Table
         from rich.text import Text

@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from types import ModuleType
 
 from tipc.core.errors import InfraError, UserError
 from tipc.review.executor import Event, Job, Outcome, run_job
@@ -24,7 +24,7 @@ from tipc.review.executor import Event, Job, Outcome, run_job
 POLL_S = 0.5
 
 
-def _ray() -> Any:
+def _ray() -> ModuleType:
     try:
         import ray
     except ImportError:
@@ -56,14 +56,14 @@ class RayExecutor:
     def __init__(self, slots: int, *, address: str | None = None) -> None:
         self.slots = max(1, slots)
         self.address = address
-        self._refs: list[Any] = []
+        self._refs: list[object] = []  # Ray's ObjectRefs, handed back to ray.cancel
         self._lock = threading.Lock()
         self._stopping = threading.Event()
 
-    def _connect(self) -> Any:
+    def _connect(self) -> ModuleType:
         ray = _ray()
         runtime_env = {"env_vars": {"PYTHONPATH": _pythonpath()}}
-        kwargs: dict[str, Any] = {
+        kwargs: dict[str, object] = {
             "runtime_env": runtime_env,
             "log_to_driver": False,
             "include_dashboard": False,
@@ -91,7 +91,7 @@ class RayExecutor:
     def run(self, jobs: Iterable[Job], events: Event) -> Iterator[Outcome]:
         ray = self._connect()
         remote = ray.remote(max_retries=0)(_remote_run)
-        by_ref: dict[Any, Job] = {}
+        by_ref: dict[object, Job] = {}
         queue = iter(jobs)
         try:
             # at most `slots` tasks in flight: --jobs bounds the review on a cluster too; the next job is
@@ -101,7 +101,7 @@ class RayExecutor:
                     job = next(queue, None)
                     if job is None:
                         break
-                    options: dict[str, Any] = {"num_cpus": job.cpus, "num_gpus": job.gpus}
+                    options: dict[str, object] = {"num_cpus": job.cpus, "num_gpus": job.gpus}
                     if job.memory_bytes:
                         options["memory"] = job.memory_bytes
                     ref = remote.options(**options).remote(job)
@@ -134,7 +134,7 @@ class RayExecutor:
                     ray.wait(list(by_ref), num_returns=len(by_ref), timeout=30)
             self._shutdown(ray)
 
-    def _shutdown(self, ray: Any) -> None:
+    def _shutdown(self, ray: ModuleType) -> None:
         with contextlib.suppress(Exception):
             ray.shutdown()
 

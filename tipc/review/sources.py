@@ -28,7 +28,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, Protocol
+from typing import IO, Literal, Protocol
 
 from tipc.core.errors import UserError
 from tipc.execute import proc, safegit
@@ -47,10 +47,13 @@ class Rejected(Exception):
     """The submission cannot be unpacked safely; the message names the member and why."""
 
 
+SourceKind = Literal["folder", "archive", "git"]
+
+
 @dataclass(frozen=True)
 class Source:
     text: str  # as given on the command line
-    kind: str  # folder | archive | git
+    kind: SourceKind
     path: Path  # resolved
     ref: str | None = None  # git only
     commit: str | None = None  # git only: the commit the ref names

@@ -70,7 +70,7 @@ class Row:
     requirements: dict[str, dict[str, str]] = field(default_factory=dict)
     distance: int | None = None  # requirements failed (every one when no report): the ranking key
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod
@@ -347,7 +347,7 @@ class Summary:
             out[r.verdict] = out.get(r.verdict, 0) + 1
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "schema": "tipc.review/1",
             "tipc_version": self.tipc_version,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import posixpath
 import re
 from pathlib import Path
-from typing import Any
 
 from tipc.core.steps import Mode
 from tipc.scaffold.detect import scan
@@ -57,7 +56,7 @@ def infer_slots(
     return filled
 
 
-def build_context(filled: Filled) -> dict[str, Any]:
+def build_context(filled: Filled) -> dict[str, object]:
     slots = slots_of(filled.dialect)
     line_slots = {name: filled.line(name) for name in slots}
     todos = [t.format(slots.get(t.slot) if t.slot else None) for t in filled.todos]
@@ -92,7 +91,7 @@ def build_context(filled: Filled) -> dict[str, Any]:
     }
 
 
-def _serving_context(filled: Filled) -> dict[str, Any] | None:
+def _serving_context(filled: Filled) -> dict[str, object] | None:
     serving = filled.serving
     if serving is None:
         return None
@@ -130,13 +129,14 @@ def render_test_tipc(filled: Filled, repo: Path) -> dict[str, str]:
     first = render_files(filled.dialect, filled.model, context)
     config_rel = f"configs/{filled.model}/train_infer_python.txt"
     context["plans"] = plan_modes(first[config_rel], config_rel, repo, filled.dialect)
-    if context["serving"] is not None:
+    serving = context["serving"]
+    if isinstance(serving, dict):  # the serving section, when the model has one (None otherwise)
         serving_rel = f"configs/{filled.model}/{SERVING_CONFIG_NAME}"
-        context["serving"]["plan"] = plan_serving_chain(first[serving_rel], serving_rel, repo)
+        serving["plan"] = plan_serving_chain(first[serving_rel], serving_rel, repo)
     return render_files(filled.dialect, filled.model, context)
 
 
-def plan_serving_chain(config_text: str, config_rel: str, repo: Path) -> dict[str, Any] | None:
+def plan_serving_chain(config_text: str, config_rel: str, repo: Path) -> dict[str, object] | None:
     """What tipc plans for the generated serving config (steps, logs, status lines); None on failure."""
     import shlex
     import tempfile
@@ -175,7 +175,7 @@ def plan_serving_chain(config_text: str, config_rel: str, repo: Path) -> dict[st
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def plan_modes(config_text: str, config_rel: str, repo: Path, dialect: str) -> list[dict[str, Any]]:
+def plan_modes(config_text: str, config_rel: str, repo: Path, dialect: str) -> list[dict[str, object]]:
     """The planned commands of every mode for the docs; [] when planning fails (the docs stay generic)."""
     import shlex
     import tempfile
@@ -183,7 +183,7 @@ def plan_modes(config_text: str, config_rel: str, repo: Path, dialect: str) -> l
     from tipc.core.errors import TipcError
     from tipc.planning.planner import plan, status_line
 
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="tipc-init-plan-") as tmp:
         config = Path(tmp) / "test_tipc" / config_rel
         config.parent.mkdir(parents=True)

@@ -77,7 +77,7 @@ def _record(
         "template",
         steps,
     )
-    env = {
+    env: dict[str, object] = {
         "paddle_version": "3.3.1",
         "python_version": "3.11.7",
         "packages": {"numpy": "2.4.6"},
@@ -274,7 +274,9 @@ def test_hyper_parameters_from_the_command_the_namespace_and_the_logged_rate(tmp
     assert hyper["opt"] == ("sgd", "out/train.log:1") and hyper["amp_level"] == ("None", "out/train.log:1")
     assert hyper["logged_lr"] == ("10", "out/train.log:2")
     base = store.build(record, [extract(record, tmp_path)], ["a"])
-    assert base.provenance["hyperparameters"]["lr"] == {"value": "10.0", "from": "out/train.log:1"}
+    hyperparameters = base.provenance["hyperparameters"]
+    assert isinstance(hyperparameters, dict)
+    assert hyperparameters["lr"] == {"value": "10.0", "from": "out/train.log:1"}
 
 
 def test_a_hostile_namespace_line_is_text_not_code(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from tipc.execute.record import RunRecord, StepResult
 from tipc.judge.causes import Cause
 from tipc.judge.checks import CHECKS
 from tipc.judge.checks.base import CheckContext, Verdict
-from tipc.judge.checks.documented_serving import _compare
+from tipc.judge.checks.documented_serving import _compare, _Row
 from tipc.planning.documented.plan import plan_documented
 
 DEMO_CONFIG = (
@@ -303,7 +303,7 @@ def test_no_claim_and_no_record(tmp_path: Path) -> None:
 
 
 def test_served_results_are_compared_per_image() -> None:
-    def res(image: str, cls: float, prob: float) -> dict[str, Any]:
+    def res(image: str, cls: float, prob: float) -> _Row:
         return {"image": image, "class_id": cls, "prob": prob, "log": "l", "line": 1, "text": image}
 
     served = [res("../../a/digit_0.png", 0.0, 0.99), res("../../a/digit_1.png", 1.0, 0.5)]

@@ -35,7 +35,9 @@ def test_weights_the_basic_chain_trained_are_not_the_provided_ones(tmp_path: Pat
     pretrained = _pretrained(tmp_path)
     basic = make_record(tmp_path, [])
     assert provided_weights(pretrained, tmp_path, (basic,)) == ("logs/bottle/final.pdparams", True)
-    made = {"changes": [{"path": "logs/bottle/final.pdparams", "kind": "created", "size": 7}]}
+    made: dict[str, object] = {
+        "changes": [{"path": "logs/bottle/final.pdparams", "kind": "created", "size": 7}]
+    }
     trained = replace(basic, sandbox=made)
     assert provided_weights(pretrained, tmp_path, (trained,)) == ("logs/bottle/final.pdparams", False)
     ctx = CheckContext(repo=tmp_path, record=trained, records={"pretrained": pretrained})

@@ -21,7 +21,7 @@ TOLERANCES = {"atol": 1e-5, "rtol": 1e-4, "cosine_min": 0.99999}
 def test_failed_replies_and_missing_or_differing_outputs_are_failures() -> None:
     failures: list[Evidence] = []
     served = serving_mod._served_outputs(
-        np, Reply(500, {"error": "boom"}, 0.1), Reply(200, {"err_no": 1}, 0.1), failures
+        Reply(500, {"error": "boom"}, 0.1), Reply(200, {"err_no": 1}, 0.1), failures
     )
     assert served == {}
     assert [f.text for f in failures] == ["v2 infer: HTTP 500", "pipeline predict: HTTP 200"]
@@ -29,10 +29,10 @@ def test_failed_replies_and_missing_or_differing_outputs_are_failures() -> None:
     failures = []
     v2 = Reply(200, {"outputs": [{"name": "out", "shape": [1, 2], "data": [1.0, 2.0]}]}, 0.1)
     pipe = Reply(200, {"err_no": 0, "key": ["out"], "value": [json.dumps([[1.0, 2.5]])]}, 0.1)
-    served = serving_mod._served_outputs(np, v2, pipe, failures)
+    served = serving_mod._served_outputs(v2, pipe, failures)
     assert failures == [] and sorted(served) == ["pipeline", "v2"]
     reference: dict[str, Any] = {"out": np.array([[1.0, 2.0]]), "extra": np.zeros(2)}
-    metrics = serving_mod._served_metrics(np, served, reference, TOLERANCES, failures)
+    metrics = serving_mod._served_metrics(served, reference, TOLERANCES, failures)
     assert metrics["v2"]["out"]["max_abs"] == 0.0 and metrics["pipeline"]["out"]["max_abs"] == 0.5
     assert [f.text for f in failures] == [
         "v2: output 'extra' missing from the reply",
@@ -42,7 +42,7 @@ def test_failed_replies_and_missing_or_differing_outputs_are_failures() -> None:
 
 
 def test_load_errors_fail_and_clean_figures_pass(tmp_path: Path) -> None:
-    session = serving_mod._Session(np, None, tmp_path / "server.log", {})
+    session = serving_mod._Session(None, tmp_path / "server.log", {})
     metrics = {"v2": {"out": {"max_abs": 0.0, "max_rel": 0.0, "cosine": 1.0}}}
     failed = LoadResult(3, 2, 0, 3, 1.0, (), ("HTTP 500",))
     out = serving_mod._serving_outcome(session, failed, metrics, [], "seeded random batch")
@@ -84,7 +84,7 @@ def test_the_batch_follows_the_models_input(tmp_path: Path, monkeypatch: Any) ->
     import tipc.execute.serving.client
 
     monkeypatch.setattr(tipc.execute.serving.client, "Client", FakeClient)
-    session = serving_mod._Session(np, None, tmp_path / "server.log", {})
+    session = serving_mod._Session(None, tmp_path / "server.log", {})
     spec = {"name": "x", "shape": [-1, 3], "datatype": "INT64"}
     FakeClient.reply = Reply(404, {"error": "no model"}, 0.0)
     out = serving_mod._input_batch(session, plan_for(tmp_path), "http://x", {})
@@ -109,7 +109,7 @@ def test_a_reference_worker_that_fails_is_named(tmp_path: Path, monkeypatch: Any
     monkeypatch.setattr(_worker, "earlier_outputs", lambda *a: None)
     crashed = _worker.WorkerRun(response=None, error="worker exited 1", log=log, exit_code=1)
     monkeypatch.setattr(_worker, "run_worker", lambda *a: crashed)
-    session = serving_mod._Session(np, None, tmp_path / "server.log", {})
+    session = serving_mod._Session(None, tmp_path / "server.log", {})
     batch = serving_mod._Batch({"name": "x"}, np.zeros((1, 3)), tmp_path / "in.npy", "given")
     out = serving_mod._paddle_reference(session, plan_for(tmp_path), "python", batch)
     assert out.verdict is Verdict.FAIL
@@ -139,12 +139,12 @@ def test_the_served_model_is_compared_with_every_engine_and_protocol(
     plan = serving_mod._ServingPlan(
         settings, tmp_path, tmp_path / "model", "given", tmp_path, TOLERANCES, 10, 2, 5.0, 1.0
     )
-    session = serving_mod._Session(np, None, tmp_path / "server.log", {})
+    session = serving_mod._Session(None, tmp_path / "server.log", {})
     batch = serving_mod._Batch({"name": "x"}, np.zeros((1, 3)), tmp_path / "in.npy", "given")
     engines, missing = serving_mod._other_engines(session, plan, "python", batch)
     assert list(engines) == ["onnxruntime"] and list(missing) == ["tensorrt"]
     served = {"v2": {"softmax": ref}, "pipeline": {"softmax": ref + 0.5}}
-    cross = serving_mod._cross_figures(np, served, {"softmax": ref}, engines, TOLERANCES)
+    cross = serving_mod._cross_figures(served, {"softmax": ref}, engines, TOLERANCES)
     v2_onnx = cross["engines"]["onnxruntime"]["v2"]["softmax"]
     assert v2_onnx["within"] is True and v2_onnx["max_abs"] < 1e-6
     assert cross["engines"]["onnxruntime"]["pipeline"]["softmax"]["within"] is False

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tipc.core.jsontypes import JSONObject
 from tipc.judge.checks import _worker
 from tipc.judge.checks._worker import _remember, earlier_outputs
 
 PY = "/venv/bin/python"
-INFO = {"ok": True, "outputs": [{"name": "y", "shape": [2, 3]}]}
+INFO: JSONObject = {"ok": True, "outputs": [{"name": "y", "shape": [2, 3]}]}
 
 
 @pytest.fixture
@@ -75,7 +76,7 @@ def test_engine_options_or_random_inputs_are_never_remembered(
     inputs = tmp_path / "in.npy"
     inputs.write_bytes(b"x")
     (tmp_path / "outputs_paddle_inference.npz").write_bytes(b"npz")
-    response = {"engines": {"paddle_inference": INFO}}
+    response: JSONObject = {"engines": {"paddle_inference": INFO}}
     with_options = {"op": "agreement", "model_dir": str(model), "inputs": str(inputs)}
     _remember(
         PY, {**with_options, "engine_options": {"paddle_inference": {"ir_optim": False}}}, response, tmp_path

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from tipc.core.errors import RuleError
 from tipc.judge.rules import OPERATORS, load_ruleset, parse_ruleset, resolve_ruleset
 from tipc.judge.rules.model import Severity
+from tipc.judge.rules.operators import child_specs
 
 GOOD = """\
 schema: tipc.ruleset/1
@@ -49,7 +50,7 @@ def test_good_ruleset_loads_with_defaults_and_lines() -> None:
     assert one.line == 4 and one.check.op == "file_exists" and one.check.line == 9
     assert one.check.arg_dict == {"path": "train.py", "kind": "any"}
     assert two.applies_if is not None and two.applies_if.op == "glob_matches"
-    inner = two.check.arg_dict["checks"][1].arg_dict["checks"][0]
+    inner = child_specs(child_specs(two.check.arg_dict)[1].arg_dict)[0]
     assert inner.arg_dict["pattern"] == ("x/*.txt", "y/**/*.txt") and inner.arg_dict["exactly"] == 2
 
 
@@ -204,7 +205,7 @@ def _check_names(spec: object) -> set[str]:
 
     if not isinstance(spec, CheckSpec):
         return set()
-    out = {spec.arg_dict["name"]} if spec.op == "check" else set()
+    out = {str(spec.arg_dict["name"])} if spec.op == "check" else set()
     for value in spec.arg_dict.values():
         for item in value if isinstance(value, tuple) else (value,):
             out |= _check_names(item)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from tipc.core.errors import UserError
+from tipc.core.results import StatusFormatName
 
 # Array indices of the 51-line family (template / PaddleOCR / Clas / Det / Seg ...).
 SLOTS_51: Mapping[str, int] = {
@@ -155,6 +156,7 @@ TrainerFallback = Literal["norm", "skip"]
 Trainer1Export = Literal["export1", "norm"]
 EvalStyle = Literal["default", "video"]
 KlquantBranch = Literal["train", "whole_infer"]
+Launcher = Literal["--gpus", "--devices"]  # paddle.distributed.launch's card option: older / newer Paddle
 WholeInferStyle = Literal["ocr", "template", "clas_klquant", "det", "compact", "gan"]
 
 
@@ -173,9 +175,9 @@ class Dialect:
     rec_model_names: tuple[str, ...] = ()  # PaddleClas models saved under RecModel/
     log_root: str = "./test_tipc/output/{model_name}/{mode}"
     results_log: str = "results_python.log"
-    status_format: str = "ocr"
+    status_format: StatusFormatName = "ocr"
     # train
-    launcher: str = "--gpus"
+    launcher: Launcher = "--gpus"
     ips_limit: int = 15  # ips longer than this => multi-node
     train_use_gpu_per_item: bool = True  # False: the whole line-5 value (PaddleClas, Det)
     amp: AmpStyle = "ocr"

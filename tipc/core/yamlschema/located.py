@@ -64,10 +64,10 @@ class YamlShapeError(Exception):
         self.message = message
 
 
-def pos_at(tree: Any, keys: Keys) -> Pos | None:
+def pos_at(tree: object, keys: Keys) -> Pos | None:
     """Where the value at `keys` is written in a located tree (its key in a mapping, its item in a list);
     where the path stops existing, the deepest part that exists. None for plain data."""
-    node: Any = tree
+    node: object = tree
     pos: Pos | None = (tree.line, tree.col) if isinstance(tree, LMap | LSeq) else None
     for k in keys:
         if isinstance(node, LMap) and isinstance(k, str) and k in node.items:  # noqa: SIM114 - mypy narrows each
@@ -81,12 +81,12 @@ def pos_at(tree: Any, keys: Keys) -> Pos | None:
     return pos
 
 
-def line_at(tree: Any, keys: Keys) -> int | None:
+def line_at(tree: object, keys: Keys) -> int | None:
     pos = pos_at(tree, keys)
     return pos[0] if pos is not None else None
 
 
-def plain(value: Any) -> Any:
+def plain(value: object) -> object:
     """Strip positions: LMap/LSeq back to dict/list."""
     if isinstance(value, LMap):
         return {k: plain(v) for k, v in value.items.items()}

@@ -7,7 +7,6 @@ tipc.core.yamlschema.validation's.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 # Plain classes, not dataclasses: a dozen frozen dataclasses cost ~5 ms of `tipc lint` start-up to create.
 
@@ -114,7 +113,7 @@ class Bool(Schema):
 class Enum(Schema):
     __slots__ = ("values",)
 
-    def __init__(self, values: tuple[Any, ...], what: str | None = None) -> None:
+    def __init__(self, values: tuple[object, ...], what: str | None = None) -> None:
         self.values, self.what = values, what
 
     def _describe(self) -> str:
@@ -175,7 +174,7 @@ class Field:
         self,
         schema: Schema,
         required: bool = False,
-        default: Any = None,
+        default: object = None,
         nullable: bool = False,
         identifies: bool = False,
     ) -> None:

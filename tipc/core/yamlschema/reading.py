@@ -61,7 +61,7 @@ class _Reader:
         self.foreign = foreign
         self.left = MAX_FOREIGN_VALUES
 
-    def convert(self, node: yaml.Node, depth: int) -> Any:
+    def convert(self, node: yaml.Node, depth: int) -> object:
         line, col = _pos(node)
         if depth > MAX_DEPTH:
             raise YamlShapeError(line, f"nesting is deeper than {MAX_DEPTH} levels", col)
@@ -91,7 +91,7 @@ class _Reader:
     def mapping(self, node: yaml.MappingNode, depth: int) -> LMap:
         line, col = _pos(node)
         out = LMap({}, line, col=col)
-        merged: list[Any] = []
+        merged: list[object] = []
         for key_node, value_node in node.value:
             kline, kcol = _pos(key_node)
             if key_node.tag == _MERGE and self.foreign:
@@ -129,7 +129,7 @@ class _Reader:
             return str(key)
         raise YamlShapeError(line, f"mapping key {key!r} must be a string", col)
 
-    def scalar(self, node: yaml.Node) -> Any:
+    def scalar(self, node: yaml.Node) -> object:
         line, col = _pos(node)
         if node.tag not in _PLAIN_TAGS and not self.foreign:
             raise YamlShapeError(
@@ -182,7 +182,7 @@ def load_located(text: str, *, foreign: bool = False) -> Any:
     return _load(text, foreign)[0]
 
 
-def _load(text: str, foreign: bool = False) -> tuple[Any, Pos]:
+def _load(text: str, foreign: bool = False) -> tuple[object, Pos]:
     node, loader = _compose(text)
     try:
         if node is None:

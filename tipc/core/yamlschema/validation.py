@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TypeAlias
 
 from tipc.core.yamlschema.located import Keys, LMap, LSeq, Pos, dotted, plain
 from tipc.core.yamlschema.nodes import (
@@ -55,9 +55,11 @@ _BAD = object()
 
 
 _ABSENT = object()
+# A mapping's entries: YAML keys may be any scalar (a non-string key is reported, not assumed away).
+_Raw: TypeAlias = "dict[str, object] | dict[object, object]"
 
 
-def got(value: Any) -> str:
+def got(value: object) -> str:
     """What a value is, for `got <what>`."""
     if isinstance(value, LMap | dict):
         return "an empty mapping" if not _keys(value) else "a mapping"
@@ -85,17 +87,19 @@ class _Walker:
         self.issues: list[Issue] = []
         self.limit = limit
 
-    def fail(self, keys: Keys, pos: Pos | None, message: str) -> Any:
+    def fail(self, keys: Keys, pos: Pos | None, message: str) -> object:
         self.issues.append(Issue(keys, pos, message))
         if len(self.issues) >= self.limit:
             raise _Invalid
         return _BAD
 
-    def expected(self, schema: Schema, value: Any, keys: Keys, pos: Pos | None, detail: str = "") -> Any:
+    def expected(
+        self, schema: Schema, value: object, keys: Keys, pos: Pos | None, detail: str = ""
+    ) -> object:
         extra = f" ({detail})" if detail else ""
         return self.fail(keys, pos, f"expected {schema.describe()}, got {got(value)}{extra}")
 
-    def walk(self, value: Any, schema: Schema, keys: Keys, pos: Pos | None) -> Any:
+    def walk(self, value: object, schema: Schema, keys: Keys, pos: Pos | None) -> object:
         if isinstance(schema, Lazy):
             schema = schema.get()
         handler = _HANDLERS.get(type(schema))
@@ -103,7 +107,7 @@ class _Walker:
             raise TypeError(f"not a schema: {schema!r}")
         return handler(self, value, schema, keys, pos)
 
-    def _int(self, value: Any, schema: Int, keys: Keys, pos: Pos | None) -> Any:
+    def _int(self, value: object, schema: Int, keys: Keys, pos: Pos | None) -> object:
         if (
             not isinstance(value, int)
             or isinstance(value, bool)
@@ -113,24 +117,24 @@ class _Walker:
             return self.expected(schema, value, keys, pos)
         return value
 
-    def _bool(self, value: Any, schema: Bool, keys: Keys, pos: Pos | None) -> Any:
+    def _bool(self, value: object, schema: Bool, keys: Keys, pos: Pos | None) -> object:
         return value if isinstance(value, bool) else self.expected(schema, value, keys, pos)
 
-    def _enum(self, value: Any, schema: Enum, keys: Keys, pos: Pos | None) -> Any:
+    def _enum(self, value: object, schema: Enum, keys: Keys, pos: Pos | None) -> object:
         hashable = not isinstance(value, LMap | LSeq | dict | list)
         if hashable and any(value == v and type(value) is type(v) for v in schema.values):
             return value
         return self.expected(schema, value, keys, pos)
 
-    def _scalar(self, value: Any, schema: Scalar, keys: Keys, pos: Pos | None) -> Any:
+    def _scalar(self, value: object, schema: Scalar, keys: Keys, pos: Pos | None) -> object:
         if value is None or isinstance(value, str | int | float):
             return value
         return self.expected(schema, value, keys, pos)
 
-    def _anything(self, value: Any, schema: Anything, keys: Keys, pos: Pos | None) -> Any:
+    def _anything(self, value: object, schema: Anything, keys: Keys, pos: Pos | None) -> object:
         return plain(value)
 
-    def _str(self, value: Any, schema: Str, keys: Keys, pos: Pos | None) -> Any:
+    def _str(self, value: object, schema: Str, keys: Keys, pos: Pos | None) -> object:
         if schema.scalar and isinstance(value, int | float) and not isinstance(value, bool):
             value = str(value)
         if not isinstance(value, str) or (schema.nonempty and not value.strip()):
@@ -143,7 +147,7 @@ class _Walker:
                 return self.expected(schema, value, keys, pos, problem)
         return value
 
-    def _num(self, value: Any, schema: Num, keys: Keys, pos: Pos | None) -> Any:
+    def _num(self, value: object, schema: Num, keys: Keys, pos: Pos | None) -> object:
         given = value
         if schema.nonfinite and isinstance(value, str) and value in ("nan", "inf", "-inf"):
             value = float(value)
@@ -158,29 +162,31 @@ class _Walker:
             return self.expected(schema, given, keys, pos)
         return value
 
-    def _entries(self, value: Any) -> Iterator[tuple[Any, Any, Pos | None]]:
+    def _entries(self, value: LMap | _Raw) -> Iterator[tuple[object, object, Pos | None]]:
         if isinstance(value, LMap):
-            for k, v in value.items.items():
-                yield k, v, value.pos_of(k)
+            for key, item in value.items.items():
+                yield key, item, value.pos_of(key)
         else:
             for k, v in value.items():
                 yield k, v, None
 
-    def _map(self, value: Any, schema: Map, keys: Keys, pos: Pos | None) -> Any:
+    def _map(self, value: object, schema: Map, keys: Keys, pos: Pos | None) -> object:
         if value is None and schema.nullable:
             value = {}
         if not isinstance(value, LMap | dict):
             return self.expected(schema, value, keys, pos)
         if not self._identified(value, schema, keys, pos):
             return _BAD
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         bad = self._given(value, schema, keys, pos, out)
         bad = self._not_given(_keys(value), schema, keys, pos, out) or bad
         if not bad and len(out) < schema.min_items:
             return self.expected(schema, value, keys, pos)
         return _BAD if bad else out
 
-    def _given(self, value: Any, schema: Map, keys: Keys, pos: Pos | None, out: dict[str, Any]) -> bool:
+    def _given(
+        self, value: LMap | _Raw, schema: Map, keys: Keys, pos: Pos | None, out: dict[str, object]
+    ) -> bool:
         """Check the mapping's entries into `out`; True if any was bad."""
         own: Pos | None = (value.line, value.col) if isinstance(value, LMap) else pos
         bad = False
@@ -195,7 +201,7 @@ class _Walker:
                 out[key] = result
         return bad
 
-    def _not_given(self, raw: Any, schema: Map, keys: Keys, pos: Pos | None, out: dict[str, Any]) -> bool:
+    def _not_given(self, raw: _Raw, schema: Map, keys: Keys, pos: Pos | None, out: dict[str, object]) -> bool:
         """The fields the mapping leaves out: a default into `out`, or a missing required key (True)."""
         bad = False
         for name, spec in schema.fields.items():
@@ -207,7 +213,7 @@ class _Walker:
                 out[name] = spec.default
         return bad
 
-    def _identified(self, value: Any, schema: Map, keys: Keys, pos: Pos | None) -> bool:
+    def _identified(self, value: LMap | _Raw, schema: Map, keys: Keys, pos: Pos | None) -> bool:
         """The fields naming the kind of file, checked first: without them the rest is noise."""
         raw = _keys(value)
         for name, spec in schema.fields.items():
@@ -220,7 +226,7 @@ class _Walker:
                 return False
         return True
 
-    def _map_entry(self, schema: Map, key: str, item: Any, here: Keys, kpos: Pos | None) -> Any:
+    def _map_entry(self, schema: Map, key: str, item: object, here: Keys, kpos: Pos | None) -> object:
         spec = schema.fields.get(key)
         if spec is not None:
             if item is None and spec.nullable:
@@ -240,7 +246,7 @@ class _Walker:
             f"unknown key {key!r}; {_suggest(key, known)}expected one of: {', '.join(known) or 'none'}{hint}",
         )
 
-    def _seq(self, value: Any, schema: Seq, keys: Keys, pos: Pos | None) -> Any:
+    def _seq(self, value: object, schema: Seq, keys: Keys, pos: Pos | None) -> object:
         if value is None and schema.nullable:
             return []
         if not isinstance(value, LSeq | list):
@@ -260,14 +266,14 @@ class _Walker:
             out.append(result)
         return _BAD if bad else out
 
-    def _one_of(self, value: Any, schema: OneOf, keys: Keys, pos: Pos | None) -> Any:
+    def _one_of(self, value: object, schema: OneOf, keys: Keys, pos: Pos | None) -> object:
         # The first alternative of the value's kind decides, so its message is the precise one.
         for option in schema.options:
             if _same_kind(value, option):
                 return self.walk(value, option, keys, pos)
         return self.expected(schema, value, keys, pos)
 
-    def _tagged(self, value: Any, schema: Tagged, keys: Keys, pos: Pos | None) -> Any:
+    def _tagged(self, value: object, schema: Tagged, keys: Keys, pos: Pos | None) -> object:
         if not isinstance(value, LMap | dict) or len(_keys(value)) != 1:
             where = pos
             names = ""
@@ -276,7 +282,7 @@ class _Walker:
                 where = (value.line, value.col) if isinstance(value, LMap) and value.items else pos
             return self.fail(keys, where, f"expected {schema.describe()}, got {got(value)}{names}")
         ((name, item, kpos),) = list(self._entries(value))
-        if name not in schema.variants:
+        if not isinstance(name, str) or name not in schema.variants:
             known = sorted(schema.variants)
             return self.fail(
                 (*keys, str(name)),
@@ -287,7 +293,8 @@ class _Walker:
         return _BAD if result is _BAD else {name: result}
 
 
-_Handler = Callable[[_Walker, Any, Any, Keys, "Pos | None"], Any]
+# Each handler takes its own schema class: the table pairs them, so the schema parameter is not one type.
+_Handler = Callable[..., object]
 
 
 _HANDLERS: dict[type, _Handler] = {
@@ -305,15 +312,15 @@ _HANDLERS: dict[type, _Handler] = {
 }
 
 
-def _key_pos(value: Any, key: str, default: Pos | None) -> Pos | None:
+def _key_pos(value: object, key: str, default: Pos | None) -> Pos | None:
     return value.pos_of(key) if isinstance(value, LMap) else default
 
 
-def _keys(value: Any) -> Any:
+def _keys(value: LMap | _Raw) -> _Raw:
     return value.items if isinstance(value, LMap) else value
 
 
-def _same_kind(value: Any, schema: Schema) -> bool:
+def _same_kind(value: object, schema: Schema) -> bool:
     if isinstance(schema, Lazy):
         schema = schema.get()
     if isinstance(schema, Map | Tagged):
@@ -336,8 +343,8 @@ def _same_kind(value: Any, schema: Schema) -> bool:
 
 
 def validate(
-    value: Any, schema: Schema, *, root: Pos | None = None, limit: int = 1
-) -> tuple[Any, list[Issue]]:
+    value: object, schema: Schema, *, root: Pos | None = None, limit: int = 1
+) -> tuple[object, list[Issue]]:
     """Check `value` (a located tree or plain data) against `schema`: (plain value with defaults, []) when it
     fits, else (None, up to `limit` located issues)."""
     walker = _Walker(max(1, limit))

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tipc.core.fs import atomic_write_text
 
@@ -71,16 +71,20 @@ def start_step(lineage_dir: Path, step_id: str, base_pythonpath: str | None) -> 
     return step_env(lineage_dir, step_id, base_pythonpath)
 
 
+AccessMode = Literal["read", "write", "delete"]
+_ACCESS_MODES: dict[str, AccessMode] = {"read": "read", "write": "write", "delete": "delete"}
+
+
 @dataclass(frozen=True)
 class Access:
     path: str  # absolute, symlinks resolved
-    mode: str  # read | write | delete
+    mode: AccessMode
     time: float
     pid: int
     via: str  # open, rename, copyfile, paddle.load, paddle.inference.Config, ...
     exists: bool | None = None  # reads: whether the file existed when it was opened
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "path": self.path,
             "mode": self.mode,
@@ -99,7 +103,7 @@ class Fingerprint:
     mtime: float | None = None
     sha256: str | None = None  # None when the file is too large to hash (size + mtime identify it)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "path": self.path,
             "exists": self.exists,
@@ -187,8 +191,8 @@ def parse_lines(lines: Iterable[str], step_id: str) -> StepAccess:
                     )
                 )
                 continue
-            mode = str(item["mode"])
-            if mode not in ("read", "write", "delete"):
+            mode = _ACCESS_MODES.get(str(item["mode"]))
+            if mode is None:
                 continue
             exists = item.get("exists")
             access = Access(
@@ -277,7 +281,7 @@ class LayerWatch:
                 path == i or path.startswith(i + os.sep) for i in self.ignore
             ):
                 continue
-            mode = "delete" if state[1] < 0 else "write"
+            mode: AccessMode = "delete" if state[1] < 0 else "write"
             # Timed at the step's start: the write happened while it ran, so no read of this step came
             # before it (what its own reads of the file saw is this run's, not an earlier version).
             found.append(Access(_canonical(path), mode, self.started, 0, "layer"))

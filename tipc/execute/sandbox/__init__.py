@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tipc.core.errors import UserError
 
@@ -65,15 +65,18 @@ class SandboxOptions:
     tmpfs: bool = True  # /tmp (and HOME) a tmpfs of disk_bytes; False: the run folder's tmp/ (observation)
 
 
+ChangeKind = Literal["created", "changed", "deleted"]
+
+
 @dataclass(frozen=True)
 class Change:
     """A file the run created, changed or deleted in the repo's tree (it lives only in the upper layer)."""
 
     path: str  # repo-relative
-    kind: str  # created | changed | deleted
+    kind: ChangeKind
     size: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"path": self.path, "kind": self.kind, "size": self.size}
 
 

@@ -243,7 +243,7 @@ class Violation:
     count: int
     examples: tuple[str, ...] = ()  # a few attempts with their first argument
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "step": self.label,
             "calls": list(self.calls),
@@ -331,7 +331,7 @@ class Jail:
                 with contextlib.suppress(OSError):
                     os.lchown(folder, self.spec.uid, gid)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         spec = self.spec
         return {
             "bwrap": spec.bwrap,

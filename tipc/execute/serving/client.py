@@ -12,10 +12,13 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from tipc.execute.serving.ready import wait_ready
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["Client", "Reply", "free_port", "tensor_value", "v2_outputs", "wait_ready"]
 
@@ -92,12 +95,12 @@ class Client:
     def get(self, path: str) -> Reply:
         return self.request("GET", path)
 
-    def post_json(self, path: str, payload: Any) -> Reply:
+    def post_json(self, path: str, payload: object) -> Reply:
         return self.request("POST", path, json.dumps(payload).encode())
 
     # -- Open Inference Protocol v2 -------------------------------------------------------------------------
-    def infer_v2(self, model: str, inputs: Mapping[str, Any]) -> Reply:
-        """`inputs`: name -> numpy array (anything with .shape, .dtype, .reshape(-1).tolist())."""
+    def infer_v2(self, model: str, inputs: Mapping[str, np.ndarray]) -> Reply:
+        """`inputs`: name -> numpy array."""
         items = [
             {
                 "name": n,
@@ -136,7 +139,7 @@ def v2_outputs(reply: Reply) -> dict[str, tuple[list[int], str, list[Any]]]:
     return {o["name"]: (o["shape"], o["datatype"], o["data"]) for o in reply.body["outputs"]}
 
 
-def tensor_value(array: Any) -> str:
+def tensor_value(array: np.ndarray) -> str:
     """A pipeline `value` string carrying dtype and shape exactly: {"shape", "datatype", "b64"} as JSON."""
     raw = array.astype(array.dtype.newbyteorder("<")).tobytes()
     return json.dumps(

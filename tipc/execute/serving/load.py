@@ -9,9 +9,12 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from tipc.execute.serving.client import Client, tensor_value
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class LoadResult:
     def throughput_rps(self) -> float:
         return self.ok / self.wall_s if self.wall_s > 0 else 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         p50, p99 = self.percentile_ms(50), self.percentile_ms(99)
         return {
             "requests": self.requests,
@@ -57,11 +60,11 @@ class LoadResult:
 def run_load(
     base_url: str,
     name: str,
-    samples: Sequence[Mapping[str, Any]],
+    samples: Sequence[Mapping[str, np.ndarray]],
     *,
     requests: int = 200,
     concurrency: int = 4,
-    protocol: str = "v2",
+    protocol: Literal["v2", "pipeline"] = "v2",
     timeout_s: float = 30.0,
     time_budget_s: float | None = None,
 ) -> LoadResult:

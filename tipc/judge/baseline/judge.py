@@ -27,7 +27,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.core.jsontypes import as_list
 from tipc.judge.baseline import store
@@ -55,7 +55,7 @@ class Row:
     unit: str
     why: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         def num(v: float | None) -> float | str | None:
             return None if v is None else (v if math.isfinite(v) else str(v))
 
@@ -93,7 +93,7 @@ class Judgement:
             out[r.verdict] += 1
         return out
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "baseline": str(self.baseline) if self.baseline else None,
             "machine_class": self.machine_class,

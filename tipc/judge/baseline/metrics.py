@@ -78,7 +78,7 @@ class RunMetrics:
     degenerate: tuple[str, ...] = ()  # signs, in words with their log line, that the outputs are degenerate
     seed: int | None = None  # what the steps were seeded with (tipc.execute.seeding)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "metrics": [
                 [

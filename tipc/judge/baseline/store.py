@@ -17,9 +17,10 @@ import hashlib
 import re
 import socket
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.core.errors import ConfigError
 from tipc.judge.baseline import stats
@@ -69,9 +70,9 @@ class MetricBaseline:
             return self.margin, self.margin_from
         return stats.derive_margin(self.summary, self.kind, self.unit, repeats)
 
-    def to_yaml(self) -> dict[str, Any]:
+    def to_yaml(self) -> dict[str, object]:
         s = self.summary
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "kind": self.kind,
             "unit": self.unit,
             "better": self.better,
@@ -102,13 +103,13 @@ class Baseline:
     config: str
     mode: str
     machine_class: str
-    provenance: dict[str, Any]
+    provenance: dict[str, object]
     metrics: dict[str, MetricBaseline]
     stages: list[str] = field(default_factory=list)
     not_available: list[str] = field(default_factory=list)
     path: Path | None = None
 
-    def to_yaml(self) -> dict[str, Any]:
+    def to_yaml(self) -> dict[str, object]:
         return {
             "schema": SCHEMA,
             "model": self.model,
@@ -143,7 +144,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]+", "-", text.strip()).strip("-.").lower() or "unknown"
 
 
-def machine_class(env: dict[str, Any] | None) -> str:
+def machine_class(env: Mapping[str, object] | None) -> str:
     """`cpu` without a GPU, else `gpu-<model of the first GPU>` (so an H100 baseline judges H100 runs)."""
     gpus = (env or {}).get("gpus")
     if isinstance(gpus, list) and gpus:
@@ -177,10 +178,10 @@ def load_per_cpu() -> float | None:
 
 def provenance(
     record: RunRecord, run_ids: list[str], load: float | None = None, run: RunMetrics | None = None
-) -> dict[str, Any]:
+) -> dict[str, object]:
     env = record.environment or {}
     raw = env.get("packages")
-    packages: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    packages: dict[str, object] = raw if isinstance(raw, dict) else {}
     try:
         who = getpass.getuser()
     except (KeyError, OSError):
@@ -318,7 +319,7 @@ def _schema() -> Map:
     )
 
 
-def _text(value: Any, default: str = "") -> str:
+def _text(value: object, default: str = "") -> str:
     return default if value is None else str(value)
 
 

@@ -36,7 +36,8 @@ def context_for(
     `repo`; `log_of(result)` says where an earlier step's log is readable (default: under `repo`)."""
     plan = record.plan
     env = dict(result.env_delta) if result is not None else {}
-    paddle = record.paddle_version or (record.environment or {}).get("paddle_version")
+    version = (record.environment or {}).get("paddle_version")
+    paddle = record.paddle_version or (version if isinstance(version, str) else None)
     return Context(
         paddle=paddle,
         pir=_pir(env, paddle),

@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.core.errors import ConfigError
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
@@ -190,11 +190,11 @@ def _is_number(tok: str) -> bool:
     return True
 
 
-def run_python(ctx: CheckContext, settings: Settings, override: Any = None) -> str:
+def run_python(ctx: CheckContext, settings: Settings, override: str | None = None) -> str:
     """The interpreter for model-side work: rule arg > tipc.yaml `python` > the run's python > ours."""
     import sys
 
-    if isinstance(override, str) and override:
+    if override:
         return override
     if settings.python:
         return settings.python
@@ -268,4 +268,3 @@ def weights_made_here(ctx: CheckContext, record: RunRecord, step_id: str) -> str
             if rel in made:
                 return rel
     return ""
-

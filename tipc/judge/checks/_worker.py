@@ -6,10 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from tipc.core.jsontypes import JSONObject, as_object
 from tipc.core.resources import package_parent
 
 PROTOCOL = "tipc.engines/1"
@@ -17,7 +18,7 @@ PROTOCOL = "tipc.engines/1"
 
 @dataclass(frozen=True)
 class WorkerRun:
-    response: dict[str, Any] | None
+    response: JSONObject | None
     error: str | None  # why there is no usable response
     log: Path
     exit_code: int | None
@@ -40,8 +41,9 @@ ENGINE_MODULES: dict[str, tuple[str, ...]] = {
 }
 
 
-def worker_modules(request: dict[str, Any]) -> tuple[str, ...]:
-    engines = request.get("engines") or list(ENGINE_MODULES)
+def worker_modules(request: Mapping[str, object]) -> tuple[str, ...]:
+    given = request.get("engines")
+    engines = given if isinstance(given, list | tuple) and given else list(ENGINE_MODULES)
     wanted = ["numpy"]
     for name in engines:
         wanted += [m for m in ENGINE_MODULES.get(str(name), ()) if m not in wanted]
@@ -58,9 +60,11 @@ def crash_summary(log_tail: str) -> str:
     return " | ".join(lines[-3:])
 
 
+# (interpreter, model folder, model files' stamps, inputs digest, engine)
+_Key = tuple[str, str, tuple[tuple[object, ...], ...], str, str]
 # Engine outputs the workers of this process computed, so a later check on the same model and inputs reuses
 # them rather than starting Paddle again: key -> (engine's response entry, its outputs .npz, the npz's stamp).
-_OUTPUTS: dict[tuple[Any, ...], tuple[dict[str, Any], Path, tuple[int, int]]] = {}
+_OUTPUTS: dict[_Key, tuple[JSONObject, Path, tuple[int, int]]] = {}
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -71,7 +75,7 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return st.st_size, st.st_mtime_ns
 
 
-def _outputs_key(python: str, model_dir: str, inputs: str | None, engine: str) -> tuple[Any, ...] | None:
+def _outputs_key(python: str, model_dir: str, inputs: str | None, engine: str) -> _Key | None:
     """Model files by path + size + mtime, inputs by content; None when there is nothing stable to key on."""
     if inputs is None:
         return None  # random inputs: the worker's seeded batch is not a file another check can hand over
@@ -84,23 +88,23 @@ def _outputs_key(python: str, model_dir: str, inputs: str | None, engine: str) -
     return (os.path.realpath(python), str(folder.resolve()), model, digest, engine)
 
 
-def _remember(python: str, request: dict[str, Any], response: dict[str, Any], work_dir: Path) -> None:
-    if request.get("op") != "agreement" or not isinstance(request.get("model_dir"), str):
+def _remember(python: str, request: Mapping[str, object], response: JSONObject, work_dir: Path) -> None:
+    model_dir, inputs = request.get("model_dir"), request.get("inputs")
+    if request.get("op") != "agreement" or not isinstance(model_dir, str):
         return
-    options = request.get("engine_options") or {}
-    for engine, info in (response.get("engines") or {}).items():
+    options = request.get("engine_options")
+    options = options if isinstance(options, dict) else {}
+    for engine, info in as_object(response.get("engines")).items():
         if not isinstance(info, dict) or not info.get("ok") or options.get(engine):
             continue  # an engine run with options of its own is not the default reference
         npz = work_dir / f"outputs_{engine}.npz"
-        key = _outputs_key(python, request["model_dir"], request.get("inputs"), engine)
+        key = _outputs_key(python, model_dir, inputs if isinstance(inputs, str) else None, engine)
         stamp = _stamp(npz)
         if key is not None and stamp is not None:
             _OUTPUTS[key] = (info, npz, stamp)
 
 
-def earlier_outputs(
-    python: str, model_dir: str, inputs: str, engine: str
-) -> tuple[dict[str, Any], Path] | None:
+def earlier_outputs(python: str, model_dir: str, inputs: str, engine: str) -> tuple[JSONObject, Path] | None:
     """(engine's response entry, outputs .npz) an earlier worker of this process computed for this model and
     these inputs with default options, while its .npz is still the one it wrote; else None."""
     key = _outputs_key(python, model_dir, inputs, engine)
@@ -110,7 +114,7 @@ def earlier_outputs(
     return hit[0], hit[1]
 
 
-def run_worker(python: str, request: dict[str, Any], work_dir: Path, timeout_s: float) -> WorkerRun:
+def run_worker(python: str, request: Mapping[str, object], work_dir: Path, timeout_s: float) -> WorkerRun:
     from tipc.execute import proc
     from tipc.execute.sandbox import for_commands
 
@@ -164,5 +168,8 @@ def run_worker(python: str, request: dict[str, Any], work_dir: Path, timeout_s: 
         return WorkerRun(None, f"unreadable worker response: {exc}", log_path, res.exit_code)
     if not isinstance(data, dict):
         return WorkerRun(None, "unreadable worker response: not a JSON object", log_path, res.exit_code)
-    _remember(python, request, data, Path(request.get("work_dir") or work_dir))
+    given_dir = request.get("work_dir")
+    _remember(
+        python, request, data, Path(given_dir) if isinstance(given_dir, str) and given_dir else work_dir
+    )
     return WorkerRun(data, None, log_path, res.exit_code)

@@ -20,11 +20,12 @@ from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import excerpt, outcome, read_lines, resolve, weights_made_here
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.documented import documented_of, error_line, stopped_by_limit
-from tipc.judge.checks.registry import NON_NEGATIVE, registered
+from tipc.judge.checks.registry import NON_NEGATIVE, arg_num, arg_str_or, registered
 
 if TYPE_CHECKING:
     from tipc.core.steps import Step
     from tipc.execute.record import RunRecord, StepResult
+    from tipc.judge.checks.claims import Claim, Metric
     from tipc.planning.documented.model import Documented
 
 
@@ -86,11 +87,10 @@ def _fmt(value: float, ratio: bool) -> str:
     "documented_accuracy",
     args=Map({"chain": Field(Str(what="a chain name"), default="documented"), "atol": Field(NON_NEGATIVE)}),
 )
-def check_documented_accuracy(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_documented_accuracy(ctx: CheckContext, **args: object) -> CheckOutcome:
     """The accuracy the README states, against what the documented eval printed."""
-    chain = args.get("chain", "documented")
-    atol = float(args["atol"]) if args.get("atol") is not None else None
-    record = (ctx.records or {}).get(chain)
+    atol = arg_num(args, "atol", 0.0) if args.get("atol") is not None else None
+    record = (ctx.records or {}).get(arg_str_or(args, "chain", "documented"))
     if record is None:
         return outcome(
             Verdict.SKIP, "the documented commands did not run (no record of the documented chain)"
@@ -235,8 +235,8 @@ def _not_run(
 
 
 def _compare(
-    found: list[Any],
-    got: dict[str, Any],
+    found: list[Claim],
+    got: dict[str, Metric],
     chosen: _Eval,
     log: str | None,
     where: str,
@@ -246,7 +246,7 @@ def _compare(
     from tipc.judge.checks import claims as claims_mod
 
     metrics = claims_mod.load()
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []  # claims.compare figures, read back below
     evidence: list[Evidence] = []
     for family_id, metric in got.items():
         family = metrics.family(family_id)

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
+from tipc.core.jsontypes import JSONObject, JSONValue, as_object, objects
 from tipc.core.yamlschema import Field, Int, Map, Num, Seq, Str
 from tipc.judge.checks._common import (
     no_record,
@@ -32,28 +33,58 @@ from tipc.judge.checks._common import (
 from tipc.judge.checks._model import ModelFiles, find_model, locate_model
 from tipc.judge.checks._worker import run_worker
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
-from tipc.judge.checks.registry import NON_NEGATIVE, POSITIVE, registered
+from tipc.judge.checks.registry import (
+    NON_NEGATIVE,
+    POSITIVE,
+    Args,
+    arg_int,
+    arg_num,
+    arg_str,
+    arg_strs,
+    registered,
+)
 from tipc.judge.checks.settings import AgreementSettings
 
 
-def _pair_cell(pair: dict[str, Any]) -> dict[str, Any]:
+def _number(value: object, default: float) -> float:
+    """A figure of the worker's reply (a JSON number), or `default` when it is absent."""
+    return float(value) if isinstance(value, int | float) else default
+
+
+def _scalar(value: object) -> float | int | str | None:
+    """A figure for Evidence.numbers: a JSON scalar as it is, anything else as its text."""
+    return value if value is None or isinstance(value, float | int | str) else str(value)
+
+
+class _Cell(TypedDict):
+    """The matrix cell of one engine pair (report data): its verdict, worst figures and per-output figures."""
+
+    within: bool
+    max_abs: float | None
+    max_rel: float | None
+    cosine: float | None
+    argmax_agree: float | None
+    outputs: list[JSONObject]
+
+
+def _pair_cell(pair: JSONObject) -> _Cell:
     """The matrix cell of one engine pair: its verdict and worst figures over the outputs."""
-    outs = pair.get("outputs", [])
+    outs = objects(pair.get("outputs"))
     return {
         "within": bool(pair.get("within")),
-        "max_abs": max((o.get("max_abs", float("inf")) for o in outs), default=None),
-        "max_rel": max((o.get("max_rel", float("inf")) for o in outs), default=None),
-        "cosine": min((o.get("cosine", 0.0) for o in outs), default=None),
+        "max_abs": max((_number(o.get("max_abs"), float("inf")) for o in outs), default=None),
+        "max_rel": max((_number(o.get("max_rel"), float("inf")) for o in outs), default=None),
+        "cosine": min((_number(o.get("cosine"), 0.0) for o in outs), default=None),
         "argmax_agree": min(
-            (o["argmax_agree"] for o in outs if o.get("argmax_agree") is not None), default=None
+            (_number(o["argmax_agree"], 0.0) for o in outs if o.get("argmax_agree") is not None), default=None
         ),
         "outputs": outs,
     }
 
 
-def _disagreement(a: str, b: str, outs: list[dict[str, Any]]) -> Evidence:
+def _disagreement(a: str, b: str, outs: list[JSONObject]) -> Evidence:
     """What differs on the pair's worst output (largest max_abs)."""
-    worst: dict[str, Any] = max(outs, key=lambda o: o.get("max_abs", float("inf")), default={})
+    worst: JSONObject = max(outs, key=lambda o: _number(o.get("max_abs"), float("inf")), default={})
     why = []
     if not worst.get("shape_match", True):
         why.append(f"shapes {worst.get('shape_ref')} vs {worst.get('shape_other')}")
@@ -65,11 +96,11 @@ def _disagreement(a: str, b: str, outs: list[dict[str, Any]]) -> Evidence:
         )
     return Evidence(
         f"{a} vs {b} disagree on output {worst.get('index')}: {'; '.join(why)}",
-        numbers=tuple((k, worst.get(k)) for k in ("max_abs", "max_rel", "cosine", "argmax_agree")),
+        numbers=tuple((k, _scalar(worst.get(k))) for k in ("max_abs", "max_rel", "cosine", "argmax_agree")),
     )
 
 
-def _pair_evidence(a: str, b: str, cell: dict[str, Any]) -> Evidence:
+def _pair_evidence(a: str, b: str, cell: _Cell) -> Evidence:
     if not cell["within"]:
         return _disagreement(a, b, cell["outputs"])
     return Evidence(
@@ -83,9 +114,9 @@ def _pair_evidence(a: str, b: str, cell: dict[str, Any]) -> Evidence:
     )
 
 
-def _inputs_evidence(inputs: dict[str, Any]) -> list[Evidence]:
+def _inputs_evidence(inputs: JSONObject) -> list[Evidence]:
     """Where the worker's inputs came from (random: with the hint to set real ones)."""
-    shapes = tuple((k, str(v["shape"])) for k, v in inputs.get("feeds", {}).items())
+    shapes = tuple((k, str(as_object(v)["shape"])) for k, v in as_object(inputs.get("feeds")).items())
     if inputs.get("source") == "random":
         note = (
             f"inputs: {inputs.get('note')} (seed {inputs.get('seed')}); set "
@@ -93,18 +124,19 @@ def _inputs_evidence(inputs: dict[str, Any]) -> list[Evidence]:
         )
         return [Evidence(note, numbers=shapes)]
     if inputs.get("source") == "file":
-        return [Evidence("inputs from file", path=inputs.get("path"), numbers=shapes)]
+        path = inputs.get("path")
+        return [Evidence("inputs from file", path=path if isinstance(path, str) else None, numbers=shapes)]
     return []
 
 
 def _judge_response(
-    resp: dict[str, Any],
+    resp: JSONObject,
     engines: list[str],
-    unavailable: dict[str, Any],
-    failed_engines: dict[str, Any],
+    unavailable: dict[str, JSONValue],
+    failed_engines: dict[str, JSONValue],
 ) -> tuple[Verdict, str]:
     """The verdict and summary of a worker response, the first matching case winning."""
-    pairs = resp.get("pairs", [])
+    pairs = objects(resp.get("pairs"))
     if failed_engines:
         names = ", ".join(sorted(failed_engines))
         reason = next(iter(failed_engines.values()), None)
@@ -130,17 +162,17 @@ def _judge_response(
             Verdict.WARN,
             f"{', '.join(measured)} agree; not measured: {', '.join(sorted(unavailable))} (not installed)",
         )
-    worst_abs = max(o.get("max_abs", 0.0) for p in pairs for o in p.get("outputs", []))
+    worst_abs = max(_number(o.get("max_abs"), 0.0) for p in pairs for o in objects(p.get("outputs")))
     return Verdict.PASS, f"{len(engines)} engines agree on every output (worst max_abs {worst_abs:.3g})"
 
 
-def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: float) -> CheckOutcome:
+def summarise_response(resp: JSONObject, engines: list[str], cosine_min: float) -> CheckOutcome:
     """Turn a worker response into an outcome (pure; unit-tested without the worker)."""
-    eng_info = resp.get("engines", {})
-    matrix: dict[str, dict[str, Any]] = {a: {b: None for b in engines} for a in engines}
+    eng_info = {name: as_object(e) for name, e in as_object(resp.get("engines")).items()}
+    matrix: dict[str, dict[str, _Cell | None]] = {a: {b: None for b in engines} for a in engines}
     evidence: list[Evidence] = []
-    for pair in resp.get("pairs", []):
-        a, b = pair["a"], pair["b"]
+    for pair in objects(resp.get("pairs")):
+        a, b = str(pair["a"]), str(pair["b"])
         cell = _pair_cell(pair)
         if a in matrix and b in matrix:
             matrix[a][b] = cell
@@ -158,7 +190,7 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
         *(Evidence(f"engine {n} unavailable: {err}") for n, err in reversed(unavailable.items())),
         *(Evidence(f"engine {n} failed: {err}") for n, err in reversed(failed_engines.items())),
     ]
-    inputs = resp.get("inputs", {})
+    inputs = as_object(resp.get("inputs"))
     evidence.extend(_inputs_evidence(inputs))
     data = {
         "engines": engines,
@@ -173,7 +205,7 @@ def summarise_response(resp: dict[str, Any], engines: list[str], cosine_min: flo
     return CheckOutcome(verdict, summary, tuple(evidence), data)
 
 
-def with_spread(result: CheckOutcome, resp: dict[str, Any], work: Path) -> CheckOutcome:
+def with_spread(result: CheckOutcome, resp: JSONObject, work: Path) -> CheckOutcome:
     """The agreement outcome with the output spread across the inputs beside the error.
 
     Engines that agree on a constant output (a dead or untrained model gives the same answer for every input)
@@ -184,13 +216,13 @@ def with_spread(result: CheckOutcome, resp: dict[str, Any], work: Path) -> Check
     """
     from tipc.judge.checks.spread import output_spreads
 
-    eng_info = resp.get("engines", {}) or {}
+    eng_info = {name: as_object(e) for name, e in as_object(resp.get("engines")).items()}
     ref = next(
         (n for n, e in eng_info.items() if e.get("ok") and (work / f"outputs_{n}.npz").is_file()), None
     )
     if ref is None:
         return result
-    names = [str(o.get("name")) for o in eng_info[ref].get("outputs", [])]
+    names = [str(o.get("name")) for o in objects(eng_info[ref].get("outputs"))]
     spreads = output_spreads(work / f"outputs_{ref}.npz", names)
     if not spreads:
         return result
@@ -251,7 +283,7 @@ class _AgreementArgs:
     seed: int
     inputs: str | None
     plugins: list[str]
-    engine_options: dict[str, dict[str, Any]]
+    engine_options: dict[str, dict[str, object]]
     model_dir: str | None
 
     @property
@@ -259,19 +291,29 @@ class _AgreementArgs:
         return {"atol": self.atol, "rtol": self.rtol, "cosine_min": self.cosine_min}
 
 
-def _agreement_args(args: dict[str, Any], a: AgreementSettings) -> _AgreementArgs:
+def _engine_options(args: Args, default: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:
+    """`engine_options` (engine -> its factory's keyword arguments), else tipc.yaml's."""
+    value = args.get("engine_options")
+    if value is None:
+        return dict(default)
+    if isinstance(value, dict) and all(isinstance(o, dict) for o in value.values()):
+        return {str(k): {str(n): v for n, v in o.items()} for k, o in value.items() if isinstance(o, dict)}
+    raise TypeError(f"check argument 'engine_options': expected a mapping of mappings, got {value!r}")
+
+
+def _agreement_args(args: Args, a: AgreementSettings) -> _AgreementArgs:
     """The rule's arguments over test_tipc/tipc.yaml `agreement`."""
     return _AgreementArgs(
-        list(args.get("engines", a.engines)),
-        float(args.get("atol", a.tolerances.atol)),
-        float(args.get("rtol", a.tolerances.rtol)),
-        float(args.get("cosine_min", a.tolerances.cosine_min)),
-        float(args.get("timeout_s", a.timeout_s)),
-        int(args.get("seed", a.seed)),
-        args.get("inputs", a.inputs),
-        list(args.get("plugins", a.plugins)),
-        dict(args.get("engine_options", a.engine_options)),
-        args.get("model_dir"),
+        arg_strs(args, "engines") or list(a.engines),
+        arg_num(args, "atol", a.tolerances.atol),
+        arg_num(args, "rtol", a.tolerances.rtol),
+        arg_num(args, "cosine_min", a.tolerances.cosine_min),
+        arg_num(args, "timeout_s", a.timeout_s),
+        arg_int(args, "seed", a.seed),
+        arg_str(args, "inputs") if "inputs" in args else a.inputs,
+        (arg_strs(args, "plugins") or []) if "plugins" in args else list(a.plugins),
+        _engine_options(args, a.engine_options),
+        arg_str(args, "model_dir"),
     )
 
 
@@ -320,7 +362,7 @@ def _inputs_path(ctx: CheckContext, inputs: str | None) -> str | CheckOutcome | 
 def _judge_worker_run(
     ctx: CheckContext,
     parsed: _AgreementArgs,
-    request: dict[str, Any],
+    request: dict[str, object],
     work: Path,
     python: str,
     model: ModelFiles,
@@ -336,8 +378,9 @@ def _judge_worker_run(
         return outcome(
             Verdict.FAIL, f"agreement worker failed: {run.error}", Evidence("worker log", path=rel_log)
         )
-    if parsed.inputs is not None and isinstance(run.response.get("inputs"), dict):
-        run.response["inputs"]["path"] = parsed.inputs  # as the user wrote it (repo-relative)
+    inputs = run.response.get("inputs")
+    if parsed.inputs is not None and isinstance(inputs, dict):
+        inputs["path"] = parsed.inputs  # as the user wrote it (repo-relative)
     summary = summarise_response(run.response, list(parsed.engines), parsed.cosine_min)
     result = with_eval_level(ctx, with_spread(summary, run.response, work))
     result.data.update({"tolerances": parsed.tolerances, "worker_log": rel_log})
@@ -370,7 +413,7 @@ def _judge_worker_run(
         }
     ),
 )
-def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_agreement(ctx: CheckContext, **args: object) -> CheckOutcome:
     """The exported model's outputs agree across inference engines (Paddle Inference, ONNX Runtime)."""
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
@@ -386,8 +429,8 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
         return inputs_path
 
     work = work_dir_for(ctx, "tipc_agreement")
-    python = run_python(ctx, settings, args.get("python"))
-    request = {
+    python = run_python(ctx, settings, arg_str(args, "python"))
+    request: dict[str, object] = {
         "op": "agreement",
         "model_dir": str(model.model_dir),
         "work_dir": str(work.resolve()),
@@ -403,7 +446,7 @@ def check_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
 
 def _crashing_engine(
     ctx: CheckContext,
-    request: dict[str, Any],
+    request: dict[str, object],
     engines: list[str],
     work: Path,
     timeout_s: float,

@@ -11,14 +11,20 @@ Args: chain (default "backbones").
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import excerpt, outcome, read_lines
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.registry import registered
+
+if TYPE_CHECKING:
+    from tipc.execute.record import RunRecord
+    from tipc.judge.checks.claims import Metrics
+    from tipc.planning.docs_vocab import Vocabulary
 
 _LOG_SUFFIXES = (".log", ".txt")
 MAX_LOGS_WALKED = 20_000
@@ -37,7 +43,7 @@ class _Backbone:
     facts: list[Evidence] = field(default_factory=list)
 
 
-def _table_rows(text: str, vocab: Any, metrics: Any) -> dict[str, _Backbone]:
+def _table_rows(text: str, vocab: Vocabulary, metrics: Metrics) -> dict[str, _Backbone]:
     from tipc.judge.checks.claims import _numbers, _prose, _tables
 
     found: dict[str, _Backbone] = {}
@@ -62,7 +68,7 @@ def _table_rows(text: str, vocab: Any, metrics: Any) -> dict[str, _Backbone]:
     return found
 
 
-def _logs(repo: Path, vocab: Any) -> dict[str, list[str]]:
+def _logs(repo: Path, vocab: Vocabulary) -> dict[str, list[str]]:
     import os
 
     from tipc.planning.docs_vocab import squash
@@ -85,7 +91,7 @@ def _logs(repo: Path, vocab: Any) -> dict[str, list[str]]:
     return out
 
 
-def _check_log(repo: Path, b: _Backbone, metrics: Any) -> None:
+def _check_log(repo: Path, b: _Backbone, metrics: Metrics) -> None:
     from tipc.judge.checks.claims import measured
 
     if not b.logs:
@@ -96,7 +102,7 @@ def _check_log(repo: Path, b: _Backbone, metrics: Any) -> None:
     got_all = [measured([line]) for line in lines]
     fam = b.family or next((f for g in got_all for f in g), None)
     values = [g[fam].value for g in got_all if fam in g] if fam else []
-    if not values:
+    if not values or not fam:  # values come from a family: no family, no values
         b.problems.append(f"{log} holds no {fam or 'metric'} value")
         return
     family = metrics.family(fam)
@@ -114,7 +120,7 @@ def _check_log(repo: Path, b: _Backbone, metrics: Any) -> None:
         )
 
 
-def _check_chain(ctx: CheckContext, b: _Backbone, chain_records: dict[str, Any]) -> None:
+def _check_chain(ctx: CheckContext, b: _Backbone, chain_records: Mapping[str, RunRecord]) -> None:
     from tipc.core.steps import Status
 
     if not b.configs:
@@ -138,7 +144,7 @@ def _check_chain(ctx: CheckContext, b: _Backbone, chain_records: dict[str, Any])
 
 
 @registered("backbones", args=Map({"chain": Field(Str(what="a chain name"))}))
-def check_backbones(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_backbones(ctx: CheckContext, **args: object) -> CheckOutcome:
     from tipc.judge.checks import claims as claims_mod
     from tipc.planning.docs_vocab import load
     from tipc.planning.documented.configs import backbone_configs

@@ -40,7 +40,7 @@ class Evidence:
             return ""
         return f"{self.path}:{self.line}" if self.line is not None else self.path
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "text": self.text,
             "path": self.path,
@@ -58,7 +58,7 @@ class CheckOutcome:
     # Structured figures for reports (e.g. a loss curve, an engine x engine matrix). JSON-serialisable.
     data: dict[str, Any] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "verdict": self.verdict.value,
             "summary": self.summary,

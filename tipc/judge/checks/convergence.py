@@ -24,6 +24,7 @@ judged and the worst verdict wins; none matching is a FAIL; no run record is nee
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,18 @@ from tipc.judge.checks._common import (
 )
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.logparse import ParsedLine, parse_line, step_index
-from tipc.judge.checks.registry import COUNT, POSITIVE, REPO_GLOBS, STEP, registered
+from tipc.judge.checks.registry import (
+    COUNT,
+    POSITIVE,
+    REPO_GLOBS,
+    STEP,
+    Args,
+    arg_int,
+    arg_num,
+    arg_opt_int,
+    arg_str,
+    registered,
+)
 from tipc.judge.checks.settings import ConvergenceSettings
 from tipc.judge.checks.stats import mann_kendall, mean, median, spearman, stdev
 
@@ -186,20 +198,32 @@ def extract_curve(lines: list[ParsedLine]) -> list[tuple[int, float, ParsedLine]
     return out
 
 
-def _judge_args(cs: ConvergenceSettings, args: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _JudgeArgs:
     """The analysis arguments: the rule's, else test_tipc/tipc.yaml `convergence`, else the defaults."""
-    return {
-        "max_iters": int(args.get("max_iters", cs.max_iters)),
-        "alpha": float(args.get("alpha", cs.alpha)),
-        "min_points": int(args.get("min_points", cs.min_points)),
-        "window": int(args["window"]) if "window" in args else cs.window,
-        "explosion_factor": float(args["explosion_factor"]),
-        "noise_k": float(args["noise_k"]),
-        "flat_ok_below": float(args["flat_ok_below"]) if "flat_ok_below" in args else None,
-    }
+
+    max_iters: int
+    alpha: float
+    min_points: int
+    window: int | None
+    explosion_factor: float
+    noise_k: float
+    flat_ok_below: float | None
 
 
-def _judge_shipped(ctx: CheckContext, pattern: Any, judge_args: dict[str, Any]) -> CheckOutcome:
+def _judge_args(cs: ConvergenceSettings, args: Args) -> _JudgeArgs:
+    return _JudgeArgs(
+        max_iters=arg_int(args, "max_iters", cs.max_iters),
+        alpha=arg_num(args, "alpha", cs.alpha),
+        min_points=arg_int(args, "min_points", cs.min_points),
+        window=arg_opt_int(args, "window") if "window" in args else cs.window,
+        explosion_factor=arg_num(args, "explosion_factor", 10.0),
+        noise_k=arg_num(args, "noise_k", 2.0),
+        flat_ok_below=arg_num(args, "flat_ok_below", 0.0) if "flat_ok_below" in args else None,
+    )
+
+
+def _judge_shipped(ctx: CheckContext, pattern: object, judge_args: _JudgeArgs) -> CheckOutcome:
     """Every log file the repo ships that `pattern` matches, judged; the worst verdict wins."""
     shipped = shipped_logs(ctx, "convergence", pattern)
     if isinstance(shipped, CheckOutcome):
@@ -233,12 +257,12 @@ def _judge_shipped(ctx: CheckContext, pattern: Any, judge_args: dict[str, Any]) 
         }
     ),
 )
-def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_convergence(ctx: CheckContext, **args: object) -> CheckOutcome:
     """The loss converges over the first `max_iters` iterations of the training log."""
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
         return settings
-    judge_args, step_filter = _judge_args(settings.convergence, args), args.get("step")
+    judge_args, step_filter = _judge_args(settings.convergence, args), arg_str(args, "step")
     if "path" in args:
         return _judge_shipped(ctx, args["path"], judge_args)
     ran = ran_train_runs(ctx, step_filter)
@@ -248,7 +272,7 @@ def check_convergence(ctx: CheckContext, **args: Any) -> CheckOutcome:
     return _judge_log(ctx.repo, run.step.id, str(run.log), judge_args)
 
 
-def _judge_log(repo: Path | str, label: str, rel: str, judge_args: dict[str, Any]) -> CheckOutcome:
+def _judge_log(repo: Path | str, label: str, rel: str, judge_args: _JudgeArgs) -> CheckOutcome:
     """The convergence verdict of one training log (`label` names it: a step id or the file)."""
     path = resolve(repo, rel)
     if not path.is_file():
@@ -270,8 +294,8 @@ def _judge_log(repo: Path | str, label: str, rel: str, judge_args: dict[str, Any
                 curve=[[i, v if math.isfinite(v) else str(v)] for i, v, _ in full[:2000]],
                 step=label,
             )
-    max_iters = int(judge_args["max_iters"])
-    min_points = int(judge_args["min_points"])
+    max_iters = judge_args.max_iters
+    min_points = judge_args.min_points
     first_iter = full[0][0]
     selected = [c for c in full if c[0] - first_iter < max_iters]
     selection = f"first {max_iters} iterations"
@@ -280,12 +304,12 @@ def _judge_log(repo: Path | str, label: str, rel: str, judge_args: dict[str, Any
         selection = f"first {len(selected)} logged points (iterations are logged sparsely)"
     verdict, summary, data = analyse_curve(
         [(i, v) for i, v, _ in selected],
-        window=judge_args["window"],
-        alpha=judge_args["alpha"],
+        window=judge_args.window,
+        alpha=judge_args.alpha,
         min_points=min_points,
-        explosion_factor=judge_args["explosion_factor"],
-        noise_k=judge_args["noise_k"],
-        flat_ok_below=judge_args["flat_ok_below"],
+        explosion_factor=judge_args.explosion_factor,
+        noise_k=judge_args.noise_k,
+        flat_ok_below=judge_args.flat_ok_below,
     )
     data.update({"step": label, "log": rel, "selection": selection, "total_points": len(full)})
     first_p, last_p = selected[0][2], selected[-1][2]

@@ -12,12 +12,11 @@ line), nothing after but blank lines and logging noise. A traceback printed at s
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from tipc.core.yamlschema import Enum, Field, Map, Seq
 from tipc.judge.checks._common import excerpt, no_record, outcome, physical_lines, resolve, step_runs
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
-from tipc.judge.checks.registry import registered
+from tipc.judge.checks.registry import arg_strs, registered
 
 STAGES = ("train", "eval", "export", "infer", "quant", "other")
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):\s*$")
@@ -55,11 +54,11 @@ def crash_at_end(lines: list[str]) -> tuple[int, str] | None:
 
 
 @registered("exit_after_crash", args=Map({"stages": Field(Seq(Enum(STAGES), min_items=1))}))
-def check_exit_after_crash(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_exit_after_crash(ctx: CheckContext, **args: object) -> CheckOutcome:
     """No step passed (exit 0) after its program died of an uncaught exception."""
     if ctx.record is None:
         return no_record()
-    stages = tuple(args.get("stages") or ("train", "eval", "export", "infer"))
+    stages = tuple(arg_strs(args, "stages") or ("train", "eval", "export", "infer"))
     runs = [r for stage in stages for r in step_runs(ctx.record, stage)]
     passed = [r for r in runs if r.passed and r.log]
     if not passed:

@@ -14,12 +14,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import excerpt, outcome, read_lines, resolve
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
-from tipc.judge.checks.registry import registered
+from tipc.judge.checks.registry import arg_str_or, registered
 
 if TYPE_CHECKING:
     from tipc.core.causes import Cause
@@ -211,10 +211,9 @@ def _reason(reason: str) -> str:
 
 
 @registered("documented_commands", args=Map({"chain": Field(Str(what="a chain name"), default="documented")}))
-def check_documented_commands(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_documented_commands(ctx: CheckContext, **args: object) -> CheckOutcome:
     """The README's documented commands ran, each to its end, without an error."""
-    chain = args.get("chain", "documented")
-    record = (ctx.records or {}).get(chain)
+    record = (ctx.records or {}).get(arg_str_or(args, "chain", "documented"))
     if record is None:
         return outcome(
             Verdict.SKIP, "the documented commands did not run (no record of the documented chain)"
@@ -232,7 +231,7 @@ def check_documented_commands(ctx: CheckContext, **args: Any) -> CheckOutcome:
     return _verdict(items, documented, data)
 
 
-def _verdict(items: list[Item], documented: Documented, data: dict[str, Any]) -> CheckOutcome:
+def _verdict(items: list[Item], documented: Documented, data: dict[str, object]) -> CheckOutcome:
     counts = {s: sum(1 for i in items if i.state == s) for s in ("passed", "failed", "budget", "na")}
     tally = (
         f"{counts['passed']} ran, {counts['failed']} failed, "

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from tipc.core.steps import Status
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import excerpt, outcome, resolve, settings_of
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.documented import error_line, stopped_by_limit
-from tipc.judge.checks.registry import NON_NEGATIVE, registered
+from tipc.judge.checks.registry import NON_NEGATIVE, arg_num, arg_str_or, registered
 
 if TYPE_CHECKING:
     from tipc.core.steps import Step
@@ -32,21 +32,35 @@ def _runs(record: RunRecord, stage: str) -> list[tuple[Step, StepResult | None]]
     return [(s, record.result(s.id)) for s in record.plan.steps if s.stage.value == stage]
 
 
-def _results(ctx: CheckContext, log: str | None) -> list[dict[str, Any]]:
+class _Row(TypedDict):
+    """One printed result: a prediction (Prediction.to_json) and its line's text."""
+
+    line: int
+    image: str | None
+    class_id: float | None
+    prob: float | None
+    log: str
+    text: str
+
+
+def _results(ctx: CheckContext, log: str | None) -> list[_Row]:
     from tipc.judge.checks.predictions import parse_predictions
 
     if not log:
         return []
-    return [{**g.to_json(log), "text": g.text} for g in parse_predictions(resolve(ctx.repo, log))]
+    return [
+        _Row(line=g.line, image=g.image, class_id=g.label, prob=g.score, log=log, text=g.text)
+        for g in parse_predictions(resolve(ctx.repo, log))
+    ]
 
 
-def _reference(ctx: CheckContext, documented: Any, reference: str) -> tuple[list[dict[str, Any]], str]:
+def _reference(ctx: CheckContext, documented: RunRecord, reference: str) -> tuple[list[_Row], str]:
     """The inference results to compare with: the provided model's (pretrained chain), else the documented
     infer.py commands'."""
     for name, record in ((reference, (ctx.records or {}).get(reference)), ("documented", documented)):
         if record is None:
             continue
-        found: list[dict[str, Any]] = []
+        found: list[_Row] = []
         for _step, result in _runs(record, "infer"):
             if result is not None and result.status.ok:
                 found.extend(_results(ctx, result.log))
@@ -65,14 +79,13 @@ def _reference(ctx: CheckContext, documented: Any, reference: str) -> tuple[list
         }
     ),
 )
-def check_documented_serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_documented_serving(ctx: CheckContext, **args: object) -> CheckOutcome:
 
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
         return settings
-    given = args.get("prob_atol")
-    atol = float(given) if given is not None else settings.agreement.prob_atol
-    record = (ctx.records or {}).get(args.get("chain", "documented"))
+    atol = arg_num(args, "prob_atol", settings.agreement.prob_atol)
+    record = (ctx.records or {}).get(arg_str_or(args, "chain", "documented"))
     if record is None:
         return outcome(
             Verdict.SKIP, "the documented commands did not run (no record of the documented chain)"
@@ -98,7 +111,7 @@ def check_documented_serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
             f"the documented service did not start ({result.reason}){': ' + line if line else ''}",
             Evidence(where, path=result.log, line=number),
         )
-    return _clients(ctx, record, step, atol, args.get("reference", "pretrained"))
+    return _clients(ctx, record, step, atol, arg_str_or(args, "reference", "pretrained"))
 
 
 def _clients(ctx: CheckContext, record: RunRecord, server: Step, atol: float, reference: str) -> CheckOutcome:
@@ -107,7 +120,7 @@ def _clients(ctx: CheckContext, record: RunRecord, server: Step, atol: float, re
         return outcome(
             Verdict.FAIL, f"the service started ({server.id}) but no documented command sends it a request"
         )
-    served: list[dict[str, Any]] = []
+    served: list[_Row] = []
     for step, result in clients:
         where = f"{step.id.removeprefix('doc/')}: `{excerpt(step.status_command, 160)}`"
         if result is None or not result.status.ok:
@@ -140,9 +153,7 @@ def _clients(ctx: CheckContext, record: RunRecord, server: Step, atol: float, re
     return _compare(served, expected, source, atol)
 
 
-def _compare(
-    served: list[dict[str, Any]], expected: list[dict[str, Any]], source: str, atol: float
-) -> CheckOutcome:
+def _compare(served: list[_Row], expected: list[_Row], source: str, atol: float) -> CheckOutcome:
     by_image = {Path(str(e["image"])).name: e for e in expected if e.get("image")}
     pairs = [
         (s, by_image[Path(str(s["image"])).name])

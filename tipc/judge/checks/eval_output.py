@@ -17,13 +17,13 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
 
 from tipc.core.yamlschema import Field, Map
 from tipc.judge.checks._common import StepRun, excerpt, no_record, outcome, physical_lines, resolve, step_runs
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.logparse import parse_fields
-from tipc.judge.checks.registry import STEP, registered
+from tipc.judge.checks.registry import STEP, arg_str, registered
 
 _METRIC = re.compile(
     r"acc|auc|auroc|psnr|ssim|map|miou|iou|f1|precision|recall|top[-_]?\d|loss|error|err|bleu|wer|cer|"
@@ -49,7 +49,7 @@ class _Metric:
     text: str
 
 
-def _read(path: Any) -> tuple[list[_Metric], tuple[int, str] | None, list[tuple[int, int, str]]]:
+def _read(path: Path) -> tuple[list[_Metric], tuple[int, str] | None, list[tuple[int, int, str]]]:
     """(metric fields, the first line saying 0 things were evaluated, (count, line, text) of other counts)."""
     metrics: list[_Metric] = []
     zero: tuple[int, str] | None = None
@@ -72,7 +72,7 @@ def _last_values(metrics: list[_Metric]) -> list[_Metric]:
     return list(last.values())
 
 
-def _judge(run: StepRun, rel: str, path: Any) -> CheckOutcome:
+def _judge(run: StepRun, rel: str, path: Path) -> CheckOutcome:
     metrics, zero, counts = _read(path)
     if zero is not None:
         no, text = zero
@@ -119,11 +119,12 @@ def _shown(metrics: list[_Metric], limit: int = 4) -> str:
 
 
 @registered("eval_output", args=Map({"step": Field(STEP)}))
-def check_eval_output(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_eval_output(ctx: CheckContext, **args: object) -> CheckOutcome:
     """The evaluation step evaluated something: a finite metric over a positive number of samples."""
     if ctx.record is None:
         return no_record()
-    runs = [r for r in step_runs(ctx.record, "eval") if args.get("step") is None or args["step"] in r.step.id]
+    wanted = arg_str(args, "step")
+    runs = [r for r in step_runs(ctx.record, "eval") if wanted is None or wanted in r.step.id]
     if not runs:
         return outcome(Verdict.NA, "no eval step in the plan")
     passed = [r for r in runs if r.passed and r.log]

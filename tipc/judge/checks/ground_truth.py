@@ -26,7 +26,6 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from tipc.core.yamlschema import Field, Map, OneOf, Seq, Str
 from tipc.judge.checks._common import (
@@ -43,7 +42,7 @@ from tipc.judge.checks._common import (
 )
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.logparse import parse_fields
-from tipc.judge.checks.registry import NON_NEGATIVE, registered
+from tipc.judge.checks.registry import NON_NEGATIVE, Args, arg_num, arg_strs, registered
 from tipc.judge.checks.settings import GroundTruthSettings
 
 PRECISIONS = ("fp32", "fp16", "int8")
@@ -53,7 +52,7 @@ _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 Result = dict[str, list[float]] | list[float]
 
 
-def _flatten(value: Any) -> list[float]:
+def _flatten(value: object) -> list[float]:
     if isinstance(value, bool):
         return [float(value)]
     if isinstance(value, int | float):
@@ -157,14 +156,14 @@ class _GtArgs:
     modes: list[str] | tuple[str, ...]
 
 
-def _ground_truth_args(args: dict[str, Any], gts: GroundTruthSettings) -> _GtArgs:
+def _ground_truth_args(args: Args, gts: GroundTruthSettings) -> _GtArgs:
     """The rule's arguments over test_tipc/tipc.yaml `ground_truth`."""
-    modes = args.get("modes", list(gts.modes))
+    modes = arg_strs(args, "modes") if "modes" in args else None
     return _GtArgs(
-        float(args.get("atol", gts.atol)),
-        float(args.get("rtol", gts.rtol)),
+        arg_num(args, "atol", gts.atol),
+        arg_num(args, "rtol", gts.rtol),
         str(args["gt_glob"]),
-        [modes] if isinstance(modes, str) else list(modes),
+        modes if modes is not None else list(gts.modes),
     )
 
 
@@ -231,7 +230,7 @@ class _Tally:
     rtol: float
     compared: int = 0
     failures: list[Evidence] = field(default_factory=list)
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[dict[str, object]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
 
     def compare_key(
@@ -341,7 +340,7 @@ def _ground_truth_outcome(tally: _Tally, files: _GroundTruthFiles) -> CheckOutco
         }
     ),
 )
-def check_ground_truth(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_ground_truth(ctx: CheckContext, **args: object) -> CheckOutcome:
     """Inference reproduces the ground truth the repo records in test_tipc/results/."""
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):

@@ -24,13 +24,16 @@ import tarfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tipc.core.steps import DEFAULT_MODE
 from tipc.core.yamlschema import Field, Map
 from tipc.judge.checks._common import argv_options, norm_key, outcome
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
-from tipc.judge.checks.registry import REPO_PATH, registered
+from tipc.judge.checks.registry import REPO_PATH, Args, arg_str, registered
+
+if TYPE_CHECKING:
+    import yaml
 
 # A key naming data the script reads: a data word, and a path-like ending (`data_type` is not a path).
 _DATA_WORD = re.compile(r"data|dataset|train|val|eval|test|image|img|label|anno")
@@ -162,11 +165,11 @@ def yaml_refs(config: Path, name: str) -> list[DataRef]:
     return out
 
 
-def _leaves(tree: Any) -> list[tuple[str, Any]]:
+def _leaves(tree: object) -> list[tuple[str, object]]:
     """(key, value) of every scalar under a mapping key, shared nodes (YAML aliases) visited once."""
-    out: list[tuple[str, Any]] = []
+    out: list[tuple[str, object]] = []
     seen: set[int] = set()
-    todo: list[tuple[Any, int]] = [(tree, 0)]
+    todo: list[tuple[object, int]] = [(tree, 0)]
     while todo:
         node, depth = todo.pop()
         if id(node) in seen or depth > _MAX_YAML_DEPTH:
@@ -182,13 +185,15 @@ def _leaves(tree: Any) -> list[tuple[str, Any]]:
 
 
 @functools.cache
-def _lenient_loader() -> Any:
+def _lenient_loader() -> type[yaml.SafeLoader]:
     import yaml
 
     class Loader(yaml.SafeLoader):
         """The safe loader, reading a tag it does not know (PaddleDetection's `!Resize`) as plain data."""
 
-    def plain(loader: Any, suffix: str, node: Any) -> Any:
+    def plain(
+        loader: yaml.SafeLoader, suffix: str, node: yaml.ScalarNode | yaml.SequenceNode | yaml.MappingNode
+    ) -> object:
         if isinstance(node, yaml.MappingNode):
             return loader.construct_mapping(node)
         if isinstance(node, yaml.SequenceNode):
@@ -229,12 +234,12 @@ def _ref_evidence(ref: DataRef, text: str) -> Evidence:
     return Evidence(text, path=ref.config, line=ref.line, excerpt=ref.text)
 
 
-def _configs(ctx: CheckContext, args: dict[str, Any]) -> list[Path]:
+def _configs(ctx: CheckContext, args: Args) -> list[Path]:
     """The configs to read: the `config` argument, else the run's config, else every shipped one."""
     from tipc.judge.checks._common import shipped_files
 
     repo = Path(ctx.repo)
-    config_arg = args.get("config")
+    config_arg = arg_str(args, "config")
     if config_arg is None and ctx.record is not None:
         config_arg = str(ctx.record.plan.config_path)
     if config_arg is not None:
@@ -292,7 +297,7 @@ def _name_evidence(ref: DataRef, refs: list[DataRef]) -> Evidence:
 
 
 @registered("lite_data", args=Map({"config": Field(REPO_PATH)}))
-def check_lite_data(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_lite_data(ctx: CheckContext, **args: object) -> CheckOutcome:
     """The data the TIPC config reads is in the repo, or in an archive the repo ships."""
     configs = _configs(ctx, args)
     if not configs:

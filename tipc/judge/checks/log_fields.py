@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tipc.core.yamlschema import Bool, Field, Map, Num, Seq, Str
 from tipc.judge.checks._common import (
@@ -33,7 +32,16 @@ from tipc.judge.checks._common import (
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.logparse import Field as LogField
 from tipc.judge.checks.logparse import ParsedLine, mentions_eval_run, parse_line
-from tipc.judge.checks.registry import REPO_GLOBS, STEP, registered
+from tipc.judge.checks.registry import (
+    REPO_GLOBS,
+    STEP,
+    Args,
+    arg_bool,
+    arg_num,
+    arg_str,
+    arg_strs,
+    registered,
+)
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "avg_reader_cost": ("reader_cost", "data_cost"),
@@ -93,18 +101,21 @@ class _Scan:
         )
 
 
-def _options(ctx: CheckContext, args: dict[str, Any]) -> _Options | CheckOutcome:
+def _options(ctx: CheckContext, args: Args) -> _Options | CheckOutcome:
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
         return settings
-    fields = args.get("fields", list(settings.log_fields.fields))
-    require_eval = args.get("require_eval", settings.log_fields.require_eval)
-    return _Options(list(fields), require_eval, bool(args["aliases"]), args.get("step"))
+    fields = arg_strs(args, "fields") if "fields" in args else None
+    require_eval = arg_bool(args, "require_eval", False) if "require_eval" in args else None
+    return _Options(
+        fields if fields is not None else list(settings.log_fields.fields),
+        require_eval if require_eval is not None else settings.log_fields.require_eval,
+        bool(args["aliases"]),
+        arg_str(args, "step"),
+    )
 
 
-def _sources(
-    ctx: CheckContext, args: dict[str, Any], step_filter: str | None
-) -> list[tuple[str, str]] | CheckOutcome:
+def _sources(ctx: CheckContext, args: Args, step_filter: str | None) -> list[tuple[str, str]] | CheckOutcome:
     """(what the log is, repo-relative log path) for each log to judge, or the outcome saying why none."""
     if "path" in args:
         shipped = shipped_logs(ctx, "log_fields", args["path"])
@@ -193,7 +204,7 @@ def _judge(label: str, rel: str, scan: _Scan, opts: _Options) -> tuple[bool, lis
     ]
 
 
-def _counts(label: str, rel: str, scan: _Scan) -> dict[str, Any]:
+def _counts(label: str, rel: str, scan: _Scan) -> dict[str, object]:
     return {
         "step": label,
         "log": rel,
@@ -218,7 +229,7 @@ def _counts(label: str, rel: str, scan: _Scan) -> dict[str, Any]:
         }
     ),
 )
-def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_log_fields(ctx: CheckContext, **args: object) -> CheckOutcome:
     """Every training iteration logs the required fields (loss, avg_reader_cost, avg_batch_cost, avg_ips)."""
     opts = _options(ctx, args)
     if isinstance(opts, CheckOutcome):
@@ -227,7 +238,7 @@ def check_log_fields(ctx: CheckContext, **args: Any) -> CheckOutcome:
     if isinstance(sources, CheckOutcome):
         return sources
     evidence: list[Evidence] = []
-    per_log: list[dict[str, Any]] = []
+    per_log: list[dict[str, object]] = []
     failed = False
     for label, rel in sources:
         path = resolve(ctx.repo, rel)
@@ -379,10 +390,10 @@ def throughput_problems(
 
 
 def _throughput_sources(
-    ctx: CheckContext, args: dict[str, Any]
+    ctx: CheckContext, args: Args
 ) -> list[tuple[str, str, float | None, int]] | CheckOutcome:
     """(what the log is, log path, the train command's batch size, devices) per log, or why there is none."""
-    step_filter = args.get("step")
+    step_filter = arg_str(args, "step")
     if "path" in args:
         shipped = shipped_files(ctx.repo, args["path"])
         if isinstance(shipped, str) or not shipped:
@@ -405,7 +416,7 @@ def _throughput_sources(
         }
     ),
 )
-def check_throughput(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_throughput(ctx: CheckContext, **args: object) -> CheckOutcome:
     """avg_ips is samples per second: not a copy of avg_batch_cost, and consistent with batch / cost.
 
     Args: factor (default 2: allowed ratio either way between avg_ips and batch_size / avg_batch_cost),
@@ -414,7 +425,7 @@ def check_throughput(ctx: CheckContext, **args: Any) -> CheckOutcome:
     sources = _throughput_sources(ctx, args)
     if isinstance(sources, CheckOutcome):
         return sources
-    factor = float(args.get("factor", 2.0))
+    factor = arg_num(args, "factor", 2.0)
     evidence: list[Evidence] = []
     bad_total = judged_total = 0
     for label, rel, argv_batch, cards in sources:

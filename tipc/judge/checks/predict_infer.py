@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import (
@@ -46,10 +46,22 @@ from tipc.judge.checks._common import (
 )
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.predictions import Prediction, compare, parse_predictions, unreadable_line
-from tipc.judge.checks.registry import ARGV, NON_NEGATIVE, PATHS, POSITIVE, registered
+from tipc.judge.checks.registry import (
+    ARGV,
+    NON_NEGATIVE,
+    PATHS,
+    POSITIVE,
+    Args,
+    arg_num,
+    arg_str,
+    arg_strs,
+    registered,
+)
 from tipc.judge.checks.settings import AgreementSettings
 
 if TYPE_CHECKING:
+    import ast
+
     from tipc.execute.record import RunRecord
 
 _IMAGE_KEY = re.compile(r"image|img", re.IGNORECASE)
@@ -146,7 +158,7 @@ def script_options(path: Path) -> set[str] | None:
     return found if found or parser else None
 
 
-def _called(node: Any) -> str:
+def _called(node: ast.Call) -> str:
     func = node.func
     return str(getattr(func, "attr", None) or getattr(func, "id", ""))
 
@@ -214,24 +226,27 @@ class _PredictInferArgs:
     images: list[str]  # explicit images; empty: the inference step's own
 
 
-def _argv_arg(value: Any) -> tuple[str, ...] | None:
+def _argv_arg(args: Args, key: str) -> tuple[str, ...] | None:
+    """A command-line argument: one string (split as the shell would) or a list of words."""
     import shlex
 
-    if value is None:
-        return None
-    return tuple(shlex.split(value)) if isinstance(value, str) else tuple(value)
+    value = args.get(key)
+    if isinstance(value, str):
+        return tuple(shlex.split(value))
+    words = arg_strs(args, key)
+    return None if words is None else tuple(words)
 
 
-def _predict_infer_args(args: dict[str, Any], a: AgreementSettings) -> _PredictInferArgs:
+def _predict_infer_args(args: Args, a: AgreementSettings) -> _PredictInferArgs:
     """The rule's arguments over test_tipc/tipc.yaml `agreement`."""
-    images = args.get("images", list(a.images))
+    images = arg_strs(args, "images") if "images" in args else None
     return _PredictInferArgs(
-        prob_atol=float(args.get("prob_atol", a.prob_atol)),
-        prob_rtol=float(args.get("prob_rtol", a.prob_rtol)),
-        timeout_s=float(args.get("timeout_s", a.timeout_s)),
-        predict_args=_argv_arg(args.get("predict_args")) or a.predict_args,
-        infer_args=_argv_arg(args.get("infer_args")) or a.infer_args,
-        images=[images] if isinstance(images, str) else list(images),
+        prob_atol=arg_num(args, "prob_atol", a.prob_atol),
+        prob_rtol=arg_num(args, "prob_rtol", a.prob_rtol),
+        timeout_s=arg_num(args, "timeout_s", a.timeout_s),
+        predict_args=_argv_arg(args, "predict_args") or a.predict_args,
+        infer_args=_argv_arg(args, "infer_args") or a.infer_args,
+        images=images if images is not None else list(a.images),
     )
 
 
@@ -466,7 +481,7 @@ class _Results:
         (self.predict if kind == "predict" else self.infer).extend(got)
         self.log_of.update({id(g): log for g in got})
 
-    def json(self, kind: str) -> list[dict[str, Any]]:
+    def json(self, kind: str) -> list[dict[str, str | int | float | None]]:
         return [g.to_json(self.log_of[id(g)]) for g in (self.predict if kind == "predict" else self.infer)]
 
 
@@ -549,7 +564,7 @@ def _agreement_outcome(
     tolerance: str,
     worst: float,
     notes: list[Evidence],
-    data: dict[str, Any],
+    data: dict[str, object],
 ) -> CheckOutcome:
     """PASS (or the eval-level WARN) with the figures; WARN when the outputs are constant across inputs."""
     evidence = [
@@ -668,7 +683,7 @@ def _run_and_compare(
         }
     ),
 )
-def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_predict_infer_agreement(ctx: CheckContext, **args: object) -> CheckOutcome:
     """predict.py (training engine) and infer.py (Paddle Inference) give the same results."""
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
@@ -679,7 +694,7 @@ def check_predict_infer_agreement(ctx: CheckContext, **args: Any) -> CheckOutcom
     script = _predict_script(Path(ctx.repo), parsed.predict_args)
     if isinstance(script, CheckOutcome):
         return script
-    python = run_python(ctx, settings, args.get("python"))
+    python = run_python(ctx, settings, arg_str(args, "python"))
     base = _inference_step(ctx, parsed.infer_args)
     if isinstance(base, CheckOutcome):
         return base

@@ -17,7 +17,6 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tipc.judge.checks._common import physical_lines
 from tipc.judge.checks.logparse import parse_fields
@@ -43,7 +42,7 @@ class Prediction:
     score: float | None
     score_text: str | None  # the score as printed (its digits set the tolerance)
 
-    def to_json(self, log: str) -> dict[str, Any]:
+    def to_json(self, log: str) -> dict[str, str | int | float | None]:
         return {
             "line": self.line,
             "image": self.image,

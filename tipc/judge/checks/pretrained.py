@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.judge.checks._common import argv_options, created_paths, outcome, step_runs
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
 from tipc.judge.checks.documented import error_line
 from tipc.judge.checks.predict_infer import check_predict_infer_agreement
-from tipc.judge.checks.registry import registered
+from tipc.judge.checks.registry import arg_str_or, registered
 
 if TYPE_CHECKING:
     from tipc.execute.record import RunRecord
@@ -56,9 +56,10 @@ def provided_weights(
         }
     ),
 )
-def check_pretrained_predict_infer(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def check_pretrained_predict_infer(ctx: CheckContext, **args: object) -> CheckOutcome:
     """predict == infer on the weights the repo provides (the pretrained chain's export)."""
-    chain = args.pop("chain", "pretrained")
+    chain = arg_str_or(args, "chain", "pretrained")
+    args.pop("chain", None)
     record = (ctx.records or {}).get(chain)
     if record is None:
         return outcome(

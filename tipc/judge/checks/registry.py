@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from tipc.core.fs import is_safe_relative
 from tipc.core.yamlschema import Int, Map, Num, OneOf, Schema, Seq, Str, validate
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
 
+# A check is called with its own keyword arguments (each check's schema differs): `fn(ctx, **args)`.
 CheckBody = Callable[..., CheckOutcome]
+# A check's arguments as the schema conformed them: read with the `arg_*` helpers below, which narrow a value
+# the schema has already checked (a mismatch is a bug in the check's schema, raised, never a verdict).
+Args = Mapping[str, object]
 
 
 def _inside_repo(text: str) -> str | None:
@@ -49,14 +52,14 @@ class RegisteredCheck:
     args: Map
     doc: str = ""
 
-    def conform(self, args: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    def conform(self, args: Args) -> tuple[dict[str, object] | None, str | None]:
         """(the arguments with the schema's defaults, None) or (None, what is wrong with them)."""
         value, issues = validate(_listed(dict(args)), self.args)
         if issues:
             return None, issues[0].text()
-        return dict(value or {}), None
+        return ({str(k): v for k, v in value.items()} if isinstance(value, dict) else {}), None
 
-    def __call__(self, ctx: CheckContext, **args: Any) -> CheckOutcome:
+    def __call__(self, ctx: CheckContext, **args: object) -> CheckOutcome:
         conformed, problem = self.conform(args)
         if conformed is None:
             return CheckOutcome(Verdict.FAIL, f"{self.name}: bad arguments: {problem}")
@@ -66,7 +69,7 @@ class RegisteredCheck:
         return self.args
 
 
-def _listed(value: Any) -> Any:
+def _listed(value: object) -> object:
     """Tuples as lists, at any depth: a ruleset's loaded arguments are frozen (tuples), the schema's
     sequences are lists."""
     if isinstance(value, tuple | list):
@@ -77,6 +80,81 @@ def _listed(value: Any) -> Any:
 
 
 REGISTRY: dict[str, RegisteredCheck] = {}
+
+
+def _wrong(key: str, what: str, value: object) -> TypeError:
+    return TypeError(
+        f"check argument {key!r}: expected {what}, got {value!r} (the schema should have said so)"
+    )
+
+
+def arg_num(args: Args, key: str, default: float) -> float:
+    """A number argument (int or float), or `default` when absent or null."""
+    value = args.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _wrong(key, "a number", value)
+    return float(value)
+
+
+def arg_int(args: Args, key: str, default: int) -> int:
+    """An integer argument, or `default` when absent or null."""
+    value = args.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _wrong(key, "an integer", value)
+    return int(value)
+
+
+def arg_opt_int(args: Args, key: str) -> int | None:
+    """An integer argument, or None when absent or null."""
+    return None if args.get(key) is None else arg_int(args, key, 0)
+
+
+def arg_text(args: Args, key: str) -> str:
+    """A required string argument."""
+    value = args.get(key)
+    if isinstance(value, str):
+        return value
+    raise _wrong(key, "a string", value)
+
+
+def arg_str(args: Args, key: str) -> str | None:
+    """A string argument, or None when absent or null."""
+    value = args.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise _wrong(key, "a string", value)
+
+
+def arg_str_or(args: Args, key: str, default: str) -> str:
+    """A string argument, or `default` when absent or null."""
+    value = arg_str(args, key)
+    return default if value is None else value
+
+
+def arg_bool(args: Args, key: str, default: bool) -> bool:
+    """A boolean argument, or `default` when absent or null."""
+    value = args.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise _wrong(key, "true or false", value)
+    return value
+
+
+def arg_strs(args: Args, key: str) -> list[str] | None:
+    """A list-of-strings argument (a lone string is a list of one), or None when absent or null."""
+    value = args.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return [str(v) for v in value]
+    raise _wrong(key, "a list of strings", value)
 
 
 def registered(name: str, *, args: Map | None = None) -> Callable[[CheckBody], RegisteredCheck]:

@@ -27,20 +27,24 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
+from tipc.core.jsontypes import as_list, as_object
 from tipc.core.yamlschema import Field, Map, Str
 from tipc.execute import proc
 from tipc.judge.checks._common import run_python, settings_of, work_dir_for
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
-from tipc.judge.checks.registry import COUNT, NON_NEGATIVE, registered
+from tipc.judge.checks.registry import COUNT, NON_NEGATIVE, Args, arg_int, arg_num, arg_str, registered
 from tipc.judge.checks.settings import Settings
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from tipc.execute.record import RunRecord
     from tipc.execute.serving.client import Reply
     from tipc.execute.serving.launcher import Launched
     from tipc.execute.serving.load import LoadResult
+    from tipc.judge.engines.compare import Figures
 
 _MODEL_DIR_KEYS = ("save_inference", "inference_dir", "model_dir", "output_path")
 _SERVICE_NAME = "tipc_check"
@@ -189,7 +193,7 @@ def repo_serving_state(ctx: CheckContext) -> tuple[str, str, tuple[Evidence, ...
         }
     ),
 )
-def serving(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def serving(ctx: CheckContext, **args: object) -> CheckOutcome:
     """Serving equals inference, for the repo's own serving: never a PASS when its serving steps did not run.
 
     When the repo's serving chain passed, tipc serves the same exported model and compares it with Paddle
@@ -246,10 +250,23 @@ def full_load(checks: Mapping[str, Callable[..., CheckOutcome]]) -> dict[str, Ca
     return out
 
 
-def _reference(np: Any, engine: Mapping[str, Any], npz: Path) -> dict[str, Any]:
+def _reference(engine: Mapping[str, object], npz: Path) -> dict[str, np.ndarray]:
     """A worker's saved outputs by output name (out0, out1, .. in the engine's output order)."""
+    import numpy as np
+
     saved = np.load(npz)
-    return {o["name"]: saved[f"out{i}"] for i, o in enumerate(engine["outputs"])}
+    return {
+        str(as_object(o).get("name")): saved[f"out{i}"] for i, o in enumerate(as_list(engine.get("outputs")))
+    }
+
+
+class _Served(TypedDict):
+    """One served output's figures against a reference, with the agreement check's verdict on them."""
+
+    max_abs: float
+    max_rel: float
+    cosine: float
+    within: bool
 
 
 @dataclass(frozen=True)
@@ -268,7 +285,7 @@ class _ServingPlan:
     load_s: float
 
 
-def _nothing_to_serve(records: list[RunRecord], args: Mapping[str, Any], settings: Settings) -> bool:
+def _nothing_to_serve(records: list[RunRecord], args: Args, settings: Settings) -> bool:
     """Run records whose plans have no export or inference step, and no model folder given."""
     return bool(
         records
@@ -278,7 +295,7 @@ def _nothing_to_serve(records: list[RunRecord], args: Mapping[str, Any], setting
     )
 
 
-def _serving_plan(ctx: CheckContext, args: Mapping[str, Any]) -> _ServingPlan | CheckOutcome:
+def _serving_plan(ctx: CheckContext, args: Args) -> _ServingPlan | CheckOutcome:
     """The model to serve and the check's figures; or the outcome saying why nothing is served."""
     settings = settings_of(ctx)
     if isinstance(settings, CheckOutcome):
@@ -288,7 +305,7 @@ def _serving_plan(ctx: CheckContext, args: Mapping[str, Any]) -> _ServingPlan | 
             Verdict.NA, "no export or inference step in the plan: there is no exported model to serve"
         )
     repo = Path(ctx.repo).resolve()  # children run elsewhere: every path handed to them is absolute
-    model_dir, how = find_model_dir(ctx, args.get("model_dir"))
+    model_dir, how = find_model_dir(ctx, arg_str(args, "model_dir"))
     if model_dir is None:
         return CheckOutcome(Verdict.SKIP, f"serving not checked: {how}", (Evidence(how),))
     from tipc.execute.sandbox import for_commands
@@ -302,13 +319,13 @@ def _serving_plan(ctx: CheckContext, args: Mapping[str, Any]) -> _ServingPlan | 
         out=out,
         # Arguments (validated above) over the repo's agreement tolerances.
         tolerances={
-            key: float(args.get(key, getattr(settings.agreement.tolerances, key)))
+            key: arg_num(args, key, float(getattr(settings.agreement.tolerances, key)))
             for key in ("atol", "rtol", "cosine_min")
         },
-        requests=int(args.get("requests", 200)),
-        concurrency=int(args.get("concurrency", 4)),
-        deadline_s=float(args.get("ready_deadline_s", 120.0)),
-        load_s=float(args.get("load_s", DEFAULT_LOAD_S)),
+        requests=arg_int(args, "requests", 200),
+        concurrency=arg_int(args, "concurrency", 4),
+        deadline_s=arg_num(args, "ready_deadline_s", 120.0),
+        load_s=arg_num(args, "load_s", DEFAULT_LOAD_S),
     )
 
 
@@ -316,10 +333,9 @@ def _serving_plan(ctx: CheckContext, args: Mapping[str, Any]) -> _ServingPlan | 
 class _Session:
     """A started server: its process, log and the outcome data every stage adds to."""
 
-    np: Any
     server: proc.Background
     log: Path
-    data: dict[str, Any]
+    data: dict[str, object]
 
     def died(self, stage: str) -> CheckOutcome | None:
         """The FAIL with the server log's tail when the server has exited, else None."""
@@ -340,8 +356,8 @@ class _Session:
 class _Batch:
     """The batch both sides answer: the model's input spec, the array, the .npy the worker reads."""
 
-    spec: dict[str, Any]
-    array: Any
+    spec: Mapping[str, object]
+    array: np.ndarray
     path: Path
     source: str
 
@@ -349,14 +365,13 @@ class _Batch:
 _FLOAT_TYPES = {"FP32": "float32", "FP64": "float64", "FP16": "float16"}
 
 
-def _input_batch(
-    session: _Session, plan: _ServingPlan, base_url: str, args: Mapping[str, Any]
-) -> _Batch | CheckOutcome:
+def _input_batch(session: _Session, plan: _ServingPlan, base_url: str, args: Args) -> _Batch | CheckOutcome:
     """The repo's agreement batch, or a seeded random batch shaped like the model's (single) input."""
+    import numpy as np
+
     from tipc.execute.serving.client import Client
 
-    np = session.np
-    inputs_rel = args.get("inputs") or plan.settings.agreement.inputs
+    inputs_rel = arg_str(args, "inputs") or plan.settings.agreement.inputs
     with Client(base_url) as client:
         meta = client.get(f"/v2/models/{_SERVICE_NAME}")
     if not meta.ok or len(meta.body.get("inputs", [])) != 1:
@@ -392,7 +407,7 @@ def _input_batch(
 
 def _paddle_reference(
     session: _Session, plan: _ServingPlan, python: str, batch: _Batch
-) -> dict[str, Any] | CheckOutcome:
+) -> dict[str, np.ndarray] | CheckOutcome:
     """Paddle Inference's outputs on the batch, by output name: the engines worker (the agreement check's), in
     its own process, so the reference shares no code with the server's predictors."""
     from tipc.execute.serving.launcher import log_tail
@@ -403,7 +418,7 @@ def _paddle_reference(
     if reused is not None:
         engine, saved_path = reused
         session.data["reference"] = f"Paddle Inference outputs reused from {saved_path.parent.name}"
-        return _reference(session.np, engine, saved_path)
+        return _reference(engine, saved_path)
     work = plan.out / "paddle_inference"
     request = {
         "op": "agreement",
@@ -414,7 +429,7 @@ def _paddle_reference(
     }
     ref = run_worker(python, request, work, 300)
     response = ref.response or {}
-    engine = (response.get("engines") or {}).get("paddle_inference") or {}
+    engine = as_object(as_object(response.get("engines")).get("paddle_inference"))
     if not engine.get("ok"):
         why = ref.error or engine.get("error") or response.get("error") or "no outputs"
         return CheckOutcome(
@@ -423,14 +438,16 @@ def _paddle_reference(
             (Evidence("worker log", path=str(ref.log), excerpt=log_tail(ref.log)),),
             session.data,
         )
-    return _reference(session.np, engine, work / "outputs_paddle_inference.npz")
+    return _reference(engine, work / "outputs_paddle_inference.npz")
 
 
-def _served_outputs(np: Any, v2: Reply, pipe: Reply, failures: list[Evidence]) -> dict[str, dict[str, Any]]:
+def _served_outputs(v2: Reply, pipe: Reply, failures: list[Evidence]) -> dict[str, dict[str, np.ndarray]]:
     """The outputs each protocol answered, by protocol and output name; a failed request adds to failures."""
     import json
 
-    served: dict[str, dict[str, Any]] = {}
+    import numpy as np
+
+    served: dict[str, dict[str, np.ndarray]] = {}
     if v2.ok:
         served["v2"] = {o["name"]: np.asarray(o["data"]).reshape(o["shape"]) for o in v2.body["outputs"]}
     else:
@@ -444,8 +461,10 @@ def _served_outputs(np: Any, v2: Reply, pipe: Reply, failures: list[Evidence]) -
     return served
 
 
-def _figures(np: Any, fig: dict[str, Any], cosine_min: float) -> dict[str, Any]:
+def _figures(fig: Figures, cosine_min: float) -> _Served:
     """The figures a report shows of one output pair, with the agreement check's verdict on it."""
+    import numpy as np
+
     from tipc.judge.engines.compare import within
 
     return {
@@ -457,26 +476,27 @@ def _figures(np: Any, fig: dict[str, Any], cosine_min: float) -> dict[str, Any]:
 
 
 def _cross_figures(
-    np: Any,
-    served: dict[str, dict[str, Any]],
-    reference: dict[str, Any],
-    engines: dict[str, list[Any]],
+    served: dict[str, dict[str, np.ndarray]],
+    reference: dict[str, np.ndarray],
+    engines: dict[str, list[np.ndarray]],
     tolerances: dict[str, float],
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Figures for the report's full engine x engine matrix beyond the verdict's Paddle Inference comparison:
     each protocol against every other engine's outputs (matched by output position, as the agreement check
     matches them) and the protocols against each other. They inform; the verdict stays Paddle Inference's."""
+    import numpy as np
+
     from tipc.judge.engines.compare import compare_arrays
 
-    def pair(a: dict[str, Any], b: list[Any] | dict[str, Any]) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
+    def pair(a: dict[str, np.ndarray], b: list[np.ndarray] | dict[str, np.ndarray]) -> dict[str, _Served]:
+        out: dict[str, _Served] = {}
         for i, name in enumerate(reference):
             other = b.get(name) if isinstance(b, dict) else (b[i] if i < len(b) else None)
             if name in a and other is not None:
                 fig = compare_arrays(
                     np.asarray(a[name]), np.asarray(other), tolerances["atol"], tolerances["rtol"]
                 )
-                out[name] = _figures(np, fig, tolerances["cosine_min"])
+                out[name] = _figures(fig, tolerances["cosine_min"])
         return out
 
     protos = list(served)
@@ -493,12 +513,12 @@ def _cross_figures(
 
 def _other_engines(
     session: _Session, plan: _ServingPlan, python: str, batch: _Batch
-) -> tuple[dict[str, list[Any]], dict[str, str]]:
+) -> tuple[dict[str, list[np.ndarray]], dict[str, str]]:
     """The outputs (in output order) of every other engine the agreement check ran on this very model and
     batch, reused from its worker (nothing runs again); and why an engine it names has none."""
     from tipc.judge.checks._worker import earlier_outputs
 
-    found: dict[str, list[Any]] = {}
+    found: dict[str, list[np.ndarray]] = {}
     missing: dict[str, str] = {}
     for engine in plan.settings.agreement.engines:
         if engine == "paddle_inference":
@@ -507,22 +527,23 @@ def _other_engines(
         if reused is None:
             missing[engine] = "the agreement check left no outputs of it on this model and batch"
             continue
-        found[engine] = list(_reference(session.np, reused[0], reused[1]).values())
+        found[engine] = list(_reference(reused[0], reused[1]).values())
     return found, missing
 
 
 def _served_metrics(
-    np: Any,
-    served: dict[str, dict[str, Any]],
-    reference: dict[str, Any],
+    served: dict[str, dict[str, np.ndarray]],
+    reference: dict[str, np.ndarray],
     tolerances: dict[str, float],
     failures: list[Evidence],
-) -> dict[str, dict[str, dict[str, Any]]]:
+) -> dict[str, dict[str, _Served]]:
     """Each protocol's figures against Paddle Inference, by output; a missing or differing output adds to
     failures."""
+    import numpy as np
+
     from tipc.judge.engines.compare import compare_arrays
 
-    metrics: dict[str, dict[str, dict[str, Any]]] = {}
+    metrics: dict[str, dict[str, _Served]] = {}
     for proto, outputs in served.items():
         metrics[proto] = {}
         for out_name, ref in reference.items():
@@ -531,13 +552,17 @@ def _served_metrics(
                 continue
             # The agreement check's figures and verdict: |served - ref| <= atol + rtol*|ref|, cosine.
             fig = compare_arrays(ref, np.asarray(outputs[out_name]), tolerances["atol"], tolerances["rtol"])
-            m = _figures(np, fig, tolerances["cosine_min"])
+            m = _figures(fig, tolerances["cosine_min"])
             metrics[proto][out_name] = m
             if not m["within"]:
                 failures.append(
                     Evidence(
                         f"{proto} output {out_name!r} differs from Paddle Inference beyond tolerance",
-                        numbers=tuple((k, v) for k, v in m.items() if k != "within"),
+                        numbers=(
+                            ("max_abs", m["max_abs"]),
+                            ("max_rel", m["max_rel"]),
+                            ("cosine", m["cosine"]),
+                        ),
                     )
                 )
     return metrics
@@ -546,7 +571,7 @@ def _served_metrics(
 def _serving_outcome(
     session: _Session,
     load: LoadResult,
-    metrics: dict[str, dict[str, dict[str, Any]]],
+    metrics: dict[str, dict[str, _Served]],
     failures: list[Evidence],
     source: str,
 ) -> CheckOutcome:
@@ -593,9 +618,11 @@ def _serving_outcome(
 
 
 def _check_served(
-    session: _Session, plan: _ServingPlan, launched: Launched, python: str, args: Mapping[str, Any]
+    session: _Session, plan: _ServingPlan, launched: Launched, python: str, args: Args
 ) -> CheckOutcome:
     """With the server started: agreement through both protocols, then the bounded load loop."""
+    import numpy as np
+
     from tipc.execute.serving.client import Client, tensor_value
     from tipc.execute.serving.launcher import log_tail
     from tipc.execute.serving.load import run_load
@@ -620,9 +647,9 @@ def _check_served(
         return reference
 
     # 4. Agreement through both protocols.
-    name = batch.spec["name"]
-    dtype = _FLOAT_TYPES.get(batch.spec["datatype"], str(batch.array.dtype))
-    feeds = {name: batch.array.astype(session.np.dtype(dtype))}
+    name = str(batch.spec["name"])
+    dtype = _FLOAT_TYPES.get(str(batch.spec["datatype"]), str(batch.array.dtype))
+    feeds = {name: batch.array.astype(np.dtype(dtype))}
     failures: list[Evidence] = []
     with Client(base_url, timeout_s=60) as client:
         v2 = client.infer_v2(_SERVICE_NAME, feeds)
@@ -630,12 +657,12 @@ def _check_served(
     died = session.died("while answering the agreement requests")
     if died is not None:
         return died
-    served = _served_outputs(session.np, v2, pipe, failures)
-    metrics = _served_metrics(session.np, served, reference, plan.tolerances, failures)
+    served = _served_outputs(v2, pipe, failures)
+    metrics = _served_metrics(served, reference, plan.tolerances, failures)
     session.data["agreement"] = metrics
     session.data["tolerances"] = plan.tolerances
     engines, missing = _other_engines(session, plan, python, batch)
-    cross = _cross_figures(session.np, served, reference, engines, plan.tolerances)
+    cross = _cross_figures(served, reference, engines, plan.tolerances)
     session.data["cross"] = {**cross, "not_compared": missing}
 
     # 5. Bounded load: batch-1 requests cycling over the rows of the batch.
@@ -655,9 +682,9 @@ def _check_served(
     return _serving_outcome(session, load, metrics, failures, batch.source)
 
 
-def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
+def _serve_and_compare(ctx: CheckContext, **args: object) -> CheckOutcome:
     try:
-        import numpy as np
+        import numpy  # noqa: F401  (the helpers import it where they use it)
     except ImportError:
         return CheckOutcome(Verdict.SKIP, "numpy is not installed; the serving check needs the model extras")
     from tipc.execute.serving.launcher import launch
@@ -679,13 +706,13 @@ def _serve_and_compare(ctx: CheckContext, **args: Any) -> CheckOutcome:
         env=env,
         deadline_s=plan.deadline_s,
     )
-    data: dict[str, Any] = {
+    data: dict[str, object] = {
         "model_dir": str(plan.model_dir),
         "found": plan.how,
         "url": launched.url,
         "startup_s": round(launched.waited_s, 3),
     }
-    session = _Session(np, launched.background, server_log, data)
+    session = _Session(launched.background, server_log, data)
     try:
         return _check_served(session, plan, launched, python, args)
     finally:

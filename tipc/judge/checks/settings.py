@@ -75,7 +75,7 @@ class AgreementSettings:
     prob_atol: float = 1e-5
     prob_rtol: float = 1e-4
     plugins: tuple[str, ...] = ()  # modules the worker imports to register extra engines (e.g. serving)
-    engine_options: dict[str, dict[str, Any]] = field(default_factory=dict)  # engine -> factory kwargs
+    engine_options: dict[str, dict[str, object]] = field(default_factory=dict)  # engine -> factory kwargs
 
 
 @dataclass(frozen=True)
@@ -261,6 +261,8 @@ def validate_settings(data: object, path: str = SETTINGS_PATH) -> Settings:
     value, issues = validate(data, _schema())
     if issues:
         raise ConfigError(path, None, issues[0].text())
+    if not isinstance(value, dict):  # the schema is a mapping: what it accepts is one
+        raise ConfigError(path, None, "expected a mapping")
     return _build(value, path, lambda keys, message: ConfigError(path, None, f"{dotted(keys)}: {message}"))
 
 

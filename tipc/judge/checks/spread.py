@@ -17,7 +17,6 @@ import zipfile
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 _TYPECODES = {"f4": "f", "f8": "d", "i4": "i", "i8": "q", "u1": "B", "i1": "b", "i2": "h", "u2": "H"}
 MAX_COLUMNS = 200_000  # elements per row judged (a 4x19x512x512 output is sampled, not read whole)
@@ -53,7 +52,7 @@ class Spread:
             f"std {self.mean_std:.3g} (largest |value| {self.scale:.3g})"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "name": self.name,
             "inputs": self.inputs,

@@ -2,15 +2,47 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+# The worker runs under the repo's interpreter (Python 3.7 has no typing.TypedDict): a type only.
+if TYPE_CHECKING:
+    from typing import TypedDict
 
-def compare_arrays(ref: np.ndarray, other: np.ndarray, atol: float, rtol: float) -> dict[str, Any]:
+    class Figures(TypedDict, total=False):
+        """One output pair's figures (JSON: the worker's reply and the reports carry them as they are).
+        Shapes, dtypes, `shape_match` and `allclose` always; the rest only when the shapes match."""
+
+        shape_ref: list[int]
+        shape_other: list[int]
+        dtype_ref: str
+        dtype_other: str
+        shape_match: bool
+        allclose: bool
+        finite: bool
+        size: int
+        max_abs: float
+        max_rel: float
+        mean_abs: float
+        cosine: float
+        argmax_agree: float | None
+        mismatched: int
+        atol_used: float
+        worst_index: int
+        worst_ref: float | None
+        worst_other: float | None
+        # Set by the engines worker: the output's position and names, or why one engine has no such output.
+        index: int
+        name_a: str
+        name_b: str
+        error: str
+
+
+def compare_arrays(ref: np.ndarray, other: np.ndarray, atol: float, rtol: float) -> Figures:
     """Figures for one output; `ref` is the pair's first engine (allclose: |a-b| <= atol' + rtol*|ref|, where
     atol' is the larger of atol and rtol times the output's largest |value|)."""
-    out: dict[str, Any] = {
+    out: Figures = {
         "shape_ref": list(ref.shape),
         "shape_other": list(other.shape),
         "dtype_ref": str(ref.dtype),
@@ -69,7 +101,7 @@ def compare_arrays(ref: np.ndarray, other: np.ndarray, atol: float, rtol: float)
     return out
 
 
-def within(fig: dict[str, Any], cosine_min: float) -> bool:
+def within(fig: Figures, cosine_min: float) -> bool:
     return bool(
         fig.get("shape_match")
         and fig.get("allclose")

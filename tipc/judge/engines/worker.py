@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from tipc.judge.engines.base import Engine, InputSpec, ModelFiles
+    from tipc.judge.engines.compare import Figures
 
 PROTOCOL = "tipc.engines/1"
 
@@ -195,11 +196,11 @@ def _run_engines(
 
 def _compare_outputs(
     oa: list[tuple[str, np.ndarray]], ob: list[tuple[str, np.ndarray]], atol: float, rtol: float
-) -> list[dict[str, Any]]:
+) -> list[Figures]:
     """Two engines' outputs compared by position; an output only one of them has is missing."""
     from tipc.judge.engines.compare import compare_arrays
 
-    figs = []
+    figs: list[Figures] = []
     for k in range(max(len(oa), len(ob))):
         if k >= len(oa) or k >= len(ob):
             figs.append({"index": k, "shape_match": False, "allclose": False, "error": "output missing"})

@@ -21,13 +21,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from tipc.core.errors import RuleError
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Verdict
 from tipc.judge.rules.files import RepoFiles
 from tipc.judge.rules.model import CheckSpec, Rule, Ruleset, Severity
-from tipc.judge.rules.operators import OPERATORS, CheckFn, OpEnv
+from tipc.judge.rules.operators import OPERATORS, CheckFn, OpEnv, child_specs
 
 
 @dataclass(frozen=True)
@@ -161,7 +160,7 @@ def _key(name: str, args: Mapping[str, object]) -> _Key | None:
 
 @dataclass
 class _Done:
-    outcome: Any = None
+    outcome: CheckOutcome | None = None
     error: BaseException | None = None
     seconds: float = 0.0
     counted: bool = False  # its seconds already went to the first rule that read it
@@ -177,7 +176,7 @@ class _Memo:
         self.lock = threading.Lock()
         self.charged = 0.0  # lane seconds read by the rule being evaluated (its duration includes them)
 
-    def compute(self, name: str, args: dict[str, Any]) -> None:
+    def compute(self, name: str, args: dict[str, object]) -> None:
         key = _key(name, args)
         if key is None or key in self.done:
             return
@@ -192,7 +191,7 @@ class _Memo:
 
     def registry(self) -> dict[str, CheckFn]:
         def wrapped(name: str, fn: CheckFn) -> CheckFn:
-            def call(ctx: CheckContext, **args: Any) -> CheckOutcome:
+            def call(ctx: CheckContext, **args: object) -> CheckOutcome:
                 key = _key(name, args)
                 with self.lock:
                     done = self.done.get(key) if key is not None else None
@@ -211,8 +210,9 @@ class _Memo:
                     self.charged += done.seconds
                 if done.error is not None:
                     raise done.error
-                outcome: CheckOutcome = done.outcome
-                return outcome
+                if done.outcome is None:  # a call ends with an outcome or an error
+                    raise RuntimeError(f"check {name!r} left neither an outcome nor an error")
+                return done.outcome
 
             return call
 
@@ -224,13 +224,13 @@ class _Recorder(Mapping[str, CheckFn]):
 
     def __init__(self, checks: Mapping[str, CheckFn], lanes: Mapping[str, str]) -> None:
         self._names = [n for n in checks if n in lanes]
-        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.calls: list[tuple[str, dict[str, object]]] = []
 
     def __getitem__(self, name: str) -> CheckFn:
         if name not in self._names:
             raise KeyError(name)
 
-        def note(ctx: CheckContext, **args: Any) -> CheckOutcome:
+        def note(ctx: CheckContext, **args: object) -> CheckOutcome:
             self.calls.append((name, dict(args)))
             return CheckOutcome(Verdict.SKIP, "noted")
 
@@ -247,21 +247,22 @@ def _certain_specs(spec: CheckSpec) -> list[CheckSpec]:
     """The leaf specs a rule's check surely evaluates: every all_of member, an any_of's first one only."""
     args = spec.arg_dict
     if spec.op == "all_of":
-        return [leaf for child in args["checks"] for leaf in _certain_specs(child)]
+        return [leaf for child in child_specs(args) for leaf in _certain_specs(child)]
     if spec.op == "any_of":
-        return _certain_specs(args["checks"][0]) if args["checks"] else []
+        children = child_specs(args)
+        return _certain_specs(children[0]) if children else []
     return [spec]
 
 
 def planned_calls(
     rulesets: Iterable[Ruleset], env: OpEnv, lanes: Mapping[str, str]
-) -> list[tuple[str, dict[str, Any]]]:
+) -> list[tuple[str, dict[str, object]]]:
     """The lane-check calls (name, args) the rules will make, in rule order. A gated rule's `applies_if` is
     evaluated here (through `env`, so its outcome is the one the rule later reads); a rule that does not
     apply contributes nothing, so nothing starts that the sequential evaluation would not start."""
     from tipc.execute import proc
 
-    calls: list[tuple[str, dict[str, Any]]] = []
+    calls: list[tuple[str, dict[str, object]]] = []
     for rs in rulesets:
         for rule in rs.rules:
             if rule.applies_if is not None:
@@ -296,7 +297,7 @@ def _evaluate_parallel(
 ) -> list[RuleResult]:
     memo = _Memo(ctx, checks)
     env = make_env(ctx, memo.registry(), templates_dir)
-    by_lane: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    by_lane: dict[str, list[tuple[str, dict[str, object]]]] = {}
     for name, args in planned_calls(rulesets, env, lanes):
         by_lane.setdefault(lanes[name], []).append((name, args))
     if len(by_lane) > 1:
@@ -311,12 +312,12 @@ def _evaluate_parallel(
     return _in_rule_order(rulesets, results)
 
 
-def _run_lanes(memo: _Memo, lanes: list[list[tuple[str, dict[str, Any]]]], jobs: int) -> None:
+def _run_lanes(memo: _Memo, lanes: list[list[tuple[str, dict[str, object]]]], jobs: int) -> None:
     """Each lane's calls in order, lanes side by side. Ctrl-C stops every child any lane started (their
     threads cannot be told: only the main thread gets the signal), lets the lanes end, and is re-raised."""
     from tipc.execute import proc
 
-    def lane(calls: list[tuple[str, dict[str, Any]]]) -> None:
+    def lane(calls: list[tuple[str, dict[str, object]]]) -> None:
         for name, args in calls:
             memo.compute(name, args)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 RULESET_SCHEMA = "tipc.ruleset/1"
 
@@ -19,15 +18,15 @@ class CheckSpec:
     """One operator call: its name, validated arguments, and the ruleset line it was written on."""
 
     op: str
-    args: tuple[tuple[str, Any], ...]
+    args: tuple[tuple[str, object], ...]
     line: int | None = None
 
     @property
-    def arg_dict(self) -> dict[str, Any]:
+    def arg_dict(self) -> dict[str, object]:
         return dict(self.args)
 
-    def to_json(self) -> dict[str, Any]:
-        def enc(v: Any) -> Any:
+    def to_json(self) -> dict[str, object]:
+        def enc(v: object) -> object:
             if isinstance(v, CheckSpec):
                 return v.to_json()
             if isinstance(v, tuple):

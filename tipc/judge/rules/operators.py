@@ -18,9 +18,10 @@ import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tipc.judge.checks.base import CheckContext, CheckOutcome, Evidence, Verdict
+from tipc.judge.checks.registry import Args, arg_int, arg_opt_int, arg_str, arg_strs, arg_text
 from tipc.judge.rules import markdown
 from tipc.judge.rules.files import RepoFiles, glob_regex_ci
 from tipc.judge.rules.model import CheckSpec
@@ -68,12 +69,12 @@ def _unwired(spec: CheckSpec) -> CheckOutcome:
 class Operator:
     name: str
     params: dict[str, Param]
-    fn: Callable[[OpEnv, dict[str, Any]], CheckOutcome]
+    fn: Callable[[OpEnv, Args], CheckOutcome]
     doc: str
 
 
 def _out(
-    verdict: Verdict, summary: str, *evidence: Evidence, data: dict[str, Any] | None = None
+    verdict: Verdict, summary: str, *evidence: Evidence, data: dict[str, object] | None = None
 ) -> CheckOutcome:
     return CheckOutcome(verdict, summary, tuple(evidence), data or {})
 
@@ -83,8 +84,17 @@ def _listing(paths: list[str]) -> str:
     return shown + (f" and {len(paths) - MAX_LISTED} more" if len(paths) > MAX_LISTED else "")
 
 
-def _patterns(value: str | tuple[str, ...]) -> tuple[str, ...]:
-    return (value,) if isinstance(value, str) else tuple(value)
+def _patterns(args: Args, key: str) -> tuple[str, ...]:
+    """A glob parameter: one pattern or a list of them."""
+    return tuple(arg_strs(args, key) or ())
+
+
+def child_specs(args: Args) -> list[CheckSpec]:
+    """A combinator's `checks` (the loader built them)."""
+    value = args.get("checks")
+    if isinstance(value, list | tuple) and all(isinstance(s, CheckSpec) for s in value):
+        return [s for s in value if isinstance(s, CheckSpec)]
+    raise TypeError(f"operator argument 'checks': expected check specs, got {value!r}")
 
 
 def _read_text(path: Path, repo: Path) -> str | None:
@@ -112,9 +122,9 @@ def _read_text(path: Path, repo: Path) -> str | None:
 # --- files -------------------------------------------------------------------------------------------
 
 
-def op_file_exists(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
-    rel: str = args["path"]
-    kind: str = args["kind"]
+def op_file_exists(env: OpEnv, args: Args) -> CheckOutcome:
+    rel = arg_text(args, "path")
+    kind = arg_text(args, "kind")
     target = env.repo / rel
     ok = {"file": target.is_file(), "dir": target.is_dir(), "any": target.exists()}[kind]
     noun = {"file": "file", "dir": "folder", "any": "path"}[kind]
@@ -137,8 +147,8 @@ def op_file_exists(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
     return _out(Verdict.FAIL, f"{noun} {rel} is missing", Evidence(f"expected {noun} {rel} in the repo"))
 
 
-def _count_verdict(count: int, args: dict[str, Any]) -> tuple[bool, str]:
-    exactly, at_least, at_most = args.get("exactly"), args.get("at_least"), args.get("at_most")
+def _count_verdict(count: int, args: Args) -> tuple[bool, str]:
+    exactly, at_least, at_most = (arg_opt_int(args, k) for k in ("exactly", "at_least", "at_most"))
     if exactly is None and at_least is None and at_most is None:
         at_least = 1
     wanted = []
@@ -155,9 +165,9 @@ def _count_verdict(count: int, args: dict[str, Any]) -> tuple[bool, str]:
     return ok, " and ".join(wanted)
 
 
-def op_glob_matches(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
-    patterns = _patterns(args["pattern"])
-    found = env.files.glob(patterns, include_dirs=args["dirs"])
+def op_glob_matches(env: OpEnv, args: Args) -> CheckOutcome:
+    patterns = _patterns(args, "pattern")
+    found = env.files.glob(patterns, include_dirs=bool(args["dirs"]))
     ok, wanted = _count_verdict(len(found), args)
     shown = " or ".join(patterns)
     numbers = (("matches", len(found)),)
@@ -183,10 +193,10 @@ def _archive_members(path: Path) -> list[str]:
         return tf.getnames()
 
 
-def op_archive_contains(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
-    archive_patterns = _patterns(args["archive"])
-    member_patterns = _patterns(args["member"])
-    at_least: int = args["at_least"]
+def op_archive_contains(env: OpEnv, args: Args) -> CheckOutcome:
+    archive_patterns = _patterns(args, "archive")
+    member_patterns = _patterns(args, "member")
+    at_least = arg_int(args, "at_least", 1)
     archives = env.files.glob(archive_patterns)
     if not archives:
         return _out(
@@ -225,9 +235,9 @@ def op_archive_contains(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
     )
 
 
-def op_text_matches(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
-    patterns = _patterns(args["files"])
-    regex = re.compile(args["pattern"], re.IGNORECASE if args["ignore_case"] else 0)
+def op_text_matches(env: OpEnv, args: Args) -> CheckOutcome:
+    patterns = _patterns(args, "files")
+    regex = re.compile(arg_text(args, "pattern"), re.IGNORECASE if args["ignore_case"] else 0)
     files = env.files.glob(patterns)
     if not files:
         return _out(Verdict.FAIL, f"no file matches {' or '.join(patterns)}", Evidence("nothing to search"))
@@ -239,7 +249,7 @@ def op_text_matches(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
         for number, line in enumerate(text.splitlines(), start=1):
             if regex.search(line):
                 hits.append(Evidence("matching line", path=rel, line=number, excerpt=line.strip()[:200]))
-    if len(hits) >= args["at_least"]:
+    if len(hits) >= arg_int(args, "at_least", 1):
         return _out(Verdict.PASS, f"{len(hits)} line(s) match /{args['pattern']}/", *hits[:MAX_LISTED])
     return _out(
         Verdict.FAIL,
@@ -261,9 +271,9 @@ def _markdown_docs(env: OpEnv, patterns: tuple[str, ...]) -> list[tuple[str, mar
     return docs
 
 
-def op_markdown_has_section(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
-    patterns = _patterns(args["files"])
-    regex = re.compile(args["heading"], re.IGNORECASE if args["ignore_case"] else 0)
+def op_markdown_has_section(env: OpEnv, args: Args) -> CheckOutcome:
+    patterns = _patterns(args, "files")
+    regex = re.compile(arg_text(args, "heading"), re.IGNORECASE if args["ignore_case"] else 0)
     docs = _markdown_docs(env, patterns)
     if not docs:
         return _out(
@@ -292,9 +302,9 @@ def op_markdown_has_section(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
     )
 
 
-def op_markdown_has_command(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
-    patterns = _patterns(args["files"])
-    regex = re.compile(args["command"], re.IGNORECASE if args["ignore_case"] else 0)
+def op_markdown_has_command(env: OpEnv, args: Args) -> CheckOutcome:
+    patterns = _patterns(args, "files")
+    regex = re.compile(arg_text(args, "command"), re.IGNORECASE if args["ignore_case"] else 0)
     docs = _markdown_docs(env, patterns)
     if not docs:
         return _out(
@@ -316,8 +326,8 @@ def op_markdown_has_command(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
     )
 
 
-def op_markdown_has_image(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
-    patterns = _patterns(args["files"])
+def op_markdown_has_image(env: OpEnv, args: Args) -> CheckOutcome:
+    patterns = _patterns(args, "files")
     docs = _markdown_docs(env, patterns)
     if not docs:
         return _out(
@@ -459,8 +469,8 @@ def _step_results(env: OpEnv, record: RunRecord, selected: list[Step]) -> tuple[
     return bad, skipped, total_s
 
 
-def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
-    selector = _StepSelector(args.get("chain"), args.get("stage"), args.get("trainer"), args.get("step"))
+def op_step_passed(env: OpEnv, args: Args) -> CheckOutcome:
+    selector = _StepSelector(*(arg_str(args, k) for k in ("chain", "stage", "trainer", "step")))
     record = _record_of_chain(env.ctx, selector.chain)
     if record is None:
         if selector.chain is not None:
@@ -492,7 +502,7 @@ def op_step_passed(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
     )
 
 
-def delegate(env: OpEnv, name: str, args: dict[str, Any]) -> CheckOutcome:
+def delegate(env: OpEnv, name: str, args: Args) -> CheckOutcome:
     fn = env.checks.get(name)
     if fn is None:
         return _out(Verdict.SKIP, f"{name} check not available")
@@ -502,34 +512,39 @@ def delegate(env: OpEnv, name: str, args: dict[str, Any]) -> CheckOutcome:
     return outcome
 
 
-def _given(args: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+def _given(args: Args, names: tuple[str, ...]) -> dict[str, object]:
     return {k: args[k] for k in names if args.get(k) is not None}
 
 
-def op_log_has_fields(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
+def op_log_has_fields(env: OpEnv, args: Args) -> CheckOutcome:
     return delegate(env, "log_fields", _given(args, ("fields", "require_eval", "step")))
 
 
-def op_check(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
-    return delegate(env, args["name"], dict(args["args"] or {}))
+def op_check(env: OpEnv, args: Args) -> CheckOutcome:
+    given = args.get("args")
+    return delegate(
+        env,
+        arg_text(args, "name"),
+        {str(k): v for k, v in given.items()} if isinstance(given, Mapping) else {},
+    )
 
 
-def op_agreement_within(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
+def op_agreement_within(env: OpEnv, args: Args) -> CheckOutcome:
     return delegate(env, "agreement", _given(args, ("atol", "rtol", "cosine_min", "engines")))
 
 
-def op_script_matches_template(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
+def op_script_matches_template(env: OpEnv, args: Args) -> CheckOutcome:
     from tipc.judge.rules.templates import check_scripts
 
-    return check_scripts(env.repo, args["template"], env.templates_dir)
+    return check_scripts(env.repo, arg_text(args, "template"), env.templates_dir)
 
 
 # --- combinators -------------------------------------------------------------------------------------
 
 
-def _combined(outcomes: list[CheckOutcome]) -> tuple[tuple[Evidence, ...], dict[str, Any]]:
+def _combined(outcomes: list[CheckOutcome]) -> tuple[tuple[Evidence, ...], dict[str, object]]:
     evidence: list[Evidence] = []
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     for o in outcomes:
         evidence.extend(o.evidence or (Evidence(f"{o.verdict.value}: {o.summary}"),))
         for k, v in o.data.items():
@@ -537,8 +552,8 @@ def _combined(outcomes: list[CheckOutcome]) -> tuple[tuple[Evidence, ...], dict[
     return tuple(evidence), data
 
 
-def op_all_of(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
-    outcomes = [env.evaluate(spec) for spec in args["checks"]]
+def op_all_of(env: OpEnv, args: Args) -> CheckOutcome:
+    outcomes = [env.evaluate(spec) for spec in child_specs(args)]
     verdicts = [o.verdict for o in outcomes]
     failing = [o for o in outcomes if o.verdict is Verdict.FAIL]
     if failing:
@@ -555,9 +570,9 @@ def op_all_of(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
     return CheckOutcome(Verdict.PASS, summary, evidence, data)
 
 
-def op_any_of(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
+def op_any_of(env: OpEnv, args: Args) -> CheckOutcome:
     outcomes = []
-    for spec in args["checks"]:
+    for spec in child_specs(args):
         outcome = env.evaluate(spec)
         if outcome.verdict is Verdict.PASS:
             return outcome
@@ -573,14 +588,14 @@ def op_any_of(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
     return CheckOutcome(Verdict.FAIL, "none of the alternatives holds: " + summary, evidence, data)
 
 
-def op_baseline(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
+def op_baseline(env: OpEnv, args: Args) -> CheckOutcome:
     """The run against its model CI baseline (tipc.judge.baseline): FAIL on a regression or missing metric."""
     from tipc.core.errors import ConfigError
     from tipc.judge.baseline.judge import judge_record, to_outcome
 
     if env.ctx.record is None:
         return _out(Verdict.SKIP, "no run record to compare with a baseline")
-    given = args.get("dir") or ""
+    given = arg_str(args, "dir") or ""
     directory = Path(given) if Path(given).is_absolute() else env.repo / (given or "test_tipc/baselines")
     try:
         outcome: CheckOutcome = to_outcome(judge_record(env.ctx.record, env.repo, directory))
@@ -593,10 +608,10 @@ def op_baseline(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
 # --- submission artefacts (seed 001 artefact 6) ---------------------------------------------------------
 
 
-def op_imports_resolve(env: OpEnv, args: dict[str, Any]) -> CheckOutcome:
+def op_imports_resolve(env: OpEnv, args: Args) -> CheckOutcome:
     from tipc.judge.rules.imports import missing_imports
 
-    patterns = _patterns(args["files"])
+    patterns = _patterns(args, "files")
     targets = env.files.glob(patterns)
     if not targets:
         return _out(Verdict.NA, f"no file matches {' or '.join(patterns)}", Evidence("nothing to read"))

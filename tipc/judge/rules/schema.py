@@ -150,7 +150,7 @@ RULESET = Map(
 )
 
 
-def _located(tree: Any, keys: Keys) -> Any:
+def _located(tree: object, keys: Keys) -> object:
     """The located value at `keys` (positions kept), None where the path does not exist."""
     node = tree
     for k in keys:
@@ -199,7 +199,7 @@ def _spec(
         _check_call(doc, raw, here, checks)
     operator = OPERATORS[op]
     given: dict[str, Any] = {"checks": raw} if op in LIST_OPERATORS else raw
-    args: list[tuple[str, Any]] = []
+    args: list[tuple[str, object]] = []
     for name, spec in operator.params.items():
         if name not in given:
             args.append((name, {} if spec.kind == "mapping" else spec.default))

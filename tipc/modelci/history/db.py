@@ -21,6 +21,7 @@ from tipc.core.errors import UserError
 
 if TYPE_CHECKING:
     from tipc.execute.record import RunRecord
+    from tipc.judge.baseline.metrics import RunMetrics
 
 SQLITE, POSTGRES = "sqlite", "postgresql"
 _ADVISORY_KEY = 73119  # any constant: serialises migrations between PostgreSQL clients
@@ -129,7 +130,7 @@ class History:
     def _sql(self, text: str) -> str:
         return text if self.engine == SQLITE else text.replace("?", "%s")
 
-    def _execute(self, cur: Any, text: str, params: Sequence[Any] = ()) -> Any:
+    def _execute(self, cur: Any, text: str, params: Sequence[object] = ()) -> Any:
         cur.execute(self._sql(text), tuple(params))
         return cur
 
@@ -216,7 +217,7 @@ class History:
         repo_commit: str | None,
         started: float,
         verdict: str | None,
-        provenance: dict[str, Any],
+        provenance: dict[str, object],
         metrics: Sequence[tuple[str, float | None, str, str | None]],
         repo_key: str | None = None,
     ) -> int:
@@ -288,7 +289,7 @@ class History:
     def store_run(
         self,
         record: RunRecord,
-        run: Any,
+        run: RunMetrics,
         *,
         kind: str,
         repo: Path,
@@ -311,8 +312,8 @@ class History:
             config=record.plan.config_path,
             mode=record.plan.mode,
             machine_class=store.machine_class(env),
-            paddle_version=env.get("paddle_version") or record.paddle_version,
-            paddle_commit=env.get("paddle_commit"),
+            paddle_version=_text(env.get("paddle_version")) or record.paddle_version,
+            paddle_commit=_text(env.get("paddle_commit")),
             repo_commit=record.git_commit,
             started=record.started,
             verdict=verdict or ("passed" if ok else "failed"),
@@ -334,7 +335,7 @@ class History:
         """Stored runs, oldest first, with their metrics. `repo_keys` (the repo's identities) also find rows
         stored before identities were kept, by their folder `repo`."""
         where: list[str] = []
-        params: list[Any] = []
+        params: list[object] = []
         if repo_keys:
             marks = ", ".join("?" for _ in repo_keys)
             where.append(f"(repo_key IN ({marks}) OR (repo_key IS NULL AND repo = ?))")
@@ -377,7 +378,7 @@ class History:
     ) -> dict[str, tuple[float, float]]:
         """The latest baseline band (mean, margin) per metric name."""
         cur = self.conn.cursor()
-        params: list[Any] = [repo]
+        params: list[object] = [repo]
         clause = "WHERE repo = ?"
         if repo_keys:
             marks = ", ".join("?" for _ in repo_keys)
@@ -465,3 +466,8 @@ def iter_metric_names(runs: Sequence[StoredRun]) -> Iterator[str]:
         for name in r.metrics:
             seen.setdefault(name, None)
     yield from seen
+
+
+def _text(value: object) -> str | None:
+    """A string field of a record's environment (None when absent or not a string)."""
+    return value if isinstance(value, str) else None
