@@ -19,7 +19,8 @@ Sides, alternated in a rotating order so none always runs first:
   bash  `bash test_tipc/test_train_inference_python.sh CONFIG MODE` with `python3.7` (the config's python)
         on PATH as a two-line shim to the real-repo interpreter (.venv-repos, or --repos-python);
   tipc  `python -m tipc run COPY --config CONFIG --mode MODE --python REPOS_PYTHON --no-prepare`;
-  tipc@REV  the same with REV's tipc/ (exported with `git archive`, or --before-dir) first on PYTHONPATH.
+  tipc@REV  the same with REV's tipc/ and data folders (specs/: exported with `git archive`, or
+            --before-dir) first on PYTHONPATH.
 Each side's CPU time is user + system of the whole process tree (RUSAGE_CHILDREN around one child, the
 sides running one at a time). For tipc, "own CPU" is that minus the CPU time its run record gives each step
 (the steps' process trees, measured by tipc's monitor): the fixed cost of a run outside its steps
@@ -61,8 +62,17 @@ class Sample:
     counts: str = ""
 
 
+# What a revision's tipc reads beside its package (tipc.core.resources.data_dir): without them its readiness
+# check gives up early and skips work the checkout's side does.
+_DATA_FOLDERS = ("specs", "test_tipc_template")
+
+
 def _export(rev: str, into: Path) -> Path:
-    archive = subprocess.run(["git", "archive", rev, "tipc"], cwd=ROOT, capture_output=True, check=True)
+    listed = subprocess.run(
+        ["git", "ls-tree", "--name-only", rev], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    folders = ["tipc", *(f for f in _DATA_FOLDERS if f in listed.stdout.split())]
+    archive = subprocess.run(["git", "archive", rev, *folders], cwd=ROOT, capture_output=True, check=True)
     into.mkdir(parents=True, exist_ok=True)
     (into / "archive.tar").write_bytes(archive.stdout)
     with tarfile.open(into / "archive.tar") as tar:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import sys
 import textwrap
@@ -809,7 +810,8 @@ def test_a_probe_still_running_is_stopped_on_cancel(tmp_path: Path) -> None:
 
 
 def test_the_environment_probe_is_stopped_on_cancel(tmp_path: Path) -> None:
-    # Answers the version query (the paddleversion.py probe) at once; the environment probe hangs.
+    # Would answer the version query (the paddleversion.py probe) at once; the environment probe, asked
+    # first, hangs: cancelled there, nothing more is asked.
     python = _fake_python(
         tmp_path / "bin", 'case "$1" in *paddleversion.py) echo 3.3.1; exit 0;; esac\nexec sleep 60'
     )
@@ -826,10 +828,46 @@ def test_the_environment_probe_is_stopped_on_cancel(tmp_path: Path) -> None:
     while not probing_environment() and time.monotonic() < deadline:
         assert not facts.wait(0.01), "the probes ended before the environment probe could be cancelled"
     pid = facts._running
-    assert facts.paddle_version == "3.3.1" and pid is not None
+    assert pid is not None
     facts.cancel()
     assert facts.wait(10) and gone(pid)
     assert facts.environment is not None  # says it could not run
+    assert facts.paddle_version is None
+
+
+def _answering_python(folder: Path, dist: str | None) -> Path:
+    """Answers the environment probe (paddle_dist_version: `dist`) and the version probe (8.0.0), noting
+    each call in folder/asked."""
+    line = "TIPC_ENVPROBE " + json.dumps({"probe": 1, "paddle_dist_version": dist})
+    return _fake_python(
+        folder,
+        f'echo "$1" >> {folder}/asked\n'
+        f"case \"$1\" in *paddleversion.py) echo 8.0.0;; *envprobe.py) echo {shlex.quote(line)};; esac",
+    )
+
+
+def test_the_environment_probe_answers_the_version_query(tmp_path: Path) -> None:
+    python = _answering_python(tmp_path / "bin", "9.1.0")
+    facts = _Facts(str(python), tmp_path, probe_versions=True).start()
+    assert facts.wait(30) and facts.paddle_version == "9.1.0"
+    asked = (tmp_path / "bin" / "asked").read_text()
+    assert "envprobe.py" in asked and "paddleversion.py" not in asked  # one interpreter start, not two
+
+
+@pytest.mark.parametrize(
+    ("dist", "env"),
+    [
+        (None, None),  # no metadata there: that probe imports paddle
+        ("9.1.0", {**os.environ, "PYTHONPATH": "/elsewhere"}),  # the chain's env moves the search path
+    ],
+)
+def test_the_version_probe_is_asked_where_the_environment_probe_cannot_answer(
+    tmp_path: Path, dist: str | None, env: dict[str, str] | None
+) -> None:
+    python = _answering_python(tmp_path / "bin", dist)
+    facts = _Facts(str(python), tmp_path, probe_versions=True, env=env).start()
+    assert facts.wait(30) and facts.paddle_version == "8.0.0"
+    assert "paddleversion.py" in (tmp_path / "bin" / "asked").read_text()
 
 
 def test_paddle_version_from_installed_folders(tmp_path: Path) -> None:

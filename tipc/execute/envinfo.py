@@ -167,6 +167,19 @@ def collect(
 ) -> EnvInfo:
     """Run the probe under `python` (in `cwd`, with the chain's `env`) and read what it found. Never raises
     for a broken interpreter: the EnvInfo says what went wrong instead."""
+    return collect_with_dist_version(python, cwd=cwd, env=env, timeout_s=timeout_s, on_start=on_start)[0]
+
+
+def collect_with_dist_version(
+    python: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float = 120,
+    on_start: Callable[[int], None] | None = None,
+) -> tuple[EnvInfo, str | None]:
+    """`collect`, and paddle's version from its installed metadata as probes/paddleversion.py would print it
+    (None where the probe gave none: that probe then has to be asked, and may import paddle)."""
     code, output = proc.capture(
         [python, str(PROBE)], cwd=cwd, env=env, timeout_s=timeout_s, on_start=on_start
     )  # on_start: the caller can stop the probe (a run interrupted while it runs)
@@ -174,5 +187,17 @@ def collect(
     if info.error and code is None:
         return EnvInfo(
             python=python, error=f"could not run {python} (or it timed out): {output.strip()[-300:]}"
-        )
-    return info
+        ), None
+    return info, _dist_version(output) if info.error is None else None
+
+
+def _dist_version(output: str) -> str | None:
+    for line in reversed(output.splitlines()):
+        if line.startswith(MARKER):
+            try:
+                data = json.loads(line[len(MARKER) :])
+            except json.JSONDecodeError:
+                return None
+            value = data.get("paddle_dist_version") if isinstance(data, dict) else None
+            return value if isinstance(value, str) else None
+    return None

@@ -1,6 +1,6 @@
 """Observing a repo's own script: its effectful half (the pure half is the tipc.planning.observe package).
 
-    observe(config, mode, *, repo, overrides=Overrides(), script=None, timeout_s=60) -> Observation
+    observe(config, mode, *, repo, overrides=None, script=None, timeout_s=60) -> Observation
     plan_for_run(config, mode, *, repo, overrides, dialect) -> Plan   (what `tipc run` / `tipc check` execute)
 
 The script is a submission's code: it runs only inside the sandbox, never on the host. `observe` starts a
@@ -23,17 +23,26 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tipc.core.steps import MODES, Mode, Overrides, Plan
-from tipc.planning.observe.choose import plan_from
-from tipc.planning.observe.identity import wants_observation
-from tipc.planning.observe.interpret import Observation, interpret
-from tipc.planning.observe.prepare import Prepared, prepare
-from tipc.planning.observe.standins import stand_ins
-from tipc.planning.observe.trace import Ran, _Status, parse_calls, status_lines
+if TYPE_CHECKING:
+    from tipc.core.steps import Mode, Overrides, Plan
+    from tipc.planning.observe.interpret import Observation
+    from tipc.planning.observe.prepare import Prepared
+    from tipc.planning.observe.trace import Ran, _Status
+
+# The parent's side imports the planning half when it is called: the helper (this module run in its own
+# process, below) needs only the sandbox, and every observation pays its start-up.
 
 __all__ = ["Observation", "observe", "plan_for_run"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Observation":
+        from tipc.planning.observe.interpret import Observation
+
+        return Observation
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 TOOLS = "/tmp/.tipc-tools"  # the stand-ins, as the script sees them (in the sandbox's /tmp)
 OUTSIDE = "/tmp/.tipc-outside"  # a config or script from outside the repo, placed for the script
@@ -48,12 +57,16 @@ def observe(
     mode: Mode,
     *,
     repo: Path,
-    overrides: Overrides = Overrides(),  # noqa: B008 - frozen value
+    overrides: Overrides | None = None,
     script: Path | None = None,
     timeout_s: float = 60,
     dialect: str | None = None,
 ) -> Observation:
     """Run the repo's own script in the sandbox with recording stand-ins; read back what it ran."""
+    from tipc.core.steps import Overrides
+    from tipc.planning.observe.interpret import interpret
+    from tipc.planning.observe.prepare import prepare
+
     started = time.monotonic()
     prepared = prepare(
         Path(config),
@@ -61,7 +74,7 @@ def observe(
         repo=Path(repo),
         tools=TOOLS,
         outside=OUTSIDE,
-        overrides=overrides,
+        overrides=overrides if overrides is not None else Overrides(),
         script=script,
         dialect=dialect,
     )
@@ -78,14 +91,19 @@ def plan_for_run(
     mode: Mode,
     *,
     repo: Path,
-    overrides: Overrides = Overrides(),  # noqa: B008 - frozen value
+    overrides: Overrides | None = None,
     dialect: str | None = None,
     timeout_s: float = 60,
 ) -> Plan:
     """The plan `tipc run` / `tipc check` should execute (tipc.planning.observe.choose.plan_from says
     which)."""
+    from tipc.core.steps import MODES, Overrides
+    from tipc.planning.observe.choose import plan_from
+    from tipc.planning.observe.identity import wants_observation
     from tipc.planning.planner import plan
 
+    if overrides is None:
+        overrides = Overrides()
     config = Path(config)
     profile = plan(config, mode, repo=repo, overrides=overrides, dialect=dialect)
     obs = None
@@ -102,10 +120,10 @@ def plan_for_run(
 
 def _run(prepared: Prepared, scratch: Path, timeout_s: float, started: float) -> Ran:
     from tipc.execute import proc
+    from tipc.planning.observe.trace import Ran, parse_calls
 
     tmp = scratch / "tmp"
     _place(prepared, tmp)
-    before = _results_logs(prepared.repo)
     spec = {
         "repo": str(prepared.repo),
         "script_arg": prepared.script_arg,
@@ -151,7 +169,7 @@ def _run(prepared: Prepared, scratch: Path, timeout_s: float, started: float) ->
     written = scratch / ("view" if result.get("backend") == "copy" else "upper")
     return Ran(
         calls=calls,
-        statuses=_statuses(prepared.repo, written, before),
+        statuses=_statuses(prepared.repo, written),
         output=[str(x) for x in result.get("output", [])][:MAX_OUTPUT_LINES],
         exit_code=result.get("exit_code"),
         timed_out=bool(result.get("timed_out")),
@@ -167,6 +185,8 @@ def _run(prepared: Prepared, scratch: Path, timeout_s: float, started: float) ->
 
 def _place(prepared: Prepared, tmp: Path) -> None:
     """The stand-ins and what comes from outside the repo, in the folder that is the script's /tmp."""
+    from tipc.planning.observe.standins import stand_ins
+
     tools = tmp / TOOLS.removeprefix("/tmp/")
     for rel, (text, mode) in stand_ins(TOOLS, RECORD, prepared.names, sys.executable).items():
         path = tools / rel
@@ -189,18 +209,28 @@ def _keep() -> tuple[Path, ...]:
     return python_prefixes(sys.executable)
 
 
-def _results_logs(root: Path) -> dict[str, int]:
-    """Every results*.log of the repo with its size (only what the script appends is read)."""
-    found: dict[str, int] = {}
-    for path in root.rglob("results*.log"):
-        with contextlib.suppress(OSError, ValueError):
-            if path.is_file() and not path.is_symlink():
-                found[path.relative_to(root).as_posix()] = path.stat().st_size
-    return found
+def _size_before(root: Path, rel: str) -> int:
+    """The size of the repo's own results log at `rel` (only what the script appends is read): a regular
+    file reached through real folders, not links; 0 where there is none. Asked only for the logs the script
+    wrote, rather than walking the whole repo (its data included) beforehand: the repo is the sandbox's
+    read-only lower layer, so it is the same before and after the script."""
+    path = root
+    parts = rel.split("/")
+    try:
+        for part in parts[:-1]:
+            path = path / part
+            if not stat.S_ISDIR(path.lstat().st_mode):
+                return 0
+        info = (path / parts[-1]).lstat()
+    except (OSError, ValueError):
+        return 0
+    return info.st_size if stat.S_ISREG(info.st_mode) else 0
 
 
-def _statuses(repo: Path, upper: Path, before: dict[str, int]) -> list[_Status]:
+def _statuses(repo: Path, upper: Path) -> list[_Status]:
     """The status lines appended to results logs, from the upper layer (what the script wrote)."""
+    from tipc.planning.observe.trace import status_lines
+
     found: list[tuple[int, Path, str]] = []
     if not upper.is_dir():
         return []
@@ -211,7 +241,7 @@ def _statuses(repo: Path, upper: Path, before: dict[str, int]) -> list[_Status]:
                 found.append((info.st_mtime_ns, path, path.relative_to(upper).as_posix()))
     out: list[_Status] = []
     for _, path, rel in sorted(found):
-        text = _read_text(path, skip=before.get(rel, 0))
+        text = _read_text(path, skip=_size_before(repo, rel))
         out.extend(status_lines(text, repo / rel))
     return out
 

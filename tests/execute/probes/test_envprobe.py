@@ -94,6 +94,37 @@ def test_a_paddle_that_is_not_there_is_named(tmp_path: Path) -> None:
     assert "No module named 'paddle'" in facts["paddle_error"]
 
 
+def _dist_info(folder: Path, name: str, version: str) -> None:
+    info = folder / f"{name}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+
+
+def test_the_metadata_version_is_the_one_paddleversion_prints(tmp_path: Path) -> None:
+    """paddle_dist_version: what probes/paddleversion.py prints from metadata, the working folder first."""
+    site, cwd = tmp_path / "site", tmp_path / "repo"
+    cwd.mkdir()
+    _dist_info(site, "paddlepaddle", "9.1.0")
+    assert _probe(site, cwd)["paddle_dist_version"] == "9.1.0"
+    _dist_info(site, "paddlepaddle_gpu", "9.2.0")  # the GPU build first, as that probe asks
+    assert _probe(site, cwd)["paddle_dist_version"] == "9.2.0"
+    _dist_info(cwd, "paddlepaddle_gpu", "0.0.1")  # the working folder is searched first there too
+    assert _probe(site, cwd)["paddle_dist_version"] == "0.0.1"
+    version_probe = PROBE.parent / "paddleversion.py"
+    printed = subprocess.run(
+        [sys.executable, str(version_probe)],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert printed.stdout.strip().splitlines()[-1] == "0.0.1"
+    (tmp_path / "empty").mkdir()
+    no_paddle = _probe(tmp_path / "empty", tmp_path / "empty", "-S")
+    assert no_paddle["paddle_dist_version"] is None  # where that probe would import paddle
+
+
 def _interpreters() -> list[str]:
     root = Path(__file__).resolve().parents[3]
     candidates = [sys.executable, str(root / ".venv-repos" / "bin" / "python")]
@@ -123,3 +154,51 @@ def test_the_version_file_says_what_importing_paddle_says(
     if imported["paddle_version"] is None:
         pytest.skip(f"no paddle under {python}")
     assert from_file == imported
+
+
+def _probe_module() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("tipc_envprobe_under_test", PROBE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_folder_scan_answers_as_importlib_metadata_does(tmp_path: Path) -> None:
+    """Every distribution installed here, and names spelled otherwise or missing: the same version."""
+    import importlib.metadata as metadata
+
+    probe = _probe_module()
+    assert probe._Installed.usable(sys.path)
+    installed = probe._Installed(sys.path)
+    names = sorted({str(d.metadata["Name"]) for d in metadata.distributions()})
+    for name in [*names, "no-such-dist", "PaddlePaddle", "scikit_learn", "Scikit.Learn", "pillow"]:
+        try:
+            expected: str | None = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            expected = "missing"
+        try:
+            got = installed.version(name)
+        except LookupError:
+            got = "missing"
+        assert got == expected, name
+    # folded, repeated and absent headers, as the email parser (importlib.metadata's) reads them
+    import email
+
+    for text in (
+        "Metadata-Version: 2.1\r\nName: x\r\nVersion:  1.2\r\n\tpost\r\nVersion: 9\r\n",
+        "Name: x\n\nVersion: 1.0\n",  # the body is no header
+        "Name: x\nnot a header\nVersion: 1.0\n",
+        "version:\t3.0\rName: y\r",
+        "",
+    ):
+        assert probe._version_header(text) == email.message_from_string(text).get("Version"), text
+
+
+def test_a_zip_on_the_path_is_left_to_importlib_metadata(tmp_path: Path) -> None:
+    probe = _probe_module()
+    archive = tmp_path / "lib.zip"
+    archive.write_bytes(b"PK\x05\x06" + b"\x00" * 18)
+    assert not probe._Installed.usable([str(archive), *sys.path])

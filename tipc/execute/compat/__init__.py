@@ -7,6 +7,7 @@ a step's PYTHONPATH, so a really installed AutoLog still wins.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -79,8 +80,10 @@ def compat_env(names: Sequence[str]) -> dict[str, str]:
     return env
 
 
+@functools.lru_cache(maxsize=1)
 def shim_path() -> Path:
-    """The folder to append to a step's PYTHONPATH: it holds the `auto_log` stand-in."""
+    """The folder to append to a step's PYTHONPATH: it holds the `auto_log` stand-in (resolved once: every
+    step asks)."""
     return Path(__file__).resolve().parent / "shim"
 
 

@@ -60,13 +60,104 @@ def _scan_version(dist):  # type: (str) -> object
     return None
 
 
-def dist_version(names):  # type: (tuple[str, ...]) -> object
+class _Installed:
+    """importlib.metadata.version as Python >= 3.10 finds it (its path finder's lookup of `<name>-*.dist-info`
+    and `.egg-info` entries, in sys.path order; the Version header of METADATA, PKG-INFO or the file itself),
+    without importing importlib.metadata (email, zipfile, csv: most of this probe's CPU) and listing each
+    folder once for every name asked. Used only where that finder is the only one that finds distributions
+    and the path has no zip archive; importlib.metadata answers otherwise."""
+
+    def __init__(self, path):  # type: (list[str]) -> None
+        self.path = path
+        self._listed = {}  # type: dict[str, dict[str, list[str]]]
+
+    @staticmethod
+    def usable(path):  # type: (list[str]) -> bool
+        if tuple(sys.version_info[:2]) < (3, 10):  # the finder it follows is 3.10's
+            return False
+        finders = [f for f in sys.meta_path if getattr(f, "find_distributions", None) is not None]
+        if [getattr(f, "__name__", None) for f in finders] != ["PathFinder"]:
+            return False
+        return not any(os.path.isfile(entry) for entry in path if entry)
+
+    def _infos(self, root):  # type: (str) -> dict[str, list[str]]
+        if root not in self._listed:
+            infos = {}  # type: dict[str, list[str]]
+            try:
+                children = os.listdir(root or ".")
+            except OSError:  # importlib.metadata's FastPath: an unreadable entry has no children
+                children = []
+            egg = os.path.basename(root).lower().endswith(".egg")
+            for child in children:
+                low = child.lower()
+                if low.endswith((".dist-info", ".egg-info")):
+                    name = low.rpartition(".")[0].partition("-")[0]
+                    infos.setdefault(re.sub(r"[-_.]+", "-", name).lower().replace("-", "_"), []).append(
+                        os.path.join(root, child)
+                    )
+                elif egg and low == "egg-info":
+                    name = os.path.basename(root).lower().rpartition(".")[0].partition("-")[0]
+                    infos.setdefault("egg " + name.lower().replace("-", "_"), []).append(
+                        os.path.join(root, "EGG-INFO")
+                    )
+            self._listed[root] = infos
+        return self._listed[root]
+
+    def version(self, dist):  # type: (str) -> object
+        """The version, None where the first match has no Version header; LookupError where none matches."""
+        normalized = re.sub(r"[-_.]+", "-", dist).lower().replace("-", "_")
+        legacy = dist.lower().replace("-", "_")
+        for root in self.path:
+            infos = self._infos(root)
+            for found in infos.get(normalized, []) + infos.get("egg " + legacy, []):
+                return _version_header(_metadata_text(found))
+        raise LookupError(dist)
+
+
+def _metadata_text(found):  # type: (str) -> str
+    for name in ("METADATA", "PKG-INFO", ""):
+        try:
+            with open(os.path.join(found, name) if name else found, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError:  # missing, a folder, not a folder, no permission: as importlib's read_text
+            continue
+        if text:
+            return text
+    return ""
+
+
+def _version_header(text):  # type: (str) -> object
+    """The first Version header of an email-style header block, as email's compat32 parser reads it."""
+    value = None  # type: typing.Optional[str]
+    for line in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", text):
+        if not line:
+            continue
+        if line[0] in " \t":  # a folded header's next line
+            if value is not None:
+                value += line
+            continue
+        if value is not None or not re.match(r"[\041-\071\073-\176]*:", line):
+            break  # the first Version header is complete, or the headers ended
+        head, _, rest = line.partition(":")
+        if head.lower() == "version":
+            value = rest.lstrip(" \t")
+    return value.rstrip("\r\n") if value is not None else None
+
+
+def dist_version(names, installed=None):  # type: (tuple[str, ...], typing.Optional[_Installed]) -> object
     try:
+        if installed is not None:
+            raise ImportError  # not needed
         from importlib import metadata  # Python >= 3.8
     except ImportError:
         metadata = None  # type: ignore[assignment]
     for dist in names:
-        if metadata is not None:
+        if installed is not None:
+            try:
+                return installed.version(dist)
+            except Exception:
+                pass
+        elif metadata is not None:
             try:
                 return metadata.version(dist)
             except Exception:
@@ -74,6 +165,30 @@ def dist_version(names):  # type: (tuple[str, ...]) -> object
         found = _safe(_scan_version, dist)
         if found:
             return found
+    return None
+
+
+def paddle_dist_version():  # type: () -> object
+    """Paddle's version from its installed metadata, looked up as paddleversion.py looks it up (the working
+    folder first, as under `python -c`), so that a run asks its interpreter once for both: that probe's
+    answer, or None where it would import paddle (no metadata, or Python < 3.8)."""
+    path = list(sys.path)
+    path[0] = ""
+    if _Installed.usable(path):
+        installed = _Installed(path)
+        for dist in ("paddlepaddle-gpu", "paddlepaddle"):
+            try:
+                return str(installed.version(dist))
+            except LookupError:
+                pass
+        return None
+    try:
+        from importlib import metadata  # Python >= 3.8
+    except ImportError:
+        return None
+    for dist in ("paddlepaddle-gpu", "paddlepaddle"):
+        for found in metadata.distributions(name=dist, path=path):
+            return str(found.version)
     return None
 
 
@@ -218,7 +333,9 @@ def main():  # type: () -> None
     facts["python_executable"] = _safe(lambda: sys.executable)
     facts["platform"] = _safe(lambda: platform.platform())
     facts.update(paddle_facts())
-    facts["packages"] = {key: _safe(dist_version, names) for key, names in PACKAGES.items()}
+    facts["paddle_dist_version"] = _safe(paddle_dist_version)
+    installed = _Installed(sys.path) if _Installed.usable(sys.path) else None
+    facts["packages"] = {key: _safe(dist_version, names, installed) for key, names in PACKAGES.items()}
     facts["cpu_model"] = _safe(cpu_model)
     facts["cpu_count"] = _safe(os.cpu_count)
     facts["memory_total_bytes"] = _safe(memory_total)

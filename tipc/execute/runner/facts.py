@@ -42,23 +42,39 @@ def _is_this_python(python: str) -> bool:
     return os.path.abspath(found) == os.path.abspath(sys.executable)
 
 
-def paddle_version(python: str, cwd: Path, on_start: Callable[[int], None] | None = None) -> str | None:
+def paddle_version(
+    python: str, cwd: Path, on_start: Callable[[int], None] | None = None, *, answered: str | None = None
+) -> str | None:
     """Paddle's version as the run's interpreter sees it (paddle is never imported here).
 
     For tipc's own interpreter the installed folders on its path say it; otherwise, or when they do not,
-    that interpreter is asked in a subprocess.
+    `answered` (what the environment probe found by the same lookup, in the same interpreter and folder),
+    else that interpreter is asked in a subprocess.
     """
     if _is_this_python(python):
         version = _paddle_version_on_path(sys.path, cwd)
         if version is not None:
             return version
-    code, out = proc.capture([python, str(_PADDLE_VERSION)], cwd=cwd, timeout_s=180, on_start=on_start)
-    if code != 0:
-        return None
+    if answered is not None:
+        out = answered
+    else:
+        code, out = proc.capture([python, str(_PADDLE_VERSION)], cwd=cwd, timeout_s=180, on_start=on_start)
+        if code != 0:
+            return None
     lines = [ln.strip() for ln in out.splitlines() if ln.strip()]
     if lines and re.match(r"^\d+\.\d+", lines[-1]):
         return lines[-1]
     return None
+
+
+def _same_search_path(env: Mapping[str, str] | None) -> bool:
+    """Whether a child given `env` finds modules where one given none (proc.base_env) does: then the
+    environment probe's paddle lookup is the version probe's."""
+    if env is None:
+        return True
+    base = proc.base_env()
+    names = {k for k in (*env, *base) if k.startswith("PYTHON")}
+    return all(env.get(k) == base.get(k) for k in names)
 
 
 def git_commit(repo: Path, on_start: Callable[[int], None] | None = None) -> str | None:
@@ -125,22 +141,29 @@ class _Facts:
             self.host = host_info()
         if not self.probe_versions:
             return
+        # The environment probe first: it answers the version query too (one interpreter start, not two),
+        # where the chain's env leaves the module search path as the version probe would have it.
+        answered: str | None = None
         with contextlib.suppress(Exception):
-            self.paddle_version = paddle_version(self.python, self.repo, on_start=self._started)
+            from tipc.execute.envinfo import collect_with_dist_version
+
+            info, dist = collect_with_dist_version(
+                self.python, cwd=self.repo, env=self.env, on_start=self._started
+            )
+            self.environment = info.to_json()
+            answered = dist if _same_search_path(self.env) else None
+        self._ended()
+        if self._cancelled:
+            return
+        with contextlib.suppress(Exception):
+            self.paddle_version = paddle_version(
+                self.python, self.repo, on_start=self._started, answered=answered
+            )
         self._ended()
         if self._cancelled:
             return
         with contextlib.suppress(Exception):
             self.git_commit = git_commit(self.repo, on_start=self._started)
-        self._ended()
-        if self._cancelled:
-            return
-        with contextlib.suppress(Exception):
-            from tipc.execute.envinfo import collect
-
-            self.environment = collect(
-                self.python, cwd=self.repo, env=self.env, on_start=self._started
-            ).to_json()
         self._ended()
 
     def _started(self, pid: int) -> None:

@@ -36,9 +36,35 @@ INERT_TOOLS = (
 )
 _INTERPRETERS = ("python", "python2", "python3", *(f"python3.{n}" for n in range(5, 15)))
 
-# The recorder every interpreter stand-in execs: one JSON line per call, written with a single append.
+# The recorder every interpreter stand-in execs: one JSON line per call, written with a single append. It
+# writes its JSON itself (ASCII, as json.dumps does by default): importing json (and re) would be most of
+# each call's cost, paid once per interpreter call of the script.
 _RECORDER = r"""
-import json, os, sys
+import os, sys
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+def text(value):
+    out = ['"']
+    for ch in value:
+        code = ord(ch)
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif 0x20 <= code < 0x7F:
+            out.append(ch)
+        elif code > 0xFFFF:
+            code -= 0x10000
+            out.append("\\u%04x\\u%04x" % (0xD800 | (code >> 10), 0xDC00 | (code & 0x3FF)))
+        else:
+            out.append("\\u%04x" % code)
+    out.append('"')
+    return "".join(out)
+def dumps(value):
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(text(k) + ": " + dumps(v) for k, v in value.items()) + "}"
+    return "[" + ", ".join(dumps(v) for v in value) + "]"
 def target(fd):
     try:
         return os.readlink("/proc/self/fd/%d" % fd)
@@ -48,7 +74,7 @@ def record(path, name, argv, via):
     data = {"name": name, "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ),
             "stdout": target(1), "stderr": target(2), "via": via}
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    os.write(fd, (json.dumps(data) + "\n").encode())
+    os.write(fd, (dumps(data) + "\n").encode())
     os.close(fd)
 if __name__ == "__main__":
     record(sys.argv[1], sys.argv[2], sys.argv[3:], "stand-in")
