@@ -55,3 +55,19 @@ DIALECTS  # tests/scaffold/test_generated_files.py
 LocalBackend  # tests/serve/test_app.py
 _.visit_TryStar  # ast.NodeVisitor dispatches on the node class name (try/except* blocks)
 stored_map  # bench/causes.py (the sandbox path map of a kept run)
+
+# Keys of TypedDicts (the engines' comparison figures, documented serving's rows): written by the worker or
+# the check and read back by key from the JSON report and its renderers, never as attributes.
+_.shape_ref
+_.shape_other
+_.dtype_ref
+_.dtype_other
+_.shape_match
+_.allclose
+_.mean_abs
+_.worst_index
+_.worst_ref
+_.worst_other
+_.name_a
+_.name_b
+_.class_id
