@@ -980,3 +980,25 @@ def test_an_upstream_step_that_hid_its_failure_is_the_root(tmp_path: Path) -> No
     [cause] = explained.results[1].causes
     assert cause.id == "upstream-failed-silently" and cause.upstream == "train/1"
     assert "No space left on device" in cause.cause
+
+
+def test_an_inference_config_built_from_no_model_path() -> None:
+    # PaddleC3D's infer.py run without --model_file/--params_file (their default is None), as Paddle 3.3.1
+    # words it: no known cause matched it before
+    out = (
+        'Traceback (most recent call last):\n  File "infer.py", line 58, in <module>\n'
+        "    config = Config(args.model_file, args.params_file)\n"
+        "TypeError: __init__(): incompatible constructor arguments. "
+        "The following argument types are supported:\n"
+        "    1. paddle.base.libpaddle.AnalysisConfig()\n"
+        "    2. paddle.base.libpaddle.AnalysisConfig(arg0: paddle.base.libpaddle.AnalysisConfig)\n"
+        "    3. paddle.base.libpaddle.AnalysisConfig(arg0: str)\n"
+        "    4. paddle.base.libpaddle.AnalysisConfig(arg0: str, arg1: str)\n\n"
+        "Invoked with: None, None\n"
+    )
+    cause = first(out, context=ctx(repo=Path("/repo")))
+    assert cause.id == "inference-config-without-model"
+    assert "`Config` at infer.py:58 from None" in cause.cause and cause.evidence == "Invoked with: None, None"
+    # another constructor called with None is not this cause
+    other = out.replace("paddle.base.libpaddle.AnalysisConfig", "cv2.VideoCapture")
+    assert "inference-config-without-model" not in ids(diagnose(other, context=P3))
