@@ -39,7 +39,7 @@ def test_registered() -> None:
 
 def test_a_clean_chain_passes_every_aspect(tmp_path: Path) -> None:
     clean(tmp_path)
-    for aspect in ("weights", "inference_model", "cmdline_paths"):
+    for aspect in ("weights", "inference_model", "loads_model", "cmdline_paths"):
         v, summary, _ = verdict(tmp_path, aspect)
         assert v is Verdict.PASS, (aspect, summary)
     out = check_lineage(ctx_for(tmp_path, chain(tmp_path)), aspect="weights")
@@ -246,7 +246,7 @@ def test_weight_option_spellings() -> None:
 
 
 def test_without_recorded_access_the_rules_skip_with_the_reason(tmp_path: Path) -> None:
-    for aspect in ("weights", "inference_model", "cmdline_paths"):
+    for aspect in ("weights", "inference_model", "loads_model", "cmdline_paths"):
         v, summary, _ = verdict(tmp_path, aspect)
         assert v is Verdict.SKIP and "no file access was recorded" in summary
     assert check_lineage(ctx_for(tmp_path, None), aspect="weights").verdict is Verdict.SKIP
@@ -271,7 +271,7 @@ def test_a_copied_repo_checked_with_the_original_record_still_passes(tmp_path: P
     copy = tmp_path / "b"
     shutil.copytree(original, copy)  # keeps mtimes, as `tipc check --reuse-run` on a copied tree sees them
     shutil.rmtree(original)
-    for aspect in ("weights", "inference_model", "cmdline_paths"):
+    for aspect in ("weights", "inference_model", "loads_model", "cmdline_paths"):
         out = check_lineage(ctx_for(copy, record), aspect=aspect)
         assert out.verdict is Verdict.PASS, (aspect, out.summary)
 
@@ -335,3 +335,31 @@ def test_the_inference_model_the_config_names_is_a_note_without_an_export(tmp_pa
     write_access(record, "infer", reads=["models/m/inference.pdmodel"])
     v, _, evidence = verdict(tmp_path, "inference_model", record)
     assert v is Verdict.PASS and "the inference model the config names" in evidence
+
+
+def test_an_inference_step_that_opens_no_model_at_all_fails_loads_model(tmp_path: Path) -> None:
+    clean(tmp_path, infer_reads=[])
+    v, summary, _ = verdict(tmp_path, "loads_model")
+    assert v is Verdict.FAIL
+    assert summary == "infer passed without opening any model or weights file: it ran no model"
+
+
+def test_a_stale_model_is_a_model_loaded_so_the_two_failures_stay_apart(tmp_path: Path) -> None:
+    # DnCNN's shape: inference opens a committed model.pdmodel. inference_model fails on which model it read;
+    # loads_model passes, so an inference script that then stops loading anything changes the verdict.
+    stale = f"{OUT}/export/inference.pdmodel"
+    committed_file(tmp_path, stale)
+    clean(tmp_path, infer_reads=[stale, EXPORTED[1]])
+    assert verdict(tmp_path, "inference_model")[0] is Verdict.FAIL
+    v, summary, evidence = verdict(tmp_path, "loads_model")
+    assert v is Verdict.PASS, summary
+    assert evidence.startswith("infer opened ") and stale in evidence
+
+
+def test_a_failed_inference_step_is_not_judged_by_loads_model(tmp_path: Path) -> None:
+    record = chain(tmp_path, infer_status=Status.FAILED)
+    write_access(record, "train", writes=[W])
+    write_access(record, "export", reads=[W], writes=EXPORTED)
+    write_access(record, "infer", reads=[])
+    v, summary, _ = verdict(tmp_path, "loads_model", record)
+    assert (v, summary) == (Verdict.SKIP, "no inference step passed with recorded file access")

@@ -163,6 +163,7 @@ SILENT_FAILURE_RULES = {
     "basic.tipc.device_honoured",
     "basic.lineage.weights",
     "basic.lineage.inference_model",
+    "basic.lineage.infer_loads_model",
     "basic.lineage.cmdline_paths",
     "competition.train.loss_converges",
     "competition.predict_infer.identical",

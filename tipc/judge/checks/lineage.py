@@ -7,6 +7,10 @@ One check, `lineage`, with `aspect`:
   mtime outside git) beside what this run's train wrote.
 - `inference_model`: inference steps read the model files this run's export wrote; a committed, stale or
   missing model file (e.g. a committed `model.pdmodel` beside the freshly written `model.json`) is a FAIL.
+- `loads_model`: every inference step that passed opened some model or weights file, fresh or not: one that
+  exits 0 without loading any model ran nothing, whatever it printed. Kept apart from `inference_model`,
+  which judges *which* model was read, so a repo that reads a stale model and one whose inference runs
+  nothing get different verdicts.
 - `cmdline_paths`: a weights path given on a step's command line (`--pretrained=…`, `--model_dir …`,
   `-o Global.pretrained_model=…`, dashes or underscores) that does not exist, or that a passing step never
   opened, is a FAIL naming the path.
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
     from tipc.core.steps import Step
     from tipc.execute.record import RunRecord, StepResult
 
-ASPECTS = ("weights", "inference_model", "cmdline_paths")
+ASPECTS = ("weights", "inference_model", "loads_model", "cmdline_paths")
 # Command-line keys whose value names weights or a model to load (compared without dashes/underscores/case,
 # after the last "." of `-o Global.key=value`).
 WEIGHT_KEYS = frozenset(
@@ -413,6 +417,30 @@ def _inference_model(ctx: CheckContext, graph: LineageGraph) -> CheckOutcome:
     )
 
 
+def _loads_model(ctx: CheckContext, graph: LineageGraph) -> CheckOutcome:
+    found = _Findings()
+    checked = 0
+    for step in _recorded(graph, _runs(ctx, ("infer",))):
+        result = ctx.run_record.result(step.id)
+        if result is None or result.status.value != "passed":
+            continue  # a failed step is reported as such
+        checked += 1
+        read = [f for e in graph.reads(step.id) if (f := graph.file(e.file)) is not None]
+        models = [f for f in read if f.kind in ("model", "weights")]
+        if models:
+            found.notes.append(Evidence(f"{step.id} opened {_names(models, 3)}", path=models[0].path))
+            continue
+        others = f" (it read {_names(read, 3)})" if read else ""
+        found.problems.append(
+            Evidence(f"{step.id} passed without opening any model or weights file: it ran no model{others}")
+        )
+    if not checked:
+        return outcome(Verdict.SKIP, "no inference step passed with recorded file access")
+    if found.problems:
+        return _fail(graph, found.problems[0].text, found.problems, found.notes)
+    return _pass(graph, f"{checked} inference step(s) opened a model", found.notes)
+
+
 def _exists(path: str) -> bool:
     """The path, or a file completing it as a prefix (`output/latest` -> `output/latest.pdparams`)."""
     if os.path.exists(path):
@@ -482,7 +510,7 @@ def _not_applicable(ctx: CheckContext, aspect: str) -> str | None:
     """Why `aspect` does not apply to the record's plan, or None when it does."""
     if aspect == "weights" and not _runs(ctx, ("eval", "export"), predict=True):
         return "no eval, export or predict step in the plan"
-    if aspect == "inference_model" and not _runs(ctx, ("infer",)):
+    if aspect in ("inference_model", "loads_model") and not _runs(ctx, ("infer",)):
         return "no inference step in the plan"
     if aspect == "cmdline_paths" and not any(
         weight_options(_argv(s, ctx.run_record.result(s.id))) for s in ctx.run_record.plan.steps
@@ -496,7 +524,7 @@ _RANK = {Verdict.FAIL: 0, Verdict.WARN: 1, Verdict.PASS: 2, Verdict.SKIP: 3, Ver
 
 @registered("lineage", args=Map({"aspect": Field(Enum(("all", *ASPECTS)), default="all")}))
 def check_lineage(ctx: CheckContext, *, aspect: str) -> CheckOutcome:
-    """`aspect`: weights, inference_model, cmdline_paths, or all (the default: the worst of the three)."""
+    """`aspect`: weights, inference_model, loads_model, cmdline_paths, or all (the default: the worst)."""
     if ctx.record is None:
         return no_record()
     if aspect == "all":
@@ -516,4 +544,6 @@ def check_lineage(ctx: CheckContext, *, aspect: str) -> CheckOutcome:
         return _weights(ctx, graph)
     if aspect == "inference_model":
         return _inference_model(ctx, graph)
+    if aspect == "loads_model":
+        return _loads_model(ctx, graph)
     return _cmdline_paths(ctx, graph)
