@@ -186,7 +186,8 @@ def check(plan: Plan, python: str, repo: Path | None = None, *, timeout_s: float
         absent = missing_modules(python, wanted, timeout_s=timeout_s)
     except OSError as exc:
         return Readiness(python, found.entries, probe_error=str(exc))
-    pips = pip_names()
+    # the pip names are data read only to name what is missing (most runs miss nothing)
+    pips = pip_names() if absent else {}
     missing = tuple((m, pips.get(m, m), found.external[m]) for m in absent)
     local = tuple(sorted(found.missing_local.items()))
     paddle, paddle_error, problems = _api_level(python, found, "paddle" not in absent, timeout_s)

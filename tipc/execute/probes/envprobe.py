@@ -11,7 +11,6 @@ import json
 import os
 import platform
 import re
-import subprocess
 import sys
 import typing  # noqa: F401  (named by the type comments: Python 3.6 has no postponed annotations)
 
@@ -129,9 +128,9 @@ def _metadata_text(found):  # type: (str) -> str
 def _version_header(text):  # type: (str) -> object
     """The first Version header of an email-style header block, as email's compat32 parser reads it."""
     value = None  # type: typing.Optional[str]
-    for line in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", text):
-        if not line:
-            continue
+    # line by line with their ends (\r\n, \r or \n), lazily: the headers end long before a long description
+    for found in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z", text):
+        line = found.group()
         if line[0] in " \t":  # a folded header's next line
             if value is not None:
                 value += line
@@ -316,6 +315,8 @@ def gpus():  # type: () -> object
     path_dirs = os.environ.get("PATH", "").split(os.pathsep)
     if not any(os.access(os.path.join(d, "nvidia-smi"), os.X_OK) for d in path_dirs if d):
         return []
+    import subprocess  # only where nvidia-smi is there to run: its import is a tenth of the probe's CPU
+
     out = subprocess.run(
         ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
         stdout=subprocess.PIPE,
