@@ -44,6 +44,7 @@ def __getattr__(name: str) -> Any:
         return Observation
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 TOOLS = "/tmp/.tipc-tools"  # the stand-ins, as the script sees them (in the sandbox's /tmp)
 OUTSIDE = "/tmp/.tipc-outside"  # a config or script from outside the repo, placed for the script
 RECORD = "/tmp/.tipc-calls.jsonl"
@@ -185,10 +186,17 @@ def _run(prepared: Prepared, scratch: Path, timeout_s: float, started: float) ->
 
 def _place(prepared: Prepared, tmp: Path) -> None:
     """The stand-ins and what comes from outside the repo, in the folder that is the script's /tmp."""
-    from tipc.planning.observe.standins import stand_ins
+    from tipc.execute.sandbox.native import record_program
+    from tipc.planning.observe.standins import NATIVE_RECORDER, stand_ins
 
     tools = tmp / TOOLS.removeprefix("/tmp/")
-    for rel, (text, mode) in stand_ins(TOOLS, RECORD, prepared.names, sys.executable).items():
+    tools.mkdir(parents=True, exist_ok=True)
+    native = record_program()
+    if native is not None:  # a copy in the stand-ins' folder: nothing else of the host need be reachable
+        shutil.copyfile(native, tools / NATIVE_RECORDER)
+        (tools / NATIVE_RECORDER).chmod(0o755)
+    files = stand_ins(TOOLS, RECORD, prepared.names, sys.executable, native=native is not None)
+    for rel, (text, mode) in files.items():
         path = tools / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

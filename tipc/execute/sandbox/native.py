@@ -7,6 +7,10 @@ commands can already reach, as they reach `_shim.py`), into a name that carries 
 a temporary file and a rename, so concurrent runs never see half a program. No compiler, a folder tipc
 cannot write, or a failed build: `None`, and the Python shim runs (the same calls, the same messages).
 `TIPC_SHIM=python` forces the Python shim (the tests run both).
+
+`record.c`, the observation's recording stand-in (tipc.execute.observation), is built the same way
+(`record_program`; `TIPC_RECORDER=python` keeps the Python recorder): a script calls its interpreter a few
+times per observation, each call an interpreter's start in Python, a millisecond in C.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 SOURCE = Path(__file__).with_name("shim.c")
+RECORD_SOURCE = Path(__file__).with_name("record.c")
 _built: dict[str, str | None] = {}
 
 
@@ -26,13 +31,24 @@ def shim_program() -> str | None:
     """The compiled shim's path (built now if needed), or None where the Python shim must run."""
     if os.environ.get("TIPC_SHIM") == "python":
         return None
+    return _program(SOURCE, "_shim")
+
+
+def record_program() -> str | None:
+    """The compiled recording stand-in's path (built now if needed), or None where the Python one runs."""
+    if os.environ.get("TIPC_RECORDER") == "python":
+        return None
+    return _program(RECORD_SOURCE, "_record")
+
+
+def _program(path: Path, prefix: str) -> str | None:
     try:
-        source = SOURCE.read_bytes()
+        source = path.read_bytes()
     except OSError:
         return None
     digest = hashlib.sha256(source + platform.machine().encode()).hexdigest()[:16]
     if digest not in _built:
-        _built[digest] = _build(source, SOURCE.with_name(f"_shim-{digest}"))
+        _built[digest] = _build(source, path.with_name(f"{prefix}-{digest}"))
     return _built[digest]
 
 

@@ -80,6 +80,9 @@ if __name__ == "__main__":
     record(sys.argv[1], sys.argv[2], sys.argv[3:], "stand-in")
 """
 
+# The compiled recorder's name in the stand-ins' folder (tipc/execute/sandbox/record.c: the same JSON line).
+NATIVE_RECORDER = "_tipc_record"
+
 # A real interpreter the stand-ins cannot shadow (an absolute path written into the script) still imports
 # `sitecustomize` from PYTHONPATH at start-up: it records the call the same way and exits before user code.
 _SITECUSTOMIZE = """
@@ -96,13 +99,20 @@ os._exit(0)
 # stand-ins
 
 
-def stand_ins(tools: str, record: str, names: Iterable[str], python: str) -> dict[str, tuple[str, int]]:
+def stand_ins(
+    tools: str, record: str, names: Iterable[str], python: str, *, native: bool = False
+) -> dict[str, tuple[str, int]]:
     """The files of the stand-ins folder `tools` (path relative to it -> (text, mode)): one recording
     stand-in per interpreter name in `names` (they exec `python -I -S` on the recorder, appending to
-    `record`), the sitecustomize that stops a real interpreter, an instant `sleep` and the inert tools."""
-    recorder = f"{tools}/_tipc_record.py"
-    # -I -S: the stand-in starts fast and never imports anything from the repo or the user's site.
-    call = f"exec {shlex.quote(python)} -I -S {shlex.quote(recorder)} {shlex.quote(record)}"
+    `record`; with `native`, the compiled recorder the caller puts at `tools`/NATIVE_RECORDER, which writes
+    the same line), the sitecustomize that stops a real interpreter, an instant `sleep` and the inert
+    tools."""
+    if native:
+        call = f"exec {shlex.quote(f'{tools}/{NATIVE_RECORDER}')} {shlex.quote(record)}"
+    else:
+        recorder = f"{tools}/_tipc_record.py"
+        # -I -S: the stand-in starts fast and never imports anything from the repo or the user's site.
+        call = f"exec {shlex.quote(python)} -I -S {shlex.quote(recorder)} {shlex.quote(record)}"
     files: dict[str, tuple[str, int]] = {"_tipc_record.py": (_RECORDER, 0o644)}
     for name in names:
         files[name] = (f'#!/bin/sh\n{call} "$0" "$@"\n', 0o755)
