@@ -179,3 +179,17 @@ def test_a_command_that_cannot_start_ends_127_with_the_shims_word(shim: list[str
         proc.set_launcher(None)
     assert res.exit_code == 127, lines
     assert any(line.startswith("tipc sandbox: cannot run '/nonexistent/train': ") for line in lines), lines
+
+
+def test_the_environment_patterns_match_as_fnmatchcase_does() -> None:
+    import fnmatch
+    import random
+
+    rng = random.Random(7)
+    names = ["PATH", "AWS_SECRET_ACCESS_KEY", "http_proxy", "HTTPS_PROXY", "LC_ALL", "CUDA_VISIBLE_DEVICES", ""]
+    alphabet = "ABCXYZ_abcxyz019*?[]!-.\n"
+    names += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12))) for _ in range(400)]
+    for patterns in (jail.ALLOWED_ENV, jail.SECRET_ENV, ("FLAGS_*", "x[!a]?"), ()):
+        for name in names:
+            want = any(fnmatch.fnmatchcase(name, p) for p in patterns)
+            assert jail._matches(name, patterns) is want, (name, patterns)

@@ -31,6 +31,7 @@ import contextlib
 import fnmatch
 import functools
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -109,7 +110,13 @@ _GPU_DEVICES = ("nvidia*", "nvidia-caps", "dri", "kfd")
 
 
 def _matches(name: str, patterns: Sequence[str]) -> bool:
-    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    return _any_of(tuple(patterns)).match(name) is not None
+
+
+@functools.lru_cache(maxsize=64)
+def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for fnmatchcase over all `patterns` (every variable of every launch is matched)."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns) or "(?!)")
 
 
 def scrub_env(
