@@ -107,3 +107,20 @@ def test_device_cpu_leaves_no_gpu_flag_in_any_corpus_plan() -> None:
                 assert not launch or step.not_applicable, (case.name, mode, step.id)
                 if not step.not_applicable:
                     assert not gpu.search(" ".join(step.argv)), (case.name, mode, step.id)
+
+
+def test_a_command_without_quotes_or_escapes_is_split_as_shlex_splits_it() -> None:
+    import random
+    import shlex
+
+    from tipc.planning.corpus import _PLAIN
+
+    rng = random.Random(3)
+    alphabet = list("ab =/-.\t\n\r'\"\\#$\x0b\x0c\x1c\x1f\x85\xa0\u3000\u2028é")
+    plain = 0
+    for _ in range(20000):
+        command = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 10)))
+        if _PLAIN.search(command) is None:
+            plain += 1
+            assert shlex.split(command) == command.split(), repr(command)
+    assert plain > 1000  # the fast path was exercised

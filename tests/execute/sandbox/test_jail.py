@@ -186,7 +186,15 @@ def test_the_environment_patterns_match_as_fnmatchcase_does() -> None:
     import random
 
     rng = random.Random(7)
-    names = ["PATH", "AWS_SECRET_ACCESS_KEY", "http_proxy", "HTTPS_PROXY", "LC_ALL", "CUDA_VISIBLE_DEVICES", ""]
+    names = [
+        "PATH",
+        "AWS_SECRET_ACCESS_KEY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "LC_ALL",
+        "CUDA_VISIBLE_DEVICES",
+        "",
+    ]
     alphabet = "ABCXYZ_abcxyz019*?[]!-.\n"
     names += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12))) for _ in range(400)]
     for patterns in (jail.ALLOWED_ENV, jail.SECRET_ENV, ("FLAGS_*", "x[!a]?"), ()):

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import platform
 import shutil
 import tempfile
 from pathlib import Path
@@ -46,7 +45,7 @@ def _program(path: Path, prefix: str) -> str | None:
         source = path.read_bytes()
     except OSError:
         return None
-    digest = hashlib.sha256(source + platform.machine().encode()).hexdigest()[:16]
+    digest = hashlib.sha256(source + os.uname().machine.encode()).hexdigest()[:16]
     if digest not in _built:
         _built[digest] = _build(source, path.with_name(f"{prefix}-{digest}"))
     return _built[digest]

@@ -18,7 +18,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import platform
 import select
 import socket
 import struct
@@ -213,12 +212,12 @@ def _ins(code: int, jt: int, jf: int, k: int) -> bytes:
 
 
 def supported(machine: str | None = None) -> bool:
-    return (machine or platform.machine()) in ARCHES
+    return (machine or os.uname().machine) in ARCHES
 
 
 def program(*, notify: bool = True, machine: str | None = None) -> bytes:
     """The filter: denied calls go to the listener (`notify`) or fail with EPERM."""
-    arch = ARCHES[machine or platform.machine()]
+    arch = ARCHES[machine or os.uname().machine]
     deny = RET_USER_NOTIF if notify else RET_ERRNO | errno.EPERM
     nrs = arch.numbers
     plain = [nrs[name] for name in DENIED if name in nrs]
@@ -246,7 +245,7 @@ def program(*, notify: bool = True, machine: str | None = None) -> bytes:
 
 
 def call_names(machine: str | None = None) -> dict[int, str]:
-    return {nr: name for name, nr in ARCHES[machine or platform.machine()].numbers.items()}
+    return {nr: name for name, nr in ARCHES[machine or os.uname().machine].numbers.items()}
 
 
 # ---------------------------------------------------------------------------------------------------------
