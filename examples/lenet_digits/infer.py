@@ -220,12 +220,14 @@ def main(args: argparse.Namespace) -> None:
         predictor.run()
         probs = output_handle.copy_to_cpu()
         t2 = time.perf_counter()
-        results = postprocess(probs)
+        results = list(postprocess(probs))
         t3 = time.perf_counter()
         timer.add("preprocess_time", t1 - t0)
         timer.add("inference_time", t2 - t1)
         timer.add("postprocess_time", t3 - t2)
-        for path, (class_id, prob) in zip(batch_paths, results, strict=True):
+        if len(results) != len(batch_paths):  # zip(strict=True) needs Python 3.10; the demo runs on 3.9 too
+            raise RuntimeError(f"{len(results)} results for {len(batch_paths)} images")
+        for path, (class_id, prob) in zip(batch_paths, results):
             print(format_result(path, class_id, prob), flush=True)
 
     if args.benchmark:

@@ -39,7 +39,10 @@ def main(args: argparse.Namespace) -> None:
         batch_paths = paths[start : start + args.batch_size]
         batch = np.stack([load_image(p) for p in batch_paths])
         probs = paddle.nn.functional.softmax(model(paddle.to_tensor(batch)), axis=-1).numpy()
-        for path, (class_id, prob) in zip(batch_paths, postprocess(probs), strict=True):
+        results = list(postprocess(probs))
+        if len(results) != len(batch_paths):  # zip(strict=True) needs Python 3.10; the demo runs on 3.9 too
+            raise RuntimeError(f"{len(results)} results for {len(batch_paths)} images")
+        for path, (class_id, prob) in zip(batch_paths, results):
             print(format_result(path, class_id, prob), flush=True)
 
 

@@ -72,8 +72,8 @@ def compare(gt_path: str, log_path: str, atol: float, rtol: float) -> bool:
         want = np.array([expected[n] for n in names], dtype=np.float64)
         got = np.array([pred[key].get(n, np.nan) for n in names], dtype=np.float64)
         if not np.allclose(got, want, atol=atol, rtol=rtol, equal_nan=False):
-            expected_text = dict(zip(names, want.tolist(), strict=True))
-            got_text = dict(zip(names, got.tolist(), strict=True))
+            expected_text = dict(zip(names, want.tolist()))
+            got_text = dict(zip(names, got.tolist()))
             print(f"{key}: expected {expected_text}, got {got_text}")
             ok = False
     if ok:
