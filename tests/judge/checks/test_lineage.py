@@ -363,3 +363,10 @@ def test_a_failed_inference_step_is_not_judged_by_loads_model(tmp_path: Path) ->
     write_access(record, "infer", reads=[])
     v, summary, _ = verdict(tmp_path, "loads_model", record)
     assert (v, summary) == (Verdict.SKIP, "no inference step passed with recorded file access")
+
+
+def test_loads_model_names_the_repo_files_read_not_temporary_ones(tmp_path: Path) -> None:
+    clean(tmp_path, infer_reads=["tools/labels.txt", "/tmp/scipy-x1/cache"])
+    v, summary, _ = verdict(tmp_path, "loads_model")
+    assert v is Verdict.FAIL
+    assert summary.endswith("it ran no model (it read tools/labels.txt)")

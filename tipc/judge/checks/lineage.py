@@ -430,7 +430,9 @@ def _loads_model(ctx: CheckContext, graph: LineageGraph) -> CheckOutcome:
         if models:
             found.notes.append(Evidence(f"{step.id} opened {_names(models, 3)}", path=models[0].path))
             continue
-        others = f" (it read {_names(read, 3)})" if read else ""
+        # the repo's files it did read (temporary files a library wrote and read back say nothing)
+        own = [f for f in read if not os.path.isabs(f.path)]
+        others = f" (it read {_names(own, 3)})" if own else ""
         found.problems.append(
             Evidence(f"{step.id} passed without opening any model or weights file: it ran no model{others}")
         )
