@@ -266,6 +266,7 @@ def main() -> int:
             ),
             "inactive_unstable": sorted(n for n, m in metrics.items() if not m.get("stable", True)),
             "contention": base["provenance"].get("contention"),
+            "copy_ms": base["provenance"].get("copy_ms_runs"),
         }
         print(
             f"baseline: {repeat} runs in {out['record_s']} s; {len(metrics)} metrics; "

@@ -219,3 +219,36 @@ def test_gpu_utilisation_comes_from_the_drivers_per_process_samples(monkeypatch:
     mon.sample()
     res = mon.stop()
     assert res.mean_gpu_util_percent == 70.0
+
+
+def test_the_memory_copy_probe_times_a_copy_larger_than_a_cache_and_gives_its_buffer_back() -> None:
+    probe = monitor.CopyProbe(size=8 << 20)
+    for _ in range(3):
+        probe.measure()
+    assert len(probe.times_ms) == 3 and all(t > 0 for t in probe.times_ms)
+    median = probe.release()
+    assert median == pytest.approx(sorted(probe.times_ms)[1], abs=1e-3) and probe._buf is None
+    assert monitor.CopyProbe().release() is None  # never probed: no figure, no buffer mapped
+
+
+def test_a_step_is_probed_for_memory_contention_only_once_it_lived_past_the_probe_interval(
+    no_nvml: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(monitor, "PROBE_EVERY_S", 0.2)
+    monkeypatch.setattr(monitor, "PROBE_BYTES", 4 << 20)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    try:
+        short = Monitor(child.pid, interval_s=0.05)
+        short.sample()  # at once: too young to probe
+        assert short.stop().copy_probe_ms is None
+        mon = Monitor(child.pid, interval_s=0.05)
+        mon._next_probe = 0.2
+        mon.start()
+        while len(mon.probe.times_ms) < 2:  # bounded by the child's 30 s
+            assert child.poll() is None
+            mon._stop.wait(0.05)
+        res = mon.stop()
+        assert res.copy_probes >= 2 and res.copy_probe_ms is not None and res.copy_probe_ms > 0
+    finally:
+        proc.kill_group(child.pid, reap=child.poll)
+        child.wait()

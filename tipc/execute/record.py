@@ -85,6 +85,10 @@ class Resources:
     # The largest high-water RSS the kernel kept for one of the step's processes (VmHWM): a figure sampling
     # cannot miss or blur (tipc.execute.monitor).
     peak_process_rss_bytes: int | None = None
+    # The median CPU time of the sampler's fixed memory copy while the step ran, and how many were timed:
+    # slower when other work competes for memory bandwidth, which CPU time also feels (tipc.execute.monitor).
+    copy_probe_ms: float | None = None
+    copy_probes: int = 0
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -101,6 +105,8 @@ class Resources:
             "sched_run_s": self.sched_run_s,
             "sched_wait_s": self.sched_wait_s,
             "peak_process_rss_bytes": self.peak_process_rss_bytes,
+            "copy_probe_ms": self.copy_probe_ms,
+            "copy_probes": self.copy_probes,
         }
 
     @classmethod
@@ -118,6 +124,8 @@ class Resources:
             sched_run_s=data.get("sched_run_s"),
             sched_wait_s=data.get("sched_wait_s"),
             peak_process_rss_bytes=data.get("peak_process_rss_bytes"),
+            copy_probe_ms=data.get("copy_probe_ms"),
+            copy_probes=int(data.get("copy_probes") or 0),
         )
 
 

@@ -206,6 +206,48 @@ def test_wall_clock_timings_under_other_load_are_inconclusive_in_the_direction_l
     assert rows(judge.judge_metrics(base, _timed(12.0, 0.2), None))["stage.train.time_s"] == "FAIL"
 
 
+def test_cpu_time_under_other_memory_contention_is_inconclusive_in_the_direction_it_pushes() -> None:
+    # a memory-heavy neighbour inflates CPU time (the run queue does not see it): the monitor's fixed copy
+    # took 15 ms against a recorded 10.5 ms, so a slower CPU time proves nothing
+    base = _timing_baseline()
+    base.provenance.update(copy_ms=10.5, copy_ms_runs=[10.2, 10.5, 10.9, 10.4])
+
+    def rows(j: judge.Judgement) -> dict[str, str]:
+        return {r.metric: r.verdict for r in j.rows}
+
+    contended = judge.judge_metrics(base, _timed(11.5, 0.2, copy_ms=15.0), None)
+    assert rows(contended) == {"stage.train.time_s": "INCONCLUSIVE", "stage.train.cpu_s": "INCONCLUSIVE"}
+    why = next(r.why for r in contended.rows if r.metric == "stage.train.cpu_s")
+    assert "CPU-time figure, memory contention differs: a fixed memory copy beside the steps took 15 ms" in (
+        why
+    )
+    assert "(baseline 10.5 ms, +43%; tolerance 15%)" in why and "memory contention differs" in contended.load
+    assert not contended.regressed
+    # the same slowdown beside a busy-looping neighbour (the copy as fast as recorded) is a regression
+    spinning = judge.judge_metrics(base, _timed(11.5, 0.25, copy_ms=9.4), None)
+    assert rows(spinning) == {"stage.train.time_s": "FAIL", "stage.train.cpu_s": "FAIL"}
+    assert "comparable memory contention" in spinning.load
+    # faster on a machine with less contention than recorded proves nothing either; slower is still slower
+    calmer = _timing_baseline()
+    calmer.provenance.update(copy_ms=15.0, copy_ms_runs=[15.0] * 4)
+
+    def cpu_row(base: store.Baseline, run: RunMetrics) -> str:
+        return rows(judge.judge_metrics(base, run, None))["stage.train.cpu_s"]
+
+    assert cpu_row(calmer, _timed(8.0, 0.2, copy_ms=10.0)) == "INCONCLUSIVE"
+    assert cpu_row(calmer, _timed(11.5, 0.2, copy_ms=10.0)) == "FAIL"
+    # a baseline without the probe, or a run too short to be probed: judged as before
+    assert rows(judge.judge_metrics(_timing_baseline(), _timed(11.5, 0.2, copy_ms=15.0), None)) == {
+        "stage.train.time_s": "FAIL",
+        "stage.train.cpu_s": "FAIL",
+    }
+    assert cpu_row(base, _timed(11.5, 0.2)) == "FAIL"
+    # a baseline whose recorded runs already spread widely keeps that spread as its tolerance
+    wide = _timing_baseline()
+    wide.provenance.update(copy_ms=10.0, copy_ms_runs=[8.0, 10.0, 13.0])
+    assert cpu_row(wide, _timed(11.5, 0.2, copy_ms=14.0)) == "FAIL"
+
+
 def test_the_load_average_stands_in_without_scheduler_statistics() -> None:
     prov = {"load_per_cpu": 0.1}
     run = _run({}, {})

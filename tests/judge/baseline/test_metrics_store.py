@@ -63,7 +63,13 @@ def _record(
                 started + i * 10,
                 started + i * 10 + 2.0 * scale,
                 step.log,
-                resources=Resources(peak_rss_bytes=(200 + i) * 2**20, cpu_time_s=1.0 * scale),
+                resources=Resources(
+                    peak_rss_bytes=(200 + i) * 2**20,
+                    cpu_time_s=1.0 * scale,
+                    # the monitor's memory-copy probe: none in the first step, 1 and 2 probes later
+                    copy_probe_ms=(10.0 + i) * scale,
+                    copy_probes=i,
+                ),
             )
         )
     plan = Plan(
@@ -148,6 +154,9 @@ def test_build_write_and_read_back(tmp_path: Path) -> None:
     assert base.stages == ["train", "eval", "infer"]
     assert base.provenance["repo_commit"] == "abc123" and base.provenance["packages"] == {"numpy": "2.4.6"}
     assert base.provenance["runs"] == [store.run_id(r) for r in records]
+    # the memory-contention probe: each run's median over its probes (11, 12, 12 x scale), and theirs
+    assert base.provenance["copy_ms_runs"] == pytest.approx([12.0, 13.2, 11.4])
+    assert base.provenance["copy_ms"] == pytest.approx(12.0)
     t = base.metrics["stage.train.time_s"]
     assert t.summary.n == 3 and t.summary.median == pytest.approx(2.0) and t.op == "<="
     assert base.metrics["eval.acc"].op == ">=" and base.metrics["train.loss.first"].op == "=="
@@ -317,4 +326,5 @@ def test_runs_of_a_repeated_check_combine_into_medians_and_survive_json(tmp_path
     assert back[1].metrics == runs[1].metrics and back[1].stages == runs[1].stages
     one = combine(back)
     assert one.metrics["stage.train.time_s"].value == pytest.approx(2.4)
+    assert back[1].copy_ms == pytest.approx(36.0) and one.copy_ms == pytest.approx(14.4)
     assert one.metrics["stage.train.time_s"].source.startswith("median of 3 runs")

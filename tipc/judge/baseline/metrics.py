@@ -18,7 +18,9 @@ A stage's figures count when every step of it that ran passed; steps that were n
 machine (a 2-GPU launch on a CPU run) neither make nor break a stage.
 
 Besides the metrics a run gives: how much its steps waited for a CPU (`contention`, the run-queue wait per
-CPU second of their main threads: the load its wall-clock timings were taken under), the training
+CPU second of their main threads: the load its wall-clock timings were taken under), how long the
+monitor's fixed memory copy took beside them (`copy_ms`: the memory contention its CPU-time figures were
+taken under), the training
 hyper-parameters it ran with (the train command's options, the `Namespace(...)` line a script prints, the
 learning rate of the first logged iteration) and signs that its outputs are degenerate (a non-finite or
 constant training loss, predicted probabilities that are exactly uniform), which make an "improved" effect
@@ -74,6 +76,8 @@ class RunMetrics:
     notes: tuple[str, ...] = field(default_factory=tuple)
     # run-queue wait per CPU second of the measured steps' main threads (None: not measured)
     contention: float | None = None
+    # median CPU time (ms) of the monitor's fixed memory copy beside the measured steps (None: not probed)
+    copy_ms: float | None = None
     hyper: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (value, where it was read)
     degenerate: tuple[str, ...] = ()  # signs, in words with their log line, that the outputs are degenerate
     seed: int | None = None  # what the steps were seeded with (tipc.execute.seeding)
@@ -96,6 +100,7 @@ class RunMetrics:
             "not_available": list(self.not_available),
             "notes": list(self.notes),
             "contention": self.contention,
+            "copy_ms": self.copy_ms,
             "hyper": {k: list(v) for k, v in self.hyper.items()},
             "degenerate": list(self.degenerate),
             "seed": self.seed,
@@ -114,6 +119,7 @@ class RunMetrics:
             tuple(str(n) for n in data.get("not_available", ())),
             tuple(str(n) for n in data.get("notes", ())),
             contention=data.get("contention"),
+            copy_ms=data.get("copy_ms"),
             hyper={str(k): (str(v[0]), str(v[1])) for k, v in data.get("hyper", {}).items()},
             degenerate=tuple(str(d) for d in data.get("degenerate", ())),
             seed=data.get("seed"),
@@ -139,12 +145,14 @@ def combine(runs: list[RunMetrics]) -> RunMetrics:
             if _RANK.get(status, 6) >= _RANK.get(stages.get(stage, "passed"), 6):
                 stages[stage] = status
     contention = [r.contention for r in runs if r.contention is not None]
+    copies = [r.copy_ms for r in runs if r.copy_ms is not None]
     return RunMetrics(
         metrics,
         stages,
         tuple(dict.fromkeys(n for r in runs for n in r.not_available)),
         tuple(dict.fromkeys(n for r in runs for n in r.notes)),
         contention=round(statistics.median(contention), 3) if contention else None,
+        copy_ms=round(statistics.median(copies), 3) if copies else None,
         hyper=runs[-1].hyper,
         degenerate=tuple(dict.fromkeys(d for r in runs for d in r.degenerate)),
         seed=runs[-1].seed,
@@ -346,6 +354,7 @@ class _Resources:
     wall: float = 0.0
     sched_run: float = 0.0
     sched_wait: float = 0.0
+    copies: list[float] = field(default_factory=list)  # each step's probe median, once per probe it took
 
     def add(self, result: StepResult) -> None:
         res = result.resources
@@ -363,6 +372,12 @@ class _Resources:
         if res.sched_run_s and res.sched_wait_s is not None:
             self.sched_run += res.sched_run_s
             self.sched_wait += res.sched_wait_s
+        if res.copy_probe_ms is not None and res.copy_probes:
+            self.copies.extend([res.copy_probe_ms] * res.copy_probes)
+
+    @property
+    def copy_ms(self) -> float | None:
+        return round(statistics.median(self.copies), 3) if self.copies else None
 
     @property
     def contention(self) -> float | None:
@@ -441,6 +456,7 @@ def extract(record: RunRecord, repo: Path) -> RunMetrics:
         tuple(na),
         tuple(notes),
         contention=r.contention,
+        copy_ms=r.copy_ms,
         hyper=hyperparameters(train_argv, train_logs),
         degenerate=tuple(dict.fromkeys(degenerate)),
         seed=seed_of(record.results),

@@ -260,6 +260,9 @@ def build(
     contention = [r.contention for r in runs if r.contention is not None]
     prov["contention"] = round(statistics.median(contention), 3) if contention else None
     prov["contention_runs"] = contention
+    copies = [r.copy_ms for r in runs if r.copy_ms is not None]
+    prov["copy_ms"] = round(statistics.median(copies), 3) if copies else None
+    prov["copy_ms_runs"] = copies
     return Baseline(
         model=record.plan.model_name,
         config=repo_relative(record.plan.config_path, record.plan.repo),
