@@ -184,8 +184,10 @@ def memory_shift(prov: Mapping[str, object], run: RunMetrics) -> Load:
     base, now = prov.get("copy_ms"), run.copy_ms
     if not isinstance(base, int | float) or base <= 0 or now is None:
         return Load("", "")
-    runs = [float(c) for c in as_list(prov.get("copy_ms_runs")) if isinstance(c, int | float)]
-    spread = (max(runs) - min(runs)) / float(base) if len(runs) > 1 else 0.0
+    runs = sorted(float(c) for c in as_list(prov.get("copy_ms_runs")) if isinstance(c, int | float))
+    if len(runs) >= 5:  # one outlying recorded run (a neighbour's burst) must not widen the tolerance
+        runs = runs[1:-1]
+    spread = (runs[-1] - runs[0]) / float(base) if len(runs) > 1 else 0.0
     tolerance = max(COPY_TOLERANCE, spread)
     change = now / float(base) - 1.0
     what = (
