@@ -29,8 +29,9 @@ Run-queue wait misses what slows a step's CPU time itself: other work streaming 
 suite's training beside it made the tutorial's train step use 12 % more CPU seconds; a busy-looping
 neighbour did not change it). So every PROBE_EVERY_S while a step runs, the sampler times a fixed copy
 larger than a last-level cache (the thread's CPU time for it): its median is the step's *memory
-contention* figure. Measured on a 2-core EPYC VM: 10.6 ms idle, 9.4 ms beside two busy loops, 15.1 ms
-beside a 64 MiB copy loop. Steps shorter than PROBE_EVERY_S are not probed (the buffer is never mapped).
+contention* figure (4.7 ms on an idle 2-core EPYC VM; slower beside a copy loop or a noisy neighbour, not
+beside busy loops; see docs/model-ci.md). Steps shorter than PROBE_EVERY_S are not probed; the buffer is
+mapped from the first probe to the end of the step.
 
 GPU utilisation comes from NVML's per-process samples (the driver's own, several a second) for the tree's
 processes since the step started; where the driver keeps none, from the device's utilisation at each sample.
@@ -60,7 +61,7 @@ BASE_INTERVAL_S = 0.5
 MAX_OVERHEAD = 0.01  # fraction of one core the sampler may use
 MAX_SAMPLES = 400  # after this many samples the interval doubles (long steps keep a bounded series)
 LOOK_S = 0.05  # quick looks at the tree's high-water marks this often during the first interval
-PROBE_EVERY_S = 2.0  # the memory-contention probe this often (a ~5 ms copy: about 0.25 % of a core)
+PROBE_EVERY_S = 1.0  # the memory-contention probe this often (a ~5 ms copy: about 0.5 % of a core)
 PROBE_BYTES = 64 << 20  # half of it is copied onto the other half: larger than common last-level caches
 
 _nvml_state: dict[str, Any] = {}
