@@ -213,19 +213,22 @@ def memory_shift(prov: Mapping[str, object], run: RunMetrics) -> Load:
 def _contention_explains(
     verdict: str, mb: store.MetricBaseline, value: float, margin: float, f: float
 ) -> bool:
-    """Whether contention stretching CPU times by `f` could alone have given `verdict`: a FAIL inside the
-    band stretched by f (more contention now), or a PASS or IMPROVED that would have failed under the
-    baseline's contention (less now)."""
+    """Whether contention that could stretch timings by `f` explains `verdict`. What it could move a value
+    by (|f - 1| x the reference) is one more source of spread beside the recorded runs' own, so the two add
+    in quadrature: a FAIL inside that wider band is INCONCLUSIVE (more contention now), and so is a PASS or
+    IMPROVED that the difference could have pushed out of it (less now). Stacked (their sum), the two would
+    claim a spread neither source shows together, and hide regressions a little past either."""
     ref = mb.summary.reference
-    at_baseline = value / f  # the value as the baseline's contention would have measured it
+    shift = abs(f - 1.0) * abs(ref)
+    wide = math.hypot(margin, shift)
     if mb.better == LOWER:
         if f > 1:
-            return verdict == FAIL and at_baseline <= ref + margin
-        return verdict in (PASS, IMPROVED) and at_baseline > ref + margin
+            return verdict == FAIL and value <= ref + wide
+        return verdict in (PASS, IMPROVED) and value + shift > ref + wide
     if mb.better == HIGHER:
         if f > 1:
-            return verdict == FAIL and value * f >= ref - margin
-        return verdict in (PASS, IMPROVED) and value * f < ref - margin
+            return verdict == FAIL and value >= ref - wide
+        return verdict in (PASS, IMPROVED) and value - shift < ref - wide
     return verdict != PASS
 
 
