@@ -126,12 +126,13 @@ class RunMetrics:
         )
 
 
-def combine(runs: list[RunMetrics]) -> RunMetrics:
-    """Several runs of one check (--repeat) as one: each metric's median over the runs that have it (its
-    source says so), each stage's worst status, the median contention, every sign of degenerate outputs.
-    Hyper-parameters and seed are the last run's."""
-    if len(runs) == 1:
-        return runs[0]
+def median_of(values: Iterable[float | None]) -> float | None:
+    """The median of the values that are there, to 3 decimals; None when none is."""
+    present = [v for v in values if v is not None]
+    return round(statistics.median(present), 3) if present else None
+
+
+def _median_metrics(runs: list[RunMetrics]) -> dict[str, Metric]:
     metrics: dict[str, Metric] = {}
     for name in dict.fromkeys(n for r in runs for n in r.metrics):
         seen = [r.metrics[name] for r in runs if name in r.metrics]
@@ -139,20 +140,31 @@ def combine(runs: list[RunMetrics]) -> RunMetrics:
         value = statistics.median([m.value for m in seen])
         source = f"median of {len(seen)} runs; last {last.source}"
         metrics[name] = Metric(name, value, last.unit, last.kind, last.better, source, last.clock)
+    return metrics
+
+
+def _worst_stages(runs: list[RunMetrics]) -> dict[str, str]:
     stages: dict[str, str] = {}
     for r in runs:
         for stage, status in r.stages.items():
             if _RANK.get(status, 6) >= _RANK.get(stages.get(stage, "passed"), 6):
                 stages[stage] = status
-    contention = [r.contention for r in runs if r.contention is not None]
-    copies = [r.copy_ms for r in runs if r.copy_ms is not None]
+    return stages
+
+
+def combine(runs: list[RunMetrics]) -> RunMetrics:
+    """Several runs of one check (--repeat) as one: each metric's median over the runs that have it (its
+    source says so), each stage's worst status, the median contention and copy time, every sign of
+    degenerate outputs. Hyper-parameters and seed are the last run's."""
+    if len(runs) == 1:
+        return runs[0]
     return RunMetrics(
-        metrics,
-        stages,
+        _median_metrics(runs),
+        _worst_stages(runs),
         tuple(dict.fromkeys(n for r in runs for n in r.not_available)),
         tuple(dict.fromkeys(n for r in runs for n in r.notes)),
-        contention=round(statistics.median(contention), 3) if contention else None,
-        copy_ms=round(statistics.median(copies), 3) if copies else None,
+        contention=median_of(r.contention for r in runs),
+        copy_ms=median_of(r.copy_ms for r in runs),
         hyper=runs[-1].hyper,
         degenerate=tuple(dict.fromkeys(d for r in runs for d in r.degenerate)),
         seed=runs[-1].seed,
@@ -377,7 +389,7 @@ class _Resources:
 
     @property
     def copy_ms(self) -> float | None:
-        return round(statistics.median(self.copies), 3) if self.copies else None
+        return median_of(self.copies)
 
     @property
     def contention(self) -> float | None:

@@ -16,7 +16,6 @@ import getpass
 import hashlib
 import re
 import socket
-import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from tipc.core.errors import ConfigError
 from tipc.judge.baseline import stats
-from tipc.judge.baseline.metrics import HIGHER, LOWER, Metric, RunMetrics
+from tipc.judge.baseline.metrics import HIGHER, LOWER, Metric, RunMetrics, median_of
 
 if TYPE_CHECKING:
     from tipc.core.yamlschema import Map
@@ -257,12 +256,10 @@ def build(
     na = sorted({n for r in runs for n in r.not_available})
     env = record.environment or {}
     prov = provenance(record, run_ids, load, runs[-1])
-    contention = [r.contention for r in runs if r.contention is not None]
-    prov["contention"] = round(statistics.median(contention), 3) if contention else None
-    prov["contention_runs"] = contention
-    copies = [r.copy_ms for r in runs if r.copy_ms is not None]
-    prov["copy_ms"] = round(statistics.median(copies), 3) if copies else None
-    prov["copy_ms_runs"] = copies
+    prov["contention"] = median_of(r.contention for r in runs)
+    prov["contention_runs"] = [r.contention for r in runs if r.contention is not None]
+    prov["copy_ms"] = median_of(r.copy_ms for r in runs)
+    prov["copy_ms_runs"] = [r.copy_ms for r in runs if r.copy_ms is not None]
     return Baseline(
         model=record.plan.model_name,
         config=repo_relative(record.plan.config_path, record.plan.repo),
