@@ -47,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import os
 import resource
+import statistics
 import sys
 import threading
 import time
@@ -238,9 +239,7 @@ class CopyProbe:
         self._buf = None
         if not self.times_ms:
             return None
-        ordered = sorted(self.times_ms)
-        mid = len(ordered) // 2
-        return round(ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2, 3)
+        return round(statistics.median(self.times_ms), 3)
 
 
 def _physical_memory() -> int | None:

@@ -14,9 +14,10 @@ What keeps a verdict honest:
 - INCONCLUSIVE: a wall-clock timing taken under load too different from the baseline's (its steps waited
   for a CPU much more, or much less, than the recorded ones), in the direction the load would push it: a
   slower step on a busier machine proves nothing, nor does a faster one on a quieter machine. CPU-time
-  metrics do not feel the run-queue, but they do feel other work competing for memory bandwidth: a CPU-time
-  (or wall-clock) timing is INCONCLUSIVE the same way when the monitor's fixed memory copy was much slower
-  or faster than in the baseline's runs. Also an effect metric that was identical in every recorded run
+  metrics feel load less, but not nothing (preemption, other work competing for memory bandwidth, seen by
+  the monitor's fixed memory copy): a CPU-time row, and a wall-clock row for memory contention, is
+  INCONCLUSIVE only as far as the measured effect of the load difference could explain it. Also an effect
+  metric that was identical in every recorded run
   when this run was seeded differently;
 - a hollow improvement: an effect metric that improved while the run shows degenerate outputs (a NaN or
   constant training loss, uniform predicted probabilities) is a FAIL, with that reason.
@@ -151,7 +152,7 @@ class Load:
 
     shift: str
     text: str
-    # memory contention only: how much it could have stretched (> 1) or shrunk (< 1) this run's CPU times
+    # how much this load difference could have stretched (> 1) or shrunk (< 1) this run's CPU times
     factor: float = 1.0
 
 
