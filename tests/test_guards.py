@@ -71,6 +71,21 @@ def test_writes_under_the_real_home_are_refused(fake_real_home: Path) -> None:
     (fake_real_home / "checkout" / "ok.txt").write_text("allowed folder")
 
 
+def test_a_forked_child_is_not_guarded_and_the_parent_still_is(fake_real_home: Path) -> None:
+    # tipc forks its observation helper, which mounts a masked home of its own: a child, held by its HOME
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            (fake_real_home / "from-the-child.txt").write_text("x")
+        except BaseException:
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    with pytest.raises(guards.Guarded):
+        (fake_real_home / "from-the-parent.txt").write_text("x")
+
+
 def test_credential_files_cannot_even_be_read(fake_real_home: Path) -> None:
     with pytest.raises(guards.Guarded, match="credential file"):
         (fake_real_home / ".ssh" / "id_rsa").read_text()

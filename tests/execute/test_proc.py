@@ -1,6 +1,7 @@
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -153,3 +154,71 @@ def test_a_child_that_exits_without_reading_its_input_is_still_waited_for(tmp_pa
     done = proc.run(["false"], cwd=tmp_path, stdin_data=b"x" * (4 << 20), timeout_s=30, trusted=True)
     assert done.exit_code == 1
     assert not psutil.Process().children(recursive=True)
+
+
+# -- run_forked: tipc's own helper in a fork of this process (the observation's)
+
+
+def _print_and_return() -> int:
+    print("from the fork", os.getcwd(), os.getsid(0) == os.getpid())
+    sys.stderr.write("on stderr\n")
+    return 7
+
+
+def test_run_forked_returns_the_helpers_value_and_its_output() -> None:
+    lines: list[str] = []
+    res = proc.run_forked(_print_and_return, timeout_s=30, on_line=lines.append)
+    assert res.exit_code == 7
+    assert res.pid != os.getpid()
+    # its own session (a timeout stops its group, nothing else), started in /
+    assert lines == ["from the fork / True", "on stderr"]
+
+
+def test_run_forked_an_exception_is_exit_1_with_its_traceback() -> None:
+    def fails() -> int:
+        raise RuntimeError("the helper broke")
+
+    lines: list[str] = []
+    res = proc.run_forked(fails, timeout_s=30, on_line=lines.append)
+    assert res.exit_code == 1
+    assert lines[-1] == "RuntimeError: the helper broke"
+
+
+def test_run_forked_timeout_stops_the_helper_and_its_group(tmp_path: Path) -> None:
+    marker = tmp_path / "pid"
+
+    def hangs() -> int:
+        # a grandchild in the helper's group, as bash is in the observation helper's namespace
+        code = f"import os, time; open({str(marker)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+        subprocess.Popen([sys.executable, "-c", code])
+        time.sleep(60)
+        return 0
+
+    res = proc.run_forked(hangs, timeout_s=3)
+    assert res.timed_out and res.exit_code is None
+    assert res.duration_s < 20
+    assert _gone(res.pid)
+    assert marker.exists(), "the grandchild did not start"
+    pid = int(marker.read_text())
+    for _ in range(100):
+        if _gone(pid):
+            break
+        time.sleep(0.05)
+    assert _gone(pid), "the helper's child outlived the timeout"
+
+
+def test_run_forked_child_starts_without_the_parents_launcher(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Refuse:
+        def launch(self, *args: object) -> object:
+            raise AssertionError("the parent's launcher was used in the fork")
+
+        def make_folder(self, path: Path) -> None:
+            pass
+
+    monkeypatch.setattr(proc, "_launcher", Refuse())
+
+    def starts() -> int:
+        code, _ = proc.capture(["true"], cwd="/")
+        return 0 if code == 0 else 9
+
+    assert proc.run_forked(starts, timeout_s=30).exit_code == 0

@@ -13,8 +13,9 @@ test).
   A refused operation raises `Guarded` (not an OSError: code that handles a failed open or connect does not
   swallow it) and is recorded, so the test fails even where the code under test catches the exception.
 
-The hook sees only this process: a child is held by its HOME alone (tipc's sandbox keeps its steps off the
-network). A test that must use the real HOME says why: `@pytest.mark.real_home("reason")`.
+The hook sees only this process (a forked child turns it off): a child is held by its HOME alone (tipc's
+sandbox keeps its steps off the network). A test that must use the real HOME says why:
+`@pytest.mark.real_home("reason")`.
 """
 
 from __future__ import annotations
@@ -240,12 +241,19 @@ def _local_addresses() -> frozenset[str]:
     return frozenset(found)
 
 
+def _unguard() -> None:
+    _STATE.active = False
+
+
 @contextlib.contextmanager
 def guarding(home: Path = REAL_HOME, allowed: Iterable[Path] = ()) -> Iterator[None]:
     """Refuse the operations above while inside (for the real home `home`), then restore what was."""
     global _installed
     if not _installed:
         sys.addaudithook(_hook)  # hooks cannot be removed: `active` switches this one
+        # A forked child is another process (tipc forks its observation helper, which mounts its own
+        # masked home): held by its HOME like every child, not by a hook it inherited.
+        os.register_at_fork(after_in_child=_unguard)
         _installed = True
     before = (_STATE.active, _STATE.home, _STATE.allowed, _STATE.secrets, _STATE.local)
     root = os.path.abspath(home)

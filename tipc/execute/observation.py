@@ -4,12 +4,12 @@
     plan_for_run(config, mode, *, repo, overrides, dialect) -> Plan   (what `tipc run` / `tipc check` execute)
 
 The script is a submission's code: it runs only inside the sandbox, never on the host. `observe` starts a
-helper (`python -c ... tipc.execute.observation SPEC`, tipc's own code) that builds the sandbox's layer A
-around the repo with its layers in a throw-away folder (a copy-on-write view at the repo's own path,
-masked homes, a fresh /tmp and HOME, no network) and runs `bash SCRIPT CONFIG MODE` through the jail, like
-every step of a run: no capabilities, no_new_privs, the seccomp filter whose denied calls are recorded, an
-allowlisted environment. The helper's only output is a JSON file; what the script wrote (the stand-ins'
-record, results logs) is read back here as untrusted data: no link followed, sizes bounded.
+helper (`_helper`, tipc's own code, in a fork of this process: tipc.execute.proc.run_forked) that builds the
+sandbox's layer A around the repo with its layers in a throw-away folder (a copy-on-write view at the repo's
+own path, masked homes, a fresh /tmp and HOME, no network) and runs `bash SCRIPT CONFIG MODE` through the
+jail, like every step of a run: no capabilities, no_new_privs, the seccomp filter whose denied calls are
+recorded, an allowlisted environment. The helper's only output is a JSON file; what the script wrote (the
+stand-ins' record, results logs) is read back here as untrusted data: no link followed, sizes bounded.
 """
 
 from __future__ import annotations
@@ -139,12 +139,12 @@ def _run(prepared: Prepared, scratch: Path, timeout_s: float, started: float) ->
     (scratch / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
     helper: list[str] = []
     try:
-        res = proc.run(
-            proc.module_argv(sys.executable, "tipc.execute.observation", str(scratch)),
-            cwd="/",
+        # A fork of this process rather than a new interpreter: tipc's imports are paid once (issue 27's
+        # fixed cost); it builds its own sandbox, outside the jail of any run this process is part of.
+        res = proc.run_forked(
+            lambda: _helper(scratch),
             timeout_s=timeout_s + _GRACE_S,
             on_line=lambda line: helper.append(line) if len(helper) < 200 else None,
-            trusted=True,
         )
         code: int | None = res.exit_code
     except OSError as exc:
@@ -353,6 +353,3 @@ def _helper(scratch: Path) -> int:
         json.dump(result, fh)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(_helper(Path(sys.argv[1])))

@@ -287,7 +287,7 @@ def capture(
     return res.exit_code, text
 
 
-def _wait(child: subprocess.Popen[bytes], timeout_s: float | None) -> None:
+def _wait(child: _Child, timeout_s: float | None) -> None:
     """`child.wait(timeout_s)` without its polling loop, and interruptible whichever thread gets a signal.
 
     Popen.wait(timeout) sleeps up to 50 ms between looks, so a step's end would be noticed up to 50 ms late.
@@ -567,25 +567,7 @@ def run(
         pump.start()  # before stdin: a child that prints before it reads must not block the write
         if stdin_data is not None and child.stdin is not None:
             _feed(child.stdin, stdin_data)
-        timed_out = interrupted = False
-        try:
-            _wait(child, timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            kill_group(child.pid, reap=child.poll)
-            child.wait()
-        except KeyboardInterrupt:
-            interrupted = True
-            with shielded():  # a second Ctrl-C must not leave the group half-stopped
-                kill_group(child.pid, reap=child.poll)
-                child.wait()
-        else:
-            # The leader exited; stop any of its children still holding the group (e.g. data loaders).
-            kill_group(child.pid, grace_s=1.0)
-        finally:
-            _forget(child.pid)
-        # What left the group (setsid) and lost its parent is an orphan now: nothing outlives its step.
-        sweep_orphans()
+        timed_out, interrupted = _await(child, timeout_s)
         pump.join(timeout=5)
         if sink is not None:
             dropped = sink.close()
@@ -595,6 +577,146 @@ def run(
     finally:
         if sink is not None:
             sink.close()
+
+
+def _await(child: _Child, timeout_s: float | None) -> tuple[bool, bool]:
+    """Wait for a child started here (its group stopped on a timeout or Ctrl-C, its leftovers after it
+    exited), then sweep the orphans; (timed out, interrupted)."""
+    timed_out = interrupted = False
+    try:
+        _wait(child, timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        kill_group(child.pid, reap=child.poll)
+        child.wait()
+    except KeyboardInterrupt:
+        interrupted = True
+        with shielded():  # a second Ctrl-C must not leave the group half-stopped
+            kill_group(child.pid, reap=child.poll)
+            child.wait()
+    else:
+        # The leader exited; stop any of its children still holding the group (e.g. data loaders).
+        kill_group(child.pid, grace_s=1.0)
+    finally:
+        _forget(child.pid)
+    # What left the group (setsid) and lost its parent is an orphan now: nothing outlives its step.
+    sweep_orphans()
+    return timed_out, interrupted
+
+
+class _Child(Protocol):
+    """What `_await` needs of a child: subprocess.Popen, or `_Forked`."""
+
+    pid: int
+    args: Any
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+class _Forked:
+    """A child forked by `run_forked`, with the part of Popen's interface `_await` uses."""
+
+    args = ("<forked helper>",)
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            with contextlib.suppress(ChildProcessError):
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+            time.sleep(0.005)
+        assert self.returncode is not None
+        return self.returncode
+
+
+def run_forked(
+    work: Callable[[], int], *, timeout_s: float | None, on_line: Callable[[str], None] | None = None
+) -> ProcResult:
+    """Run `work` (tipc's own code, never a repo's) in a forked copy of this process, as `run` runs an argv:
+    its own session, stdout and stderr line by line to `on_line`, its group stopped on a timeout or Ctrl-C,
+    its exit status `work`'s return value (1 and the traceback on its output for an exception). What a
+    helper in a new interpreter would do, without paying that interpreter's start and tipc's imports again.
+
+    The child starts afresh where it matters: standard streams, this module's registry, no launcher, default
+    signal handlers, `/` as its folder. Locks other threads of this process held at the fork stay held in
+    the child, so `work` must not use objects those threads share (progress printers: pass none)."""
+    _may_start()
+    import sys
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    started = time.time()
+    with _registry_lock:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the forked child; tests see what it prints and returns
+            _forked_child(work, read_end, write_end)
+        _ours.add(pid)
+    os.close(write_end)
+    child = _Forked(pid)
+    stream = os.fdopen(read_end, "rb")
+    pump = threading.Thread(target=_pump, args=(stream, None, on_line), daemon=True)
+    pump.start()
+    timed_out, interrupted = _await(child, timeout_s)
+    pump.join(timeout=5)
+    code = None if (timed_out or interrupted) else child.returncode
+    return ProcResult(code, timed_out, interrupted, started, time.time(), pid)
+
+
+def _forked_child(work: Callable[[], int], read_end: int, write_end: int) -> None:  # pragma: no cover
+    global _registry_lock, _launcher, _refusal, _init, _subreaper, _parent_gone
+    import io
+    import sys
+    import traceback
+
+    code = 1
+    try:
+        os.setsid()
+        _die_with_parent()
+        os.close(read_end)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(write_end, 1)
+        os.dup2(write_end, 2)
+        os.close(write_end)
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True)
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True)
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        with contextlib.suppress(ValueError):
+            signal.set_wakeup_fd(-1)
+        _registry_lock = threading.Lock()
+        _ours.clear()
+        _launcher = _refusal = _parent_gone = None
+        _init = _subreaper = False  # the subreaper flag is not inherited; nor is pid 1
+        os.chdir("/")
+        code = work()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+        code = 1
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
 
 
 def run_attached(

@@ -439,7 +439,8 @@ def enter_scratch(
     repo: Path, scratch: Path, options: SandboxOptions, *, keep: Sequence[Path] = ()
 ) -> Session:
     """Layer A and the jail over `repo`, with the layers in `scratch` (a throw-away folder outside the repo):
-    what the observation of a repo's script runs in (tipc.execute.observation's helper, its own process)."""
+    what the observation of a repo's script runs in (tipc.execute.observation's helper, a forked process of
+    its own)."""
     global _current
     from tipc.execute.sandbox.native import shim_program
 
