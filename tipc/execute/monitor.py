@@ -487,14 +487,15 @@ class Monitor:
 
 
 def host_info() -> dict[str, Any]:
-    import platform
+    from tipc.execute.probes.envprobe import platform_string, python_version
 
+    uname = os.uname()
     info: dict[str, Any] = {
-        "hostname": platform.node(),
-        "platform": platform.platform(),
-        "machine": platform.machine(),
+        "hostname": uname.nodename,
+        "platform": platform_string(),
+        "machine": uname.machine,
         "cpu_count": os.cpu_count(),
-        "tipc_python": platform.python_version(),
+        "tipc_python": python_version(),
     }
     try:
         import psutil

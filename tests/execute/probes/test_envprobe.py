@@ -202,3 +202,15 @@ def test_a_zip_on_the_path_is_left_to_importlib_metadata(tmp_path: Path) -> None
     archive = tmp_path / "lib.zip"
     archive.write_bytes(b"PK\x05\x06" + b"\x00" * 18)
     assert not probe._Installed.usable([str(archive), *sys.path])
+
+
+def test_platform_and_python_version_say_what_the_platform_module_says() -> None:
+    # the probe's own figures (platform.platform() starts `uname -p` and scans the interpreter's binary)
+    import platform
+
+    from tipc.execute.probes.envprobe import platform_string, python_version
+
+    assert python_version() == platform.python_version()
+    if platform.uname().processor not in ("", "unknown"):
+        pytest.skip("platform.platform() names the processor `uname -p` gives here; the probe leaves it out")
+    assert platform_string() == platform.platform()

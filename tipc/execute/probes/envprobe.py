@@ -9,7 +9,6 @@ paddle prints while importing cannot be mistaken for it.
 
 import json
 import os
-import platform
 import re
 import sys
 import typing  # noqa: F401  (named by the type comments: Python 3.6 has no postponed annotations)
@@ -299,7 +298,32 @@ def cpu_model():  # type: () -> object
             key, _, value = line.partition(":")
             if key.strip() in ("model name", "Processor", "cpu model") and value.strip():
                 return value.strip()
+    import platform
+
     return platform.processor() or None
+
+
+def platform_string():  # type: () -> str
+    """What platform.platform() says on Linux where `uname -p` names no processor
+    (`Linux-6.1.0-x86_64-with-glibc2.36`), without its cost: it starts `uname -p` and scans the interpreter's
+    binary for its libc, about 20 ms of CPU in a probe whose budget is a run's fixed cost (issue 27)."""
+    if not sys.platform.startswith("linux"):
+        import platform
+
+        return platform.platform()
+    uname = os.uname()
+    text = "-".join((uname.sysname, uname.release, uname.machine))
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""  # "glibc 2.36"
+    except (ValueError, OSError):
+        libc = ""
+    name, _, version = libc.partition(" ")
+    return text + ("-with-" + name + version if name and version else "")
+
+
+def python_version():  # type: () -> str
+    """platform.python_version() without importing platform: the version word of sys.version."""
+    return sys.version.split()[0]
 
 
 def memory_total():  # type: () -> object
@@ -330,9 +354,9 @@ def gpus():  # type: () -> object
 
 def main():  # type: () -> None
     facts = {"probe": 1}  # type: dict[str, object]
-    facts["python_version"] = _safe(lambda: platform.python_version())
+    facts["python_version"] = _safe(python_version)
     facts["python_executable"] = _safe(lambda: sys.executable)
-    facts["platform"] = _safe(lambda: platform.platform())
+    facts["platform"] = _safe(platform_string)
     facts.update(paddle_facts())
     facts["paddle_dist_version"] = _safe(paddle_dist_version)
     installed = _Installed(sys.path) if _Installed.usable(sys.path) else None

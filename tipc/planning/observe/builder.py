@@ -5,6 +5,7 @@ from bash's start, the outputs its slot writes, its dependencies; probes and hel
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 from collections import Counter
@@ -144,16 +145,12 @@ class _Builder:
         though `train.py` is the trainer); lines the profile does not name are classified by their key.
         """
         by_line = {slot.line: name for name, slot in self.cfg.slots().items() if slot.present}
-        words = [w for w in argv[1:]]
+        words = argv[1:]
         best: tuple[int, str, Stage, int] | None = None
         for entry in self.parsed.entries():
             if entry.kind != "kv":
                 continue
-            value = entry.value.strip().rstrip("\r")
-            try:
-                want = shlex.split(value)
-            except ValueError:
-                want = value.split()
+            want = _value_words(entry.value)
             if not want or not any(w.endswith(".py") or w == "-m" for w in want[:2]):
                 continue
             if not _contains(words, want):
@@ -293,6 +290,16 @@ def _profile_status_format(dialect: str) -> str:
         return "template"
 
 
-def _contains(words: list[str], want: list[str]) -> bool:
+def _contains(words: tuple[str, ...], want: tuple[str, ...]) -> bool:
     n = len(want)
     return any(words[i : i + n] == want for i in range(len(words) - n + 1))
+
+
+@functools.lru_cache(maxsize=1024)
+def _value_words(value: str) -> tuple[str, ...]:
+    """A config value's words, as `slot_of` compares them (asked again for every command observed)."""
+    value = value.strip().rstrip("\r")
+    try:
+        return tuple(shlex.split(value))
+    except ValueError:
+        return tuple(value.split())

@@ -7,7 +7,6 @@ the variables the script exported for its commands (`_with_script_env`); `--devi
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 from tipc.config.detect import SCRIPT
 from tipc.core.findings import Finding, Level
 from tipc.core.steps import Overrides, Plan, Step
-from tipc.planning.observe.builder import _contains
+from tipc.planning.observe.builder import _contains, _value_words
 from tipc.planning.observe.crosscheck import cross_check
 from tipc.planning.observe.identity import script_identity
 from tipc.planning.observe.interpret import Observation
@@ -121,15 +120,11 @@ def _runs_line(plan: Plan, lines: list[str], line: int) -> Step | None:
     """The step the plan built from config line `line` whose command is that line's value."""
     if not 0 < line <= len(lines) or ":" not in lines[line - 1]:
         return None
-    value = lines[line - 1].split(":", 1)[1].strip()
-    try:
-        want = shlex.split(value)
-    except ValueError:
-        want = value.split()
+    want = _value_words(lines[line - 1].split(":", 1)[1])
     if not want or not any(w.endswith(".py") or w == "-m" for w in want[:2]):
         return None
     for step in plan.steps:
-        if line in step.source_lines and _contains(list(step.argv[1:]), want):
+        if line in step.source_lines and _contains(tuple(step.argv[1:]), want):
             return step
     return None
 
