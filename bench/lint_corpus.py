@@ -2,7 +2,7 @@
 slowest fuzzed configs.
 
     python bench/lint_corpus.py [CORPUS_DIR] [--before REV | --before-dir DIR] [--repeat N] [--rounds R]
-                                [--fuzz N] [--no-fingerprint] [-v]
+                                [--fuzz N] [--no-fingerprint] [--hold-clock] [-v]
 
 Each side runs in its own child process, with its own imports and caches: this checkout, and REV (default
 ff674a2: the layer move, before the lint and planning speed work) exported with `git archive` into a
@@ -12,6 +12,10 @@ before each pass (a pass costs what a fresh `tipc lint` of those configs costs, 
 alternate R times (default 3) and each keeps its best, so a change in the machine's load hits both alike.
 Both sides must report the same findings, config by config (what makes the ratio a fair one).
 
+--hold-clock: the CPUs held at full clock while measuring (tipc.execute.clock, root only): on a virtual
+machine an idle CPU slows down and takes about a second of work to speed up again, which moves CPU seconds
+by up to a third between passes.
+
 --fuzz N: N mutants of the corpus configs (tests/config/test_fuzz_bounded.py's seeded mutations) linted and
 planned in every mode by both sides; prints the slowest lint and the slowest plan of one mode, in CPU
 seconds (the bound is 1 s each).
@@ -19,6 +23,7 @@ seconds (the bound is 1 s each).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -222,7 +227,11 @@ def main(argv: list[str]) -> int:
     fuzz_count = int(_option(argv, "--fuzz", "0"))
     passed = [a for a in argv if a == "--no-fingerprint"] + ["--repeat", _option(argv, "--repeat", "5")]
     passed.append(str(corpus))
-    with tempfile.TemporaryDirectory(prefix="tipc-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="tipc-bench-") as tmp, contextlib.ExitStack() as stack:
+        if "--hold-clock" in argv:  # the sides measure in their own processes: the hold is system-wide
+            from tipc.execute import clock
+
+            print(f"clock: {clock.describe(stack.enter_context(clock.hold()))}")
         fuzz_dir = _mutants(fuzz_count, Path(tmp) / "fuzz") if fuzz_count else None
         given = _option(argv, "--before-dir", "")
         before_root = Path(given).resolve() if given else _export(rev, Path(tmp) / "before")

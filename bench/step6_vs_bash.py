@@ -2,7 +2,7 @@
 wall and CPU time measured side by side in one run; optionally a previous revision of tipc beside them.
 
     python bench/step6_vs_bash.py [--repeat N] [--chains real,stub] [--before REV | --before-dir DIR]
-                                  [--mode MODE] [--tarball PATH] [--repos-python PATH]
+                                  [--mode MODE] [--tarball PATH] [--repos-python PATH] [--hold-clock]
 
 The repo comes from shared/real-repos/PaddlePaddle__models__Step6.tar.gz, unpacked once into a temp folder
 with its lite data extracted and linked as its prepare.sh does (its pip install and wget need the network), so
@@ -32,6 +32,7 @@ to read. The budget for the real chain: tipc at most 1.0x the bash script.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -46,6 +47,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tipc.execute import clock  # noqa: E402  (this checkout's, whatever is installed)
+
 NAME = "PaddlePaddle__models__Step6"
 CONFIG = "test_tipc/configs/mobilenet_v3_small/train_infer_python.txt"
 ENTRY_SCRIPTS = ("train.py", "tools/export_model.py", "deploy/inference_python/infer.py")
@@ -204,6 +208,12 @@ def main() -> None:
         "--tarball", type=Path, default=ROOT.parent / "shared" / "real-repos" / f"{NAME}.tar.gz"
     )
     parser.add_argument("--repos-python", type=Path, default=ROOT / ".venv-repos" / "bin" / "python")
+    parser.add_argument(
+        "--hold-clock",
+        action="store_true",
+        help="hold the CPUs at full clock while measuring (tipc.execute.clock: root only), so CPU seconds "
+        "measure work, not how long an idle virtual CPU takes to speed up again",
+    )
     args = parser.parse_args()
     chains = [c.strip() for c in args.chains.split(",") if c.strip()]
     if not chains or any(c not in ("real", "stub") for c in chains):
@@ -242,8 +252,12 @@ def main() -> None:
             if "PYTHONPATH" in env:
                 tipc_dir = Path(env["PYTHONPATH"]) / "tipc"
                 subprocess.run([sys.executable, "-m", "compileall", "-q", str(tipc_dir)], env=env, check=True)
-        for chain in chains:
-            _measure(chain, args, template, sides)
+        with contextlib.ExitStack() as stack:
+            if args.hold_clock:
+                why_not = stack.enter_context(clock.hold())
+                print(f"clock: {clock.describe(why_not)}")
+            for chain in chains:
+                _measure(chain, args, template, sides)
         load = " ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"load at the end {load}")
 
