@@ -626,8 +626,11 @@ class _Forked:
 
     def poll(self) -> int | None:
         if self.returncode is None:
-            with contextlib.suppress(ChildProcessError):
+            try:
                 pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere: it has exited, its status is lost
+                self.returncode = -1
+            else:
                 if pid:
                     self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
