@@ -225,9 +225,9 @@ def main() -> int:
     parser.add_argument(
         "--hold-clock",
         action="store_true",
-        help="hold the CPUs at full clock throughout, the recording included, as docs/model-ci.md advises "
-        "where you are root (tipc.execute.clock): an idle virtual CPU slows down, which inflates an idle "
-        "recording's CPU times and their spread, while the checks' background job keeps the clock up",
+        help="hold the CPUs at full clock throughout, between tipc's commands too (tipc.execute.clock, "
+        "root only); `tipc baseline record` and `tipc check --baseline` hold it themselves while they run "
+        "and record it (an idle virtual CPU slows down, which inflates an idle recording's CPU times)",
     )
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
@@ -285,9 +285,11 @@ def _bench(args: argparse.Namespace) -> int:
             "inactive_unstable": sorted(n for n, m in metrics.items() if not m.get("stable", True)),
             "contention": base["provenance"].get("contention"),
             "copy_ms": base["provenance"].get("copy_ms_runs"),
+            "clock": base["provenance"].get("clock"),
         }
         print(
-            f"baseline: {repeat} runs in {out['record_s']} s; {len(metrics)} metrics; "
+            f"baseline: {repeat} runs in {out['record_s']} s (clock {out['baseline']['clock']}); "
+            f"{len(metrics)} metrics; "
             f"unstable (not judged): {', '.join(out['baseline']['inactive_unstable']) or 'none'}",
             flush=True,
         )

@@ -4,7 +4,9 @@ work in tipc.modelci.hooks, which gets them as one typed value (`options`)."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import contextlib
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tipc.modelci.hooks import ModelCiOptions
@@ -35,6 +37,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --baseline: run the chain N times and judge the median of each metric (a narrower "
         "prediction interval; timings survive a transient load); default: %(default)s",
     )
+    add_clock_argument(parser)
+
+
+def add_clock_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-hold-clock",
+        action="store_true",
+        help="do not hold the CPUs at full clock while measuring (held by default where tipc runs as root: "
+        "an idle CPU of a virtual machine slows down; docs/model-ci.md)",
+    )
+
+
+@contextlib.contextmanager
+def measuring_clock(args: argparse.Namespace, stderr: IO[str], *, wanted: bool = True) -> Iterator[None]:
+    """Model CI measures at full clock (tipc.execute.clock) unless --no-hold-clock, and every run records
+    the clock it ran at: the sandbox has no PM QoS device, so the state goes to the children as TIPC_CLOCK.
+    Nothing is held in a sandboxed child (its parent holds it) or where `wanted` is false."""
+    import os
+
+    from tipc.commands._sandboxed import in_child
+    from tipc.execute import clock
+
+    with contextlib.ExitStack() as stack:
+        if wanted and not in_child() and not getattr(args, "no_hold_clock", False):
+            why_not = stack.enter_context(clock.hold())
+            if why_not is not None:
+                stderr.write(f"tipc: note: the CPUs' clock is {clock.describe(why_not)}\n")
+        now, before = clock.state(), os.environ.get(clock.ENV)
+        if now is not None:  # in the environment: every child is started from it, the sandboxed one too
+            os.environ[clock.ENV] = now
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop(clock.ENV, None)
+            else:
+                os.environ[clock.ENV] = before
 
 
 def _positive(text: str) -> int:

@@ -218,8 +218,11 @@ def _record(args: argparse.Namespace, update: bool) -> int:
     repo, _config = resolve_target(args.repo, args.config)
     repo = repo.resolve()
     directory = store.baseline_dir(repo, args.baseline_dir)
+    from tipc.commands._modelci import measuring_clock
+
     try:
-        chain = run_chain_times(args, repo)
+        with measuring_clock(args, sys.stderr):
+            chain = run_chain_times(args, repo)
     except _ChainFailed as exc:
         sys.stderr.write(f"tipc: {exc}\n")
         return EXIT_CHAIN_FAILED

@@ -880,4 +880,5 @@ def run(args: argparse.Namespace) -> int:
     from tipc.execute import handback
 
     # A child check (re-run to enter the sandbox) hands its report back to its parent on a private channel.
-    return check(args, default_seams(), stdout=sys.stdout, stderr=sys.stderr, hand_back=handback.writer())
+    with _modelci.measuring_clock(args, sys.stderr, wanted=args.baseline is not None):
+        return check(args, default_seams(), stdout=sys.stdout, stderr=sys.stderr, hand_back=handback.writer())

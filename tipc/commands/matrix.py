@@ -229,10 +229,11 @@ def run(args: argparse.Namespace) -> int:
     repo, _config = resolve_target(args.repo, args.config)
     repo = repo.resolve()
     reqs = matrix.requirements(repo)
+    from tipc.commands._modelci import measuring_clock
     from tipc.report.progress import make_progress
 
     first = None
-    with make_progress() as progress:
+    with measuring_clock(args, sys.stderr), make_progress() as progress:
         if args.bisect:
             first, columns = _bisected(args, repo, reqs, progress)
         else:

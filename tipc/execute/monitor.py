@@ -487,6 +487,7 @@ class Monitor:
 
 
 def host_info() -> dict[str, Any]:
+    from tipc.execute import clock
     from tipc.execute.probes.envprobe import platform_string, python_version
 
     uname = os.uname()
@@ -496,6 +497,7 @@ def host_info() -> dict[str, Any]:
         "machine": uname.machine,
         "cpu_count": os.cpu_count(),
         "tipc_python": python_version(),
+        "clock": clock.state(),  # held at full speed or free to slow down when idle (None: unknown)
     }
     try:
         import psutil

@@ -116,6 +116,14 @@ def _rows(rule: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {r["metric"]: r for r in rule["data"]["baseline"]["rows"]}
 
 
+def _may_hold_clock() -> bool:
+    import os
+
+    from tipc.execute import clock
+
+    return os.access(clock.PM_QOS_DEVICE, os.R_OK | os.W_OK)
+
+
 def test_the_recorded_file_is_reviewable_with_statistics_and_provenance(recorded: Recorded) -> None:
     data = recorded.data
     assert recorded.file.relative_to(recorded.baselines).parts == (
@@ -130,6 +138,9 @@ def test_the_recorded_file_is_reviewable_with_statistics_and_provenance(recorded
     assert prov["paddle_version"] and prov["python_version"] and len(prov["runs"]) == 5
     assert prov["seed"] == 0 and data["metrics"]["train.loss.last"]["deterministic"]
     assert "numpy" in prov["packages"] and prov["cpu_model"]
+    # measured at full clock where tipc may hold it (`baseline record` holds it; each sandboxed run records
+    # the state it was told, since the sandbox has no PM QoS device)
+    assert prov["clock"] == ("held" if _may_hold_clock() else None)
     for name in (
         "train.loss.last",
         "train.avg_ips",
@@ -173,6 +184,8 @@ def test_the_unchanged_demo_passes_and_is_stored_in_the_history(recorded: Record
         )
     load = rule["data"]["baseline"]["load"]
     assert load and any(load in e["text"] for e in rule["evidence"])  # the load is always said
+    if _may_hold_clock():
+        assert "same clock: held in the baseline and in this run" in load
     # INCONCLUSIVE timings (taken under other load than the baseline's) make a WARN, never a FAIL
     assert rule["verdict"] in ("PASS", "WARN"), (
         rule["summary"] + "\n" + "\n".join(e["text"] for e in rule["evidence"])

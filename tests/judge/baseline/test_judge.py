@@ -295,6 +295,61 @@ def test_cpu_time_under_more_run_queue_wait_is_inconclusive_only_as_far_as_preem
     assert row.verdict == "INCONCLUSIVE", row.why
 
 
+def test_with_the_clock_held_on_both_sides_preemption_explains_less() -> None:
+    # the same +10 % CPU under the same higher run-queue wait: with the clock held in the baseline and the
+    # check, what is left of the load's effect (CPU_PER_WAIT_HELD) cannot explain it
+    held = _timing_baseline(contention=0.12)
+    held.provenance["clock"] = "held"
+    row = next(
+        r
+        for r in judge.judge_metrics(held, _timed(11.0, 0.42, clock="held"), None).rows
+        if r.metric == "stage.train.cpu_s"
+    )
+    assert row.verdict == "FAIL", row.why
+    # the held bound: CPU_PER_WAIT_HELD per second of wait per CPU second (1.2 against 0.12: +10.8 %)
+    busy = _timed(10.4, 1.2, clock="held")
+    assert judge.load_shift(held.provenance, busy, None).factor == pytest.approx(1.108)
+    free = dict(held.provenance, clock="free")
+    assert judge.load_shift(free, busy, None).factor == pytest.approx(1.378)
+
+
+def test_a_check_at_another_clock_than_its_baseline_is_inconclusive_as_far_as_the_clock_explains() -> None:
+    base = _timing_baseline(contention=0.2)
+    base.provenance["clock"] = "held"
+
+    def cpu_row(run: RunMetrics) -> judge.Row:
+        return next(r for r in judge.judge_metrics(base, run, None).rows if r.metric == "stage.train.cpu_s")
+
+    # +10 % CPU with the clock free against a held baseline: the idle clock could explain it
+    row = cpu_row(_timed(11.0, 0.2, clock="free"))
+    assert row.verdict == "INCONCLUSIVE", row.why
+    assert "clock differs: free in this run, held in the baseline" in row.why
+    # the same at the same clock is a regression
+    assert cpu_row(_timed(11.0, 0.2, clock="held")).verdict == "FAIL"
+    # +30 % is more than the clock explains
+    assert cpu_row(_timed(13.0, 0.2, clock="free")).verdict == "FAIL"
+    # a held check against a free baseline: a pass the faster clock could have kept inside the band
+    # proves nothing (5.3 s: the same work at the free clock could have taken 6 s)
+    base.provenance["clock"] = "free"
+    assert cpu_row(_timed(10.6, 0.2, clock="held")).verdict == "INCONCLUSIVE"
+    assert cpu_row(_timed(10.6, 0.2, clock="free")).verdict == "PASS"
+    # unknown on either side: judged as measured, and said nowhere
+    assert cpu_row(_timed(11.0, 0.2)).verdict == "FAIL"
+    j = judge.judge_metrics(base, _timed(10.0, 0.2, clock="free"), None)
+    assert "same clock: free in the baseline and in this run" in j.load
+
+
+def test_the_clock_of_several_runs_is_free_if_any_was() -> None:
+    from tipc.judge.baseline.metrics import combine, joint_clock
+
+    assert joint_clock(["held", "held"]) == "held"
+    assert joint_clock(["held", None, "free"]) == "free"
+    assert joint_clock([None, None]) is None
+    runs = [_timed(10.0, 0.2, clock="held"), _timed(10.0, 0.2, clock="free")]
+    assert combine(runs).clock == "free"
+    assert RunMetrics.from_json(runs[0].to_json()).clock == "held"
+
+
 def test_the_load_average_stands_in_without_scheduler_statistics() -> None:
     prov = {"load_per_cpu": 0.1}
     run = _run({}, {})

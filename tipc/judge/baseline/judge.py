@@ -141,6 +141,15 @@ LOAD_TOLERANCE = 0.10
 # its 2.3 s eval step used up to 10 % more CPU seconds (the median of three runs), its train step up to 5 %.
 # A CPU-time row is INCONCLUSIVE only as far as this bound could explain it.
 CPU_PER_WAIT = 0.35  # relative CPU-time change per second of run-queue wait per CPU second
+# The same with the clock held in the baseline and the check (tipc.execute.clock): most of the change above
+# was the clock a busy machine keeps up. Measured on the tutorial under the same two busy loops, clock held
+# (bench/modelci_noise.py --hold-clock: 10 checks of 3 runs): train CPU +1 % on average, eval -2 %; the
+# runs' own spread is in the margin already. This bounds the rest (+3.5 % at a wait 0.35 s per CPU second higher).
+CPU_PER_WAIT_HELD = 0.1
+# An idle virtual CPU slows down (tipc.execute.clock): the tutorial's eval step took 2.43 s CPU with the
+# clock free against 2.16 s held (+12.5 %), its busy train step 12.38 s against 11.96 s (+3.5 %). A check
+# at another clock than its baseline's is bounded by this.
+CLOCK_EFFECT = 1.15
 LOAD_RATIO = 2.0  # without schedstat: 1-minute load average per CPU this many times higher or lower
 BUSY_LOAD = 1.5  # ... or above this while the run was measured
 
@@ -169,7 +178,8 @@ def load_shift(prov: Mapping[str, object], run: RunMetrics, env: Mapping[str, ob
         )
         if abs(change) <= tolerance:
             return Load("", f"comparable load: {what}")
-        factor = max(0.5, 1.0 + CPU_PER_WAIT * (now - float(base)))
+        held = prov.get("clock") == run.clock == "held"
+        factor = max(0.5, 1.0 + (CPU_PER_WAIT_HELD if held else CPU_PER_WAIT) * (now - float(base)))
         return Load("higher" if change > 0 else "lower", f"load differs: {what}", factor)
     old, new = prov.get("load_per_cpu"), (env or {}).get("load_per_cpu")
     if isinstance(old, int | float) and isinstance(new, int | float):
@@ -209,6 +219,24 @@ def memory_shift(prov: Mapping[str, object], run: RunMetrics) -> Load:
         return Load("", f"comparable memory contention: {what}")
     factor = max(0.5, 1.0 + COPY_EFFECT * change)
     return Load("higher" if change > 0 else "lower", f"memory contention differs: {what}", factor)
+
+
+def clock_shift(prov: Mapping[str, object], run: RunMetrics) -> Load:
+    """Whether this run's CPUs ran at the clock the baseline's did (tipc.execute.clock): a run that let
+    idle CPUs slow down against a baseline held at full clock may be slower by up to CLOCK_EFFECT, one
+    held against a free baseline that much faster."""
+    base, now = prov.get("clock"), run.clock
+    if base not in ("held", "free") or now is None:
+        return Load("", "")
+    if base == now:
+        return Load("", f"same clock: {now} in the baseline and in this run")
+    slower = now == "free"
+    what = (
+        f"clock differs: {now} in this run, {base} in the baseline (an idle CPU slows down; CPU times "
+        f"could be up to {CLOCK_EFFECT - 1:.0%} {'longer' if slower else 'shorter'}; `tipc baseline update` "
+        "and `tipc check --baseline` hold it unless told --no-hold-clock)"
+    )
+    return Load("higher" if slower else "lower", what, CLOCK_EFFECT if slower else 1.0 / CLOCK_EFFECT)
 
 
 def _contention_explains(
@@ -266,14 +294,15 @@ def _missing_row(name: str, mb: store.MetricBaseline) -> Row:
 
 
 def _clock_verdict(
-    verdict: str, mb: store.MetricBaseline, got: Metric, loads: tuple[Load, Load], margin: float
+    verdict: str, mb: store.MetricBaseline, got: Metric, loads: tuple[Load, Load, Load], margin: float
 ) -> tuple[str, list[str]]:
     """A timing's verdict given the load it was taken under: INCONCLUSIVE where the load could explain it.
-    CPU time, as far as the measured effects of preemption and memory contention go; a wall-clock figure,
-    in whichever direction other run-queue load pushes it, and as far as memory contention could."""
-    load, memory = loads
+    CPU time, as far as the measured effects of preemption, memory contention and the CPUs' clock go; a
+    wall-clock figure, in whichever direction other run-queue load pushes it, and as far as memory
+    contention and the clock could."""
+    load, memory, speed = loads
     if (got.clock or mb.clock) == CPU:
-        causes = [c for c in (load, memory) if c.shift and c.factor != 1.0]
+        causes = [c for c in (load, memory, speed) if c.shift and c.factor != 1.0]
         factor = math.prod(c.factor for c in causes)
         if causes and _contention_explains(verdict, mb, got.value, margin, factor):
             texts = "; ".join(c.text for c in causes)
@@ -282,11 +311,12 @@ def _clock_verdict(
     judged = _timing_verdict(verdict, mb.better, load)
     if judged != verdict:
         return judged, [f"wall-clock timing, {load.text}"]
-    # memory contention stretches a step's work, not its waits: bounded as for CPU time
-    if memory.shift and _contention_explains(verdict, mb, got.value, margin, memory.factor):
-        return INCONCLUSIVE, [
-            f"wall-clock timing, {memory.text}: timings could move by {memory.factor - 1:+.0%}"
-        ]
+    # memory contention and the clock stretch a step's work, not its waits: bounded as for CPU time
+    work = [c for c in (memory, speed) if c.shift and c.factor != 1.0]
+    factor = math.prod(c.factor for c in work)
+    if work and _contention_explains(verdict, mb, got.value, margin, factor):
+        texts = "; ".join(c.text for c in work)
+        return INCONCLUSIVE, [f"wall-clock timing, {texts}: timings could move by {factor - 1:+.0%}"]
     ref = mb.summary.reference
     if judged == FAIL and ref and abs(got.value - ref) <= LOAD_TOLERANCE * abs(ref):
         # "comparable load" still lets a wall-clock figure move by up to LOAD_TOLERANCE: a move that
@@ -300,11 +330,11 @@ def _metric_row(
     name: str,
     mb: store.MetricBaseline,
     got: Metric,
-    loads: tuple[Load, Load],
+    loads: tuple[Load, Load, Load],
     seeds: tuple[object, object],
     repeats: int,
 ) -> Row:
-    """`loads`: the run-queue load and the memory contention, against the baseline's."""
+    """`loads`: the run-queue load, the memory contention and the clock, against the baseline's."""
     ref = mb.summary.reference
     margin, origin = mb.margin_for(repeats)
     verdict = compare(mb.op, got.value, ref, margin)
@@ -383,13 +413,14 @@ def judge_metrics(
             )
     load = load_shift(base.provenance, run, env)
     memory = memory_shift(base.provenance, run)
+    speed = clock_shift(base.provenance, run)
     seeds = (base.provenance.get("seed"), run.seed)
     for name, mb in sorted(base.metrics.items()):
         got = run.metrics.get(name)
         if got is None:
             rows.append(_missing_row(name, mb))
         else:
-            rows.append(_metric_row(name, mb, got, (load, memory), seeds, repeats))
+            rows.append(_metric_row(name, mb, got, (load, memory, speed), seeds, repeats))
     rows = _hollow(rows, base, run)
     hyper = hyper_differences(base.provenance, run)
     diff = env_differences(base.provenance, env)
@@ -400,7 +431,7 @@ def judge_metrics(
         base.machine_class,
         tuple(rows),
         (*hyper, *diff),
-        load="; ".join(t for t in (load.text, memory.text) if t),
+        load="; ".join(t for t in (load.text, memory.text, speed.text) if t),
         hyper_diff=hyper,
         repeats=repeats,
     )

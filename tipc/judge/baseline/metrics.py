@@ -34,7 +34,7 @@ import math
 import re
 import shlex
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -81,6 +81,8 @@ class RunMetrics:
     hyper: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (value, where it was read)
     degenerate: tuple[str, ...] = ()  # signs, in words with their log line, that the outputs are degenerate
     seed: int | None = None  # what the steps were seeded with (tipc.execute.seeding)
+    # "held" (no CPU idled into a slower clock: tipc.execute.clock), "free", or None where unknown
+    clock: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -104,6 +106,7 @@ class RunMetrics:
             "hyper": {k: list(v) for k, v in self.hyper.items()},
             "degenerate": list(self.degenerate),
             "seed": self.seed,
+            "clock": self.clock,
         }
 
     @classmethod
@@ -123,6 +126,7 @@ class RunMetrics:
             hyper={str(k): (str(v[0]), str(v[1])) for k, v in data.get("hyper", {}).items()},
             degenerate=tuple(str(d) for d in data.get("degenerate", ())),
             seed=data.get("seed"),
+            clock=data.get("clock"),
         )
 
 
@@ -130,6 +134,13 @@ def median_of(values: Iterable[float | None]) -> float | None:
     """The median of the values that are there, to 3 decimals; None when none is."""
     present = [v for v in values if v is not None]
     return round(statistics.median(present), 3) if present else None
+
+
+def joint_clock(values: Iterable[str | None]) -> str | None:
+    """The clock several runs were measured at: "free" if any was (its CPU times may be the slower ones),
+    "held" if all were, None where none is known."""
+    known = {v for v in values if v is not None}
+    return "free" if "free" in known else ("held" if known else None)
 
 
 def _median_metrics(runs: list[RunMetrics]) -> dict[str, Metric]:
@@ -168,6 +179,7 @@ def combine(runs: list[RunMetrics]) -> RunMetrics:
         hyper=runs[-1].hyper,
         degenerate=tuple(dict.fromkeys(d for r in runs for d in r.degenerate)),
         seed=runs[-1].seed,
+        clock=joint_clock(r.clock for r in runs),
     )
 
 
@@ -472,7 +484,13 @@ def extract(record: RunRecord, repo: Path) -> RunMetrics:
         hyper=hyperparameters(train_argv, train_logs),
         degenerate=tuple(dict.fromkeys(degenerate)),
         seed=seed_of(record.results),
+        clock=_clock_of(record.host),
     )
+
+
+def _clock_of(host: Mapping[str, object]) -> str | None:
+    value = host.get("clock")
+    return value if isinstance(value, str) and value in ("held", "free") else None
 
 
 def _step_log(

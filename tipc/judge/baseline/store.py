@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from tipc.core.errors import ConfigError
 from tipc.judge.baseline import stats
-from tipc.judge.baseline.metrics import HIGHER, LOWER, Metric, RunMetrics, median_of
+from tipc.judge.baseline.metrics import HIGHER, LOWER, Metric, RunMetrics, joint_clock, median_of
 
 if TYPE_CHECKING:
     from tipc.core.yamlschema import Map
@@ -260,6 +260,7 @@ def build(
     prov["contention_runs"] = [r.contention for r in runs if r.contention is not None]
     prov["copy_ms"] = median_of(r.copy_ms for r in runs)
     prov["copy_ms_runs"] = [r.copy_ms for r in runs if r.copy_ms is not None]
+    prov["clock"] = joint_clock(r.clock for r in runs)
     return Baseline(
         model=record.plan.model_name,
         config=repo_relative(record.plan.config_path, record.plan.repo),
