@@ -328,6 +328,17 @@ def _bench(args: argparse.Namespace) -> int:
             "fail_rows": sum(len(fails(r)) for r in unchanged),
             "inconclusive_rows": sum(r["counts"].get("INCONCLUSIVE", 0) for r in unchanged),
             "loads": [r["load"] for r in unchanged],
+            # each check's CPU-time figures (medians of its runs): how close the unchanged ones came
+            "cpu_s": {
+                r["metric"]: [
+                    x["value"]
+                    for u in unchanged
+                    for x in u["rows"]
+                    if x["metric"] == r["metric"] and x["value"] is not None
+                ]
+                for r in (unchanged[0]["rows"] if unchanged else [])
+                if r["metric"].endswith(".cpu_s") and r["value"] is not None
+            },
         }
         out["regressions"] = regressions
         print()
@@ -336,6 +347,12 @@ def _bench(args: argparse.Namespace) -> int:
             f"{out['unchanged']['with_a_fail']} ({out['unchanged']['fail_rows']} FAIL rows); INCONCLUSIVE "
             f"timing rows: {out['unchanged']['inconclusive_rows']}"
         )
+        for name, values in out["unchanged"]["cpu_s"].items():
+            ref = metrics[name]["median"]
+            print(
+                f"  {name}: baseline {ref:.3g} s; unchanged checks {min(values):.3g}-{max(values):.3g} s "
+                f"({min(values) / ref - 1:+.1%} to {max(values) / ref - 1:+.1%})"
+            )
         for name, v in regressions.items():
             caught = "yes" if v["caught"] else "NO "
             print(
