@@ -207,9 +207,6 @@ def add_repeated_run_arguments(parser: Any, *, seed_default: str, history_for: s
     )
     parser.add_argument("--no-prepare", action="store_true", help="do not run test_tipc/prepare.sh first")
     add_seed_arguments(parser, seed_default)
-    from tipc.commands._modelci import add_clock_argument
-
-    add_clock_argument(parser)
     parser.add_argument(
         "--history",
         metavar="PATH|URL",

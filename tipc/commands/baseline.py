@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tipc.commands import _sandboxed, add_mode, non_negative_int, positive_int
+from tipc.commands import _modelci, _sandboxed, add_mode, non_negative_int, positive_int
 from tipc.core.errors import UserError
 from tipc.core.fs import atomic_write_text
 from tipc.judge.baseline.stats import DOCUMENTED_RUNS
@@ -61,6 +61,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     _sandboxed.add_repeated_run_arguments(
         p, seed_default="default: seed 0, recorded in the baseline", history_for="each run and the bands"
     )
+    _modelci.add_clock_argument(p)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -218,10 +219,8 @@ def _record(args: argparse.Namespace, update: bool) -> int:
     repo, _config = resolve_target(args.repo, args.config)
     repo = repo.resolve()
     directory = store.baseline_dir(repo, args.baseline_dir)
-    from tipc.commands._modelci import measuring_clock
-
     try:
-        with measuring_clock(args, sys.stderr):
+        with _modelci.measuring_clock(args, sys.stderr):
             chain = run_chain_times(args, repo)
     except _ChainFailed as exc:
         sys.stderr.write(f"tipc: {exc}\n")

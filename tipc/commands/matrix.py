@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tipc.commands import _sandboxed, add_mode
+from tipc.commands import _modelci, _sandboxed, add_mode
 from tipc.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _sandboxed.add_repeated_run_arguments(
         parser, seed_default="default: seed 0, as baselines are recorded", history_for="each version's run"
     )
+    _modelci.add_clock_argument(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -229,11 +230,10 @@ def run(args: argparse.Namespace) -> int:
     repo, _config = resolve_target(args.repo, args.config)
     repo = repo.resolve()
     reqs = matrix.requirements(repo)
-    from tipc.commands._modelci import measuring_clock
     from tipc.report.progress import make_progress
 
     first = None
-    with measuring_clock(args, sys.stderr), make_progress() as progress:
+    with _modelci.measuring_clock(args, sys.stderr), make_progress() as progress:
         if args.bisect:
             first, columns = _bisected(args, repo, reqs, progress)
         else:

@@ -293,6 +293,17 @@ def _missing_row(name: str, mb: store.MetricBaseline) -> Row:
     )
 
 
+def _bounded(
+    verdict: str, mb: store.MetricBaseline, value: float, margin: float, loads: tuple[Load, ...], what: str
+) -> str:
+    """Why the measured effects of `loads` together could explain `verdict` ("" where they could not)."""
+    causes = [c for c in loads if c.shift and c.factor != 1.0]
+    factor = math.prod(c.factor for c in causes)
+    if not causes or not _contention_explains(verdict, mb, value, margin, factor):
+        return ""
+    return f"{'; '.join(c.text for c in causes)}: {what} could move by {factor - 1:+.0%}"
+
+
 def _clock_verdict(
     verdict: str, mb: store.MetricBaseline, got: Metric, loads: tuple[Load, Load, Load], margin: float
 ) -> tuple[str, list[str]]:
@@ -302,21 +313,15 @@ def _clock_verdict(
     contention and the clock could."""
     load, memory, speed = loads
     if (got.clock or mb.clock) == CPU:
-        causes = [c for c in (load, memory, speed) if c.shift and c.factor != 1.0]
-        factor = math.prod(c.factor for c in causes)
-        if causes and _contention_explains(verdict, mb, got.value, margin, factor):
-            texts = "; ".join(c.text for c in causes)
-            return INCONCLUSIVE, [f"CPU-time figure, {texts}: CPU times could move by {factor - 1:+.0%}"]
-        return verdict, []
+        why = _bounded(verdict, mb, got.value, margin, (load, memory, speed), "CPU times")
+        return (INCONCLUSIVE, [f"CPU-time figure, {why}"]) if why else (verdict, [])
     judged = _timing_verdict(verdict, mb.better, load)
     if judged != verdict:
         return judged, [f"wall-clock timing, {load.text}"]
     # memory contention and the clock stretch a step's work, not its waits: bounded as for CPU time
-    work = [c for c in (memory, speed) if c.shift and c.factor != 1.0]
-    factor = math.prod(c.factor for c in work)
-    if work and _contention_explains(verdict, mb, got.value, margin, factor):
-        texts = "; ".join(c.text for c in work)
-        return INCONCLUSIVE, [f"wall-clock timing, {texts}: timings could move by {factor - 1:+.0%}"]
+    why = _bounded(verdict, mb, got.value, margin, (memory, speed), "timings")
+    if why:
+        return INCONCLUSIVE, [f"wall-clock timing, {why}"]
     ref = mb.summary.reference
     if judged == FAIL and ref and abs(got.value - ref) <= LOAD_TOLERANCE * abs(ref):
         # "comparable load" still lets a wall-clock figure move by up to LOAD_TOLERANCE: a move that
