@@ -44,6 +44,7 @@ from tipc.judge.checks.logparse import METRIC_KEYS, ParsedLine, parse_line
 
 if TYPE_CHECKING:
     from tipc.core.steps import Step
+    from tipc.execute.clock import State
     from tipc.execute.record import RunRecord, StepResult
 
 EFFECT, PERFORMANCE, RESOURCE = "effect", "performance", "resource"
@@ -82,7 +83,7 @@ class RunMetrics:
     degenerate: tuple[str, ...] = ()  # signs, in words with their log line, that the outputs are degenerate
     seed: int | None = None  # what the steps were seeded with (tipc.execute.seeding)
     # "held" (no CPU idled into a slower clock: tipc.execute.clock), "free", or None where unknown
-    clock: str | None = None
+    clock: State | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -126,7 +127,7 @@ class RunMetrics:
             hyper={str(k): (str(v[0]), str(v[1])) for k, v in data.get("hyper", {}).items()},
             degenerate=tuple(str(d) for d in data.get("degenerate", ())),
             seed=data.get("seed"),
-            clock=data.get("clock"),
+            clock=_clock_of(data),  # a file in the run folder: only the two known values
         )
 
 
@@ -136,7 +137,7 @@ def median_of(values: Iterable[float | None]) -> float | None:
     return round(statistics.median(present), 3) if present else None
 
 
-def joint_clock(values: Iterable[str | None]) -> str | None:
+def joint_clock(values: Iterable[State | None]) -> State | None:
     """The clock several runs were measured at: "free" if any was (its CPU times may be the slower ones),
     "held" if all were, None where none is known."""
     known = {v for v in values if v is not None}
@@ -488,9 +489,9 @@ def extract(record: RunRecord, repo: Path) -> RunMetrics:
     )
 
 
-def _clock_of(host: Mapping[str, object]) -> str | None:
+def _clock_of(host: Mapping[str, object]) -> State | None:
     value = host.get("clock")
-    return value if isinstance(value, str) and value in ("held", "free") else None
+    return "held" if value == "held" else "free" if value == "free" else None
 
 
 def _step_log(
